@@ -1,0 +1,73 @@
+/**
+ * Find the OpenCode binary Recall runs: an `opencode` already on PATH at the wanted version
+ * (a self-hosted runner or a test harness that provides it), else install the npm package
+ * `opencode-ai` at that version into a tool directory, once per runner.
+ */
+import { execFile } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { promisify } from 'node:util';
+
+const exec = promisify(execFile);
+
+/** The OpenCode release this version of Recall is built and tested against. */
+export const DEFAULT_OPENCODE_VERSION = '1.18.33';
+
+export interface InstallOptions {
+  version: string;
+  /** Where installs are kept (RUNNER_TOOL_CACHE on a runner). */
+  toolDir: string;
+  pathEnv: string | undefined;
+  log: (message: string) => void;
+  /** Run a command and return its stdout; injectable for tests. */
+  run?: (file: string, args: string[]) => Promise<string>;
+}
+
+const defaultRun = async (file: string, args: string[]): Promise<string> =>
+  (await exec(file, args, { maxBuffer: 16 * 1024 * 1024 })).stdout;
+
+export function versionProblem(version: string): string | undefined {
+  return /^\d+\.\d+\.\d+(-[0-9A-Za-z.-]+)?$/.test(version)
+    ? undefined
+    : `opencode-version "${version}" is not an exact version: write one like ${DEFAULT_OPENCODE_VERSION}`;
+}
+
+export async function resolveOpenCode(o: InstallOptions): Promise<string> {
+  const run = o.run ?? defaultRun;
+  const onPath = findOnPath('opencode', o.pathEnv);
+  if (onPath) {
+    const found = (await run(onPath, ['--version']).catch(() => '')).trim();
+    if (found === o.version) {
+      o.log(`Using OpenCode ${found} from ${onPath}`);
+      return onPath;
+    }
+    o.log(`OpenCode on PATH is ${found || 'unknown'}, not ${o.version}; installing ${o.version}`);
+  }
+  const prefix = path.join(o.toolDir, 'recall-opencode', o.version);
+  const binary = path.join(prefix, 'node_modules', 'opencode-ai', 'bin', 'opencode.exe');
+  if (!fs.existsSync(binary)) {
+    o.log(`Installing opencode-ai@${o.version} with npm into ${prefix}`);
+    fs.mkdirSync(prefix, { recursive: true });
+    await run('npm', ['install', '--no-save', '--no-audit', '--no-fund', '--prefix', prefix, `opencode-ai@${o.version}`]);
+  }
+  if (!fs.existsSync(binary)) {
+    throw new Error(
+      `Installing opencode-ai@${o.version} did not produce ${binary}: check that the version exists (npm view opencode-ai versions) and that npm can reach its registry`,
+    );
+  }
+  return binary;
+}
+
+export function findOnPath(command: string, pathEnv: string | undefined): string | undefined {
+  for (const dir of (pathEnv ?? '').split(path.delimiter)) {
+    if (!dir) continue;
+    const candidate = path.join(dir, command);
+    try {
+      fs.accessSync(candidate, fs.constants.X_OK);
+      if (fs.statSync(candidate).isFile()) return candidate;
+    } catch {
+      // not here
+    }
+  }
+  return undefined;
+}

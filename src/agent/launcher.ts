@@ -1,0 +1,66 @@
+/**
+ * Starts the real OpenCode server for a run: finds the binary, builds its configuration and its
+ * isolated environment, and hands back the AgentServer port.
+ */
+import type { AgentLauncher, AgentServer } from '../ports.js';
+import type { MemoryLayout } from '../memory/layout.js';
+import { buildAgentEnvironment } from './environment.js';
+import { OpenCodeAgent, type ModelRef } from './opencode.js';
+import { startOpenCodeServer } from './server.js';
+
+export interface OpenCodeLauncherOptions {
+  binary: () => Promise<string>;
+  workspace: string;
+  layout: MemoryLayout;
+  parentEnv: NodeJS.ProcessEnv;
+  userConfig: Record<string, unknown>;
+  model: ModelRef | undefined;
+  maxModelRetries: number;
+  log: (line: string) => void;
+}
+
+/**
+ * The OpenCode config for a run: the user's config, with what Recall needs on top. Autoupdate
+ * and sharing are always off (a CI run must not change its binary or publish a session);
+ * a write outside the checkout is denied unless the user's config says otherwise, because
+ * nobody is there to answer the permission question.
+ */
+export function agentConfig(user: Record<string, unknown>, model: ModelRef | undefined): Record<string, unknown> {
+  const userPermission = isObject(user.permission) ? user.permission : {};
+  return {
+    ...user,
+    ...(model ? { model: `${model.providerID}/${model.modelID}` } : {}),
+    autoupdate: false,
+    share: 'disabled',
+    permission: { external_directory: 'deny', ...userPermission },
+  };
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+export class OpenCodeLauncher implements AgentLauncher {
+  constructor(private readonly o: OpenCodeLauncherOptions) {}
+
+  async start(): Promise<AgentServer> {
+    const { layout, workspace } = this.o;
+    const binary = await this.o.binary();
+    const env = buildAgentEnvironment({
+      parentEnv: this.o.parentEnv,
+      stateRoot: layout.agentStateDir,
+      databasePath: layout.databasePath,
+      config: agentConfig(this.o.userConfig, this.o.model),
+    });
+    const server = await startOpenCodeServer({ binary, cwd: workspace, env, onLog: this.o.log });
+    this.o.log(`OpenCode is listening on ${server.url} (pid ${server.pid})`);
+    return new OpenCodeAgent({
+      url: server.url,
+      pid: server.pid,
+      directory: workspace,
+      model: this.o.model,
+      maxModelRetries: this.o.maxModelRetries,
+      stop: () => server.stop(),
+    });
+  }
+}

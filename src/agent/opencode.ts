@@ -1,0 +1,164 @@
+/**
+ * The AgentServer port over a running `opencode serve`, through @opencode-ai/sdk (v2 entry).
+ */
+import { createOpencodeClient, type OpencodeClient } from '@opencode-ai/sdk/v2';
+import type { AgentReply, AgentServer, SessionSummary, TokenUsage } from '../ports.js';
+import { describe } from '../errors.js';
+
+export interface ModelRef {
+  providerID: string;
+  modelID: string;
+}
+
+/** The agent could not finish: the model failed, was refused, or kept failing. */
+export class AgentError extends Error {
+  override name = 'AgentError';
+}
+
+export interface OpenCodeAgentOptions {
+  url: string;
+  pid: number;
+  /** The repository checkout the server works in. */
+  directory: string;
+  /** undefined: OpenCode's configured default model. */
+  model: ModelRef | undefined;
+  /** Give up after the model provider failed this many times in a row (OpenCode retries forever). */
+  maxModelRetries: number;
+  stop: () => Promise<void>;
+}
+
+/** How many sessions one list call may return; OpenCode's own default is 100. */
+const LIST_LIMIT = 100_000;
+
+export function parseModel(model: string): ModelRef | undefined {
+  if (!model) return undefined;
+  const slash = model.indexOf('/');
+  if (slash <= 0 || slash === model.length - 1) {
+    throw new Error(
+      `model "${model}" is not in provider/model form: write it like anthropic/claude-sonnet-4-5, or leave model empty to use OpenCode's configured default`,
+    );
+  }
+  return { providerID: model.slice(0, slash), modelID: model.slice(slash + 1) };
+}
+
+export class OpenCodeAgent implements AgentServer {
+  private readonly client: OpencodeClient;
+  readonly pid: number;
+
+  constructor(private readonly o: OpenCodeAgentOptions) {
+    this.client = createOpencodeClient({ baseUrl: o.url, directory: o.directory });
+    this.pid = o.pid;
+  }
+
+  async listSessions(): Promise<SessionSummary[]> {
+    const { data } = await this.client.session.list({ roots: true, limit: LIST_LIMIT }, { throwOnError: true });
+    return data.map((s) => ({ id: s.id, title: s.title, createdAt: s.time.created, updatedAt: s.time.updated }));
+  }
+
+  async sessionTexts(sessionId: string): Promise<string[]> {
+    const { data } = await this.client.session.messages({ sessionID: sessionId }, { throwOnError: true });
+    const texts: string[] = [];
+    for (const message of data) {
+      for (const part of message.parts) {
+        if (part.type === 'text' && part.text.trim()) texts.push(part.text);
+      }
+    }
+    return texts;
+  }
+
+  async createSession(title: string): Promise<string> {
+    const { data } = await this.client.session.create({ title }, { throwOnError: true });
+    return data.id;
+  }
+
+  async prompt(sessionId: string, text: string): Promise<AgentReply> {
+    const watch = this.watchRetries(sessionId);
+    try {
+      const result = await this.client.session.prompt({
+        sessionID: sessionId,
+        ...(this.o.model ? { model: this.o.model } : {}),
+        parts: [{ type: 'text', text }],
+      });
+      if (watch.gaveUp()) throw new AgentError(watch.gaveUp()!);
+      if (result.error || !result.data) {
+        throw new AgentError(`OpenCode refused the prompt: ${JSON.stringify(result.error ?? 'no answer')}`);
+      }
+      const { info, parts } = result.data;
+      if (info.error) throw new AgentError(`The model failed: ${errorText(info.error)}`);
+      const answer = parts
+        .filter((p): p is Extract<typeof p, { type: 'text' }> => p.type === 'text' && !p.synthetic)
+        .map((p) => p.text)
+        .join('\n')
+        .trim();
+      const usage = await this.usageSince(sessionId, info.parentID);
+      return { text: answer, ...usage };
+    } finally {
+      watch.stop();
+    }
+  }
+
+  async note(sessionId: string, text: string): Promise<void> {
+    await this.client.session.prompt(
+      { sessionID: sessionId, noReply: true, parts: [{ type: 'text', text }] },
+      { throwOnError: true },
+    );
+  }
+
+  async deleteSession(sessionId: string): Promise<void> {
+    await this.client.session.delete({ sessionID: sessionId }, { throwOnError: true });
+  }
+
+  stop(): Promise<void> {
+    return this.o.stop();
+  }
+
+  /** Tokens and cost of every assistant message that answered the user message `parentId`. */
+  private async usageSince(sessionId: string, parentId: string): Promise<{ tokens: TokenUsage; cost: number }> {
+    const tokens: TokenUsage = { input: 0, output: 0, reasoning: 0, cacheRead: 0, cacheWrite: 0 };
+    let cost = 0;
+    const { data } = await this.client.session.messages({ sessionID: sessionId }, { throwOnError: true });
+    for (const { info } of data) {
+      if (info.role !== 'assistant' || info.parentID !== parentId) continue;
+      tokens.input += info.tokens.input;
+      tokens.output += info.tokens.output;
+      tokens.reasoning += info.tokens.reasoning;
+      tokens.cacheRead += info.tokens.cache.read;
+      tokens.cacheWrite += info.tokens.cache.write;
+      cost += info.cost;
+    }
+    return { tokens, cost };
+  }
+
+  /**
+   * OpenCode retries a failing provider without end; watch the session's status and abort the
+   * prompt once it has retried maxModelRetries times, so a quota or outage fails the run in
+   * seconds instead of hanging until the job's timeout.
+   */
+  private watchRetries(sessionId: string): { gaveUp(): string | undefined; stop(): void } {
+    const controller = new AbortController();
+    let reason: string | undefined;
+    const loop = (async () => {
+      const { stream } = await this.client.event.subscribe({}, { signal: controller.signal });
+      for await (const event of stream) {
+        if (event.type !== 'session.status' || event.properties.sessionID !== sessionId) continue;
+        const status = event.properties.status;
+        if (status.type === 'retry' && status.attempt >= this.o.maxModelRetries) {
+          reason = `The model provider kept failing (${status.attempt} attempts): ${status.message}`;
+          await this.client.session.abort({ sessionID: sessionId }).catch(() => undefined);
+          controller.abort();
+        }
+      }
+    })();
+    loop.catch(() => undefined);
+    return {
+      gaveUp: () => reason,
+      stop: () => controller.abort(),
+    };
+  }
+}
+
+function errorText(error: { name: string; data?: unknown }): string {
+  const data = error.data as { message?: string; statusCode?: number } | undefined;
+  const status = data?.statusCode ? ` (HTTP ${data.statusCode})` : '';
+  return `${error.name}${status}: ${data?.message ?? describe(error)}`;
+}

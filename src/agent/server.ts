@@ -1,0 +1,212 @@
+/**
+ * Starts and stops the real `opencode serve` process.
+ *
+ * Readiness: OpenCode prints `opencode server listening on http://127.0.0.1:PORT`
+ * on stdout once it accepts requests; requests sent earlier can hang, so we wait
+ * for that line and take the URL from it (`--port 0` tries 4096 first, then a
+ * random port).
+ *
+ * Shutdown: OpenCode 1.18 has no graceful exit path that folds its SQLite WAL.
+ * SIGTERM and SIGINT both end it at once (exit signal, not code), and neither
+ * POST /global/dispose nor POST /instance/dispose checkpoints the database.
+ * The data is nevertheless complete and consistent after SIGTERM: committed
+ * transactions live in `opencode.db-wal`, and the next process that opens
+ * the database replays them. So either keep `opencode.db`, `-wal` and `-shm`
+ * together (copied only after `stop()` resolved), or call `checkpointDatabase()`
+ * after `stop()`: then `opencode.db` alone holds everything.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createInterface } from 'node:readline';
+
+export interface OpenCodeServerOptions {
+  /** Path to the `opencode` executable. */
+  binary: string;
+  /** Working directory: the project OpenCode works on. */
+  cwd: string;
+  /** The complete child environment (see buildAgentEnvironment); process.env is not merged in. */
+  env: Record<string, string>;
+  /** How long to wait for the "listening on" line. Default 30 000 ms. */
+  startTimeoutMs?: number;
+  /** Receives every stdout/stderr line of the server, for its whole life. */
+  onLog?: (line: string) => void;
+  /** Extra arguments appended after `serve --hostname 127.0.0.1 --port 0` (e.g. `--print-logs`). */
+  extraArgs?: readonly string[];
+}
+
+export interface OpenCodeServer {
+  /** Base URL, e.g. `http://127.0.0.1:4096`. */
+  url: string;
+  pid: number;
+  /** SIGTERM, wait for exit (at most 10 s), then SIGKILL. Idempotent; resolves once the process has exited. */
+  stop(): Promise<void>;
+  /** Resolves with the exit code, or null when the process ended by a signal (the normal case after stop()). */
+  exited: Promise<number | null>;
+}
+
+const LISTENING = /opencode server listening on (https?:\/\/\S+)/;
+const KEPT_LINES = 20;
+const STOP_GRACE_MS = 10_000;
+const KILL_WAIT_MS = 5_000;
+
+export class OpenCodeStartError extends Error {
+  readonly logLines: readonly string[];
+  constructor(message: string, logLines: readonly string[]) {
+    const tail = logLines.length > 0 ? `\nLast ${logLines.length} lines of OpenCode output:\n${logLines.join('\n')}` : '';
+    super(message + tail);
+    this.name = 'OpenCodeStartError';
+    this.logLines = logLines;
+  }
+}
+
+function delay(ms: number): Promise<'timeout'> {
+  return new Promise((resolve) => setTimeout(() => resolve('timeout'), ms).unref());
+}
+
+function trackExit(child: ChildProcess): { exited: Promise<number | null>; hasExited: () => boolean } {
+  let done = false;
+  const exited = new Promise<number | null>((resolve) => {
+    child.once('exit', (code) => {
+      done = true;
+      resolve(code);
+    });
+    // spawn failure (ENOENT, EACCES): no 'exit' event follows.
+    child.once('error', () => {
+      if (child.pid === undefined) {
+        done = true;
+        resolve(null);
+      }
+    });
+  });
+  return { exited, hasExited: () => done || child.exitCode !== null || child.signalCode !== null };
+}
+
+async function terminate(
+  child: ChildProcess,
+  exited: Promise<number | null>,
+  hasExited: () => boolean,
+): Promise<void> {
+  if (hasExited()) return;
+  child.kill('SIGTERM');
+  if ((await Promise.race([exited.then(() => 'exited' as const), delay(STOP_GRACE_MS)])) === 'exited') return;
+  if (!hasExited()) child.kill('SIGKILL');
+  await Promise.race([exited, delay(KILL_WAIT_MS)]);
+}
+
+export async function startOpenCodeServer(o: OpenCodeServerOptions): Promise<OpenCodeServer> {
+  const timeoutMs = o.startTimeoutMs ?? 30_000;
+  const args = ['serve', '--hostname', '127.0.0.1', '--port', '0', ...(o.extraArgs ?? [])];
+  const child = spawn(o.binary, args, {
+    cwd: o.cwd,
+    env: o.env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+    detached: false,
+    windowsHide: true,
+  });
+  const { exited, hasExited } = trackExit(child);
+  child.on('error', () => {
+    // Reported through the start promise; a later 'error' (e.g. a failed kill) must not throw.
+  });
+
+  const recent: string[] = [];
+  let onUrl: ((url: string) => void) | undefined;
+  const handleLine = (line: string) => {
+    recent.push(line);
+    if (recent.length > KEPT_LINES) recent.shift();
+    try {
+      o.onLog?.(line);
+    } catch {
+      // a failing logger must not take the server down
+    }
+    const m = LISTENING.exec(line);
+    if (m?.[1] && onUrl) onUrl(m[1]);
+  };
+  // Keep draining both pipes for the whole life of the process, otherwise a
+  // chatty server blocks once the pipe buffer is full.
+  for (const stream of [child.stdout, child.stderr]) {
+    if (!stream) continue;
+    createInterface({ input: stream, crlfDelay: Infinity }).on('line', handleLine);
+  }
+
+  let stopping: Promise<void> | undefined;
+  const stop = () => (stopping ??= terminate(child, exited, hasExited));
+
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    const url = await new Promise<string>((resolve, reject) => {
+      onUrl = (url) => {
+        onUrl = undefined;
+        resolve(url.replace(/\/+$/, ''));
+      };
+      child.once('error', (err) => {
+        reject(new OpenCodeStartError(`Could not start OpenCode (${o.binary}): ${err.message}`, [...recent]));
+      });
+      exited.then((code) => {
+        // Let the last output lines arrive before reporting.
+        setTimeout(() => {
+          reject(
+            new OpenCodeStartError(
+              `OpenCode exited before it was ready (exit code ${code ?? 'none'}, signal ${child.signalCode ?? 'none'})`,
+              [...recent],
+            ),
+          );
+        }, 50);
+      });
+      timer = setTimeout(() => {
+        reject(new OpenCodeStartError(`OpenCode did not report "listening on" within ${timeoutMs} ms`, [...recent]));
+      }, timeoutMs);
+    });
+    if (child.pid === undefined) throw new OpenCodeStartError('OpenCode has no pid', [...recent]);
+    return { url, pid: child.pid, stop, exited };
+  } catch (err) {
+    await stop();
+    throw err;
+  } finally {
+    if (timer) clearTimeout(timer);
+  }
+}
+
+export interface CheckpointOptions {
+  binary: string;
+  /** Environment with the same OPENCODE_DB (and XDG dirs) the server used. */
+  env: Record<string, string>;
+  cwd: string;
+  timeoutMs?: number;
+}
+
+/**
+ * Folds the WAL of OPENCODE_DB into the main database file, using OpenCode's
+ * own SQLite (`opencode db "PRAGMA wal_checkpoint(TRUNCATE)"`). Call only after
+ * the server has stopped. Afterwards `opencode.db-wal` is empty (0 bytes) and
+ * `opencode.db` alone is a complete copy. Takes about 1.3 s.
+ */
+export async function checkpointDatabase(o: CheckpointOptions): Promise<void> {
+  const child = spawn(o.binary, ['db', 'PRAGMA wal_checkpoint(TRUNCATE)', '--format', 'json'], {
+    cwd: o.cwd,
+    env: o.env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+    windowsHide: true,
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stdout?.on('data', (d: Buffer) => (stdout += d.toString('utf8')));
+  child.stderr?.on('data', (d: Buffer) => (stderr += d.toString('utf8')));
+  const { exited, hasExited } = trackExit(child);
+  const failure = new Promise<never>((_, reject) => child.once('error', reject));
+  const result = await Promise.race([exited, failure, delay(o.timeoutMs ?? 30_000)]);
+  if (result === 'timeout') {
+    await terminate(child, exited, hasExited);
+    throw new Error('opencode db checkpoint timed out');
+  }
+  if (result !== 0) {
+    throw new Error(`opencode db checkpoint failed (exit ${result}): ${stderr.trim() || stdout.trim()}`);
+  }
+  let rows: Array<{ busy?: number }> = [];
+  try {
+    rows = JSON.parse(stdout) as Array<{ busy?: number }>;
+  } catch {
+    throw new Error(`opencode db checkpoint: unexpected output: ${stdout.trim()}`);
+  }
+  if (rows[0]?.busy !== 0) {
+    throw new Error(`opencode db checkpoint incomplete (database busy): ${stdout.trim()}`);
+  }
+}

@@ -1,0 +1,84 @@
+/**
+ * Every input of action.yml is read here and nowhere else. A bad value is an InputError that
+ * says which input, what is wrong, and what to write instead.
+ */
+import { DEFAULT_OPENCODE_VERSION, versionProblem } from './agent/install.js';
+import { parseModel, type ModelRef } from './agent/opencode.js';
+import { keyPrefixProblem } from './memory/keys.js';
+
+export class InputError extends Error {
+  override name = 'InputError';
+}
+
+export interface Inputs {
+  prompt: string;
+  model: ModelRef | undefined;
+  githubToken: string;
+  opencodeVersion: string;
+  opencodeConfig: Record<string, unknown>;
+  maxSessions: number;
+  maxAgeDays: number;
+  memoryKeyPrefix: string;
+}
+
+/** The defaults, as action.yml declares them (a test keeps the two equal). */
+export const INPUT_DEFAULTS = {
+  'prompt': '',
+  'model': '',
+  'opencode-version': DEFAULT_OPENCODE_VERSION,
+  'opencode-config': '',
+  'max-sessions': '50',
+  'max-age-days': '30',
+  'memory-key-prefix': 'recall',
+} as const;
+
+type Read = (name: string) => string;
+
+export function readInputs(read: Read): Inputs {
+  const get = (name: keyof typeof INPUT_DEFAULTS): string => read(name).trim() || INPUT_DEFAULTS[name];
+  let model: ModelRef | undefined;
+  try {
+    model = parseModel(get('model'));
+  } catch (error) {
+    throw new InputError(`Input model: ${(error as Error).message}`);
+  }
+  const opencodeVersion = get('opencode-version');
+  const versionError = versionProblem(opencodeVersion);
+  if (versionError) throw new InputError(`Input ${versionError}`);
+  const memoryKeyPrefix = get('memory-key-prefix');
+  const prefixError = keyPrefixProblem(memoryKeyPrefix);
+  if (prefixError) {
+    throw new InputError(`Input memory-key-prefix "${memoryKeyPrefix}" cannot be used: ${prefixError}. Use letters, digits, dots, dashes or underscores.`);
+  }
+  return {
+    prompt: read('prompt').trim(),
+    model,
+    githubToken: read('github-token').trim(),
+    opencodeVersion,
+    opencodeConfig: parseConfig(get('opencode-config')),
+    maxSessions: wholeNumber('max-sessions', get('max-sessions')),
+    maxAgeDays: wholeNumber('max-age-days', get('max-age-days')),
+    memoryKeyPrefix,
+  };
+}
+
+function wholeNumber(name: string, value: string): number {
+  if (!/^\d+$/.test(value)) {
+    throw new InputError(`Input ${name} is "${value}": write a whole number of 0 or more, e.g. ${INPUT_DEFAULTS[name as keyof typeof INPUT_DEFAULTS]}`);
+  }
+  return Number(value);
+}
+
+function parseConfig(value: string): Record<string, unknown> {
+  if (!value) return {};
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(value);
+  } catch (error) {
+    throw new InputError(`Input opencode-config is not valid JSON (${(error as Error).message}): give an OpenCode config object, e.g. {"provider": {...}}`);
+  }
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
+    throw new InputError('Input opencode-config must be a JSON object (an OpenCode config), not an array or a single value');
+  }
+  return parsed as Record<string, unknown>;
+}

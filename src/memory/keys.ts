@@ -1,0 +1,27 @@
+/**
+ * Cache keys for memory. Each run attempt saves under its own key (keys are immutable), and a
+ * restore finds the newest earlier save through the shared prefix.
+ *
+ *   <prefix>-v1-<run id>-<run attempt>      e.g. recall-v1-7712345-1
+ */
+export const KEY_FORMAT_VERSION = 'v1';
+const MAX_KEY_LENGTH = 512;
+
+export interface MemoryKeys {
+  primary: string;
+  restorePrefixes: string[];
+}
+
+export function memoryKeys(prefix: string, runId: string, runAttempt: string): MemoryKeys {
+  const shared = `${prefix}-${KEY_FORMAT_VERSION}-`;
+  return { primary: `${shared}${runId}-${runAttempt}`, restorePrefixes: [shared] };
+}
+
+/** Why a memory-key-prefix cannot be used, or undefined when it can. */
+export function keyPrefixProblem(prefix: string): string | undefined {
+  if (prefix.length === 0) return 'it is empty';
+  if (prefix.includes(',')) return 'it contains a comma, which cache keys cannot hold';
+  if (prefix.length > MAX_KEY_LENGTH - 64) return `it is longer than ${MAX_KEY_LENGTH - 64} characters`;
+  if (/\s/.test(prefix)) return 'it contains white space';
+  return undefined;
+}

@@ -1,0 +1,98 @@
+/**
+ * The small interfaces the pipeline in run.ts is told through. Only the entry points
+ * (main.ts, post.ts, cli.ts) and the tests decide which real adapters stand behind them.
+ */
+
+/** What a restore found. See README "Memory status" for what each value means to a user. */
+export type MemoryStatus = 'hit' | 'partial' | 'miss' | 'corrupted' | 'disabled';
+
+export interface RestoreOutcome {
+  status: MemoryStatus;
+  /** The key the memory was restored from, when anything was. */
+  restoredKey?: string;
+  /** Said to the user as a warning: what went wrong and what to do. */
+  warning?: string;
+}
+
+export interface SaveOutcome {
+  saved: boolean;
+  key?: string;
+  warning?: string;
+}
+
+/** Where memory lives between runs (the Actions cache, a directory, ...). */
+export interface MemoryStore {
+  /** Fill the local memory directory from the newest earlier save. Never throws. */
+  restore(): Promise<RestoreOutcome>;
+  /** Store the local memory directory. Never throws. */
+  save(): Promise<SaveOutcome>;
+}
+
+export interface SessionSummary {
+  id: string;
+  title: string;
+  createdAt: number;
+  updatedAt: number;
+}
+
+export interface TokenUsage {
+  input: number;
+  output: number;
+  reasoning: number;
+  cacheRead: number;
+  cacheWrite: number;
+}
+
+export interface AgentReply {
+  text: string;
+  tokens: TokenUsage;
+  cost: number;
+}
+
+/** A running OpenCode server, seen as the operations the pipeline needs. */
+export interface AgentServer {
+  /** The server's process id, so the post step can stop it if main is killed. */
+  readonly pid: number;
+  listSessions(): Promise<SessionSummary[]>;
+  /** All text of a session (user and assistant messages, notes), oldest first. */
+  sessionTexts(sessionId: string): Promise<string[]>;
+  createSession(title: string): Promise<string>;
+  /** Ask the model; resolves with its final answer or rejects with an AgentError. */
+  prompt(sessionId: string, text: string): Promise<AgentReply>;
+  /** Add a message to the session without calling the model. */
+  note(sessionId: string, text: string): Promise<void>;
+  deleteSession(sessionId: string): Promise<void>;
+  /** Stop the server and wait until its files are closed. Idempotent. */
+  stop(): Promise<void>;
+}
+
+export interface AgentLauncher {
+  start(): Promise<AgentServer>;
+}
+
+export interface Logger {
+  info(message: string): void;
+  warning(message: string): void;
+}
+
+/** What main hands to post (GITHUB_STATE), so post saves memory only if main did not. */
+export interface RunState {
+  memoryPending(): void;
+  memorySaveAttempted(): void;
+  agentStarted(pid: number): void;
+  agentStopped(): void;
+}
+
+/** What this run is asked to do, built from the event and the inputs. */
+export interface Task {
+  /** Title for the agent's session, e.g. "issue #12: Login fails with SSO on Safari". */
+  title: string;
+  /** The request the agent works on. */
+  prompt: string;
+  /** The text searched for prior work (usually the event's title and body). */
+  searchText: string;
+  /** A short description of the triggering event, e.g. "issues opened #12". */
+  event: string;
+  /** Link to the workflow run, when known. */
+  runUrl?: string;
+}

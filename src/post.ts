@@ -1,0 +1,39 @@
+/**
+ * The action's post step. It runs after the job's other steps, even when main failed or was
+ * cancelled, and saves memory only if main restored it and did not get as far as saving it.
+ * It never fails the job.
+ */
+import * as cache from '@actions/cache';
+import * as core from '@actions/core';
+import { describe } from './errors.js';
+import { ActionsCacheStore } from './memory/actions-cache.js';
+import { readPostState } from './state.js';
+import { stopProcess } from './agent/stop-process.js';
+
+async function post(env: NodeJS.ProcessEnv = process.env): Promise<void> {
+  const state = readPostState();
+  if (!state.savePending) {
+    core.info('Memory: nothing for the post step to do (main saved it, or never restored it).');
+    return;
+  }
+  core.info('Memory: main did not reach its save; saving from the post step.');
+  if (state.opencodePid) {
+    core.info(`Stopping the OpenCode server main left running (pid ${state.opencodePid}).`);
+    await stopProcess(state.opencodePid);
+  }
+  const store = new ActionsCacheStore({
+    memoryDir: state.memoryDir,
+    keys: { primary: state.memoryKey, restorePrefixes: [] },
+    cache,
+    cacheMode: (env.ACTIONS_CACHE_MODE ?? '').trim().toLowerCase(),
+    log: { info: core.info, warning: core.warning },
+    clock: () => new Date(),
+  });
+  const saved = await store.save();
+  if (saved.warning) core.warning(saved.warning);
+  if (saved.saved) core.info(`Memory saved as ${saved.key}`);
+}
+
+post().catch((error: unknown) => {
+  core.warning(`Recall's post step could not save memory: ${describe(error)}`);
+});

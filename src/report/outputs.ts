@@ -1,0 +1,43 @@
+/**
+ * The step's outputs and the job summary.
+ */
+import * as core from '@actions/core';
+import type { RunFailed, RunResult } from '../run.js';
+import type { Task } from '../ports.js';
+
+export const OUTPUT_NAMES = ['session-id', 'memory-status', 'memory-saved', 'recalled-sessions', 'response'] as const;
+
+export function setRunOutputs(result: RunResult): void {
+  core.setOutput('session-id', result.sessionId);
+  core.setOutput('memory-status', result.memoryStatus);
+  core.setOutput('memory-saved', String(result.memorySave.saved));
+  core.setOutput('recalled-sessions', JSON.stringify(result.recalled.map((p) => p.sessionId)));
+  core.setOutput('response', result.response);
+}
+
+export function setFailureOutputs(failure: RunFailed): void {
+  core.setOutput('session-id', failure.sessionId ?? '');
+  core.setOutput('memory-status', failure.memoryStatus);
+  core.setOutput('memory-saved', 'false');
+  core.setOutput('recalled-sessions', JSON.stringify(failure.recalled.map((p) => p.sessionId)));
+  core.setOutput('response', '');
+}
+
+export async function writeJobSummary(task: Task, result: RunResult): Promise<void> {
+  const t = result.tokens;
+  await core.summary
+    .addHeading('Recall', 2)
+    .addTable([
+      [{ data: 'Event', header: true }, task.event],
+      [{ data: 'Session', header: true }, result.sessionId],
+      [{ data: 'Memory', header: true }, `${result.memoryStatus}; saved: ${result.memorySave.saved ? 'yes' : 'no'}`],
+      [{ data: 'Recalled sessions', header: true }, result.recalled.map((p) => p.sessionId).join(', ') || 'none'],
+      [{ data: 'Pruned sessions', header: true }, String(result.pruned.length)],
+      [{ data: 'Tokens', header: true }, `${t.input} in, ${t.output} out, ${t.reasoning} reasoning, ${t.cacheRead} cache read`],
+      [{ data: 'Cost', header: true }, `$${result.cost.toFixed(4)}`],
+      [{ data: 'Duration', header: true }, `${(result.durationMs / 1000).toFixed(1)} s`],
+    ])
+    .addHeading('Answer', 3)
+    .addRaw(result.response || '_(the agent gave no text answer)_', true)
+    .write();
+}

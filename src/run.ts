@@ -1,0 +1,185 @@
+/**
+ * One run of Recall, as a short story over injected ports:
+ * restore memory -> start OpenCode -> recall prior work -> run the agent -> write back the run
+ * summary -> prune sessions -> stop OpenCode -> save memory.
+ * When a stage after the restore fails, the server is stopped and the save is left to the post
+ * step (post.ts), which runs even when this one failed.
+ */
+import type {
+  AgentLauncher,
+  AgentReply,
+  AgentServer,
+  Logger,
+  MemoryStatus,
+  MemoryStore,
+  RunState,
+  SaveOutcome,
+  Task,
+  TokenUsage,
+} from './ports.js';
+import { priorWorkSection, selectPriorWork, type PriorWork } from './recall/prior-work.js';
+import { sessionsToPrune, type RetentionRule } from './recall/retention.js';
+import { formatRunSummary } from './recall/run-summary.js';
+import { describe } from './errors.js';
+
+export interface RunSettings extends RetentionRule {
+  /** How many earlier sessions at most are put in the prompt. */
+  priorWorkLimit: number;
+}
+
+export interface RunPorts {
+  memory: MemoryStore;
+  agent: AgentLauncher;
+  state: RunState;
+  log: Logger;
+  clock: () => Date;
+}
+
+export interface RunResult {
+  sessionId: string;
+  response: string;
+  memoryStatus: MemoryStatus;
+  memorySave: SaveOutcome;
+  recalled: PriorWork[];
+  pruned: string[];
+  tokens: TokenUsage;
+  cost: number;
+  durationMs: number;
+}
+
+/** A run that failed after memory was restored; carries what is known for the outputs. */
+export class RunFailed extends Error {
+  constructor(
+    message: string,
+    readonly memoryStatus: MemoryStatus,
+    readonly sessionId: string | undefined,
+    readonly recalled: PriorWork[],
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+    this.name = 'RunFailed';
+  }
+}
+
+export async function run(task: Task, settings: RunSettings, ports: RunPorts): Promise<RunResult> {
+  const { memory, agent, state, log, clock } = ports;
+  const startedAt = clock();
+
+  const restored = await memory.restore();
+  if (restored.warning) log.warning(restored.warning);
+  log.info(`Memory: ${restored.status}${restored.restoredKey ? ` (from ${restored.restoredKey})` : ''}`);
+  state.memoryPending();
+
+  let server: AgentServer | undefined;
+  let sessionId: string | undefined;
+  let recalled: PriorWork[] = [];
+  try {
+    server = await agent.start();
+    state.agentStarted(server.pid);
+
+    recalled = await recallPriorWork(server, task.searchText, settings.priorWorkLimit);
+    log.info(
+      recalled.length === 0
+        ? 'Prior work: no related earlier session found'
+        : `Prior work: ${recalled.map((p) => `${p.sessionId} (${p.matched.join(', ')})`).join('; ')}`,
+    );
+
+    sessionId = await server.createSession(task.title);
+    let reply: AgentReply;
+    try {
+      reply = await server.prompt(sessionId, composePrompt(task, recalled));
+    } catch (error) {
+      await writeSummary(server, sessionId, task, recalled, clock(), { error: describe(error) }, log);
+      throw error;
+    }
+    await writeSummary(server, sessionId, task, recalled, clock(), { answer: reply.text }, log);
+
+    const pruned = await pruneSessions(server, settings, clock(), sessionId, log);
+    await server.stop();
+    state.agentStopped();
+
+    state.memorySaveAttempted();
+    const memorySave = await memory.save();
+    if (memorySave.warning) log.warning(memorySave.warning);
+    log.info(memorySave.saved ? `Memory saved as ${memorySave.key}` : 'Memory was not saved');
+
+    return {
+      sessionId,
+      response: reply.text,
+      memoryStatus: restored.status,
+      memorySave,
+      recalled,
+      pruned,
+      tokens: reply.tokens,
+      cost: reply.cost,
+      durationMs: clock().getTime() - startedAt.getTime(),
+    };
+  } catch (error) {
+    if (server) {
+      await server.stop().catch(() => undefined);
+      state.agentStopped();
+    }
+    throw new RunFailed(describe(error), restored.status, sessionId, recalled, { cause: error });
+  }
+}
+
+async function recallPriorWork(server: AgentServer, query: string, limit: number): Promise<PriorWork[]> {
+  const sessions = await server.listSessions();
+  const candidates = await Promise.all(
+    sessions.map(async (s) => ({ ...s, texts: await server.sessionTexts(s.id) })),
+  );
+  return selectPriorWork(query, candidates, limit);
+}
+
+export function composePrompt(task: Task, recalled: readonly PriorWork[]): string {
+  const prior = priorWorkSection(recalled);
+  return prior ? `${task.prompt}\n\n${prior}` : task.prompt;
+}
+
+async function writeSummary(
+  server: AgentServer,
+  sessionId: string,
+  task: Task,
+  recalled: readonly PriorWork[],
+  finishedAt: Date,
+  outcome: { answer: string } | { error: string },
+  log: Logger,
+): Promise<void> {
+  const text = formatRunSummary({
+    task: task.prompt,
+    event: task.event,
+    runUrl: task.runUrl,
+    outcome: 'answer' in outcome ? 'answered' : 'failed',
+    answer: 'answer' in outcome ? outcome.answer : undefined,
+    error: 'error' in outcome ? outcome.error : undefined,
+    recalled: recalled.map((p) => p.sessionId),
+    finishedAt,
+  });
+  try {
+    await server.note(sessionId, text);
+  } catch (error) {
+    log.warning(`Could not write the run summary into session ${sessionId}: ${describe(error)}`);
+  }
+}
+
+async function pruneSessions(
+  server: AgentServer,
+  rule: RetentionRule,
+  now: Date,
+  keep: string,
+  log: Logger,
+): Promise<string[]> {
+  const doomed = sessionsToPrune(await server.listSessions(), rule, now, new Set([keep]));
+  const pruned: string[] = [];
+  for (const session of doomed) {
+    try {
+      await server.deleteSession(session.id);
+      pruned.push(session.id);
+    } catch (error) {
+      log.warning(`Could not prune session ${session.id}: ${describe(error)}`);
+    }
+  }
+  if (pruned.length > 0) log.info(`Pruned ${pruned.length} session(s) past the retention rule`);
+  return pruned;
+}
+

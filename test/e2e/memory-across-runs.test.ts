@@ -1,0 +1,113 @@
+/**
+ * The proof of the whole shape: the bundled action, run as a runner runs it, with the real
+ * OpenCode binary, the real @actions/cache against the local cache service, and a wiped runner
+ * between runs.
+ */
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { freshRunner } from '../harness/runner.js';
+import { startWorld, type World } from '../harness/world.js';
+
+const FINDING =
+  'Finding: the session cookie is set with SameSite=None but without Secure, so Safari drops it after the SSO redirect. Fix: add Secure in src/auth.ts.';
+
+describe('a first run that remembers', () => {
+  let world: World;
+  beforeEach(async () => {
+    world = await startWorld();
+  });
+  afterEach(async () => {
+    await world.stop();
+  });
+
+  it('run 2 on a fresh runner restores run 1 and hands its finding to the model', async () => {
+    world.model.script({ text: FINDING, usage: { prompt: 120, completion: 40 } });
+    const first = await world.openIssue('1001', {
+      number: 1,
+      title: 'Login fails with SSO on Safari',
+      body: 'Users on Safari 17 are sent back to the login page after the SSO redirect.',
+    });
+    expect(first.main.exitCode, first.main.stdout + first.main.stderr).toBe(0);
+    expect(first.outputs['memory-status']).toBe('miss');
+    expect(first.outputs['memory-saved']).toBe('true');
+    expect(first.outputs['recalled-sessions']).toBe('[]');
+    expect(first.outputs['session-id']).toMatch(/^ses_/);
+    expect(first.outputs.response).toBe(FINDING);
+    expect(first.warnings).toEqual([]);
+    expect(first.post.stdout).toContain('nothing for the post step to do');
+    expect(world.cache.entries().map((e) => e.key)).toEqual(['recall-v1-1001-1']);
+    expect(world.github.comments()).toEqual([{ issue: 1, body: expect.stringContaining(FINDING) }]);
+    expect(first.summary).toContain('issues opened #1');
+
+    freshRunner(world.machine);
+    world.model.script({ text: 'This is the SameSite cookie problem found in issue #1; the same fix applies.' });
+    const before = world.model.completions().length;
+    const second = await world.openIssue('1002', {
+      number: 2,
+      title: 'Safari users logged out right after SSO sign-in',
+      body: 'Since the last deploy, signing in through SSO on Safari loops back to the login page.',
+    });
+    expect(second.main.exitCode, second.main.stdout + second.main.stderr).toBe(0);
+    expect(second.outputs['memory-status']).toBe('hit');
+    expect(second.outputs['memory-saved']).toBe('true');
+    expect(JSON.parse(second.outputs['recalled-sessions']!)).toEqual([first.outputs['session-id']]);
+    expect(second.outputs['session-id']).not.toBe(first.outputs['session-id']);
+
+    const secondRunRequests = world.model.completions().slice(before);
+    expect(secondRunRequests.length).toBeGreaterThan(0);
+    expect(secondRunRequests[0]!.messageText()).toContain(FINDING);
+    expect(secondRunRequests[0]!.messageText()).toContain('Prior work recalled from earlier runs');
+    expect(world.cache.entries().map((e) => e.key)).toEqual(['recall-v1-1001-1', 'recall-v1-1002-1']);
+  });
+
+  it('when main fails half-way, the post step saves memory and the next run restores it', async () => {
+    world.model.setDefault({ status: 500, body: '{"error":{"message":"upstream overloaded"}}' });
+    const failed = await world.openIssue('2001', {
+      number: 5,
+      title: 'Checkout page crashes on submit',
+      body: 'Submitting the checkout form throws a TypeError in payment.ts.',
+    });
+    expect(failed.main.exitCode).toBe(1);
+    expect(failed.main.stdout).toMatch(/::error::.*model provider kept failing/);
+    expect(failed.outputs['memory-saved']).toBe('false');
+    expect(failed.outputs['session-id']).toMatch(/^ses_/);
+    expect(failed.post.exitCode).toBe(0);
+    expect(failed.post.stdout).toContain('saving from the post step');
+    expect(failed.post.stdout).toContain('Memory saved as recall-v1-2001-1');
+    expect(world.cache.entries().map((e) => e.key)).toEqual(['recall-v1-2001-1']);
+
+    freshRunner(world.machine);
+    world.model.setDefault({ text: 'Looked again: payment.ts reads card.number before the form is validated.' });
+    const before = world.model.completions().length;
+    const next = await world.openIssue('2002', {
+      number: 6,
+      title: 'Checkout crashes with TypeError on submit',
+      body: 'Same checkout crash: TypeError from payment.ts when submitting.',
+    });
+    expect(next.main.exitCode, next.main.stdout + next.main.stderr).toBe(0);
+    expect(next.outputs['memory-status']).toBe('hit');
+    expect(JSON.parse(next.outputs['recalled-sessions']!)).toEqual([failed.outputs['session-id']]);
+    expect(world.model.completions().slice(before)[0]!.messageText()).toContain('Outcome: failed');
+  });
+
+  it('a save the cache refuses warns, shows in memory-saved, and does not fail the run', async () => {
+    world.cache.faults.denyWrites = true;
+    world.model.script({ text: 'Answer while the cache is read-only.' });
+    const run = await world.openIssue('3001', { number: 9, title: 'Docs typo', body: 'A typo in the README.' });
+    expect(run.main.exitCode, run.main.stdout + run.main.stderr).toBe(0);
+    expect(run.outputs['memory-saved']).toBe('false');
+    expect(run.outputs.response).toBe('Answer while the cache is read-only.');
+    expect(run.warnings.some((w) => w.includes('cache-mode: write'))).toBe(true);
+    expect(world.cache.entries()).toEqual([]);
+  });
+
+  it('a cache service that is down warns, shows as miss and not saved, and does not fail the run', async () => {
+    await world.cache.stop();
+    world.model.script({ text: 'Answer without a cache service.' });
+    const run = await world.openIssue('4001', { number: 10, title: 'Flaky test', body: 'test_login is flaky.' });
+    expect(run.main.exitCode, run.main.stdout + run.main.stderr).toBe(0);
+    expect(run.outputs['memory-status']).toBe('miss');
+    expect(run.outputs['memory-saved']).toBe('false');
+    expect(run.outputs.response).toBe('Answer without a cache service.');
+    expect(run.warnings.length).toBeGreaterThan(0);
+  });
+});

@@ -1,0 +1,360 @@
+/**
+ * A scripted, OpenAI-compatible chat-completions server for tests.
+ *
+ * OpenCode is pointed at it through a custom provider
+ * (`"npm": "@ai-sdk/openai-compatible"`, `options.baseURL = <url>`), see
+ * `providerConfig()`. It listens on 127.0.0.1 with a port chosen at run time.
+ *
+ * Replies are taken, in order, from:
+ *   1. the queue for the request's session (`x-session-id` header), see `scriptFor`;
+ *   2. the global queue, see `script`;
+ *   3. the default reply, see `setDefault`.
+ * Title-generation requests (OpenCode's hidden "Generate a title for this
+ * conversation:" call) get an automatic short title and never consume a
+ * scripted reply. Every request is recorded in `requests`.
+ */
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+export interface Usage {
+  prompt: number;
+  completion: number;
+}
+
+export interface ScriptedToolCall {
+  name: string;
+  arguments: Record<string, unknown>;
+}
+
+export type ScriptedReply =
+  | { text: string; usage?: Usage }
+  | { toolCalls: ScriptedToolCall[]; text?: string; usage?: Usage }
+  | { status: number; body?: string; headers?: Record<string, string> };
+
+export interface RecordedRequest {
+  /** Sequence number, starting at 0, over all requests this server received. */
+  index: number;
+  method: string;
+  path: string;
+  headers: Record<string, string | string[] | undefined>;
+  /** Parsed JSON body (undefined for GET or unparseable bodies). */
+  body: any;
+  /** Value of the `x-session-id` header, if any. */
+  sessionID: string | undefined;
+  /** True for OpenCode's title-generation requests (answered automatically). */
+  isTitleRequest: boolean;
+  /** The reply that was sent (undefined for non-completion endpoints). */
+  reply: ScriptedReply | undefined;
+  /** All message contents (system, user, assistant, tool results, tool-call arguments) joined by newlines. */
+  messageText(): string;
+}
+
+export interface FakeModel {
+  /** Base URL ending in `/v1`. */
+  url: string;
+  providerID: 'fake';
+  modelID: 'scripted';
+  /** Every request received, in arrival order. */
+  requests: RecordedRequest[];
+  /** Chat-completion requests only, excluding title generation. */
+  completions(): RecordedRequest[];
+  /** Appends replies to the global queue. */
+  script(...replies: ScriptedReply[]): void;
+  /** Appends replies to the queue of one session (matched on `x-session-id`). */
+  scriptFor(sessionID: string, ...replies: ScriptedReply[]): void;
+  /** The reply used when no queue has one. Initially `{ text: 'OK' }`. */
+  setDefault(reply: ScriptedReply): void;
+  /** Number of scripted replies not yet consumed (global + all sessions). */
+  pending(): number;
+  /** Resolves with the first recorded request (past or future) matching `predicate`. */
+  waitForRequest(predicate: (r: RecordedRequest) => boolean, timeoutMs?: number): Promise<RecordedRequest>;
+  /**
+   * OpenCode config fragment for this provider: `provider.fake` with model
+   * `scripted`, plus `enabled_providers`, `model` and `small_model`.
+   */
+  providerConfig(): Record<string, unknown>;
+  stop(): Promise<void>;
+}
+
+export const TITLE_MARKER = 'Generate a title for this conversation:';
+const AUTO_TITLE = 'Scripted session';
+
+function contentText(content: unknown): string {
+  if (typeof content === 'string') return content;
+  if (Array.isArray(content)) {
+    return content
+      .map((p) => {
+        if (typeof p === 'string') return p;
+        if (p && typeof p === 'object' && typeof (p as { text?: unknown }).text === 'string') {
+          return (p as { text: string }).text;
+        }
+        return '';
+      })
+      .join('\n');
+  }
+  return '';
+}
+
+function messagesText(body: any): string {
+  const messages: unknown[] = Array.isArray(body?.messages) ? body.messages : [];
+  const out: string[] = [];
+  for (const m of messages) {
+    if (!m || typeof m !== 'object') continue;
+    const msg = m as { content?: unknown; tool_calls?: unknown };
+    const text = contentText(msg.content);
+    if (text) out.push(text);
+    if (Array.isArray(msg.tool_calls)) {
+      for (const call of msg.tool_calls) {
+        const args = (call as { function?: { arguments?: unknown } })?.function?.arguments;
+        if (typeof args === 'string') out.push(args);
+      }
+    }
+  }
+  return out.join('\n');
+}
+
+function isTitleRequest(body: any): boolean {
+  const messages: unknown[] = Array.isArray(body?.messages) ? body.messages : [];
+  return messages.some((m) => {
+    const msg = m as { role?: unknown; content?: unknown };
+    return msg?.role === 'user' && contentText(msg.content).trimStart().startsWith(TITLE_MARKER);
+  });
+}
+
+function headerValue(v: string | string[] | undefined): string | undefined {
+  return Array.isArray(v) ? v[0] : v;
+}
+
+async function readBody(req: IncomingMessage): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of req) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+function usageJson(u: Usage | undefined) {
+  if (!u) return undefined;
+  return { prompt_tokens: u.prompt, completion_tokens: u.completion, total_tokens: u.prompt + u.completion };
+}
+
+let idCounter = 0;
+
+function sendReply(res: ServerResponse, reply: ScriptedReply, stream: boolean, model: string): void {
+  if ('status' in reply) {
+    const body =
+      reply.body ??
+      JSON.stringify({
+        error: { message: `fake model scripted HTTP ${reply.status}`, type: 'scripted_error', code: reply.status },
+      });
+    res.writeHead(reply.status, { 'content-type': 'application/json', ...(reply.headers ?? {}) });
+    res.end(body);
+    return;
+  }
+
+  const id = `chatcmpl-fake-${++idCounter}`;
+  const created = Math.floor(Date.now() / 1000);
+  const toolCalls = 'toolCalls' in reply ? reply.toolCalls : [];
+  const text = reply.text ?? '';
+  const finishReason = toolCalls.length > 0 ? 'tool_calls' : 'stop';
+  const callIds = toolCalls.map(() => `call_fake_${++idCounter}`);
+
+  if (!stream) {
+    const message: Record<string, unknown> = { role: 'assistant', content: text || null };
+    if (toolCalls.length > 0) {
+      message.tool_calls = toolCalls.map((c, i) => ({
+        id: callIds[i],
+        type: 'function',
+        function: { name: c.name, arguments: JSON.stringify(c.arguments) },
+      }));
+    }
+    res.writeHead(200, { 'content-type': 'application/json' });
+    res.end(
+      JSON.stringify({
+        id,
+        object: 'chat.completion',
+        created,
+        model,
+        choices: [{ index: 0, message, finish_reason: finishReason }],
+        usage: usageJson(reply.usage) ?? { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 },
+      }),
+    );
+    return;
+  }
+
+  res.writeHead(200, {
+    'content-type': 'text/event-stream',
+    'cache-control': 'no-cache',
+    connection: 'keep-alive',
+  });
+  const chunk = (delta: Record<string, unknown>, finish: string | null, extra?: Record<string, unknown>) =>
+    `data: ${JSON.stringify({
+      id,
+      object: 'chat.completion.chunk',
+      created,
+      model,
+      choices: [{ index: 0, delta, finish_reason: finish }],
+      ...(extra ?? {}),
+    })}\n\n`;
+
+  let out = chunk({ role: 'assistant', content: '' }, null);
+  if (text) {
+    // A few pieces, so consumers see real deltas.
+    const size = Math.max(1, Math.ceil(text.length / 3));
+    for (let i = 0; i < text.length; i += size) out += chunk({ content: text.slice(i, i + size) }, null);
+  }
+  toolCalls.forEach((c, i) => {
+    out += chunk(
+      {
+        tool_calls: [
+          { index: i, id: callIds[i], type: 'function', function: { name: c.name, arguments: JSON.stringify(c.arguments) } },
+        ],
+      },
+      null,
+    );
+  });
+  const usage = usageJson(reply.usage);
+  out += chunk({}, finishReason, usage ? { usage } : undefined);
+  out += 'data: [DONE]\n\n';
+  res.end(out);
+}
+
+export async function startFakeModel(): Promise<FakeModel> {
+  const requests: RecordedRequest[] = [];
+  const globalQueue: ScriptedReply[] = [];
+  const sessionQueues = new Map<string, ScriptedReply[]>();
+  let defaultReply: ScriptedReply = { text: 'OK' };
+  const waiters = new Set<{ predicate: (r: RecordedRequest) => boolean; resolve: (r: RecordedRequest) => void }>();
+
+  const record = (r: RecordedRequest) => {
+    requests.push(r);
+    for (const w of [...waiters]) {
+      if (w.predicate(r)) {
+        waiters.delete(w);
+        w.resolve(r);
+      }
+    }
+  };
+
+  const takeReply = (sessionID: string | undefined): ScriptedReply => {
+    if (sessionID) {
+      const q = sessionQueues.get(sessionID);
+      const next = q?.shift();
+      if (next) return next;
+    }
+    return globalQueue.shift() ?? defaultReply;
+  };
+
+  const server = createServer((req, res) => {
+    void (async () => {
+      const raw = await readBody(req);
+      let body: any;
+      try {
+        body = raw ? JSON.parse(raw) : undefined;
+      } catch {
+        body = undefined;
+      }
+      const path = (req.url ?? '/').split('?')[0] ?? '/';
+      const sessionID = headerValue(req.headers['x-session-id']);
+      const base = {
+        index: requests.length,
+        method: req.method ?? 'GET',
+        path,
+        headers: { ...req.headers },
+        body,
+        sessionID,
+        messageText: () => messagesText(body),
+      };
+
+      if (req.method === 'GET' && path.endsWith('/models')) {
+        record({ ...base, isTitleRequest: false, reply: undefined });
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.end(JSON.stringify({ object: 'list', data: [{ id: 'scripted', object: 'model', owned_by: 'fake' }] }));
+        return;
+      }
+      if (req.method === 'POST' && path.endsWith('/chat/completions')) {
+        const title = isTitleRequest(body);
+        const reply: ScriptedReply = title ? { text: AUTO_TITLE } : takeReply(sessionID);
+        record({ ...base, isTitleRequest: title, reply });
+        sendReply(res, reply, body?.stream === true, typeof body?.model === 'string' ? body.model : 'scripted');
+        return;
+      }
+      record({ ...base, isTitleRequest: false, reply: undefined });
+      res.writeHead(404, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ error: { message: `fake model: no route ${req.method} ${path}` } }));
+    })().catch((err: unknown) => {
+      if (!res.headersSent) res.writeHead(500, { 'content-type': 'text/plain' });
+      res.end(String(err));
+    });
+  });
+
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  const port = (server.address() as AddressInfo).port;
+  const url = `http://127.0.0.1:${port}/v1`;
+
+  return {
+    url,
+    providerID: 'fake',
+    modelID: 'scripted',
+    requests,
+    completions: () => requests.filter((r) => r.path.endsWith('/chat/completions') && !r.isTitleRequest),
+    script: (...replies) => {
+      globalQueue.push(...replies);
+    },
+    scriptFor: (sessionID, ...replies) => {
+      const q = sessionQueues.get(sessionID) ?? [];
+      q.push(...replies);
+      sessionQueues.set(sessionID, q);
+    },
+    setDefault: (reply) => {
+      defaultReply = reply;
+    },
+    pending: () => globalQueue.length + [...sessionQueues.values()].reduce((n, q) => n + q.length, 0),
+    waitForRequest: (predicate, timeoutMs = 30_000) => {
+      const found = requests.find(predicate);
+      if (found) return Promise.resolve(found);
+      return new Promise<RecordedRequest>((resolve, reject) => {
+        const waiter = {
+          predicate,
+          resolve: (r: RecordedRequest) => {
+            clearTimeout(timer);
+            resolve(r);
+          },
+        };
+        const timer = setTimeout(() => {
+          waiters.delete(waiter);
+          reject(new Error(`fake model: no matching request within ${timeoutMs} ms (${requests.length} received)`));
+        }, timeoutMs);
+        waiters.add(waiter);
+      });
+    },
+    providerConfig: () => ({
+      enabled_providers: ['fake'],
+      model: 'fake/scripted',
+      small_model: 'fake/scripted',
+      provider: {
+        fake: {
+          npm: '@ai-sdk/openai-compatible',
+          name: 'Fake scripted model',
+          options: { baseURL: url, apiKey: 'fake-key' },
+          models: {
+            scripted: {
+              name: 'Scripted',
+              tool_call: true,
+              limit: { context: 128_000, output: 8_192 },
+            },
+          },
+        },
+      },
+    }),
+    stop: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}

@@ -1,0 +1,221 @@
+/**
+ * Runs the bundled action the way a GitHub runner does: dist/main/index.js, then
+ * dist/post/index.js, as separate Node processes, with INPUT_* (hyphens kept, action.yml
+ * defaults filled in), the event payload file, and the GITHUB_OUTPUT / GITHUB_STATE /
+ * GITHUB_STEP_SUMMARY files; main's saved state is handed to post as STATE_*.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parse as parseYaml } from 'yaml';
+
+export const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
+const BIN_DIR = path.join(REPO_ROOT, 'node_modules', '.bin');
+
+/** One runner machine: a fresh one has an empty RUNNER_TEMP, as on GitHub-hosted runners. */
+export interface Machine {
+  root: string;
+  runnerTemp: string;
+  toolCache: string;
+  workspace: string;
+  home: string;
+}
+
+export function createMachine(root: string, workspace: string): Machine {
+  const machine = {
+    root,
+    runnerTemp: path.join(root, 'runner-temp'),
+    toolCache: path.join(root, 'tool-cache'),
+    workspace,
+    home: path.join(root, 'home'),
+  };
+  for (const dir of [machine.runnerTemp, machine.toolCache, machine.home]) fs.mkdirSync(dir, { recursive: true });
+  return machine;
+}
+
+/** Wipe RUNNER_TEMP (and with it OpenCode's data dir), as a new job on a fresh runner sees it. */
+export function freshRunner(machine: Machine): void {
+  fs.rmSync(machine.runnerTemp, { recursive: true, force: true });
+  fs.mkdirSync(machine.runnerTemp, { recursive: true });
+}
+
+export interface ActionRunOptions {
+  machine: Machine;
+  eventName: string;
+  payload: Record<string, unknown>;
+  inputs?: Record<string, string>;
+  /** Extra env for the step (cache service, GITHUB_API_URL, provider keys, ...). */
+  env?: Record<string, string>;
+  runId: string;
+  runAttempt?: string;
+  repository?: string;
+  /** Called once main has started, e.g. to cancel it. */
+  onMainStarted?: (main: ChildProcess) => void;
+  /** Kill main (SIGKILL) after this long; the post step still runs. Default 5 minutes. */
+  mainTimeoutMs?: number;
+}
+
+export interface StepResult {
+  exitCode: number | null;
+  signal: NodeJS.Signals | null;
+  stdout: string;
+  stderr: string;
+}
+
+export interface ActionRun {
+  main: StepResult;
+  post: StepResult;
+  outputs: Record<string, string>;
+  state: Record<string, string>;
+  summary: string;
+  /** `::warning::` annotations from both steps, unescaped. */
+  warnings: string[];
+  mainMs: number;
+}
+
+let actionDefaults: Record<string, string> | undefined;
+
+/** The inputs' defaults from action.yml, with `${{ github.token }}` as the runner's token. */
+function inputDefaults(token: string): Record<string, string> {
+  if (!actionDefaults) {
+    const action = parseYaml(fs.readFileSync(path.join(REPO_ROOT, 'action.yml'), 'utf8')) as {
+      inputs: Record<string, { default?: string }>;
+    };
+    actionDefaults = Object.fromEntries(
+      Object.entries(action.inputs).map(([name, spec]) => [name, String(spec.default ?? '')]),
+    );
+  }
+  return Object.fromEntries(
+    Object.entries(actionDefaults).map(([name, value]) => [name, value.replace('${{ github.token }}', token)]),
+  );
+}
+
+export const RUNNER_TOKEN = 'ghs_runnerTokenForTests0123456789abcdef';
+
+/** Parse a GITHUB_OUTPUT / GITHUB_STATE file (name=value and name<<DELIM blocks). */
+export function parseCommandFile(text: string): Record<string, string> {
+  const values: Record<string, string> = {};
+  const lines = text.split('\n');
+  for (let i = 0; i < lines.length; i++) {
+    const line = lines[i]!;
+    const heredoc = /^([^=<]+)<<(.+)$/.exec(line);
+    if (heredoc) {
+      const [, name, delimiter] = heredoc;
+      const body: string[] = [];
+      for (i++; i < lines.length && lines[i] !== delimiter; i++) body.push(lines[i]!);
+      values[name!] = body.join('\n');
+    } else if (line.includes('=')) {
+      const at = line.indexOf('=');
+      values[line.slice(0, at)] = line.slice(at + 1);
+    }
+  }
+  return values;
+}
+
+function runStep(
+  script: string,
+  env: Record<string, string>,
+  cwd: string,
+  timeoutMs: number,
+  onStart?: (child: ChildProcess) => void,
+): Promise<StepResult> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [script], { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
+    child.on('error', reject);
+    child.on('close', (exitCode, signal) => {
+      clearTimeout(timer);
+      resolve({ exitCode, signal, stdout, stderr });
+    });
+    onStart?.(child);
+  });
+}
+
+export async function runAction(o: ActionRunOptions): Promise<ActionRun> {
+  const { machine } = o;
+  const stepDir = fs.mkdtempSync(path.join(machine.root, `step-${o.runId}-`));
+  const files = {
+    event: path.join(stepDir, 'event.json'),
+    output: path.join(stepDir, 'output'),
+    state: path.join(stepDir, 'state'),
+    summary: path.join(stepDir, 'summary.md'),
+  };
+  fs.writeFileSync(files.event, JSON.stringify(o.payload));
+  for (const f of [files.output, files.state, files.summary]) fs.writeFileSync(f, '');
+
+  const inputs = { ...inputDefaults(RUNNER_TOKEN), ...o.inputs };
+  const env: Record<string, string> = {
+    PATH: `${BIN_DIR}${path.delimiter}${process.env.PATH ?? ''}`,
+    HOME: machine.home,
+    CI: 'true',
+    GITHUB_ACTIONS: 'true',
+    RUNNER_OS: 'Linux',
+    RUNNER_TEMP: machine.runnerTemp,
+    RUNNER_TOOL_CACHE: machine.toolCache,
+    GITHUB_WORKSPACE: machine.workspace,
+    GITHUB_EVENT_NAME: o.eventName,
+    GITHUB_EVENT_PATH: files.event,
+    GITHUB_OUTPUT: files.output,
+    GITHUB_STATE: files.state,
+    GITHUB_STEP_SUMMARY: files.summary,
+    GITHUB_REPOSITORY: o.repository ?? 'octo-org/webapp',
+    GITHUB_RUN_ID: o.runId,
+    GITHUB_RUN_ATTEMPT: o.runAttempt ?? '1',
+    GITHUB_SERVER_URL: 'https://github.com',
+    GITHUB_TOKEN: RUNNER_TOKEN,
+    ...Object.fromEntries(Object.entries(inputs).map(([k, v]) => [`INPUT_${k.replace(/ /g, '_').toUpperCase()}`, v])),
+    ...o.env,
+  };
+
+  const started = Date.now();
+  const main = await runStep(
+    path.join(REPO_ROOT, 'dist', 'main', 'index.js'),
+    env,
+    machine.workspace,
+    o.mainTimeoutMs ?? 300_000,
+    o.onMainStarted,
+  );
+  const mainMs = Date.now() - started;
+  const state = parseCommandFile(fs.readFileSync(files.state, 'utf8'));
+  const postEnv = { ...env, ...Object.fromEntries(Object.entries(state).map(([k, v]) => [`STATE_${k}`, v])) };
+  delete postEnv.GITHUB_STATE;
+  let post: StepResult;
+  try {
+    post = await runStep(path.join(REPO_ROOT, 'dist', 'post', 'index.js'), postEnv, machine.workspace, 120_000);
+  } finally {
+    killLeftover(state['opencode-pid']);
+  }
+  const warnings = [...main.stdout.split('\n'), ...post.stdout.split('\n')]
+    .filter((l) => l.startsWith('::warning::'))
+    .map((l) => l.slice('::warning::'.length).replace(/%0A/g, '\n').replace(/%0D/g, '\r').replace(/%25/g, '%'));
+  return {
+    main,
+    post,
+    outputs: parseCommandFile(fs.readFileSync(files.output, 'utf8')),
+    state,
+    summary: fs.readFileSync(files.summary, 'utf8'),
+    warnings,
+    mainMs,
+  };
+}
+
+/** A safety net: no OpenCode server outlives a test, whatever the action did. */
+function killLeftover(pid: string | undefined): void {
+  const n = Number(pid);
+  if (!Number.isInteger(n) || n <= 0) return;
+  try {
+    if (!fs.readFileSync(`/proc/${n}/cmdline`, 'utf8').includes('opencode')) return;
+  } catch {
+    return;
+  }
+  try {
+    process.kill(n, 'SIGKILL');
+  } catch {
+    // already gone
+  }
+}

@@ -1,0 +1,109 @@
+/**
+ * Everything an end-to-end test of the bundled action needs, started on loopback ports chosen at
+ * run time: the scripted model, the cache service, the fake GitHub API, a git checkout and a
+ * runner machine. `stop()` stops all of it and removes the files, even after a failed test.
+ */
+import { execFileSync } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { startCacheService, type CacheService } from './cache-service.js';
+import { startFakeGitHub, type FakeGitHub } from './fake-github.js';
+import { startFakeModel, type FakeModel } from './fake-model.js';
+import { createMachine, runAction, type ActionRun, type ActionRunOptions, type Machine } from './runner.js';
+
+export interface World {
+  root: string;
+  model: FakeModel;
+  cache: CacheService;
+  github: FakeGitHub;
+  machine: Machine;
+  /** Inputs that point the action at the scripted model. */
+  modelInputs: Record<string, string>;
+  /** Step env: cache service, GitHub API, offline OpenCode. */
+  stepEnv(): Record<string, string>;
+  /** Run the bundled action on an `issues: opened` event. */
+  openIssue(runId: string, issue: { number: number; title: string; body: string }, extra?: Partial<ActionRunOptions>): Promise<ActionRun>;
+  stop(): Promise<void>;
+}
+
+export function issuesOpenedPayload(issue: { number: number; title: string; body: string }): Record<string, unknown> {
+  return {
+    action: 'opened',
+    issue: {
+      number: issue.number,
+      title: issue.title,
+      body: issue.body,
+      state: 'open',
+      user: { login: 'octocat', type: 'User' },
+      author_association: 'OWNER',
+      html_url: `https://github.com/octo-org/webapp/issues/${issue.number}`,
+    },
+    repository: { full_name: 'octo-org/webapp', name: 'webapp', owner: { login: 'octo-org' }, default_branch: 'main' },
+    sender: { login: 'octocat', type: 'User' },
+  };
+}
+
+function makeCheckout(dir: string): void {
+  fs.mkdirSync(path.join(dir, 'src'), { recursive: true });
+  fs.writeFileSync(path.join(dir, 'README.md'), '# webapp\n');
+  fs.writeFileSync(path.join(dir, 'src', 'auth.ts'), "export const cookie = { sameSite: 'none' };\n");
+  const git = (...args: string[]) =>
+    execFileSync('git', args, {
+      cwd: dir,
+      env: { ...process.env, GIT_AUTHOR_NAME: 't', GIT_AUTHOR_EMAIL: 't@example.com', GIT_COMMITTER_NAME: 't', GIT_COMMITTER_EMAIL: 't@example.com' },
+      stdio: 'ignore',
+    });
+  git('init', '-q', '-b', 'main');
+  git('add', '.');
+  git('commit', '-q', '-m', 'initial');
+}
+
+export async function startWorld(): Promise<World> {
+  const root = fs.mkdtempSync(path.join(os.tmpdir(), 'recall-e2e-'));
+  const started: Array<{ stop(): Promise<void> }> = [];
+  try {
+    const model = await startFakeModel();
+    started.push(model);
+    const cache = await startCacheService({ dir: path.join(root, 'cache-service') });
+    started.push(cache);
+    const github = await startFakeGitHub();
+    started.push(github);
+    const workspace = path.join(root, 'workspace');
+    makeCheckout(workspace);
+    const machine = createMachine(path.join(root, 'machine'), workspace);
+    const world: World = {
+      root,
+      model,
+      cache,
+      github,
+      machine,
+      modelInputs: { model: 'fake/scripted', 'opencode-config': JSON.stringify(model.providerConfig()) },
+      stepEnv: () => ({
+        ...world.cache.env(),
+        GITHUB_API_URL: github.url,
+        OPENCODE_DISABLE_MODELS_FETCH: '1',
+        npm_config_registry: 'http://127.0.0.1:9/',
+      }),
+      openIssue: (runId, issue, extra = {}) =>
+        runAction({
+          machine,
+          eventName: 'issues',
+          payload: issuesOpenedPayload(issue),
+          runId,
+          ...extra,
+          inputs: { ...world.modelInputs, ...extra.inputs },
+          env: { ...world.stepEnv(), ...extra.env },
+        }),
+      stop: async () => {
+        await Promise.allSettled(started.map((s) => s.stop()));
+        fs.rmSync(root, { recursive: true, force: true });
+      },
+    };
+    return world;
+  } catch (error) {
+    await Promise.allSettled(started.map((s) => s.stop()));
+    fs.rmSync(root, { recursive: true, force: true });
+    throw error;
+  }
+}

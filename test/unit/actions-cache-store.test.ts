@@ -1,0 +1,104 @@
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { ActionsCacheStore, type CacheLibrary } from '../../src/memory/actions-cache.js';
+import { memoryKeys } from '../../src/memory/keys.js';
+import { writeManifest } from '../../src/memory/integrity.js';
+
+const keys = memoryKeys('recall', '7', '1');
+const SQLITE = Buffer.concat([Buffer.from('SQLite format 3\0', 'latin1'), Buffer.alloc(100)]);
+
+describe('the Actions cache memory store', () => {
+  let dir: string;
+  beforeEach(() => {
+    dir = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'recall-store-')), 'memory');
+  });
+  afterEach(() => fs.rmSync(path.dirname(dir), { recursive: true, force: true }));
+
+  const store = (cache: Partial<CacheLibrary>, cacheMode = '') =>
+    new ActionsCacheStore({
+      memoryDir: dir,
+      keys,
+      cacheMode,
+      cache: { isFeatureAvailable: () => true, restoreCache: async () => undefined, saveCache: async () => 1, ...cache },
+      log: { info: () => undefined, warning: () => undefined },
+      clock: () => new Date(1),
+    });
+
+  it('is disabled, with a warning, when the job has no cache service', async () => {
+    const s = store({ isFeatureAvailable: () => false });
+    expect(await s.restore()).toMatchObject({ status: 'disabled', warning: expect.stringMatching(/ACTIONS_RESULTS_URL/) });
+    expect((await s.save()).saved).toBe(false);
+  });
+
+  it('asks the cache for the newest earlier save through the shared prefix', async () => {
+    const asked: unknown[] = [];
+    const s = store({ restoreCache: async (...args) => (asked.push(args), undefined) });
+    expect(await s.restore()).toEqual({ status: 'miss' });
+    expect(asked).toEqual([[[dir], 'recall-v1-7-1', ['recall-v1-']]]);
+  });
+
+  it('reports a hit when the restored store is intact', async () => {
+    const s = store({
+      restoreCache: async () => {
+        fs.writeFileSync(path.join(dir, 'opencode.db'), SQLITE);
+        writeManifest(dir, new Date(0));
+        return 'recall-v1-6-1';
+      },
+    });
+    expect(await s.restore()).toEqual({ status: 'hit', restoredKey: 'recall-v1-6-1' });
+  });
+
+  it('reports partial, and goes on, when a saved file did not arrive', async () => {
+    const s = store({
+      restoreCache: async () => {
+        fs.writeFileSync(path.join(dir, 'opencode.db'), SQLITE);
+        fs.writeFileSync(path.join(dir, 'opencode.db-wal'), 'wal');
+        writeManifest(dir, new Date(0));
+        fs.rmSync(path.join(dir, 'opencode.db-wal'));
+        return 'recall-v1-6-1';
+      },
+    });
+    expect(await s.restore()).toMatchObject({ status: 'partial', warning: expect.stringMatching(/opencode.db-wal is missing/) });
+    expect(fs.existsSync(path.join(dir, 'opencode.db'))).toBe(true);
+  });
+
+  it('moves a corrupted store aside and starts empty', async () => {
+    const s = store({
+      restoreCache: async () => {
+        fs.writeFileSync(path.join(dir, 'opencode.db'), 'not sqlite');
+        return 'recall-v1-6-1';
+      },
+    });
+    const outcome = await s.restore();
+    expect(outcome).toMatchObject({ status: 'corrupted', warning: expect.stringMatching(/moved to .*corrupted/) });
+    expect(fs.readdirSync(dir)).toEqual([]);
+  });
+
+  it('does not claim a save the cache refused, and names the fix', async () => {
+    fs.mkdirSync(dir, { recursive: true });
+    fs.writeFileSync(path.join(dir, 'opencode.db'), SQLITE);
+    const outcome = await store({ saveCache: async () => -1 }).save();
+    expect(outcome).toMatchObject({ saved: false, warning: expect.stringMatching(/cache-mode: write/) });
+  });
+
+  it('does not try to save under a read-only cache-mode', async () => {
+    fs.mkdirSync(dir, { recursive: true });
+    fs.writeFileSync(path.join(dir, 'opencode.db'), SQLITE);
+    let called = false;
+    const outcome = await store({ saveCache: async () => ((called = true), 1) }, 'read').save();
+    expect(called).toBe(false);
+    expect(outcome).toMatchObject({ saved: false, warning: expect.stringMatching(/cache-mode is 'read'/) });
+  });
+
+  it('saves the store with a manifest under the run attempt key', async () => {
+    fs.mkdirSync(dir, { recursive: true });
+    fs.writeFileSync(path.join(dir, 'opencode.db'), SQLITE);
+    const saved: unknown[] = [];
+    const outcome = await store({ saveCache: async (...args) => (saved.push(args), 9) }).save();
+    expect(outcome).toEqual({ saved: true, key: 'recall-v1-7-1' });
+    expect(saved).toEqual([[[dir], 'recall-v1-7-1']]);
+    expect(fs.existsSync(path.join(dir, 'recall-manifest.json'))).toBe(true);
+  });
+});

@@ -1,0 +1,66 @@
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { parse } from 'yaml';
+import { INPUT_DEFAULTS, InputError, readInputs } from '../../src/inputs.js';
+import { OUTPUT_NAMES } from '../../src/report/outputs.js';
+import { REPO_ROOT } from '../harness/runner.js';
+
+const action = parse(fs.readFileSync(path.join(REPO_ROOT, 'action.yml'), 'utf8')) as {
+  inputs: Record<string, { description: string; default?: string }>;
+  outputs: Record<string, { description: string }>;
+  runs: Record<string, string>;
+};
+const readme = fs.readFileSync(path.join(REPO_ROOT, 'README.md'), 'utf8');
+const from = (values: Record<string, string>) => (name: string) => values[name] ?? '';
+
+describe('inputs', () => {
+  it('action.yml declares every input Recall reads, with the same default, and describes it', () => {
+    const declared = Object.keys(action.inputs).sort();
+    expect(declared).toEqual([...Object.keys(INPUT_DEFAULTS), 'github-token'].sort());
+    for (const [name, value] of Object.entries(INPUT_DEFAULTS)) {
+      expect(String(action.inputs[name]!.default), name).toBe(value);
+    }
+    for (const [name, spec] of Object.entries(action.inputs)) expect(spec.description.length, name).toBeGreaterThan(20);
+    expect(action.inputs['github-token']!.default).toBe('${{ github.token }}');
+  });
+
+  it('action.yml declares exactly the outputs Recall sets, each described', () => {
+    expect(Object.keys(action.outputs).sort()).toEqual([...OUTPUT_NAMES].sort());
+    for (const [name, spec] of Object.entries(action.outputs)) expect(spec.description.length, name).toBeGreaterThan(20);
+  });
+
+  it('the README documents every input and output', () => {
+    for (const name of [...Object.keys(action.inputs), ...Object.keys(action.outputs)]) {
+      expect(readme, name).toContain(`\`${name}\``);
+    }
+  });
+
+  it('runs on node24 with a post step', () => {
+    expect(action.runs).toEqual({ using: 'node24', main: 'dist/main/index.js', post: 'dist/post/index.js' });
+  });
+
+  it('empty inputs take the defaults', () => {
+    const inputs = readInputs(from({}));
+    expect(inputs).toMatchObject({ maxSessions: 50, maxAgeDays: 30, memoryKeyPrefix: 'recall', opencodeVersion: '1.18.33', model: undefined, opencodeConfig: {} });
+  });
+
+  it('a model is provider/model', () => {
+    expect(readInputs(from({ model: 'anthropic/claude-sonnet-4-5' })).model).toEqual({ providerID: 'anthropic', modelID: 'claude-sonnet-4-5' });
+    expect(readInputs(from({ model: 'openrouter/meta/llama' })).model).toEqual({ providerID: 'openrouter', modelID: 'meta/llama' });
+    expect(() => readInputs(from({ model: 'gpt-4' }))).toThrow(/provider\/model form/);
+  });
+
+  it.each([
+    ['max-sessions', 'ten', /max-sessions is "ten": write a whole number/],
+    ['max-age-days', '-1', /max-age-days is "-1"/],
+    ['memory-key-prefix', 'a,b', /comma/],
+    ['opencode-version', 'latest', /not an exact version/],
+    ['opencode-config', '{not json', /not valid JSON/],
+    ['opencode-config', '[1]', /must be a JSON object/],
+  ])('a bad %s (%s) is an InputError that says what to write', (name, value, message) => {
+    const attempt = () => readInputs(from({ [name]: value }));
+    expect(attempt).toThrow(InputError);
+    expect(attempt).toThrow(message);
+  });
+});

@@ -1,0 +1,72 @@
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { checkMemory, moveAside, writeManifest } from '../../src/memory/integrity.js';
+import { keyPrefixProblem, memoryKeys } from '../../src/memory/keys.js';
+
+describe('memory keys', () => {
+  it('are unique to the run attempt and share a restore prefix', () => {
+    const first = memoryKeys('recall', '100', '1');
+    const retry = memoryKeys('recall', '100', '2');
+    expect(first.primary).toBe('recall-v1-100-1');
+    expect(retry.primary).not.toBe(first.primary);
+    expect(first.restorePrefixes).toEqual(['recall-v1-']);
+    expect(first.primary.startsWith(first.restorePrefixes[0]!)).toBe(true);
+  });
+
+  it('refuse prefixes the cache cannot hold', () => {
+    expect(keyPrefixProblem('recall')).toBeUndefined();
+    expect(keyPrefixProblem('a,b')).toMatch(/comma/);
+    expect(keyPrefixProblem('a b')).toMatch(/white space/);
+    expect(keyPrefixProblem('x'.repeat(500))).toMatch(/longer/);
+  });
+});
+
+describe('memory integrity', () => {
+  let dir: string;
+  const sqlite = Buffer.concat([Buffer.from('SQLite format 3\0', 'latin1'), Buffer.alloc(4080, 1)]);
+  beforeEach(() => {
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'recall-integrity-'));
+  });
+  afterEach(() => fs.rmSync(dir, { recursive: true, force: true }));
+
+  it('accepts what was saved, unchanged', () => {
+    fs.writeFileSync(path.join(dir, 'opencode.db'), sqlite);
+    fs.writeFileSync(path.join(dir, 'opencode.db-wal'), 'wal');
+    writeManifest(dir, new Date());
+    expect(checkMemory(dir)).toEqual({ verdict: 'ok' });
+  });
+
+  it('calls an empty directory empty', () => {
+    expect(checkMemory(dir)).toEqual({ verdict: 'empty' });
+  });
+
+  it('calls a truncated database corrupted', () => {
+    fs.writeFileSync(path.join(dir, 'opencode.db'), sqlite);
+    writeManifest(dir, new Date());
+    fs.writeFileSync(path.join(dir, 'opencode.db'), sqlite.subarray(0, 100));
+    expect(checkMemory(dir).verdict).toBe('corrupted');
+  });
+
+  it('calls a file that is not SQLite corrupted', () => {
+    fs.writeFileSync(path.join(dir, 'opencode.db'), 'garbage');
+    expect(checkMemory(dir)).toMatchObject({ verdict: 'corrupted', detail: expect.stringMatching(/not a SQLite/) });
+  });
+
+  it('calls a missing WAL partial', () => {
+    fs.writeFileSync(path.join(dir, 'opencode.db'), sqlite);
+    fs.writeFileSync(path.join(dir, 'opencode.db-wal'), 'wal');
+    writeManifest(dir, new Date());
+    fs.rmSync(path.join(dir, 'opencode.db-wal'));
+    expect(checkMemory(dir)).toMatchObject({ verdict: 'partial', detail: 'opencode.db-wal is missing' });
+  });
+
+  it('moves unusable memory aside and leaves an empty directory', () => {
+    fs.writeFileSync(path.join(dir, 'opencode.db'), 'garbage');
+    const aside = moveAside(dir, new Date(5));
+    expect(fs.readFileSync(path.join(aside, 'opencode.db'), 'utf8')).toBe('garbage');
+    expect(fs.readdirSync(dir)).toEqual([]);
+    fs.rmSync(aside, { recursive: true, force: true });
+  });
+});

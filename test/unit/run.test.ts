@@ -1,0 +1,114 @@
+import { describe, expect, it } from 'vitest';
+import type { AgentReply, AgentServer, MemoryStore, RestoreOutcome, RunState, SaveOutcome, SessionSummary } from '../../src/ports.js';
+import { RunFailed, run } from '../../src/run.js';
+
+const task = { title: 'issue #2: Safari SSO', prompt: 'Why does SSO fail on Safari?', searchText: 'SSO Safari', event: 'issues opened #2' };
+const settings = { maxSessions: 1, maxAgeDays: 0, priorWorkLimit: 3 };
+const reply: AgentReply = { text: 'Because of SameSite.', tokens: { input: 10, output: 5, reasoning: 0, cacheRead: 0, cacheWrite: 0 }, cost: 0.01 };
+
+class FakeServer implements AgentServer {
+  pid = 4242;
+  events: string[];
+  sessions: Array<SessionSummary & { texts: string[] }> = [
+    { id: 'ses_old', title: 'issue #1: Login fails with SSO on Safari', createdAt: 1, updatedAt: 1, texts: ['The SSO cookie is dropped by Safari'] },
+  ];
+  prompts: string[] = [];
+  notes: string[] = [];
+  constructor(events: string[], private readonly fail?: Error) {
+    this.events = events;
+  }
+  async listSessions() {
+    this.events.push('list');
+    return this.sessions.map(({ texts: _t, ...s }) => s);
+  }
+  async sessionTexts(id: string) {
+    return this.sessions.find((s) => s.id === id)?.texts ?? [];
+  }
+  async createSession(title: string) {
+    this.events.push('create');
+    this.sessions.push({ id: 'ses_new', title, createdAt: 2, updatedAt: 2, texts: [] });
+    return 'ses_new';
+  }
+  async prompt(_id: string, text: string) {
+    this.events.push('prompt');
+    this.prompts.push(text);
+    if (this.fail) throw this.fail;
+    return reply;
+  }
+  async note(_id: string, text: string) {
+    this.events.push('note');
+    this.notes.push(text);
+  }
+  async deleteSession(id: string) {
+    this.events.push(`delete ${id}`);
+    this.sessions = this.sessions.filter((s) => s.id !== id);
+  }
+  async stop() {
+    this.events.push('stop');
+  }
+}
+
+function harness(restore: RestoreOutcome, save: SaveOutcome, fail?: Error) {
+  const events: string[] = [];
+  const warnings: string[] = [];
+  const server = new FakeServer(events, fail);
+  const memory: MemoryStore = {
+    restore: async () => (events.push('restore'), restore),
+    save: async () => (events.push('save'), save),
+  };
+  const state: RunState = {
+    memoryPending: () => events.push('state: pending'),
+    memorySaveAttempted: () => events.push('state: saving'),
+    agentStarted: (pid) => events.push(`state: agent ${pid}`),
+    agentStopped: () => events.push('state: agent stopped'),
+  };
+  const ports = {
+    memory,
+    agent: { start: async () => (events.push('start'), server) },
+    state,
+    log: { info: () => undefined, warning: (m: string) => warnings.push(m) },
+    clock: () => new Date('2026-11-22T00:00:00Z'),
+  };
+  return { events, warnings, server, ports };
+}
+
+describe('the pipeline', () => {
+  it('runs the stages in order and stops the server before saving memory', async () => {
+    const h = harness({ status: 'hit', restoredKey: 'recall-v1-1-1' }, { saved: true, key: 'recall-v1-2-1' });
+    const result = await run(task, settings, h.ports);
+    expect(h.events).toEqual([
+      'restore', 'state: pending', 'start', 'state: agent 4242', 'list', 'create', 'prompt', 'note', 'list',
+      'delete ses_old', 'stop', 'state: agent stopped', 'state: saving', 'save',
+    ]);
+    expect(result).toMatchObject({ sessionId: 'ses_new', response: 'Because of SameSite.', memoryStatus: 'hit', pruned: ['ses_old'] });
+    expect(result.recalled.map((p) => p.sessionId)).toEqual(['ses_old']);
+  });
+
+  it('puts the recalled work in the prompt and writes a run summary into the session', async () => {
+    const h = harness({ status: 'hit' }, { saved: true });
+    await run(task, settings, h.ports);
+    expect(h.server.prompts[0]).toContain('The SSO cookie is dropped by Safari');
+    expect(h.server.notes[0]).toMatch(/^\[recall\] run summary/);
+    expect(h.server.notes[0]).toContain('Because of SameSite.');
+    expect(h.server.notes[0]).toContain('Recalled sessions: ses_old');
+  });
+
+  it('a memory failure warns and does not fail the run', async () => {
+    const h = harness({ status: 'miss', warning: 'restore broke' }, { saved: false, warning: 'cache write denied' });
+    const result = await run(task, settings, h.ports);
+    expect(result.memorySave.saved).toBe(false);
+    expect(h.warnings).toEqual(['restore broke', 'cache write denied']);
+  });
+
+  it('when the agent fails, stops the server, records the failure, and leaves the save to the post step', async () => {
+    const h = harness({ status: 'hit' }, { saved: true }, new Error('model returned 500'));
+    const failure = await run(task, settings, h.ports).catch((e: unknown) => e);
+    expect(failure).toBeInstanceOf(RunFailed);
+    expect((failure as RunFailed).sessionId).toBe('ses_new');
+    expect(h.events).not.toContain('save');
+    expect(h.events).not.toContain('state: saving');
+    expect(h.events.slice(-2)).toEqual(['stop', 'state: agent stopped']);
+    expect(h.server.notes[0]).toContain('Outcome: failed');
+    expect(h.server.notes[0]).toContain('model returned 500');
+  });
+});
