@@ -3,9 +3,22 @@
  * OpenCode binary, the real @actions/cache against the local cache service, and a wiped runner
  * between runs.
  */
+import { execFileSync } from 'node:child_process';
+import * as path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { freshRunner } from '../harness/runner.js';
 import { startWorld, type World } from '../harness/world.js';
+
+/** The file names inside a saved memory archive (zstd or gzip tar, as @actions/cache wrote it). */
+function archivedFiles(archive: string): string[] {
+  // GNU tar recognises zstd and gzip by their magic bytes when reading a file.
+  const listing = execFileSync('tar', ['-tf', archive], { encoding: 'utf8' });
+  return listing
+    .split('\n')
+    .filter((line) => line && !line.endsWith('/'))
+    .map((line) => path.basename(line))
+    .sort();
+}
 
 const FINDING =
   'Finding: the session cookie is set with SameSite=None but without Secure, so Safari drops it after the SSO redirect. Fix: add Secure in src/auth.ts.';
@@ -35,6 +48,10 @@ describe('a first run that remembers', () => {
     expect(first.warnings).toEqual([]);
     expect(first.post.stdout).toContain('nothing for the post step to do');
     expect(world.cache.entries().map((e) => e.key)).toEqual(['recall-v1-1001-1']);
+    const stored = archivedFiles(world.cache.archiveOf('recall-v1-1001-1'));
+    expect(stored).toContain('opencode.db');
+    expect(stored).toContain('recall-manifest.json');
+    expect(stored.every((f) => /^(opencode\.db(-wal|-shm)?|recall-manifest\.json)$/.test(f)), stored.join()).toBe(true);
     expect(world.github.comments()).toEqual([{ issue: 1, body: expect.stringContaining(FINDING) }]);
     expect(first.summary).toContain('issues opened #1');
 
@@ -87,6 +104,26 @@ describe('a first run that remembers', () => {
     expect(next.outputs['memory-status']).toBe('hit');
     expect(JSON.parse(next.outputs['recalled-sessions']!)).toEqual([failed.outputs['session-id']]);
     expect(world.model.completions().slice(before)[0]!.messageText()).toContain('Outcome: failed');
+  });
+
+  it('sessions past the retention rule are pruned before memory is saved', async () => {
+    world.model.script({ text: 'SSO on Safari: the cookie lacks Secure.' });
+    const first = await world.openIssue('5001', { number: 11, title: 'SSO fails on Safari', body: 'SSO login loops on Safari.' });
+    expect(first.main.exitCode, first.main.stdout).toBe(0);
+    freshRunner(world.machine);
+    world.model.script({ text: 'Dark mode: the button colour token is wrong.' });
+    const second = await world.openIssue(
+      '5002',
+      { number: 12, title: 'Dark mode colours wrong', body: 'Buttons are unreadable in dark mode.' },
+      { inputs: { 'max-sessions': '1', 'max-age-days': '0' } },
+    );
+    expect(second.main.exitCode, second.main.stdout).toBe(0);
+    expect(second.main.stdout).toContain('Pruned 1 session(s)');
+    freshRunner(world.machine);
+    world.model.script({ text: 'Looking at SSO from scratch.' });
+    const third = await world.openIssue('5003', { number: 13, title: 'Safari SSO again', body: 'SSO on Safari still loops.' });
+    expect(third.outputs['memory-status']).toBe('hit');
+    expect(JSON.parse(third.outputs['recalled-sessions']!)).toEqual([]);
   });
 
   it('a save the cache refuses warns, shows in memory-saved, and does not fail the run', async () => {

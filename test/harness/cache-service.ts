@@ -65,6 +65,8 @@ export interface CacheService {
   blobCalls: BlobCall[];
   /** Finalized (restorable) entries, oldest first. */
   entries(): CacheEntryInfo[];
+  /** The archive file stored for a finalized entry (for tests that look inside it). */
+  archiveOf(key: string): string;
   /** Environment that points @actions/cache at this service (protocol v2). */
   env(): Record<string, string>;
   /** Closes the server and destroys every open socket. */
@@ -160,6 +162,12 @@ class LocalCacheService implements CacheService {
       .filter((e) => e.finalized)
       .sort((a, b) => a.createdAt - b.createdAt)
       .map(({ key, version, size, createdAt }) => ({ key, version, size, createdAt }));
+  }
+
+  archiveOf(key: string): string {
+    const entry = this.index.entries.find((e) => e.finalized && e.key === key);
+    if (!entry) throw new Error(`no finalized cache entry with key ${key}`);
+    return this.blobFile(entry.id);
   }
 
   env(): Record<string, string> {
