@@ -65,7 +65,16 @@ export async function run(task: Task, settings: RunSettings, ports: RunPorts): P
   const { memory, agent, state, log, clock } = ports;
   const startedAt = clock();
 
-  const restored = await memory.restore();
+  const timed = async <T>(stage: string, work: () => Promise<T>): Promise<T> => {
+    const began = clock().getTime();
+    try {
+      return await work();
+    } finally {
+      log.info(`${stage} took ${((clock().getTime() - began) / 1000).toFixed(1)} s`);
+    }
+  };
+
+  const restored = await timed('Restoring memory', () => memory.restore());
   if (restored.warning) log.warning(restored.warning);
   log.info(`Memory: ${restored.status}${restored.restoredKey ? ` (from ${restored.restoredKey})` : ''}`);
   state.memoryPending();
@@ -74,10 +83,11 @@ export async function run(task: Task, settings: RunSettings, ports: RunPorts): P
   let sessionId: string | undefined;
   let recalled: PriorWork[] = [];
   try {
-    server = await agent.start();
+    server = await timed('Starting OpenCode', () => agent.start());
     state.agentStarted(server.pid);
 
-    recalled = await recallPriorWork(server, task.searchText, settings.priorWorkLimit);
+    const live = server;
+    recalled = await timed('Recalling prior work', () => recallPriorWork(live, task.searchText, settings.priorWorkLimit));
     log.info(
       recalled.length === 0
         ? 'Prior work: no related earlier session found'
@@ -87,7 +97,8 @@ export async function run(task: Task, settings: RunSettings, ports: RunPorts): P
     sessionId = await server.createSession(task.title);
     let reply: AgentReply;
     try {
-      reply = await server.prompt(sessionId, composePrompt(task, recalled));
+      const id = sessionId;
+      reply = await timed('Running the agent', () => live.prompt(id, composePrompt(task, recalled)));
     } catch (error) {
       await writeSummary(server, sessionId, task, recalled, clock(), { error: describe(error) }, log);
       throw error;
@@ -95,11 +106,11 @@ export async function run(task: Task, settings: RunSettings, ports: RunPorts): P
     await writeSummary(server, sessionId, task, recalled, clock(), { answer: reply.text }, log);
 
     const pruned = await pruneSessions(server, settings, clock(), sessionId, log);
-    await server.stop();
+    await timed('Stopping OpenCode', () => live.stop());
     state.agentStopped();
 
     state.memorySaveAttempted();
-    const memorySave = await memory.save();
+    const memorySave = await timed('Saving memory', () => memory.save());
     if (memorySave.warning) log.warning(memorySave.warning);
     log.info(memorySave.saved ? `Memory saved as ${memorySave.key}` : 'Memory was not saved');
 

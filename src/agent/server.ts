@@ -3,8 +3,16 @@
  *
  * Readiness: OpenCode prints `opencode server listening on http://127.0.0.1:PORT`
  * on stdout once it accepts requests; requests sent earlier can hang, so we wait
- * for that line and take the URL from it (`--port 0` tries 4096 first, then a
- * random port).
+ * for that line and take the URL from it.
+ *
+ * Port: we pick a free port ourselves and pass `--port N` rather than `--port 0`.
+ * `--port 0` makes OpenCode try 4096 first, so a server restarted by the same
+ * Node process gets the same origin again, and Node's fetch (undici) may then
+ * reuse a pooled keep-alive socket of the dead server: the first request fails
+ * with `fetch failed` / ECONNRESET (reproduced after aborting an event stream
+ * and a prompt that was being retried). A fresh port per server avoids that.
+ * If another process takes the port first, OpenCode exits with "ServeError";
+ * we then retry with another port.
  *
  * Shutdown: OpenCode 1.18 has no graceful exit path that folds its SQLite WAL.
  * SIGTERM and SIGINT both end it at once (exit signal, not code), and neither
@@ -16,6 +24,7 @@
  * after `stop()`: then `opencode.db` alone holds everything.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import { createServer, type AddressInfo } from 'node:net';
 import { createInterface } from 'node:readline';
 
 export interface OpenCodeServerOptions {
@@ -29,8 +38,10 @@ export interface OpenCodeServerOptions {
   startTimeoutMs?: number;
   /** Receives every stdout/stderr line of the server, for its whole life. */
   onLog?: (line: string) => void;
-  /** Extra arguments appended after `serve --hostname 127.0.0.1 --port 0` (e.g. `--print-logs`). */
+  /** Extra arguments appended after `serve --hostname 127.0.0.1 --port N` (e.g. `--print-logs`). */
   extraArgs?: readonly string[];
+  /** Listen on this port. Default: a free port picked at run time (never a fixed one, see below). */
+  port?: number;
 }
 
 export interface OpenCodeServer {
@@ -44,17 +55,23 @@ export interface OpenCodeServer {
 }
 
 const LISTENING = /opencode server listening on (https?:\/\/\S+)/;
+/** What OpenCode 1.18 prints (then exits 1) when `--port N` is taken. */
+const PORT_IN_USE = /ServeError|EADDRINUSE|address already in use/i;
+const PORT_ATTEMPTS = 3;
 const KEPT_LINES = 20;
 const STOP_GRACE_MS = 10_000;
 const KILL_WAIT_MS = 5_000;
 
 export class OpenCodeStartError extends Error {
   readonly logLines: readonly string[];
-  constructor(message: string, logLines: readonly string[]) {
+  /** True when the process exited on its own before it was ready. */
+  readonly exited: boolean;
+  constructor(message: string, logLines: readonly string[], exited = false) {
     const tail = logLines.length > 0 ? `\nLast ${logLines.length} lines of OpenCode output:\n${logLines.join('\n')}` : '';
     super(message + tail);
     this.name = 'OpenCodeStartError';
     this.logLines = logLines;
+    this.exited = exited;
   }
 }
 
@@ -92,9 +109,35 @@ async function terminate(
   await Promise.race([exited, delay(KILL_WAIT_MS)]);
 }
 
+/** A free TCP port on 127.0.0.1, as chosen by the kernel. */
+export async function findFreePort(): Promise<number> {
+  const probe = createServer();
+  await new Promise<void>((resolve, reject) => {
+    probe.once('error', reject);
+    probe.listen(0, '127.0.0.1', () => resolve());
+  });
+  const { port } = probe.address() as AddressInfo;
+  await new Promise<void>((resolve) => probe.close(() => resolve()));
+  return port;
+}
+
 export async function startOpenCodeServer(o: OpenCodeServerOptions): Promise<OpenCodeServer> {
-  const timeoutMs = o.startTimeoutMs ?? 30_000;
-  const args = ['serve', '--hostname', '127.0.0.1', '--port', '0', ...(o.extraArgs ?? [])];
+  const deadline = Date.now() + (o.startTimeoutMs ?? 30_000);
+  for (let attempt = 1; ; attempt++) {
+    const port = o.port ?? (await findFreePort());
+    try {
+      return await launch(o, port, deadline);
+    } catch (err) {
+      // Someone took the port between our probe and OpenCode's bind: try another one.
+      const lostRace =
+        err instanceof OpenCodeStartError && err.exited && err.logLines.some((l) => PORT_IN_USE.test(l));
+      if (!lostRace || o.port !== undefined || attempt >= PORT_ATTEMPTS || Date.now() >= deadline) throw err;
+    }
+  }
+}
+
+async function launch(o: OpenCodeServerOptions, port: number, deadline: number): Promise<OpenCodeServer> {
+  const args = ['serve', '--hostname', '127.0.0.1', '--port', String(port), ...(o.extraArgs ?? [])];
   const child = spawn(o.binary, args, {
     cwd: o.cwd,
     env: o.env,
@@ -147,13 +190,18 @@ export async function startOpenCodeServer(o: OpenCodeServerOptions): Promise<Ope
             new OpenCodeStartError(
               `OpenCode exited before it was ready (exit code ${code ?? 'none'}, signal ${child.signalCode ?? 'none'})`,
               [...recent],
+              true,
             ),
           );
         }, 50);
       });
-      timer = setTimeout(() => {
-        reject(new OpenCodeStartError(`OpenCode did not report "listening on" within ${timeoutMs} ms`, [...recent]));
-      }, timeoutMs);
+      const timeoutMs = o.startTimeoutMs ?? 30_000;
+      timer = setTimeout(
+        () => {
+          reject(new OpenCodeStartError(`OpenCode did not report "listening on" within ${timeoutMs} ms`, [...recent]));
+        },
+        Math.max(0, deadline - Date.now()),
+      );
     });
     if (child.pid === undefined) throw new OpenCodeStartError('OpenCode has no pid', [...recent]);
     return { url, pid: child.pid, stop, exited };
