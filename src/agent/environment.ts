@@ -16,6 +16,10 @@
  *         `ACTIONS_*` name ending in `_URL` or containing `TOKEN`;
  *       - `GITHUB_STATE`: the file backing Recall's pre/main/post state. The
  *         post step trusts it, so the agent must not be pointed at it.
+ *       - `GITHUB_ENV`, `GITHUB_PATH`, `GITHUB_OUTPUT`, `GITHUB_STEP_SUMMARY`:
+ *         the runner's command files. Writing them would let the agent set
+ *         environment variables or PATH for the job's later steps, or forge
+ *         this step's outputs and summary.
  *     `extraAllowed` cannot re-enable these.
  *  2. ALLOW: what OpenCode itself needs to run and to reach the model.
  *       - `OPENCODE_*` (OpenCode's own switches, e.g. OPENCODE_SERVER_PASSWORD);
@@ -76,6 +80,10 @@ const ALWAYS_DENIED = new Set([
   'ACTIONS_CACHE_URL',
   'ACTIONS_RUNTIME_URL',
   'GITHUB_STATE',
+  'GITHUB_ENV',
+  'GITHUB_PATH',
+  'GITHUB_OUTPUT',
+  'GITHUB_STEP_SUMMARY',
 ]);
 
 const PROVIDER_CREDENTIALS = new Set([

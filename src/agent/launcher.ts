@@ -22,8 +22,8 @@ export interface OpenCodeLauncherOptions {
 /**
  * The OpenCode config for a run: the user's config, with what Recall needs on top. Autoupdate
  * and sharing are always off (a CI run must not change its binary or publish a session);
- * a write outside the checkout is denied unless the user's config says otherwise, because
- * nobody is there to answer the permission question.
+ * a write outside the checkout and the `question` tool are denied unless the user's config says
+ * otherwise, because nobody is there to answer (OpenCode would wait forever).
  */
 export function agentConfig(user: Record<string, unknown>, model: ModelRef | undefined): Record<string, unknown> {
   const userPermission = isObject(user.permission) ? user.permission : {};
@@ -32,7 +32,7 @@ export function agentConfig(user: Record<string, unknown>, model: ModelRef | und
     ...(model ? { model: `${model.providerID}/${model.modelID}` } : {}),
     autoupdate: false,
     share: 'disabled',
-    permission: { external_directory: 'deny', ...userPermission },
+    permission: { external_directory: 'deny', question: 'deny', ...userPermission },
   };
 }
 

@@ -50,8 +50,13 @@ export class OpenCodeAgent implements AgentServer {
     this.pid = o.pid;
   }
 
+  /**
+   * Every top-level session in the store, whatever project OpenCode filed it under. OpenCode's
+   * project id is the checkout's root commit, which in a depth-1 clone changes with every new
+   * commit, so the per-project `session.list` would lose earlier runs' sessions.
+   */
   async listSessions(): Promise<SessionSummary[]> {
-    const { data } = await this.client.session.list({ roots: true, limit: LIST_LIMIT }, { throwOnError: true });
+    const { data } = await this.client.experimental.session.list({ roots: true, limit: LIST_LIMIT }, { throwOnError: true });
     return data.map((s) => ({ id: s.id, title: s.title, createdAt: s.time.created, updatedAt: s.time.updated }));
   }
 

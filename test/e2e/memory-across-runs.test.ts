@@ -7,7 +7,7 @@ import { execFileSync } from 'node:child_process';
 import * as path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { freshRunner } from '../harness/runner.js';
-import { startWorld, type World } from '../harness/world.js';
+import { makeCheckout, startWorld, type World } from '../harness/world.js';
 
 /** The file names inside a saved memory archive (zstd or gzip tar, as @actions/cache wrote it). */
 function archivedFiles(archive: string): string[] {
@@ -32,7 +32,7 @@ describe('a first run that remembers', () => {
     await world.stop();
   });
 
-  it('run 2 on a fresh runner restores run 1 and hands its finding to the model', async () => {
+  it('run 2 on a fresh runner, with a new depth-1 clone, restores run 1 and hands its finding to the model', async () => {
     world.model.script({ text: FINDING, usage: { prompt: 120, completion: 40 } });
     const first = await world.openIssue('1001', {
       number: 1,
@@ -56,6 +56,7 @@ describe('a first run that remembers', () => {
     expect(first.summary).toContain('issues opened #1');
 
     freshRunner(world.machine);
+    makeCheckout(world.machine.workspace, 'a commit pushed after run 1');
     world.model.script({ text: 'This is the SameSite cookie problem found in issue #1; the same fix applies.' });
     const before = world.model.completions().length;
     const second = await world.openIssue('1002', {

@@ -44,9 +44,15 @@ export function issuesOpenedPayload(issue: { number: number; title: string; body
   };
 }
 
-function makeCheckout(dir: string): void {
+/**
+ * A checkout as `actions/checkout` leaves it by default: depth 1, so its only commit is the root.
+ * Called again, it stands for the next run's clone after a new commit: the root commit (which
+ * OpenCode takes as the project id) is a different one.
+ */
+export function makeCheckout(dir: string, commitMessage = 'initial'): void {
+  fs.rmSync(path.join(dir, '.git'), { recursive: true, force: true });
   fs.mkdirSync(path.join(dir, 'src'), { recursive: true });
-  fs.writeFileSync(path.join(dir, 'README.md'), '# webapp\n');
+  fs.writeFileSync(path.join(dir, 'README.md'), `# webapp\n\n${commitMessage}\n`);
   fs.writeFileSync(path.join(dir, 'src', 'auth.ts'), "export const cookie = { sameSite: 'none' };\n");
   const git = (...args: string[]) =>
     execFileSync('git', args, {
@@ -56,7 +62,7 @@ function makeCheckout(dir: string): void {
     });
   git('init', '-q', '-b', 'main');
   git('add', '.');
-  git('commit', '-q', '-m', 'initial');
+  git('commit', '-q', '-m', commitMessage);
 }
 
 export async function startWorld(): Promise<World> {
