@@ -7,5 +7,7 @@ export default defineConfig({
     hookTimeout: 60_000,
     pool: 'forks',
     maxWorkers: 2,
+    // The workflow parser imports JSON without import attributes; let Vite transform it.
+    server: { deps: { inline: ['@actions/workflow-parser'] } },
   },
 });

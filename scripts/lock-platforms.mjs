@@ -25,7 +25,6 @@ for (const [name, version] of Object.entries(parent.optionalDependencies)) {
     dev: parent.dev === true ? true : undefined,
     optional: true,
     os: [OS[os]],
-    ...(name.includes('-musl') ? { libc: ['musl'] } : {}),
   };
   added++;
 }

@@ -19,6 +19,11 @@ export interface Inputs {
   maxSessions: number;
   maxAgeDays: number;
   memoryKeyPrefix: string;
+  triggerPhrase: string;
+  labelTrigger: string;
+  assigneeTrigger: string;
+  allowedBots: string[];
+  allowForks: boolean;
 }
 
 /** The defaults, as action.yml declares them (a test keeps the two equal). */
@@ -30,6 +35,11 @@ export const INPUT_DEFAULTS = {
   'max-sessions': '50',
   'max-age-days': '30',
   'memory-key-prefix': 'recall',
+  'trigger-phrase': '/recall',
+  'label-trigger': '',
+  'assignee-trigger': '',
+  'allowed-bots': '',
+  'allow-forks': 'false',
 } as const;
 
 type Read = (name: string) => string;
@@ -59,7 +69,29 @@ export function readInputs(read: Read): Inputs {
     maxSessions: wholeNumber('max-sessions', get('max-sessions')),
     maxAgeDays: wholeNumber('max-age-days', get('max-age-days')),
     memoryKeyPrefix,
+    triggerPhrase: triggerPhrase(get('trigger-phrase')),
+    labelTrigger: get('label-trigger'),
+    assigneeTrigger: get('assignee-trigger').replace(/^@/, ''),
+    allowedBots: get('allowed-bots')
+      .split(/[\s,]+/)
+      .map((b) => b.trim())
+      .filter(Boolean),
+    allowForks: boolean('allow-forks', get('allow-forks')),
   };
+}
+
+function triggerPhrase(value: string): string {
+  if (/\s/.test(value)) {
+    throw new InputError(`Input trigger-phrase "${value}" contains white space: use one word, such as /recall or @recall-bot`);
+  }
+  return value;
+}
+
+function boolean(name: string, value: string): boolean {
+  const v = value.toLowerCase();
+  if (v === 'true') return true;
+  if (v === 'false') return false;
+  throw new InputError(`Input ${name} is "${value}": write true or false`);
 }
 
 function wholeNumber(name: string, value: string): number {

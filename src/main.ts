@@ -1,6 +1,7 @@
 /**
- * The action's main step: reads the inputs, builds the real adapters, runs the pipeline, and
- * reports. Memory problems warn; only the agent's own failure fails the step.
+ * The action's main step: reads the inputs, decides whether this event is for Recall and
+ * whether its sender may make the agent act, builds the real adapters, runs the pipeline, and
+ * answers in the thread. Memory problems warn; a failure is said where a person is waiting.
  */
 import * as cache from '@actions/cache';
 import * as core from '@actions/core';
@@ -8,26 +9,107 @@ import * as os from 'node:os';
 import { resolveOpenCode } from './agent/install.js';
 import { OpenCodeLauncher } from './agent/launcher.js';
 import { describe } from './errors.js';
-import { postAnswer, formatAnswer } from './github/comment.js';
-import { taskFromEvent, threadOf, type EventContext } from './github/event.js';
-import { readInputs } from './inputs.js';
+import { createGitHubApi, type GitHubApi, type PullDetails } from './github/api.js';
+import { authorize } from './github/authorize.js';
+import { readEventContext } from './github/context.js';
+import { gatherConversation } from './github/conversation.js';
+import { deliveryMarker, silentReporter, ThreadReporter, type Reporter } from './github/reporter.js';
+import { buildTask } from './github/task.js';
+import { interpretEvent, type Trigger } from './github/trigger.js';
+import { fenceUntrusted, sanitizeUntrusted } from './github/untrusted.js';
+import { readInputs, type Inputs } from './inputs.js';
 import { ActionsCacheStore } from './memory/actions-cache.js';
 import { memoryKeys } from './memory/keys.js';
 import { memoryLayout } from './memory/layout.js';
-import { readEventContext } from './github/context.js';
-import { setFailureOutputs, setRunOutputs, writeJobSummary } from './report/outputs.js';
+import { ThreadIndex } from './recall/threads.js';
+import { setFailureOutputs, setRunOutputs, setSkippedOutputs, writeJobSummary } from './report/outputs.js';
 import { RunFailed, run } from './run.js';
 import { ActionState } from './state.js';
 
 const MAX_MODEL_RETRIES = 3;
 const PRIOR_WORK_LIMIT = 3;
+const CONVERSATION_BUDGET = 24_000;
 
-export async function main(env: NodeJS.ProcessEnv = process.env): Promise<void> {
-  const inputs = readInputs((name) => core.getInput(name));
+type Act = Extract<Trigger, { kind: 'act' }>;
+
+function skip(reason: string, threadKey = ''): void {
+  core.notice(`Recall skipped this event: ${reason}`);
+  setSkippedOutputs(threadKey);
+}
+
+/** Has Recall already answered this delivery in the thread (a re-run, a duplicate webhook)? */
+async function alreadyAnswered(api: GitHubApi, trigger: Act): Promise<boolean> {
+  if (!trigger.subject) return false;
+  const marker = deliveryMarker(trigger.deliveryId);
+  const comments = await api.listIssueComments(trigger.subject.number);
+  return comments.some((c) => c.authorIsBot && c.body.includes(marker) && !c.body.includes('Recall could not finish'));
+}
+
+async function main(env: NodeJS.ProcessEnv = process.env): Promise<void> {
+  const inputs: Inputs = readInputs((name) => core.getInput(name));
   if (inputs.githubToken) core.setSecret(inputs.githubToken);
-  const ctx: EventContext = readEventContext(env);
-  const task = taskFromEvent(ctx, inputs.prompt);
+  const ctx = readEventContext(env);
+  const runUrl = ctx.repository && ctx.runId ? `${ctx.serverUrl}/${ctx.repository}/actions/runs/${ctx.runId}` : undefined;
 
+  const trigger = interpretEvent(
+    ctx.eventName,
+    ctx.payload,
+    { triggerPhrase: inputs.triggerPhrase, labelTrigger: inputs.labelTrigger, assigneeTrigger: inputs.assigneeTrigger, prompt: inputs.prompt },
+    { workflow: env.GITHUB_WORKFLOW ?? '', runId: ctx.runId, repository: ctx.repository },
+  );
+  if (trigger.kind === 'skip') return skip(trigger.reason);
+  core.setOutput('thread-key', trigger.threadKey);
+
+  const api = createGitHubApi(inputs.githubToken, ctx.repository);
+  if (ctx.eventName !== 'schedule') {
+    let pullForAuth = trigger.pullRequest;
+    if (trigger.pullRequest && !trigger.pullRequest.headSha) pullForAuth = await api.getPull(trigger.pullRequest.number);
+    const verdict = await authorize(api, trigger.actor, pullForAuth, { allowedBots: inputs.allowedBots, allowForks: inputs.allowForks });
+    if (!verdict.allowed) return skip(verdict.reason, trigger.threadKey);
+  }
+  if (await alreadyAnswered(api, trigger)) {
+    return skip(`delivery ${trigger.deliveryId} was already answered in this thread`, trigger.threadKey);
+  }
+
+  let pull: PullDetails | undefined;
+  if (trigger.pullRequest) pull = await api.getPull(trigger.pullRequest.number);
+  const subject = trigger.subject;
+  const reporter: Reporter = subject
+    ? new ThreadReporter({ api, trigger: { ...trigger, subject }, pull, runUrl, warn: core.warning, info: core.info })
+    : silentReporter;
+  await reporter.started();
+
+  try {
+    const conversation = subject
+      ? await gatherConversation(
+          api,
+          {
+            subject,
+            triggerComment: trigger.triggerComment,
+            reviewComment: trigger.reviewComment,
+            isPullRequest: subject.kind === 'pull request',
+            budgetChars: CONVERSATION_BUDGET,
+          },
+          { sanitize: sanitizeUntrusted, fence: fenceUntrusted },
+        )
+      : undefined;
+    const task = buildTask({ trigger, eventName: ctx.eventName, conversation: conversation?.text ?? '', runUrl });
+    const result = await runPipeline(env, inputs, task, pull?.isFork === true);
+    setRunOutputs(result, task.threadKey);
+    await writeJobSummary(task, result);
+    await reporter.answered(result);
+  } catch (error) {
+    await reporter.failed(failureMessage(error));
+    throw error;
+  }
+}
+
+function failureMessage(error: unknown): string {
+  if (error instanceof RunFailed) return `The agent's run failed: ${error.message}`;
+  return describe(error);
+}
+
+async function runPipeline(env: NodeJS.ProcessEnv, inputs: Inputs, task: ReturnType<typeof buildTask>, untrustedCode: boolean) {
   const clock = () => new Date();
   const log = { info: core.info, warning: core.warning };
   const layout = memoryLayout(env.RUNNER_TEMP || os.tmpdir());
@@ -43,46 +125,24 @@ export async function main(env: NodeJS.ProcessEnv = process.env): Promise<void> 
   });
   const agent = new OpenCodeLauncher({
     binary: () =>
-      resolveOpenCode({
-        version: inputs.opencodeVersion,
-        toolDir: env.RUNNER_TOOL_CACHE || layout.root,
-        pathEnv: env.PATH,
-        log: core.info,
-      }),
+      resolveOpenCode({ version: inputs.opencodeVersion, toolDir: env.RUNNER_TOOL_CACHE || layout.root, pathEnv: env.PATH, log: core.info }),
     workspace: env.GITHUB_WORKSPACE || process.cwd(),
     layout,
     parentEnv: env,
     userConfig: inputs.opencodeConfig,
     model: inputs.model,
     maxModelRetries: MAX_MODEL_RETRIES,
+    untrustedCode,
     log: core.debug,
   });
-
   try {
-    const result = await run(
+    return await run(
       task,
       { maxSessions: inputs.maxSessions, maxAgeDays: inputs.maxAgeDays, priorWorkLimit: PRIOR_WORK_LIMIT },
-      { memory, agent, state, log, clock },
+      { memory, agent, state, log, clock, openThreads: () => ThreadIndex.load(layout.memoryDir) },
     );
-    setRunOutputs(result);
-    await writeJobSummary(task, result);
-    const thread = threadOf(ctx);
-    if (thread && inputs.githubToken) {
-      const body = formatAnswer({
-        answer: result.response,
-        runUrl: task.runUrl,
-        durationMs: result.durationMs,
-        recalled: result.recalled.map((p) => p.sessionId),
-      });
-      try {
-        const url = await postAnswer(inputs.githubToken, ctx.repository, thread, body);
-        core.info(`Answer posted: ${url}`);
-      } catch (error) {
-        core.warning(`Could not post the answer on ${thread.kind} #${thread.number}: ${describe(error)}. The answer is in the job summary and the response output.`);
-      }
-    }
   } catch (error) {
-    if (error instanceof RunFailed) setFailureOutputs(error);
+    if (error instanceof RunFailed) setFailureOutputs(error, task.threadKey);
     throw error;
   }
 }

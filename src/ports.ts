@@ -95,4 +95,17 @@ export interface Task {
   event: string;
   /** Link to the workflow run, when known. */
   runUrl?: string;
+  /** The conversation this run belongs to (issue-12, pr-7, schedule-nightly): it maps to a session. */
+  threadKey: string;
+  /** What makes this delivery unique (comment-123): a delivery already answered is not answered again. */
+  deliveryId: string;
+}
+
+/** Recall's index of threads and answered deliveries, kept with the memory. */
+export interface ThreadBook {
+  sessionFor(threadKey: string): string | undefined;
+  answered(deliveryId: string): string | undefined;
+  remember(threadKey: string, deliveryId: string, sessionId: string, now: Date): void;
+  keepOnly(existingSessions: ReadonlySet<string>): void;
+  save(): void;
 }

@@ -14,7 +14,9 @@ import type {
   MemoryStore,
   RunState,
   SaveOutcome,
+  SessionSummary,
   Task,
+  ThreadBook,
   TokenUsage,
 } from './ports.js';
 import { priorWorkSection, selectPriorWork, type PriorWork } from './recall/prior-work.js';
@@ -33,10 +35,16 @@ export interface RunPorts {
   state: RunState;
   log: Logger;
   clock: () => Date;
+  /** Open Recall's thread index from the restored memory. */
+  openThreads: () => { index: ThreadBook; problem?: string };
 }
 
 export interface RunResult {
   sessionId: string;
+  /** True when this run continued the thread's earlier session rather than starting one. */
+  continued: boolean;
+  /** Set when this delivery had already been answered (in that session): nothing was run. */
+  duplicateOf?: string;
   response: string;
   memoryStatus: MemoryStatus;
   memorySave: SaveOutcome;
@@ -77,6 +85,25 @@ export async function run(task: Task, settings: RunSettings, ports: RunPorts): P
   const restored = await timed('Restoring memory', () => memory.restore());
   if (restored.warning) log.warning(restored.warning);
   log.info(`Memory: ${restored.status}${restored.restoredKey ? ` (from ${restored.restoredKey})` : ''}`);
+  const threads = ports.openThreads();
+  if (threads.problem) log.warning(threads.problem);
+  const answeredIn = threads.index.answered(task.deliveryId);
+  if (answeredIn) {
+    log.info(`This delivery (${task.deliveryId}) was already answered in session ${answeredIn}; not answering again.`);
+    return {
+      sessionId: answeredIn,
+      continued: false,
+      duplicateOf: answeredIn,
+      response: '',
+      memoryStatus: restored.status,
+      memorySave: { saved: false },
+      recalled: [],
+      pruned: [],
+      tokens: { input: 0, output: 0, reasoning: 0, cacheRead: 0, cacheWrite: 0 },
+      cost: 0,
+      durationMs: clock().getTime() - startedAt.getTime(),
+    };
+  }
   state.memoryPending();
 
   let server: AgentServer | undefined;
@@ -87,14 +114,22 @@ export async function run(task: Task, settings: RunSettings, ports: RunPorts): P
     state.agentStarted(server.pid);
 
     const live = server;
-    recalled = await timed('Recalling prior work', () => recallPriorWork(live, task.searchText, settings.priorWorkLimit));
+    const sessions = await live.listSessions();
+    const earlier = threads.index.sessionFor(task.threadKey);
+    const continued = earlier !== undefined && sessions.some((s) => s.id === earlier);
+    recalled = await timed('Recalling prior work', () =>
+      recallPriorWork(live, sessions.filter((s) => s.id !== earlier), task.searchText, settings.priorWorkLimit),
+    );
     log.info(
       recalled.length === 0
         ? 'Prior work: no related earlier session found'
         : `Prior work: ${recalled.map((p) => `${p.sessionId} (${p.matched.join(', ')})`).join('; ')}`,
     );
 
-    sessionId = await server.createSession(task.title);
+    if (continued) log.info(`Continuing ${task.threadKey} in its session ${earlier}`);
+    else if (earlier) log.info(`The session of ${task.threadKey} (${earlier}) is gone; starting a new one`);
+    sessionId = continued ? earlier! : await server.createSession(task.title);
+    threads.index.remember(task.threadKey, task.deliveryId, sessionId, clock());
     let reply: AgentReply;
     try {
       const id = sessionId;
@@ -106,8 +141,10 @@ export async function run(task: Task, settings: RunSettings, ports: RunPorts): P
     await writeSummary(server, sessionId, task, recalled, clock(), { answer: reply.text }, log);
 
     const pruned = await pruneSessions(server, settings, clock(), sessionId, log);
+    threads.index.keepOnly(new Set((await live.listSessions()).map((s) => s.id)));
     await timed('Stopping OpenCode', () => live.stop());
     state.agentStopped();
+    threads.index.save();
 
     state.memorySaveAttempted();
     const memorySave = await timed('Saving memory', () => memory.save());
@@ -116,6 +153,7 @@ export async function run(task: Task, settings: RunSettings, ports: RunPorts): P
 
     return {
       sessionId,
+      continued,
       response: reply.text,
       memoryStatus: restored.status,
       memorySave,
@@ -130,12 +168,21 @@ export async function run(task: Task, settings: RunSettings, ports: RunPorts): P
       await server.stop().catch(() => undefined);
       state.agentStopped();
     }
+    try {
+      threads.index.save();
+    } catch {
+      // the post step saves what there is
+    }
     throw new RunFailed(describe(error), restored.status, sessionId, recalled, { cause: error });
   }
 }
 
-async function recallPriorWork(server: AgentServer, query: string, limit: number): Promise<PriorWork[]> {
-  const sessions = await server.listSessions();
+async function recallPriorWork(
+  server: AgentServer,
+  sessions: readonly SessionSummary[],
+  query: string,
+  limit: number,
+): Promise<PriorWork[]> {
   const candidates = await Promise.all(
     sessions.map(async (s) => ({ ...s, texts: await server.sessionTexts(s.id) })),
   );

@@ -16,6 +16,8 @@ export interface OpenCodeLauncherOptions {
   userConfig: Record<string, unknown>;
   model: ModelRef | undefined;
   maxModelRetries: number;
+  /** The checkout holds code nobody with write access vouched for (a fork's pull request). */
+  untrustedCode: boolean;
   log: (line: string) => void;
 }
 
@@ -23,16 +25,27 @@ export interface OpenCodeLauncherOptions {
  * The OpenCode config for a run: the user's config, with what Recall needs on top. Autoupdate
  * and sharing are always off (a CI run must not change its binary or publish a session);
  * a write outside the checkout and the `question` tool are denied unless the user's config says
- * otherwise, because nobody is there to answer (OpenCode would wait forever).
+ * otherwise, because nobody is there to answer (OpenCode would wait forever). When the checkout
+ * is a fork's pull request the shell is denied whatever the user's config says.
  */
-export function agentConfig(user: Record<string, unknown>, model: ModelRef | undefined): Record<string, unknown> {
+export function agentConfig(
+  user: Record<string, unknown>,
+  model: ModelRef | undefined,
+  untrustedCode = false,
+): Record<string, unknown> {
   const userPermission = isObject(user.permission) ? user.permission : {};
   return {
     ...user,
     ...(model ? { model: `${model.providerID}/${model.modelID}` } : {}),
     autoupdate: false,
     share: 'disabled',
-    permission: { external_directory: 'deny', question: 'deny', ...userPermission },
+    permission: {
+      external_directory: 'deny',
+      question: 'deny',
+      ...userPermission,
+      // A fork's code must not run where the model provider key is in reach: no shell at all.
+      ...(untrustedCode ? { bash: 'deny' } : {}),
+    },
   };
 }
 
@@ -50,7 +63,7 @@ export class OpenCodeLauncher implements AgentLauncher {
       parentEnv: this.o.parentEnv,
       stateRoot: layout.agentStateDir,
       databasePath: layout.databasePath,
-      config: agentConfig(this.o.userConfig, this.o.model),
+      config: agentConfig(this.o.userConfig, this.o.model, this.o.untrustedCode),
     });
     const server = await startOpenCodeServer({ binary, cwd: workspace, env, onLog: this.o.log });
     this.o.log(`OpenCode is listening on ${server.url} (pid ${server.pid})`);

@@ -1,7 +1,14 @@
 import * as fs from 'node:fs';
-import type { EventContext } from './event.js';
 
 /** The event as a runner describes it: GITHUB_EVENT_NAME and the payload at GITHUB_EVENT_PATH. */
+export interface EventContext {
+  eventName: string;
+  payload: Record<string, any>;
+  serverUrl: string;
+  repository: string;
+  runId: string;
+}
+
 export function readEventContext(env: NodeJS.ProcessEnv): EventContext {
   let payload: Record<string, any> = {};
   const eventPath = env.GITHUB_EVENT_PATH;

@@ -5,9 +5,30 @@ import * as core from '@actions/core';
 import type { RunFailed, RunResult } from '../run.js';
 import type { Task } from '../ports.js';
 
-export const OUTPUT_NAMES = ['session-id', 'memory-status', 'memory-saved', 'recalled-sessions', 'response'] as const;
+export const OUTPUT_NAMES = [
+  'session-id',
+  'thread-key',
+  'skipped',
+  'memory-status',
+  'memory-saved',
+  'recalled-sessions',
+  'response',
+] as const;
 
-export function setRunOutputs(result: RunResult): void {
+/** The event was not for Recall, or its sender may not make the agent act. */
+export function setSkippedOutputs(threadKey: string): void {
+  core.setOutput('skipped', 'true');
+  core.setOutput('thread-key', threadKey);
+  core.setOutput('session-id', '');
+  core.setOutput('memory-status', '');
+  core.setOutput('memory-saved', 'false');
+  core.setOutput('recalled-sessions', '[]');
+  core.setOutput('response', '');
+}
+
+export function setRunOutputs(result: RunResult, threadKey: string): void {
+  core.setOutput('skipped', String(result.duplicateOf !== undefined));
+  core.setOutput('thread-key', threadKey);
   core.setOutput('session-id', result.sessionId);
   core.setOutput('memory-status', result.memoryStatus);
   core.setOutput('memory-saved', String(result.memorySave.saved));
@@ -15,7 +36,9 @@ export function setRunOutputs(result: RunResult): void {
   core.setOutput('response', result.response);
 }
 
-export function setFailureOutputs(failure: RunFailed): void {
+export function setFailureOutputs(failure: RunFailed, threadKey: string): void {
+  core.setOutput('skipped', 'false');
+  core.setOutput('thread-key', threadKey);
   core.setOutput('session-id', failure.sessionId ?? '');
   core.setOutput('memory-status', failure.memoryStatus);
   core.setOutput('memory-saved', 'false');
@@ -29,6 +52,7 @@ export async function writeJobSummary(task: Task, result: RunResult): Promise<vo
     .addHeading('Recall', 2)
     .addTable([
       [{ data: 'Event', header: true }, task.event],
+      [{ data: 'Thread', header: true }, `${task.threadKey}${result.continued ? ' (continued)' : ''}`],
       [{ data: 'Session', header: true }, result.sessionId],
       [{ data: 'Memory', header: true }, `${result.memoryStatus}; saved: ${result.memorySave.saved ? 'yes' : 'no'}`],
       [{ data: 'Recalled sessions', header: true }, result.recalled.map((p) => p.sessionId).join(', ') || 'none'],

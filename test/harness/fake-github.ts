@@ -1,9 +1,13 @@
 /**
- * A fake GitHub REST API on 127.0.0.1 (use its url as GITHUB_API_URL). It records every call
- * and answers the calls Recall makes; anything else gets a 404 like the real API.
+ * A fake GitHub REST API on 127.0.0.1 (its url is GITHUB_API_URL for the action). It keeps
+ * state a test seeds (permissions, issues, pull requests, comments) and state the action
+ * creates (comments, edits, reactions, reviews), answers in the REST shapes octokit reads, and
+ * records every call. Anything it does not know is a 404, as on GitHub.
  */
 import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
+
+export type Permission = 'admin' | 'maintain' | 'write' | 'triage' | 'read' | 'none';
 
 export interface RecordedCall {
   method: string;
@@ -12,49 +16,230 @@ export interface RecordedCall {
   body: any;
 }
 
+export interface StoredComment {
+  id: number;
+  issue: number;
+  body: string;
+  author: string;
+  authorType: 'User' | 'Bot';
+  createdAt: string;
+  updatedAt: string;
+}
+
+export interface StoredReview {
+  id: number;
+  pull: number;
+  event: string;
+  commitId: string;
+  body: string;
+  comments: Array<{ path: string; line: number; side?: string; body: string }>;
+}
+
+export interface StoredReaction {
+  target: 'issue' | 'issue_comment' | 'pull_request_review_comment';
+  id: number;
+  content: string;
+}
+
+export interface PullSeed {
+  number: number;
+  title: string;
+  body: string;
+  author: string;
+  headSha: string;
+  fork?: boolean;
+  draft?: boolean;
+  files?: Array<{ path: string; status: string; additions: number; deletions: number; patch?: string }>;
+}
+
 export interface FakeGitHub {
   url: string;
   calls: RecordedCall[];
-  /** The bodies of comments posted, in order. */
+  /** Comments the action created, in order (first version of each). */
   comments(): Array<{ issue: number; body: string }>;
+  /** Every comment on an issue as it is now (seeded ones and the action's, edits applied). */
+  commentsOn(issue: number): StoredComment[];
+  reactions(): StoredReaction[];
+  reviews(): StoredReview[];
+  setPermission(login: string, permission: Permission): void;
+  addIssue(issue: { number: number; title: string; body: string; author: string }): void;
+  addPull(pull: PullSeed): void;
+  addComment(comment: { issue: number; body: string; author: string; authorType?: 'User' | 'Bot'; createdAt?: string; updatedAt?: string }): StoredComment;
+  /** Answer the next `times` calls whose path matches with `status`. */
+  failNext(pathPattern: RegExp, status: number, times?: number): void;
   stop(): Promise<void>;
 }
 
+/** The login the action's token belongs to: the workflow token posts as github-actions[bot]. */
+const TOKEN_USER = { login: 'github-actions[bot]', id: 41898282, type: 'Bot' };
+
 export async function startFakeGitHub(): Promise<FakeGitHub> {
   const calls: RecordedCall[] = [];
-  let nextId = 1000;
+  const permissions = new Map<string, Permission>();
+  const issues = new Map<number, { number: number; title: string; body: string; author: string }>();
+  const pulls = new Map<number, PullSeed>();
+  const comments: StoredComment[] = [];
+  const created: Array<{ issue: number; body: string }> = [];
+  const reactions: StoredReaction[] = [];
+  const reviews: StoredReview[] = [];
+  const failures: Array<{ pattern: RegExp; status: number; times: number }> = [];
+  let nextId = 1_000;
+  let clock = Date.parse('2026-11-01T00:00:00Z');
+  const now = () => new Date((clock += 1_000)).toISOString();
+  let baseUrl = '';
+
+  const userJson = (login: string, type = login.endsWith('[bot]') ? 'Bot' : 'User') => ({ login, id: login.length, type });
+  const commentJson = (c: StoredComment, owner: string, repo: string) => ({
+    id: c.id,
+    body: c.body,
+    user: userJson(c.author, c.authorType),
+    created_at: c.createdAt,
+    updated_at: c.updatedAt,
+    html_url: `https://github.com/${owner}/${repo}/issues/${c.issue}#issuecomment-${c.id}`,
+    issue_url: `${baseUrl}/repos/${owner}/${repo}/issues/${c.issue}`,
+  });
+
+  const addComment: FakeGitHub['addComment'] = (c) => {
+    const at = c.createdAt ?? now();
+    const stored: StoredComment = {
+      id: nextId++,
+      issue: c.issue,
+      body: c.body,
+      author: c.author,
+      authorType: c.authorType ?? (c.author.endsWith('[bot]') ? 'Bot' : 'User'),
+      createdAt: at,
+      updatedAt: c.updatedAt ?? at,
+    };
+    comments.push(stored);
+    return stored;
+  };
+
+  type Handler = (m: RegExpExecArray, body: any, url: URL) => [number, unknown];
+  const routes: Array<[string, RegExp, Handler]> = [
+    ['GET', /^\/repos\/([^/]+)\/([^/]+)\/collaborators\/([^/]+)\/permission$/, (m) => {
+      const login = decodeURIComponent(m[3]!);
+      const permission = permissions.get(login);
+      if (!permission || permission === 'none') return [404, { message: 'Not Found' }];
+      const legacy = permission === 'maintain' ? 'write' : permission === 'triage' ? 'read' : permission;
+      return [200, { permission: legacy, role_name: permission, user: userJson(login) }];
+    }],
+    ['GET', /^\/repos\/([^/]+)\/([^/]+)\/issues\/(\d+)$/, (m) => {
+      const n = Number(m[3]);
+      const issue = issues.get(n) ?? (pulls.get(n) && { ...pulls.get(n)!, pull: true });
+      if (!issue) return [404, { message: 'Not Found' }];
+      return [200, { number: n, title: issue.title, body: issue.body, user: userJson(issue.author), ...('pull' in issue ? { pull_request: {} } : {}) }];
+    }],
+    ['GET', /^\/repos\/([^/]+)\/([^/]+)\/issues\/(\d+)\/comments$/, (m, _b, url) => {
+      const page = Number(url.searchParams.get('page') ?? 1);
+      const perPage = Number(url.searchParams.get('per_page') ?? 30);
+      const all = comments.filter((c) => c.issue === Number(m[3]));
+      return [200, all.slice((page - 1) * perPage, page * perPage).map((c) => commentJson(c, m[1]!, m[2]!))];
+    }],
+    ['POST', /^\/repos\/([^/]+)\/([^/]+)\/issues\/(\d+)\/comments$/, (m, body) => {
+      const stored = addComment({ issue: Number(m[3]), body: String(body?.body ?? ''), author: TOKEN_USER.login, authorType: 'Bot' });
+      created.push({ issue: stored.issue, body: stored.body });
+      return [201, commentJson(stored, m[1]!, m[2]!)];
+    }],
+    ['PATCH', /^\/repos\/([^/]+)\/([^/]+)\/issues\/comments\/(\d+)$/, (m, body) => {
+      const stored = comments.find((c) => c.id === Number(m[3]));
+      if (!stored) return [404, { message: 'Not Found' }];
+      stored.body = String(body?.body ?? '');
+      stored.updatedAt = now();
+      return [200, commentJson(stored, m[1]!, m[2]!)];
+    }],
+    ['POST', /^\/repos\/([^/]+)\/([^/]+)\/issues\/(\d+)\/reactions$/, (m, body) => {
+      reactions.push({ target: 'issue', id: Number(m[3]), content: String(body?.content) });
+      return [201, { id: nextId++, content: body?.content, user: TOKEN_USER }];
+    }],
+    ['POST', /^\/repos\/([^/]+)\/([^/]+)\/issues\/comments\/(\d+)\/reactions$/, (m, body) => {
+      reactions.push({ target: 'issue_comment', id: Number(m[3]), content: String(body?.content) });
+      return [201, { id: nextId++, content: body?.content, user: TOKEN_USER }];
+    }],
+    ['POST', /^\/repos\/([^/]+)\/([^/]+)\/pulls\/comments\/(\d+)\/reactions$/, (m, body) => {
+      reactions.push({ target: 'pull_request_review_comment', id: Number(m[3]), content: String(body?.content) });
+      return [201, { id: nextId++, content: body?.content, user: TOKEN_USER }];
+    }],
+    ['GET', /^\/repos\/([^/]+)\/([^/]+)\/pulls\/(\d+)$/, (m) => {
+      const pull = pulls.get(Number(m[3]));
+      if (!pull) return [404, { message: 'Not Found' }];
+      const base = `${m[1]}/${m[2]}`;
+      return [200, {
+        number: pull.number,
+        title: pull.title,
+        body: pull.body,
+        draft: pull.draft ?? false,
+        user: userJson(pull.author),
+        head: { sha: pull.headSha, repo: { full_name: pull.fork ? `fork-owner/${m[2]}` : base } },
+        base: { repo: { full_name: base } },
+      }];
+    }],
+    ['GET', /^\/repos\/([^/]+)\/([^/]+)\/pulls\/(\d+)\/files$/, (m, _b, url) => {
+      const page = Number(url.searchParams.get('page') ?? 1);
+      const perPage = Number(url.searchParams.get('per_page') ?? 30);
+      const files = (pulls.get(Number(m[3]))?.files ?? []).map((f) => ({
+        filename: f.path,
+        status: f.status,
+        additions: f.additions,
+        deletions: f.deletions,
+        changes: f.additions + f.deletions,
+        ...(f.patch ? { patch: f.patch } : {}),
+      }));
+      return [200, files.slice((page - 1) * perPage, page * perPage)];
+    }],
+    ['POST', /^\/repos\/([^/]+)\/([^/]+)\/pulls\/(\d+)\/reviews$/, (m, body) => {
+      const review: StoredReview = {
+        id: nextId++,
+        pull: Number(m[3]),
+        event: String(body?.event ?? ''),
+        commitId: String(body?.commit_id ?? ''),
+        body: String(body?.body ?? ''),
+        comments: Array.isArray(body?.comments) ? body.comments : [],
+      };
+      reviews.push(review);
+      return [200, { id: review.id, state: review.event, html_url: `https://github.com/${m[1]}/${m[2]}/pull/${m[3]}#pullrequestreview-${review.id}` }];
+    }],
+  ];
+
   const server = http.createServer((req, res) => {
     let raw = '';
     req.on('data', (d: Buffer) => (raw += d.toString()));
     req.on('end', () => {
       const url = new URL(req.url ?? '/', 'http://localhost');
       const body = (raw ? safeJson(raw) : undefined) as any;
-      calls.push({ method: req.method ?? '', path: url.pathname, authorization: req.headers.authorization, body });
+      const method = req.method ?? '';
+      calls.push({ method, path: url.pathname, authorization: req.headers.authorization, body });
       const send = (status: number, data: unknown) => {
         res.writeHead(status, { 'content-type': 'application/json' });
         res.end(JSON.stringify(data));
       };
-      const comment = /^\/repos\/([^/]+)\/([^/]+)\/issues\/(\d+)\/comments$/.exec(url.pathname);
-      if (comment && req.method === 'POST') {
-        const id = nextId++;
-        return send(201, {
-          id,
-          body: body?.body,
-          html_url: `https://github.com/${comment[1]}/${comment[2]}/issues/${comment[3]}#issuecomment-${id}`,
-        });
+      const failure = failures.find((f) => f.times > 0 && f.pattern.test(url.pathname));
+      if (failure) {
+        failure.times--;
+        return send(failure.status, { message: 'Injected failure' });
+      }
+      for (const [routeMethod, pattern, handle] of routes) {
+        const m = pattern.exec(url.pathname);
+        if (m && routeMethod === method) return send(...handle(m, body, url));
       }
       send(404, { message: 'Not Found', documentation_url: 'https://docs.github.com/rest' });
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
+  baseUrl = `http://127.0.0.1:${port}`;
+
   return {
-    url: `http://127.0.0.1:${port}`,
+    url: baseUrl,
     calls,
-    comments: () =>
-      calls
-        .filter((c) => c.method === 'POST' && /\/issues\/\d+\/comments$/.test(c.path))
-        .map((c) => ({ issue: Number(/\/issues\/(\d+)\//.exec(c.path)![1]), body: String(c.body?.body ?? '') })),
+    comments: () => created.map((c) => ({ ...c })),
+    commentsOn: (issue) => comments.filter((c) => c.issue === issue).map((c) => ({ ...c })),
+    reactions: () => reactions.map((r) => ({ ...r })),
+    reviews: () => reviews.map((r) => ({ ...r })),
+    setPermission: (login, permission) => void permissions.set(login, permission),
+    addIssue: (issue) => void issues.set(issue.number, issue),
+    addPull: (pull) => void pulls.set(pull.number, pull),
+    addComment,
+    failNext: (pattern, status, times = 1) => void failures.push({ pattern, status, times }),
     stop: () =>
       new Promise<void>((resolve) => {
         server.closeAllConnections();

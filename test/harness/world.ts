@@ -22,6 +22,8 @@ export interface World {
   modelInputs: Record<string, string>;
   /** Step env: cache service, GitHub API, offline OpenCode. */
   stepEnv(): Record<string, string>;
+  /** Run the bundled action on any event. */
+  runEvent(eventName: string, payload: Record<string, unknown>, runId: string, extra?: Partial<ActionRunOptions>): Promise<ActionRun>;
   /** Run the bundled action on an `issues: opened` event. */
   openIssue(runId: string, issue: { number: number; title: string; body: string }, extra?: Partial<ActionRunOptions>): Promise<ActionRun>;
   stop(): Promise<void>;
@@ -75,6 +77,7 @@ export async function startWorld(): Promise<World> {
     started.push(cache);
     const github = await startFakeGitHub();
     started.push(github);
+    github.setPermission('octocat', 'admin');
     const workspace = path.join(root, 'workspace');
     makeCheckout(workspace);
     const machine = createMachine(path.join(root, 'machine'), workspace);
@@ -91,16 +94,20 @@ export async function startWorld(): Promise<World> {
         OPENCODE_DISABLE_MODELS_FETCH: '1',
         npm_config_registry: 'http://127.0.0.1:9/',
       }),
-      openIssue: (runId, issue, extra = {}) =>
+      runEvent: (eventName, payload, runId, extra = {}) =>
         runAction({
           machine,
-          eventName: 'issues',
-          payload: issuesOpenedPayload(issue),
+          eventName,
+          payload,
           runId,
           ...extra,
           inputs: { ...world.modelInputs, ...extra.inputs },
           env: { ...world.stepEnv(), ...extra.env },
         }),
+      openIssue: (runId, issue, extra = {}) => {
+        github.addIssue({ number: issue.number, title: issue.title, body: issue.body, author: 'octocat' });
+        return world.runEvent('issues', issuesOpenedPayload(issue), runId, extra);
+      },
       stop: async () => {
         await Promise.allSettled(started.map((s) => s.stop()));
         fs.rmSync(root, { recursive: true, force: true });

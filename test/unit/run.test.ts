@@ -1,8 +1,38 @@
 import { describe, expect, it } from 'vitest';
-import type { AgentReply, AgentServer, MemoryStore, RestoreOutcome, RunState, SaveOutcome, SessionSummary } from '../../src/ports.js';
+import type { AgentReply, AgentServer, MemoryStore, RestoreOutcome, RunState, SaveOutcome, SessionSummary, ThreadBook } from '../../src/ports.js';
 import { RunFailed, run } from '../../src/run.js';
 
-const task = { title: 'issue #2: Safari SSO', prompt: 'Why does SSO fail on Safari?', searchText: 'SSO Safari', event: 'issues opened #2' };
+const task = {
+  title: 'issue #2: Safari SSO',
+  prompt: 'Why does SSO fail on Safari?',
+  searchText: 'SSO Safari',
+  event: 'issues #2',
+  threadKey: 'issue-2',
+  deliveryId: 'issue-opened-2',
+};
+
+/** An in-memory ThreadBook with the real one's rules. */
+class FakeThreads implements ThreadBook {
+  threads = new Map<string, string>();
+  deliveries = new Map<string, string>();
+  saved = 0;
+  sessionFor(key: string) {
+    return this.threads.get(key);
+  }
+  answered(id: string) {
+    return this.deliveries.get(id);
+  }
+  remember(key: string, delivery: string, session: string) {
+    this.threads.set(key, session);
+    this.deliveries.set(delivery, session);
+  }
+  keepOnly(existing: ReadonlySet<string>) {
+    for (const [k, v] of this.threads) if (!existing.has(v)) this.threads.delete(k);
+  }
+  save() {
+    this.saved++;
+  }
+}
 const settings = { maxSessions: 1, maxAgeDays: 0, priorWorkLimit: 3 };
 const reply: AgentReply = { text: 'Because of SameSite.', tokens: { input: 10, output: 5, reasoning: 0, cacheRead: 0, cacheWrite: 0 }, cost: 0.01 };
 
@@ -62,14 +92,16 @@ function harness(restore: RestoreOutcome, save: SaveOutcome, fail?: Error) {
     agentStarted: (pid) => events.push(`state: agent ${pid}`),
     agentStopped: () => events.push('state: agent stopped'),
   };
+  const threads = new FakeThreads();
   const ports = {
+    openThreads: () => ({ index: threads }),
     memory,
     agent: { start: async () => (events.push('start'), server) },
     state,
     log: { info: () => undefined, warning: (m: string) => warnings.push(m) },
     clock: () => new Date('2026-11-22T00:00:00Z'),
   };
-  return { events, warnings, server, ports };
+  return { events, warnings, server, ports, threads };
 }
 
 describe('the pipeline', () => {
@@ -78,7 +110,7 @@ describe('the pipeline', () => {
     const result = await run(task, settings, h.ports);
     expect(h.events).toEqual([
       'restore', 'state: pending', 'start', 'state: agent 4242', 'list', 'create', 'prompt', 'note', 'list',
-      'delete ses_old', 'stop', 'state: agent stopped', 'state: saving', 'save',
+      'delete ses_old', 'list', 'stop', 'state: agent stopped', 'state: saving', 'save',
     ]);
     expect(result).toMatchObject({ sessionId: 'ses_new', response: 'Because of SameSite.', memoryStatus: 'hit', pruned: ['ses_old'] });
     expect(result.recalled.map((p) => p.sessionId)).toEqual(['ses_old']);
@@ -91,6 +123,32 @@ describe('the pipeline', () => {
     expect(h.server.notes[0]).toMatch(/^\[recall\] run summary/);
     expect(h.server.notes[0]).toContain('Because of SameSite.');
     expect(h.server.notes[0]).toContain('Recalled sessions: ses_old');
+  });
+
+  it('a follow-up in the same thread continues its session instead of starting one', async () => {
+    const h = harness({ status: 'hit' }, { saved: true });
+    h.threads.threads.set('issue-2', 'ses_old');
+    const result = await run({ ...task, deliveryId: 'comment-9' }, { ...settings, maxSessions: 5 }, h.ports);
+    expect(result).toMatchObject({ sessionId: 'ses_old', continued: true });
+    expect(h.events).not.toContain('create');
+    expect(result.recalled).toEqual([]);
+    expect(h.threads.answered('comment-9')).toBe('ses_old');
+    expect(h.threads.saved).toBe(1);
+  });
+
+  it('a thread whose session was pruned starts a new session', async () => {
+    const h = harness({ status: 'hit' }, { saved: true });
+    h.threads.threads.set('issue-2', 'ses_gone');
+    const result = await run(task, settings, h.ports);
+    expect(result).toMatchObject({ sessionId: 'ses_new', continued: false });
+  });
+
+  it('a delivery already answered is not answered again, and nothing is saved', async () => {
+    const h = harness({ status: 'hit' }, { saved: true });
+    h.threads.deliveries.set('issue-opened-2', 'ses_old');
+    const result = await run(task, settings, h.ports);
+    expect(result.duplicateOf).toBe('ses_old');
+    expect(h.events).toEqual(['restore']);
   });
 
   it('a memory failure warns and does not fail the run', async () => {

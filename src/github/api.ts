@@ -1,0 +1,164 @@
+/**
+ * The GitHub REST calls Recall makes, typed, over octokit. `github.getOctokit` takes its base URL
+ * from GITHUB_API_URL, so GitHub Enterprise and the test harness work without a setting.
+ */
+import * as github from '@actions/github';
+import type { PullRequestRef, ReactionTarget } from './trigger.js';
+
+export type Permission = 'admin' | 'maintain' | 'write' | 'triage' | 'read' | 'none';
+
+export interface IssueComment {
+  id: number;
+  body: string;
+  author: string;
+  authorIsBot: boolean;
+  createdAt: string;
+  updatedAt: string;
+  url: string;
+}
+
+export interface PullFile {
+  path: string;
+  status: string;
+  additions: number;
+  deletions: number;
+  patch?: string;
+}
+
+export interface PullDetails extends PullRequestRef {
+  title: string;
+  body: string;
+  author: string;
+}
+
+export interface ReviewLineComment {
+  path: string;
+  line: number;
+  side?: 'LEFT' | 'RIGHT';
+  body: string;
+}
+
+export interface GitHubApi {
+  permissionOf(login: string): Promise<Permission>;
+  getIssue(number: number): Promise<{ number: number; title: string; body: string; author: string; isPullRequest: boolean }>;
+  listIssueComments(number: number): Promise<IssueComment[]>;
+  getPull(number: number): Promise<PullDetails>;
+  listPullFiles(number: number): Promise<PullFile[]>;
+  addReaction(target: ReactionTarget, content: 'eyes' | '+1' | 'confused' | 'rocket'): Promise<void>;
+  createComment(issueNumber: number, body: string): Promise<{ id: number; url: string }>;
+  updateComment(commentId: number, body: string): Promise<{ id: number; url: string }>;
+  createReview(
+    pullNumber: number,
+    review: { commitId: string; event: 'COMMENT' | 'REQUEST_CHANGES' | 'APPROVE'; body: string; comments: ReviewLineComment[] },
+  ): Promise<{ id: number; url: string }>;
+}
+
+const PERMISSIONS: readonly Permission[] = ['admin', 'maintain', 'write', 'triage', 'read', 'none'];
+
+export function createGitHubApi(token: string, repository: string): GitHubApi {
+  const [owner, repo] = repository.split('/');
+  if (!owner || !repo) throw new Error(`GITHUB_REPOSITORY "${repository}" is not owner/name`);
+  if (!token) throw new Error('github-token is empty: give the step a token (the default is the workflow token)');
+  return new OctokitGitHubApi(github.getOctokit(token), owner, repo);
+}
+
+type Octokit = ReturnType<typeof github.getOctokit>;
+
+export class OctokitGitHubApi implements GitHubApi {
+  constructor(
+    private readonly octokit: Octokit,
+    private readonly owner: string,
+    private readonly repo: string,
+  ) {}
+
+  private get where() {
+    return { owner: this.owner, repo: this.repo };
+  }
+
+  async permissionOf(login: string): Promise<Permission> {
+    try {
+      const { data } = await this.octokit.rest.repos.getCollaboratorPermissionLevel({ ...this.where, username: login });
+      const role = (data as { role_name?: string }).role_name;
+      if (role === 'maintain' || role === 'triage') return role;
+      return PERMISSIONS.includes(data.permission as Permission) ? (data.permission as Permission) : 'none';
+    } catch (error) {
+      if ((error as { status?: number }).status === 404) return 'none';
+      throw error;
+    }
+  }
+
+  async getIssue(number: number) {
+    const { data } = await this.octokit.rest.issues.get({ ...this.where, issue_number: number });
+    return { number: data.number, title: data.title, body: data.body ?? '', author: data.user?.login ?? '', isPullRequest: Boolean(data.pull_request) };
+  }
+
+  async listIssueComments(number: number): Promise<IssueComment[]> {
+    const comments = await this.octokit.paginate(this.octokit.rest.issues.listComments, { ...this.where, issue_number: number, per_page: 100 });
+    return comments.map((c) => ({
+      id: c.id,
+      body: c.body ?? '',
+      author: c.user?.login ?? '',
+      authorIsBot: c.user?.type === 'Bot',
+      createdAt: c.created_at,
+      updatedAt: c.updated_at,
+      url: c.html_url,
+    }));
+  }
+
+  async getPull(number: number): Promise<PullDetails> {
+    const { data } = await this.octokit.rest.pulls.get({ ...this.where, pull_number: number });
+    const headRepo = data.head.repo?.full_name ?? '';
+    const baseRepo = data.base.repo.full_name;
+    return {
+      number: data.number,
+      headSha: data.head.sha,
+      headRepo,
+      baseRepo,
+      isFork: !headRepo || headRepo !== baseRepo,
+      draft: data.draft === true,
+      title: data.title,
+      body: data.body ?? '',
+      author: data.user?.login ?? '',
+    };
+  }
+
+  async listPullFiles(number: number): Promise<PullFile[]> {
+    const files = await this.octokit.paginate(this.octokit.rest.pulls.listFiles, { ...this.where, pull_number: number, per_page: 100 });
+    return files.map((f) => ({ path: f.filename, status: f.status, additions: f.additions, deletions: f.deletions, ...(f.patch ? { patch: f.patch } : {}) }));
+  }
+
+  async addReaction(target: ReactionTarget, content: 'eyes' | '+1' | 'confused' | 'rocket'): Promise<void> {
+    if (target.kind === 'issue') {
+      await this.octokit.rest.reactions.createForIssue({ ...this.where, issue_number: target.number, content });
+    } else if (target.kind === 'issue_comment') {
+      await this.octokit.rest.reactions.createForIssueComment({ ...this.where, comment_id: target.id, content });
+    } else {
+      await this.octokit.rest.reactions.createForPullRequestReviewComment({ ...this.where, comment_id: target.id, content });
+    }
+  }
+
+  async createComment(issueNumber: number, body: string) {
+    const { data } = await this.octokit.rest.issues.createComment({ ...this.where, issue_number: issueNumber, body });
+    return { id: data.id, url: data.html_url };
+  }
+
+  async updateComment(commentId: number, body: string) {
+    const { data } = await this.octokit.rest.issues.updateComment({ ...this.where, comment_id: commentId, body });
+    return { id: data.id, url: data.html_url };
+  }
+
+  async createReview(
+    pullNumber: number,
+    review: { commitId: string; event: 'COMMENT' | 'REQUEST_CHANGES' | 'APPROVE'; body: string; comments: ReviewLineComment[] },
+  ) {
+    const { data } = await this.octokit.rest.pulls.createReview({
+      ...this.where,
+      pull_number: pullNumber,
+      commit_id: review.commitId,
+      event: review.event,
+      body: review.body,
+      comments: review.comments.map((c) => ({ path: c.path, line: c.line, side: c.side ?? 'RIGHT', body: c.body })),
+    });
+    return { id: data.id, url: data.html_url };
+  }
+}

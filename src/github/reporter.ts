@@ -1,0 +1,119 @@
+/**
+ * What a person waiting in the thread sees: an eyes reaction when work starts, one comment that
+ * says "working" and is then replaced by the answer (or a review, for pull request reviews),
+ * with a footer Recall writes, not the model. On failure the comment says what failed.
+ */
+import type { RunResult } from '../run.js';
+import { describe } from '../errors.js';
+import type { GitHubApi, PullDetails } from './api.js';
+import { parseReview, placeComments } from './review.js';
+import type { Trigger } from './trigger.js';
+
+type Act = Extract<Trigger, { kind: 'act' }>;
+
+/** Hidden in every comment Recall posts: marks its own comments and the delivery they answer. */
+export function deliveryMarker(deliveryId: string): string {
+  return `<!-- recall:delivery=${deliveryId} -->`;
+}
+
+export interface Reporter {
+  started(): Promise<void>;
+  /** Post the outcome; throws when it cannot, because someone is waiting for it. */
+  answered(result: RunResult): Promise<void>;
+  /** Say what failed; never throws. */
+  failed(message: string): Promise<void>;
+}
+
+/** Schedules and dispatches: nobody waits in a thread; the job summary is the report. */
+export const silentReporter: Reporter = {
+  started: async () => undefined,
+  answered: async () => undefined,
+  failed: async () => undefined,
+};
+
+export interface ThreadReporterOptions {
+  api: GitHubApi;
+  trigger: Act & { subject: NonNullable<Act['subject']> };
+  pull: PullDetails | undefined;
+  runUrl: string | undefined;
+  warn: (message: string) => void;
+  info: (message: string) => void;
+}
+
+export function footer(result: RunResult | undefined, runUrl: string | undefined): string {
+  const parts = [runUrl ? `[run log](${runUrl})` : 'Recall'];
+  if (result) {
+    const t = result.tokens;
+    parts.push(`${(result.durationMs / 1000).toFixed(0)} s`);
+    parts.push(`${(t.input + t.output + t.reasoning).toLocaleString('en-US')} tokens (${t.input.toLocaleString('en-US')} in, ${t.output.toLocaleString('en-US')} out)`);
+    parts.push(`$${result.cost.toFixed(4)}`);
+    parts.push(result.recalled.length > 0 ? `recalled ${result.recalled.map((p) => `\`${p.sessionId}\``).join(', ')}` : 'no earlier session recalled');
+    if (result.continued) parts.push(`continued \`${result.sessionId}\``);
+  }
+  return `<sub>Recall · ${parts.join(' · ')}</sub>`;
+}
+
+export class ThreadReporter implements Reporter {
+  private commentId: number | undefined;
+
+  constructor(private readonly o: ThreadReporterOptions) {}
+
+  private get marker(): string {
+    return deliveryMarker(this.o.trigger.deliveryId);
+  }
+
+  async started(): Promise<void> {
+    const { api, trigger, runUrl } = this.o;
+    if (trigger.reactTo) {
+      await api.addReaction(trigger.reactTo, 'eyes').catch((e: unknown) => this.o.warn(`Could not add the eyes reaction: ${describe(e)}`));
+    }
+    const working = `${this.marker}\nRecall is working on this${runUrl ? `: [follow the job](${runUrl})` : ''}.`;
+    const posted = await api.createComment(trigger.subject.number, working);
+    this.commentId = posted.id;
+    this.o.info(`Working comment: ${posted.url}`);
+  }
+
+  async answered(result: RunResult): Promise<void> {
+    const { api, trigger, pull, runUrl } = this.o;
+    if (result.duplicateOf) {
+      await this.write(`${this.marker}\nThis request was already answered in an earlier run (session \`${result.duplicateOf}\`).\n\n${footer(undefined, runUrl)}`);
+      return;
+    }
+    if (trigger.mode === 'review' && pull) {
+      const review = parseReview(result.response);
+      if (review.problem) this.o.warn(`Posting the review as a comment-only review: ${review.problem}.`);
+      const { onDiff, elsewhere } = placeComments(review.comments, await api.listPullFiles(pull.number));
+      const notes = elsewhere.map((c) => `- \`${c.path}:${c.line}\`: ${c.body}`);
+      const body = [
+        review.summary || '_The agent gave no summary._',
+        notes.length > 0 ? `\nOn lines outside the diff:\n${notes.join('\n')}` : '',
+        `\n${footer(result, runUrl)}`,
+      ].join('\n');
+      const posted = await api.createReview(pull.number, {
+        commitId: pull.headSha,
+        event: review.verdict === 'request_changes' ? 'REQUEST_CHANGES' : 'COMMENT',
+        body,
+        comments: onDiff.map((c) => ({ path: c.path, line: c.line, side: 'RIGHT' as const, body: c.body })),
+      });
+      await this.write(`${this.marker}\nReview posted: ${posted.url} (${onDiff.length} line comment${onDiff.length === 1 ? '' : 's'}).\n\n${footer(result, runUrl)}`);
+      return;
+    }
+    const answer = result.response || '_The agent finished without a text answer._';
+    await this.write(`${this.marker}\n${answer}\n\n${footer(result, runUrl)}`);
+  }
+
+  async failed(message: string): Promise<void> {
+    const { runUrl } = this.o;
+    const text = `${this.marker}\n**Recall could not finish.** ${message}\n\n${runUrl ? `The [run log](${runUrl}) has the details.` : 'The run log has the details.'}`;
+    await this.write(text).catch((e: unknown) => this.o.warn(`Could not post the failure in the thread: ${describe(e)}`));
+  }
+
+  private async write(body: string): Promise<void> {
+    const { api, trigger } = this.o;
+    if (this.commentId === undefined) {
+      this.commentId = (await api.createComment(trigger.subject.number, body)).id;
+    } else {
+      await api.updateComment(this.commentId, body);
+    }
+  }
+}
