@@ -73,3 +73,62 @@ export function pullRequestEvent(o: {
   payload.sender = author;
   return payload;
 }
+
+export function reviewComment(o: {
+  pull: { number: number; title: string; body: string; headSha?: string };
+  body: string;
+  path: string;
+  line: number;
+  diffHunk: string;
+  commenter?: string;
+  commentId?: number;
+}): Record<string, any> {
+  const payload = recorded('pull_request_review_comment', 'created');
+  const commenter = user(o.commenter ?? 'octocat');
+  Object.assign(payload.pull_request, { number: o.pull.number, title: o.pull.title, body: o.pull.body, draft: false, user: user('octocat') });
+  if (o.pull.headSha) payload.pull_request.head.sha = o.pull.headSha;
+  Object.assign(payload.comment, {
+    id: o.commentId ?? nextId++,
+    body: o.body,
+    path: o.path,
+    line: o.line,
+    diff_hunk: o.diffHunk,
+    user: commenter,
+    created_at: new Date().toISOString(),
+    updated_at: new Date().toISOString(),
+  });
+  payload.sender = commenter;
+  return payload;
+}
+
+export function reviewSubmitted(o: { pull: { number: number; title: string; body: string }; body: string; reviewer?: string }): Record<string, any> {
+  const payload = recorded('pull_request_review', 'submitted');
+  const reviewer = user(o.reviewer ?? 'octocat');
+  Object.assign(payload.pull_request, { number: o.pull.number, title: o.pull.title, body: o.pull.body, draft: false, user: user('octocat') });
+  Object.assign(payload.review, { id: nextId++, body: o.body, user: reviewer, state: 'commented', submitted_at: new Date().toISOString() });
+  payload.sender = reviewer;
+  return payload;
+}
+
+export function issuesEvent(o: {
+  action: 'opened' | 'labeled' | 'assigned';
+  issue: { number: number; title: string; body: string };
+  label?: string;
+  assignee?: string;
+  sender?: string;
+}): Record<string, any> {
+  const payload = recorded('issues', o.action);
+  Object.assign(payload.issue, { number: o.issue.number, title: o.issue.title, body: o.issue.body, user: user('octocat') });
+  delete payload.issue.pull_request;
+  if (o.action === 'labeled') payload.label = { ...(payload.label ?? {}), name: o.label ?? '' };
+  if (o.action === 'assigned') payload.assignee = user(o.assignee ?? '');
+  payload.sender = user(o.sender ?? 'octocat');
+  return payload;
+}
+
+export function workflowDispatch(inputs: Record<string, string> = {}, sender = 'octocat'): Record<string, any> {
+  const payload = recorded('workflow_dispatch');
+  payload.inputs = inputs;
+  payload.sender = user(sender);
+  return payload;
+}
