@@ -7,6 +7,7 @@ import * as cache from '@actions/cache';
 import * as core from '@actions/core';
 import * as os from 'node:os';
 import { resolveOpenCode } from './agent/install.js';
+import { findIsolation } from './agent/isolation.js';
 import { OpenCodeLauncher } from './agent/launcher.js';
 import { describe } from './errors.js';
 import { createGitHubApi, type GitHubApi, type PullDetails } from './github/api.js';
@@ -133,7 +134,9 @@ async function runPipeline(env: NodeJS.ProcessEnv, inputs: Inputs, task: ReturnT
     model: inputs.model,
     maxModelRetries: MAX_MODEL_RETRIES,
     untrustedCode,
+    isolation: () => findIsolation(),
     log: core.debug,
+    warn: core.warning,
   });
   try {
     return await run(

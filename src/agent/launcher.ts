@@ -6,6 +6,7 @@ import type { AgentLauncher, AgentServer } from '../ports.js';
 import type { MemoryLayout } from '../memory/layout.js';
 import { buildAgentEnvironment } from './environment.js';
 import { OpenCodeAgent, type ModelRef } from './opencode.js';
+import { ISOLATION_FIX, storedGitCredentials, type Isolation } from './isolation.js';
 import { startOpenCodeServer } from './server.js';
 
 export interface OpenCodeLauncherOptions {
@@ -18,7 +19,10 @@ export interface OpenCodeLauncherOptions {
   maxModelRetries: number;
   /** The checkout holds code nobody with write access vouched for (a fork's pull request). */
   untrustedCode: boolean;
+  /** How to keep OpenCode from the other processes' environments (see isolation.ts). */
+  isolation: () => Promise<Isolation>;
   log: (line: string) => void;
+  warn: (message: string) => void;
 }
 
 /**
@@ -65,7 +69,16 @@ export class OpenCodeLauncher implements AgentLauncher {
       databasePath: layout.databasePath,
       config: agentConfig(this.o.userConfig, this.o.model, this.o.untrustedCode),
     });
-    const server = await startOpenCodeServer({ binary, cwd: workspace, env, onLog: this.o.log });
+    const stored = await storedGitCredentials(workspace);
+    if (stored) this.o.warn(stored);
+    const isolation = await this.o.isolation();
+    if (isolation.wrapper) this.o.log(`OpenCode runs in its own PID namespace: ${isolation.wrapper.join(' ')}`);
+    else {
+      this.o.warn(
+        `The agent's shell could read other processes' environments on this runner, the GitHub token included: ${isolation.reason}. To close that, ${ISOLATION_FIX}.`,
+      );
+    }
+    const server = await startOpenCodeServer({ binary, cwd: workspace, env, onLog: this.o.log, wrapper: isolation.wrapper });
     this.o.log(`OpenCode is listening on ${server.url} (pid ${server.pid})`);
     return new OpenCodeAgent({
       url: server.url,

@@ -42,6 +42,12 @@ export interface OpenCodeServerOptions {
   extraArgs?: readonly string[];
   /** Listen on this port. Default: a free port picked at run time (never a fixed one, see below). */
   port?: number;
+  /**
+   * A command that runs OpenCode, e.g. `unshare ... --` (see isolation.ts). The wrapper and
+   * OpenCode then get a process group of their own, and stop() signals the whole group: the
+   * wrapper may not pass signals on, and OpenCode may be the first process of a PID namespace.
+   */
+  wrapper?: readonly string[];
 }
 
 export interface OpenCodeServer {
@@ -101,11 +107,23 @@ async function terminate(
   child: ChildProcess,
   exited: Promise<number | null>,
   hasExited: () => boolean,
+  group: boolean,
 ): Promise<void> {
   if (hasExited()) return;
-  child.kill('SIGTERM');
+  const signal = (name: NodeJS.Signals) => {
+    if (group && child.pid !== undefined) {
+      try {
+        process.kill(-child.pid, name);
+        return;
+      } catch {
+        // the group is gone already; fall through to the child itself
+      }
+    }
+    child.kill(name);
+  };
+  signal('SIGTERM');
   if ((await Promise.race([exited.then(() => 'exited' as const), delay(STOP_GRACE_MS)])) === 'exited') return;
-  if (!hasExited()) child.kill('SIGKILL');
+  if (!hasExited()) signal('SIGKILL');
   await Promise.race([exited, delay(KILL_WAIT_MS)]);
 }
 
@@ -138,11 +156,13 @@ export async function startOpenCodeServer(o: OpenCodeServerOptions): Promise<Ope
 
 async function launch(o: OpenCodeServerOptions, port: number, deadline: number): Promise<OpenCodeServer> {
   const args = ['serve', '--hostname', '127.0.0.1', '--port', String(port), ...(o.extraArgs ?? [])];
-  const child = spawn(o.binary, args, {
+  const wrapped = o.wrapper !== undefined && o.wrapper.length > 0;
+  const [file, ...fileArgs] = wrapped ? [...o.wrapper!, o.binary, ...args] : [o.binary, ...args];
+  const child = spawn(file!, fileArgs, {
     cwd: o.cwd,
     env: o.env,
     stdio: ['ignore', 'pipe', 'pipe'],
-    detached: false,
+    detached: wrapped,
     windowsHide: true,
   });
   const { exited, hasExited } = trackExit(child);
@@ -171,7 +191,7 @@ async function launch(o: OpenCodeServerOptions, port: number, deadline: number):
   }
 
   let stopping: Promise<void> | undefined;
-  const stop = () => (stopping ??= terminate(child, exited, hasExited));
+  const stop = () => (stopping ??= terminate(child, exited, hasExited, wrapped));
 
   let timer: NodeJS.Timeout | undefined;
   try {
@@ -242,7 +262,7 @@ export async function checkpointDatabase(o: CheckpointOptions): Promise<void> {
   const failure = new Promise<never>((_, reject) => child.once('error', reject));
   const result = await Promise.race([exited, failure, delay(o.timeoutMs ?? 30_000)]);
   if (result === 'timeout') {
-    await terminate(child, exited, hasExited);
+    await terminate(child, exited, hasExited, false);
     throw new Error('opencode db checkpoint timed out');
   }
   if (result !== 0) {

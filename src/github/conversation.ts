@@ -64,7 +64,7 @@ export async function gatherConversation(api: GitHubApi, req: ConversationReques
       ? `## Changed files (${files.length})\n\n${fileLines.join('\n')}${files.length > FILE_LIST_MAX ? `\n- ... and ${files.length - FILE_LIST_MAX} more` : ''}`
       : '';
 
-  const all = await api.listIssueComments(subject.number);
+  const all = (await api.listIssueComments(subject.number)).sort((a, b) => (a.createdAt === b.createdAt ? a.id - b.id : a.createdAt < b.createdAt ? -1 : 1));
   const earlier = triggerComment ? all.filter((c) => c.id !== triggerComment.id && before(c, triggerComment)) : all;
   const rendered = earlier.map((c) => {
     const who = c.body.includes('<!-- recall:') ? "Recall's earlier answer" : `comment by @${c.author}`;

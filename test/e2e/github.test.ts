@@ -2,6 +2,7 @@
  * Recall on GitHub, end to end: the bundled action on recorded webhook deliveries, against the
  * fake GitHub API, the real OpenCode binary and the local cache service.
  */
+import { execFileSync } from 'node:child_process';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { freshRunner, RUNNER_TOKEN } from '../harness/runner.js';
 import { issueComment, pullRequestEvent, recorded, REPOSITORY, user } from '../harness/payloads.js';
@@ -215,5 +216,20 @@ describe('credentials', () => {
     }
     expect(afterTool).not.toMatch(/INPUT_/);
     expect(afterTool).not.toMatch(/GITHUB_OUTPUT=|GITHUB_ENV=|GITHUB_STATE=/);
+  });
+
+  it("nor by reading other processes' environments through /proc, and a token left in the checkout is warned about", async () => {
+    execFileSync('git', ['-C', world.machine.workspace, 'config', 'http.https://github.com/.extraheader', 'AUTHORIZATION: basic checkout-token']);
+    const scan = "n=0; for f in /proc/[0-9]*/environ; do n=$((n+1)); tr '\\0' '\\n' < $f 2>/dev/null; done; echo \"scanned $n processes\"";
+    world.model.script({ toolCalls: [{ name: 'bash', arguments: { command: scan, description: 'Read every environment' } }] }, { text: 'Scanned.' });
+    const run = await world.runEvent('issue_comment', issueComment({ issue, body: '/recall scan' }), nextRun(), onRepo);
+    expect(run.main.exitCode, run.main.stdout).toBe(0);
+    const afterTool = world.model.completions().map((r) => r.messageText()).join('\n');
+    expect(afterTool).toMatch(/scanned [1-9]\d* processes/); // the scan ran
+    expect(afterTool).toContain('OPENCODE_DB='); // and read the environments it could see
+    expect(afterTool).not.toContain(RUNNER_TOKEN);
+    expect(afterTool).not.toContain(world.cache.env().ACTIONS_RUNTIME_TOKEN!);
+    expect(afterTool).not.toMatch(/INPUT_GITHUB-TOKEN/);
+    expect(run.warnings.join('\n')).toMatch(/keeps a GitHub token in its git config.*persist-credentials: false/);
   });
 });
