@@ -43,7 +43,10 @@ describe('a comment that mentions Recall', () => {
     const request = world.model.completions()[0]!.messageText();
     expect(request).toContain('why does this happen?');
     expect(request).toContain('Safari users loop back to login.');
-    expect(run.summary).toContain('issue-21');
+    for (const row of ['issue_comment #21', 'issue-21', 'Memory', 'miss; saved: yes', 'Recalled sessions', '200 in, 30 out', 'Cost', 'Duration']) {
+      expect(run.summary).toContain(row);
+    }
+    expect(run.summary).toContain('The SSO cookie lacks Secure; Safari drops it.');
   });
 
   it('inside a URL or a code span does not trigger Recall', async () => {
@@ -106,6 +109,15 @@ describe('a comment that mentions Recall', () => {
     expect(posted[0]!.body).toContain('Recall could not finish');
     expect(posted[0]!.body).toContain('invalid x-api-key');
     expect(posted[0]!.body).toContain('/actions/runs/');
+  });
+
+  it('an answer that cannot be posted fails the step: a person is waiting for it', async () => {
+    world.model.script({ text: 'An answer nobody will see.' });
+    world.github.failNext(/\/issues\/comments\/\d+$/, 502, 20);
+    const run = await world.runEvent('issue_comment', issueComment({ issue, body: '/recall answer me' }), nextRun(), onRepo);
+    expect(run.main.exitCode).toBe(1);
+    expect(run.main.stdout).toMatch(/::error::/);
+    expect(world.model.completions()).toHaveLength(1);
   });
 });
 
