@@ -7,6 +7,7 @@ import * as cache from '@actions/cache';
 import * as core from '@actions/core';
 import * as os from 'node:os';
 import { resolveOpenCode } from './agent/install.js';
+import { runCredentials } from './agent/environment.js';
 import { findIsolation } from './agent/isolation.js';
 import { OpenCodeLauncher } from './agent/launcher.js';
 import { describe } from './errors.js';
@@ -123,6 +124,7 @@ async function runPipeline(env: NodeJS.ProcessEnv, inputs: Inputs, task: ReturnT
     cacheMode: (env.ACTIONS_CACHE_MODE ?? '').trim().toLowerCase(),
     log,
     clock,
+    credentials: () => runCredentials(env, layout.agentStateDir),
   });
   const agent = new OpenCodeLauncher({
     binary: () =>

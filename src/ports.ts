@@ -18,6 +18,8 @@ export interface SaveOutcome {
   saved: boolean;
   key?: string;
   warning?: string;
+  /** Sessions another run saved meanwhile, merged in before this save. */
+  merged?: string[];
 }
 
 /** Where memory lives between runs (the Actions cache, a directory, ...). */

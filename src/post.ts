@@ -5,6 +5,8 @@
  */
 import * as cache from '@actions/cache';
 import * as core from '@actions/core';
+import * as path from 'node:path';
+import { runCredentials } from './agent/environment.js';
 import { describe } from './errors.js';
 import { ActionsCacheStore } from './memory/actions-cache.js';
 import { readPostState } from './state.js';
@@ -28,6 +30,7 @@ async function post(env: NodeJS.ProcessEnv = process.env): Promise<void> {
     cacheMode: (env.ACTIONS_CACHE_MODE ?? '').trim().toLowerCase(),
     log: { info: core.info, warning: core.warning },
     clock: () => new Date(),
+    credentials: () => runCredentials(env, path.join(path.dirname(state.memoryDir), 'opencode')),
   });
   const saved = await store.save();
   if (saved.warning) core.warning(saved.warning);

@@ -222,7 +222,7 @@ var reflection_info_1 = __nccwpck_require__(2496);
 __webpack_unused_export__ = ({ enumerable: true, get: function () { return reflection_info_1.readMethodOptions; } });
 __webpack_unused_export__ = ({ enumerable: true, get: function () { return reflection_info_1.readMethodOption; } });
 __webpack_unused_export__ = ({ enumerable: true, get: function () { return reflection_info_1.readServiceOption; } });
-var rpc_error_1 = __nccwpck_require__(6255);
+var rpc_error_1 = __nccwpck_require__(8636);
 __webpack_unused_export__ = ({ enumerable: true, get: function () { return rpc_error_1.RpcError; } });
 var rpc_options_1 = __nccwpck_require__(8576);
 __webpack_unused_export__ = ({ enumerable: true, get: function () { return rpc_options_1.mergeRpcOptions; } });
@@ -317,7 +317,7 @@ exports.readServiceOption = readServiceOption;
 
 /***/ }),
 
-/***/ 6255:
+/***/ 8636:
 /***/ ((__unused_webpack_module, exports) => {
 
 
@@ -849,7 +849,7 @@ var __awaiter = (this && this.__awaiter) || function (thisArg, _arguments, P, ge
 };
 Object.defineProperty(exports, "__esModule", ({ value: true }));
 exports.TestTransport = void 0;
-const rpc_error_1 = __nccwpck_require__(6255);
+const rpc_error_1 = __nccwpck_require__(8636);
 const runtime_1 = __nccwpck_require__(8886);
 const rpc_output_stream_1 = __nccwpck_require__(2726);
 const rpc_options_1 = __nccwpck_require__(8576);
@@ -41827,7 +41827,7 @@ const internal_path_helper_IS_WINDOWS = process.platform === 'win32';
  * - `\\hello         => \\hello`
  * - `\\hello\world   => \\hello\world`
  */
-function dirname(p) {
+function internal_path_helper_dirname(p) {
     // Normalize slashes and trim unnecessary trailing slash
     p = safeTrimTrailingSeparator(p);
     // Windows UNC root, e.g. \\hello or \\hello\world
@@ -42021,14 +42021,14 @@ function getSearchPaths(patterns) {
         // Check for an ancestor search path
         let foundAncestor = false;
         let tempKey = key;
-        let parent = dirname(tempKey);
+        let parent = internal_path_helper_dirname(tempKey);
         while (parent !== tempKey) {
             if (searchPathMap[parent]) {
                 foundAncestor = true;
                 break;
             }
             tempKey = parent;
-            parent = dirname(tempKey);
+            parent = internal_path_helper_dirname(tempKey);
         }
         // Include the search pattern in the result
         if (!foundAncestor) {
@@ -44836,14 +44836,14 @@ class Path {
             else {
                 // Add all segments, while not at the root
                 let remaining = itemPath;
-                let dir = dirname(remaining);
+                let dir = internal_path_helper_dirname(remaining);
                 while (dir !== remaining) {
                     // Add the segment
                     const basename = external_path_namespaceObject.basename(remaining);
                     this.segments.unshift(basename);
                     // Truncate the last segment
                     remaining = dir;
-                    dir = dirname(remaining);
+                    dir = internal_path_helper_dirname(remaining);
                 }
                 // Remainder is the root
                 this.segments.unshift(remaining);
@@ -44863,7 +44863,7 @@ class Path {
                 // Root segment
                 if (i === 0 && hasRoot(segment)) {
                     segment = safeTrimTrailingSeparator(segment);
-                    external_assert_(segment === dirname(segment), `Parameter 'itemPath' root segment contains information for multiple segments`);
+                    external_assert_(segment === internal_path_helper_dirname(segment), `Parameter 'itemPath' root segment contains information for multiple segments`);
                     this.segments.push(segment);
                 }
                 // All other segments
@@ -44996,7 +44996,7 @@ class Pattern {
         // Normalize slashes and trim unnecessary trailing slash
         itemPath = safeTrimTrailingSeparator(itemPath);
         // matchOne does not handle root path correctly
-        if (dirname(itemPath) === itemPath) {
+        if (internal_path_helper_dirname(itemPath) === itemPath) {
             return this.rootRegExp.test(itemPath);
         }
         return this.minimatch.matchOne(itemPath.split(internal_pattern_IS_WINDOWS ? /\\+/ : /\/+/), this.minimatch.set[0], true);
@@ -98440,10 +98440,277 @@ function saveCacheV2(paths_1, key_1, options_1) {
     });
 }
 //# sourceMappingURL=cache.js.map
+;// CONCATENATED MODULE: ./src/agent/environment.ts
+/**
+ * The environment Recall gives the OpenCode child process (and therefore every
+ * command the agent runs through its `bash` tool: OpenCode passes its own
+ * environment on to those commands).
+ *
+ * Rule implemented by `isPassedToAgent(name)` (names compared case-insensitively),
+ * applied in this order, first match wins:
+ *
+ *  1. DENY, always: Recall's own secrets and the runner's service credentials.
+ *       - every `INPUT_*` variable (action inputs: the GitHub token, API keys
+ *         given to Recall as inputs, ...);
+ *       - `GITHUB_TOKEN`, `GH_TOKEN`, `GH_ENTERPRISE_TOKEN`, `GITHUB_ENTERPRISE_TOKEN`;
+ *       - `ACTIONS_RUNTIME_TOKEN`, `ACTIONS_ID_TOKEN_REQUEST_TOKEN`,
+ *         `ACTIONS_ID_TOKEN_REQUEST_URL`, `ACTIONS_RESULTS_URL`,
+ *         `ACTIONS_CACHE_URL`, `ACTIONS_RUNTIME_URL`, and any other
+ *         `ACTIONS_*` name ending in `_URL` or containing `TOKEN`;
+ *       - `GITHUB_STATE`: the file backing Recall's pre/main/post state. The
+ *         post step trusts it, so the agent must not be pointed at it.
+ *       - `GITHUB_ENV`, `GITHUB_PATH`, `GITHUB_OUTPUT`, `GITHUB_STEP_SUMMARY`:
+ *         the runner's command files. Writing them would let the agent set
+ *         environment variables or PATH for the job's later steps, or forge
+ *         this step's outputs and summary.
+ *     `extraAllowed` cannot re-enable these.
+ *  2. ALLOW: what OpenCode itself needs to run and to reach the model.
+ *       - `OPENCODE_*` (OpenCode's own switches, e.g. OPENCODE_SERVER_PASSWORD);
+ *       - names ending in `_API_KEY` (ANTHROPIC_API_KEY, OPENAI_API_KEY,
+ *         OPENROUTER_API_KEY, AZURE_API_KEY, ...): the model provider keys;
+ *       - `AWS_*` (Amazon Bedrock: AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY,
+ *         AWS_SESSION_TOKEN, AWS_BEARER_TOKEN_BEDROCK, AWS_REGION, AWS_PROFILE,
+ *         AWS_WEB_IDENTITY_TOKEN_FILE...);
+ *       - `GOOGLE_APPLICATION_CREDENTIALS`, `GOOGLE_CLOUD_PROJECT`,
+ *         `GOOGLE_VERTEX_*` (Vertex AI), `HF_TOKEN` (Hugging Face),
+ *         `AICORE_SERVICE_KEY` (SAP AI Core);
+ *       - any name in `extraAllowed` (an escape hatch the caller may expose
+ *         as an action input, e.g. for a provider not listed here).
+ *  3. DENY: anything that looks like a secret, matching
+ *     /TOKEN|SECRET|PASSWORD|PASSWD|PASSPHRASE|PRIVATE_KEY|CREDENTIAL|_KEY$|(^|_)AUTH(_|$)/i
+ *     (NPM_TOKEN, NODE_AUTH_TOKEN, DOCKER_PASSWORD, SSH_PRIVATE_KEY,
+ *     DEPLOY_KEY, SSH_AUTH_SOCK...).
+ *  4. ALLOW everything else (PATH — git must be found —, RUNNER_*, GITHUB_*
+ *     context such as GITHUB_REPOSITORY / GITHUB_SHA, LANG, TMPDIR, proxies,
+ *     npm_config_registry, OPENCODE_DISABLE_MODELS_FETCH...).
+ *
+ * On top of the filtered parent environment Recall sets (overriding the parent):
+ *   HOME and XDG_{DATA,CONFIG,CACHE,STATE}_HOME under `stateRoot` (so the agent
+ *   neither reads the runner user's ~/.config/opencode, ~/.claude, auth.json,
+ *   nor writes there), OPENCODE_DB, OPENCODE_CONFIG_CONTENT,
+ *   OPENCODE_DISABLE_AUTOUPDATE=1, OPENCODE_DISABLE_SHARE=1,
+ *   OPENCODE_DISABLE_LSP_DOWNLOAD=1.
+ * Because HOME moves, the runner's global git config would be lost (user.name,
+ * user.email, safe.directory set by earlier steps with `git config --global`):
+ * GIT_CONFIG_GLOBAL is pointed at the parent's `~/.gitconfig` when that file
+ * exists and the parent did not set GIT_CONFIG_GLOBAL itself.
+ */
+
+
+const ALWAYS_DENIED = new Set([
+    'GITHUB_TOKEN',
+    'GH_TOKEN',
+    'GH_ENTERPRISE_TOKEN',
+    'GITHUB_ENTERPRISE_TOKEN',
+    'ACTIONS_RUNTIME_TOKEN',
+    'ACTIONS_ID_TOKEN_REQUEST_TOKEN',
+    'ACTIONS_ID_TOKEN_REQUEST_URL',
+    'ACTIONS_RESULTS_URL',
+    'ACTIONS_CACHE_URL',
+    'ACTIONS_RUNTIME_URL',
+    'GITHUB_STATE',
+    'GITHUB_ENV',
+    'GITHUB_PATH',
+    'GITHUB_OUTPUT',
+    'GITHUB_STEP_SUMMARY',
+]);
+const PROVIDER_CREDENTIALS = new Set([
+    'GOOGLE_APPLICATION_CREDENTIALS',
+    'GOOGLE_CLOUD_PROJECT',
+    'HF_TOKEN',
+    'AICORE_SERVICE_KEY',
+]);
+const SECRET_LIKE = /TOKEN|SECRET|PASSWORD|PASSWD|PASSPHRASE|PRIVATE_KEY|CREDENTIAL|_KEY$|(^|_)AUTH(_|$)/i;
+/**
+ * The values in `env` that are credentials: every variable named like a secret (the GitHub token
+ * input, provider keys, runner tokens, AWS keys), at least 8 characters long. Pure.
+ */
+function credentialValues(env) {
+    const named = /TOKEN|SECRET|PASSWORD|PASSWD|PASSPHRASE|PRIVATE_KEY|CREDENTIAL|_KEY$|_KEY_ID$|(^|_)AUTH(_|$)/i;
+    return Object.entries(env)
+        .filter(([name, value]) => named.test(name) && typeof value === 'string' && value.trim().length >= 8)
+        .map(([, value]) => value.trim());
+}
+/** Whether the variable `name` from the action's environment may be handed to the agent. Pure. */
+function isPassedToAgent(name, extraAllowed = []) {
+    const upper = name.toUpperCase();
+    // 1. always denied
+    if (upper.startsWith('INPUT_'))
+        return false;
+    if (ALWAYS_DENIED.has(upper))
+        return false;
+    if (upper.startsWith('ACTIONS_') && (upper.endsWith('_URL') || upper.includes('TOKEN')))
+        return false;
+    // 2. what OpenCode needs to reach the model
+    if (upper.startsWith('OPENCODE_'))
+        return true;
+    if (upper.endsWith('_API_KEY'))
+        return true;
+    if (upper.startsWith('AWS_'))
+        return true;
+    if (upper.startsWith('GOOGLE_VERTEX_'))
+        return true;
+    if (PROVIDER_CREDENTIALS.has(upper))
+        return true;
+    if (extraAllowed.some((n) => n.toUpperCase() === upper))
+        return true;
+    // 3. looks like a secret
+    if (SECRET_LIKE.test(upper))
+        return false;
+    // 4. everything else
+    return true;
+}
+/** Directories Recall gives OpenCode under `stateRoot`. */
+function agentStateDirs(stateRoot) {
+    return {
+        HOME: (0,external_node_path_namespaceObject.join)(stateRoot, 'home'),
+        XDG_DATA_HOME: (0,external_node_path_namespaceObject.join)(stateRoot, 'xdg', 'data'),
+        XDG_CONFIG_HOME: (0,external_node_path_namespaceObject.join)(stateRoot, 'xdg', 'config'),
+        XDG_CACHE_HOME: (0,external_node_path_namespaceObject.join)(stateRoot, 'xdg', 'cache'),
+        XDG_STATE_HOME: (0,external_node_path_namespaceObject.join)(stateRoot, 'xdg', 'state'),
+    };
+}
+/**
+ * Every credential a run had: those in its environment (credentialValues) and every string in
+ * OpenCode's auth.json under `stateRoot`, for taking them out of the store before a save.
+ */
+function runCredentials(env, stateRoot) {
+    const values = credentialValues(env);
+    const authFile = (0,external_node_path_namespaceObject.join)(agentStateDirs(stateRoot).XDG_DATA_HOME, 'opencode', 'auth.json');
+    try {
+        const collect = (v) => {
+            if (typeof v === 'string' && v.length >= 8)
+                values.push(v);
+            else if (v && typeof v === 'object')
+                Object.values(v).forEach(collect);
+        };
+        collect(JSON.parse((0,external_node_fs_namespaceObject.readFileSync)(authFile, 'utf8')));
+    }
+    catch {
+        // no auth.json (the usual case: keys come from the environment)
+    }
+    return values;
+}
+/**
+ * Builds the child environment for `opencode serve` and creates the state
+ * directories (and the database's directory) it points at.
+ */
+function buildAgentEnvironment(o) {
+    const env = {};
+    for (const [name, value] of Object.entries(o.parentEnv)) {
+        if (value === undefined)
+            continue;
+        if (isPassedToAgent(name, o.extraAllowed))
+            env[name] = value;
+    }
+    const dirs = agentStateDirs(o.stateRoot);
+    for (const dir of Object.values(dirs))
+        mkdirSync(dir, { recursive: true });
+    mkdirSync(dirname(o.databasePath), { recursive: true });
+    const parentHome = o.parentEnv.HOME;
+    if (!o.parentEnv.GIT_CONFIG_GLOBAL && parentHome && parentHome !== dirs.HOME) {
+        const gitconfig = join(parentHome, '.gitconfig');
+        if (existsSync(gitconfig))
+            env.GIT_CONFIG_GLOBAL = gitconfig;
+    }
+    // Windows keeps the home directory in USERPROFILE; isolate it too.
+    if (process.platform === 'win32')
+        env.USERPROFILE = dirs.HOME;
+    Object.assign(env, dirs, {
+        OPENCODE_DB: o.databasePath,
+        OPENCODE_CONFIG_CONTENT: JSON.stringify(o.config),
+        OPENCODE_DISABLE_AUTOUPDATE: '1',
+        OPENCODE_DISABLE_SHARE: '1',
+        OPENCODE_DISABLE_LSP_DOWNLOAD: '1',
+    });
+    return env;
+}
+
 ;// CONCATENATED MODULE: ./src/errors.ts
 /** The message of anything thrown, for logs and warnings. */
 function describe(error) {
     return error instanceof Error ? error.message : String(error);
+}
+
+;// CONCATENATED MODULE: ./src/recall/threads.ts
+/**
+ * Recall's own index, kept in the memory directory beside OpenCode's database: which session
+ * each thread (issue-12, pr-7, schedule-nightly) continues, and which deliveries were already
+ * answered. Session titles are not keys: OpenCode renames sessions on its own.
+ */
+
+
+const THREAD_INDEX_FILE = 'recall-threads.json';
+const MAX_DELIVERIES = 1_000;
+class ThreadIndex {
+    file;
+    data;
+    constructor(file, data) {
+        this.file = file;
+        this.data = data;
+    }
+    /** Read the index from the memory directory; a missing or unreadable one starts empty. */
+    static load(memoryDir) {
+        const file = external_node_path_namespaceObject.join(memoryDir, THREAD_INDEX_FILE);
+        const empty = { version: 1, threads: {}, deliveries: {} };
+        if (!external_node_fs_namespaceObject.existsSync(file))
+            return { index: new ThreadIndex(file, empty) };
+        try {
+            const parsed = JSON.parse(external_node_fs_namespaceObject.readFileSync(file, 'utf8'));
+            return {
+                index: new ThreadIndex(file, { version: 1, threads: parsed.threads ?? {}, deliveries: parsed.deliveries ?? {} }),
+            };
+        }
+        catch (error) {
+            return {
+                index: new ThreadIndex(file, empty),
+                problem: `${THREAD_INDEX_FILE} could not be read (${error.message}); threads start new conversations this run`,
+            };
+        }
+    }
+    sessionFor(threadKey) {
+        return this.data.threads[threadKey]?.sessionId;
+    }
+    answered(deliveryId) {
+        return this.data.deliveries[deliveryId]?.sessionId;
+    }
+    remember(threadKey, deliveryId, sessionId, now) {
+        this.data.threads[threadKey] = { sessionId, updatedAt: now.toISOString() };
+        this.data.deliveries[deliveryId] = { sessionId, at: now.toISOString() };
+        const deliveries = Object.entries(this.data.deliveries);
+        if (deliveries.length > MAX_DELIVERIES) {
+            deliveries.sort(([, a], [, b]) => a.at.localeCompare(b.at));
+            this.data.deliveries = Object.fromEntries(deliveries.slice(deliveries.length - MAX_DELIVERIES));
+        }
+    }
+    /** Drop threads whose session no longer exists (pruned, or lost with corrupted memory). */
+    keepOnly(existingSessions) {
+        for (const [key, thread] of Object.entries(this.data.threads)) {
+            if (!existingSessions.has(thread.sessionId))
+                delete this.data.threads[key];
+        }
+    }
+    /**
+     * Take from another run's index what belongs to sessions merged in from its store: a thread
+     * this index lacks, or holds with an older update, and the deliveries those sessions answered.
+     */
+    adopt(other, mergedSessions) {
+        for (const [key, thread] of Object.entries(other.data.threads)) {
+            if (!mergedSessions.has(thread.sessionId))
+                continue;
+            const mine = this.data.threads[key];
+            if (!mine || mine.updatedAt < thread.updatedAt)
+                this.data.threads[key] = thread;
+        }
+        for (const [id, delivery] of Object.entries(other.data.deliveries)) {
+            if (mergedSessions.has(delivery.sessionId) && !this.data.deliveries[id])
+                this.data.deliveries[id] = delivery;
+        }
+    }
+    save() {
+        external_node_fs_namespaceObject.mkdirSync(external_node_path_namespaceObject.dirname(this.file), { recursive: true });
+        external_node_fs_namespaceObject.writeFileSync(this.file, `${JSON.stringify(this.data, null, 2)}\n`);
+    }
 }
 
 ;// CONCATENATED MODULE: ./src/memory/layout.ts
@@ -98547,7 +98814,203 @@ function emptyDirectory(dir) {
     external_node_fs_namespaceObject.mkdirSync(dir, { recursive: true });
 }
 
+;// CONCATENATED MODULE: external "node:sqlite"
+const external_node_sqlite_namespaceObject = __WEBPACK_EXTERNAL_createRequire(import.meta.url)("node:sqlite");
+;// CONCATENATED MODULE: ./src/memory/merge.ts
+/**
+ * Two runs that overlap (two issues commented at once) each restore the same memory, add their
+ * own session, and save. The store keeps whole snapshots, so the later save would drop the
+ * earlier run's session. Before saving, Recall therefore merges the newest stored snapshot, when
+ * another run saved it after this run restored, into its own: every session that snapshot has
+ * and this run neither has nor deliberately pruned is copied in, with its messages, parts and
+ * events, and the thread index entries that point at it.
+ *
+ * It reads OpenCode's SQLite store with Node's own `node:sqlite` (Node 24), only after the
+ * server stopped. Rows are copied table by table over the columns both stores have, so a
+ * snapshot from a neighbouring OpenCode version still merges; a session that cannot be copied
+ * whole is left out (a savepoint per session) and named in the result.
+ */
+
+
+
+
+/** Tables keyed by session that never travel: a share link carries its secret. */
+const NEVER_COPIED = new Set(['session_share']);
+function openDatabase(file, readOnly) {
+    return new external_node_sqlite_namespaceObject.DatabaseSync(file, { readOnly, enableForeignKeyConstraints: false });
+}
+/** The ids of the sessions in a memory directory's store ([] when there is none). */
+function sessionIdsIn(memoryDir) {
+    const file = external_node_path_namespaceObject.join(memoryDir, DATABASE_FILE);
+    if (!external_node_fs_namespaceObject.existsSync(file))
+        return [];
+    const db = openDatabase(file, false);
+    try {
+        return db.prepare('SELECT id FROM session').all().map((r) => String(r.id));
+    }
+    finally {
+        db.close();
+    }
+}
+function columns(db, schema, table) {
+    return db
+        .prepare(`SELECT name FROM pragma_table_info(?, ?)`)
+        .all(table, schema)
+        .map((r) => String(r.name));
+}
+function tables(db, schema) {
+    return db
+        .prepare(`SELECT name FROM ${schema}.sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'`)
+        .all()
+        .map((r) => String(r.name));
+}
+const q = (name) => `"${name.replace(/"/g, '""')}"`;
+/**
+ * Copy into `oursDir`'s store the sessions of `theirsDir`'s store that ours lacks, except those in
+ * `exclude` (sessions this run started with: if ours lacks one, this run pruned it on purpose).
+ */
+function mergeSessions(oursDir, theirsDir, exclude) {
+    const db = openDatabase(external_node_path_namespaceObject.join(oursDir, DATABASE_FILE), false);
+    const result = { added: [], skipped: [] };
+    try {
+        db.prepare('ATTACH DATABASE ? AS theirs').run(external_node_path_namespaceObject.join(theirsDir, DATABASE_FILE));
+        const ours = new Set(db.prepare('SELECT id FROM main.session').all().map((r) => String(r.id)));
+        const wanted = db
+            .prepare('SELECT id, project_id, workspace_id FROM theirs.session ORDER BY time_created')
+            .all()
+            .filter((r) => !ours.has(String(r.id)) && !exclude.has(String(r.id)));
+        if (wanted.length === 0)
+            return result;
+        const theirTables = new Set(tables(db, 'theirs'));
+        const shared = tables(db, 'main').filter((t) => theirTables.has(t));
+        const common = new Map(shared.map((t) => {
+            const theirCols = new Set(columns(db, 'theirs', t));
+            return [t, columns(db, 'main', t).filter((c) => theirCols.has(c))];
+        }));
+        const copy = (table, where, ...args) => {
+            const cols = common.get(table);
+            if (!cols || cols.length === 0)
+                return;
+            const list = cols.map(q).join(', ');
+            db.prepare(`INSERT OR IGNORE INTO main.${q(table)} (${list}) SELECT ${list} FROM theirs.${q(table)} WHERE ${where}`).run(...args);
+        };
+        // Children keyed by session, in an order that puts parents first.
+        const bySession = shared.filter((t) => t !== 'session' && !NEVER_COPIED.has(t) && common.get(t).includes('session_id'));
+        const order = ['message', 'part'];
+        bySession.sort((a, b) => (order.indexOf(a) + 1 || 99) - (order.indexOf(b) + 1 || 99));
+        db.exec('BEGIN');
+        for (const row of wanted) {
+            const id = String(row.id);
+            db.exec('SAVEPOINT one_session');
+            try {
+                copy('project', 'id = ?', String(row.project_id));
+                if (common.get('project_directory')?.includes('project_id'))
+                    copy('project_directory', 'project_id = ?', String(row.project_id));
+                if (row.workspace_id)
+                    copy('workspace', 'id = ?', String(row.workspace_id));
+                copy('session', 'id = ?', id);
+                if (common.get('event_sequence')?.includes('aggregate_id'))
+                    copy('event_sequence', 'aggregate_id = ?', id);
+                if (common.get('event')?.includes('aggregate_id'))
+                    copy('event', 'aggregate_id = ?', id);
+                for (const table of bySession)
+                    copy(table, 'session_id = ?', id);
+                db.exec('RELEASE one_session');
+                result.added.push(id);
+            }
+            catch (error) {
+                db.exec('ROLLBACK TO one_session');
+                db.exec('RELEASE one_session');
+                result.skipped.push({ sessionId: id, reason: error.message });
+            }
+        }
+        db.exec('COMMIT');
+        return result;
+    }
+    finally {
+        db.close();
+    }
+}
+/** Tables of OpenCode's store that hold credentials or share secrets: emptied before a save. */
+const SECRET_TABLES = ['account', 'account_state', 'control_account', 'credential', 'session_share'];
+/**
+ * Take every credential out of the store about to be saved: empty the tables that may hold them
+ * (OpenCode accounts, connector credentials, share secrets), and replace each of `values` (the
+ * credentials this run had: its keys and tokens) wherever the agent's messages, tool output or
+ * events quote them, with `[redacted]`. Returns the rows changed per table.
+ */
+function scrubSecrets(memoryDir, values = []) {
+    const file = external_node_path_namespaceObject.join(memoryDir, DATABASE_FILE);
+    if (!external_node_fs_namespaceObject.existsSync(file))
+        return {};
+    const db = openDatabase(file, false);
+    const removed = {};
+    const secrets = [...new Set(values.filter((v) => v.length >= 8))].sort((a, b) => b.length - a.length);
+    try {
+        // Overwrite deleted content with zeros, and fold the WAL, so no old page keeps a secret.
+        db.exec('PRAGMA secure_delete = ON');
+        const present = new Set(tables(db, 'main'));
+        for (const table of SECRET_TABLES) {
+            if (!present.has(table))
+                continue;
+            const n = Number(db.prepare(`DELETE FROM ${q(table)}`).run().changes);
+            if (n > 0)
+                removed[table] = n;
+        }
+        if (secrets.length > 0) {
+            for (const table of present) {
+                if (SECRET_TABLES.includes(table))
+                    continue;
+                const textColumns = db
+                    .prepare('SELECT name, type FROM pragma_table_info(?)')
+                    .all(table)
+                    .filter((c) => /text|char|clob|^$/i.test(String(c.type)))
+                    .map((c) => String(c.name));
+                for (const column of textColumns) {
+                    for (const secret of secrets) {
+                        const n = Number(db.prepare(`UPDATE ${q(table)} SET ${q(column)} = replace(${q(column)}, ?, '[redacted]') WHERE instr(${q(column)}, ?) > 0`).run(secret, secret).changes);
+                        if (n > 0)
+                            removed[table] = (removed[table] ?? 0) + n;
+                    }
+                }
+            }
+        }
+        db.exec('PRAGMA wal_checkpoint(TRUNCATE)');
+        // Rows OpenCode rewrote (a tool part while it ran) leave old copies in free space, beyond the
+        // reach of UPDATE. When a credential still shows in the bytes, rebuild the file from live rows.
+        if (secrets.length > 0 && filesContain(memoryDir, secrets)) {
+            db.exec('VACUUM');
+            db.exec('PRAGMA wal_checkpoint(TRUNCATE)');
+            removed.vacuum = 1;
+        }
+    }
+    finally {
+        db.close();
+    }
+    if (secrets.length > 0 && filesContain(memoryDir, secrets)) {
+        throw new Error('a credential of this run is still in the store after redaction');
+    }
+    return removed;
+}
+function filesContain(dir, secrets) {
+    const needles = secrets.map((s) => Buffer.from(s, 'utf8'));
+    return external_node_fs_namespaceObject.readdirSync(dir, { withFileTypes: true })
+        .filter((e) => e.isFile())
+        .some((e) => {
+        const bytes = external_node_fs_namespaceObject.readFileSync(external_node_path_namespaceObject.join(dir, e.name));
+        return needles.some((n) => bytes.includes(n));
+    });
+}
+
 ;// CONCATENATED MODULE: ./src/memory/actions-cache.ts
+/**
+ * Memory kept in the GitHub Actions cache, through the real @actions/cache library.
+ * Each run attempt saves under its own key; a restore takes the newest earlier save.
+ */
+
+
+
+
 
 
 const CACHE_MODE_FIX = 'add `cache-mode: write` to the job (or workflow), or choose another memory-backend';
@@ -98572,6 +99035,34 @@ class ActionsCacheStore {
                 warning: `This job's cache-mode is '${cacheMode}', which does not allow restoring memory: ${CACHE_MODE_FIX}.`,
             };
         }
+        const outcome = await this.restoreNewest();
+        this.writeBase(outcome.restoredKey);
+        return outcome;
+    }
+    baseFile() {
+        return external_node_path_namespaceObject.join(external_node_path_namespaceObject.dirname(this.o.memoryDir), 'recall-base.json');
+    }
+    writeBase(restoredKey) {
+        let sessions = [];
+        try {
+            sessions = sessionIdsIn(this.o.memoryDir);
+        }
+        catch {
+            // an unreadable store has no sessions to protect from a merge
+        }
+        const base = { restoredKey, restorePrefixes: this.o.keys.restorePrefixes, sessions };
+        external_node_fs_namespaceObject.writeFileSync(this.baseFile(), JSON.stringify(base));
+    }
+    readBase() {
+        try {
+            return JSON.parse(external_node_fs_namespaceObject.readFileSync(this.baseFile(), 'utf8'));
+        }
+        catch {
+            return undefined;
+        }
+    }
+    async restoreNewest() {
+        const { memoryDir, keys, cache, clock } = this.o;
         let restoredKey;
         try {
             restoredKey = await cache.restoreCache([memoryDir], keys.primary, keys.restorePrefixes);
@@ -98621,11 +99112,24 @@ class ActionsCacheStore {
         if (!hasMemoryFiles(memoryDir)) {
             return { saved: false, warning: 'Memory was not saved: OpenCode wrote no session store in this run.' };
         }
+        const merge = await this.mergeNewerSave();
+        if (merge.blocked)
+            return { saved: false, warning: merge.blocked };
+        if (merge.warning)
+            this.o.log.warning(merge.warning);
+        try {
+            const removed = Object.entries(scrubSecrets(memoryDir, this.o.credentials?.() ?? [])).filter(([t]) => t !== 'vacuum');
+            if (removed.length > 0)
+                this.o.log.info(`Memory: took credentials out of the store before saving (${removed.map(([t, n]) => `${n} in ${t}`).join(', ')}).`);
+        }
+        catch (error) {
+            return { saved: false, warning: `Memory was not saved: the credentials could not be taken out of the store (${describe(error)}).` };
+        }
         try {
             writeManifest(memoryDir, clock());
             const id = await cache.saveCache([memoryDir], keys.primary);
             if (id !== -1)
-                return { saved: true, key: keys.primary };
+                return { saved: true, key: keys.primary, ...(merge.merged ? { merged: merge.merged } : {}) };
             return {
                 saved: false,
                 warning: `Memory was not saved under ${keys.primary}: the cache service refused or failed the save (see the cache message above). ` +
@@ -98635,6 +99139,75 @@ class ActionsCacheStore {
         }
         catch (error) {
             return { saved: false, warning: `Memory was not saved under ${keys.primary}: ${describe(error)}` };
+        }
+    }
+    /**
+     * When another run saved memory after this one restored it (overlapping runs), bring that
+     * run's sessions into this save, so that the later save does not drop them (see merge.ts).
+     */
+    async mergeNewerSave() {
+        const { memoryDir, keys, cache } = this.o;
+        const base = this.readBase();
+        if (!base)
+            return {};
+        const prefixes = keys.restorePrefixes.length > 0 ? keys.restorePrefixes : base.restorePrefixes;
+        let newest;
+        try {
+            newest = await cache.restoreCache([memoryDir], keys.primary, prefixes, { lookupOnly: true });
+        }
+        catch (error) {
+            return { warning: `Could not check for memory saved by an overlapping run (${describe(error)}); saving this run's memory as it is.` };
+        }
+        if (!newest || newest === base.restoredKey || newest === keys.primary)
+            return {};
+        this.o.log.info(`Memory: ${newest} was saved after this run restored; merging its sessions before saving.`);
+        const ours = `${memoryDir}.ours`;
+        const theirs = `${memoryDir}.theirs`;
+        external_node_fs_namespaceObject.rmSync(ours, { recursive: true, force: true });
+        external_node_fs_namespaceObject.rmSync(theirs, { recursive: true, force: true });
+        external_node_fs_namespaceObject.renameSync(memoryDir, ours);
+        let problem;
+        let unreachable;
+        try {
+            external_node_fs_namespaceObject.mkdirSync(memoryDir, { recursive: true });
+            const got = await cache.restoreCache([memoryDir], newest, []);
+            const check = got === newest ? checkMemory(memoryDir) : undefined;
+            if (got !== newest)
+                unreachable = 'it could not be downloaded';
+            else if (check && (check.verdict === 'corrupted' || check.verdict === 'empty'))
+                problem = `${newest} is ${check.verdict}`;
+            else
+                external_node_fs_namespaceObject.renameSync(memoryDir, theirs);
+        }
+        catch (error) {
+            unreachable = describe(error);
+        }
+        finally {
+            external_node_fs_namespaceObject.rmSync(memoryDir, { recursive: true, force: true });
+            external_node_fs_namespaceObject.renameSync(ours, memoryDir);
+        }
+        if (unreachable) {
+            return {
+                blocked: `Memory was not saved: ${newest}, saved by another run after this one restored, could not be merged (${unreachable}). ` +
+                    "Saving now would hide its sessions behind this run's smaller store, so this run's session is the one left out.",
+            };
+        }
+        try {
+            if (problem)
+                return { warning: `Memory saved by an overlapping run was not merged (${problem}); this save replaces it.` };
+            const result = mergeSessions(memoryDir, theirs, new Set(base.sessions));
+            const mine = ThreadIndex.load(memoryDir).index;
+            mine.adopt(ThreadIndex.load(theirs).index, new Set(result.added));
+            mine.save();
+            this.o.log.info(`Memory: merged ${result.added.length} session(s) from ${newest}.`);
+            const skipped = result.skipped.map((s) => `${s.sessionId}: ${s.reason}`).join('; ');
+            return { merged: result.added, ...(skipped ? { warning: `Some sessions of ${newest} could not be merged (${skipped}).` } : {}) };
+        }
+        catch (error) {
+            return { warning: `Memory saved by an overlapping run was not merged (${describe(error)}); its sessions stay in ${newest} only.` };
+        }
+        finally {
+            external_node_fs_namespaceObject.rmSync(theirs, { recursive: true, force: true });
         }
     }
 }
@@ -98727,6 +99300,8 @@ function stop_process_sleep(ms) {
 
 
 
+
+
 async function post(env = process.env) {
     const state = readPostState();
     if (!state.savePending) {
@@ -98745,6 +99320,7 @@ async function post(env = process.env) {
         cacheMode: (env.ACTIONS_CACHE_MODE ?? '').trim().toLowerCase(),
         log: { info: info, warning: warning },
         clock: () => new Date(),
+        credentials: () => runCredentials(env, external_node_path_namespaceObject.join(external_node_path_namespaceObject.dirname(state.memoryDir), 'opencode')),
     });
     const saved = await store.save();
     if (saved.warning)

@@ -52,7 +52,7 @@
  * GIT_CONFIG_GLOBAL is pointed at the parent's `~/.gitconfig` when that file
  * exists and the parent did not set GIT_CONFIG_GLOBAL itself.
  */
-import { existsSync, mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 
 export interface AgentEnvironmentOptions {
@@ -95,6 +95,17 @@ const PROVIDER_CREDENTIALS = new Set([
 
 const SECRET_LIKE = /TOKEN|SECRET|PASSWORD|PASSWD|PASSPHRASE|PRIVATE_KEY|CREDENTIAL|_KEY$|(^|_)AUTH(_|$)/i;
 
+/**
+ * The values in `env` that are credentials: every variable named like a secret (the GitHub token
+ * input, provider keys, runner tokens, AWS keys), at least 8 characters long. Pure.
+ */
+export function credentialValues(env: NodeJS.ProcessEnv): string[] {
+  const named = /TOKEN|SECRET|PASSWORD|PASSWD|PASSPHRASE|PRIVATE_KEY|CREDENTIAL|_KEY$|_KEY_ID$|(^|_)AUTH(_|$)/i;
+  return Object.entries(env)
+    .filter(([name, value]) => named.test(name) && typeof value === 'string' && value.trim().length >= 8)
+    .map(([, value]) => value!.trim());
+}
+
 /** Whether the variable `name` from the action's environment may be handed to the agent. Pure. */
 export function isPassedToAgent(name: string, extraAllowed: readonly string[] = []): boolean {
   const upper = name.toUpperCase();
@@ -124,6 +135,25 @@ export function agentStateDirs(stateRoot: string) {
     XDG_CACHE_HOME: join(stateRoot, 'xdg', 'cache'),
     XDG_STATE_HOME: join(stateRoot, 'xdg', 'state'),
   };
+}
+
+/**
+ * Every credential a run had: those in its environment (credentialValues) and every string in
+ * OpenCode's auth.json under `stateRoot`, for taking them out of the store before a save.
+ */
+export function runCredentials(env: NodeJS.ProcessEnv, stateRoot: string): string[] {
+  const values = credentialValues(env);
+  const authFile = join(agentStateDirs(stateRoot).XDG_DATA_HOME, 'opencode', 'auth.json');
+  try {
+    const collect = (v: unknown): void => {
+      if (typeof v === 'string' && v.length >= 8) values.push(v);
+      else if (v && typeof v === 'object') Object.values(v).forEach(collect);
+    };
+    collect(JSON.parse(readFileSync(authFile, 'utf8')));
+  } catch {
+    // no auth.json (the usual case: keys come from the environment)
+  }
+  return values;
 }
 
 /**

@@ -64,6 +64,21 @@ export class ThreadIndex {
     }
   }
 
+  /**
+   * Take from another run's index what belongs to sessions merged in from its store: a thread
+   * this index lacks, or holds with an older update, and the deliveries those sessions answered.
+   */
+  adopt(other: ThreadIndex, mergedSessions: ReadonlySet<string>): void {
+    for (const [key, thread] of Object.entries(other.data.threads)) {
+      if (!mergedSessions.has(thread.sessionId)) continue;
+      const mine = this.data.threads[key];
+      if (!mine || mine.updatedAt < thread.updatedAt) this.data.threads[key] = thread;
+    }
+    for (const [id, delivery] of Object.entries(other.data.deliveries)) {
+      if (mergedSessions.has(delivery.sessionId) && !this.data.deliveries[id]) this.data.deliveries[id] = delivery;
+    }
+  }
+
   save(): void {
     fs.mkdirSync(path.dirname(this.file), { recursive: true });
     fs.writeFileSync(this.file, `${JSON.stringify(this.data, null, 2)}\n`);

@@ -6,7 +6,9 @@
 import { execFileSync } from 'node:child_process';
 import * as path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { freshRunner } from '../harness/runner.js';
+import * as fs from 'node:fs';
+import * as zlib from 'node:zlib';
+import { freshRunner, RUNNER_TOKEN } from '../harness/runner.js';
 import { makeCheckout, startWorld, type World } from '../harness/world.js';
 
 /** The file names inside a saved memory archive (zstd or gzip tar, as @actions/cache wrote it). */
@@ -76,6 +78,32 @@ describe('a first run that remembers', () => {
     expect(secondRunRequests[0]!.messageText()).toContain(FINDING);
     expect(secondRunRequests[0]!.messageText()).toContain('Prior work recalled from earlier runs');
     expect(world.cache.entries().map((e) => e.key)).toEqual(['recall-v1-1001-1', 'recall-v1-1002-1']);
+  });
+
+  it('the saved archive holds none of the credentials the run had', async () => {
+    const providerKey = 'sk-ant-provider-key-for-the-scan-0123456789';
+    const authJson = JSON.stringify({ anthropic: { type: 'api', key: 'sk-ant-from-auth-json-9876543210' } });
+    // OpenCode's auth.json where the agent's OpenCode keeps it, as a login step would leave it.
+    const dataDir = path.join(world.machine.runnerTemp, 'recall', 'opencode', 'xdg', 'data', 'opencode');
+    fs.mkdirSync(dataDir, { recursive: true });
+    fs.writeFileSync(path.join(dataDir, 'auth.json'), authJson);
+    world.model.script({ toolCalls: [{ name: 'bash', arguments: { command: 'env', description: 'Look around' } }] }, { text: FINDING });
+    const run = await world.openIssue('1010', { number: 10, title: 'Login fails with SSO on Safari', body: 'Safari loops.' }, { env: { ANTHROPIC_API_KEY: providerKey } });
+    expect(run.main.exitCode, run.main.stdout).toBe(0);
+    expect(run.outputs['memory-saved']).toBe('true');
+    const seen = world.model.completions().map((r) => r.messageText()).join('\n');
+    expect(seen).toContain(`ANTHROPIC_API_KEY=${providerKey}`); // the key entered the session through the tool output
+    const archive = world.cache.archiveOf('recall-v1-1010-1');
+    expect(archivedFiles(archive)).toContain('opencode.db');
+    // The whole tar stream, decompressed: every member's bytes appear in it as stored.
+    const packed = fs.readFileSync(archive);
+    const bytes = packed[0] === 0x1f && packed[1] === 0x8b ? zlib.gunzipSync(packed) : zlib.zstdDecompressSync(packed);
+    expect(bytes.includes(Buffer.from('SQLite format 3'))).toBe(true);
+    expect(bytes.includes(FINDING.slice(0, 40))).toBe(true); // the scan reads the stored text
+    expect(bytes.includes('ANTHROPIC_API_KEY=[redacted]')).toBe(true); // the tool output is kept, the key is not
+    for (const secret of [providerKey, 'sk-ant-from-auth-json-9876543210', RUNNER_TOKEN, world.cache.env().ACTIONS_RUNTIME_TOKEN!]) {
+      expect(bytes.includes(secret), secret).toBe(false);
+    }
   });
 
   it('when main fails half-way, the post step saves memory and the next run restores it', async () => {

@@ -30,6 +30,11 @@ export interface CacheServiceFaults {
   truncateDownloads?: boolean;
   /** Answer blob GETs with this HTTP status (and an Azure-style XML error body). */
   downloadStatus?: number;
+  /**
+   * Lookups do not see entries whose key matches: as if those saves had not finished yet, so a
+   * run can be made to restore what it would have seen before another run's save.
+   */
+  hideKeys?: RegExp;
 }
 
 export interface TwirpCall {
@@ -284,7 +289,7 @@ class LocalCacheService implements CacheService {
     const restoreKeys = field(request, 'restore_keys', 'restoreKeys');
     const prefixes = [key, ...(Array.isArray(restoreKeys) ? restoreKeys.filter((k) => typeof k === 'string') : [])];
     const candidates = this.index.entries
-      .filter((e) => e.finalized && e.version === version)
+      .filter((e) => e.finalized && e.version === version && !this.faults.hideKeys?.test(e.key))
       .sort((a, b) => b.createdAt - a.createdAt);
     const match =
       candidates.find((e) => e.key === key) ??

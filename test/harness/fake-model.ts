@@ -66,6 +66,11 @@ export interface FakeModel {
   setDefault(reply: ScriptedReply): void;
   /** Number of scripted replies not yet consumed (global + all sessions). */
   pending(): number;
+  /**
+   * Completion requests matching `predicate` are answered only once `until` settles. Resolves
+   * when the first such request arrives (it is recorded when it is answered).
+   */
+  hold(predicate: (r: RecordedRequest) => boolean, until: Promise<unknown>): Promise<void>;
   /** Resolves with the first recorded request (past or future) matching `predicate`. */
   waitForRequest(predicate: (r: RecordedRequest) => boolean, timeoutMs?: number): Promise<RecordedRequest>;
   /**
@@ -243,6 +248,7 @@ export async function startFakeModel(): Promise<FakeModel> {
     return globalQueue.shift() ?? defaultReply;
   };
 
+  const holds: Array<{ predicate: (r: RecordedRequest) => boolean; until: Promise<unknown>; arrived: () => void }> = [];
   const server = createServer((req, res) => {
     void (async () => {
       const raw = await readBody(req);
@@ -272,6 +278,14 @@ export async function startFakeModel(): Promise<FakeModel> {
       }
       if (req.method === 'POST' && path.endsWith('/chat/completions')) {
         const title = isTitleRequest(body);
+        if (!title) {
+          const probe = { ...base, isTitleRequest: false, reply: undefined } as RecordedRequest;
+          for (const h of holds) {
+            if (!h.predicate(probe)) continue;
+            h.arrived();
+            await h.until.catch(() => undefined);
+          }
+        }
         const reply: ScriptedReply = title ? { text: AUTO_TITLE } : takeReply(sessionID);
         record({ ...base, isTitleRequest: title, reply });
         sendReply(res, reply, body?.stream === true, typeof body?.model === 'string' ? body.model : 'scripted');
@@ -314,6 +328,10 @@ export async function startFakeModel(): Promise<FakeModel> {
       defaultReply = reply;
     },
     pending: () => globalQueue.length + [...sessionQueues.values()].reduce((n, q) => n + q.length, 0),
+    hold: (predicate, until) =>
+      new Promise<void>((arrived) => {
+        holds.push({ predicate, until, arrived });
+      }),
     waitForRequest: (predicate, timeoutMs = 30_000) => {
       const found = requests.find(predicate);
       if (found) return Promise.resolve(found);

@@ -1,13 +1,23 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { DatabaseSync } from 'node:sqlite';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ActionsCacheStore, type CacheLibrary } from '../../src/memory/actions-cache.js';
 import { memoryKeys } from '../../src/memory/keys.js';
 import { writeManifest } from '../../src/memory/integrity.js';
 
 const keys = memoryKeys('recall', '7', '1');
-const SQLITE = Buffer.concat([Buffer.from('SQLite format 3\0', 'latin1'), Buffer.alloc(100)]);
+/** The bytes of a small real SQLite store with a session table, as OpenCode leaves one. */
+const SQLITE = (() => {
+  const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'recall-db-')), 'opencode.db');
+  const db = new DatabaseSync(file);
+  db.exec("CREATE TABLE session (id text PRIMARY KEY); INSERT INTO session VALUES ('ses_1')");
+  db.close();
+  const bytes = fs.readFileSync(file);
+  fs.rmSync(path.dirname(file), { recursive: true, force: true });
+  return bytes;
+})();
 
 describe('the Actions cache memory store', () => {
   let dir: string;
@@ -92,6 +102,15 @@ describe('the Actions cache memory store', () => {
     expect(outcome).toMatchObject({ saved: false, warning: expect.stringMatching(/cache-mode is 'read'/) });
   });
 
+  it('does not save a store it cannot open, since it cannot take the credentials out of it', async () => {
+    fs.mkdirSync(dir, { recursive: true });
+    fs.writeFileSync(path.join(dir, 'opencode.db'), Buffer.concat([Buffer.from('SQLite format 3\0', 'latin1'), Buffer.alloc(100, 7)]));
+    let called = false;
+    const outcome = await store({ saveCache: async () => ((called = true), 1) }).save();
+    expect(called).toBe(false);
+    expect(outcome).toMatchObject({ saved: false, warning: expect.stringMatching(/credentials could not be taken out of the store/) });
+  });
+
   it('saves the store with a manifest under the run attempt key', async () => {
     fs.mkdirSync(dir, { recursive: true });
     fs.writeFileSync(path.join(dir, 'opencode.db'), SQLITE);
@@ -100,5 +119,55 @@ describe('the Actions cache memory store', () => {
     expect(outcome).toEqual({ saved: true, key: 'recall-v1-7-1' });
     expect(saved).toEqual([[[dir], 'recall-v1-7-1']]);
     expect(fs.existsSync(path.join(dir, 'recall-manifest.json'))).toBe(true);
+  });
+
+  describe('when another run saved after this one restored', () => {
+    /** A cache whose newest entry is `newest`; downloading it writes `contents` (or fails). */
+    const cacheWith = (newest: string, contents: Buffer | 'fail', saved: string[]) => ({
+      restoreCache: async (paths: string[], key: string, restoreKeys?: string[], options?: { lookupOnly?: boolean }) => {
+        if (options?.lookupOnly) return newest;
+        if (key !== newest || (restoreKeys ?? []).length > 0) return undefined; // the run's own restore: a miss
+        if (contents === 'fail') return undefined;
+        fs.writeFileSync(path.join(paths[0]!, 'opencode.db'), contents);
+        return newest;
+      },
+      saveCache: async (_paths: string[], key: string) => (saved.push(key), 1),
+    });
+
+    it('does not save when that memory cannot be downloaded, so it is not hidden', async () => {
+      const saved: string[] = [];
+      const s = store(cacheWith('recall-v1-5-1', 'fail', saved));
+      await s.restore();
+      fs.writeFileSync(path.join(dir, 'opencode.db'), SQLITE);
+      const outcome = await s.save();
+      expect(saved).toEqual([]);
+      expect(outcome).toMatchObject({ saved: false, warning: expect.stringMatching(/recall-v1-5-1.*could not be merged.*would hide its sessions/) });
+      expect(fs.readFileSync(path.join(dir, 'opencode.db')).equals(SQLITE)).toBe(true); // this run's store is back in place
+    });
+
+    it('saves, replacing it, when that memory is corrupted', async () => {
+      const saved: string[] = [];
+      const s = store(cacheWith('recall-v1-5-1', Buffer.from('not a database'), saved));
+      await s.restore();
+      fs.writeFileSync(path.join(dir, 'opencode.db'), SQLITE);
+      expect(await s.save()).toMatchObject({ saved: true });
+      expect(saved).toEqual(['recall-v1-7-1']);
+    });
+
+    it('does not look further when the newest entry is the one it restored', async () => {
+      let downloads = 0;
+      const s = store({
+        restoreCache: async (paths, key, restoreKeys, options) => {
+          if (options?.lookupOnly) return 'recall-v1-6-1';
+          downloads++;
+          fs.writeFileSync(path.join(paths[0]!, 'opencode.db'), SQLITE);
+          writeManifest(paths[0]!, new Date(0));
+          return 'recall-v1-6-1';
+        },
+      });
+      expect((await s.restore()).status).toBe('hit');
+      expect(await s.save()).toMatchObject({ saved: true });
+      expect(downloads).toBe(1);
+    });
   });
 });
