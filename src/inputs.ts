@@ -6,6 +6,9 @@ import { DEFAULT_OPENCODE_VERSION, versionProblem } from './agent/install.js';
 import { parseModel, type ModelRef } from './agent/opencode.js';
 import { keyPrefixProblem } from './memory/keys.js';
 
+export const MEMORY_BACKENDS = ['actions-cache', 'directory'] as const;
+export type MemoryBackendName = (typeof MEMORY_BACKENDS)[number];
+
 export class InputError extends Error {
   override name = 'InputError';
 }
@@ -19,6 +22,8 @@ export interface Inputs {
   maxSessions: number;
   maxAgeDays: number;
   memoryKeyPrefix: string;
+  memoryBackend: MemoryBackendName;
+  memoryPath: string;
   triggerPhrase: string;
   labelTrigger: string;
   assigneeTrigger: string;
@@ -35,6 +40,8 @@ export const INPUT_DEFAULTS = {
   'max-sessions': '50',
   'max-age-days': '30',
   'memory-key-prefix': 'recall',
+  'memory-backend': 'actions-cache',
+  'memory-path': '',
   'trigger-phrase': '/recall',
   'label-trigger': '',
   'assignee-trigger': '',
@@ -60,6 +67,14 @@ export function readInputs(read: Read): Inputs {
   if (prefixError) {
     throw new InputError(`Input memory-key-prefix "${memoryKeyPrefix}" cannot be used: ${prefixError}. Use letters, digits, dots, dashes or underscores.`);
   }
+  const memoryBackend = get('memory-backend') as MemoryBackendName;
+  if (!MEMORY_BACKENDS.includes(memoryBackend)) {
+    throw new InputError(`Input memory-backend is "${memoryBackend}": write one of ${MEMORY_BACKENDS.join(', ')}`);
+  }
+  const memoryPath = get('memory-path');
+  if (memoryBackend === 'directory' && !memoryPath) {
+    throw new InputError('Input memory-backend is directory but memory-path is empty: set memory-path to the directory that keeps memory between runs');
+  }
   return {
     prompt: read('prompt').trim(),
     model,
@@ -69,6 +84,8 @@ export function readInputs(read: Read): Inputs {
     maxSessions: wholeNumber('max-sessions', get('max-sessions')),
     maxAgeDays: wholeNumber('max-age-days', get('max-age-days')),
     memoryKeyPrefix,
+    memoryBackend,
+    memoryPath,
     triggerPhrase: triggerPhrase(get('trigger-phrase')),
     labelTrigger: get('label-trigger'),
     assigneeTrigger: get('assignee-trigger').replace(/^@/, ''),

@@ -3,7 +3,6 @@
  * whether its sender may make the agent act, builds the real adapters, runs the pipeline, and
  * answers in the thread. Memory problems warn; a failure is said where a person is waiting.
  */
-import * as cache from '@actions/cache';
 import * as core from '@actions/core';
 import * as os from 'node:os';
 import { resolveOpenCode } from './agent/install.js';
@@ -20,7 +19,7 @@ import { buildTask } from './github/task.js';
 import { interpretEvent, type Trigger } from './github/trigger.js';
 import { fenceUntrusted, sanitizeUntrusted } from './github/untrusted.js';
 import { readInputs, type Inputs } from './inputs.js';
-import { ActionsCacheStore } from './memory/actions-cache.js';
+import { createMemoryStore } from './memory/factory.js';
 import { memoryKeys } from './memory/keys.js';
 import { memoryLayout } from './memory/layout.js';
 import { ThreadIndex } from './recall/threads.js';
@@ -116,12 +115,13 @@ async function runPipeline(env: NodeJS.ProcessEnv, inputs: Inputs, task: ReturnT
   const log = { info: core.info, warning: core.warning };
   const layout = memoryLayout(env.RUNNER_TEMP || os.tmpdir());
   const keys = memoryKeys(inputs.memoryKeyPrefix, env.GITHUB_RUN_ID || String(Date.now()), env.GITHUB_RUN_ATTEMPT || '1');
-  const state = new ActionState(layout.memoryDir, keys.primary);
-  const memory = new ActionsCacheStore({
+  const choice = { backend: inputs.memoryBackend, path: inputs.memoryPath };
+  const state = new ActionState(layout.memoryDir, keys, choice);
+  const memory = createMemoryStore({
+    choice,
     memoryDir: layout.memoryDir,
     keys,
-    cache,
-    cacheMode: (env.ACTIONS_CACHE_MODE ?? '').trim().toLowerCase(),
+    env,
     log,
     clock,
     credentials: () => runCredentials(env, layout.agentStateDir),

@@ -3,12 +3,11 @@
  * cancelled, and saves memory only if main restored it and did not get as far as saving it.
  * It never fails the job.
  */
-import * as cache from '@actions/cache';
 import * as core from '@actions/core';
 import * as path from 'node:path';
 import { runCredentials } from './agent/environment.js';
 import { describe } from './errors.js';
-import { ActionsCacheStore } from './memory/actions-cache.js';
+import { createMemoryStore } from './memory/factory.js';
 import { readPostState } from './state.js';
 import { stopProcess } from './agent/stop-process.js';
 
@@ -23,11 +22,11 @@ async function post(env: NodeJS.ProcessEnv = process.env): Promise<void> {
     core.info(`Stopping the OpenCode server main left running (pid ${state.opencodePid}).`);
     await stopProcess(state.opencodePid);
   }
-  const store = new ActionsCacheStore({
+  const store = createMemoryStore({
+    choice: state.memory,
     memoryDir: state.memoryDir,
-    keys: { primary: state.memoryKey, restorePrefixes: [] },
-    cache,
-    cacheMode: (env.ACTIONS_CACHE_MODE ?? '').trim().toLowerCase(),
+    keys: state.keys,
+    env,
     log: { info: core.info, warning: core.warning },
     clock: () => new Date(),
     credentials: () => runCredentials(env, path.join(path.dirname(state.memoryDir), 'opencode')),

@@ -3,25 +3,35 @@
  * restored it and did not reach its own save, and stops an OpenCode server main left running.
  */
 import * as core from '@actions/core';
+import type { MemoryBackendName } from './inputs.js';
+import type { MemoryChoice } from './memory/factory.js';
+import type { MemoryKeys } from './memory/keys.js';
 import type { RunState } from './ports.js';
 
 const MEMORY = 'memory';
 const OPENCODE_PID = 'opencode-pid';
 const MEMORY_DIR = 'memory-dir';
 const MEMORY_KEY = 'memory-key';
+const MEMORY_PREFIXES = 'memory-restore-prefixes';
+const MEMORY_BACKEND = 'memory-backend';
+const MEMORY_PATH = 'memory-path';
 
 export interface PostState {
   /** True when main restored memory and never got to save it. */
   savePending: boolean;
   opencodePid: number | undefined;
   memoryDir: string;
-  memoryKey: string;
+  keys: MemoryKeys;
+  memory: MemoryChoice;
 }
 
 export class ActionState implements RunState {
-  constructor(memoryDir: string, memoryKey: string) {
+  constructor(memoryDir: string, keys: MemoryKeys, memory: MemoryChoice) {
     core.saveState(MEMORY_DIR, memoryDir);
-    core.saveState(MEMORY_KEY, memoryKey);
+    core.saveState(MEMORY_KEY, keys.primary);
+    core.saveState(MEMORY_PREFIXES, JSON.stringify(keys.restorePrefixes));
+    core.saveState(MEMORY_BACKEND, memory.backend);
+    core.saveState(MEMORY_PATH, memory.path);
   }
   memoryPending(): void {
     core.saveState(MEMORY, 'pending');
@@ -43,6 +53,16 @@ export function readPostState(): PostState {
     savePending: core.getState(MEMORY) === 'pending',
     opencodePid: Number.isInteger(pid) && pid > 0 ? pid : undefined,
     memoryDir: core.getState(MEMORY_DIR),
-    memoryKey: core.getState(MEMORY_KEY),
+    keys: { primary: core.getState(MEMORY_KEY), restorePrefixes: prefixes() },
+    memory: { backend: (core.getState(MEMORY_BACKEND) || 'actions-cache') as MemoryBackendName, path: core.getState(MEMORY_PATH) },
   };
+}
+
+function prefixes(): string[] {
+  try {
+    const parsed: unknown = JSON.parse(core.getState(MEMORY_PREFIXES) || '[]');
+    return Array.isArray(parsed) ? parsed.map(String) : [];
+  } catch {
+    return [];
+  }
 }

@@ -24,6 +24,10 @@ export function recallSteps(file: string): Array<{ with: Record<string, string>;
     .map((step) => ({ with: step.with ?? {}, env: step.env ?? {} }));
 }
 
+function undeclared(steps: Array<{ with: Record<string, string> }>): string[] {
+  return steps.flatMap((step) => Object.keys(step.with).filter((input) => !declared.includes(input)));
+}
+
 describe('example workflows', () => {
   const files = fs.readdirSync(EXAMPLES).filter((f) => f.endsWith('.yml'));
 
@@ -52,12 +56,10 @@ describe('example workflows', () => {
   it.each(files)('%s uses only inputs action.yml declares', (file) => {
     const steps = recallSteps(file);
     expect(steps.length).toBeGreaterThan(0);
-    for (const step of steps) {
-      for (const input of Object.keys(step.with)) expect(declared, `${file}: ${input}`).toContain(input);
-    }
+    expect(undeclared(steps)).toEqual([]);
   });
 
   it('a workflow with an undeclared input would be caught', () => {
-    expect(declared).not.toContain('memory-path');
+    expect(undeclared([{ with: { model: 'a/b', 'memory-bucket': 'x' } }])).toEqual(['memory-bucket']);
   });
 });

@@ -41768,6 +41768,202 @@ function getIDToken(aud) {
  */
 
 //# sourceMappingURL=core.js.map
+;// CONCATENATED MODULE: external "node:path"
+const external_node_path_namespaceObject = __WEBPACK_EXTERNAL_createRequire(import.meta.url)("node:path");
+;// CONCATENATED MODULE: external "node:fs"
+const external_node_fs_namespaceObject = __WEBPACK_EXTERNAL_createRequire(import.meta.url)("node:fs");
+;// CONCATENATED MODULE: ./src/agent/environment.ts
+/**
+ * The environment Recall gives the OpenCode child process (and therefore every
+ * command the agent runs through its `bash` tool: OpenCode passes its own
+ * environment on to those commands).
+ *
+ * Rule implemented by `isPassedToAgent(name)` (names compared case-insensitively),
+ * applied in this order, first match wins:
+ *
+ *  1. DENY, always: Recall's own secrets and the runner's service credentials.
+ *       - every `INPUT_*` variable (action inputs: the GitHub token, API keys
+ *         given to Recall as inputs, ...);
+ *       - `GITHUB_TOKEN`, `GH_TOKEN`, `GH_ENTERPRISE_TOKEN`, `GITHUB_ENTERPRISE_TOKEN`;
+ *       - `ACTIONS_RUNTIME_TOKEN`, `ACTIONS_ID_TOKEN_REQUEST_TOKEN`,
+ *         `ACTIONS_ID_TOKEN_REQUEST_URL`, `ACTIONS_RESULTS_URL`,
+ *         `ACTIONS_CACHE_URL`, `ACTIONS_RUNTIME_URL`, and any other
+ *         `ACTIONS_*` name ending in `_URL` or containing `TOKEN`;
+ *       - `GITHUB_STATE`: the file backing Recall's pre/main/post state. The
+ *         post step trusts it, so the agent must not be pointed at it.
+ *       - `GITHUB_ENV`, `GITHUB_PATH`, `GITHUB_OUTPUT`, `GITHUB_STEP_SUMMARY`:
+ *         the runner's command files. Writing them would let the agent set
+ *         environment variables or PATH for the job's later steps, or forge
+ *         this step's outputs and summary.
+ *     `extraAllowed` cannot re-enable these.
+ *  2. ALLOW: what OpenCode itself needs to run and to reach the model.
+ *       - `OPENCODE_*` (OpenCode's own switches, e.g. OPENCODE_SERVER_PASSWORD);
+ *       - names ending in `_API_KEY` (ANTHROPIC_API_KEY, OPENAI_API_KEY,
+ *         OPENROUTER_API_KEY, AZURE_API_KEY, ...): the model provider keys;
+ *       - `AWS_*` (Amazon Bedrock: AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY,
+ *         AWS_SESSION_TOKEN, AWS_BEARER_TOKEN_BEDROCK, AWS_REGION, AWS_PROFILE,
+ *         AWS_WEB_IDENTITY_TOKEN_FILE...);
+ *       - `GOOGLE_APPLICATION_CREDENTIALS`, `GOOGLE_CLOUD_PROJECT`,
+ *         `GOOGLE_VERTEX_*` (Vertex AI), `HF_TOKEN` (Hugging Face),
+ *         `AICORE_SERVICE_KEY` (SAP AI Core);
+ *       - any name in `extraAllowed` (an escape hatch the caller may expose
+ *         as an action input, e.g. for a provider not listed here).
+ *  3. DENY: anything that looks like a secret, matching
+ *     /TOKEN|SECRET|PASSWORD|PASSWD|PASSPHRASE|PRIVATE_KEY|CREDENTIAL|_KEY$|(^|_)AUTH(_|$)/i
+ *     (NPM_TOKEN, NODE_AUTH_TOKEN, DOCKER_PASSWORD, SSH_PRIVATE_KEY,
+ *     DEPLOY_KEY, SSH_AUTH_SOCK...).
+ *  4. ALLOW everything else (PATH — git must be found —, RUNNER_*, GITHUB_*
+ *     context such as GITHUB_REPOSITORY / GITHUB_SHA, LANG, TMPDIR, proxies,
+ *     npm_config_registry, OPENCODE_DISABLE_MODELS_FETCH...).
+ *
+ * On top of the filtered parent environment Recall sets (overriding the parent):
+ *   HOME and XDG_{DATA,CONFIG,CACHE,STATE}_HOME under `stateRoot` (so the agent
+ *   neither reads the runner user's ~/.config/opencode, ~/.claude, auth.json,
+ *   nor writes there), OPENCODE_DB, OPENCODE_CONFIG_CONTENT,
+ *   OPENCODE_DISABLE_AUTOUPDATE=1, OPENCODE_DISABLE_SHARE=1,
+ *   OPENCODE_DISABLE_LSP_DOWNLOAD=1.
+ * Because HOME moves, the runner's global git config would be lost (user.name,
+ * user.email, safe.directory set by earlier steps with `git config --global`):
+ * GIT_CONFIG_GLOBAL is pointed at the parent's `~/.gitconfig` when that file
+ * exists and the parent did not set GIT_CONFIG_GLOBAL itself.
+ */
+
+
+const ALWAYS_DENIED = new Set([
+    'GITHUB_TOKEN',
+    'GH_TOKEN',
+    'GH_ENTERPRISE_TOKEN',
+    'GITHUB_ENTERPRISE_TOKEN',
+    'ACTIONS_RUNTIME_TOKEN',
+    'ACTIONS_ID_TOKEN_REQUEST_TOKEN',
+    'ACTIONS_ID_TOKEN_REQUEST_URL',
+    'ACTIONS_RESULTS_URL',
+    'ACTIONS_CACHE_URL',
+    'ACTIONS_RUNTIME_URL',
+    'GITHUB_STATE',
+    'GITHUB_ENV',
+    'GITHUB_PATH',
+    'GITHUB_OUTPUT',
+    'GITHUB_STEP_SUMMARY',
+]);
+const PROVIDER_CREDENTIALS = new Set([
+    'GOOGLE_APPLICATION_CREDENTIALS',
+    'GOOGLE_CLOUD_PROJECT',
+    'HF_TOKEN',
+    'AICORE_SERVICE_KEY',
+]);
+const SECRET_LIKE = /TOKEN|SECRET|PASSWORD|PASSWD|PASSPHRASE|PRIVATE_KEY|CREDENTIAL|_KEY$|(^|_)AUTH(_|$)/i;
+/**
+ * The values in `env` that are credentials: every variable named like a secret (the GitHub token
+ * input, provider keys, runner tokens, AWS keys), at least 8 characters long. Pure.
+ */
+function credentialValues(env) {
+    const named = /TOKEN|SECRET|PASSWORD|PASSWD|PASSPHRASE|PRIVATE_KEY|CREDENTIAL|_KEY$|_KEY_ID$|(^|_)AUTH(_|$)/i;
+    return Object.entries(env)
+        .filter(([name, value]) => named.test(name) && typeof value === 'string' && value.trim().length >= 8)
+        .map(([, value]) => value.trim());
+}
+/** Whether the variable `name` from the action's environment may be handed to the agent. Pure. */
+function isPassedToAgent(name, extraAllowed = []) {
+    const upper = name.toUpperCase();
+    // 1. always denied
+    if (upper.startsWith('INPUT_'))
+        return false;
+    if (ALWAYS_DENIED.has(upper))
+        return false;
+    if (upper.startsWith('ACTIONS_') && (upper.endsWith('_URL') || upper.includes('TOKEN')))
+        return false;
+    // 2. what OpenCode needs to reach the model
+    if (upper.startsWith('OPENCODE_'))
+        return true;
+    if (upper.endsWith('_API_KEY'))
+        return true;
+    if (upper.startsWith('AWS_'))
+        return true;
+    if (upper.startsWith('GOOGLE_VERTEX_'))
+        return true;
+    if (PROVIDER_CREDENTIALS.has(upper))
+        return true;
+    if (extraAllowed.some((n) => n.toUpperCase() === upper))
+        return true;
+    // 3. looks like a secret
+    if (SECRET_LIKE.test(upper))
+        return false;
+    // 4. everything else
+    return true;
+}
+/** Directories Recall gives OpenCode under `stateRoot`. */
+function agentStateDirs(stateRoot) {
+    return {
+        HOME: (0,external_node_path_namespaceObject.join)(stateRoot, 'home'),
+        XDG_DATA_HOME: (0,external_node_path_namespaceObject.join)(stateRoot, 'xdg', 'data'),
+        XDG_CONFIG_HOME: (0,external_node_path_namespaceObject.join)(stateRoot, 'xdg', 'config'),
+        XDG_CACHE_HOME: (0,external_node_path_namespaceObject.join)(stateRoot, 'xdg', 'cache'),
+        XDG_STATE_HOME: (0,external_node_path_namespaceObject.join)(stateRoot, 'xdg', 'state'),
+    };
+}
+/**
+ * Every credential a run had: those in its environment (credentialValues) and every string in
+ * OpenCode's auth.json under `stateRoot`, for taking them out of the store before a save.
+ */
+function runCredentials(env, stateRoot) {
+    const values = credentialValues(env);
+    const authFile = (0,external_node_path_namespaceObject.join)(agentStateDirs(stateRoot).XDG_DATA_HOME, 'opencode', 'auth.json');
+    try {
+        const collect = (v) => {
+            if (typeof v === 'string' && v.length >= 8)
+                values.push(v);
+            else if (v && typeof v === 'object')
+                Object.values(v).forEach(collect);
+        };
+        collect(JSON.parse((0,external_node_fs_namespaceObject.readFileSync)(authFile, 'utf8')));
+    }
+    catch {
+        // no auth.json (the usual case: keys come from the environment)
+    }
+    return values;
+}
+/**
+ * Builds the child environment for `opencode serve` and creates the state
+ * directories (and the database's directory) it points at.
+ */
+function buildAgentEnvironment(o) {
+    const env = {};
+    for (const [name, value] of Object.entries(o.parentEnv)) {
+        if (value === undefined)
+            continue;
+        if (isPassedToAgent(name, o.extraAllowed))
+            env[name] = value;
+    }
+    const dirs = agentStateDirs(o.stateRoot);
+    for (const dir of Object.values(dirs))
+        mkdirSync(dir, { recursive: true });
+    mkdirSync(dirname(o.databasePath), { recursive: true });
+    const parentHome = o.parentEnv.HOME;
+    if (!o.parentEnv.GIT_CONFIG_GLOBAL && parentHome && parentHome !== dirs.HOME) {
+        const gitconfig = join(parentHome, '.gitconfig');
+        if (existsSync(gitconfig))
+            env.GIT_CONFIG_GLOBAL = gitconfig;
+    }
+    // Windows keeps the home directory in USERPROFILE; isolate it too.
+    if (process.platform === 'win32')
+        env.USERPROFILE = dirs.HOME;
+    Object.assign(env, dirs, {
+        OPENCODE_DB: o.databasePath,
+        OPENCODE_CONFIG_CONTENT: JSON.stringify(o.config),
+        OPENCODE_DISABLE_AUTOUPDATE: '1',
+        OPENCODE_DISABLE_SHARE: '1',
+        OPENCODE_DISABLE_LSP_DOWNLOAD: '1',
+    });
+    return env;
+}
+
+;// CONCATENATED MODULE: ./src/errors.ts
+/** The message of anything thrown, for logs and warnings. */
+function describe(error) {
+    return error instanceof Error ? error.message : String(error);
+}
+
 ;// CONCATENATED MODULE: ./node_modules/@actions/glob/lib/internal-glob-options-helper.js
 
 /**
@@ -63002,8 +63198,6 @@ class BufferScheduler {
 //# sourceMappingURL=BufferScheduler.js.map
 ;// CONCATENATED MODULE: external "node:module"
 const external_node_module_namespaceObject = __WEBPACK_EXTERNAL_createRequire(import.meta.url)("node:module");
-;// CONCATENATED MODULE: external "node:path"
-const external_node_path_namespaceObject = __WEBPACK_EXTERNAL_createRequire(import.meta.url)("node:path");
 // EXTERNAL MODULE: external "node:url"
 var external_node_url_ = __nccwpck_require__(3136);
 ;// CONCATENATED MODULE: ./node_modules/@azure/storage-common/dist/esm/crc64.js
@@ -89524,8 +89718,6 @@ class Batch {
     }
 }
 //# sourceMappingURL=Batch.js.map
-;// CONCATENATED MODULE: external "node:fs"
-const external_node_fs_namespaceObject = __WEBPACK_EXTERNAL_createRequire(import.meta.url)("node:fs");
 ;// CONCATENATED MODULE: ./node_modules/@azure/storage-blob/dist/esm/utils/utils.js
 // Copyright (c) Microsoft Corporation.
 // Licensed under the MIT License.
@@ -98440,198 +98632,6 @@ function saveCacheV2(paths_1, key_1, options_1) {
     });
 }
 //# sourceMappingURL=cache.js.map
-;// CONCATENATED MODULE: ./src/agent/environment.ts
-/**
- * The environment Recall gives the OpenCode child process (and therefore every
- * command the agent runs through its `bash` tool: OpenCode passes its own
- * environment on to those commands).
- *
- * Rule implemented by `isPassedToAgent(name)` (names compared case-insensitively),
- * applied in this order, first match wins:
- *
- *  1. DENY, always: Recall's own secrets and the runner's service credentials.
- *       - every `INPUT_*` variable (action inputs: the GitHub token, API keys
- *         given to Recall as inputs, ...);
- *       - `GITHUB_TOKEN`, `GH_TOKEN`, `GH_ENTERPRISE_TOKEN`, `GITHUB_ENTERPRISE_TOKEN`;
- *       - `ACTIONS_RUNTIME_TOKEN`, `ACTIONS_ID_TOKEN_REQUEST_TOKEN`,
- *         `ACTIONS_ID_TOKEN_REQUEST_URL`, `ACTIONS_RESULTS_URL`,
- *         `ACTIONS_CACHE_URL`, `ACTIONS_RUNTIME_URL`, and any other
- *         `ACTIONS_*` name ending in `_URL` or containing `TOKEN`;
- *       - `GITHUB_STATE`: the file backing Recall's pre/main/post state. The
- *         post step trusts it, so the agent must not be pointed at it.
- *       - `GITHUB_ENV`, `GITHUB_PATH`, `GITHUB_OUTPUT`, `GITHUB_STEP_SUMMARY`:
- *         the runner's command files. Writing them would let the agent set
- *         environment variables or PATH for the job's later steps, or forge
- *         this step's outputs and summary.
- *     `extraAllowed` cannot re-enable these.
- *  2. ALLOW: what OpenCode itself needs to run and to reach the model.
- *       - `OPENCODE_*` (OpenCode's own switches, e.g. OPENCODE_SERVER_PASSWORD);
- *       - names ending in `_API_KEY` (ANTHROPIC_API_KEY, OPENAI_API_KEY,
- *         OPENROUTER_API_KEY, AZURE_API_KEY, ...): the model provider keys;
- *       - `AWS_*` (Amazon Bedrock: AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY,
- *         AWS_SESSION_TOKEN, AWS_BEARER_TOKEN_BEDROCK, AWS_REGION, AWS_PROFILE,
- *         AWS_WEB_IDENTITY_TOKEN_FILE...);
- *       - `GOOGLE_APPLICATION_CREDENTIALS`, `GOOGLE_CLOUD_PROJECT`,
- *         `GOOGLE_VERTEX_*` (Vertex AI), `HF_TOKEN` (Hugging Face),
- *         `AICORE_SERVICE_KEY` (SAP AI Core);
- *       - any name in `extraAllowed` (an escape hatch the caller may expose
- *         as an action input, e.g. for a provider not listed here).
- *  3. DENY: anything that looks like a secret, matching
- *     /TOKEN|SECRET|PASSWORD|PASSWD|PASSPHRASE|PRIVATE_KEY|CREDENTIAL|_KEY$|(^|_)AUTH(_|$)/i
- *     (NPM_TOKEN, NODE_AUTH_TOKEN, DOCKER_PASSWORD, SSH_PRIVATE_KEY,
- *     DEPLOY_KEY, SSH_AUTH_SOCK...).
- *  4. ALLOW everything else (PATH — git must be found —, RUNNER_*, GITHUB_*
- *     context such as GITHUB_REPOSITORY / GITHUB_SHA, LANG, TMPDIR, proxies,
- *     npm_config_registry, OPENCODE_DISABLE_MODELS_FETCH...).
- *
- * On top of the filtered parent environment Recall sets (overriding the parent):
- *   HOME and XDG_{DATA,CONFIG,CACHE,STATE}_HOME under `stateRoot` (so the agent
- *   neither reads the runner user's ~/.config/opencode, ~/.claude, auth.json,
- *   nor writes there), OPENCODE_DB, OPENCODE_CONFIG_CONTENT,
- *   OPENCODE_DISABLE_AUTOUPDATE=1, OPENCODE_DISABLE_SHARE=1,
- *   OPENCODE_DISABLE_LSP_DOWNLOAD=1.
- * Because HOME moves, the runner's global git config would be lost (user.name,
- * user.email, safe.directory set by earlier steps with `git config --global`):
- * GIT_CONFIG_GLOBAL is pointed at the parent's `~/.gitconfig` when that file
- * exists and the parent did not set GIT_CONFIG_GLOBAL itself.
- */
-
-
-const ALWAYS_DENIED = new Set([
-    'GITHUB_TOKEN',
-    'GH_TOKEN',
-    'GH_ENTERPRISE_TOKEN',
-    'GITHUB_ENTERPRISE_TOKEN',
-    'ACTIONS_RUNTIME_TOKEN',
-    'ACTIONS_ID_TOKEN_REQUEST_TOKEN',
-    'ACTIONS_ID_TOKEN_REQUEST_URL',
-    'ACTIONS_RESULTS_URL',
-    'ACTIONS_CACHE_URL',
-    'ACTIONS_RUNTIME_URL',
-    'GITHUB_STATE',
-    'GITHUB_ENV',
-    'GITHUB_PATH',
-    'GITHUB_OUTPUT',
-    'GITHUB_STEP_SUMMARY',
-]);
-const PROVIDER_CREDENTIALS = new Set([
-    'GOOGLE_APPLICATION_CREDENTIALS',
-    'GOOGLE_CLOUD_PROJECT',
-    'HF_TOKEN',
-    'AICORE_SERVICE_KEY',
-]);
-const SECRET_LIKE = /TOKEN|SECRET|PASSWORD|PASSWD|PASSPHRASE|PRIVATE_KEY|CREDENTIAL|_KEY$|(^|_)AUTH(_|$)/i;
-/**
- * The values in `env` that are credentials: every variable named like a secret (the GitHub token
- * input, provider keys, runner tokens, AWS keys), at least 8 characters long. Pure.
- */
-function credentialValues(env) {
-    const named = /TOKEN|SECRET|PASSWORD|PASSWD|PASSPHRASE|PRIVATE_KEY|CREDENTIAL|_KEY$|_KEY_ID$|(^|_)AUTH(_|$)/i;
-    return Object.entries(env)
-        .filter(([name, value]) => named.test(name) && typeof value === 'string' && value.trim().length >= 8)
-        .map(([, value]) => value.trim());
-}
-/** Whether the variable `name` from the action's environment may be handed to the agent. Pure. */
-function isPassedToAgent(name, extraAllowed = []) {
-    const upper = name.toUpperCase();
-    // 1. always denied
-    if (upper.startsWith('INPUT_'))
-        return false;
-    if (ALWAYS_DENIED.has(upper))
-        return false;
-    if (upper.startsWith('ACTIONS_') && (upper.endsWith('_URL') || upper.includes('TOKEN')))
-        return false;
-    // 2. what OpenCode needs to reach the model
-    if (upper.startsWith('OPENCODE_'))
-        return true;
-    if (upper.endsWith('_API_KEY'))
-        return true;
-    if (upper.startsWith('AWS_'))
-        return true;
-    if (upper.startsWith('GOOGLE_VERTEX_'))
-        return true;
-    if (PROVIDER_CREDENTIALS.has(upper))
-        return true;
-    if (extraAllowed.some((n) => n.toUpperCase() === upper))
-        return true;
-    // 3. looks like a secret
-    if (SECRET_LIKE.test(upper))
-        return false;
-    // 4. everything else
-    return true;
-}
-/** Directories Recall gives OpenCode under `stateRoot`. */
-function agentStateDirs(stateRoot) {
-    return {
-        HOME: (0,external_node_path_namespaceObject.join)(stateRoot, 'home'),
-        XDG_DATA_HOME: (0,external_node_path_namespaceObject.join)(stateRoot, 'xdg', 'data'),
-        XDG_CONFIG_HOME: (0,external_node_path_namespaceObject.join)(stateRoot, 'xdg', 'config'),
-        XDG_CACHE_HOME: (0,external_node_path_namespaceObject.join)(stateRoot, 'xdg', 'cache'),
-        XDG_STATE_HOME: (0,external_node_path_namespaceObject.join)(stateRoot, 'xdg', 'state'),
-    };
-}
-/**
- * Every credential a run had: those in its environment (credentialValues) and every string in
- * OpenCode's auth.json under `stateRoot`, for taking them out of the store before a save.
- */
-function runCredentials(env, stateRoot) {
-    const values = credentialValues(env);
-    const authFile = (0,external_node_path_namespaceObject.join)(agentStateDirs(stateRoot).XDG_DATA_HOME, 'opencode', 'auth.json');
-    try {
-        const collect = (v) => {
-            if (typeof v === 'string' && v.length >= 8)
-                values.push(v);
-            else if (v && typeof v === 'object')
-                Object.values(v).forEach(collect);
-        };
-        collect(JSON.parse((0,external_node_fs_namespaceObject.readFileSync)(authFile, 'utf8')));
-    }
-    catch {
-        // no auth.json (the usual case: keys come from the environment)
-    }
-    return values;
-}
-/**
- * Builds the child environment for `opencode serve` and creates the state
- * directories (and the database's directory) it points at.
- */
-function buildAgentEnvironment(o) {
-    const env = {};
-    for (const [name, value] of Object.entries(o.parentEnv)) {
-        if (value === undefined)
-            continue;
-        if (isPassedToAgent(name, o.extraAllowed))
-            env[name] = value;
-    }
-    const dirs = agentStateDirs(o.stateRoot);
-    for (const dir of Object.values(dirs))
-        mkdirSync(dir, { recursive: true });
-    mkdirSync(dirname(o.databasePath), { recursive: true });
-    const parentHome = o.parentEnv.HOME;
-    if (!o.parentEnv.GIT_CONFIG_GLOBAL && parentHome && parentHome !== dirs.HOME) {
-        const gitconfig = join(parentHome, '.gitconfig');
-        if (existsSync(gitconfig))
-            env.GIT_CONFIG_GLOBAL = gitconfig;
-    }
-    // Windows keeps the home directory in USERPROFILE; isolate it too.
-    if (process.platform === 'win32')
-        env.USERPROFILE = dirs.HOME;
-    Object.assign(env, dirs, {
-        OPENCODE_DB: o.databasePath,
-        OPENCODE_CONFIG_CONTENT: JSON.stringify(o.config),
-        OPENCODE_DISABLE_AUTOUPDATE: '1',
-        OPENCODE_DISABLE_SHARE: '1',
-        OPENCODE_DISABLE_LSP_DOWNLOAD: '1',
-    });
-    return env;
-}
-
-;// CONCATENATED MODULE: ./src/errors.ts
-/** The message of anything thrown, for logs and warnings. */
-function describe(error) {
-    return error instanceof Error ? error.message : String(error);
-}
-
 ;// CONCATENATED MODULE: ./src/recall/threads.ts
 /**
  * Recall's own index, kept in the memory directory beside OpenCode's database: which session
@@ -99002,10 +99002,12 @@ function filesContain(dir, secrets) {
     });
 }
 
-;// CONCATENATED MODULE: ./src/memory/actions-cache.ts
+;// CONCATENATED MODULE: ./src/memory/snapshot-store.ts
 /**
- * Memory kept in the GitHub Actions cache, through the real @actions/cache library.
- * Each run attempt saves under its own key; a restore takes the newest earlier save.
+ * Memory as whole snapshots of the memory directory in a backend (the Actions cache, a local
+ * directory, ...). The backend only stores and finds snapshots; this class does the rest, the
+ * same for every backend: integrity on restore, credentials out before a save, and the merge of
+ * a snapshot another run saved meanwhile (RFC-002).
  */
 
 
@@ -99013,44 +99015,33 @@ function filesContain(dir, secrets) {
 
 
 
-const CACHE_MODE_FIX = 'add `cache-mode: write` to the job (or workflow), or choose another memory-backend';
-class ActionsCacheStore {
-    o;
-    constructor(o) {
-        this.o = o;
+class SnapshotMemoryStore {
+    so;
+    constructor(so) {
+        this.so = so;
     }
     async restore() {
-        const { memoryDir, keys, cache, cacheMode, clock } = this.o;
+        const { memoryDir, backend } = this.so;
         emptyDirectory(memoryDir);
-        if (!cache.isFeatureAvailable()) {
-            return {
-                status: 'disabled',
-                warning: 'The Actions cache service is not available to this job (ACTIONS_RESULTS_URL is not set), ' +
-                    'so memory is off for this run: the agent starts without earlier sessions and nothing is saved.',
-            };
-        }
-        if (cacheMode === 'none' || cacheMode === 'write-only') {
-            return {
-                status: 'disabled',
-                warning: `This job's cache-mode is '${cacheMode}', which does not allow restoring memory: ${CACHE_MODE_FIX}.`,
-            };
-        }
+        const problem = backend.readProblem();
+        if (problem)
+            return { status: 'disabled', warning: problem };
         const outcome = await this.restoreNewest();
         this.writeBase(outcome.restoredKey);
         return outcome;
     }
     baseFile() {
-        return external_node_path_namespaceObject.join(external_node_path_namespaceObject.dirname(this.o.memoryDir), 'recall-base.json');
+        return external_node_path_namespaceObject.join(external_node_path_namespaceObject.dirname(this.so.memoryDir), 'recall-base.json');
     }
     writeBase(restoredKey) {
         let sessions = [];
         try {
-            sessions = sessionIdsIn(this.o.memoryDir);
+            sessions = sessionIdsIn(this.so.memoryDir);
         }
         catch {
             // an unreadable store has no sessions to protect from a merge
         }
-        const base = { restoredKey, restorePrefixes: this.o.keys.restorePrefixes, sessions };
+        const base = { restoredKey, sessions };
         external_node_fs_namespaceObject.writeFileSync(this.baseFile(), JSON.stringify(base));
     }
     readBase() {
@@ -99062,10 +99053,10 @@ class ActionsCacheStore {
         }
     }
     async restoreNewest() {
-        const { memoryDir, keys, cache, clock } = this.o;
+        const { memoryDir, backend, clock } = this.so;
         let restoredKey;
         try {
-            restoredKey = await cache.restoreCache([memoryDir], keys.primary, keys.restorePrefixes);
+            restoredKey = await backend.restoreNewest(memoryDir);
         }
         catch (error) {
             emptyDirectory(memoryDir);
@@ -99100,15 +99091,10 @@ class ActionsCacheStore {
         }
     }
     async save() {
-        const { memoryDir, keys, cache, cacheMode, clock } = this.o;
-        if (!cache.isFeatureAvailable())
-            return { saved: false };
-        if (cacheMode === 'read' || cacheMode === 'none') {
-            return {
-                saved: false,
-                warning: `Memory was not saved: this job's cache-mode is '${cacheMode}', which does not allow cache writes; ${CACHE_MODE_FIX}.`,
-            };
-        }
+        const { memoryDir, backend } = this.so;
+        const problem = backend.writeProblem();
+        if (problem !== undefined)
+            return problem ? { saved: false, warning: problem } : { saved: false };
         if (!hasMemoryFiles(memoryDir)) {
             return { saved: false, warning: 'Memory was not saved: OpenCode wrote no session store in this run.' };
         }
@@ -99116,29 +99102,24 @@ class ActionsCacheStore {
         if (merge.blocked)
             return { saved: false, warning: merge.blocked };
         if (merge.warning)
-            this.o.log.warning(merge.warning);
+            this.so.log.warning(merge.warning);
         try {
-            const removed = Object.entries(scrubSecrets(memoryDir, this.o.credentials?.() ?? [])).filter(([t]) => t !== 'vacuum');
+            const removed = Object.entries(scrubSecrets(memoryDir, this.so.credentials?.() ?? [])).filter(([t]) => t !== 'vacuum');
             if (removed.length > 0)
-                this.o.log.info(`Memory: took credentials out of the store before saving (${removed.map(([t, n]) => `${n} in ${t}`).join(', ')}).`);
+                this.so.log.info(`Memory: took credentials out of the store before saving (${removed.map(([t, n]) => `${n} in ${t}`).join(', ')}).`);
         }
         catch (error) {
             return { saved: false, warning: `Memory was not saved: the credentials could not be taken out of the store (${describe(error)}).` };
         }
         try {
-            writeManifest(memoryDir, clock());
-            const id = await cache.saveCache([memoryDir], keys.primary);
-            if (id !== -1)
-                return { saved: true, key: keys.primary, ...(merge.merged ? { merged: merge.merged } : {}) };
-            return {
-                saved: false,
-                warning: `Memory was not saved under ${keys.primary}: the cache service refused or failed the save (see the cache message above). ` +
-                    'On issue_comment, pull_request_review_comment and pull_request_target events GitHub gives a read-only cache token: ' +
-                    `${CACHE_MODE_FIX}.`,
-            };
+            writeManifest(memoryDir, this.so.clock());
+            const put = await backend.put(memoryDir);
+            if (!put.saved)
+                return put;
+            return { saved: true, key: put.key, ...(merge.merged ? { merged: merge.merged } : {}) };
         }
         catch (error) {
-            return { saved: false, warning: `Memory was not saved under ${keys.primary}: ${describe(error)}` };
+            return { saved: false, warning: `Memory was not saved: ${describe(error)}` };
         }
     }
     /**
@@ -99146,21 +99127,20 @@ class ActionsCacheStore {
      * run's sessions into this save, so that the later save does not drop them (see merge.ts).
      */
     async mergeNewerSave() {
-        const { memoryDir, keys, cache } = this.o;
+        const { memoryDir, backend } = this.so;
         const base = this.readBase();
         if (!base)
             return {};
-        const prefixes = keys.restorePrefixes.length > 0 ? keys.restorePrefixes : base.restorePrefixes;
         let newest;
         try {
-            newest = await cache.restoreCache([memoryDir], keys.primary, prefixes, { lookupOnly: true });
+            newest = await backend.newestKey(memoryDir);
         }
         catch (error) {
             return { warning: `Could not check for memory saved by an overlapping run (${describe(error)}); saving this run's memory as it is.` };
         }
-        if (!newest || newest === base.restoredKey || newest === keys.primary)
+        if (!newest || newest === base.restoredKey)
             return {};
-        this.o.log.info(`Memory: ${newest} was saved after this run restored; merging its sessions before saving.`);
+        this.so.log.info(`Memory: ${newest} was saved after this run restored; merging its sessions before saving.`);
         const ours = `${memoryDir}.ours`;
         const theirs = `${memoryDir}.theirs`;
         external_node_fs_namespaceObject.rmSync(ours, { recursive: true, force: true });
@@ -99170,9 +99150,9 @@ class ActionsCacheStore {
         let unreachable;
         try {
             external_node_fs_namespaceObject.mkdirSync(memoryDir, { recursive: true });
-            const got = await cache.restoreCache([memoryDir], newest, []);
-            const check = got === newest ? checkMemory(memoryDir) : undefined;
-            if (got !== newest)
+            const got = await backend.fetch(newest, memoryDir);
+            const check = got ? checkMemory(memoryDir) : undefined;
+            if (!got)
                 unreachable = 'it could not be downloaded';
             else if (check && (check.verdict === 'corrupted' || check.verdict === 'empty'))
                 problem = `${newest} is ${check.verdict}`;
@@ -99199,7 +99179,7 @@ class ActionsCacheStore {
             const mine = ThreadIndex.load(memoryDir).index;
             mine.adopt(ThreadIndex.load(theirs).index, new Set(result.added));
             mine.save();
-            this.o.log.info(`Memory: merged ${result.added.length} session(s) from ${newest}.`);
+            this.so.log.info(`Memory: merged ${result.added.length} session(s) from ${newest}.`);
             const skipped = result.skipped.map((s) => `${s.sessionId}: ${s.reason}`).join('; ');
             return { merged: result.added, ...(skipped ? { warning: `Some sessions of ${newest} could not be merged (${skipped}).` } : {}) };
         }
@@ -99212,6 +99192,174 @@ class ActionsCacheStore {
     }
 }
 
+;// CONCATENATED MODULE: ./src/memory/actions-cache.ts
+
+const CACHE_MODE_FIX = 'add `cache-mode: write` to the job (or workflow), or choose another memory-backend';
+/**
+ * The cache version hashes the paths, so every call names the memory directory itself: a
+ * snapshot can only be restored to the path it was saved from.
+ */
+class ActionsCacheBackend {
+    o;
+    constructor(o) {
+        this.o = o;
+    }
+    readProblem() {
+        const { cache, cacheMode } = this.o;
+        if (!cache.isFeatureAvailable()) {
+            return ('The Actions cache service is not available to this job (ACTIONS_RESULTS_URL is not set), ' +
+                'so memory is off for this run: the agent starts without earlier sessions and nothing is saved.');
+        }
+        if (cacheMode === 'none' || cacheMode === 'write-only') {
+            return `This job's cache-mode is '${cacheMode}', which does not allow restoring memory: ${CACHE_MODE_FIX}.`;
+        }
+        return undefined;
+    }
+    writeProblem() {
+        const { cache, cacheMode } = this.o;
+        if (!cache.isFeatureAvailable())
+            return '';
+        if (cacheMode === 'read' || cacheMode === 'none') {
+            return `Memory was not saved: this job's cache-mode is '${cacheMode}', which does not allow cache writes; ${CACHE_MODE_FIX}.`;
+        }
+        return undefined;
+    }
+    restoreNewest(dir) {
+        return this.o.cache.restoreCache([dir], this.o.keys.primary, this.o.keys.restorePrefixes);
+    }
+    newestKey(dir) {
+        return this.o.cache.restoreCache([dir], this.o.keys.primary, this.o.keys.restorePrefixes, { lookupOnly: true });
+    }
+    async fetch(key, dir) {
+        return (await this.o.cache.restoreCache([dir], key, [])) === key;
+    }
+    async put(dir) {
+        const { keys, cache } = this.o;
+        const id = await cache.saveCache([dir], keys.primary);
+        if (id !== -1)
+            return { saved: true, key: keys.primary };
+        return {
+            saved: false,
+            warning: `Memory was not saved under ${keys.primary}: the cache service refused or failed the save (see the cache message above). ` +
+                'On issue_comment, pull_request_review_comment and pull_request_target events GitHub gives a read-only cache token: ' +
+                `${CACHE_MODE_FIX}.`,
+        };
+    }
+}
+class ActionsCacheStore extends SnapshotMemoryStore {
+    constructor(o) {
+        super({ memoryDir: o.memoryDir, backend: new ActionsCacheBackend(o), log: o.log, clock: o.clock, credentials: o.credentials });
+    }
+}
+
+;// CONCATENATED MODULE: ./src/memory/directory.ts
+/**
+ * Memory kept in a local directory (`memory-backend: directory`, `memory-path`): for self-hosted
+ * runners whose disk outlives the job, and for running Recall on a workstation.
+ *
+ *   <memory-path>/<prefix>-v1-<run id>-<attempt>/   one snapshot: opencode.db, index, manifest
+ *
+ * A snapshot is copied into `.incoming-*` and renamed into place, so a reader never sees half of
+ * one. The newest is the one whose manifest was written last. Older snapshots are superseded
+ * (each save merges what it lacked from the newest, RFC-002), so only the newest KEEP are kept.
+ */
+
+
+
+const KEEP = 3;
+class DirectoryBackend {
+    root;
+    keys;
+    constructor(root, keys) {
+        this.root = root;
+        this.keys = keys;
+    }
+    readProblem() {
+        if (external_node_fs_namespaceObject.existsSync(this.root) && !external_node_fs_namespaceObject.statSync(this.root).isDirectory()) {
+            return `memory-path ${this.root} is not a directory, so memory is off for this run: point memory-path at a directory (it is created if missing).`;
+        }
+        return undefined;
+    }
+    writeProblem() {
+        try {
+            external_node_fs_namespaceObject.mkdirSync(this.root, { recursive: true });
+            external_node_fs_namespaceObject.accessSync(this.root, external_node_fs_namespaceObject.constants.W_OK);
+            return undefined;
+        }
+        catch (error) {
+            return `Memory was not saved: memory-path ${this.root} cannot be written (${error.message}). Give the runner's user write access to it, or choose another memory-path.`;
+        }
+    }
+    /** Snapshots of this prefix, newest first. */
+    snapshots() {
+        if (!external_node_fs_namespaceObject.existsSync(this.root))
+            return [];
+        return external_node_fs_namespaceObject.readdirSync(this.root, { withFileTypes: true })
+            .filter((e) => e.isDirectory() && this.keys.restorePrefixes.some((p) => e.name.startsWith(p)))
+            .map((e) => {
+            let savedAt = '';
+            try {
+                savedAt = String(JSON.parse(external_node_fs_namespaceObject.readFileSync(external_node_path_namespaceObject.join(this.root, e.name, MANIFEST_FILE), 'utf8')).savedAt ?? '');
+            }
+            catch {
+                savedAt = external_node_fs_namespaceObject.statSync(external_node_path_namespaceObject.join(this.root, e.name)).mtime.toISOString();
+            }
+            return { key: e.name, savedAt };
+        })
+            .sort((a, b) => (a.savedAt === b.savedAt ? b.key.localeCompare(a.key) : b.savedAt.localeCompare(a.savedAt)));
+    }
+    async newestKey() {
+        return this.snapshots()[0]?.key;
+    }
+    async restoreNewest(dir) {
+        const key = await this.newestKey();
+        if (key && (await this.fetch(key, dir)))
+            return key;
+        return undefined;
+    }
+    async fetch(key, dir) {
+        const from = external_node_path_namespaceObject.join(this.root, key);
+        if (!external_node_fs_namespaceObject.existsSync(from))
+            return false;
+        external_node_fs_namespaceObject.mkdirSync(dir, { recursive: true });
+        external_node_fs_namespaceObject.cpSync(from, dir, { recursive: true });
+        return true;
+    }
+    async put(dir) {
+        const key = this.keys.primary;
+        const incoming = external_node_path_namespaceObject.join(this.root, `.incoming-${key}-${process.pid}`);
+        const target = external_node_path_namespaceObject.join(this.root, key);
+        external_node_fs_namespaceObject.rmSync(incoming, { recursive: true, force: true });
+        external_node_fs_namespaceObject.cpSync(dir, incoming, { recursive: true });
+        external_node_fs_namespaceObject.rmSync(target, { recursive: true, force: true });
+        external_node_fs_namespaceObject.renameSync(incoming, target);
+        for (const old of this.snapshots().slice(KEEP))
+            external_node_fs_namespaceObject.rmSync(external_node_path_namespaceObject.join(this.root, old.key), { recursive: true, force: true });
+        return { saved: true, key };
+    }
+}
+
+;// CONCATENATED MODULE: ./src/memory/factory.ts
+/**
+ * The one place that turns the memory-backend choice into a MemoryStore, for main and post.
+ */
+
+
+
+
+function createMemoryStore(o) {
+    let backend;
+    switch (o.choice.backend) {
+        case 'directory':
+            backend = new DirectoryBackend(o.choice.path, o.keys);
+            break;
+        case 'actions-cache':
+            backend = new ActionsCacheBackend({ keys: o.keys, cache: lib_cache_namespaceObject, cacheMode: (o.env.ACTIONS_CACHE_MODE ?? '').trim().toLowerCase() });
+            break;
+    }
+    return new SnapshotMemoryStore({ memoryDir: o.memoryDir, backend, log: o.log, clock: o.clock, credentials: o.credentials });
+}
+
 ;// CONCATENATED MODULE: ./src/state.ts
 /**
  * The hand-over from main to post, through GITHUB_STATE. Post saves memory only when main
@@ -99222,10 +99370,16 @@ const MEMORY = 'memory';
 const OPENCODE_PID = 'opencode-pid';
 const MEMORY_DIR = 'memory-dir';
 const MEMORY_KEY = 'memory-key';
+const MEMORY_PREFIXES = 'memory-restore-prefixes';
+const MEMORY_BACKEND = 'memory-backend';
+const MEMORY_PATH = 'memory-path';
 class ActionState {
-    constructor(memoryDir, memoryKey) {
+    constructor(memoryDir, keys, memory) {
         core.saveState(MEMORY_DIR, memoryDir);
-        core.saveState(MEMORY_KEY, memoryKey);
+        core.saveState(MEMORY_KEY, keys.primary);
+        core.saveState(MEMORY_PREFIXES, JSON.stringify(keys.restorePrefixes));
+        core.saveState(MEMORY_BACKEND, memory.backend);
+        core.saveState(MEMORY_PATH, memory.path);
     }
     memoryPending() {
         core.saveState(MEMORY, 'pending');
@@ -99246,17 +99400,39 @@ function readPostState() {
         savePending: getState(MEMORY) === 'pending',
         opencodePid: Number.isInteger(pid) && pid > 0 ? pid : undefined,
         memoryDir: getState(MEMORY_DIR),
-        memoryKey: getState(MEMORY_KEY),
+        keys: { primary: getState(MEMORY_KEY), restorePrefixes: prefixes() },
+        memory: { backend: (getState(MEMORY_BACKEND) || 'actions-cache'), path: getState(MEMORY_PATH) },
     };
+}
+function prefixes() {
+    try {
+        const parsed = JSON.parse(getState(MEMORY_PREFIXES) || '[]');
+        return Array.isArray(parsed) ? parsed.map(String) : [];
+    }
+    catch {
+        return [];
+    }
 }
 
 ;// CONCATENATED MODULE: ./src/agent/stop-process.ts
+/**
+ * Send `signal` to the process group `pid` leads (an isolated OpenCode runs in a group of its own,
+ * see isolation.ts: its wrapper holds SIGTERM back, the group passes it on), or else to `pid`.
+ */
+function signal(pid, name) {
+    try {
+        process.kill(-pid, name);
+    }
+    catch {
+        process.kill(pid, name);
+    }
+}
 /** Stop a process by pid: SIGTERM, wait up to `graceMs`, then SIGKILL. Resolves once it is gone. */
 async function stopProcess(pid, graceMs = 10_000) {
     if (!alive(pid))
         return;
     try {
-        process.kill(pid, 'SIGTERM');
+        signal(pid, 'SIGTERM');
     }
     catch {
         return;
@@ -99266,7 +99442,7 @@ async function stopProcess(pid, graceMs = 10_000) {
         await stop_process_sleep(100);
     if (alive(pid)) {
         try {
-            process.kill(pid, 'SIGKILL');
+            signal(pid, 'SIGKILL');
         }
         catch {
             return;
@@ -99301,7 +99477,6 @@ function stop_process_sleep(ms) {
 
 
 
-
 async function post(env = process.env) {
     const state = readPostState();
     if (!state.savePending) {
@@ -99313,11 +99488,11 @@ async function post(env = process.env) {
         info(`Stopping the OpenCode server main left running (pid ${state.opencodePid}).`);
         await stopProcess(state.opencodePid);
     }
-    const store = new ActionsCacheStore({
+    const store = createMemoryStore({
+        choice: state.memory,
         memoryDir: state.memoryDir,
-        keys: { primary: state.memoryKey, restorePrefixes: [] },
-        cache: lib_cache_namespaceObject,
-        cacheMode: (env.ACTIONS_CACHE_MODE ?? '').trim().toLowerCase(),
+        keys: state.keys,
+        env,
         log: { info: info, warning: warning },
         clock: () => new Date(),
         credentials: () => runCredentials(env, external_node_path_namespaceObject.join(external_node_path_namespaceObject.dirname(state.memoryDir), 'opencode')),

@@ -1,8 +1,20 @@
+/**
+ * Send `signal` to the process group `pid` leads (an isolated OpenCode runs in a group of its own,
+ * see isolation.ts: its wrapper holds SIGTERM back, the group passes it on), or else to `pid`.
+ */
+function signal(pid: number, name: NodeJS.Signals): void {
+  try {
+    process.kill(-pid, name);
+  } catch {
+    process.kill(pid, name);
+  }
+}
+
 /** Stop a process by pid: SIGTERM, wait up to `graceMs`, then SIGKILL. Resolves once it is gone. */
 export async function stopProcess(pid: number, graceMs = 10_000): Promise<void> {
   if (!alive(pid)) return;
   try {
-    process.kill(pid, 'SIGTERM');
+    signal(pid, 'SIGTERM');
   } catch {
     return;
   }
@@ -10,7 +22,7 @@ export async function stopProcess(pid: number, graceMs = 10_000): Promise<void> 
   while (alive(pid) && Date.now() < deadline) await sleep(100);
   if (alive(pid)) {
     try {
-      process.kill(pid, 'SIGKILL');
+      signal(pid, 'SIGKILL');
     } catch {
       return;
     }

@@ -213,9 +213,12 @@ function killLeftover(pid: string | undefined): void {
   } catch {
     return;
   }
-  try {
-    process.kill(n, 'SIGKILL');
-  } catch {
-    // already gone
+  for (const target of [-n, n]) {
+    try {
+      process.kill(target, 'SIGKILL'); // the group first: an isolated OpenCode leads a group of its own
+      return;
+    } catch {
+      // not a group leader, or already gone
+    }
   }
 }

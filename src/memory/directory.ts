@@ -1,0 +1,89 @@
+/**
+ * Memory kept in a local directory (`memory-backend: directory`, `memory-path`): for self-hosted
+ * runners whose disk outlives the job, and for running Recall on a workstation.
+ *
+ *   <memory-path>/<prefix>-v1-<run id>-<attempt>/   one snapshot: opencode.db, index, manifest
+ *
+ * A snapshot is copied into `.incoming-*` and renamed into place, so a reader never sees half of
+ * one. The newest is the one whose manifest was written last. Older snapshots are superseded
+ * (each save merges what it lacked from the newest, RFC-002), so only the newest KEEP are kept.
+ */
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { MANIFEST_FILE } from './integrity.js';
+import type { MemoryKeys } from './keys.js';
+import type { SnapshotBackend } from './snapshot-store.js';
+
+const KEEP = 3;
+
+export class DirectoryBackend implements SnapshotBackend {
+  constructor(
+    private readonly root: string,
+    private readonly keys: MemoryKeys,
+  ) {}
+
+  readProblem(): string | undefined {
+    if (fs.existsSync(this.root) && !fs.statSync(this.root).isDirectory()) {
+      return `memory-path ${this.root} is not a directory, so memory is off for this run: point memory-path at a directory (it is created if missing).`;
+    }
+    return undefined;
+  }
+
+  writeProblem(): string | undefined {
+    try {
+      fs.mkdirSync(this.root, { recursive: true });
+      fs.accessSync(this.root, fs.constants.W_OK);
+      return undefined;
+    } catch (error) {
+      return `Memory was not saved: memory-path ${this.root} cannot be written (${(error as Error).message}). Give the runner's user write access to it, or choose another memory-path.`;
+    }
+  }
+
+  /** Snapshots of this prefix, newest first. */
+  private snapshots(): Array<{ key: string; savedAt: string }> {
+    if (!fs.existsSync(this.root)) return [];
+    return fs
+      .readdirSync(this.root, { withFileTypes: true })
+      .filter((e) => e.isDirectory() && this.keys.restorePrefixes.some((p) => e.name.startsWith(p)))
+      .map((e) => {
+        let savedAt = '';
+        try {
+          savedAt = String((JSON.parse(fs.readFileSync(path.join(this.root, e.name, MANIFEST_FILE), 'utf8')) as { savedAt?: string }).savedAt ?? '');
+        } catch {
+          savedAt = fs.statSync(path.join(this.root, e.name)).mtime.toISOString();
+        }
+        return { key: e.name, savedAt };
+      })
+      .sort((a, b) => (a.savedAt === b.savedAt ? b.key.localeCompare(a.key) : b.savedAt.localeCompare(a.savedAt)));
+  }
+
+  async newestKey(): Promise<string | undefined> {
+    return this.snapshots()[0]?.key;
+  }
+
+  async restoreNewest(dir: string): Promise<string | undefined> {
+    const key = await this.newestKey();
+    if (key && (await this.fetch(key, dir))) return key;
+    return undefined;
+  }
+
+  async fetch(key: string, dir: string): Promise<boolean> {
+    const from = path.join(this.root, key);
+    if (!fs.existsSync(from)) return false;
+    fs.mkdirSync(dir, { recursive: true });
+    fs.cpSync(from, dir, { recursive: true });
+    return true;
+  }
+
+  async put(dir: string): Promise<{ saved: true; key: string }> {
+    const key = this.keys.primary;
+    const incoming = path.join(this.root, `.incoming-${key}-${process.pid}`);
+    const target = path.join(this.root, key);
+    fs.rmSync(incoming, { recursive: true, force: true });
+    fs.cpSync(dir, incoming, { recursive: true });
+    fs.rmSync(target, { recursive: true, force: true });
+    fs.renameSync(incoming, target);
+    for (const old of this.snapshots().slice(KEEP)) fs.rmSync(path.join(this.root, old.key), { recursive: true, force: true });
+    return { saved: true, key };
+  }
+}

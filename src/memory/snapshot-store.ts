@@ -1,0 +1,204 @@
+/**
+ * Memory as whole snapshots of the memory directory in a backend (the Actions cache, a local
+ * directory, ...). The backend only stores and finds snapshots; this class does the rest, the
+ * same for every backend: integrity on restore, credentials out before a save, and the merge of
+ * a snapshot another run saved meanwhile (RFC-002).
+ */
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import type { Logger, MemoryStore, RestoreOutcome, SaveOutcome } from '../ports.js';
+import { describe } from '../errors.js';
+import { ThreadIndex } from '../recall/threads.js';
+import { checkMemory, emptyDirectory, hasMemoryFiles, moveAside, writeManifest } from './integrity.js';
+import { mergeSessions, scrubSecrets, sessionIdsIn } from './merge.js';
+
+/** Where snapshots live. Every method may throw; the store turns that into a warning. */
+export interface SnapshotBackend {
+  /** Why memory cannot be read at all in this job (then it is `disabled`), or undefined. */
+  readProblem(): string | undefined;
+  /** Why memory cannot be written in this job (said as a warning at save), or undefined; '' means silently not. */
+  writeProblem(): string | undefined;
+  /** Fill `dir` (the memory directory) with the newest snapshot; its key, or undefined when there is none. */
+  restoreNewest(dir: string): Promise<string | undefined>;
+  /** The key of the newest snapshot, without fetching it. */
+  newestKey(dir: string): Promise<string | undefined>;
+  /** Fill `dir` with the snapshot `key`; false when it is not there. */
+  fetch(key: string, dir: string): Promise<boolean>;
+  /** Store `dir` as this run's snapshot. */
+  put(dir: string): Promise<{ saved: true; key: string } | { saved: false; warning: string }>;
+}
+
+export interface SnapshotStoreOptions {
+  memoryDir: string;
+  backend: SnapshotBackend;
+  log: Logger;
+  clock: () => Date;
+  /** The credentials this run had, to be taken out of the store before it is saved. */
+  credentials?: () => string[];
+}
+
+/** What this run started from, kept beside (not in) the memory directory for the save. */
+interface Base {
+  restoredKey?: string;
+  sessions: string[];
+}
+
+export class SnapshotMemoryStore implements MemoryStore {
+  constructor(private readonly so: SnapshotStoreOptions) {}
+
+  async restore(): Promise<RestoreOutcome> {
+    const { memoryDir, backend } = this.so;
+    emptyDirectory(memoryDir);
+    const problem = backend.readProblem();
+    if (problem) return { status: 'disabled', warning: problem };
+    const outcome = await this.restoreNewest();
+    this.writeBase(outcome.restoredKey);
+    return outcome;
+  }
+
+  private baseFile(): string {
+    return path.join(path.dirname(this.so.memoryDir), 'recall-base.json');
+  }
+
+  private writeBase(restoredKey: string | undefined): void {
+    let sessions: string[] = [];
+    try {
+      sessions = sessionIdsIn(this.so.memoryDir);
+    } catch {
+      // an unreadable store has no sessions to protect from a merge
+    }
+    const base: Base = { restoredKey, sessions };
+    fs.writeFileSync(this.baseFile(), JSON.stringify(base));
+  }
+
+  private readBase(): Base | undefined {
+    try {
+      return JSON.parse(fs.readFileSync(this.baseFile(), 'utf8')) as Base;
+    } catch {
+      return undefined;
+    }
+  }
+
+  private async restoreNewest(): Promise<RestoreOutcome> {
+    const { memoryDir, backend, clock } = this.so;
+    let restoredKey: string | undefined;
+    try {
+      restoredKey = await backend.restoreNewest(memoryDir);
+    } catch (error) {
+      emptyDirectory(memoryDir);
+      return {
+        status: 'miss',
+        warning: `Restoring memory failed (${describe(error)}); this run starts with empty memory.`,
+      };
+    }
+    if (!restoredKey) return { status: 'miss' };
+    const check = checkMemory(memoryDir);
+    switch (check.verdict) {
+      case 'ok':
+        return { status: 'hit', restoredKey };
+      case 'empty':
+        return { status: 'miss', restoredKey };
+      case 'partial':
+        return {
+          status: 'partial',
+          restoredKey,
+          warning: `Memory restored from ${restoredKey} is incomplete (${check.detail}); the run goes on with what arrived.`,
+        };
+      case 'corrupted': {
+        const aside = moveAside(memoryDir, clock());
+        return {
+          status: 'corrupted',
+          restoredKey,
+          warning:
+            `Memory restored from ${restoredKey} is unusable (${check.detail}). It was moved to ${aside} ` +
+            'and this run starts with empty memory; the next save replaces it.',
+        };
+      }
+    }
+  }
+
+  async save(): Promise<SaveOutcome> {
+    const { memoryDir, backend } = this.so;
+    const problem = backend.writeProblem();
+    if (problem !== undefined) return problem ? { saved: false, warning: problem } : { saved: false };
+    if (!hasMemoryFiles(memoryDir)) {
+      return { saved: false, warning: 'Memory was not saved: OpenCode wrote no session store in this run.' };
+    }
+    const merge = await this.mergeNewerSave();
+    if (merge.blocked) return { saved: false, warning: merge.blocked };
+    if (merge.warning) this.so.log.warning(merge.warning);
+    try {
+      const removed = Object.entries(scrubSecrets(memoryDir, this.so.credentials?.() ?? [])).filter(([t]) => t !== 'vacuum');
+      if (removed.length > 0) this.so.log.info(`Memory: took credentials out of the store before saving (${removed.map(([t, n]) => `${n} in ${t}`).join(', ')}).`);
+    } catch (error) {
+      return { saved: false, warning: `Memory was not saved: the credentials could not be taken out of the store (${describe(error)}).` };
+    }
+    try {
+      writeManifest(memoryDir, this.so.clock());
+      const put = await backend.put(memoryDir);
+      if (!put.saved) return put;
+      return { saved: true, key: put.key, ...(merge.merged ? { merged: merge.merged } : {}) };
+    } catch (error) {
+      return { saved: false, warning: `Memory was not saved: ${describe(error)}` };
+    }
+  }
+
+  /**
+   * When another run saved memory after this one restored it (overlapping runs), bring that
+   * run's sessions into this save, so that the later save does not drop them (see merge.ts).
+   */
+  private async mergeNewerSave(): Promise<{ merged?: string[]; warning?: string; blocked?: string }> {
+    const { memoryDir, backend } = this.so;
+    const base = this.readBase();
+    if (!base) return {};
+    let newest: string | undefined;
+    try {
+      newest = await backend.newestKey(memoryDir);
+    } catch (error) {
+      return { warning: `Could not check for memory saved by an overlapping run (${describe(error)}); saving this run's memory as it is.` };
+    }
+    if (!newest || newest === base.restoredKey) return {};
+    this.so.log.info(`Memory: ${newest} was saved after this run restored; merging its sessions before saving.`);
+    const ours = `${memoryDir}.ours`;
+    const theirs = `${memoryDir}.theirs`;
+    fs.rmSync(ours, { recursive: true, force: true });
+    fs.rmSync(theirs, { recursive: true, force: true });
+    fs.renameSync(memoryDir, ours);
+    let problem: string | undefined;
+    let unreachable: string | undefined;
+    try {
+      fs.mkdirSync(memoryDir, { recursive: true });
+      const got = await backend.fetch(newest, memoryDir);
+      const check = got ? checkMemory(memoryDir) : undefined;
+      if (!got) unreachable = 'it could not be downloaded';
+      else if (check && (check.verdict === 'corrupted' || check.verdict === 'empty')) problem = `${newest} is ${check.verdict}`;
+      else fs.renameSync(memoryDir, theirs);
+    } catch (error) {
+      unreachable = describe(error);
+    } finally {
+      fs.rmSync(memoryDir, { recursive: true, force: true });
+      fs.renameSync(ours, memoryDir);
+    }
+    if (unreachable) {
+      return {
+        blocked:
+          `Memory was not saved: ${newest}, saved by another run after this one restored, could not be merged (${unreachable}). ` +
+          "Saving now would hide its sessions behind this run's smaller store, so this run's session is the one left out.",
+      };
+    }
+    try {
+      if (problem) return { warning: `Memory saved by an overlapping run was not merged (${problem}); this save replaces it.` };
+      const result = mergeSessions(memoryDir, theirs, new Set(base.sessions));
+      const mine = ThreadIndex.load(memoryDir).index;
+      mine.adopt(ThreadIndex.load(theirs).index, new Set(result.added));
+      mine.save();
+      this.so.log.info(`Memory: merged ${result.added.length} session(s) from ${newest}.`);
+      const skipped = result.skipped.map((s) => `${s.sessionId}: ${s.reason}`).join('; ');
+      return { merged: result.added, ...(skipped ? { warning: `Some sessions of ${newest} could not be merged (${skipped}).` } : {}) };
+    } catch (error) {
+      return { warning: `Memory saved by an overlapping run was not merged (${describe(error)}); its sessions stay in ${newest} only.` };
+    } finally {
+      fs.rmSync(theirs, { recursive: true, force: true });
+    }
+  }
+}

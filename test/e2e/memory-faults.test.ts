@@ -1,0 +1,102 @@
+/**
+ * Faults of the memory service and of the job, each through the bundled action with the real
+ * OpenCode binary and the local cache service. For each: the run's outcome, the warning, the
+ * outputs, and what the next run restores. No fault loses memory that was already saved.
+ */
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { freshRunner } from '../harness/runner.js';
+import { startWorld, type World } from '../harness/world.js';
+
+const FIRST = { number: 1, title: 'Login fails with SSO on Safari', body: 'Safari loops back to the login page after SSO.' };
+const LATER = { number: 2, title: 'Safari SSO login loop again', body: 'The Safari SSO login loop is back.' };
+const FINDING = 'Finding: the SSO cookie lacks Secure, so Safari drops it.';
+
+describe('memory faults', () => {
+  let world: World;
+  let first: Awaited<ReturnType<World['openIssue']>>;
+  beforeEach(async () => {
+    world = await startWorld();
+    world.model.script({ text: FINDING });
+    first = await world.openIssue('9601', FIRST);
+    expect(first.outputs['memory-saved']).toBe('true');
+    freshRunner(world.machine);
+  });
+  afterEach(async () => {
+    await world.stop();
+  });
+
+  /** The run after the fault, with the service healthy: it must find the first run's memory. */
+  async function nextRunFindsTheFirst(runId: string): Promise<void> {
+    world.cache.faults = {};
+    freshRunner(world.machine);
+    world.model.script({ text: 'Seen before.' });
+    const next = await world.openIssue(runId, { ...LATER, number: Number(runId) });
+    expect(next.main.exitCode, next.main.stdout).toBe(0);
+    expect(['hit', 'partial']).toContain(next.outputs['memory-status']);
+    expect(JSON.parse(next.outputs['recalled-sessions']!)).toContain(first.outputs['session-id']);
+    expect(world.model.completions().at(-1)!.messageText()).toContain(FINDING);
+  }
+
+  it('500s that stop: the cache client retries, the run restores and saves as usual', async () => {
+    world.cache.faults.twirpFailures = 2;
+    world.model.script({ text: 'Seen before.' });
+    const run = await world.openIssue('9611', LATER);
+    expect(run.main.exitCode, run.main.stdout).toBe(0);
+    expect(run.outputs['memory-status']).toBe('hit');
+    expect(run.outputs['memory-saved']).toBe('true');
+    expect(world.cache.calls.filter((c) => c.status === 500)).toHaveLength(2);
+    expect(JSON.parse(run.outputs['recalled-sessions']!)).toContain(first.outputs['session-id']);
+  });
+
+  it('a service down for the whole run: a miss and no save, both warned; the run itself succeeds', async () => {
+    world.model.script({ text: 'Without memory.' });
+    const run = await world.openIssue('9621', LATER, { env: { ACTIONS_RESULTS_URL: 'http://127.0.0.1:9/' } });
+    expect(run.main.exitCode, run.main.stdout).toBe(0);
+    expect(run.outputs).toMatchObject({ 'memory-status': 'miss', 'memory-saved': 'false' });
+    expect(run.warnings.join('\n')).toMatch(/Failed to restore/); // @actions/cache's own warning; it then reports a miss
+    expect(run.warnings.join('\n')).toMatch(/Memory was not saved/);
+    await nextRunFindsTheFirst('9622');
+  });
+
+  it('a download cut short: the run starts empty and does not save over the memory it could not read', async () => {
+    world.cache.faults.truncateDownloads = true;
+    world.model.script({ text: 'Without memory.' });
+    const run = await world.openIssue('9631', LATER);
+    expect(run.main.exitCode, run.main.stdout).toBe(0);
+    expect(run.outputs).toMatchObject({ 'memory-status': 'miss', 'memory-saved': 'false' });
+    expect(run.warnings.join('\n')).toMatch(/recall-v1-9601-1, saved by another run after this one restored, could not be merged/);
+    expect(world.cache.entries().map((e) => e.key)).toEqual(['recall-v1-9601-1']);
+    await nextRunFindsTheFirst('9632');
+  });
+
+  it('a save denied (read-only cache token): warned with the fix, memory-saved false, earlier memory intact', async () => {
+    world.cache.faults.denyWrites = true;
+    world.model.script({ text: 'Seen before.' });
+    const run = await world.openIssue('9641', LATER);
+    expect(run.main.exitCode, run.main.stdout).toBe(0);
+    expect(run.outputs).toMatchObject({ 'memory-status': 'hit', 'memory-saved': 'false' });
+    expect(run.warnings.join('\n')).toMatch(/cache-mode: write/);
+    await nextRunFindsTheFirst('9642');
+  });
+
+  it('the job cancelled mid-run (SIGINT): the post step stops OpenCode and saves; the next run restores it', async () => {
+    let release!: () => void;
+    const atModel = world.model.hold((r) => r.messageText().includes(LATER.title), new Promise<void>((resolve) => (release = resolve)));
+    const run = await world.openIssue('9651', LATER, {
+      onMainStarted: (main) => {
+        void atModel.then(() => main.kill('SIGINT'));
+      },
+    });
+    release();
+    expect(run.main.exitCode === 0).toBe(false);
+    expect(run.post.exitCode, run.post.stdout).toBe(0);
+    expect(run.post.stdout).toContain('saving from the post step');
+    expect(run.post.stdout).toMatch(/Stopping the OpenCode server main left running/);
+    expect(run.post.stdout).toContain('Memory saved as recall-v1-9651-1');
+    freshRunner(world.machine);
+    world.model.script({ text: 'After the cancel.' });
+    const next = await world.openIssue('9652', { ...LATER, number: 3 });
+    expect(next.main.stdout).toMatch(/Memory: hit \(from recall-v1-9651-1\)/);
+    expect(JSON.parse(next.outputs['recalled-sessions']!)).toContain(first.outputs['session-id']);
+  });
+});

@@ -1,0 +1,63 @@
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { DirectoryBackend } from '../../src/memory/directory.js';
+import { writeManifest } from '../../src/memory/integrity.js';
+import { memoryKeys } from '../../src/memory/keys.js';
+import { readInputs } from '../../src/inputs.js';
+
+let root: string;
+beforeEach(() => {
+  root = fs.mkdtempSync(path.join(os.tmpdir(), 'recall-dir-'));
+});
+afterEach(() => fs.rmSync(root, { recursive: true, force: true }));
+
+function memoryAt(name: string, savedAt: number, content: string): string {
+  const dir = path.join(root, 'work', name);
+  fs.mkdirSync(dir, { recursive: true });
+  fs.writeFileSync(path.join(dir, 'opencode.db'), content);
+  writeManifest(dir, new Date(savedAt));
+  return dir;
+}
+
+describe('the directory backend', () => {
+  it('finds nothing in a directory that does not exist yet', async () => {
+    const b = new DirectoryBackend(path.join(root, 'store'), memoryKeys('recall', '1', '1'));
+    expect(await b.newestKey()).toBeUndefined();
+    expect(await b.restoreNewest(path.join(root, 'out'))).toBeUndefined();
+  });
+
+  it('restores the newest snapshot by save time, not by name, and keeps the newest three', async () => {
+    const dir = path.join(root, 'store');
+    for (const [run, at] of [['9', 1000], ['10', 5000], ['11', 3000], ['12', 4000]] as const) {
+      await new DirectoryBackend(dir, memoryKeys('recall', run, '1')).put(memoryAt(run, at, `store of run ${run}`));
+    }
+    expect(fs.readdirSync(dir).sort()).toEqual(['recall-v1-10-1', 'recall-v1-11-1', 'recall-v1-12-1']);
+    const out = path.join(root, 'out');
+    expect(await new DirectoryBackend(dir, memoryKeys('recall', '13', '1')).restoreNewest(out)).toBe('recall-v1-10-1');
+    expect(fs.readFileSync(path.join(out, 'opencode.db'), 'utf8')).toBe('store of run 10');
+  });
+
+  it('keeps prefixes apart', async () => {
+    const dir = path.join(root, 'store');
+    await new DirectoryBackend(dir, memoryKeys('team-a', '1', '1')).put(memoryAt('a', 1000, 'a'));
+    expect(await new DirectoryBackend(dir, memoryKeys('team-b', '2', '1')).newestKey()).toBeUndefined();
+  });
+
+  it('says what to do when memory-path is a file', () => {
+    const file = path.join(root, 'file');
+    fs.writeFileSync(file, '');
+    expect(new DirectoryBackend(file, memoryKeys('recall', '1', '1')).readProblem()).toMatch(/is not a directory.*point memory-path at a directory/);
+  });
+});
+
+describe('memory inputs', () => {
+  const read = (values: Record<string, string>) => (name: string) => values[name] ?? '';
+  it('need a memory-path for the directory backend, and a known backend', () => {
+    expect(() => readInputs(read({ 'memory-backend': 'directory' }))).toThrow(/memory-path is empty: set memory-path/);
+    expect(() => readInputs(read({ 'memory-backend': 's4' }))).toThrow(/write one of actions-cache, directory/);
+    expect(readInputs(read({ 'memory-backend': 'directory', 'memory-path': '/srv/recall' }))).toMatchObject({ memoryBackend: 'directory', memoryPath: '/srv/recall' });
+    expect(readInputs(read({})).memoryBackend).toBe('actions-cache');
+  });
+});
