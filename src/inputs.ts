@@ -5,8 +5,9 @@
 import { DEFAULT_OPENCODE_VERSION, versionProblem } from './agent/install.js';
 import { parseModel, type ModelRef } from './agent/opencode.js';
 import { keyPrefixProblem } from './memory/keys.js';
+import { parseS3Location } from './memory/s3.js';
 
-export const MEMORY_BACKENDS = ['actions-cache', 'directory'] as const;
+export const MEMORY_BACKENDS = ['actions-cache', 'directory', 's3'] as const;
 export type MemoryBackendName = (typeof MEMORY_BACKENDS)[number];
 
 export class InputError extends Error {
@@ -24,6 +25,7 @@ export interface Inputs {
   memoryKeyPrefix: string;
   memoryBackend: MemoryBackendName;
   memoryPath: string;
+  memoryS3Endpoint: string;
   triggerPhrase: string;
   labelTrigger: string;
   assigneeTrigger: string;
@@ -42,6 +44,7 @@ export const INPUT_DEFAULTS = {
   'memory-key-prefix': 'recall',
   'memory-backend': 'actions-cache',
   'memory-path': '',
+  'memory-s3-endpoint': '',
   'trigger-phrase': '/recall',
   'label-trigger': '',
   'assignee-trigger': '',
@@ -75,6 +78,14 @@ export function readInputs(read: Read): Inputs {
   if (memoryBackend === 'directory' && !memoryPath) {
     throw new InputError('Input memory-backend is directory but memory-path is empty: set memory-path to the directory that keeps memory between runs');
   }
+  if (memoryBackend === 's3') {
+    const location = parseS3Location(memoryPath);
+    if (typeof location === 'string') throw new InputError(`Input ${location}`);
+  }
+  const memoryS3Endpoint = get('memory-s3-endpoint');
+  if (memoryS3Endpoint && !/^https?:\/\/[^\s/]+/.test(memoryS3Endpoint)) {
+    throw new InputError(`Input memory-s3-endpoint is "${memoryS3Endpoint}": write the store's URL, e.g. https://<account>.r2.cloudflarestorage.com`);
+  }
   return {
     prompt: read('prompt').trim(),
     model,
@@ -86,6 +97,7 @@ export function readInputs(read: Read): Inputs {
     memoryKeyPrefix,
     memoryBackend,
     memoryPath,
+    memoryS3Endpoint,
     triggerPhrase: triggerPhrase(get('trigger-phrase')),
     labelTrigger: get('label-trigger'),
     assigneeTrigger: get('assignee-trigger').replace(/^@/, ''),

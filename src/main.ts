@@ -115,7 +115,7 @@ async function runPipeline(env: NodeJS.ProcessEnv, inputs: Inputs, task: ReturnT
   const log = { info: core.info, warning: core.warning };
   const layout = memoryLayout(env.RUNNER_TEMP || os.tmpdir());
   const keys = memoryKeys(inputs.memoryKeyPrefix, env.GITHUB_RUN_ID || String(Date.now()), env.GITHUB_RUN_ATTEMPT || '1');
-  const choice = { backend: inputs.memoryBackend, path: inputs.memoryPath };
+  const choice = { backend: inputs.memoryBackend, path: inputs.memoryPath, endpoint: inputs.memoryS3Endpoint };
   const state = new ActionState(layout.memoryDir, keys, choice);
   const memory = createMemoryStore({
     choice,

@@ -15,6 +15,7 @@ const MEMORY_KEY = 'memory-key';
 const MEMORY_PREFIXES = 'memory-restore-prefixes';
 const MEMORY_BACKEND = 'memory-backend';
 const MEMORY_PATH = 'memory-path';
+const MEMORY_ENDPOINT = 'memory-s3-endpoint';
 
 export interface PostState {
   /** True when main restored memory and never got to save it. */
@@ -32,6 +33,7 @@ export class ActionState implements RunState {
     core.saveState(MEMORY_PREFIXES, JSON.stringify(keys.restorePrefixes));
     core.saveState(MEMORY_BACKEND, memory.backend);
     core.saveState(MEMORY_PATH, memory.path);
+    core.saveState(MEMORY_ENDPOINT, memory.endpoint);
   }
   memoryPending(): void {
     core.saveState(MEMORY, 'pending');
@@ -54,7 +56,7 @@ export function readPostState(): PostState {
     opencodePid: Number.isInteger(pid) && pid > 0 ? pid : undefined,
     memoryDir: core.getState(MEMORY_DIR),
     keys: { primary: core.getState(MEMORY_KEY), restorePrefixes: prefixes() },
-    memory: { backend: (core.getState(MEMORY_BACKEND) || 'actions-cache') as MemoryBackendName, path: core.getState(MEMORY_PATH) },
+    memory: { backend: (core.getState(MEMORY_BACKEND) || 'actions-cache') as MemoryBackendName, path: core.getState(MEMORY_PATH), endpoint: core.getState(MEMORY_ENDPOINT) },
   };
 }
 

@@ -6,13 +6,16 @@ import type { Logger, MemoryStore } from '../ports.js';
 import type { MemoryBackendName } from '../inputs.js';
 import { ActionsCacheBackend } from './actions-cache.js';
 import { DirectoryBackend } from './directory.js';
+import { parseS3Location, S3Backend, s3Client } from './s3.js';
 import type { MemoryKeys } from './keys.js';
 import { SnapshotMemoryStore, type SnapshotBackend } from './snapshot-store.js';
 
 export interface MemoryChoice {
   backend: MemoryBackendName;
-  /** memory-path, for the directory backend. */
+  /** memory-path: the directory, or s3://bucket/folder. */
   path: string;
+  /** memory-s3-endpoint: '' for AWS S3. */
+  endpoint: string;
 }
 
 export function createMemoryStore(o: {
@@ -29,6 +32,12 @@ export function createMemoryStore(o: {
     case 'directory':
       backend = new DirectoryBackend(o.choice.path, o.keys);
       break;
+    case 's3': {
+      const location = parseS3Location(o.choice.path);
+      if (typeof location === 'string') throw new Error(location);
+      backend = new S3Backend(location, o.keys, s3Client(o.choice.endpoint, o.env), o.clock);
+      break;
+    }
     case 'actions-cache':
       backend = new ActionsCacheBackend({ keys: o.keys, cache, cacheMode: (o.env.ACTIONS_CACHE_MODE ?? '').trim().toLowerCase() });
       break;

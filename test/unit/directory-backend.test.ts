@@ -6,6 +6,7 @@ import { DirectoryBackend } from '../../src/memory/directory.js';
 import { writeManifest } from '../../src/memory/integrity.js';
 import { memoryKeys } from '../../src/memory/keys.js';
 import { readInputs } from '../../src/inputs.js';
+import { parseS3Location } from '../../src/memory/s3.js';
 
 let root: string;
 beforeEach(() => {
@@ -59,5 +60,12 @@ describe('memory inputs', () => {
     expect(() => readInputs(read({ 'memory-backend': 's4' }))).toThrow(/write one of actions-cache, directory/);
     expect(readInputs(read({ 'memory-backend': 'directory', 'memory-path': '/srv/recall' }))).toMatchObject({ memoryBackend: 'directory', memoryPath: '/srv/recall' });
     expect(readInputs(read({})).memoryBackend).toBe('actions-cache');
+  });
+
+  it('take an S3 location as s3://bucket/folder, and an endpoint URL for stores other than AWS', () => {
+    expect(() => readInputs(read({ 'memory-backend': 's3', 'memory-path': '/srv/x' }))).toThrow(/not an S3 location: write s3:\/\/<bucket>/);
+    expect(() => readInputs(read({ 'memory-backend': 's3', 'memory-path': 's3://b-1/x', 'memory-s3-endpoint': 'minio:9000' }))).toThrow(/memory-s3-endpoint.*write the store's URL/);
+    expect(parseS3Location('s3://team-memory/ci/recall/')).toEqual({ bucket: 'team-memory', folder: 'ci/recall' });
+    expect(parseS3Location('s3://team-memory')).toEqual({ bucket: 'team-memory', folder: '' });
   });
 });
