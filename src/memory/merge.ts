@@ -132,40 +132,41 @@ const SECRET_TABLES = ['account', 'account_state', 'control_account', 'credentia
 export function scrubSecrets(memoryDir: string, values: readonly string[] = []): Record<string, number> {
   const file = path.join(memoryDir, DATABASE_FILE);
   if (!fs.existsSync(file)) return {};
-  const db = openDatabase(file, false);
   const removed: Record<string, number> = {};
-  const secrets = [...new Set(values.filter((v) => v.length >= 8))].sort((a, b) => b.length - a.length);
+  // Only credentials whose bytes are in the files need looking for row by row: one read of the
+  // files instead of a scan of every text column per credential (RFC-002, benchmark).
+  const secrets = secretsIn(memoryDir, [...new Set(values.filter((v) => v.length >= 8))]).sort((a, b) => b.length - a.length);
+  const db = openDatabase(file, false);
   try {
+    const present = new Set(tables(db, 'main'));
+    const filled = SECRET_TABLES.filter((t) => present.has(t) && db.prepare(`SELECT EXISTS (SELECT 1 FROM ${q(t)}) AS x`).get()?.x);
+    if (filled.length === 0 && secrets.length === 0) return removed;
     // Overwrite deleted content with zeros, and fold the WAL, so no old page keeps a secret.
     db.exec('PRAGMA secure_delete = ON');
-    const present = new Set(tables(db, 'main'));
-    for (const table of SECRET_TABLES) {
-      if (!present.has(table)) continue;
+    for (const table of filled) {
       const n = Number(db.prepare(`DELETE FROM ${q(table)}`).run().changes);
       if (n > 0) removed[table] = n;
     }
-    if (secrets.length > 0) {
-      for (const table of present) {
-        if (SECRET_TABLES.includes(table)) continue;
-        const textColumns = db
-          .prepare('SELECT name, type FROM pragma_table_info(?)')
-          .all(table)
-          .filter((c) => /text|char|clob|^$/i.test(String(c.type)))
-          .map((c) => String(c.name));
-        for (const column of textColumns) {
-          for (const secret of secrets) {
-            const n = Number(
-              db.prepare(`UPDATE ${q(table)} SET ${q(column)} = replace(${q(column)}, ?, '[redacted]') WHERE instr(${q(column)}, ?) > 0`).run(secret, secret).changes,
-            );
-            if (n > 0) removed[table] = (removed[table] ?? 0) + n;
-          }
+    for (const table of present) {
+      if (secrets.length === 0 || SECRET_TABLES.includes(table)) continue;
+      const textColumns = db
+        .prepare('SELECT name, type FROM pragma_table_info(?)')
+        .all(table)
+        .filter((c) => /text|char|clob|^$/i.test(String(c.type)))
+        .map((c) => String(c.name));
+      for (const column of textColumns) {
+        for (const secret of secrets) {
+          const n = Number(
+            db.prepare(`UPDATE ${q(table)} SET ${q(column)} = replace(${q(column)}, ?, '[redacted]') WHERE instr(${q(column)}, ?) > 0`).run(secret, secret).changes,
+          );
+          if (n > 0) removed[table] = (removed[table] ?? 0) + n;
         }
       }
     }
     db.exec('PRAGMA wal_checkpoint(TRUNCATE)');
     // Rows OpenCode rewrote (a tool part while it ran) leave old copies in free space, beyond the
     // reach of UPDATE. When a credential still shows in the bytes, rebuild the file from live rows.
-    if (secrets.length > 0 && filesContain(memoryDir, secrets)) {
+    if (secrets.length > 0 && secretsIn(memoryDir, secrets).length > 0) {
       db.exec('VACUUM');
       db.exec('PRAGMA wal_checkpoint(TRUNCATE)');
       removed.vacuum = 1;
@@ -173,19 +174,21 @@ export function scrubSecrets(memoryDir: string, values: readonly string[] = []):
   } finally {
     db.close();
   }
-  if (secrets.length > 0 && filesContain(memoryDir, secrets)) {
+  if (secrets.length > 0 && secretsIn(memoryDir, secrets).length > 0) {
     throw new Error('a credential of this run is still in the store after redaction');
   }
   return removed;
 }
 
-function filesContain(dir: string, secrets: readonly string[]): boolean {
-  const needles = secrets.map((s) => Buffer.from(s, 'utf8'));
-  return fs
+/** The secrets whose bytes appear in any file of `dir`. */
+function secretsIn(dir: string, secrets: readonly string[]): string[] {
+  if (secrets.length === 0) return [];
+  const files = fs
     .readdirSync(dir, { withFileTypes: true })
     .filter((e) => e.isFile())
-    .some((e) => {
-      const bytes = fs.readFileSync(path.join(dir, e.name));
-      return needles.some((n) => bytes.includes(n));
-    });
+    .map((e) => fs.readFileSync(path.join(dir, e.name)));
+  return secrets.filter((s) => {
+    const needle = Buffer.from(s, 'utf8');
+    return files.some((bytes) => bytes.includes(needle));
+  });
 }
