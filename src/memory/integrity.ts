@@ -11,9 +11,9 @@ export const MANIFEST_FILE = 'recall-manifest.json';
 const SQLITE_HEADER = Buffer.from('SQLite format 3\0', 'latin1');
 
 interface Manifest {
-  version: 1;
+  version: 2;
   savedAt: string;
-  files: Record<string, { size: number; sha256: string }>;
+  files: Record<string, { size: number; fingerprint?: string }>;
 }
 
 export type MemoryCheck =
@@ -31,17 +31,42 @@ function memoryFiles(memoryDir: string): string[] {
     .sort();
 }
 
-function sha256(file: string): string {
-  return createHash('sha256').update(fs.readFileSync(file)).digest('hex');
+const SAMPLE_BLOCK = 64 * 1024;
+const SAMPLE_BLOCKS = 32;
+
+/**
+ * A fingerprint of a file: SHA-256 over its size and up to 32 blocks of 64 KiB spread evenly
+ * through it (the whole file when it is smaller than 2 MiB). It catches a truncated, swapped or
+ * garbled file at the cost of reading 2 MiB, not the whole store: transfer errors inside a block
+ * are the archive's job (zstd and gzip frames carry their own checksums). Hashing every byte cost
+ * 50 ms a save and a restore at 1,000 sessions (RFC-002).
+ */
+function fingerprint(file: string): string {
+  const size = fs.statSync(file).size;
+  const hash = createHash('sha256').update(String(size));
+  const fd = fs.openSync(file, 'r');
+  try {
+    const block = Buffer.alloc(SAMPLE_BLOCK);
+    const blocks = Math.ceil(size / SAMPLE_BLOCK);
+    const step = Math.max(1, Math.floor(blocks / SAMPLE_BLOCKS));
+    for (let i = 0; i < blocks; i += step) {
+      const read = fs.readSync(fd, block, 0, SAMPLE_BLOCK, i * SAMPLE_BLOCK);
+      hash.update(block.subarray(0, read));
+    }
+    if (blocks > 1 && (blocks - 1) % step !== 0) hash.update(block.subarray(0, fs.readSync(fd, block, 0, SAMPLE_BLOCK, (blocks - 1) * SAMPLE_BLOCK)));
+  } finally {
+    fs.closeSync(fd);
+  }
+  return hash.digest('hex');
 }
 
 export function writeManifest(memoryDir: string, now: Date): void {
   const files: Manifest['files'] = {};
   for (const name of memoryFiles(memoryDir)) {
     const file = path.join(memoryDir, name);
-    files[name] = { size: fs.statSync(file).size, sha256: sha256(file) };
+    files[name] = { size: fs.statSync(file).size, fingerprint: fingerprint(file) };
   }
-  const manifest: Manifest = { version: 1, savedAt: now.toISOString(), files };
+  const manifest: Manifest = { version: 2, savedAt: now.toISOString(), files };
   fs.writeFileSync(path.join(memoryDir, MANIFEST_FILE), `${JSON.stringify(manifest, null, 2)}\n`);
 }
 
@@ -78,7 +103,11 @@ export function checkMemory(memoryDir: string): MemoryCheck {
   for (const [name, expected] of Object.entries(manifest.files ?? {})) {
     const file = path.join(memoryDir, name);
     if (!fs.existsSync(file)) problems.push(`${name} is missing`);
-    else if (fs.statSync(file).size !== expected.size || sha256(file) !== expected.sha256) {
+    else if (
+      fs.statSync(file).size !== expected.size ||
+      // A version-1 manifest (a full SHA-256) is checked by size alone.
+      (expected.fingerprint !== undefined && fingerprint(file) !== expected.fingerprint)
+    ) {
       problems.push(`${name} differs from what was saved`);
       databaseDiffers ||= name === DATABASE_FILE;
     }

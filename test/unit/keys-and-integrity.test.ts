@@ -49,6 +49,16 @@ describe('memory integrity', () => {
     expect(checkMemory(dir).verdict).toBe('corrupted');
   });
 
+  it('calls a database garbled in the middle, at the same size, corrupted', () => {
+    const big = Buffer.concat([Buffer.from('SQLite format 3\0', 'latin1'), Buffer.alloc(8 * 1024 * 1024, 2)]);
+    fs.writeFileSync(path.join(dir, 'opencode.db'), big);
+    writeManifest(dir, new Date());
+    const garbled = Buffer.from(big);
+    garbled.fill(9, 4 * 1024 * 1024, 4 * 1024 * 1024 + 64 * 1024);
+    fs.writeFileSync(path.join(dir, 'opencode.db'), garbled);
+    expect(checkMemory(dir)).toMatchObject({ verdict: 'corrupted', detail: 'opencode.db differs from what was saved' });
+  });
+
   it('calls a file that is not SQLite corrupted', () => {
     fs.writeFileSync(path.join(dir, 'opencode.db'), 'garbage');
     expect(checkMemory(dir)).toMatchObject({ verdict: 'corrupted', detail: expect.stringMatching(/not a SQLite/) });
