@@ -6,7 +6,7 @@
 import * as core from '@actions/core';
 import * as os from 'node:os';
 import { resolveOpenCode } from './agent/install.js';
-import { runCredentials } from './agent/environment.js';
+import { redactCredentials, runCredentials } from './agent/environment.js';
 import { findIsolation } from './agent/isolation.js';
 import { OpenCodeLauncher } from './agent/launcher.js';
 import { describe } from './errors.js';
@@ -14,7 +14,7 @@ import { createGitHubApi, type GitHubApi, type PullDetails } from './github/api.
 import { authorize } from './github/authorize.js';
 import { readEventContext } from './github/context.js';
 import { gatherConversation } from './github/conversation.js';
-import { deliveryMarker, silentReporter, ThreadReporter, type Reporter } from './github/reporter.js';
+import { deliveryMarker, silentReporter, ThreadReporter, WORKING, type Reporter } from './github/reporter.js';
 import { buildTask } from './github/task.js';
 import { interpretEvent, type Trigger } from './github/trigger.js';
 import { fenceUntrusted, sanitizeUntrusted } from './github/untrusted.js';
@@ -43,7 +43,10 @@ async function alreadyAnswered(api: GitHubApi, trigger: Act): Promise<boolean> {
   if (!trigger.subject) return false;
   const marker = deliveryMarker(trigger.deliveryId);
   const comments = await api.listIssueComments(trigger.subject.number);
-  return comments.some((c) => c.authorIsBot && c.body.includes(marker) && !c.body.includes('Recall could not finish'));
+  // A comment still saying "working" (a cancelled or timed-out job) or a failure note is no answer.
+  return comments.some(
+    (c) => c.authorIsBot && c.body.includes(marker) && !c.body.includes('Recall could not finish') && !c.body.includes(WORKING),
+  );
 }
 
 async function main(env: NodeJS.ProcessEnv = process.env): Promise<void> {
@@ -96,11 +99,13 @@ async function main(env: NodeJS.ProcessEnv = process.env): Promise<void> {
       : undefined;
     const task = buildTask({ trigger, eventName: ctx.eventName, conversation: conversation?.text ?? '', runUrl });
     const result = await runPipeline(env, inputs, task, pull?.isFork === true);
+    // The agent had the model provider's keys: none of the run's credentials leaves in what is posted.
+    result.response = redactCredentials(result.response, runCredentials(env, memoryLayout(env.RUNNER_TEMP || os.tmpdir()).agentStateDir));
     setRunOutputs(result, task.threadKey);
     await writeJobSummary(task, result);
     await reporter.answered(result);
   } catch (error) {
-    await reporter.failed(failureMessage(error));
+    await reporter.failed(redactCredentials(failureMessage(error), runCredentials(env, memoryLayout(env.RUNNER_TEMP || os.tmpdir()).agentStateDir)));
     throw error;
   }
 }

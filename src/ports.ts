@@ -107,7 +107,10 @@ export interface Task {
 export interface ThreadBook {
   sessionFor(threadKey: string): string | undefined;
   answered(deliveryId: string): string | undefined;
-  remember(threadKey: string, deliveryId: string, sessionId: string, now: Date): void;
+  /** The thread continues in this session. */
+  remember(threadKey: string, sessionId: string, now: Date): void;
+  /** The delivery was answered: only once the agent answered, so a failed run can be re-run. */
+  answeredWith(deliveryId: string, sessionId: string, now: Date): void;
   keepOnly(existingSessions: ReadonlySet<string>): void;
   save(): void;
 }

@@ -129,7 +129,7 @@ export async function run(task: Task, settings: RunSettings, ports: RunPorts): P
     if (continued) log.info(`Continuing ${task.threadKey} in its session ${earlier}`);
     else if (earlier) log.info(`The session of ${task.threadKey} (${earlier}) is gone; starting a new one`);
     sessionId = continued ? earlier! : await server.createSession(task.title);
-    threads.index.remember(task.threadKey, task.deliveryId, sessionId, clock());
+    threads.index.remember(task.threadKey, sessionId, clock());
     let reply: AgentReply;
     try {
       const id = sessionId;
@@ -139,6 +139,7 @@ export async function run(task: Task, settings: RunSettings, ports: RunPorts): P
       throw error;
     }
     await writeSummary(server, sessionId, task, recalled, clock(), { answer: reply.text }, log);
+    threads.index.answeredWith(task.deliveryId, sessionId, clock());
 
     const pruned = await pruneSessions(server, settings, clock(), sessionId, log);
     threads.index.keepOnly(new Set((await live.listSessions()).map((s) => s.id)));

@@ -93,14 +93,14 @@ const PROVIDER_CREDENTIALS = new Set([
   'AICORE_SERVICE_KEY',
 ]);
 
-const SECRET_LIKE = /TOKEN|SECRET|PASSWORD|PASSWD|PASSPHRASE|PRIVATE_KEY|CREDENTIAL|_KEY$|(^|_)AUTH(_|$)/i;
+const SECRET_LIKE = /TOKEN|SECRET|PASSWORD|PASSWD|PASSPHRASE|PRIVATE_KEY|CREDENTIAL|_KEY$|(^|_)AUTH(_|$)|(^|_)PAT$|WEBHOOK/i;
 
 /**
  * The values in `env` that are credentials: every variable named like a secret (the GitHub token
  * input, provider keys, runner tokens, AWS keys), at least 8 characters long. Pure.
  */
 export function credentialValues(env: NodeJS.ProcessEnv): string[] {
-  const named = /TOKEN|SECRET|PASSWORD|PASSWD|PASSPHRASE|PRIVATE_KEY|CREDENTIAL|_KEY$|_KEY_ID$|(^|_)AUTH(_|$)/i;
+  const named = /TOKEN|SECRET|PASSWORD|PASSWD|PASSPHRASE|PRIVATE_KEY|CREDENTIAL|_KEY$|_KEY_ID$|(^|_)AUTH(_|$)|(^|_)PAT$|WEBHOOK/i;
   return Object.entries(env)
     .filter(([name, value]) => named.test(name) && typeof value === 'string' && value.trim().length >= 8)
     .map(([, value]) => value!.trim());
@@ -154,6 +154,12 @@ export function runCredentials(env: NodeJS.ProcessEnv, stateRoot: string): strin
     // no auth.json (the usual case: keys come from the environment)
   }
   return values;
+}
+
+/** `text` with every credential (and its JSON-escaped form) replaced by `[redacted]`. Pure. */
+export function redactCredentials(text: string, credentials: readonly string[]): string {
+  const forms = credentials.filter((c) => c.length >= 8).flatMap((c) => [c, JSON.stringify(c).slice(1, -1)]);
+  return [...new Set(forms)].sort((a, b) => b.length - a.length).reduce((t, c) => t.split(c).join('[redacted]'), text);
 }
 
 /**

@@ -2,6 +2,8 @@
  * Starts the real OpenCode server for a run: finds the binary, builds its configuration and its
  * isolated environment, and hands back the AgentServer port.
  */
+import * as fs from 'node:fs';
+import * as path from 'node:path';
 import type { AgentLauncher, AgentServer } from '../ports.js';
 import type { MemoryLayout } from '../memory/layout.js';
 import { buildAgentEnvironment } from './environment.js';
@@ -47,8 +49,9 @@ export function agentConfig(
       external_directory: 'deny',
       question: 'deny',
       ...userPermission,
-      // A fork's code must not run where the model provider key is in reach: no shell at all.
-      ...(untrustedCode ? { bash: 'deny' } : {}),
+      // A fork's code must not run where the model provider key is in reach: no shell at all,
+      // and a review neither edits nor fetches.
+      ...(untrustedCode ? { bash: 'deny', edit: 'deny', webfetch: 'deny' } : {}),
     },
   };
 }
@@ -69,6 +72,17 @@ export class OpenCodeLauncher implements AgentLauncher {
       databasePath: layout.databasePath,
       config: agentConfig(this.o.userConfig, this.o.model, this.o.untrustedCode),
     });
+    if (this.o.untrustedCode) env.OPENCODE_DISABLE_PROJECT_CONFIG = 'true';
+    if (this.o.untrustedCode) {
+      // OpenCode loads plugins (.opencode/plugins: code it runs in its own process) and MCP servers
+      // from the project's config, whatever the permissions say. A fork must not bring its own.
+      const found = ['.opencode', 'opencode.json', 'opencode.jsonc'].filter((f) => fs.existsSync(path.join(workspace, f)));
+      if (found.length > 0) {
+        throw new Error(
+          `This fork's pull request contains OpenCode configuration (${found.join(', ')}), which could run the fork's code next to the model key; Recall does not start OpenCode on it. Review it by hand, or merge the configuration through a trusted branch first.`,
+        );
+      }
+    }
     const stored = await storedGitCredentials(workspace);
     if (stored) this.o.warn(stored);
     const isolation = await this.o.isolation();

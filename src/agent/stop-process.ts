@@ -26,7 +26,9 @@ export async function stopProcess(pid: number, graceMs = 10_000): Promise<void> 
     } catch {
       return;
     }
-    while (alive(pid)) await sleep(50);
+    // A zombie (a container whose PID 1 does not reap) stays "alive" to kill(0): stop waiting.
+    const killDeadline = Date.now() + 5_000;
+    while (alive(pid) && Date.now() < killDeadline) await sleep(50);
   }
 }
 

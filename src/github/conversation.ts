@@ -35,6 +35,8 @@ function clipped(text: string, max: number): { text: string; cut: boolean } {
   return text.length <= max ? { text, cut: false } : { text: `${text.slice(0, max)}\n[... cut to ${max} characters]`, cut: true };
 }
 
+const oneLine = (text: string) => text.replace(/[\r\n]+/g, ' ');
+
 function before(a: IssueComment, trigger: { id: number; createdAt: string }): boolean {
   return a.createdAt < trigger.createdAt || (a.createdAt === trigger.createdAt && a.id < trigger.id);
 }
@@ -53,12 +55,13 @@ export async function gatherConversation(api: GitHubApi, req: ConversationReques
   if (triggerComment) tail.push(`## The request\n\n${untrusted.fence('comment', triggerComment.body)}`);
   if (req.reviewComment) {
     const { path, line, diffHunk } = req.reviewComment;
-    tail.push(`## The diff it is about: ${path}${line ? ` line ${line}` : ''}\n\n${untrusted.fence('diff hunk', diffHunk)}`);
+    tail.push(`## The diff it is about: ${oneLine(untrusted.sanitize(path))}${line ? ` line ${line}` : ''}\n\n${untrusted.fence('diff hunk', diffHunk)}`);
   }
 
   let files: PullFile[] = [];
   if (req.isPullRequest) files = await api.listPullFiles(subject.number);
-  const fileLines = files.slice(0, FILE_LIST_MAX).map((f) => `- ${f.path} (${f.status}, +${f.additions} -${f.deletions})`);
+  // File names are chosen by whoever wrote the pull request (a fork): sanitized, one line each.
+  const fileLines = files.slice(0, FILE_LIST_MAX).map((f) => `- ${oneLine(untrusted.sanitize(f.path))} (${f.status}, +${f.additions} -${f.deletions})`);
   const filesSection =
     files.length > 0
       ? `## Changed files (${files.length})\n\n${fileLines.join('\n')}${files.length > FILE_LIST_MAX ? `\n- ... and ${files.length - FILE_LIST_MAX} more` : ''}`

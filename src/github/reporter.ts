@@ -11,6 +11,9 @@ import type { Trigger } from './trigger.js';
 
 type Act = Extract<Trigger, { kind: 'act' }>;
 
+/** What the comment says while the agent works. */
+export const WORKING = 'Recall is working on this';
+
 /** Hidden in every comment Recall posts: marks its own comments and the delivery they answer. */
 export function deliveryMarker(deliveryId: string): string {
   return `<!-- recall:delivery=${deliveryId} -->`;
@@ -67,7 +70,7 @@ export class ThreadReporter implements Reporter {
     if (trigger.reactTo) {
       await api.addReaction(trigger.reactTo, 'eyes').catch((e: unknown) => this.o.warn(`Could not add the eyes reaction: ${describe(e)}`));
     }
-    const working = `${this.marker}\nRecall is working on this${runUrl ? `: [follow the job](${runUrl})` : ''}.`;
+    const working = `${this.marker}\n${WORKING}${runUrl ? `: [follow the job](${runUrl})` : ''}.`;
     const posted = await api.createComment(trigger.subject.number, working);
     this.commentId = posted.id;
     this.o.info(`Working comment: ${posted.url}`);
@@ -85,6 +88,7 @@ export class ThreadReporter implements Reporter {
       const { onDiff, elsewhere } = placeComments(review.comments, await api.listPullFiles(pull.number));
       const notes = elsewhere.map((c) => `- \`${c.path}:${c.line}\`: ${c.body}`);
       const body = [
+        this.marker,
         review.summary || '_The agent gave no summary._',
         notes.length > 0 ? `\nOn lines outside the diff:\n${notes.join('\n')}` : '',
         `\n${footer(result, runUrl)}`,

@@ -81,7 +81,9 @@ function escapeRegExp(text: string): string {
 function maskNonProse(text: string): string {
   const blank = (m: string) => m.replace(/[^\n]/g, ' ');
   return text
-    .replace(/^(```|~~~)[^\n]*\n[\s\S]*?(^\1[^\n]*$|(?![\s\S]))/gm, blank)
+    .replace(/^ {0,3}(`{3,}|~{3,})[^\n]*\n[\s\S]*?(^ {0,3}\1[^\n]*$|(?![\s\S]))/gm, blank)
+    .replace(/^ {0,3}>[^\n]*$/gm, blank) // a quote (GitHub's "Quote reply") repeats an old request
+    .replace(/^(?: {4}|\t)[^\n]*$/gm, blank) // indented code
     .replace(/`[^`\n]*`/g, blank)
     .replace(/<!--[\s\S]*?(-->|$)/g, blank)
     .replace(/\b[a-z][a-z0-9+.-]*:\/\/\S+/gi, blank)

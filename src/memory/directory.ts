@@ -45,14 +45,16 @@ export class DirectoryBackend implements SnapshotBackend {
     return fs
       .readdirSync(this.root, { withFileTypes: true })
       .filter((e) => e.isDirectory() && this.keys.restorePrefixes.some((p) => e.name.startsWith(p)))
-      .map((e) => {
-        let savedAt = '';
+      .flatMap((e) => {
         try {
-          savedAt = String((JSON.parse(fs.readFileSync(path.join(this.root, e.name, MANIFEST_FILE), 'utf8')) as { savedAt?: string }).savedAt ?? '');
+          return [{ key: e.name, savedAt: String((JSON.parse(fs.readFileSync(path.join(this.root, e.name, MANIFEST_FILE), 'utf8')) as { savedAt?: string }).savedAt ?? '') }];
         } catch {
-          savedAt = fs.statSync(path.join(this.root, e.name)).mtime.toISOString();
+          try {
+            return [{ key: e.name, savedAt: fs.statSync(path.join(this.root, e.name)).mtime.toISOString() }];
+          } catch {
+            return []; // pruned by another run between the listing and now
+          }
         }
-        return { key: e.name, savedAt };
       })
       .sort((a, b) => (a.savedAt === b.savedAt ? b.key.localeCompare(a.key) : b.savedAt.localeCompare(a.savedAt)));
   }

@@ -95,8 +95,10 @@ export function checkMemory(memoryDir: string): MemoryCheck {
   let manifest: Manifest;
   try {
     manifest = JSON.parse(fs.readFileSync(manifestPath, 'utf8')) as Manifest;
+    const files: unknown = manifest?.files;
+    if (typeof files !== 'object' || files === null || Object.values(files).some((f) => typeof f?.size !== 'number')) throw new Error('bad shape');
   } catch {
-    return { verdict: 'partial', detail: `${MANIFEST_FILE} is not valid JSON` };
+    return { verdict: 'partial', detail: `${MANIFEST_FILE} is not a manifest Recall wrote` };
   }
   const problems: string[] = [];
   let databaseDiffers = false;

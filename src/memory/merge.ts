@@ -63,6 +63,9 @@ export interface MergeResult {
  * `exclude` (sessions this run started with: if ours lacks one, this run pruned it on purpose).
  */
 export function mergeSessions(oursDir: string, theirsDir: string, exclude: ReadonlySet<string>): MergeResult {
+  for (const dir of [oursDir, theirsDir]) {
+    if (!fs.existsSync(path.join(dir, DATABASE_FILE))) throw new Error(`${path.join(dir, DATABASE_FILE)} does not exist`);
+  }
   const db = openDatabase(path.join(oursDir, DATABASE_FILE), false);
   const result: MergeResult = { added: [], skipped: [] };
   try {
@@ -82,11 +85,11 @@ export function mergeSessions(oursDir: string, theirsDir: string, exclude: Reado
         return [t, columns(db, 'main', t).filter((c) => theirCols.has(c))] as const;
       }),
     );
-    const copy = (table: string, where: string, ...args: Array<string | null>) => {
+    const copy = (table: string, where: string, ...args: Array<string | null>): number => {
       const cols = common.get(table);
-      if (!cols || cols.length === 0) return;
+      if (!cols || cols.length === 0) return 0;
       const list = cols.map(q).join(', ');
-      db.prepare(`INSERT OR IGNORE INTO main.${q(table)} (${list}) SELECT ${list} FROM theirs.${q(table)} WHERE ${where}`).run(...args);
+      return Number(db.prepare(`INSERT OR IGNORE INTO main.${q(table)} (${list}) SELECT ${list} FROM theirs.${q(table)} WHERE ${where}`).run(...args).changes);
     };
     // Children keyed by session, in an order that puts parents first.
     const bySession = shared.filter((t) => t !== 'session' && !NEVER_COPIED.has(t) && common.get(t)!.includes('session_id'));
@@ -101,7 +104,7 @@ export function mergeSessions(oursDir: string, theirsDir: string, exclude: Reado
         copy('project', 'id = ?', String(row.project_id));
         if (common.get('project_directory')?.includes('project_id')) copy('project_directory', 'project_id = ?', String(row.project_id));
         if (row.workspace_id) copy('workspace', 'id = ?', String(row.workspace_id));
-        copy('session', 'id = ?', id);
+        if (copy('session', 'id = ?', id) !== 1) throw new Error('its session row could not be copied');
         if (common.get('event_sequence')?.includes('aggregate_id')) copy('event_sequence', 'aggregate_id = ?', id);
         if (common.get('event')?.includes('aggregate_id')) copy('event', 'aggregate_id = ?', id);
         for (const table of bySession) copy(table, 'session_id = ?', id);
@@ -135,7 +138,10 @@ export function scrubSecrets(memoryDir: string, values: readonly string[] = []):
   const removed: Record<string, number> = {};
   // Only credentials whose bytes are in the files need looking for row by row: one read of the
   // files instead of a scan of every text column per credential (RFC-002, benchmark).
-  const secrets = secretsIn(memoryDir, [...new Set(values.filter((v) => v.length >= 8))]).sort((a, b) => b.length - a.length);
+  // As stored: OpenCode keeps messages as JSON text, where a credential with a quote, a backslash,
+  // a newline (a PEM key) or non-ASCII is escaped; look for both forms.
+  const forms = values.filter((v) => v.length >= 8).flatMap((v) => [v, JSON.stringify(v).slice(1, -1)]);
+  const secrets = secretsIn(memoryDir, [...new Set(forms)]).sort((a, b) => b.length - a.length);
   const db = openDatabase(file, false);
   try {
     const present = new Set(tables(db, 'main'));

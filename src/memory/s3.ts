@@ -56,7 +56,12 @@ function run(command: string, args: string[], input?: NodeJS.ReadableStream): Pr
     child.on('error', reject);
     child.on('close', (code) => (code === 0 ? resolve(Buffer.concat(out)) : reject(new Error(`${command} exited ${code}: ${err.trim()}`))));
     if (input && child.stdin) {
-      input.on('error', reject);
+      input.on('error', (error) => {
+        // A download cut off: tar would wait for the rest of its input forever.
+        child.stdin?.destroy();
+        child.kill('SIGKILL');
+        reject(error);
+      });
       input.pipe(child.stdin);
     }
   });

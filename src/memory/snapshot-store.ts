@@ -10,6 +10,7 @@ import type { Logger, MemoryStore, RestoreOutcome, SaveOutcome } from '../ports.
 import { describe } from '../errors.js';
 import { ThreadIndex } from '../recall/threads.js';
 import { checkMemory, emptyDirectory, hasMemoryFiles, moveAside, writeManifest } from './integrity.js';
+import { DATABASE_FILE } from './layout.js';
 import { mergeSessions, scrubSecrets, sessionIdsIn } from './merge.js';
 
 /** Where snapshots live. Every method may throw; the store turns that into a warning. */
@@ -71,11 +72,13 @@ export class SnapshotMemoryStore implements MemoryStore {
     fs.writeFileSync(this.baseFile(), JSON.stringify(base));
   }
 
-  private readBase(): Base | undefined {
+  /** What this run started from; when nothing was recorded (restore was off), nothing. */
+  private readBase(): Base {
     try {
-      return JSON.parse(fs.readFileSync(this.baseFile(), 'utf8')) as Base;
+      const base = JSON.parse(fs.readFileSync(this.baseFile(), 'utf8')) as Partial<Base>;
+      return { restoredKey: base.restoredKey, sessions: Array.isArray(base.sessions) ? base.sessions : [] };
     } catch {
-      return undefined;
+      return { sessions: [] };
     }
   }
 
@@ -121,10 +124,21 @@ export class SnapshotMemoryStore implements MemoryStore {
     const { memoryDir, backend } = this.so;
     const problem = backend.writeProblem();
     if (problem !== undefined) return problem ? { saved: false, warning: problem } : { saved: false };
-    if (!hasMemoryFiles(memoryDir)) {
+    // A merge that was cut off (a cancelled step) left this run's store aside: put it back.
+    const aside = `${memoryDir}.ours`;
+    if (fs.existsSync(aside)) {
+      fs.rmSync(memoryDir, { recursive: true, force: true });
+      fs.renameSync(aside, memoryDir);
+    }
+    if (!hasMemoryFiles(memoryDir) || !fs.existsSync(path.join(memoryDir, DATABASE_FILE))) {
       return { saved: false, warning: 'Memory was not saved: OpenCode wrote no session store in this run.' };
     }
-    const merge = await this.mergeNewerSave();
+    let merge: { merged?: string[]; warning?: string; blocked?: string };
+    try {
+      merge = await this.mergeNewerSave();
+    } catch (error) {
+      merge = { blocked: `Memory was not saved: merging the memory of an overlapping run failed (${describe(error)}).` };
+    }
     if (merge.blocked) return { saved: false, warning: merge.blocked };
     if (merge.warning) this.so.log.warning(merge.warning);
     try {
@@ -150,11 +164,12 @@ export class SnapshotMemoryStore implements MemoryStore {
   private async mergeNewerSave(): Promise<{ merged?: string[]; warning?: string; blocked?: string }> {
     const { memoryDir, backend } = this.so;
     const base = this.readBase();
-    if (!base) return {};
     let newest: string | undefined;
     try {
       newest = await backend.newestKey(memoryDir);
     } catch (error) {
+      // A run that started from nothing must not save blind: its store could hide stored memory.
+      if (!base.restoredKey) return { blocked: `Memory was not saved: the store could not be checked for earlier memory (${describe(error)}), and this run started without any.` };
       return { warning: `Could not check for memory saved by an overlapping run (${describe(error)}); saving this run's memory as it is.` };
     }
     if (!newest || newest === base.restoredKey) return {};
@@ -186,8 +201,8 @@ export class SnapshotMemoryStore implements MemoryStore {
           "Saving now would hide its sessions behind this run's smaller store, so this run's session is the one left out.",
       };
     }
+    if (problem) return { warning: `Memory saved by an overlapping run was not merged (${problem}); this save replaces it.` };
     try {
-      if (problem) return { warning: `Memory saved by an overlapping run was not merged (${problem}); this save replaces it.` };
       const result = mergeSessions(memoryDir, theirs, new Set(base.sessions));
       const mine = ThreadIndex.load(memoryDir).index;
       mine.adopt(ThreadIndex.load(theirs).index, new Set(result.added));
@@ -196,7 +211,7 @@ export class SnapshotMemoryStore implements MemoryStore {
       const skipped = result.skipped.map((s) => `${s.sessionId}: ${s.reason}`).join('; ');
       return { merged: result.added, ...(skipped ? { warning: `Some sessions of ${newest} could not be merged (${skipped}).` } : {}) };
     } catch (error) {
-      return { warning: `Memory saved by an overlapping run was not merged (${describe(error)}); its sessions stay in ${newest} only.` };
+      return { blocked: `Memory was not saved: ${newest}, saved by another run, could not be merged (${describe(error)}), and saving would hide it.` };
     } finally {
       fs.rmSync(theirs, { recursive: true, force: true });
     }

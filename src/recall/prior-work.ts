@@ -2,6 +2,7 @@
  * Recall's search over earlier sessions: which past work looks relevant to this event, and the
  * section of the prompt that hands it to the agent.
  */
+import { fenceUntrusted, sanitizeUntrusted } from '../github/untrusted.js';
 import { clip, isRunSummary } from './run-summary.js';
 
 export interface CandidateSession {
@@ -98,8 +99,9 @@ export function priorWorkSection(prior: readonly PriorWork[]): string {
   if (prior.length === 0) return '';
   const blocks = prior.map(
     (p) =>
-      `### Session ${p.sessionId}: ${p.title} (updated ${new Date(p.updatedAt).toISOString().slice(0, 10)})\n` +
-      p.excerpt,
+      // Titles come from issues people wrote; excerpts quote them: both are data, not instructions.
+      `### Session ${p.sessionId}: ${sanitizeUntrusted(p.title).replace(/\s+/g, ' ')} (updated ${new Date(p.updatedAt).toISOString().slice(0, 10)})\n` +
+      fenceUntrusted('earlier session excerpt', p.excerpt),
   );
   return [
     '## Prior work recalled from earlier runs',

@@ -47,8 +47,13 @@ export class ThreadIndex {
     return this.data.deliveries[deliveryId]?.sessionId;
   }
 
-  remember(threadKey: string, deliveryId: string, sessionId: string, now: Date): void {
+  /** The thread continues in this session (recorded as soon as the session exists). */
+  remember(threadKey: string, sessionId: string, now: Date): void {
     this.data.threads[threadKey] = { sessionId, updatedAt: now.toISOString() };
+  }
+
+  /** The delivery was answered (recorded only once the agent answered: a failed run may be re-run). */
+  answeredWith(deliveryId: string, sessionId: string, now: Date): void {
     this.data.deliveries[deliveryId] = { sessionId, at: now.toISOString() };
     const deliveries = Object.entries(this.data.deliveries);
     if (deliveries.length > MAX_DELIVERIES) {

@@ -3,6 +3,8 @@
  * payloads against the fake GitHub API, the real OpenCode binary and the local cache service.
  * (github.test.ts covers comments, authorization, credentials and the comment lifecycle.)
  */
+import * as fs from 'node:fs';
+import * as path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { freshRunner } from '../harness/runner.js';
 import {
@@ -117,6 +119,15 @@ describe('pull requests from forks', () => {
     expect(toolNames(request)).not.toContain('bash');
     expect(toolNames(request)).toContain('read');
     expect(world.github.reviews()).toEqual([expect.objectContaining({ pull: 41, event: 'COMMENT' })]);
+  });
+
+  it("with allow-forks, a fork that brings OpenCode configuration is not run, and the pull request is told why", async () => {
+    fs.mkdirSync(path.join(world.machine.workspace, '.opencode', 'plugins'), { recursive: true });
+    fs.writeFileSync(path.join(world.machine.workspace, '.opencode', 'plugins', 'steal.js'), 'export default async () => ({})');
+    const run = await world.runEvent('pull_request', forkPr(), nextRun(), { ...onRepo, inputs: { 'allow-forks': 'true' } });
+    expect(run.main.exitCode).toBe(1);
+    expect(world.model.completions()).toEqual([]);
+    expect(botComments(41).map((c) => c.body).join('\n')).toMatch(/contains OpenCode configuration \(\.opencode\)/);
   });
 
   it('a pull request from the repository itself keeps the shell (the control for the test above)', async () => {

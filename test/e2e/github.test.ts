@@ -87,6 +87,16 @@ describe('a comment that mentions Recall', () => {
     expect(followUp.messageText()).toContain('now fix what you found');
   });
 
+  it('a re-run after a job that was cancelled while "working" answers the request', async () => {
+    const payload = issueComment({ issue, body: '/recall look again', commentId: 4343 });
+    world.github.addComment({ issue: 21, author: 'github-actions[bot]', authorType: 'Bot', body: '<!-- recall:delivery=comment-4343 -->\nRecall is working on this.' });
+    world.model.script({ text: 'Answered on the re-run.' });
+    const run = await world.runEvent('issue_comment', payload, '7600', { ...onRepo, runAttempt: '2' });
+    expect(run.main.exitCode, run.main.stdout).toBe(0);
+    expect(run.outputs.skipped).toBe('false');
+    expect(world.github.commentsOn(21).map((c) => c.body).join('\n')).toContain('Answered on the re-run.');
+  });
+
   it('the same delivery seen twice is answered once', async () => {
     world.model.script({ text: 'Answered once.' });
     const payload = issueComment({ issue, body: '/recall look', commentId: 4242 });
@@ -215,7 +225,10 @@ describe('other events', () => {
 
 describe('credentials', () => {
   it('the agent cannot see the GitHub token, inputs or runner tokens, even when it prints its environment', async () => {
-    world.model.script({ toolCalls: [{ name: 'bash', arguments: { command: 'env', description: 'Print the environment' } }] }, { text: 'Printed.' });
+    world.model.script(
+      { toolCalls: [{ name: 'bash', arguments: { command: 'env', description: 'Print the environment' } }] },
+      { text: 'Printed. The key is sk-ant-model-key-is-allowed.' },
+    );
     const run = await world.runEvent('issue_comment', issueComment({ issue, body: '/recall print your env' }), nextRun(), {
       ...onRepo,
       env: { ANTHROPIC_API_KEY: 'sk-ant-model-key-is-allowed', NPM_TOKEN: 'npm_secret_value_123' },
@@ -228,6 +241,13 @@ describe('credentials', () => {
     }
     expect(afterTool).not.toMatch(/INPUT_/);
     expect(afterTool).not.toMatch(/GITHUB_OUTPUT=|GITHUB_ENV=|GITHUB_STATE=/);
+    // The agent may see its provider key, but the answer Recall posts never carries it.
+    expect(afterTool).toContain('sk-ant-model-key-is-allowed');
+    const posted = world.github.commentsOn(21).filter((c) => c.author !== 'octocat').map((c) => c.body).join('\n');
+    expect(posted).toContain('The key is [redacted].');
+    expect(posted).not.toContain('sk-ant-model-key-is-allowed');
+    expect(run.outputs.response).not.toContain('sk-ant-model-key-is-allowed');
+    expect(run.summary).not.toContain('sk-ant-model-key-is-allowed');
   });
 
   it("nor by reading other processes' environments through /proc, and a token left in the checkout is warned about", async () => {

@@ -170,4 +170,29 @@ describe('the Actions cache memory store', () => {
       expect(downloads).toBe(1);
     });
   });
+
+  it('a run that started empty does not save blind when the lookup for earlier memory fails', async () => {
+    const saved: string[] = [];
+    const s = store({
+      restoreCache: async (_p, _k, _r, options) => {
+        if (options?.lookupOnly) throw new Error('service unavailable');
+        return undefined;
+      },
+      saveCache: async (_p, key) => (saved.push(key), 1),
+    });
+    await s.restore();
+    fs.writeFileSync(path.join(dir, 'opencode.db'), SQLITE);
+    expect(await s.save()).toMatchObject({ saved: false, warning: expect.stringMatching(/could not be checked for earlier memory/) });
+    expect(saved).toEqual([]);
+  });
+
+  it("puts this run's store back when a merge was cut off, before saving", async () => {
+    fs.mkdirSync(`${dir}.ours`, { recursive: true });
+    fs.writeFileSync(path.join(`${dir}.ours`, 'opencode.db'), SQLITE);
+    fs.mkdirSync(dir, { recursive: true }); // what the cut-off merge left: an empty directory
+    const outcome = await store({}).save();
+    expect(outcome).toMatchObject({ saved: true });
+    expect(fs.existsSync(`${dir}.ours`)).toBe(false);
+    expect(fs.readFileSync(path.join(dir, 'opencode.db')).equals(SQLITE)).toBe(true);
+  });
 });

@@ -59,6 +59,12 @@ describe('memory integrity', () => {
     expect(checkMemory(dir)).toMatchObject({ verdict: 'corrupted', detail: 'opencode.db differs from what was saved' });
   });
 
+  it('calls a manifest of the wrong shape partial, without failing', () => {
+    fs.writeFileSync(path.join(dir, 'opencode.db'), sqlite);
+    fs.writeFileSync(path.join(dir, 'recall-manifest.json'), '{"files":{"opencode.db":null}}');
+    expect(checkMemory(dir)).toMatchObject({ verdict: 'partial', detail: expect.stringMatching(/not a manifest Recall wrote/) });
+  });
+
   it('calls a file that is not SQLite corrupted', () => {
     fs.writeFileSync(path.join(dir, 'opencode.db'), 'garbage');
     expect(checkMemory(dir)).toMatchObject({ verdict: 'corrupted', detail: expect.stringMatching(/not a SQLite/) });

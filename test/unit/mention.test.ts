@@ -33,6 +33,13 @@ describe('a mention of the trigger phrase', () => {
     expect(findMention(text, '/recall')).toBeUndefined();
   });
 
+  it('is not found in a quote or in indented code', () => {
+    expect(findMention('> /recall fix it\n\nThanks!', '/recall')).toBeUndefined();
+    expect(findMention('Run this:\n\n    /recall now\n', '/recall')).toBeUndefined();
+    expect(findMention('  ````\n/recall x\n```\n````\n', '/recall')).toBeUndefined();
+    expect(findMention('> earlier words\n/recall go on', '/recall')).toBe('go on');
+  });
+
   it('works with another phrase', () => {
     expect(findMention('@recall-bot please fix', '@recall-bot')).toBe('please fix');
     expect(findMention('mail me@recall-bot.dev', '@recall-bot')).toBeUndefined();

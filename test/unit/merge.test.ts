@@ -104,3 +104,29 @@ describe('before a save', () => {
     expect(fs.readFileSync(path.join(dir, 'opencode.db')).includes('sk-secret-value')).toBe(false);
   });
 });
+
+describe('credentials in the forms they are stored', () => {
+  it('finds and redacts a credential that JSON escaped (a PEM key with newlines)', async () => {
+    const { scrubSecrets } = await import('../../src/memory/merge.js');
+    const pem = '-----BEGIN KEY-----\nMIIBOgIBAAJBAK\n-----END KEY-----';
+    const dir = store('ours', ['ses_a']);
+    const db = new DatabaseSync(path.join(dir, 'opencode.db'));
+    db.prepare("INSERT INTO message (id, session_id, data) VALUES ('m2', 'ses_a', ?)").run(JSON.stringify({ output: `key=${pem}` }));
+    db.close();
+    expect(scrubSecrets(dir, [pem])).toMatchObject({ message: 1 });
+    expect(rows(dir, "SELECT data FROM message WHERE id = 'm2'")).toEqual([{ data: '{"output":"key=[redacted]"}' }]);
+  });
+
+  it('redacts posted text the same way', async () => {
+    const { redactCredentials } = await import('../../src/agent/environment.js');
+    expect(redactCredentials('key sk-ant-123456789 and "a\\nb-secret"', ['sk-ant-123456789', 'a\nb-secret'])).toBe('key [redacted] and "[redacted]"');
+  });
+
+  it('refuses to merge when a store has no database, instead of creating one', () => {
+    const ours = store('ours', ['ses_a']);
+    const empty = path.join(root, 'empty');
+    fs.mkdirSync(empty);
+    expect(() => mergeSessions(ours, empty, new Set())).toThrow(/does not exist/);
+    expect(fs.existsSync(path.join(empty, 'opencode.db'))).toBe(false);
+  });
+});

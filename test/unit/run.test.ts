@@ -22,8 +22,10 @@ class FakeThreads implements ThreadBook {
   answered(id: string) {
     return this.deliveries.get(id);
   }
-  remember(key: string, delivery: string, session: string) {
+  remember(key: string, session: string) {
     this.threads.set(key, session);
+  }
+  answeredWith(delivery: string, session: string) {
     this.deliveries.set(delivery, session);
   }
   keepOnly(existing: ReadonlySet<string>) {
@@ -168,5 +170,8 @@ describe('the pipeline', () => {
     expect(h.events.slice(-2)).toEqual(['stop', 'state: agent stopped']);
     expect(h.server.notes[0]).toContain('Outcome: failed');
     expect(h.server.notes[0]).toContain('model returned 500');
+    // The thread goes on in the session, but the delivery is not marked answered: a re-run answers it.
+    expect(h.threads.threads.get(task.threadKey)).toBe('ses_new');
+    expect(h.threads.deliveries.get(task.deliveryId)).toBeUndefined();
   });
 });

@@ -14,7 +14,8 @@ describe("Recall's thread index", () => {
   it('maps a thread to its session and remembers answered deliveries across a save and load', () => {
     const { index } = ThreadIndex.load(dir);
     expect(index.sessionFor('issue-1')).toBeUndefined();
-    index.remember('issue-1', 'comment-5', 'ses_a', new Date(0));
+    index.remember('issue-1', 'ses_a', new Date(0));
+    index.answeredWith('comment-5', 'ses_a', new Date(0));
     index.save();
     const again = ThreadIndex.load(dir).index;
     expect(again.sessionFor('issue-1')).toBe('ses_a');
@@ -24,8 +25,8 @@ describe("Recall's thread index", () => {
 
   it('forgets threads whose session is gone', () => {
     const { index } = ThreadIndex.load(dir);
-    index.remember('issue-1', 'd1', 'ses_a', new Date(0));
-    index.remember('issue-2', 'd2', 'ses_b', new Date(0));
+    index.remember('issue-1', 'ses_a', new Date(0));
+    index.remember('issue-2', 'ses_b', new Date(0));
     index.keepOnly(new Set(['ses_b']));
     expect(index.sessionFor('issue-1')).toBeUndefined();
     expect(index.sessionFor('issue-2')).toBe('ses_b');
@@ -40,7 +41,7 @@ describe("Recall's thread index", () => {
 
   it('keeps at most the newest 1,000 deliveries', () => {
     const { index } = ThreadIndex.load(dir);
-    for (let i = 0; i < 1_005; i++) index.remember('t', `d${i}`, 's', new Date(i * 1000));
+    for (let i = 0; i < 1_005; i++) index.answeredWith(`d${i}`, 's', new Date(i * 1000));
     expect(index.answered('d0')).toBeUndefined();
     expect(index.answered('d4')).toBeUndefined();
     expect(index.answered('d5')).toBe('s');
