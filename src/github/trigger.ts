@@ -230,7 +230,8 @@ export function interpretEvent(
         if (!settings.labelTrigger || label !== settings.labelTrigger) {
           return { kind: 'skip', reason: settings.labelTrigger ? `label "${label}" is not the label-trigger` : 'label-trigger is not set' };
         }
-        return { ...base, deliveryId: `issue-labeled-${subject.number}-${label}` };
+        // The run id tells a re-run (same id) from the label added again later (a new run).
+        return { ...base, deliveryId: `issue-labeled-${subject.number}-${label}-run-${run.runId}` };
       }
       if (action === 'assigned') {
         const assignee = String(payload.assignee?.login ?? '');
@@ -238,7 +239,7 @@ export function interpretEvent(
         if (!wanted || assignee.toLowerCase() !== wanted.toLowerCase()) {
           return { kind: 'skip', reason: wanted ? `assignee ${assignee} is not the assignee-trigger` : 'assignee-trigger is not set' };
         }
-        return { ...base, deliveryId: `issue-assigned-${subject.number}-${assignee}` };
+        return { ...base, deliveryId: `issue-assigned-${subject.number}-${assignee}-run-${run.runId}` };
       }
       return { kind: 'skip', reason: `issues ${action} events are not requests` };
     }

@@ -76,6 +76,17 @@ describe('events into triggers', () => {
     expect(interpretEvent('issues', assigned, settings, run).kind).toBe('skip');
   });
 
+  it('a label added again later is a new request; a re-run of the same run is not', () => {
+    const labeled = recorded('issues', 'labeled');
+    labeled.label = { name: 'agent' };
+    const id = (runId: string) => {
+      const t = interpretEvent('issues', labeled, settings, { ...run, runId });
+      return t.kind === 'act' ? t.deliveryId : '';
+    };
+    expect(id('100')).toBe(id('100'));
+    expect(id('100')).not.toBe(id('200'));
+  });
+
   it('pull requests are reviewed, drafts are skipped, forks are marked', () => {
     expect(interpretEvent('pull_request', pullRequestEvent({ action: 'opened', number: 5, title: 't', body: '' }), settings, run)).toMatchObject({
       kind: 'act',
