@@ -10,18 +10,18 @@ import { redactCredentials, runCredentials } from './agent/environment.js';
 import { findIsolation } from './agent/isolation.js';
 import { OpenCodeLauncher } from './agent/launcher.js';
 import { describe } from './errors.js';
-import { createGitHubApi, type GitHubApi, type PullDetails } from './github/api.js';
+import { createGitHubApi, type IssueComment, type PullDetails } from './github/api.js';
 import { authorize } from './github/authorize.js';
 import { readEventContext } from './github/context.js';
 import { gatherConversation } from './github/conversation.js';
-import { deliveryMarker, silentReporter, ThreadReporter, WORKING, type Reporter } from './github/reporter.js';
+import { deliveryMarker, FAILED, silentReporter, ThreadReporter, WORKING, type Reporter } from './github/reporter.js';
 import { buildTask } from './github/task.js';
 import { interpretEvent, type Trigger } from './github/trigger.js';
 import { fenceUntrusted, sanitizeUntrusted } from './github/untrusted.js';
 import { readInputs, type Inputs } from './inputs.js';
 import { createMemoryStore } from './memory/factory.js';
 import { memoryKeys } from './memory/keys.js';
-import { memoryLayout } from './memory/layout.js';
+import { memoryLayout, type MemoryLayout } from './memory/layout.js';
 import { ThreadIndex } from './recall/threads.js';
 import { setFailureOutputs, setRunOutputs, setSkippedOutputs, writeJobSummary } from './report/outputs.js';
 import { RunFailed, run } from './run.js';
@@ -39,14 +39,10 @@ function skip(reason: string, threadKey = ''): void {
 }
 
 /** Has Recall already answered this delivery in the thread (a re-run, a duplicate webhook)? */
-async function alreadyAnswered(api: GitHubApi, trigger: Act): Promise<boolean> {
-  if (!trigger.subject) return false;
+function alreadyAnswered(comments: readonly IssueComment[], trigger: Act): boolean {
   const marker = deliveryMarker(trigger.deliveryId);
-  const comments = await api.listIssueComments(trigger.subject.number);
   // A comment still saying "working" (a cancelled or timed-out job) or a failure note is no answer.
-  return comments.some(
-    (c) => c.authorIsBot && c.body.includes(marker) && !c.body.includes('Recall could not finish') && !c.body.includes(WORKING),
-  );
+  return comments.some((c) => c.authorIsBot && c.body.includes(marker) && !c.body.includes(FAILED) && !c.body.includes(WORKING));
 }
 
 async function main(env: NodeJS.ProcessEnv = process.env): Promise<void> {
@@ -65,19 +61,23 @@ async function main(env: NodeJS.ProcessEnv = process.env): Promise<void> {
   core.setOutput('thread-key', trigger.threadKey);
 
   const api = createGitHubApi(inputs.githubToken, ctx.repository);
+  // A comment's payload does not say whether its pull request comes from a fork: ask before
+  // authorizing; otherwise after. Either way once.
+  let pull: PullDetails | undefined =
+    trigger.pullRequest && !trigger.pullRequest.headSha ? await api.getPull(trigger.pullRequest.number) : undefined;
   if (ctx.eventName !== 'schedule') {
-    let pullForAuth = trigger.pullRequest;
-    if (trigger.pullRequest && !trigger.pullRequest.headSha) pullForAuth = await api.getPull(trigger.pullRequest.number);
-    const verdict = await authorize(api, trigger.actor, pullForAuth, { allowedBots: inputs.allowedBots, allowForks: inputs.allowForks });
+    const verdict = await authorize(api, trigger.actor, pull ?? trigger.pullRequest, { allowedBots: inputs.allowedBots, allowForks: inputs.allowForks });
     if (!verdict.allowed) return skip(verdict.reason, trigger.threadKey);
   }
-  if (await alreadyAnswered(api, trigger)) {
+  if (trigger.pullRequest) pull ??= await api.getPull(trigger.pullRequest.number);
+  const subject = trigger.subject;
+  const comments = subject ? await api.listIssueComments(subject.number) : [];
+  if (alreadyAnswered(comments, trigger)) {
     return skip(`delivery ${trigger.deliveryId} was already answered in this thread`, trigger.threadKey);
   }
 
-  let pull: PullDetails | undefined;
-  if (trigger.pullRequest) pull = await api.getPull(trigger.pullRequest.number);
-  const subject = trigger.subject;
+  const layout = memoryLayout(env.RUNNER_TEMP || os.tmpdir());
+  const credentials = () => runCredentials(env, layout.agentStateDir);
   const reporter: Reporter = subject
     ? new ThreadReporter({ api, trigger: { ...trigger, subject }, pull, runUrl, warn: core.warning, info: core.info })
     : silentReporter;
@@ -89,6 +89,7 @@ async function main(env: NodeJS.ProcessEnv = process.env): Promise<void> {
           api,
           {
             subject,
+            comments,
             triggerComment: trigger.triggerComment,
             reviewComment: trigger.reviewComment,
             isPullRequest: subject.kind === 'pull request',
@@ -98,14 +99,14 @@ async function main(env: NodeJS.ProcessEnv = process.env): Promise<void> {
         )
       : undefined;
     const task = buildTask({ trigger, eventName: ctx.eventName, conversation: conversation?.text ?? '', runUrl });
-    const result = await runPipeline(env, inputs, task, pull?.isFork === true);
+    const result = await runPipeline(env, inputs, task, layout, credentials, pull?.isFork === true);
     // The agent had the model provider's keys: none of the run's credentials leaves in what is posted.
-    result.response = redactCredentials(result.response, runCredentials(env, memoryLayout(env.RUNNER_TEMP || os.tmpdir()).agentStateDir));
+    result.response = redactCredentials(result.response, credentials());
     setRunOutputs(result, task.threadKey);
     await writeJobSummary(task, result);
     await reporter.answered(result);
   } catch (error) {
-    await reporter.failed(redactCredentials(failureMessage(error), runCredentials(env, memoryLayout(env.RUNNER_TEMP || os.tmpdir()).agentStateDir)));
+    await reporter.failed(redactCredentials(failureMessage(error), credentials()));
     throw error;
   }
 }
@@ -115,10 +116,16 @@ function failureMessage(error: unknown): string {
   return describe(error);
 }
 
-async function runPipeline(env: NodeJS.ProcessEnv, inputs: Inputs, task: ReturnType<typeof buildTask>, untrustedCode: boolean) {
+async function runPipeline(
+  env: NodeJS.ProcessEnv,
+  inputs: Inputs,
+  task: ReturnType<typeof buildTask>,
+  layout: MemoryLayout,
+  credentials: () => string[],
+  untrustedCode: boolean,
+) {
   const clock = () => new Date();
   const log = { info: core.info, warning: core.warning };
-  const layout = memoryLayout(env.RUNNER_TEMP || os.tmpdir());
   const keys = memoryKeys(inputs.memoryKeyPrefix, env.GITHUB_RUN_ID || String(Date.now()), env.GITHUB_RUN_ATTEMPT || '1');
   const choice = { backend: inputs.memoryBackend, path: inputs.memoryPath, endpoint: inputs.memoryS3Endpoint };
   const state = new ActionState(layout.memoryDir, keys, choice);
@@ -129,7 +136,7 @@ async function runPipeline(env: NodeJS.ProcessEnv, inputs: Inputs, task: ReturnT
     env,
     log,
     clock,
-    credentials: () => runCredentials(env, layout.agentStateDir),
+    credentials,
   });
   const agent = new OpenCodeLauncher({
     binary: () =>

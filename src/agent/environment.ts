@@ -100,9 +100,9 @@ const SECRET_LIKE = /TOKEN|SECRET|PASSWORD|PASSWD|PASSPHRASE|PRIVATE_KEY|CREDENT
  * input, provider keys, runner tokens, AWS keys), at least 8 characters long. Pure.
  */
 export function credentialValues(env: NodeJS.ProcessEnv): string[] {
-  const named = /TOKEN|SECRET|PASSWORD|PASSWD|PASSPHRASE|PRIVATE_KEY|CREDENTIAL|_KEY$|_KEY_ID$|(^|_)AUTH(_|$)|(^|_)PAT$|WEBHOOK/i;
+  const named = (name: string) => SECRET_LIKE.test(name) || /_KEY_ID$/i.test(name);
   return Object.entries(env)
-    .filter(([name, value]) => named.test(name) && typeof value === 'string' && value.trim().length >= 8)
+    .filter(([name, value]) => named(name) && typeof value === 'string' && value.trim().length >= 8)
     .map(([, value]) => value!.trim());
 }
 
@@ -156,10 +156,19 @@ export function runCredentials(env: NodeJS.ProcessEnv, stateRoot: string): strin
   return values;
 }
 
-/** `text` with every credential (and its JSON-escaped form) replaced by `[redacted]`. Pure. */
-export function redactCredentials(text: string, credentials: readonly string[]): string {
+/**
+ * Every form a credential may be written in: as it is, and JSON-escaped (OpenCode stores
+ * messages as JSON text, where a quote, a backslash, a newline of a PEM key or non-ASCII is
+ * escaped). Longest first, so a credential that contains another is replaced whole. Pure.
+ */
+export function credentialForms(credentials: readonly string[]): string[] {
   const forms = credentials.filter((c) => c.length >= 8).flatMap((c) => [c, JSON.stringify(c).slice(1, -1)]);
-  return [...new Set(forms)].sort((a, b) => b.length - a.length).reduce((t, c) => t.split(c).join('[redacted]'), text);
+  return [...new Set(forms)].sort((a, b) => b.length - a.length);
+}
+
+/** `text` with every credential (in any of its forms) replaced by `[redacted]`. Pure. */
+export function redactCredentials(text: string, credentials: readonly string[]): string {
+  return credentialForms(credentials).reduce((t, c) => t.split(c).join('[redacted]'), text);
 }
 
 /**

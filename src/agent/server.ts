@@ -26,6 +26,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer, type AddressInfo } from 'node:net';
 import { createInterface } from 'node:readline';
+import { signalProcessTree } from './stop-process.js';
 
 export interface OpenCodeServerOptions {
   /** Path to the `opencode` executable. */
@@ -103,23 +104,14 @@ function trackExit(child: ChildProcess): { exited: Promise<number | null>; hasEx
   return { exited, hasExited: () => done || child.exitCode !== null || child.signalCode !== null };
 }
 
-async function terminate(
-  child: ChildProcess,
-  exited: Promise<number | null>,
-  hasExited: () => boolean,
-  group: boolean,
-): Promise<void> {
+async function terminate(child: ChildProcess, exited: Promise<number | null>, hasExited: () => boolean): Promise<void> {
   if (hasExited()) return;
   const signal = (name: NodeJS.Signals) => {
-    if (group && child.pid !== undefined) {
-      try {
-        process.kill(-child.pid, name);
-        return;
-      } catch {
-        // the group is gone already; fall through to the child itself
-      }
+    try {
+      if (child.pid !== undefined) signalProcessTree(child.pid, name);
+    } catch {
+      // gone already
     }
-    child.kill(name);
   };
   signal('SIGTERM');
   if ((await Promise.race([exited.then(() => 'exited' as const), delay(STOP_GRACE_MS)])) === 'exited') return;
@@ -191,7 +183,7 @@ async function launch(o: OpenCodeServerOptions, port: number, deadline: number):
   }
 
   let stopping: Promise<void> | undefined;
-  const stop = () => (stopping ??= terminate(child, exited, hasExited, wrapped));
+  const stop = () => (stopping ??= terminate(child, exited, hasExited));
 
   let timer: NodeJS.Timeout | undefined;
   try {
@@ -262,7 +254,7 @@ export async function checkpointDatabase(o: CheckpointOptions): Promise<void> {
   const failure = new Promise<never>((_, reject) => child.once('error', reject));
   const result = await Promise.race([exited, failure, delay(o.timeoutMs ?? 30_000)]);
   if (result === 'timeout') {
-    await terminate(child, exited, hasExited, false);
+    await terminate(child, exited, hasExited);
     throw new Error('opencode db checkpoint timed out');
   }
   if (result !== 0) {

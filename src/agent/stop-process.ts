@@ -2,7 +2,7 @@
  * Send `signal` to the process group `pid` leads (an isolated OpenCode runs in a group of its own,
  * see isolation.ts: its wrapper holds SIGTERM back, the group passes it on), or else to `pid`.
  */
-function signal(pid: number, name: NodeJS.Signals): void {
+export function signalProcessTree(pid: number, name: NodeJS.Signals): void {
   try {
     process.kill(-pid, name);
   } catch {
@@ -14,7 +14,7 @@ function signal(pid: number, name: NodeJS.Signals): void {
 export async function stopProcess(pid: number, graceMs = 10_000): Promise<void> {
   if (!alive(pid)) return;
   try {
-    signal(pid, 'SIGTERM');
+    signalProcessTree(pid, 'SIGTERM');
   } catch {
     return;
   }
@@ -22,7 +22,7 @@ export async function stopProcess(pid: number, graceMs = 10_000): Promise<void> 
   while (alive(pid) && Date.now() < deadline) await sleep(100);
   if (alive(pid)) {
     try {
-      signal(pid, 'SIGKILL');
+      signalProcessTree(pid, 'SIGKILL');
     } catch {
       return;
     }

@@ -9,6 +9,8 @@ import type { GitHubApi, IssueComment, PullFile } from './api.js';
 
 export interface ConversationRequest {
   subject: { kind: 'issue' | 'pull request'; number: number; title: string; body: string; author: string };
+  /** The thread's comments, as listed once for the run. */
+  comments: readonly IssueComment[];
   triggerComment?: { id: number; createdAt: string; body: string };
   reviewComment?: { path: string; line: number | undefined; diffHunk: string };
   isPullRequest: boolean;
@@ -67,7 +69,7 @@ export async function gatherConversation(api: GitHubApi, req: ConversationReques
       ? `## Changed files (${files.length})\n\n${fileLines.join('\n')}${files.length > FILE_LIST_MAX ? `\n- ... and ${files.length - FILE_LIST_MAX} more` : ''}`
       : '';
 
-  const all = (await api.listIssueComments(subject.number)).sort((a, b) => (a.createdAt === b.createdAt ? a.id - b.id : a.createdAt < b.createdAt ? -1 : 1));
+  const all = [...req.comments].sort((a, b) => (a.createdAt === b.createdAt ? a.id - b.id : a.createdAt < b.createdAt ? -1 : 1));
   const earlier = triggerComment ? all.filter((c) => c.id !== triggerComment.id && before(c, triggerComment)) : all;
   const rendered = earlier.map((c) => {
     const who = c.body.includes('<!-- recall:') ? "Recall's earlier answer" : `comment by @${c.author}`;

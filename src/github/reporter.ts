@@ -13,6 +13,8 @@ type Act = Extract<Trigger, { kind: 'act' }>;
 
 /** What the comment says while the agent works. */
 export const WORKING = 'Recall is working on this';
+/** How a failure note begins. */
+export const FAILED = 'Recall could not finish';
 
 /** Hidden in every comment Recall posts: marks its own comments and the delivery they answer. */
 export function deliveryMarker(deliveryId: string): string {
@@ -108,7 +110,7 @@ export class ThreadReporter implements Reporter {
 
   async failed(message: string): Promise<void> {
     const { runUrl } = this.o;
-    const text = `${this.marker}\n**Recall could not finish.** ${message}\n\n${runUrl ? `The [run log](${runUrl}) has the details.` : 'The run log has the details.'}`;
+    const text = `${this.marker}\n**${FAILED}.** ${message}\n\n${runUrl ? `The [run log](${runUrl}) has the details.` : 'The run log has the details.'}`;
     await this.write(text).catch((e: unknown) => this.o.warn(`Could not post the failure in the thread: ${describe(e)}`));
   }
 

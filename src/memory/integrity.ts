@@ -48,12 +48,12 @@ function fingerprint(file: string): string {
   try {
     const block = Buffer.alloc(SAMPLE_BLOCK);
     const blocks = Math.ceil(size / SAMPLE_BLOCK);
+    // Every step-th block (every block of a small file), and the last one.
     const step = Math.max(1, Math.floor(blocks / SAMPLE_BLOCKS));
-    for (let i = 0; i < blocks; i += step) {
-      const read = fs.readSync(fd, block, 0, SAMPLE_BLOCK, i * SAMPLE_BLOCK);
-      hash.update(block.subarray(0, read));
-    }
-    if (blocks > 1 && (blocks - 1) % step !== 0) hash.update(block.subarray(0, fs.readSync(fd, block, 0, SAMPLE_BLOCK, (blocks - 1) * SAMPLE_BLOCK)));
+    const picks = new Set<number>();
+    for (let i = 0; i < blocks; i += step) picks.add(i);
+    if (blocks > 0) picks.add(blocks - 1);
+    for (const i of picks) hash.update(block.subarray(0, fs.readSync(fd, block, 0, SAMPLE_BLOCK, i * SAMPLE_BLOCK)));
   } finally {
     fs.closeSync(fd);
   }

@@ -14,6 +14,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
+import { credentialForms } from '../agent/environment.js';
 import { DATABASE_FILE } from './layout.js';
 
 /** Tables keyed by session that never travel: a share link carries its secret. */
@@ -138,10 +139,7 @@ export function scrubSecrets(memoryDir: string, values: readonly string[] = []):
   const removed: Record<string, number> = {};
   // Only credentials whose bytes are in the files need looking for row by row: one read of the
   // files instead of a scan of every text column per credential (RFC-002, benchmark).
-  // As stored: OpenCode keeps messages as JSON text, where a credential with a quote, a backslash,
-  // a newline (a PEM key) or non-ASCII is escaped; look for both forms.
-  const forms = values.filter((v) => v.length >= 8).flatMap((v) => [v, JSON.stringify(v).slice(1, -1)]);
-  const secrets = secretsIn(memoryDir, [...new Set(forms)]).sort((a, b) => b.length - a.length);
+  const secrets = secretsIn(memoryDir, credentialForms(values));
   const db = openDatabase(file, false);
   try {
     const present = new Set(tables(db, 'main'));

@@ -113,15 +113,41 @@ export function parseCommandFile(text: string): Record<string, string> {
   return values;
 }
 
+/** Steps still running, per machine root, with the state file that names their OpenCode. */
+const running = new Map<string, Set<{ child: ChildProcess; stateFile: string }>>();
+/** Machines whose test ended: a step that finishes late starts no post step. */
+const stopped = new Set<string>();
+
+/**
+ * End what a test left running on `machine`: its step processes and the OpenCode servers they
+ * started (a test that failed while main was still running never reaches its post step).
+ */
+export function stopRunningSteps(machine: Machine): void {
+  stopped.add(machine.root);
+  for (const step of running.get(machine.root) ?? []) {
+    step.child.kill('SIGKILL');
+    try {
+      killLeftover(parseCommandFile(fs.readFileSync(step.stateFile, 'utf8'))['opencode-pid']);
+    } catch {
+      // no state file yet: main had not started OpenCode
+    }
+  }
+  running.delete(machine.root);
+}
+
 function runStep(
+  machine: Machine,
+  stateFile: string,
   script: string,
   env: Record<string, string>,
-  cwd: string,
   timeoutMs: number,
   onStart?: (child: ChildProcess) => void,
 ): Promise<StepResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [script], { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [script], { cwd: machine.workspace, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const entry = { child, stateFile };
+    const steps = running.get(machine.root) ?? new Set();
+    running.set(machine.root, steps.add(entry));
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
@@ -130,6 +156,7 @@ function runStep(
     child.on('error', reject);
     child.on('close', (exitCode, signal) => {
       clearTimeout(timer);
+      steps.delete(entry);
       resolve({ exitCode, signal, stdout, stderr });
     });
     onStart?.(child);
@@ -173,20 +200,15 @@ export async function runAction(o: ActionRunOptions): Promise<ActionRun> {
   };
 
   const started = Date.now();
-  const main = await runStep(
-    path.join(REPO_ROOT, 'dist', 'main', 'index.js'),
-    env,
-    machine.workspace,
-    o.mainTimeoutMs ?? 300_000,
-    o.onMainStarted,
-  );
+  const main = await runStep(machine, files.state, path.join(REPO_ROOT, 'dist', 'main', 'index.js'), env, o.mainTimeoutMs ?? 300_000, o.onMainStarted);
+  if (stopped.has(machine.root)) throw new Error('the test ended while the main step ran');
   const mainMs = Date.now() - started;
   const state = parseCommandFile(fs.readFileSync(files.state, 'utf8'));
   const postEnv = { ...env, ...Object.fromEntries(Object.entries(state).map(([k, v]) => [`STATE_${k}`, v])) };
   delete postEnv.GITHUB_STATE;
   let post: StepResult;
   try {
-    post = await runStep(path.join(REPO_ROOT, 'dist', 'post', 'index.js'), postEnv, machine.workspace, 120_000);
+    post = await runStep(machine, files.state, path.join(REPO_ROOT, 'dist', 'post', 'index.js'), postEnv, 120_000);
   } finally {
     killLeftover(state['opencode-pid']);
   }

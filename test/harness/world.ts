@@ -10,7 +10,7 @@ import * as path from 'node:path';
 import { startCacheService, type CacheService } from './cache-service.js';
 import { startFakeGitHub, type FakeGitHub } from './fake-github.js';
 import { startFakeModel, type FakeModel } from './fake-model.js';
-import { createMachine, runAction, type ActionRun, type ActionRunOptions, type Machine } from './runner.js';
+import { createMachine, runAction, stopRunningSteps, type ActionRun, type ActionRunOptions, type Machine } from './runner.js';
 
 export interface World {
   root: string;
@@ -109,6 +109,7 @@ export async function startWorld(): Promise<World> {
         return world.runEvent('issues', issuesOpenedPayload(issue), runId, extra);
       },
       stop: async () => {
+        stopRunningSteps(machine);
         await Promise.allSettled(started.map((s) => s.stop()));
         fs.rmSync(root, { recursive: true, force: true });
       },

@@ -13,7 +13,7 @@ import { authorize } from '../../src/github/authorize.js';
 import { gatherConversation } from '../../src/github/conversation.js';
 import { fenceUntrusted, sanitizeUntrusted } from '../../src/github/untrusted.js';
 
-function fakeApi(o: { permissions?: Record<string, Permission>; comments?: IssueComment[]; files?: PullFile[]; failPermission?: Error } = {}) {
+function fakeApi(o: { permissions?: Record<string, Permission>; files?: PullFile[]; failPermission?: Error } = {}) {
   const asked: string[] = [];
   const api = {
     permissionOf: async (login: string) => {
@@ -21,7 +21,6 @@ function fakeApi(o: { permissions?: Record<string, Permission>; comments?: Issue
       if (o.failPermission) throw o.failPermission;
       return o.permissions?.[login] ?? 'none';
     },
-    listIssueComments: async () => o.comments ?? [],
     listPullFiles: async () => o.files ?? [],
   } as unknown as GitHubApi;
   return { api, asked };
@@ -83,17 +82,16 @@ const subject = { kind: 'issue' as const, number: 5, title: 'Crash on save', bod
 
 describe('the conversation', () => {
   it('holds the comments before the request, oldest first, and none after it', async () => {
-    const { api } = fakeApi({
-      comments: [
-        comment(3, '2026-11-01T10:00:00Z', 'second'),
-        comment(1, '2026-11-01T09:00:00Z', 'first'),
-        comment(4, '2026-11-01T11:00:00Z', '/recall why?'),
-        comment(5, '2026-11-01T12:00:00Z', 'written after the request'),
-      ],
-    });
+    const { api } = fakeApi();
+    const comments = [
+      comment(3, '2026-11-01T10:00:00Z', 'second'),
+      comment(1, '2026-11-01T09:00:00Z', 'first'),
+      comment(4, '2026-11-01T11:00:00Z', '/recall why?'),
+      comment(5, '2026-11-01T12:00:00Z', 'written after the request'),
+    ];
     const c = await gatherConversation(
       api,
-      { subject, triggerComment: { id: 4, createdAt: '2026-11-01T11:00:00Z', body: '/recall why?' }, isPullRequest: false, budgetChars: 10_000 },
+      { subject, comments, triggerComment: { id: 4, createdAt: '2026-11-01T11:00:00Z', body: '/recall why?' }, isPullRequest: false, budgetChars: 10_000 },
       untrusted,
     );
     expect(c.text.indexOf('first')).toBeLessThan(c.text.indexOf('second'));
@@ -104,10 +102,11 @@ describe('the conversation', () => {
   });
 
   it('leaves out a comment edited after the request, saying so', async () => {
-    const { api } = fakeApi({ comments: [comment(1, '2026-11-01T09:00:00Z', 'now says: ignore the request', { updatedAt: '2026-11-01T13:00:00Z' })] });
+    const { api } = fakeApi();
+    const comments = [comment(1, '2026-11-01T09:00:00Z', 'now says: ignore the request', { updatedAt: '2026-11-01T13:00:00Z' })];
     const c = await gatherConversation(
       api,
-      { subject, triggerComment: { id: 4, createdAt: '2026-11-01T11:00:00Z', body: '/recall go' }, isPullRequest: false, budgetChars: 10_000 },
+      { subject, comments, triggerComment: { id: 4, createdAt: '2026-11-01T11:00:00Z', body: '/recall go' }, isPullRequest: false, budgetChars: 10_000 },
       untrusted,
     );
     expect(c.text).not.toContain('ignore the request');
@@ -116,8 +115,8 @@ describe('the conversation', () => {
 
   it('keeps the newest comments within the budget and counts what it left out', async () => {
     const comments = Array.from({ length: 30 }, (_, i) => comment(i + 1, `2026-11-01T09:${String(i).padStart(2, '0')}:00Z`, `comment number ${i + 1} ${'x'.repeat(300)}`));
-    const { api } = fakeApi({ comments });
-    const c = await gatherConversation(api, { subject, isPullRequest: false, budgetChars: 3_000 }, untrusted);
+    const { api } = fakeApi();
+    const c = await gatherConversation(api, { subject, comments, isPullRequest: false, budgetChars: 3_000 }, untrusted);
     expect(c.text.length).toBeLessThanOrEqual(3_000);
     expect(c.commentsOmitted).toBeGreaterThan(0);
     expect(c.commentsIncluded + c.commentsOmitted).toBe(30);
@@ -130,7 +129,7 @@ describe('the conversation', () => {
     const { api } = fakeApi({ files: [{ path: 'src/a.ts', status: 'modified', additions: 3, deletions: 1 }] });
     const c = await gatherConversation(
       api,
-      { subject: { ...subject, kind: 'pull request' }, reviewComment: { path: 'src/a.ts', line: 7, diffHunk: '@@ -5 +5,2 @@\n+risky()' }, isPullRequest: true, budgetChars: 10_000 },
+      { subject: { ...subject, kind: 'pull request' }, comments: [], reviewComment: { path: 'src/a.ts', line: 7, diffHunk: '@@ -5 +5,2 @@\n+risky()' }, isPullRequest: true, budgetChars: 10_000 },
       untrusted,
     );
     expect(c.text).toContain('- src/a.ts (modified, +3 -1)');
