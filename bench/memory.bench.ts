@@ -1,20 +1,21 @@
 /**
  * `npm run bench -- memory`: restore and save times and archive sizes of Recall's memory store
- * (the real ActionsCacheStore over the real @actions/cache against the local cache service) for
- * session stores of 10, 100 and 1,000 sessions, beside the floor: tar and zstd (or gzip) of the
- * same files with the system tools, and the reverse.
+ * (the store main and post build for `actions-cache`: Recall's own protocol-v2 client, against the
+ * local cache service) for session stores of 10, 100 and 1,000 sessions, beside the floor: tar and
+ * zstd (or gzip) of the same files with the system tools, and the reverse; and beside
+ * @actions/cache alone. Each operation runs in a process of its own (memory-step.ts, bundled as
+ * dist/ is), as on a runner; the cache service stays in this process, as a remote service would.
  *
  * The stores are grown from one real session: a bundled-action run with the real OpenCode makes
  * it (a tool call and an answer), then its rows are copied under new ids with node:sqlite.
  */
-import { execFileSync, execSync } from 'node:child_process';
+import { execFile, execFileSync, execSync } from 'node:child_process';
+import { promisify } from 'node:util';
+import * as os from 'node:os';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
-import * as cache from '@actions/cache';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { ActionsCacheStore } from '../src/memory/actions-cache.js';
-import { memoryKeys } from '../src/memory/keys.js';
 import { sessionIdsIn } from '../src/memory/merge.js';
 import { startWorld, type World } from '../test/harness/world.js';
 
@@ -23,8 +24,10 @@ const REPEATS = Number(process.env.BENCH_REPEATS ?? 3);
 /** Columns that hold a row's own id or point at a copied row: renamed in every copy. */
 const ID_COLUMNS = new Set(['id', 'session_id', 'message_id', 'aggregate_id', 'parent_id']);
 
+const execFileAsync = promisify(execFile);
 let world: World;
 let seedDir: string;
+let stepScript: string;
 const credentials = ['ghs_benchToken0123456789abcdefghij', 'sk-ant-bench-provider-key-0123456789', 'runtime-token-for-the-bench-0123456'];
 
 beforeAll(async () => {
@@ -37,10 +40,24 @@ beforeAll(async () => {
   expect(run.outputs['memory-saved']).toBe('true');
   seedDir = path.join(world.root, 'seed');
   fs.cpSync(path.join(world.machine.runnerTemp, 'recall', 'memory'), seedDir, { recursive: true });
-  for (const [k, v] of Object.entries({ ...world.cache.env(), GITHUB_WORKSPACE: world.machine.workspace })) process.env[k] = v;
-}, 120_000);
+  const out = fs.mkdtempSync(path.join(os.tmpdir(), 'recall-bench-step-'));
+  execFileSync(process.execPath, [path.join('node_modules', '@vercel', 'ncc', 'dist', 'ncc', 'cli.js'), 'build', 'bench/memory-step.ts', '-o', out, '--quiet'], { stdio: 'inherit' });
+  stepScript = path.join(out, 'index.js');
+}, 180_000);
+
+/** One memory operation in its own process (memory-step.ts); its own time and outcome. */
+async function step(op: string, dir: string, prefix: string, runId: string): Promise<{ ms: number; outcome: unknown; warnings: string[] }> {
+  const env = { ...process.env, ...world.cache.env(), GITHUB_WORKSPACE: world.machine.workspace, BENCH_CREDENTIALS: credentials.join(',') };
+  // Asynchronous: the cache service answers from this process's event loop.
+  const { stdout, stderr } = await execFileAsync(process.execPath, [stepScript, op, dir, prefix, runId], { env, encoding: 'utf8' });
+  const result = JSON.parse(stdout.trim().split('\n').at(-1)!) as { ms: number; outcome: unknown; warnings: string[] };
+  for (const w of result.warnings) console.log(`warning: ${w}`);
+  if (stderr.trim()) console.log(stderr.trim());
+  return result;
+}
 afterAll(async () => {
   await world?.stop();
+  if (stepScript) fs.rmSync(path.dirname(stepScript), { recursive: true, force: true });
 });
 
 /** A memory directory with `n` copies of the seed's sessions. */
@@ -99,7 +116,6 @@ it(`restore and save of 10, 100 and 1,000 sessions beside the tar-and-compress f
     const floorUnpack: number[] = [];
     const libSave: number[] = [];
     const libRestore: number[] = [];
-    const parts: Record<string, number[]> = {};
     let archive = 0;
     let storeBytes = 0;
     for (let r = 0; r < REPEATS; r++) {
@@ -121,39 +137,29 @@ it(`restore and save of 10, 100 and 1,000 sessions beside the tar-and-compress f
 
       // @actions/cache by itself on the same files: what any action that caches them pays.
       attempt++;
-      const libKey = `lib${n}-${attempt}`;
-      t = performance.now();
-      await cache.saveCache([memoryDir], libKey);
-      libSave.push(performance.now() - t);
+      libSave.push((await step('lib-save', memoryDir, `lib${n}`, String(attempt))).ms);
       fs.rmSync(memoryDir, { recursive: true, force: true });
-      t = performance.now();
-      expect(await cache.restoreCache([memoryDir], libKey)).toBe(libKey);
-      libRestore.push(performance.now() - t);
+      const libRestored = await step('lib-restore', memoryDir, `lib${n}`, String(attempt));
+      expect(libRestored.outcome).toBe(`lib${n}-${attempt}`);
+      libRestore.push(libRestored.ms);
 
-      // Recall: a save (with its overlap check and credential removal) and a restore on a fresh runner.
-      const keys = memoryKeys(`bench${n}`, String(attempt), '1');
-      const log = {
-        info: (m: string) => {
-          const took = /^(\w[\w ]+) took (\d+) ms$/.exec(m);
-          if (took) (parts[took[1]!] ??= []).push(Number(took[2]));
-        },
-        warning: (m: string) => console.log(`warning: ${m}`),
-      };
-      const store = new ActionsCacheStore({ memoryDir, keys, cache, cacheMode: '', log, clock: () => new Date(), credentials: () => credentials });
-      await store.restore(); // a miss: this prefix is new; it records the base the save compares with
+      // Recall: a restore (a miss: the prefix is new; it records what the save compares with),
+      // then the save of a grown store (overlap check, credentials, archive, upload), then a
+      // restore on a fresh runner.
+      fs.rmSync(memoryDir, { recursive: true, force: true });
+      const prefix = `bench${n}r${r}`; // its own memory: the first restore must be a miss
+      const first = await step('restore', memoryDir, prefix, String(attempt));
+      expect((first.outcome as { status: string }).status, JSON.stringify(first)).toBe('miss');
       grow(n, memoryDir);
-      t = performance.now();
-      const saved = await store.save();
-      save.push(performance.now() - t);
-      expect(saved.saved, saved.warning).toBe(true);
-      archive = world.cache.entries().find((e) => e.key === keys.primary)!.size;
+      const saved = await step('save', memoryDir, prefix, String(attempt));
+      expect((saved.outcome as { saved: boolean }).saved).toBe(true);
+      save.push(saved.ms);
+      archive = world.cache.entries().find((e) => e.key === `${prefix}-v1-${attempt}-1`)!.size;
 
-      fs.rmSync(memoryDir, { recursive: true, force: true });
-      const next = new ActionsCacheStore({ memoryDir, keys: memoryKeys(`bench${n}`, String(attempt + 1000), '1'), cache, cacheMode: '', log, clock: () => new Date() });
-      t = performance.now();
-      const restored = await next.restore();
-      restore.push(performance.now() - t);
-      expect(restored.status).toBe('hit');
+      fs.rmSync(path.dirname(memoryDir), { recursive: true, force: true });
+      const restored = await step('restore', memoryDir, prefix, String(attempt + 1000));
+      expect((restored.outcome as { status: string }).status).toBe('hit');
+      restore.push(restored.ms);
       expect(sessionIdsIn(memoryDir)).toHaveLength(n);
     }
     const ms = (x: number) => `${x.toFixed(0)} ms`;
@@ -163,7 +169,6 @@ it(`restore and save of 10, 100 and 1,000 sessions beside the tar-and-compress f
         `restore ${ms(median(restore))} vs floor ${ms(median(floorUnpack))} (${(median(restore) / median(floorUnpack)).toFixed(2)}x) | ` +
         `@actions/cache alone: save ${ms(median(libSave))}, restore ${ms(median(libRestore))}`,
     );
-    if (Object.keys(parts).length > 0) lines.push(`        ${Object.entries(parts).map(([k, v]) => `${k} ${ms(median(v))}`).join(', ')}`);
   }
   console.log(lines.join('\n'));
 });

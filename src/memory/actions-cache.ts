@@ -4,13 +4,18 @@
  */
 import type { Logger } from '../ports.js';
 import type { MemoryKeys } from './keys.js';
-import { SnapshotMemoryStore, type SnapshotBackend } from './snapshot-store.js';
+import { SnapshotMemoryStore, type PackedSnapshot, type SnapshotBackend } from './snapshot-store.js';
 
-/** The three calls of @actions/cache Recall uses; injected so unit tests can stand in for it. */
+/**
+ * The calls of a cache client Recall uses: the three of @actions/cache, or Recall's own client
+ * (cache-service.ts), which can also pack a snapshot ahead of the save. Injected so unit tests
+ * can stand in for it.
+ */
 export interface CacheLibrary {
   isFeatureAvailable(): boolean;
   restoreCache(paths: string[], primaryKey: string, restoreKeys?: string[], options?: { lookupOnly?: boolean }): Promise<string | undefined>;
-  saveCache(paths: string[], key: string): Promise<number>;
+  saveCache(paths: string[], key: string, packed?: PackedSnapshot): Promise<number>;
+  pack?(paths: string[], credentials: readonly string[]): Promise<PackedSnapshot>;
 }
 
 export interface ActionsCacheStoreOptions {
@@ -70,9 +75,13 @@ export class ActionsCacheBackend implements SnapshotBackend {
     return (await this.o.cache.restoreCache([dir], key, [])) === key;
   }
 
-  async put(dir: string): Promise<{ saved: true; key: string } | { saved: false; warning: string }> {
+  async pack(dir: string, credentials: readonly string[]): Promise<PackedSnapshot | undefined> {
+    return this.o.cache.pack?.([dir], credentials);
+  }
+
+  async put(dir: string, packed?: PackedSnapshot): Promise<{ saved: true; key: string } | { saved: false; warning: string }> {
     const { keys, cache } = this.o;
-    const id = await cache.saveCache([dir], keys.primary);
+    const id = await cache.saveCache([dir], keys.primary, packed);
     if (id !== -1) return { saved: true, key: keys.primary };
     return {
       saved: false,

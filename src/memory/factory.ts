@@ -5,6 +5,7 @@ import * as cache from '@actions/cache';
 import type { Logger, MemoryStore } from '../ports.js';
 import type { MemoryBackendName } from '../inputs.js';
 import { ActionsCacheBackend } from './actions-cache.js';
+import { CacheServiceClient, usesCacheServiceV2 } from './cache-service.js';
 import { DirectoryBackend } from './directory.js';
 import { parseS3Location, S3Backend, s3Client } from './s3.js';
 import type { MemoryKeys } from './keys.js';
@@ -39,7 +40,18 @@ export function createMemoryStore(o: {
       break;
     }
     case 'actions-cache':
-      backend = new ActionsCacheBackend({ keys: o.keys, cache, cacheMode: (o.env.ACTIONS_CACHE_MODE ?? '').trim().toLowerCase() });
+      backend = new ActionsCacheBackend({
+        keys: o.keys,
+        // Recall's streaming client for protocol v2; the toolkit for v1 (GitHub Enterprise Server).
+        cache: usesCacheServiceV2(o.env)
+          ? new CacheServiceClient({ env: o.env, log: o.log })
+          : {
+              isFeatureAvailable: () => cache.isFeatureAvailable(),
+              restoreCache: (paths, key, restoreKeys, options) => cache.restoreCache(paths, key, restoreKeys, options),
+              saveCache: (paths, key) => cache.saveCache(paths, key),
+            },
+        cacheMode: (o.env.ACTIONS_CACHE_MODE ?? '').trim().toLowerCase(),
+      });
       break;
   }
   return new SnapshotMemoryStore({ memoryDir: o.memoryDir, backend, log: o.log, clock: o.clock, credentials: o.credentials });

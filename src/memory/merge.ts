@@ -139,7 +139,7 @@ export function scrubSecrets(memoryDir: string, values: readonly string[] = []):
   const removed: Record<string, number> = {};
   // Only credentials whose bytes are in the files need looking for row by row: one read of the
   // files instead of a scan of every text column per credential (RFC-002, benchmark).
-  const secrets = secretsIn(memoryDir, credentialForms(values));
+  const secrets = credentialsIn(memoryDir, credentialForms(values));
   const db = openDatabase(file, false);
   try {
     const present = new Set(tables(db, 'main'));
@@ -170,7 +170,7 @@ export function scrubSecrets(memoryDir: string, values: readonly string[] = []):
     db.exec('PRAGMA wal_checkpoint(TRUNCATE)');
     // Rows OpenCode rewrote (a tool part while it ran) leave old copies in free space, beyond the
     // reach of UPDATE. When a credential still shows in the bytes, rebuild the file from live rows.
-    if (secrets.length > 0 && secretsIn(memoryDir, secrets).length > 0) {
+    if (secrets.length > 0 && credentialsIn(memoryDir, secrets).length > 0) {
       db.exec('VACUUM');
       db.exec('PRAGMA wal_checkpoint(TRUNCATE)');
       removed.vacuum = 1;
@@ -178,21 +178,58 @@ export function scrubSecrets(memoryDir: string, values: readonly string[] = []):
   } finally {
     db.close();
   }
-  if (secrets.length > 0 && secretsIn(memoryDir, secrets).length > 0) {
+  if (secrets.length > 0 && credentialsIn(memoryDir, secrets).length > 0) {
     throw new Error('a credential of this run is still in the store after redaction');
   }
   return removed;
 }
 
-/** The secrets whose bytes appear in any file of `dir`. */
-function secretsIn(dir: string, secrets: readonly string[]): string[] {
+/** The `secrets` whose bytes appear in any file of `dir`, read in pieces through one buffer. */
+export function credentialsIn(dir: string, secrets: readonly string[]): string[] {
   if (secrets.length === 0) return [];
-  const files = fs
-    .readdirSync(dir, { withFileTypes: true })
-    .filter((e) => e.isFile())
-    .map((e) => fs.readFileSync(path.join(dir, e.name)));
-  return secrets.filter((s) => {
-    const needle = Buffer.from(s, 'utf8');
-    return files.some((bytes) => bytes.includes(needle));
-  });
+  const buffer = Buffer.allocUnsafe(1024 * 1024);
+  const found = new Set<string>();
+  for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {
+    if (!entry.isFile()) continue;
+    const scanner = new CredentialScanner(secrets);
+    const fd = fs.openSync(path.join(dir, entry.name), 'r');
+    try {
+      for (let n = fs.readSync(fd, buffer); n > 0; n = fs.readSync(fd, buffer)) scanner.feed(buffer.subarray(0, n));
+    } finally {
+      fs.closeSync(fd);
+    }
+    for (const s of scanner.found()) found.add(s);
+  }
+  return secrets.filter((s) => found.has(s));
+}
+
+/**
+ * Looks for `secrets` in a stream of pieces, including where one piece ends and the next begins.
+ * Each piece is looked through once, while it is still warm; nothing is kept but a short tail.
+ */
+export class CredentialScanner {
+  private readonly needles: Array<{ secret: string; bytes: Buffer }>;
+  private readonly overlap: number;
+  private tail = Buffer.alloc(0);
+  private readonly seen = new Set<string>();
+
+  constructor(secrets: readonly string[]) {
+    this.needles = secrets.map((secret) => ({ secret, bytes: Buffer.from(secret, 'utf8') }));
+    this.overlap = Math.max(0, ...this.needles.map((n) => n.bytes.length - 1));
+  }
+
+  feed(piece: Buffer): void {
+    if (this.needles.length === 0) return;
+    const seam = this.tail.length > 0 ? Buffer.concat([this.tail, piece.subarray(0, this.overlap)]) : undefined;
+    for (const { secret, bytes } of this.needles) {
+      if (this.seen.has(secret)) continue;
+      if (piece.includes(bytes) || seam?.includes(bytes)) this.seen.add(secret);
+    }
+    const keep = Math.min(this.overlap, this.tail.length + piece.length);
+    this.tail = piece.length >= keep ? Buffer.from(piece.subarray(piece.length - keep)) : Buffer.concat([this.tail, piece]).subarray(-keep);
+  }
+
+  found(): string[] {
+    return this.needles.map((n) => n.secret).filter((s) => this.seen.has(s));
+  }
 }

@@ -11,7 +11,8 @@ import { describe } from '../errors.js';
 import { ThreadIndex } from '../recall/threads.js';
 import { checkMemory, emptyDirectory, hasMemoryFiles, moveAside, writeManifest } from './integrity.js';
 import { DATABASE_FILE } from './layout.js';
-import { mergeSessions, scrubSecrets, sessionIdsIn } from './merge.js';
+import { credentialsIn, mergeSessions, scrubSecrets, sessionIdsIn } from './merge.js';
+import { credentialForms } from '../agent/environment.js';
 
 /** Where snapshots live. Every method may throw; the store turns that into a warning. */
 export interface SnapshotBackend {
@@ -25,8 +26,21 @@ export interface SnapshotBackend {
   newestKey(dir: string): Promise<string | undefined>;
   /** Fill `dir` with the snapshot `key`; false when it is not there. */
   fetch(key: string, dir: string): Promise<boolean>;
-  /** Store `dir` as this run's snapshot. */
-  put(dir: string): Promise<{ saved: true; key: string } | { saved: false; warning: string }>;
+  /**
+   * Optional: make the archive put() would store, and say which of `credentials` its bytes hold
+   * (looked for as the files are read, so the store need not read them a second time).
+   */
+  pack?(dir: string, credentials: readonly string[]): Promise<PackedSnapshot | undefined>;
+  /** Store `dir` (as `packed`, when pack() made it) as this run's snapshot. */
+  put(dir: string, packed?: PackedSnapshot): Promise<{ saved: true; key: string } | { saved: false; warning: string }>;
+}
+
+/** A snapshot archived ahead of its save. */
+export interface PackedSnapshot {
+  /** The archive, compressed, as it will be stored. */
+  compressed: Buffer;
+  /** Which of the credentials asked about are somewhere in its (uncompressed) bytes. */
+  found: string[];
 }
 
 export interface SnapshotStoreOptions {
@@ -141,20 +155,45 @@ export class SnapshotMemoryStore implements MemoryStore {
     }
     if (merge.blocked) return { saved: false, warning: merge.blocked };
     if (merge.warning) this.so.log.warning(merge.warning);
+    let packed: PackedSnapshot | undefined;
     try {
-      const removed = Object.entries(scrubSecrets(memoryDir, this.so.credentials?.() ?? [])).filter(([t]) => t !== 'vacuum');
-      if (removed.length > 0) this.so.log.info(`Memory: took credentials out of the store before saving (${removed.map(([t, n]) => `${n} in ${t}`).join(', ')}).`);
+      packed = await this.takeOutCredentials();
     } catch (error) {
       return { saved: false, warning: `Memory was not saved: the credentials could not be taken out of the store (${describe(error)}).` };
     }
     try {
-      writeManifest(memoryDir, this.so.clock());
-      const put = await backend.put(memoryDir);
+      const put = await backend.put(memoryDir, packed);
       if (!put.saved) return put;
       return { saved: true, key: put.key, ...(merge.merged ? { merged: merge.merged } : {}) };
     } catch (error) {
       return { saved: false, warning: `Memory was not saved: ${describe(error)}` };
     }
+  }
+
+  /**
+   * Empties the tables that hold credentials, writes the manifest, and makes sure no credential of
+   * the run is in the bytes about to be stored. With a backend that packs, those bytes are read
+   * once: they are looked through as they are archived, and only rewritten (rows redacted, packed
+   * again) when a credential is found. Returns the packed snapshot, checked.
+   */
+  private async takeOutCredentials(): Promise<PackedSnapshot | undefined> {
+    const { memoryDir, backend, clock, log } = this.so;
+    const credentials = this.so.credentials?.() ?? [];
+    const forms = credentialForms(credentials);
+    const report = (removed: Record<string, number>) => {
+      const rows = Object.entries(removed).filter(([t]) => t !== 'vacuum');
+      if (rows.length > 0) log.info(`Memory: took credentials out of the store before saving (${rows.map(([t, n]) => `${n} in ${t}`).join(', ')}).`);
+    };
+    report(scrubSecrets(memoryDir, [])); // the credential tables; no row-by-row search yet
+    writeManifest(memoryDir, clock());
+    let packed = await backend.pack?.(memoryDir, forms);
+    const found = packed ? packed.found : credentialsIn(memoryDir, forms);
+    if (found.length === 0) return packed;
+    report(scrubSecrets(memoryDir, credentials));
+    writeManifest(memoryDir, clock());
+    packed = await backend.pack?.(memoryDir, forms);
+    if (packed && packed.found.length > 0) throw new Error('a credential of this run is still in the store after redaction');
+    return packed;
   }
 
   /**

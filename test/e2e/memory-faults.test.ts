@@ -3,6 +3,7 @@
  * OpenCode binary and the local cache service. For each: the run's outcome, the warning, the
  * outputs, and what the next run restores. No fault loses memory that was already saved.
  */
+import * as net from 'node:net';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { freshRunner } from '../harness/runner.js';
 import { startWorld, type World } from '../harness/world.js';
@@ -10,6 +11,15 @@ import { startWorld, type World } from '../harness/world.js';
 const FIRST = { number: 1, title: 'Login fails with SSO on Safari', body: 'Safari loops back to the login page after SSO.' };
 const LATER = { number: 2, title: 'Safari SSO login loop again', body: 'The Safari SSO login loop is back.' };
 const FINDING = 'Finding: the SSO cookie lacks Secure, so Safari drops it.';
+
+/** A loopback port nothing listens on: one the system just handed out and took back. */
+async function closedPort(): Promise<number> {
+  const server = net.createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as net.AddressInfo;
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
 
 describe('memory faults', () => {
   let world: World;
@@ -50,10 +60,10 @@ describe('memory faults', () => {
 
   it('a service down for the whole run: a miss and no save, both warned; the run itself succeeds', async () => {
     world.model.script({ text: 'Without memory.' });
-    const run = await world.openIssue('9621', LATER, { env: { ACTIONS_RESULTS_URL: 'http://127.0.0.1:9/' } });
+    const run = await world.openIssue('9621', LATER, { env: { ACTIONS_RESULTS_URL: `http://127.0.0.1:${await closedPort()}/` } });
     expect(run.main.exitCode, run.main.stdout).toBe(0);
     expect(run.outputs).toMatchObject({ 'memory-status': 'miss', 'memory-saved': 'false' });
-    expect(run.warnings.join('\n')).toMatch(/Failed to restore/); // @actions/cache's own warning; it then reports a miss
+    expect(run.warnings.join('\n')).toMatch(/Restoring memory failed \(GetCacheEntryDownloadURL could not reach the cache service \(ECONNREFUSED\)\)/);
     expect(run.warnings.join('\n')).toMatch(/Memory was not saved/);
     await nextRunFindsTheFirst('9622');
   });

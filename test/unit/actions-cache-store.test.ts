@@ -117,8 +117,62 @@ describe('the Actions cache memory store', () => {
     const saved: unknown[] = [];
     const outcome = await store({ saveCache: async (...args) => (saved.push(args), 9) }).save();
     expect(outcome).toEqual({ saved: true, key: 'recall-v1-7-1' });
-    expect(saved).toEqual([[[dir], 'recall-v1-7-1']]);
+    expect(saved).toEqual([[[dir], 'recall-v1-7-1', undefined]]); // no pack: this fake cannot make one
     expect(fs.existsSync(path.join(dir, 'recall-manifest.json'))).toBe(true);
+  });
+
+  describe('with a client that packs ahead of the save', () => {
+    const TOKEN = 'ghs_unitTestToken0123456789abcdef';
+    /** A store whose one session quotes the run's token, as a tool output would. */
+    function storeQuotingTheToken(): void {
+      fs.mkdirSync(dir, { recursive: true });
+      const db = new DatabaseSync(path.join(dir, 'opencode.db'));
+      db.exec('CREATE TABLE session (id text PRIMARY KEY); CREATE TABLE part (id text, session_id text, data text)');
+      db.prepare("INSERT INTO session VALUES ('ses_1')").run();
+      db.prepare("INSERT INTO part VALUES ('p1', 'ses_1', ?)").run(`git push https://x-access-token:${TOKEN}@github.com/acme/app`);
+      db.close();
+    }
+    const packing = (packs: Buffer[], saved: Array<Buffer | undefined>) =>
+      new ActionsCacheStore({
+        memoryDir: dir,
+        keys,
+        cacheMode: '',
+        cache: {
+          isFeatureAvailable: () => true,
+          restoreCache: async () => undefined,
+          pack: async ([d], forms) => {
+            const raw = Buffer.concat(fs.readdirSync(d!).map((f) => fs.readFileSync(path.join(d!, f))));
+            packs.push(raw);
+            return { compressed: raw, found: forms.filter((f) => raw.includes(f)) };
+          },
+          saveCache: async (_p, _k, packed) => (saved.push(packed?.compressed), 1),
+        },
+        log: { info: () => undefined, warning: () => undefined },
+        clock: () => new Date(1),
+        credentials: () => [TOKEN],
+      });
+
+    it('uploads the packed bytes it looked through when they hold no credential', async () => {
+      fs.mkdirSync(dir, { recursive: true });
+      fs.writeFileSync(path.join(dir, 'opencode.db'), SQLITE);
+      const packs: Buffer[] = [];
+      const saved: Array<Buffer | undefined> = [];
+      expect(await packing(packs, saved).save()).toEqual({ saved: true, key: 'recall-v1-7-1' });
+      expect(packs).toHaveLength(1);
+      expect(saved).toEqual([packs[0]]);
+    });
+
+    it('redacts and packs again when the packed bytes hold a credential; only the clean pack is uploaded', async () => {
+      storeQuotingTheToken();
+      const packs: Buffer[] = [];
+      const saved: Array<Buffer | undefined> = [];
+      expect(await packing(packs, saved).save()).toEqual({ saved: true, key: 'recall-v1-7-1' });
+      expect(packs).toHaveLength(2);
+      expect(packs[0]!.includes(TOKEN)).toBe(true);
+      expect(saved).toEqual([packs[1]]);
+      expect(saved[0]!.includes(TOKEN)).toBe(false);
+      expect(saved[0]!.includes('[redacted]')).toBe(true);
+    });
   });
 
   describe('when another run saved after this one restored', () => {

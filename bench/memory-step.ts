@@ -1,0 +1,42 @@
+/**
+ * One memory operation of `npm run bench -- memory`, in a process of its own as on a runner: the
+ * bench bundles this file with ncc (as dist/ is bundled) and runs it once per measurement, so the
+ * figure is the operation's own time in a plain Node process, not in the bench's test worker
+ * (which also hosts the cache service and the harness).
+ *
+ *   node memory-step.js <op> <memory dir> <key prefix> <run id>
+ *   op: restore | save (Recall's store, as main and post build it) | lib-save | lib-restore
+ *       (@actions/cache alone, key `<prefix>-<run id>`)
+ *
+ * Prints one JSON line: { ms, outcome }.
+ */
+import * as cache from '@actions/cache';
+import { createMemoryStore } from '../src/memory/factory.js';
+import { memoryKeys } from '../src/memory/keys.js';
+
+async function main(): Promise<void> {
+  const [op, memoryDir, prefix, runId] = process.argv.slice(2) as [string, string, string, string];
+  const warnings: string[] = [];
+  const log = { info: () => undefined, warning: (m: string) => void warnings.push(m) };
+  const credentials = (process.env.BENCH_CREDENTIALS ?? '').split(',').filter(Boolean);
+  const store = createMemoryStore({
+    choice: { backend: 'actions-cache', path: '', endpoint: '' },
+    memoryDir,
+    keys: memoryKeys(prefix, runId, '1'),
+    env: process.env,
+    log,
+    clock: () => new Date(),
+    credentials: () => credentials,
+  });
+  const t = performance.now();
+  let outcome: unknown;
+  if (op === 'restore') outcome = await store.restore();
+  else if (op === 'save') outcome = await store.save();
+  else if (op === 'lib-save') outcome = await cache.saveCache([memoryDir], `${prefix}-${runId}`);
+  else if (op === 'lib-restore') outcome = await cache.restoreCache([memoryDir], `${prefix}-${runId}`);
+  else throw new Error(`unknown op ${op}`);
+  const ms = performance.now() - t;
+  process.stdout.write(`${JSON.stringify({ ms, outcome, warnings })}\n`);
+}
+
+void main();

@@ -1,0 +1,581 @@
+/**
+ * Recall's own client for the GitHub Actions cache service, protocol v2 (RFC-002, "Speed").
+ *
+ * It speaks the same protocol as @actions/cache and reads and writes the same entries (same cache
+ * version, same archive layout; zstd frames `unzstd` reads), but streams where the toolkit goes
+ * through a temporary archive file:
+ *  - save: the memory directory is archived (tar.ts) and compressed in this process (node:zlib,
+ *    one frame per core, on the thread pool) as its files are read, the bytes looked through for
+ *    credentials on the way; the compressed archive goes up from memory (one Put Blob, or blocks);
+ *  - restore: the download goes into `zstd -d` as it arrives, and the archive is unpacked as the
+ *    tool writes it, into the memory directory alone (never elsewhere, unlike `tar -P`).
+ * Requests go through @actions/http-client, so a runner's proxy settings apply as they do to the
+ * toolkit. It also tells a failed lookup from a miss, which the toolkit does not.
+ *
+ * Protocol v1 (GitHub Enterprise Server), and a Node without zstd in node:zlib, stay with
+ * @actions/cache: see `usesCacheServiceV2`.
+ */
+import { spawn } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import * as fs from 'node:fs';
+import { once } from 'node:events';
+import type { IncomingMessage, OutgoingHttpHeaders } from 'node:http';
+import { availableParallelism } from 'node:os';
+import * as path from 'node:path';
+import { Readable } from 'node:stream';
+import * as zlib from 'node:zlib';
+import { HttpClient } from '@actions/http-client';
+import type { Logger } from '../ports.js';
+import { describe } from '../errors.js';
+import type { CacheLibrary } from './actions-cache.js';
+import { CredentialScanner } from './merge.js';
+import type { PackedSnapshot } from './snapshot-store.js';
+import { emitSegments, headOf, splitLayout, tarLayout, TarUnpacker, type Segment } from './tar.js';
+
+const TWIRP_SERVICE = 'twirp/github.actions.results.api.v1.CacheService/';
+/** The toolkit's salt for cache versions; part of the version hash. */
+const VERSION_SALT = '1.0';
+/** Archives up to this size go up as one Put Blob; larger ones as blocks of this size. */
+export const BLOCK_BYTES = 32 * 1024 * 1024;
+/**
+ * zlib's output pieces, and the least input handed to it at once. Every hand-over is a round trip
+ * to the thread pool: 64 KiB pieces made zstd in node:zlib twice as slow as 256 KiB out and 1 MiB
+ * in (measured), and larger ones gain nothing.
+ */
+const ZLIB_CHUNK = 256 * 1024;
+const ZLIB_INPUT = 1024 * 1024;
+/** The Azure Blob REST version the uploads are written against. */
+const BLOB_API_VERSION = '2023-11-03';
+/** A connection silent for this long is given up (and the request retried). */
+const SOCKET_TIMEOUT_MS = 120_000;
+/** A part compressed on its own thread is at least this long; smaller stores are one part. */
+const MIN_PART = 4 * 1024 * 1024;
+const RETRYABLE_STATUS = new Set([500, 502, 503, 504]);
+/**
+ * Connection errors worth another attempt: a connection dropped or timed out. Nothing listening
+ * (ECONNREFUSED, ENOTFOUND) is not retried, as the toolkit does not.
+ */
+const TRANSIENT = new Set(['ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ECONNABORTED', 'ESOCKETTIMEDOUT']);
+
+/** The toolkit's names; the name is hashed into the cache version. */
+export type Compression = 'zstd-without-long' | 'gzip';
+
+/** node:zlib has zstd from Node 22.15 (the action runs on Node 24). */
+const IN_PROCESS_ZSTD = typeof zlib.createZstdCompress === 'function';
+
+/** Whether @actions/cache would use protocol v2 here and this Node can compress zstd: then this client is used. */
+export function usesCacheServiceV2(env: NodeJS.ProcessEnv): boolean {
+  const host = hostOf(env.GITHUB_SERVER_URL || 'https://github.com');
+  const githubHost = host === 'github.com' || host.endsWith('.ghe.com') || host.endsWith('.localhost');
+  return githubHost && !!env.ACTIONS_CACHE_SERVICE_V2 && IN_PROCESS_ZSTD;
+}
+
+function hostOf(url: string): string {
+  try {
+    return new URL(url).hostname.toLowerCase();
+  } catch {
+    return '';
+  }
+}
+
+/** The cache version of a save of `paths`: the toolkit's formula, so either can read the other's entries. */
+export function cacheVersion(paths: string[], compression: Compression): string {
+  return createHash('sha256').update([...paths, compression, VERSION_SALT].join('|')).digest('hex');
+}
+
+export interface CacheServiceOptions {
+  env: NodeJS.ProcessEnv;
+  log: Logger;
+  /** Attempts per request (5xx, resets and timeouts are retried) and the first wait; it doubles. */
+  attempts?: number;
+  retryMs?: number;
+  /** The size of one uploaded block (tests lower it). */
+  blockBytes?: number;
+}
+
+class ServiceError extends Error {
+  constructor(
+    message: string,
+    readonly retryable: boolean,
+  ) {
+    super(message);
+  }
+}
+
+export class CacheServiceClient implements CacheLibrary {
+  private compressionFound?: Promise<Compression>;
+  private readonly http = new HttpClient('recall-cache-client', [], { keepAlive: true, socketTimeout: SOCKET_TIMEOUT_MS, allowRetries: false });
+
+  constructor(private readonly o: CacheServiceOptions) {}
+
+  isFeatureAvailable(): boolean {
+    return !!this.o.env.ACTIONS_RESULTS_URL;
+  }
+
+  /**
+   * zstd when a `zstd` tool is on PATH, else gzip: the toolkit's choice (it asks `zstd --version`;
+   * a look along PATH finds the same without the 7 ms of a child process).
+   */
+  compression(): Promise<Compression> {
+    this.compressionFound ??= Promise.resolve(zstdOnPath(this.o.env.PATH ?? '') ? 'zstd-without-long' : 'gzip');
+    return this.compressionFound;
+  }
+
+  /**
+   * The newest entry for `primaryKey` or one of the prefixes (the service's order), restored into
+   * the workspace-relative path it was saved from; its key, or undefined on a miss. Throws when the
+   * service could not be asked or the download failed, so a failure is never taken for a miss.
+   */
+  async restoreCache(paths: string[], primaryKey: string, restoreKeys: string[] = [], options: { lookupOnly?: boolean } = {}): Promise<string | undefined> {
+    const compression = await this.compression();
+    const asking = this.twirp('GetCacheEntryDownloadURL', { key: primaryKey, restoreKeys, version: cacheVersion(paths, compression) });
+    const dir = onlyPath(paths);
+    // The decompressor (a child process: 7 ms to start) starts while the lookup is on its way.
+    let ready: Decoder | undefined = options.lookupOnly ? undefined : this.decoder(compression, dir);
+    let found: Record<string, unknown>;
+    try {
+      found = await asking;
+    } catch (error) {
+      await ready?.destroy();
+      throw error;
+    }
+    const matched = stringField(found, 'matched_key', 'matchedKey');
+    const url = stringField(found, 'signed_download_url', 'signedDownloadUrl');
+    if (found.ok !== true || !matched || !url) {
+      await ready?.destroy();
+      return undefined;
+    }
+    if (options.lookupOnly) return matched;
+    // A cut download is tried once more, not four times: it is most often a fault of the archive.
+    await this.retrying(
+      'the download',
+      () => {
+        const decoder = ready ?? this.decoder(compression, dir);
+        ready = undefined;
+        return this.download(url, decoder);
+      },
+      2,
+    );
+    return matched;
+  }
+
+  /**
+   * Archives and compresses the directory in `paths` as a save would upload it, and says which of
+   * `credentials` its bytes hold. The archive is cut into one part per core (at least MIN_PART
+   * each); each part is read in pieces into reused buffers, looked through, and compressed into
+   * its own zstd frame on the thread pool while the next piece is read. The frames, joined, are one
+   * archive to `unzstd` (node:zlib's decompressor stops at the first frame: Recall restores with
+   * the tool).
+   */
+  async pack(paths: string[], credentials: readonly string[]): Promise<PackedSnapshot> {
+    const dir = onlyPath(paths);
+    const compression = await this.compression();
+    const layout = tarLayout(dir, this.archiveName(dir));
+    const total = layout.reduce((sum, s) => sum + ('bytes' in s ? s.bytes.length : s.length), 0);
+    // gzip stays one member: a gzip reader need not take more.
+    const count = compression === 'gzip' ? 1 : Math.max(1, Math.min(availableParallelism(), 4, Math.floor(total / MIN_PART)));
+    const parts = splitLayout(layout, count);
+    const overlap = Math.max(0, ...credentials.map((c) => Buffer.byteLength(c) - 1));
+    const results = await Promise.all(
+      parts.map((part, i) => compressPart(part, compression, credentials, i + 1 < parts.length ? headOf(parts[i + 1]!, overlap) : undefined)),
+    );
+    return {
+      compressed: Buffer.concat(results.map((r) => r.compressed)),
+      found: credentials.filter((c) => results.some((r) => r.found.includes(c))),
+    };
+  }
+
+  /**
+   * Saves `paths` under `key`, from `packed` when the caller packed it already (it also may have
+   * looked through it). The entry id, or -1 when the service refused the reservation (a read-only
+   * token, or the key exists); the service's reason is logged. Throws on any other failure.
+   */
+  async saveCache(paths: string[], key: string, packed?: PackedSnapshot): Promise<number> {
+    const compression = await this.compression();
+    const version = cacheVersion(paths, compression);
+    const archive = (packed ?? (await this.pack(paths, []))).compressed;
+    const reserved = await this.twirp('CreateCacheEntry', { key, version });
+    const url = stringField(reserved, 'signed_upload_url', 'signedUploadUrl');
+    if (reserved.ok !== true || !url) {
+      const message = stringField(reserved, 'message') ?? '';
+      this.o.log.info(`The cache service did not reserve ${key}: ${message || 'no reason given'}.`);
+      return -1;
+    }
+    await upload(url, archive, this.o.blockBytes ?? BLOCK_BYTES, (u, b, h) => this.put(u, b, h), (what, run) => this.retrying(what, run));
+    const done = await this.twirp('FinalizeCacheEntryUpload', { key, version, sizeBytes: String(archive.length) });
+    if (done.ok !== true) throw new Error(`the cache service did not finalize ${key}: ${stringField(done, 'message') || 'no reason given'}`);
+    return Number(stringField(done, 'entry_id', 'entryId') ?? 0);
+  }
+
+  private workspace(): string {
+    return this.o.env.GITHUB_WORKSPACE || process.cwd();
+  }
+
+  /** The name the toolkit gives `dir` in an archive: relative to the workspace, with `/`. */
+  private archiveName(dir: string): string {
+    return path.relative(this.workspace(), path.resolve(dir)).split(path.sep).join('/') || '.';
+  }
+
+  /** What turns a download into the memory directory `dir` (only entries under it are written). */
+  private decoder(compression: Compression, dir: string): Decoder {
+    const unpacker = new TarUnpacker(this.archiveName(dir), dir);
+    return compression === 'gzip' ? new GzipDecoder(unpacker) : new ZstdFileDecoder(unpacker, `${dir}.tar`);
+  }
+
+  /** Downloads the archive at `url` into `decoder`, 1 MiB at a time, as it arrives. */
+  private async download(url: string, decoder: Decoder): Promise<void> {
+    let response: Awaited<ReturnType<CacheServiceClient['send']>>;
+    try {
+      response = await this.send('the archive download', 'GET', url, null, {});
+    } catch (error) {
+      await decoder.destroy();
+      throw error;
+    }
+    const message = response.message;
+    const status = message.statusCode ?? 0;
+    if (status !== 200) {
+      message.resume();
+      await decoder.destroy();
+      throw new ServiceError(`the archive download answered HTTP ${status}`, RETRYABLE_STATUS.has(status));
+    }
+    const expected = Number(message.headers['content-length'] ?? NaN);
+    let received = 0;
+    try {
+      received = await feed(message, (piece) => decoder.write(piece));
+    } catch (error) {
+      await decoder.destroy();
+      if (error instanceof CutOff) throw new ServiceError(`the archive download was cut off (${describe(error.cause)})`, true);
+      throw new Error(`the archive could not be unpacked (${describe(error)})`);
+    }
+    if (Number.isFinite(expected) && received !== expected) {
+      await decoder.destroy();
+      throw new ServiceError(`the archive download was cut off: ${received} of ${expected} bytes arrived`, true);
+    }
+    try {
+      await decoder.end();
+    } catch (error) {
+      throw new Error(`the archive could not be unpacked (${describe(error)})`);
+    }
+  }
+
+  /** A Twirp JSON call, retried on 5xx, resets and timeouts. */
+  private twirp(method: string, body: Record<string, unknown>): Promise<Record<string, unknown>> {
+    return this.retrying(method, async () => {
+      const base = this.o.env.ACTIONS_RESULTS_URL;
+      const token = this.o.env.ACTIONS_RUNTIME_TOKEN;
+      if (!base) throw new ServiceError('ACTIONS_RESULTS_URL is not set', false);
+      if (!token) throw new ServiceError('ACTIONS_RUNTIME_TOKEN is not set', false);
+      const url = new URL(`/${TWIRP_SERVICE}${method}`, base).href;
+      const response = await this.send(method, 'POST', url, JSON.stringify(body), { 'content-type': 'application/json', authorization: `Bearer ${token}` });
+      const text = await response.readBody();
+      const status = response.message.statusCode ?? 0;
+      let json: unknown;
+      try {
+        json = JSON.parse(text);
+      } catch {
+        json = undefined;
+      }
+      const ok = status >= 200 && status < 300;
+      if (ok && isRecord(json)) return json;
+      const reason = isRecord(json) && typeof json.msg === 'string' ? `: ${json.msg}` : '';
+      throw new ServiceError(`${method} answered HTTP ${status}${reason}`, ok || RETRYABLE_STATUS.has(status));
+    });
+  }
+
+  /** One request, with its errors said without the URL (a signed URL is a credential). */
+  private async send(what: string, verb: string, url: string, body: string | Buffer | null, headers: OutgoingHttpHeaders) {
+    try {
+      if (Buffer.isBuffer(body)) return await this.http.request(verb, url, Readable.from([body]), { ...headers, 'content-length': body.length });
+      return await this.http.request(verb, url, body, headers);
+    } catch (error) {
+      const code = (error as { code?: string }).code;
+      throw new ServiceError(`${what} could not reach the cache service (${code ?? describe(error)})`, TRANSIENT.has(code ?? ''));
+    }
+  }
+
+  /** A blob PUT to a signed URL; Azure answers exactly 201. */
+  private async put(url: string, body: Buffer, headers: OutgoingHttpHeaders): Promise<void> {
+    const response = await this.send('the archive upload', 'PUT', url, body, { 'x-ms-version': BLOB_API_VERSION, ...headers });
+    const text = await response.readBody();
+    const status = response.message.statusCode ?? 0;
+    if (status === 201) return;
+    const code = /<Code>([^<]*)<\/Code>/.exec(text)?.[1];
+    throw new ServiceError(`the archive upload answered HTTP ${status}${code ? ` (${code})` : ''}`, RETRYABLE_STATUS.has(status));
+  }
+
+  private async retrying<T>(what: string, run: () => Promise<T>, most = Infinity): Promise<T> {
+    const attempts = Math.min(this.o.attempts ?? 4, most);
+    let wait = this.o.retryMs ?? 1000;
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await run();
+      } catch (error) {
+        const retryable = error instanceof ServiceError && error.retryable;
+        if (!retryable || attempt >= attempts) throw error;
+        this.o.log.info(`The cache service failed ${what} (${describe(error)}); attempt ${attempt + 1} of ${attempts} in ${wait} ms.`);
+        await new Promise((resolve) => setTimeout(resolve, wait));
+        wait *= 2;
+      }
+    }
+  }
+}
+
+/** The download itself failed (not what it carried). */
+class CutOff extends Error {
+  constructor(cause: unknown) {
+    super('cut off', { cause });
+  }
+}
+
+/** Hands `message` to `sink` 1 MiB at a time (each hand-over is a thread-pool round trip); the bytes read. */
+async function feed(message: IncomingMessage, sink: (piece: Buffer) => Promise<void>): Promise<number> {
+  let received = 0;
+  let held: Buffer[] = [];
+  let heldBytes = 0;
+  const handOver = async () => {
+    if (heldBytes === 0) return;
+    const piece = Buffer.concat(held);
+    held = [];
+    heldBytes = 0;
+    await sink(piece);
+  };
+  const chunks = message[Symbol.asyncIterator]();
+  while (true) {
+    let next: IteratorResult<Buffer>;
+    try {
+      next = (await chunks.next()) as IteratorResult<Buffer>;
+    } catch (error) {
+      throw new CutOff(error);
+    }
+    if (next.done) break;
+    received += next.value.length;
+    held.push(next.value);
+    heldBytes += next.value.length;
+    if (heldBytes >= ZLIB_INPUT) await handOver();
+  }
+  if (!message.complete) throw new CutOff(new Error('the connection closed early'));
+  await handOver();
+  return received;
+}
+
+/**
+ * Decompresses a zstd archive as it arrives, with the zstd tool (the toolkit's `unzstd`), into a
+ * file beside the memory directory, and unpacks that file through one reused buffer as it grows.
+ * In a fresh process (a restore is the first thing a step does) node:zlib took 70 ms for a 32 MB
+ * store, and the tool's output read through a pipe 75 ms (64 KiB at a time, each a hand-over
+ * between the two processes); this way takes about 30 (measured). The tool also reads any number
+ * of frames, as the toolkit's archives and Recall's (one frame per core) need.
+ */
+class ZstdFileDecoder implements Decoder {
+  private readonly child;
+  private readonly exited: Promise<void>;
+  private readonly unpacked: Promise<void>;
+  private stderr = '';
+  private done = false;
+
+  constructor(
+    private readonly unpacker: TarUnpacker,
+    private readonly file: string,
+  ) {
+    fs.rmSync(file, { force: true });
+    this.child = spawn('zstd', ['-d', '-q', '-f', '--long=31', '-o', file], { stdio: ['pipe', 'ignore', 'pipe'] });
+    this.child.stdin.on('error', () => undefined); // a failing zstd: its exit says why
+    this.child.stderr.on('data', (d: Buffer) => (this.stderr = (this.stderr + d.toString()).slice(-1000)));
+    this.exited = new Promise((resolve, reject) => {
+      this.child.on('error', (error) => reject(new Error(`zstd could not start: ${error.message}`)));
+      this.child.on('close', (code, signal) => {
+        if (code === 0) resolve();
+        else reject(new Error(`zstd -d failed (${signal ?? `exit ${code}`}): ${this.stderr.trim() || 'no message'}`));
+      });
+    });
+    void this.exited.then(
+      () => (this.done = true),
+      () => (this.done = true),
+    );
+    this.unpacked = this.follow();
+    this.unpacked.catch(() => undefined);
+  }
+
+  /** Unpacks the file as the tool writes it, until the tool has exited and every byte is read. */
+  private async follow(): Promise<void> {
+    const buffer = Buffer.allocUnsafe(ZLIB_INPUT);
+    const pause = () => new Promise((resolve) => setTimeout(resolve, 1));
+    let fd: number | undefined;
+    let at = 0;
+    try {
+      while (true) {
+        const finished = this.done; // read before reading: what the tool wrote by then is all there
+        if (fd === undefined) {
+          try {
+            fd = fs.openSync(this.file, 'r');
+          } catch {
+            if (finished) break;
+            await pause();
+            continue;
+          }
+        }
+        const n = fs.readSync(fd, buffer, 0, buffer.length, at);
+        if (n > 0) {
+          at += n;
+          this.unpacker.push(buffer.subarray(0, n));
+        } else if (finished) break;
+        else await pause();
+      }
+    } finally {
+      if (fd !== undefined) fs.closeSync(fd);
+    }
+  }
+
+  async write(piece: Buffer): Promise<void> {
+    if (!this.child.stdin.write(piece)) await Promise.race([once(this.child.stdin, 'drain'), this.exited]);
+  }
+
+  async end(): Promise<void> {
+    this.child.stdin.end();
+    try {
+      await this.exited;
+      await this.unpacked;
+    } finally {
+      fs.rmSync(this.file, { force: true });
+    }
+    this.unpacker.end();
+  }
+
+  async destroy(): Promise<void> {
+    this.child.kill('SIGKILL');
+    await Promise.allSettled([this.exited, this.unpacked]);
+    fs.rmSync(this.file, { force: true });
+  }
+}
+
+/** Decompresses an archive as it arrives and unpacks it: write() each piece, then end(). */
+interface Decoder {
+  write(piece: Buffer): Promise<void>;
+  /** Waits for the last byte to be unpacked; throws unless the archive was whole. */
+  end(): Promise<void>;
+  /** Stops, and removes what it left behind. */
+  destroy(): Promise<void>;
+}
+
+/** Decompresses a gzip archive (one member: Recall writes no more) as it arrives into the unpacker. */
+class GzipDecoder implements Decoder {
+  private readonly stream = zlib.createGunzip({ chunkSize: ZLIB_CHUNK });
+  private readonly ended: Promise<unknown>;
+  private failure?: Error;
+
+  constructor(private readonly unpacker: TarUnpacker) {
+    this.stream.on('data', (piece: Buffer) => {
+      if (this.failure) return;
+      try {
+        this.unpacker.push(piece);
+      } catch (error) {
+        this.failure = error as Error;
+        this.stream.destroy(this.failure);
+      }
+    });
+    this.ended = once(this.stream, 'end');
+    this.ended.catch(() => undefined);
+  }
+
+  async write(piece: Buffer): Promise<void> {
+    if (!this.stream.write(piece)) await Promise.race([once(this.stream, 'drain'), this.ended]);
+    if (this.failure) throw this.failure;
+  }
+
+  async end(): Promise<void> {
+    this.stream.end();
+    try {
+      await this.ended;
+    } catch (error) {
+      throw this.failure ?? error;
+    }
+    if (this.failure) throw this.failure;
+    this.unpacker.end();
+  }
+
+  async destroy(): Promise<void> {
+    this.stream.destroy();
+  }
+}
+
+/** One part of the archive compressed into its own frame, with the credentials its bytes hold. */
+async function compressPart(part: Segment[], compression: Compression, credentials: readonly string[], seam: Buffer | undefined): Promise<{ compressed: Buffer; found: string[] }> {
+  const compressor =
+    compression === 'gzip'
+      ? zlib.createGzip({ chunkSize: ZLIB_CHUNK })
+      : zlib.createZstdCompress({ chunkSize: ZLIB_CHUNK, params: { [zlib.constants.ZSTD_c_compressionLevel]: 3 } });
+  const out: Buffer[] = [];
+  compressor.on('data', (d: Buffer) => out.push(d));
+  const finished = once(compressor, 'end');
+  const scanner = new CredentialScanner(credentials);
+  try {
+    await emitSegments(part, async (piece, release) => {
+      scanner.feed(piece);
+      if (!compressor.write(piece, release)) await once(compressor, 'drain');
+    });
+    if (seam) scanner.feed(seam); // the start of the next part: a credential may straddle the cut
+    compressor.end();
+    await finished;
+  } catch (error) {
+    compressor.destroy();
+    throw error;
+  }
+  return { compressed: Buffer.concat(out), found: scanner.found() };
+}
+
+/**
+ * Uploads the archive to a signed blob URL: one Put Blob when it fits in a block, else one Put
+ * Block per block and a Put Block List.
+ */
+type Put = (url: string, body: Buffer, headers: OutgoingHttpHeaders) => Promise<void>;
+
+async function upload(url: string, archive: Buffer, blockBytes: number, put: Put, retrying: <T>(what: string, run: () => Promise<T>) => Promise<T>): Promise<void> {
+  if (archive.length <= blockBytes) {
+    await retrying('the archive upload', () => put(url, archive, { 'x-ms-blob-type': 'BlockBlob' }));
+    return;
+  }
+  const ids: string[] = [];
+  for (let at = 0; at < archive.length; at += blockBytes) {
+    const id = Buffer.from(`recall-block-${String(ids.length).padStart(6, '0')}`).toString('base64');
+    ids.push(id);
+    const block = archive.subarray(at, at + blockBytes);
+    await retrying('a block upload', () => put(withQuery(url, { comp: 'block', blockid: id }), block, {}));
+  }
+  const list = `<?xml version="1.0" encoding="utf-8"?><BlockList>${ids.map((id) => `<Latest>${id}</Latest>`).join('')}</BlockList>`;
+  await retrying('the block list', () => put(withQuery(url, { comp: 'blocklist' }), Buffer.from(list), { 'content-type': 'application/xml' }));
+}
+
+function withQuery(url: string, query: Record<string, string>): string {
+  const u = new URL(url);
+  for (const [k, v] of Object.entries(query)) u.searchParams.set(k, v);
+  return u.href;
+}
+
+function zstdOnPath(searchPath: string): boolean {
+  const name = process.platform === 'win32' ? 'zstd.exe' : 'zstd';
+  return searchPath
+    .split(path.delimiter)
+    .filter(Boolean)
+    .some((dir) => {
+      try {
+        fs.accessSync(path.join(dir, name), fs.constants.X_OK);
+        return true;
+      } catch {
+        return false;
+      }
+    });
+}
+
+function onlyPath(paths: string[]): string {
+  if (paths.length !== 1) throw new Error('the cache client keeps one directory per entry');
+  return paths[0]!;
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function stringField(o: Record<string, unknown>, ...names: string[]): string | undefined {
+  for (const name of names) if (typeof o[name] === 'string' && o[name] !== '') return o[name];
+  return undefined;
+}

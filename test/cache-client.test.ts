@@ -1,0 +1,292 @@
+/**
+ * Recall's own protocol-v2 cache client (src/memory/cache-service.ts) against the local cache
+ * service, and beside the real @actions/cache: either must read what the other wrote, in one Put
+ * Blob and in blocks; failures are failures; credentials are found as the files are archived.
+ */
+import { execFileSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { restoreCache, saveCache } from '@actions/cache';
+import { availableParallelism } from 'node:os';
+import { CacheServiceClient, cacheVersion, usesCacheServiceV2 } from '../src/memory/cache-service.js';
+import { splitLayout, tarLayout } from '../src/memory/tar.js';
+import { startCacheService, type CacheService } from './harness/cache-service.js';
+
+let tmp: string;
+let service: CacheService;
+let infos: string[];
+
+/** Where a runner keeps memory: under RUNNER_TEMP, outside the workspace, as in a real job. */
+const memoryDir = () => path.join(tmp, 'runner-temp', 'recall', 'memory');
+
+function env(): NodeJS.ProcessEnv {
+  return { ...service.env(), GITHUB_WORKSPACE: path.join(tmp, 'workspace'), PATH: process.env.PATH };
+}
+
+function client(o: { blockBytes?: number } = {}): CacheServiceClient {
+  return new CacheServiceClient({ env: env(), log: { info: (m) => infos.push(m), warning: (m) => infos.push(`warning: ${m}`) }, retryMs: 5, ...o });
+}
+
+beforeEach(async () => {
+  tmp = mkdtempSync(path.join(os.tmpdir(), 'recall-cache-client-'));
+  mkdirSync(path.join(tmp, 'workspace'));
+  service = await startCacheService({ dir: path.join(tmp, 'service') });
+  for (const [name, value] of Object.entries(env())) vi.stubEnv(name, value);
+  vi.stubEnv('RUNNER_TEMP', path.join(tmp, 'toolkit-temp'));
+  vi.stubEnv('ACTIONS_CACHE_MODE', '');
+  vi.stubEnv('ACTIONS_CACHE_URL', '');
+  infos = [];
+  vi.spyOn(process.stdout, 'write').mockImplementation((() => true) as typeof process.stdout.write);
+});
+
+afterEach(async () => {
+  vi.restoreAllMocks();
+  vi.unstubAllEnvs();
+  try {
+    await service.stop();
+  } finally {
+    rmSync(tmp, { recursive: true, force: true });
+  }
+});
+
+/** A memory directory like OpenCode's: a database-sized file and two small JSON files. */
+function writeStore(dbBytes: Buffer): Record<string, string> {
+  rmSync(memoryDir(), { recursive: true, force: true });
+  mkdirSync(path.join(memoryDir(), 'nested'), { recursive: true });
+  writeFileSync(path.join(memoryDir(), 'opencode.db'), dbBytes);
+  writeFileSync(path.join(memoryDir(), 'recall-manifest.json'), '{"version":2}');
+  writeFileSync(path.join(memoryDir(), 'nested', `${'long-name-'.repeat(12)}.json`), '{"a":1}');
+  return readStore();
+}
+
+function readStore(dir = memoryDir(), prefix = ''): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const e of readdirSync(path.join(dir, prefix), { withFileTypes: true })) {
+    const name = path.join(prefix, e.name);
+    if (e.isDirectory()) Object.assign(out, readStore(dir, name));
+    else out[name] = readFileSync(path.join(dir, name)).toString('base64');
+  }
+  return out;
+}
+
+/** Compressible bytes, like a session database: repeated JSON with some noise. */
+function dbLike(bytes: number): Buffer {
+  const parts: string[] = [];
+  let size = 0;
+  for (let i = 0; size < bytes; i++) {
+    const row = `{"id":"ses_${i}","text":"Finding ${i % 97}: the cookie lacks Secure ${randomBytes(4).toString('hex')}"}\n`;
+    parts.push(row);
+    size += row.length;
+  }
+  return Buffer.from(parts.join('')).subarray(0, bytes);
+}
+
+const ops = () => service.blobCalls.map((c) => c.op);
+
+describe('the protocol choice', () => {
+  it('uses Recall\'s client where @actions/cache would speak v2, and leaves GitHub Enterprise Server (v1) to the toolkit', () => {
+    expect(usesCacheServiceV2({ ACTIONS_CACHE_SERVICE_V2: 'True' })).toBe(true);
+    expect(usesCacheServiceV2({ ACTIONS_CACHE_SERVICE_V2: 'True', GITHUB_SERVER_URL: 'https://acme.ghe.com' })).toBe(true);
+    expect(usesCacheServiceV2({ ACTIONS_CACHE_SERVICE_V2: 'True', GITHUB_SERVER_URL: 'https://github.acme.internal' })).toBe(false);
+    expect(usesCacheServiceV2({})).toBe(false);
+  });
+
+  it('computes the cache version as the toolkit does (paths, compression, salt)', async () => {
+    const files = writeStore(dbLike(20_000));
+    expect(await saveCache([memoryDir()], 'by-toolkit')).toBeGreaterThan(0);
+    const saved = service.entries()[0]!;
+    expect(saved.version).toBe(cacheVersion([memoryDir()], await client().compression()));
+    expect(Object.keys(files)).toHaveLength(3);
+  });
+});
+
+describe('interoperability with @actions/cache', () => {
+  it('what Recall saves in memory, the toolkit restores (one Put Blob)', async () => {
+    const files = writeStore(dbLike(300_000));
+    const c = client();
+    expect(await c.saveCache([memoryDir()], 'recall-a', await c.pack([memoryDir()], []))).toBeGreaterThan(0);
+    expect(ops()).toEqual(['PutBlob']);
+    rmSync(memoryDir(), { recursive: true, force: true });
+    expect(await restoreCache([memoryDir()], 'recall-a')).toBe('recall-a');
+    expect(readStore()).toEqual(files);
+  });
+
+  it('what the toolkit saved (memory from before this client), Recall restores; several MB, many pieces', async () => {
+    const files = writeStore(dbLike(5_000_000));
+    expect(await saveCache([memoryDir()], 'toolkit-a')).toBeGreaterThan(0);
+    rmSync(memoryDir(), { recursive: true, force: true });
+    expect(await client().restoreCache([memoryDir()], 'toolkit-', ['toolkit-'])).toBe('toolkit-a');
+    expect(readStore()).toEqual(files);
+  });
+
+  it('an archive larger than a block goes up in blocks; both clients restore it', async () => {
+    const files = writeStore(randomBytes(3_000_000)); // incompressible: about 3 MB of archive, three file pieces
+    const c = client({ blockBytes: 1024 * 1024 });
+    expect(await c.saveCache([memoryDir()], 'recall-blocks', await c.pack([memoryDir()], []))).toBeGreaterThan(0);
+    expect(ops()).toEqual(['PutBlock', 'PutBlock', 'PutBlock', 'PutBlockList']);
+    rmSync(memoryDir(), { recursive: true, force: true });
+    expect(await c.restoreCache([memoryDir()], 'recall-blocks')).toBe('recall-blocks');
+    expect(readStore()).toEqual(files);
+    rmSync(memoryDir(), { recursive: true, force: true });
+    expect(await restoreCache([memoryDir()], 'recall-blocks')).toBe('recall-blocks');
+    expect(readStore()).toEqual(files);
+  });
+
+  it('restores only the memory directory: other entries of an archive are not written', async () => {
+    // The toolkit saves two paths in one entry; Recall asked for the memory directory only.
+    const files = writeStore(dbLike(1000));
+    const other = path.join(tmp, 'runner-temp', 'elsewhere');
+    mkdirSync(other, { recursive: true });
+    writeFileSync(path.join(other, 'planted.txt'), 'x');
+    const version = cacheVersion([memoryDir()], await client().compression());
+    // Make an archive of both with GNU tar, named as the toolkit names entries, and store it by hand.
+    const workspace = path.join(tmp, 'workspace');
+    const archive = path.join(tmp, 'two.tzst');
+    execFileSync('tar', ['--posix', '-cf', archive, '-P', '-C', workspace, '--use-compress-program', 'zstd -q', '../runner-temp/recall/memory', '../runner-temp/elsewhere']);
+    await upload(service, 'two-paths', version, readFileSync(archive));
+    rmSync(other, { recursive: true, force: true });
+    rmSync(memoryDir(), { recursive: true, force: true });
+    expect(await client().restoreCache([memoryDir()], 'two-paths')).toBe('two-paths');
+    expect(readStore()).toEqual(files);
+    expect(() => readdirSync(other)).toThrow();
+  });
+});
+
+describe('a store compressed on two threads', () => {
+  it.runIf(availableParallelism() >= 2)('is two frames that both clients restore; a credential across the cut is found', async () => {
+    const token = 'ghs_acrossTheCut0123456789abcdefgh';
+    const db = dbLike(9 * 1024 * 1024);
+    writeStore(db);
+    // Where the archive is cut in two: the end of the first part, inside opencode.db.
+    const parts = splitLayout(tarLayout(memoryDir(), 'x'), 2);
+    expect(parts).toHaveLength(2);
+    const cut = parts[0]!.at(-1)!;
+    expect('file' in cut && cut.file.endsWith('opencode.db')).toBe(true);
+    if ('file' in cut) db.write(token, cut.start + cut.length - 8);
+    const files = writeStore(db);
+    const c = client();
+    const packed = await c.pack([memoryDir()], [token]);
+    expect(packed.found).toEqual([token]);
+    // Two zstd frames: the magic number starts the archive and the second part.
+    const magic = Buffer.from([0x28, 0xb5, 0x2f, 0xfd]);
+    expect(packed.compressed.subarray(0, 4).equals(magic)).toBe(true);
+    expect(packed.compressed.indexOf(magic, 4)).toBeGreaterThan(4);
+    expect(await c.saveCache([memoryDir()], 'recall-two', packed)).toBeGreaterThan(0);
+    rmSync(memoryDir(), { recursive: true, force: true });
+    expect(await c.restoreCache([memoryDir()], 'recall-two')).toBe('recall-two');
+    expect(readStore()).toEqual(files);
+    rmSync(memoryDir(), { recursive: true, force: true });
+    expect(await restoreCache([memoryDir()], 'recall-two')).toBe('recall-two');
+    expect(readStore()).toEqual(files);
+  });
+});
+
+describe('failures are failures, not misses', () => {
+  it('a miss is undefined; a service that cannot be reached throws, with no signed URL or token in the message', async () => {
+    writeStore(dbLike(1000));
+    expect(await client().restoreCache([memoryDir()], 'nothing-', ['nothing-'], { lookupOnly: true })).toBeUndefined();
+    service.faults.twirpFailures = 10;
+    const failing = client();
+    await expect(failing.restoreCache([memoryDir()], 'nothing-', ['nothing-'], { lookupOnly: true })).rejects.toThrow(/GetCacheEntryDownloadURL answered HTTP 500/);
+    expect(service.calls.filter((c) => c.status === 500)).toHaveLength(4);
+    expect(infos.filter((m) => m.includes('attempt'))).toHaveLength(3);
+    service.faults = {};
+    await service.stop();
+    const error = await client()
+      .restoreCache([memoryDir()], 'nothing-', ['nothing-'])
+      .catch((e: Error) => e);
+    expect(String(error)).toMatch(/could not reach the cache service \(ECONNREFUSED\)/);
+    expect(String(error)).not.toContain(env().ACTIONS_RUNTIME_TOKEN!);
+    service = await startCacheService({ dir: path.join(tmp, 'service') });
+  });
+
+  it('a damaged archive is an error that says so, leaves no temporary file, and is not downloaded again', async () => {
+    writeStore(dbLike(1000));
+    const version = cacheVersion([memoryDir()], await client().compression());
+    await upload(service, 'recall-garbled', version, Buffer.concat([Buffer.from([0x28, 0xb5, 0x2f, 0xfd]), randomBytes(5000)]));
+    rmSync(memoryDir(), { recursive: true, force: true });
+    const error = await client()
+      .restoreCache([memoryDir()], 'recall-garbled')
+      .catch((e: Error) => e);
+    expect(String(error)).toMatch(/could not be unpacked \(zstd -d failed/);
+    expect(service.blobCalls.filter((b) => b.op === 'GetBlob')).toHaveLength(1);
+    expect(readdirSync(path.dirname(memoryDir())).filter((f) => f.endsWith('.tar'))).toEqual([]);
+  });
+
+  it('without a zstd tool on PATH it saves and restores gzip, under the gzip cache version', async () => {
+    const files = writeStore(dbLike(2_000_000));
+    const noZstd = new CacheServiceClient({ env: { ...env(), PATH: '' }, log: { info: () => undefined, warning: () => undefined } });
+    expect(await noZstd.compression()).toBe('gzip');
+    expect(await noZstd.saveCache([memoryDir()], 'recall-gzip', await noZstd.pack([memoryDir()], []))).toBeGreaterThan(0);
+    expect(service.entries()[0]!.version).toBe(cacheVersion([memoryDir()], 'gzip'));
+    rmSync(memoryDir(), { recursive: true, force: true });
+    expect(await noZstd.restoreCache([memoryDir()], 'recall-gzip')).toBe('recall-gzip');
+    expect(readStore()).toEqual(files);
+  });
+
+  it('a download cut short throws after one more attempt, and never reports the key', async () => {
+    writeStore(dbLike(100_000));
+    const c = client();
+    await c.saveCache([memoryDir()], 'recall-cut', await c.pack([memoryDir()], []));
+    service.faults.truncateDownloads = true;
+    rmSync(memoryDir(), { recursive: true, force: true });
+    const error = await c.restoreCache([memoryDir()], 'recall-cut').catch((e: Error) => e);
+    expect(String(error)).toMatch(/cut off/);
+    expect(String(error)).not.toMatch(/sig=/);
+    expect(service.blobCalls.filter((b) => b.op === 'GetBlob')).toHaveLength(2);
+    expect(readdirSync(path.dirname(memoryDir())).filter((f) => f.endsWith('.tar'))).toEqual([]);
+  });
+
+  it('a refused reservation (read-only token) is -1 and logs the service\'s reason; nothing is uploaded', async () => {
+    writeStore(dbLike(1000));
+    service.faults.denyWrites = true;
+    const c = client();
+    expect(await c.saveCache([memoryDir()], 'recall-denied', await c.pack([memoryDir()], []))).toBe(-1);
+    expect(infos.join('\n')).toMatch(/did not reserve recall-denied: cache write denied/);
+    expect(ops()).toEqual([]);
+    expect(service.entries()).toEqual([]);
+  });
+
+  it('a store that cannot be archived is neither reserved nor finalized', async () => {
+    const c = client();
+    rmSync(memoryDir(), { recursive: true, force: true });
+    await expect(c.saveCache([memoryDir()], 'recall-broken')).rejects.toThrow(/ENOENT/);
+    expect(service.calls).toEqual([]);
+    expect(service.entries()).toEqual([]);
+  });
+});
+
+describe('credentials, looked for as the files are archived', () => {
+  it('finds each credential in any file, also where it straddles two pieces of a read', async () => {
+    const token = 'ghs_straddlingToken0123456789abcdef';
+    const key = 'sk-ant-in-the-small-file-0123456789';
+    const db = dbLike(3 * 1024 * 1024);
+    db.write(token, 1024 * 1024 - 10); // across the first 1 MiB piece's end
+    writeStore(db);
+    writeFileSync(path.join(memoryDir(), 'nested', 'tool.json'), `{"out":"${key}"}`);
+    const packed = await client().pack([memoryDir()], [token, key, 'never-there-0123456789']);
+    expect(packed.found.sort()).toEqual([key, token].sort());
+    db.write('x'.repeat(token.length), 1024 * 1024 - 10);
+    writeStore(db);
+    expect((await client().pack([memoryDir()], [token])).found).toEqual([]);
+  });
+});
+
+/** Stores `bytes` under `key` through the protocol by hand (for archives the clients would not make). */
+async function upload(s: CacheService, key: string, version: string, bytes: Buffer): Promise<void> {
+  const call = async (method: string, body: unknown) =>
+    (await (
+      await fetch(`${s.url}twirp/github.actions.results.api.v1.CacheService/${method}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${s.env().ACTIONS_RUNTIME_TOKEN}` },
+        body: JSON.stringify(body),
+      })
+    ).json()) as Record<string, string>;
+  const reserved = await call('CreateCacheEntry', { key, version });
+  const put = await fetch(reserved.signed_upload_url ?? reserved.signedUploadUrl!, { method: 'PUT', headers: { 'x-ms-blob-type': 'BlockBlob' }, body: new Uint8Array(bytes) });
+  expect(put.status).toBe(201);
+  await call('FinalizeCacheEntryUpload', { key, version, sizeBytes: String(bytes.length) });
+}
