@@ -23,5 +23,9 @@ export function keyPrefixProblem(prefix: string): string | undefined {
   if (prefix.includes(',')) return 'it contains a comma, which cache keys cannot hold';
   if (prefix.length > MAX_KEY_LENGTH - 64) return `it is longer than ${MAX_KEY_LENGTH - 64} characters`;
   if (/\s/.test(prefix)) return 'it contains white space';
+  // `a-v1-x` would save under `a-v1-x-v1-...`, which the restore key `a-v1-` of prefix `a` also
+  // matches: the two would read each other's memory.
+  const marker = /-v\d+(?:-|$)/.exec(prefix)?.[0];
+  if (marker) return `it contains "${marker}", the marker the key format puts after a prefix, so it would read and write the memory of the prefix before it; leave the marker out`;
   return undefined;
 }

@@ -20,6 +20,16 @@ describe('memory keys', () => {
     expect(keyPrefixProblem('a,b')).toMatch(/comma/);
     expect(keyPrefixProblem('a b')).toMatch(/white space/);
     expect(keyPrefixProblem('x'.repeat(500))).toMatch(/longer/);
+    // A prefix that would share listings with another: recall-v1-team-v1-... starts with recall-v1-.
+    expect(keyPrefixProblem('recall-v1-team')).toMatch(/contains "-v1-", the marker/);
+    expect(keyPrefixProblem('recall-v2')).toMatch(/contains "-v2"/);
+    expect(keyPrefixProblem('recall-v1x')).toBeUndefined();
+    expect(keyPrefixProblem('team-velocity')).toBeUndefined();
+    for (const [a, b] of [['recall', 'recall-team'], ['recall', 'recall-v1x'], ['a-b', 'a']]) {
+      const [ka, kb] = [memoryKeys(a!, '7', '1'), memoryKeys(b!, '8', '1')];
+      expect(kb.primary.startsWith(ka.restorePrefixes[0]!), `${b} under ${a}`).toBe(false);
+      expect(ka.primary.startsWith(kb.restorePrefixes[0]!), `${a} under ${b}`).toBe(false);
+    }
   });
 });
 
