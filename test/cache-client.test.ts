@@ -4,6 +4,7 @@
  * Blob and in blocks; failures are failures; credentials are found as the files are archived.
  */
 import { execFileSync } from 'node:child_process';
+import http from 'node:http';
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
@@ -256,6 +257,93 @@ describe('failures are failures, not misses', () => {
     await expect(c.saveCache([memoryDir()], 'recall-broken')).rejects.toThrow(/ENOENT/);
     expect(service.calls).toEqual([]);
     expect(service.entries()).toEqual([]);
+  });
+});
+
+describe('the protocol as the toolkit speaks it', () => {
+  it('sends the proto field names (restore_keys, size_bytes), as @actions/cache does', async () => {
+    writeStore(dbLike(1000));
+    const c = client();
+    await c.saveCache([memoryDir()], 'recall-names', await c.pack([memoryDir()], []));
+    await c.restoreCache([memoryDir()], 'recall-', ['recall-'], { lookupOnly: true });
+    const bodies = Object.fromEntries(service.calls.map((call) => [call.method, Object.keys(call.body as object).sort()]));
+    expect(bodies).toEqual({
+      CreateCacheEntry: ['key', 'version'],
+      FinalizeCacheEntryUpload: ['key', 'size_bytes', 'version'],
+      GetCacheEntryDownloadURL: ['key', 'restore_keys', 'version'],
+    });
+  });
+
+  it('a key that exists already (409) is -1 and an info line, as with the toolkit, not a failure', async () => {
+    writeStore(dbLike(1000));
+    const c = client();
+    expect(await c.saveCache([memoryDir()], 'recall-twice', await c.pack([memoryDir()], []))).toBeGreaterThan(0);
+    expect(await c.saveCache([memoryDir()], 'recall-twice', await c.pack([memoryDir()], []))).toBe(-1);
+    expect(infos.join('\n')).toMatch(/did not reserve recall-twice: CreateCacheEntry answered HTTP 409: cache entry with the same key/);
+  });
+});
+
+/** A stand-in service whose lookup points at `blob`, a handler for the signed URL. */
+async function withBlobServer(blob: (req: http.IncomingMessage, res: http.ServerResponse) => void, run: (env: NodeJS.ProcessEnv) => Promise<void>): Promise<void> {
+  const server = http.createServer((req, res) => {
+    if (req.url?.startsWith('/twirp/')) {
+      req.resume();
+      req.on('end', () => {
+        res.writeHead(200, { 'content-type': 'application/json' });
+        const port = (server.address() as { port: number }).port;
+        res.end(JSON.stringify({ ok: true, matched_key: 'recall-v1-1-1', signed_download_url: `http://127.0.0.1:${port}/blob?sv=2025&sig=SIGNATURE-SECRET` }));
+      });
+      return;
+    }
+    blob(req, res);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const port = (server.address() as { port: number }).port;
+  try {
+    await run({ ...env(), ACTIONS_RESULTS_URL: `http://127.0.0.1:${port}/` });
+  } finally {
+    server.closeAllConnections();
+    await new Promise((resolve) => server.close(resolve));
+  }
+}
+
+describe('a service that stalls or sends garbage', () => {
+  it('a stalled download times out, is tried once more, and the error holds no signed URL', async () => {
+    let gets = 0;
+    await withBlobServer(
+      () => void gets++, // never answers
+      async (e) => {
+        const c = new CacheServiceClient({ env: e, log: { info: (m) => infos.push(m), warning: () => undefined }, retryMs: 5, socketTimeoutMs: 300 });
+        const error = await c.restoreCache([memoryDir()], 'recall-', ['recall-']).catch((x: Error) => x);
+        expect(String(error)).toMatch(/the archive download could not reach the cache service \(ETIMEDOUT\)/);
+        expect(String(error) + infos.join('\n')).not.toMatch(/SIGNATURE-SECRET|sig=/);
+        expect(gets).toBe(2);
+      },
+    );
+  });
+
+  it('a download that is not zstd fails at once and closes its connection', async () => {
+    let closed!: () => void;
+    const connectionClosed = new Promise<void>((resolve) => (closed = resolve));
+    await withBlobServer(
+      (req, res) => {
+        req.socket.on('close', () => closed());
+        res.writeHead(200, { 'content-length': String(64 * 1024 * 1024) });
+        const junk = Buffer.alloc(64 * 1024, 0x41);
+        const more = () => {
+          while (res.write(junk));
+        };
+        res.on('drain', more);
+        more();
+      },
+      async (e) => {
+        const c = new CacheServiceClient({ env: e, log: { info: () => undefined, warning: () => undefined }, retryMs: 5 });
+        const error = await c.restoreCache([memoryDir()], 'recall-', ['recall-']).catch((x: Error) => x);
+        expect(String(error)).toMatch(/could not be unpacked \(zstd -d failed/);
+        await Promise.race([connectionClosed, new Promise((_, reject) => setTimeout(() => reject(new Error('the connection stayed open')), 3000))]);
+        expect(readdirSync(path.dirname(memoryDir())).filter((f) => f.endsWith('.tar'))).toEqual([]);
+      },
+    );
   });
 });
 

@@ -80,7 +80,8 @@ function hostOf(url: string): string {
 
 /** The cache version of a save of `paths`: the toolkit's formula, so either can read the other's entries. */
 export function cacheVersion(paths: string[], compression: Compression): string {
-  return createHash('sha256').update([...paths, compression, VERSION_SALT].join('|')).digest('hex');
+  const windows = process.platform === 'win32' ? ['windows-only'] : [];
+  return createHash('sha256').update([...paths, compression, ...windows, VERSION_SALT].join('|')).digest('hex');
 }
 
 export interface CacheServiceOptions {
@@ -91,12 +92,16 @@ export interface CacheServiceOptions {
   retryMs?: number;
   /** The size of one uploaded block (tests lower it). */
   blockBytes?: number;
+  /** A connection silent this long is given up (tests lower it). */
+  socketTimeoutMs?: number;
 }
 
 class ServiceError extends Error {
   constructor(
     message: string,
     readonly retryable: boolean,
+    /** The service answered with a refusal (a 4xx other than 408 and 429). */
+    readonly refused = false,
   ) {
     super(message);
   }
@@ -104,9 +109,11 @@ class ServiceError extends Error {
 
 export class CacheServiceClient implements CacheLibrary {
   private compressionFound?: Promise<Compression>;
-  private readonly http = new HttpClient('recall-cache-client', [], { keepAlive: true, socketTimeout: SOCKET_TIMEOUT_MS, allowRetries: false });
+  private readonly http: HttpClient;
 
-  constructor(private readonly o: CacheServiceOptions) {}
+  constructor(private readonly o: CacheServiceOptions) {
+    this.http = new HttpClient('recall-cache-client', [], { keepAlive: true, socketTimeout: o.socketTimeoutMs ?? SOCKET_TIMEOUT_MS, allowRetries: false });
+  }
 
   isFeatureAvailable(): boolean {
     return !!this.o.env.ACTIONS_RESULTS_URL;
@@ -128,8 +135,10 @@ export class CacheServiceClient implements CacheLibrary {
    */
   async restoreCache(paths: string[], primaryKey: string, restoreKeys: string[] = [], options: { lookupOnly?: boolean } = {}): Promise<string | undefined> {
     const compression = await this.compression();
-    const asking = this.twirp('GetCacheEntryDownloadURL', { key: primaryKey, restoreKeys, version: cacheVersion(paths, compression) });
     const dir = onlyPath(paths);
+    // Field names as the toolkit sends them (protobuf JSON with the proto field names).
+    const asking = this.twirp('GetCacheEntryDownloadURL', { key: primaryKey, restore_keys: restoreKeys, version: cacheVersion(paths, compression) });
+    asking.catch(() => undefined); // awaited below; a throw in between must not leave it unhandled
     // The decompressor (a child process: 7 ms to start) starts while the lookup is on its way.
     let ready: Decoder | undefined = options.lookupOnly ? undefined : this.decoder(compression, dir);
     let found: Record<string, unknown>;
@@ -194,7 +203,14 @@ export class CacheServiceClient implements CacheLibrary {
     const compression = await this.compression();
     const version = cacheVersion(paths, compression);
     const archive = (packed ?? (await this.pack(paths, []))).compressed;
-    const reserved = await this.twirp('CreateCacheEntry', { key, version });
+    let reserved: Record<string, unknown>;
+    try {
+      reserved = await this.twirp('CreateCacheEntry', { key, version });
+    } catch (error) {
+      // A refusal (409: the key exists; 403) is an answer, as the toolkit takes it: -1, not a failure.
+      if (!(error instanceof ServiceError) || !error.refused) throw error;
+      reserved = { ok: false, message: error.message };
+    }
     const url = stringField(reserved, 'signed_upload_url', 'signedUploadUrl');
     if (reserved.ok !== true || !url) {
       const message = stringField(reserved, 'message') ?? '';
@@ -202,7 +218,7 @@ export class CacheServiceClient implements CacheLibrary {
       return -1;
     }
     await upload(url, archive, this.o.blockBytes ?? BLOCK_BYTES, (u, b, h) => this.put(u, b, h), (what, run) => this.retrying(what, run));
-    const done = await this.twirp('FinalizeCacheEntryUpload', { key, version, sizeBytes: String(archive.length) });
+    const done = await this.twirp('FinalizeCacheEntryUpload', { key, version, size_bytes: String(archive.length) });
     if (done.ok !== true) throw new Error(`the cache service did not finalize ${key}: ${stringField(done, 'message') || 'no reason given'}`);
     return Number(stringField(done, 'entry_id', 'entryId') ?? 0);
   }
@@ -243,6 +259,7 @@ export class CacheServiceClient implements CacheLibrary {
     try {
       received = await feed(message, (piece) => decoder.write(piece));
     } catch (error) {
+      message.destroy(); // else the connection stays open, paused, and keeps the step alive
       await decoder.destroy();
       if (error instanceof CutOff) throw new ServiceError(`the archive download was cut off (${describe(error.cause)})`, true);
       throw new Error(`the archive could not be unpacked (${describe(error)})`);
@@ -278,18 +295,24 @@ export class CacheServiceClient implements CacheLibrary {
       const ok = status >= 200 && status < 300;
       if (ok && isRecord(json)) return json;
       const reason = isRecord(json) && typeof json.msg === 'string' ? `: ${json.msg}` : '';
-      throw new ServiceError(`${method} answered HTTP ${status}${reason}`, ok || RETRYABLE_STATUS.has(status));
+      const refused = status >= 400 && status < 500 && status !== 408 && status !== 429;
+      throw new ServiceError(`${method} answered HTTP ${status}${reason}`, ok || RETRYABLE_STATUS.has(status), refused);
     });
   }
 
-  /** One request, with its errors said without the URL (a signed URL is a credential). */
+  /**
+   * One request. Its errors never carry the URL or anything after a `?` (a signed URL is a
+   * credential, and @actions/http-client puts the path and query in its timeout message).
+   */
   private async send(what: string, verb: string, url: string, body: string | Buffer | null, headers: OutgoingHttpHeaders) {
     try {
       if (Buffer.isBuffer(body)) return await this.http.request(verb, url, Readable.from([body]), { ...headers, 'content-length': body.length });
       return await this.http.request(verb, url, body, headers);
     } catch (error) {
-      const code = (error as { code?: string }).code;
-      throw new ServiceError(`${what} could not reach the cache service (${code ?? describe(error)})`, TRANSIENT.has(code ?? ''));
+      const message = describe(error);
+      const code = (error as { code?: string }).code ?? (/^Request timeout/i.test(message) ? 'ETIMEDOUT' : undefined);
+      const said = code ?? message.replace(/[a-z][a-z0-9+.-]*:\/\/\S*/gi, '<url>').replace(/[/?]\S*/g, '').trim();
+      throw new ServiceError(`${what} could not reach the cache service (${said || 'no reason given'})`, TRANSIENT.has(code ?? ''));
     }
   }
 
@@ -426,8 +449,16 @@ class ZstdFileDecoder implements Decoder {
     }
   }
 
+  /** Resolves never; rejects with the first failure of the tool or of the unpacking. */
+  private failed(): Promise<never> {
+    return Promise.race([this.exited, this.unpacked]).then(() => new Promise<never>(() => undefined));
+  }
+
   async write(piece: Buffer): Promise<void> {
-    if (!this.child.stdin.write(piece)) await Promise.race([once(this.child.stdin, 'drain'), this.exited]);
+    if (this.child.stdin.write(piece)) return;
+    // A tool that died shows as EPIPE on stdin first: wait for its exit, which says why.
+    const drained = once(this.child.stdin, 'drain').catch(() => this.exited.then(() => undefined));
+    await Promise.race([drained, this.failed()]);
   }
 
   async end(): Promise<void> {
@@ -435,15 +466,17 @@ class ZstdFileDecoder implements Decoder {
     try {
       await this.exited;
       await this.unpacked;
+      this.unpacker.end();
     } finally {
+      this.unpacker.abort();
       fs.rmSync(this.file, { force: true });
     }
-    this.unpacker.end();
   }
 
   async destroy(): Promise<void> {
     this.child.kill('SIGKILL');
     await Promise.allSettled([this.exited, this.unpacked]);
+    this.unpacker.abort();
     fs.rmSync(this.file, { force: true });
   }
 }
@@ -490,11 +523,16 @@ class GzipDecoder implements Decoder {
       throw this.failure ?? error;
     }
     if (this.failure) throw this.failure;
-    this.unpacker.end();
+    try {
+      this.unpacker.end();
+    } finally {
+      this.unpacker.abort();
+    }
   }
 
   async destroy(): Promise<void> {
     this.stream.destroy();
+    this.unpacker.abort();
   }
 }
 

@@ -297,6 +297,11 @@ export class TarUnpacker {
     if (!this.ended) throw new Error('the archive is cut short (no end marker)');
   }
 
+  /** Gives up: closes the file being written, if any. */
+  abort(): void {
+    this.close();
+  }
+
   private close(): void {
     if (this.fd !== undefined) fs.closeSync(this.fd);
     this.fd = undefined;
@@ -331,7 +336,7 @@ export class TarUnpacker {
     const trimmed = name.replace(/\/+$/, '');
     if (trimmed !== this.root && !trimmed.startsWith(`${this.root}/`)) return; // not part of the memory directory
     const inside = trimmed === this.root ? '' : trimmed.slice(this.root.length + 1);
-    if (inside.split('/').some((part) => part === '..') || path.isAbsolute(inside)) {
+    if (inside.split('/').some((part) => part === '..') || path.isAbsolute(inside) || inside.includes('\\') || /^[a-z]:/i.test(inside)) {
       throw new Error(`the archive names ${JSON.stringify(name)}, which leaves the memory directory`);
     }
     const target = path.join(this.dir, inside);

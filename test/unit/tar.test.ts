@@ -76,6 +76,14 @@ describe('the in-memory tar', () => {
     expect(read(path.join(tmp, 'out'))).toEqual(files);
   });
 
+  it('reads GNU tar\'s own format too (long names as L records)', () => {
+    const files = makeStore(path.join(tmp, 'ws', 'store'));
+    execFileSync('tar', ['--format=gnu', '-cf', path.join(tmp, 'gnu.tar'), '-C', path.join(tmp, 'ws'), 'store']);
+    expect(fs.readFileSync(path.join(tmp, 'gnu.tar')).includes('././@LongLink')).toBe(true);
+    unpackInto(fs.readFileSync(path.join(tmp, 'gnu.tar')), 'store', path.join(tmp, 'out'));
+    expect(read(path.join(tmp, 'out'))).toEqual(files);
+  });
+
   it('round-trips through itself, in pieces of any size', async () => {
     const files = makeStore(path.join(tmp, 'store'));
     const archive = await packDirectory(path.join(tmp, 'store'), 'm');
