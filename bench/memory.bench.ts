@@ -27,6 +27,7 @@ const ID_COLUMNS = new Set(['id', 'session_id', 'message_id', 'aggregate_id', 'p
 const execFileAsync = promisify(execFile);
 let world: World;
 let seedDir: string;
+let stepDir: string | undefined;
 let stepScript: string;
 const credentials = ['ghs_benchToken0123456789abcdefghij', 'sk-ant-bench-provider-key-0123456789', 'runtime-token-for-the-bench-0123456'];
 
@@ -40,16 +41,16 @@ beforeAll(async () => {
   expect(run.outputs['memory-saved']).toBe('true');
   seedDir = path.join(world.root, 'seed');
   fs.cpSync(path.join(world.machine.runnerTemp, 'recall', 'memory'), seedDir, { recursive: true });
-  const out = fs.mkdtempSync(path.join(os.tmpdir(), 'recall-bench-step-'));
-  execFileSync(process.execPath, [path.join('node_modules', '@vercel', 'ncc', 'dist', 'ncc', 'cli.js'), 'build', 'bench/memory-step.ts', '-o', out, '--quiet'], { stdio: 'inherit' });
-  stepScript = path.join(out, 'index.js');
+  stepDir = fs.mkdtempSync(path.join(os.tmpdir(), 'recall-bench-step-'));
+  execFileSync(process.execPath, [path.join('node_modules', '@vercel', 'ncc', 'dist', 'ncc', 'cli.js'), 'build', 'bench/memory-step.ts', '-o', stepDir, '--quiet'], { stdio: 'inherit' });
+  stepScript = path.join(stepDir, 'index.js');
 }, 180_000);
 
 /** One memory operation in its own process (memory-step.ts); its own time and outcome. */
 async function step(op: string, dir: string, prefix: string, runId: string): Promise<{ ms: number; outcome: unknown; warnings: string[] }> {
   const env = { ...process.env, ...world.cache.env(), GITHUB_WORKSPACE: world.machine.workspace, BENCH_CREDENTIALS: credentials.join(',') };
   // Asynchronous: the cache service answers from this process's event loop.
-  const { stdout, stderr } = await execFileAsync(process.execPath, [stepScript, op, dir, prefix, runId], { env, encoding: 'utf8' });
+  const { stdout, stderr } = await execFileAsync(process.execPath, [stepScript, op, dir, prefix, runId], { env, encoding: 'utf8', timeout: 120_000 });
   const result = JSON.parse(stdout.trim().split('\n').at(-1)!) as { ms: number; outcome: unknown; warnings: string[] };
   for (const w of result.warnings) console.log(`warning: ${w}`);
   if (stderr.trim()) console.log(stderr.trim());
@@ -57,7 +58,7 @@ async function step(op: string, dir: string, prefix: string, runId: string): Pro
 }
 afterAll(async () => {
   await world?.stop();
-  if (stepScript) fs.rmSync(path.dirname(stepScript), { recursive: true, force: true });
+  if (stepDir) fs.rmSync(stepDir, { recursive: true, force: true });
 });
 
 /** A memory directory with `n` copies of the seed's sessions. */

@@ -4,10 +4,11 @@
  * It never fails the job.
  */
 import * as core from '@actions/core';
-import * as path from 'node:path';
+import * as os from 'node:os';
 import { runCredentials } from './agent/environment.js';
 import { describe } from './errors.js';
 import { createMemoryStore } from './memory/factory.js';
+import { memoryLayout } from './memory/layout.js';
 import { readPostState } from './state.js';
 import { stopProcess } from './agent/stop-process.js';
 
@@ -29,7 +30,7 @@ async function post(env: NodeJS.ProcessEnv = process.env): Promise<void> {
     env,
     log: { info: core.info, warning: core.warning },
     clock: () => new Date(),
-    credentials: () => runCredentials(env, path.join(path.dirname(state.memoryDir), 'opencode')),
+    credentials: () => runCredentials(env, memoryLayout(env.RUNNER_TEMP || os.tmpdir()).agentStateDir),
   });
   const saved = await store.save();
   if (saved.warning) core.warning(saved.warning);

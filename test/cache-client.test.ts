@@ -5,7 +5,7 @@
  */
 import { execFileSync } from 'node:child_process';
 import http from 'node:http';
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -87,6 +87,16 @@ function dbLike(bytes: number): Buffer {
 
 const ops = () => service.blobCalls.map((c) => c.op);
 
+/** Restores `key` into a wiped memory directory with Recall's client, then with the toolkit: both give `files`. */
+async function restoredByBoth(c: CacheServiceClient, key: string, files: Record<string, string>): Promise<void> {
+  rmSync(memoryDir(), { recursive: true, force: true });
+  expect(await c.restoreCache([memoryDir()], key)).toBe(key);
+  expect(readStore()).toEqual(files);
+  rmSync(memoryDir(), { recursive: true, force: true });
+  expect(await restoreCache([memoryDir()], key)).toBe(key);
+  expect(readStore()).toEqual(files);
+}
+
 describe('the protocol choice', () => {
   it('uses Recall\'s client where @actions/cache would speak v2, and leaves GitHub Enterprise Server (v1) to the toolkit', () => {
     expect(usesCacheServiceV2({ ACTIONS_CACHE_SERVICE_V2: 'True' })).toBe(true);
@@ -96,11 +106,10 @@ describe('the protocol choice', () => {
   });
 
   it('computes the cache version as the toolkit does (paths, compression, salt)', async () => {
-    const files = writeStore(dbLike(20_000));
+    writeStore(dbLike(20_000));
     expect(await saveCache([memoryDir()], 'by-toolkit')).toBeGreaterThan(0);
     const saved = service.entries()[0]!;
-    expect(saved.version).toBe(cacheVersion([memoryDir()], await client().compression()));
-    expect(Object.keys(files)).toHaveLength(3);
+    expect(saved.version).toBe(cacheVersion([memoryDir()], client().compression()));
   });
 });
 
@@ -128,12 +137,7 @@ describe('interoperability with @actions/cache', () => {
     const c = client({ blockBytes: 1024 * 1024 });
     expect(await c.saveCache([memoryDir()], 'recall-blocks', await c.pack([memoryDir()], []))).toBeGreaterThan(0);
     expect(ops()).toEqual(['PutBlock', 'PutBlock', 'PutBlock', 'PutBlockList']);
-    rmSync(memoryDir(), { recursive: true, force: true });
-    expect(await c.restoreCache([memoryDir()], 'recall-blocks')).toBe('recall-blocks');
-    expect(readStore()).toEqual(files);
-    rmSync(memoryDir(), { recursive: true, force: true });
-    expect(await restoreCache([memoryDir()], 'recall-blocks')).toBe('recall-blocks');
-    expect(readStore()).toEqual(files);
+    await restoredByBoth(c, 'recall-blocks', files);
   });
 
   it('restores only the memory directory: other entries of an archive are not written', async () => {
@@ -142,7 +146,7 @@ describe('interoperability with @actions/cache', () => {
     const other = path.join(tmp, 'runner-temp', 'elsewhere');
     mkdirSync(other, { recursive: true });
     writeFileSync(path.join(other, 'planted.txt'), 'x');
-    const version = cacheVersion([memoryDir()], await client().compression());
+    const version = cacheVersion([memoryDir()], client().compression());
     // Make an archive of both with GNU tar, named as the toolkit names entries, and store it by hand.
     const workspace = path.join(tmp, 'workspace');
     const archive = path.join(tmp, 'two.tzst');
@@ -176,12 +180,7 @@ describe('a store compressed on two threads', () => {
     expect(packed.compressed.subarray(0, 4).equals(magic)).toBe(true);
     expect(packed.compressed.indexOf(magic, 4)).toBeGreaterThan(4);
     expect(await c.saveCache([memoryDir()], 'recall-two', packed)).toBeGreaterThan(0);
-    rmSync(memoryDir(), { recursive: true, force: true });
-    expect(await c.restoreCache([memoryDir()], 'recall-two')).toBe('recall-two');
-    expect(readStore()).toEqual(files);
-    rmSync(memoryDir(), { recursive: true, force: true });
-    expect(await restoreCache([memoryDir()], 'recall-two')).toBe('recall-two');
-    expect(readStore()).toEqual(files);
+    await restoredByBoth(c, 'recall-two', files);
   });
 });
 
@@ -206,7 +205,7 @@ describe('failures are failures, not misses', () => {
 
   it('a damaged archive is an error that says so, leaves no temporary file, and is not downloaded again', async () => {
     writeStore(dbLike(1000));
-    const version = cacheVersion([memoryDir()], await client().compression());
+    const version = cacheVersion([memoryDir()], client().compression());
     await upload(service, 'recall-garbled', version, Buffer.concat([Buffer.from([0x28, 0xb5, 0x2f, 0xfd]), randomBytes(5000)]));
     rmSync(memoryDir(), { recursive: true, force: true });
     const error = await client()
@@ -220,9 +219,10 @@ describe('failures are failures, not misses', () => {
   it('without a zstd tool on PATH it saves and restores gzip, under the gzip cache version', async () => {
     const files = writeStore(dbLike(2_000_000));
     const noZstd = new CacheServiceClient({ env: { ...env(), PATH: '' }, log: { info: () => undefined, warning: () => undefined } });
-    expect(await noZstd.compression()).toBe('gzip');
+    expect(noZstd.compression()).toBe('gzip');
     expect(await noZstd.saveCache([memoryDir()], 'recall-gzip', await noZstd.pack([memoryDir()], []))).toBeGreaterThan(0);
-    expect(service.entries()[0]!.version).toBe(cacheVersion([memoryDir()], 'gzip'));
+    // The toolkit's formula: sha256 of the paths, the compression and its salt, joined by '|'.
+    expect(service.entries()[0]!.version).toBe(createHash('sha256').update(`${memoryDir()}|gzip|1.0`).digest('hex'));
     rmSync(memoryDir(), { recursive: true, force: true });
     expect(await noZstd.restoreCache([memoryDir()], 'recall-gzip')).toBe('recall-gzip');
     expect(readStore()).toEqual(files);

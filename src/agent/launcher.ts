@@ -72,8 +72,8 @@ export class OpenCodeLauncher implements AgentLauncher {
       databasePath: layout.databasePath,
       config: agentConfig(this.o.userConfig, this.o.model, this.o.untrustedCode),
     });
-    if (this.o.untrustedCode) env.OPENCODE_DISABLE_PROJECT_CONFIG = 'true';
     if (this.o.untrustedCode) {
+      env.OPENCODE_DISABLE_PROJECT_CONFIG = 'true';
       // OpenCode loads plugins (.opencode/plugins: code it runs in its own process) and MCP servers
       // from the project's config, whatever the permissions say. A fork must not bring its own.
       const found = ['.opencode', 'opencode.json', 'opencode.jsonc'].filter((f) => fs.existsSync(path.join(workspace, f)));

@@ -1,6 +1,7 @@
 /**
- * Memory kept in the GitHub Actions cache, through the real @actions/cache library.
- * Each run attempt saves under its own key; a restore takes the newest earlier save.
+ * Memory kept in the GitHub Actions cache: through Recall's own client on protocol v2
+ * (cache-service.ts), through @actions/cache on v1 (factory.ts chooses). Each run attempt saves
+ * under its own key; a restore takes the newest earlier save.
  */
 import type { Logger } from '../ports.js';
 import type { MemoryKeys } from './keys.js';

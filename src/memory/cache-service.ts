@@ -30,13 +30,13 @@ import { describe } from '../errors.js';
 import type { CacheLibrary } from './actions-cache.js';
 import { CredentialScanner } from './merge.js';
 import type { PackedSnapshot } from './snapshot-store.js';
-import { emitSegments, headOf, splitLayout, tarLayout, TarUnpacker, type Segment } from './tar.js';
+import { emitSegments, headOf, lengthOf, splitLayout, tarLayout, TarUnpacker, type Segment } from './tar.js';
 
 const TWIRP_SERVICE = 'twirp/github.actions.results.api.v1.CacheService/';
 /** The toolkit's salt for cache versions; part of the version hash. */
 const VERSION_SALT = '1.0';
 /** Archives up to this size go up as one Put Blob; larger ones as blocks of this size. */
-export const BLOCK_BYTES = 32 * 1024 * 1024;
+const BLOCK_BYTES = 32 * 1024 * 1024;
 /**
  * zlib's output pieces, and the least input handed to it at once. Every hand-over is a round trip
  * to the thread pool: 64 KiB pieces made zstd in node:zlib twice as slow as 256 KiB out and 1 MiB
@@ -108,7 +108,7 @@ class ServiceError extends Error {
 }
 
 export class CacheServiceClient implements CacheLibrary {
-  private compressionFound?: Promise<Compression>;
+  private compressionFound?: Compression;
   private readonly http: HttpClient;
 
   constructor(private readonly o: CacheServiceOptions) {
@@ -123,8 +123,8 @@ export class CacheServiceClient implements CacheLibrary {
    * zstd when a `zstd` tool is on PATH, else gzip: the toolkit's choice (it asks `zstd --version`;
    * a look along PATH finds the same without the 7 ms of a child process).
    */
-  compression(): Promise<Compression> {
-    this.compressionFound ??= Promise.resolve(zstdOnPath(this.o.env.PATH ?? '') ? 'zstd-without-long' : 'gzip');
+  compression(): Compression {
+    this.compressionFound ??= zstdOnPath(this.o.env.PATH ?? '') ? 'zstd-without-long' : 'gzip';
     return this.compressionFound;
   }
 
@@ -134,7 +134,7 @@ export class CacheServiceClient implements CacheLibrary {
    * service could not be asked or the download failed, so a failure is never taken for a miss.
    */
   async restoreCache(paths: string[], primaryKey: string, restoreKeys: string[] = [], options: { lookupOnly?: boolean } = {}): Promise<string | undefined> {
-    const compression = await this.compression();
+    const compression = this.compression();
     const dir = onlyPath(paths);
     // Field names as the toolkit sends them (protobuf JSON with the proto field names).
     const asking = this.twirp('GetCacheEntryDownloadURL', { key: primaryKey, restore_keys: restoreKeys, version: cacheVersion(paths, compression) });
@@ -178,9 +178,9 @@ export class CacheServiceClient implements CacheLibrary {
    */
   async pack(paths: string[], credentials: readonly string[]): Promise<PackedSnapshot> {
     const dir = onlyPath(paths);
-    const compression = await this.compression();
+    const compression = this.compression();
     const layout = tarLayout(dir, this.archiveName(dir));
-    const total = layout.reduce((sum, s) => sum + ('bytes' in s ? s.bytes.length : s.length), 0);
+    const total = lengthOf(layout);
     // gzip stays one member: a gzip reader need not take more.
     const count = compression === 'gzip' ? 1 : Math.max(1, Math.min(availableParallelism(), 4, Math.floor(total / MIN_PART)));
     const parts = splitLayout(layout, count);
@@ -200,7 +200,7 @@ export class CacheServiceClient implements CacheLibrary {
    * token, or the key exists); the service's reason is logged. Throws on any other failure.
    */
   async saveCache(paths: string[], key: string, packed?: PackedSnapshot): Promise<number> {
-    const compression = await this.compression();
+    const compression = this.compression();
     const version = cacheVersion(paths, compression);
     const archive = (packed ?? (await this.pack(paths, []))).compressed;
     let reserved: Record<string, unknown>;

@@ -99,7 +99,8 @@ export function tarLayout(dir: string, prefix: string): Segment[] {
   return segments;
 }
 
-const lengthOf = (segments: Segment[]) => segments.reduce((sum, s) => sum + ('bytes' in s ? s.bytes.length : s.length), 0);
+/** The archive's length in bytes. */
+export const lengthOf = (segments: Segment[]) => segments.reduce((sum, s) => sum + ('bytes' in s ? s.bytes.length : s.length), 0);
 
 /**
  * The segments cut into `parts` runs of about equal length (a file range may be cut in two), so
@@ -180,11 +181,6 @@ export async function emitSegments(segments: Segment[], emit: (piece: Buffer, re
       fs.closeSync(fd);
     }
   }
-}
-
-/** Emits the archive of `dir` (entries named `<prefix>/...`), as emitSegments does. */
-export function writeTar(dir: string, prefix: string, emit: (piece: Buffer, release: () => void) => void | Promise<void>): Promise<void> {
-  return emitSegments(tarLayout(dir, prefix), emit);
 }
 
 /** RING buffers of PIECE bytes, handed out and given back. */

@@ -87,11 +87,14 @@ describe('a first run that remembers', () => {
     fs.mkdirSync(dataDir, { recursive: true });
     fs.writeFileSync(path.join(dataDir, 'auth.json'), authJson);
     world.model.script({ toolCalls: [{ name: 'bash', arguments: { command: 'env', description: 'Look around' } }] }, { text: FINDING });
-    const run = await world.openIssue('1010', { number: 10, title: 'Login fails with SSO on Safari', body: 'Safari loops.' }, { env: { ANTHROPIC_API_KEY: providerKey } });
+    // auth.json's key reaches the session in the issue text (the agent may not read outside the checkout).
+    const body = 'Safari loops. Our key sk-ant-from-auth-json-9876543210 works in curl.';
+    const run = await world.openIssue('1010', { number: 10, title: 'Login fails with SSO on Safari', body }, { env: { ANTHROPIC_API_KEY: providerKey } });
     expect(run.main.exitCode, run.main.stdout).toBe(0);
     expect(run.outputs['memory-saved']).toBe('true');
     const seen = world.model.completions().map((r) => r.messageText()).join('\n');
     expect(seen).toContain(`ANTHROPIC_API_KEY=${providerKey}`); // the key entered the session through the tool output
+    expect(seen).toContain('sk-ant-from-auth-json-9876543210'); // and so did auth.json's, in the prompt
     const archive = world.cache.archiveOf('recall-v1-1010-1');
     expect(archivedFiles(archive)).toContain('opencode.db');
     // The whole tar stream, decompressed: every member's bytes appear in it as stored.

@@ -15,6 +15,11 @@ const C = {
   body: 'Both the Safari SSO redirect loop and the checkout rounding came back.',
 };
 
+/** Waits for a held run to reach the model; fails at once if the run ended before it did. */
+function reached(atModel: Promise<unknown>, run: Promise<{ main: { stdout: string } }>): Promise<unknown> {
+  return Promise.race([atModel, run.then((r) => Promise.reject(new Error(`the run ended before it reached the model:\n${r.main.stdout}`)))]);
+}
+
 describe('overlapping runs', () => {
   let world: World;
   beforeEach(async () => {
@@ -39,7 +44,7 @@ describe('overlapping runs', () => {
     let releaseB!: () => void;
     const bAtModel = world.model.hold((r) => r.messageText().includes(B.title), new Promise<void>((resolve) => (releaseB = resolve)));
     const runB = world.runEvent('issues', issuesOpenedPayload(B), '9302');
-    await bAtModel;
+    await reached(bAtModel, runB);
     world.cache.faults.hideKeys = undefined;
     releaseB();
     const b = await runB;
@@ -117,7 +122,7 @@ describe('a restore that failed', () => {
     const atModel = world.model.hold((r) => r.messageText().includes(C.title), new Promise<void>((resolve) => (release = resolve)));
     world.model.script({ text: 'Finding C.' });
     const thirdRun = world.runEvent('issues', issuesOpenedPayload(C), '9403');
-    await atModel;
+    await reached(atModel, thirdRun);
     world.cache.faults.downloadStatus = undefined;
     release();
     const third = await thirdRun;

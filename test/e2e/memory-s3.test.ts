@@ -13,13 +13,19 @@ import { startWorld, type World } from '../harness/world.js';
 describe('memory in an S3-compatible bucket', () => {
   let world: World;
   let s3: S3Server;
+  /** This test's server, once it started (not the last test's, if this one's failed to start). */
+  let running: S3Server | undefined;
   beforeEach(async () => {
+    running = undefined;
     world = await startWorld();
-    s3 = await startS3Server(path.join(world.root, 's3'));
+    s3 = running = await startS3Server(path.join(world.root, 's3'));
   });
   afterEach(async () => {
-    await s3?.stop();
-    await world.stop();
+    try {
+      await running?.stop();
+    } finally {
+      await world.stop();
+    }
   });
 
   it('saves a snapshot object, the next run on a fresh runner restores it, and no credential is stored', async () => {

@@ -7,12 +7,12 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { TarUnpacker, writeTar } from '../../src/memory/tar.js';
+import { emitSegments, tarLayout, TarUnpacker } from '../../src/memory/tar.js';
 
 /** The whole archive writeTar emits (copied: its file pieces live in reused buffers). */
 async function packDirectory(dir: string, prefix: string): Promise<Buffer> {
   const pieces: Buffer[] = [];
-  await writeTar(dir, prefix, (piece, release) => {
+  await emitSegments(tarLayout(dir, prefix), (piece, release) => {
     pieces.push(Buffer.from(piece));
     release();
   });
@@ -101,8 +101,6 @@ describe('the in-memory tar', () => {
       unpackInto(archive, 'm', path.join(tmp, 'out'), step);
       expect(read(path.join(tmp, 'out'))).toEqual(files);
     }
-    unpackInto(await packDirectory(path.join(tmp, 'store'), 'm'), 'm', path.join(tmp, 'out'));
-    expect(read(path.join(tmp, 'out'))).toEqual(files);
   });
 
   it('refuses a damaged header, an archive cut short, a link and a name that climbs out', async () => {
