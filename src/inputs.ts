@@ -31,6 +31,9 @@ export interface Inputs {
   assigneeTrigger: string;
   allowedBots: string[];
   allowForks: boolean;
+  allowUnisolatedShell: boolean;
+  agentEnv: string[];
+  memorySigningKey: string;
 }
 
 /** The defaults, as action.yml declares them (a test keeps the two equal). */
@@ -50,6 +53,9 @@ export const INPUT_DEFAULTS = {
   'assignee-trigger': '',
   'allowed-bots': '',
   'allow-forks': 'false',
+  'allow-unisolated-shell': 'false',
+  'agent-env': '',
+  'memory-signing-key': '',
 } as const;
 
 type Read = (name: string) => string;
@@ -106,7 +112,22 @@ export function readInputs(read: Read): Inputs {
       .map((b) => b.trim())
       .filter(Boolean),
     allowForks: boolean('allow-forks', get('allow-forks')),
+    allowUnisolatedShell: boolean('allow-unisolated-shell', get('allow-unisolated-shell')),
+    agentEnv: variableNames(get('agent-env')),
+    memorySigningKey: signingKey(read('memory-signing-key').trim()),
   };
+}
+
+function signingKey(value: string): string {
+  if (value && value.length < 16) throw new InputError('Input memory-signing-key is shorter than 16 characters: use a long random secret, e.g. the output of `openssl rand -hex 32` stored as a repository secret');
+  return value;
+}
+
+function variableNames(value: string): string[] {
+  const names = value.split(/[\s,]+/).filter(Boolean);
+  const bad = names.find((n) => !/^[A-Za-z_][A-Za-z0-9_]*$/.test(n));
+  if (bad) throw new InputError(`Input agent-env names "${bad}", which is not a variable name: list names such as DATABASE_HOST, separated by commas or spaces`);
+  return names;
 }
 
 function triggerPhrase(value: string): string {

@@ -6,8 +6,9 @@
 import * as core from '@actions/core';
 import * as os from 'node:os';
 import { resolveOpenCode } from './agent/install.js';
-import { redactCredentials, runCredentials } from './agent/environment.js';
-import { findIsolation } from './agent/isolation.js';
+import { runCredentials } from './agent/credentials.js';
+import { outbound } from './github/outbound.js';
+import { findIsolation, findRunnerRoot } from './agent/isolation.js';
 import { OpenCodeLauncher } from './agent/launcher.js';
 import { describe } from './errors.js';
 import { createGitHubApi, type IssueComment, type PullDetails } from './github/api.js';
@@ -48,6 +49,7 @@ function alreadyAnswered(comments: readonly IssueComment[], trigger: Act): boole
 async function main(env: NodeJS.ProcessEnv = process.env): Promise<void> {
   const inputs: Inputs = readInputs((name) => core.getInput(name));
   if (inputs.githubToken) core.setSecret(inputs.githubToken);
+  if (inputs.memorySigningKey) core.setSecret(inputs.memorySigningKey);
   const ctx = readEventContext(env);
   const runUrl = ctx.repository && ctx.runId ? `${ctx.serverUrl}/${ctx.repository}/actions/runs/${ctx.runId}` : undefined;
 
@@ -100,13 +102,14 @@ async function main(env: NodeJS.ProcessEnv = process.env): Promise<void> {
       : undefined;
     const task = buildTask({ trigger, eventName: ctx.eventName, conversation: conversation?.text ?? '', runUrl });
     const result = await runPipeline(env, inputs, task, layout, credentials, pull?.isFork === true);
-    // The agent had the model provider's keys: none of the run's credentials leaves in what is posted.
-    result.response = redactCredentials(result.response, credentials());
+    // The agent had the model provider's keys: none of the run's credentials leaves in what is
+    // posted, and nothing it wrote makes GitHub fetch another host (outbound.ts).
+    result.response = outbound(result.response, credentials(), ctx.serverUrl);
     setRunOutputs(result, task.threadKey);
     await writeJobSummary(task, result);
     await reporter.answered(result);
   } catch (error) {
-    await reporter.failed(redactCredentials(failureMessage(error), credentials()));
+    await reporter.failed(outbound(failureMessage(error), credentials(), ctx.serverUrl));
     throw error;
   }
 }
@@ -137,7 +140,11 @@ async function runPipeline(
     log,
     clock,
     credentials,
+    signingKey: inputs.memorySigningKey,
   });
+  if (inputs.memoryBackend === 's3' && inputs.model?.providerID === 'amazon-bedrock' && !(env.RECALL_S3_ACCESS_KEY_ID && env.RECALL_S3_SECRET_ACCESS_KEY)) {
+    core.warning('The agent holds the AWS credentials Recall also uses for the memory bucket (its model is on Amazon Bedrock): it could read or rewrite every memory in the bucket. Give memory credentials of its own in RECALL_S3_ACCESS_KEY_ID and RECALL_S3_SECRET_ACCESS_KEY.');
+  }
   const agent = new OpenCodeLauncher({
     binary: () =>
       resolveOpenCode({ version: inputs.opencodeVersion, toolDir: env.RUNNER_TOOL_CACHE || layout.root, pathEnv: env.PATH, log: core.info }),
@@ -148,7 +155,23 @@ async function runPipeline(
     model: inputs.model,
     maxModelRetries: MAX_MODEL_RETRIES,
     untrustedCode,
-    isolation: () => findIsolation(),
+    allowUnisolatedShell: inputs.allowUnisolatedShell,
+    extraEnv: inputs.agentEnv,
+    isolation: ({ binary, readable }) =>
+      findIsolation({
+        setting: {
+          workspace: env.GITHUB_WORKSPACE || process.cwd(),
+          agentDirs: [layout.agentStateDir, layout.memoryDir],
+          binary,
+          readable,
+          runnerTemp: env.RUNNER_TEMP,
+          home: env.HOME,
+          runnerRoot: findRunnerRoot(),
+        },
+        pathEnv: env.PATH,
+        hostedRunner: env.RUNNER_ENVIRONMENT === 'github-hosted',
+        log: core.info,
+      }),
     log: core.debug,
     warn: core.warning,
   });

@@ -111,6 +111,8 @@ export interface ThreadBook {
   remember(threadKey: string, sessionId: string, now: Date): void;
   /** The delivery was answered: only once the agent answered, so a failed run can be re-run. */
   answeredWith(deliveryId: string, sessionId: string, now: Date): void;
+  /** Recall sends a user message with this digest in the session (store-check.ts checks them). */
+  recordTurn(sessionId: string, digest: string): void;
   keepOnly(existingSessions: ReadonlySet<string>): void;
   save(): void;
 }

@@ -5,7 +5,7 @@
  */
 import * as core from '@actions/core';
 import * as os from 'node:os';
-import { runCredentials } from './agent/environment.js';
+import { runCredentials } from './agent/credentials.js';
 import { describe } from './errors.js';
 import { createMemoryStore } from './memory/factory.js';
 import { memoryLayout } from './memory/layout.js';
@@ -31,6 +31,8 @@ async function post(env: NodeJS.ProcessEnv = process.env): Promise<void> {
     log: { info: core.info, warning: core.warning },
     clock: () => new Date(),
     credentials: () => runCredentials(env, memoryLayout(env.RUNNER_TEMP || os.tmpdir()).agentStateDir),
+    // The key, as main read it; a bad one failed main before it restored anything.
+    signingKey: core.getInput('memory-signing-key'),
   });
   const saved = await store.save();
   if (saved.warning) core.warning(saved.warning);

@@ -23,6 +23,7 @@ import { priorWorkSection, selectPriorWork, type PriorWork } from './recall/prio
 import { sessionsToPrune, type RetentionRule } from './recall/retention.js';
 import { formatRunSummary } from './recall/run-summary.js';
 import { describe } from './errors.js';
+import { turnDigest } from './memory/store-check.js';
 
 export interface RunSettings extends RetentionRule {
   /** How many earlier sessions at most are put in the prompt. */
@@ -131,14 +132,19 @@ export async function run(task: Task, settings: RunSettings, ports: RunPorts): P
     sessionId = continued ? earlier! : await server.createSession(task.title);
     threads.index.remember(task.threadKey, sessionId, clock());
     let reply: AgentReply;
+    const prompt = composePrompt(task, recalled);
+    // The user messages Recall sends are recorded, on disk before the agent starts: a session
+    // holding one it did not send was forged, and is not kept (store-check.ts).
+    threads.index.recordTurn(sessionId, turnDigest(prompt));
+    threads.index.save();
     try {
       const id = sessionId;
-      reply = await timed('Running the agent', () => live.prompt(id, composePrompt(task, recalled)));
+      reply = await timed('Running the agent', () => live.prompt(id, prompt));
     } catch (error) {
-      await writeSummary(server, sessionId, task, recalled, clock(), { error: describe(error) }, log);
+      await writeSummary(server, sessionId, threads.index, task, recalled, clock(), { error: describe(error) }, log);
       throw error;
     }
-    await writeSummary(server, sessionId, task, recalled, clock(), { answer: reply.text }, log);
+    await writeSummary(server, sessionId, threads.index, task, recalled, clock(), { answer: reply.text }, log);
     threads.index.answeredWith(task.deliveryId, sessionId, clock());
 
     const pruned = await pruneSessions(server, settings, clock(), sessionId, log);
@@ -198,6 +204,7 @@ export function composePrompt(task: Task, recalled: readonly PriorWork[]): strin
 async function writeSummary(
   server: AgentServer,
   sessionId: string,
+  index: ThreadBook,
   task: Task,
   recalled: readonly PriorWork[],
   finishedAt: Date,
@@ -214,6 +221,7 @@ async function writeSummary(
     recalled: recalled.map((p) => p.sessionId),
     finishedAt,
   });
+  index.recordTurn(sessionId, turnDigest(text));
   try {
     await server.note(sessionId, text);
   } catch (error) {

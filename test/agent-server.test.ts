@@ -14,80 +14,93 @@ import { join, resolve } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createOpencodeClient, type Event, type OpencodeClient } from '@opencode-ai/sdk/v2';
 import { startFakeModel, type FakeModel } from './harness/fake-model.js';
-import { agentStateDirs, buildAgentEnvironment, isPassedToAgent } from '../src/agent/environment.js';
+import { agentStateDirs, agentVariable, buildAgentEnvironment, configVariables, providersInUse, providerVariables } from '../src/agent/environment.js';
 import { checkpointDatabase, OpenCodeStartError, startOpenCodeServer, type OpenCodeServer } from '../src/agent/server.js';
 
 const BINARY = resolve('node_modules/.bin/opencode');
 const MODEL = { providerID: 'fake', modelID: 'scripted' };
 
 // ---------------------------------------------------------------------------------------------
-// isPassedToAgent / buildAgentEnvironment (pure-ish, no binary)
+// agentVariable / buildAgentEnvironment (pure-ish, no binary)
 
-describe('isPassedToAgent', () => {
+describe('agentVariable: an allow-list', () => {
+  const anthropic = { provider: new Set(providerVariables('anthropic')), extra: new Set<string>() };
   it.each([
-    'INPUT_GITHUB-TOKEN',
-    'INPUT_ANTHROPIC-API-KEY',
-    'INPUT_PROMPT',
-    'input_whatever',
-    'GITHUB_TOKEN',
-    'GH_TOKEN',
-    'ACTIONS_RUNTIME_TOKEN',
-    'ACTIONS_ID_TOKEN_REQUEST_TOKEN',
-    'ACTIONS_ID_TOKEN_REQUEST_URL',
-    'ACTIONS_RESULTS_URL',
-    'ACTIONS_CACHE_URL',
-    'ACTIONS_RUNTIME_URL',
-    'ACTIONS_SOMETHING_NEW_URL',
-    'GITHUB_ENV',
-    'GITHUB_PATH',
-    'GITHUB_OUTPUT',
-    'GITHUB_STEP_SUMMARY',
-    'GITHUB_STATE',
-    'NPM_TOKEN',
-    'NODE_AUTH_TOKEN',
-    'DOCKER_PASSWORD',
-    'MY_SECRET',
-    'SSH_PRIVATE_KEY',
-    'GCP_CREDENTIALS',
-    'DEPLOY_KEY',
-    'SSH_AUTH_SOCK',
-    'github_token',
-  ])('withholds %s', (name) => {
-    expect(isPassedToAgent(name)).toBe(false);
+    ['INPUT_GITHUB-TOKEN', 'ghs_x'],
+    ['INPUT_PROMPT', 'hello'],
+    ['input_whatever', 'x'],
+    ['GITHUB_TOKEN', 'ghs_x'],
+    ['GH_TOKEN', 'ghs_x'],
+    ['ACTIONS_RUNTIME_TOKEN', 'x'],
+    ['ACTIONS_ID_TOKEN_REQUEST_URL', 'https://x'],
+    ['ACTIONS_RESULTS_URL', 'https://x'],
+    ['ACTIONS_STEP_DEBUG', 'true'],
+    ['RECALL_S3_SECRET_ACCESS_KEY', 'x'],
+    ['GITHUB_ENV', '/x'],
+    ['GITHUB_PATH', '/x'],
+    ['GITHUB_OUTPUT', '/x'],
+    ['GITHUB_STEP_SUMMARY', '/x'],
+    ['GITHUB_STATE', '/x'],
+    ['GITHUB_EVENT_PATH', '/x'],
+    ['RUNNER_TEMP', '/x'],
+    ['NPM_TOKEN', 'x'],
+    ['NODE_AUTH_TOKEN', 'x'],
+    ['DOCKER_PASSWORD', 'x'],
+    ['MY_SECRET', 'x'],
+    ['SSH_PRIVATE_KEY', 'x'],
+    ['GCP_CREDENTIALS', 'x'],
+    ['GCP_CREDS', 'x'],
+    ['DEPLOY_KEY', 'x'],
+    ['SSH_AUTH_SOCK', '/x'],
+    ['DB_PASS', 'x'],
+    ['SMTP_PWD', 'x'],
+    ['SENTRY_DSN', 'https://abc@o1.ingest.sentry.io/1'],
+    ['DATABASE_URL', 'postgres://app:hunter2hunter2@db:5432/app'],
+    ['HTTPS_PROXY', 'http://me:proxy-pass@proxy:3128'],
+    ['OPENAI_API_KEY', 'sk-x'], // another provider's key
+    ['AWS_SECRET_ACCESS_KEY', 'x'], // Bedrock is not the provider
+    ['STRIPE_API_KEY', 'x'],
+    ['MY_FEATURE_FLAG', 'on'], // unknown: not on the list
+  ])('withholds %s', (name, value) => {
+    expect(agentVariable(name, value, anthropic)).toBe(false);
   });
 
   it.each([
-    'PATH',
-    'HOME',
-    'LANG',
-    'RUNNER_TEMP',
-    'GITHUB_REPOSITORY',
-    'GITHUB_SHA',
-    'GITHUB_WORKSPACE',
-    'ACTIONS_STEP_DEBUG',
-    'ANTHROPIC_API_KEY',
-    'OPENAI_API_KEY',
-    'OPENROUTER_API_KEY',
-    'OPENCODE_SERVER_PASSWORD',
-    'OPENCODE_DISABLE_MODELS_FETCH',
-    'AWS_ACCESS_KEY_ID',
-    'AWS_SECRET_ACCESS_KEY',
-    'AWS_SESSION_TOKEN',
-    'AWS_BEARER_TOKEN_BEDROCK',
-    'GOOGLE_APPLICATION_CREDENTIALS',
-    'GOOGLE_VERTEX_PROJECT',
-    'HF_TOKEN',
-    'npm_config_registry',
-    'HTTPS_PROXY',
-  ])('passes %s', (name) => {
-    expect(isPassedToAgent(name)).toBe(true);
+    ['PATH', '/usr/bin'],
+    ['LANG', 'C.UTF-8'],
+    ['LC_ALL', 'C.UTF-8'],
+    ['GITHUB_REPOSITORY', 'o/r'],
+    ['GITHUB_SHA', 'abc'],
+    ['GITHUB_WORKSPACE', '/w'],
+    ['ANTHROPIC_API_KEY', 'sk-ant'],
+    ['ANTHROPIC_BASE_URL', 'https://proxy'],
+    ['OPENCODE_DISABLE_MODELS_FETCH', '1'],
+    ['npm_config_registry', 'http://127.0.0.1:9/'],
+    ['HTTPS_PROXY', 'http://proxy:3128'],
+    ['JAVA_HOME_17_X64', '/opt/java'],
+    ['ANDROID_NDK_ROOT', '/opt/ndk'],
+    ['CARGO_HOME', '/home/runner/.cargo'],
+    ['DOTNET_ROOT', '/usr/share/dotnet'],
+  ])('passes %s', (name, value) => {
+    expect(agentVariable(name, value, anthropic)).toBe(true);
   });
 
-  it('lets extraAllowed pass a secret-looking name, but never the hard-denied ones', () => {
-    expect(isPassedToAgent('GITLAB_TOKEN')).toBe(false);
-    expect(isPassedToAgent('GITLAB_TOKEN', ['gitlab_token'])).toBe(true);
-    expect(isPassedToAgent('GITHUB_TOKEN', ['GITHUB_TOKEN'])).toBe(false);
-    expect(isPassedToAgent('INPUT_X', ['INPUT_X'])).toBe(false);
+  it("passes a provider's own variables, Bedrock's AWS keys only to a Bedrock run", () => {
+    const bedrock = { provider: new Set(providerVariables('amazon-bedrock')), extra: new Set<string>() };
+    expect(agentVariable('AWS_SECRET_ACCESS_KEY', 'x', bedrock)).toBe(true);
+    expect(agentVariable('AWS_SESSION_TOKEN', 'x', bedrock)).toBe(true);
+    expect(providerVariables('fake')).toContain('FAKE_API_KEY');
+    expect(providersInUse({ provider: { fake: {} }, small_model: 'openai/gpt' }, { providerID: 'anthropic', modelID: 'm' }).sort()).toEqual(['anthropic', 'fake', 'openai']);
+    expect(configVariables({ provider: { x: { options: { apiKey: '{env:MY_GATEWAY_KEY}' } } } })).toEqual(['MY_GATEWAY_KEY']);
+  });
+
+  it('agent-env passes a name, even a secret-looking one, but never the runner\'s or Recall\'s own', () => {
+    const extra = (names: string[]) => ({ provider: new Set<string>(), extra: new Set(names) });
+    expect(agentVariable('DATABASE_HOST', 'db', extra(['DATABASE_HOST']))).toBe(true);
+    expect(agentVariable('GITLAB_TOKEN', 'x', extra(['GITLAB_TOKEN']))).toBe(true);
+    expect(agentVariable('GITHUB_TOKEN', 'x', extra(['GITHUB_TOKEN']))).toBe(false);
+    expect(agentVariable('INPUT_X', 'x', extra(['INPUT_X']))).toBe(false);
+    expect(agentVariable('ACTIONS_RUNTIME_TOKEN', 'x', extra(['ACTIONS_RUNTIME_TOKEN']))).toBe(false);
   });
 });
 
@@ -102,7 +115,7 @@ describe('buildAgentEnvironment', () => {
     const home = join(root, 'runner-home');
     mkdirSync(home);
     writeFileSync(join(home, '.gitconfig'), '[user]\n\tname = x\n');
-    const config = { model: 'fake/scripted', autoupdate: false };
+    const config = { model: 'anthropic/claude-sonnet-4-5', autoupdate: false };
     const env = buildAgentEnvironment({
       parentEnv: {
         PATH: '/usr/bin:/bin',
@@ -747,7 +760,7 @@ describe('OpenCode server (real binary)', () => {
       ACTIONS_ID_TOKEN_REQUEST_TOKEN: 'fake-oidc-token-0004',
       NPM_TOKEN: 'fake-npm-token-0005',
     };
-    const r = await rig({ parentEnv: { ...secrets, RECALL_VISIBLE_MARKER: 'visible-0006', OPENAI_API_KEY: 'sk-pass-0007' } });
+    const r = await rig({ parentEnv: { ...secrets, GITHUB_REPOSITORY: 'visible/0006', FAKE_API_KEY: 'sk-pass-0007', OPENAI_API_KEY: 'sk-other-provider-0008' } });
     const { client } = await r.start();
     const session = (await client.session.create({ title: 'env' })).data!;
     r.model.scriptFor(
@@ -767,8 +780,9 @@ describe('OpenCode server (real binary)', () => {
     );
     expect(toolMessages).toHaveLength(1);
     const output = toolMessages[0]!.content;
-    expect(output).toContain('RECALL_VISIBLE_MARKER=visible-0006'); // the tool really ran `env`
-    expect(output).toContain('OPENAI_API_KEY=sk-pass-0007'); // provider keys do reach the agent
+    expect(output).toContain('GITHUB_REPOSITORY=visible/0006'); // the tool really ran `env`
+    expect(output).toContain('FAKE_API_KEY=sk-pass-0007'); // the run's provider key reaches the agent
+    expect(output).not.toContain('sk-other-provider-0008'); // another provider's does not
     expect(output).toContain(`HOME=${agentStateDirs(join(r.root, 'state')).HOME}`);
     for (const [name, value] of Object.entries(secrets)) {
       expect(output).not.toContain(value);

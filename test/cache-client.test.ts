@@ -27,7 +27,7 @@ function env(): NodeJS.ProcessEnv {
   return { ...service.env(), GITHUB_WORKSPACE: path.join(tmp, 'workspace'), PATH: process.env.PATH };
 }
 
-function client(o: { blockBytes?: number } = {}): CacheServiceClient {
+function client(o: { blockBytes?: number; maxUnpackedBytes?: number } = {}): CacheServiceClient {
   return new CacheServiceClient({ env: env(), log: { info: (m) => infos.push(m), warning: (m) => infos.push(`warning: ${m}`) }, retryMs: 5, ...o });
 }
 
@@ -378,3 +378,20 @@ async function upload(s: CacheService, key: string, version: string, bytes: Buff
   expect(put.status).toBe(201);
   await call('FinalizeCacheEntryUpload', { key, version, sizeBytes: String(bytes.length) });
 }
+
+describe('a restore that unpacks to more than memory ever is', () => {
+  it('stops at the cap, as an unusable snapshot, and leaves no decompressed bomb on disk', async () => {
+    // 256 MiB of zeros in one member compress to a few hundred KB: a bomb at the cap of this client.
+    const rel = path.relative(path.join(tmp, 'workspace'), memoryDir());
+    const scratch = path.join(tmp, 'bomb');
+    mkdirSync(scratch);
+    const tar = execFileSync('sh', ['-c', `head -c 268435456 /dev/zero > zeros && tar --posix -cf - -P --transform 's|^zeros|${rel}/opencode.db|' zeros | zstd -q -c`], { cwd: scratch, maxBuffer: 1 << 30 });
+    rmSync(path.join(scratch, 'zeros'));
+    expect(tar.length).toBeLessThan(2 * 1024 * 1024);
+    service.plant('recall-v1-bomb', cacheVersion([memoryDir()], 'zstd-without-long'), tar);
+    const started = Date.now();
+    await expect(client({ maxUnpackedBytes: 16 * 1024 * 1024 }).restoreCache([memoryDir()], 'recall-v1-x', ['recall-v1-'])).rejects.toThrow(/could not be unpacked.*(decompresses|unpacks) to more than 1[67]\d{6} bytes/);
+    expect(Date.now() - started).toBeLessThan(20_000);
+    expect(readdirSync(path.dirname(memoryDir())).filter((f) => f.endsWith('.tar'))).toEqual([]); // the decompressed file is gone
+  });
+});

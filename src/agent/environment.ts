@@ -1,59 +1,110 @@
 /**
- * The environment Recall gives the OpenCode child process (and therefore every
- * command the agent runs through its `bash` tool: OpenCode passes its own
- * environment on to those commands).
+ * The environment Recall gives the OpenCode process, and so every command the agent runs (OpenCode
+ * passes its environment on). It is an allow-list (RFC-005): the agent sees what it needs to reach
+ * its model and to build and test code, and nothing else.
  *
- * Rule implemented by `isPassedToAgent(name)` (names compared case-insensitively),
- * applied in this order, first match wins:
+ * `agentVariable(name, value, allowed)`, first match wins:
+ *  1. never: Recall's own and the runner's credentials and files, whatever else says so: every
+ *     `INPUT_*` (the GitHub token), `RECALL_*` (memory credentials), `ACTIONS_*` (cache and OIDC
+ *     tokens), GITHUB_TOKEN, GH_TOKEN, the runner's command files (GITHUB_ENV, GITHUB_PATH,
+ *     GITHUB_OUTPUT, GITHUB_STATE, GITHUB_STEP_SUMMARY) and the event (GITHUB_EVENT_PATH);
+ *  2. the model providers' variables the run uses (`allowed.provider`, from provider-env.json),
+ *     and the names the user lists in `agent-env` (`allowed.extra`);
+ *  3. never: anything named like a secret (SECRET_NAME), or whose value is a URL with a password;
+ *  4. the known-safe set: locale, paths, CI and GitHub context, proxies, tool locations (SAFE_*);
+ *  5. nothing else.
  *
- *  1. DENY, always: Recall's own secrets and the runner's service credentials.
- *       - every `INPUT_*` variable (action inputs: the GitHub token, API keys
- *         given to Recall as inputs, ...);
- *       - `GITHUB_TOKEN`, `GH_TOKEN`, `GH_ENTERPRISE_TOKEN`, `GITHUB_ENTERPRISE_TOKEN`;
- *       - `ACTIONS_RUNTIME_TOKEN`, `ACTIONS_ID_TOKEN_REQUEST_TOKEN`,
- *         `ACTIONS_ID_TOKEN_REQUEST_URL`, `ACTIONS_RESULTS_URL`,
- *         `ACTIONS_CACHE_URL`, `ACTIONS_RUNTIME_URL`, and any other
- *         `ACTIONS_*` name ending in `_URL` or containing `TOKEN`;
- *       - `GITHUB_STATE`: the file backing Recall's pre/main/post state. The
- *         post step trusts it, so the agent must not be pointed at it.
- *       - `GITHUB_ENV`, `GITHUB_PATH`, `GITHUB_OUTPUT`, `GITHUB_STEP_SUMMARY`:
- *         the runner's command files. Writing them would let the agent set
- *         environment variables or PATH for the job's later steps, or forge
- *         this step's outputs and summary.
- *     `extraAllowed` cannot re-enable these.
- *  2. ALLOW: what OpenCode itself needs to run and to reach the model.
- *       - `OPENCODE_*` (OpenCode's own switches, e.g. OPENCODE_SERVER_PASSWORD);
- *       - names ending in `_API_KEY` (ANTHROPIC_API_KEY, OPENAI_API_KEY,
- *         OPENROUTER_API_KEY, AZURE_API_KEY, ...): the model provider keys;
- *       - `AWS_*` (Amazon Bedrock: AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY,
- *         AWS_SESSION_TOKEN, AWS_BEARER_TOKEN_BEDROCK, AWS_REGION, AWS_PROFILE,
- *         AWS_WEB_IDENTITY_TOKEN_FILE...);
- *       - `GOOGLE_APPLICATION_CREDENTIALS`, `GOOGLE_CLOUD_PROJECT`,
- *         `GOOGLE_VERTEX_*` (Vertex AI), `HF_TOKEN` (Hugging Face),
- *         `AICORE_SERVICE_KEY` (SAP AI Core);
- *       - any name in `extraAllowed` (an escape hatch the caller may expose
- *         as an action input, e.g. for a provider not listed here).
- *  3. DENY: anything that looks like a secret, matching
- *     /TOKEN|SECRET|PASSWORD|PASSWD|PASSPHRASE|PRIVATE_KEY|CREDENTIAL|_KEY$|(^|_)AUTH(_|$)/i
- *     (NPM_TOKEN, NODE_AUTH_TOKEN, DOCKER_PASSWORD, SSH_PRIVATE_KEY,
- *     DEPLOY_KEY, SSH_AUTH_SOCK...).
- *  4. ALLOW everything else (PATH — git must be found —, RUNNER_*, GITHUB_*
- *     context such as GITHUB_REPOSITORY / GITHUB_SHA, LANG, TMPDIR, proxies,
- *     npm_config_registry, OPENCODE_DISABLE_MODELS_FETCH...).
- *
- * On top of the filtered parent environment Recall sets (overriding the parent):
- *   HOME and XDG_{DATA,CONFIG,CACHE,STATE}_HOME under `stateRoot` (so the agent
- *   neither reads the runner user's ~/.config/opencode, ~/.claude, auth.json,
- *   nor writes there), OPENCODE_DB, OPENCODE_CONFIG_CONTENT,
- *   OPENCODE_DISABLE_AUTOUPDATE=1, OPENCODE_DISABLE_SHARE=1,
- *   OPENCODE_DISABLE_LSP_DOWNLOAD=1.
- * Because HOME moves, the runner's global git config would be lost (user.name,
- * user.email, safe.directory set by earlier steps with `git config --global`):
- * GIT_CONFIG_GLOBAL is pointed at the parent's `~/.gitconfig` when that file
- * exists and the parent did not set GIT_CONFIG_GLOBAL itself.
+ * On top of that Recall sets HOME and XDG_{DATA,CONFIG,CACHE,STATE}_HOME under `stateRoot` (so the
+ * agent reads no ~/.config/opencode, ~/.claude, auth.json of the runner's user), OPENCODE_DB,
+ * OPENCODE_CONFIG_CONTENT, and switches OpenCode's autoupdate, sharing and LSP downloads off.
+ * Because HOME moves, GIT_CONFIG_GLOBAL points at the runner user's ~/.gitconfig when it exists
+ * (user.name, safe.directory set by earlier steps).
  */
-import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
+import type { ModelRef } from './opencode.js';
+import PROVIDER_ENV from './provider-env.json' with { type: 'json' };
+
+const NEVER = new Set(['GITHUB_TOKEN', 'GH_TOKEN', 'GH_ENTERPRISE_TOKEN', 'GITHUB_ENTERPRISE_TOKEN', 'GITHUB_STATE', 'GITHUB_ENV', 'GITHUB_PATH', 'GITHUB_OUTPUT', 'GITHUB_STEP_SUMMARY', 'GITHUB_EVENT_PATH']);
+const NEVER_PREFIXES = ['INPUT_', 'RECALL_', 'ACTIONS_'];
+
+/** Names of secrets: TOKEN, SECRET, PASSWORD and kin, PAT, DSN, credentials, private keys, cookies. */
+export const SECRET_NAME =
+  /TOKEN|SECRET|PASSW|PASSPHRASE|(^|_)PASS($|_)|(^|_)PWD$|PRIVATE|CREDENTIAL|CREDS|(^|_)KEY($|_)|_KEY$|APIKEY|(^|_)AUTH|(^|_)PAT$|(^|_)DSN$|COOKIE|WEBHOOK|SIGNING|(^|_)CERT/i;
+/** A URL that carries a password (`scheme://user:password@host`). */
+const URL_WITH_PASSWORD = /[a-z][a-z0-9+.-]*:\/\/[^\s/@:]*:[^\s/@]+@/i;
+
+/** What a runner, a build and a test need, and is not a secret. */
+const SAFE_NAMES = new Set([
+  'PATH', 'LANG', 'LANGUAGE', 'TZ', 'TERM', 'COLORTERM', 'SHELL', 'USER', 'LOGNAME', 'HOSTNAME', 'TMPDIR', 'CI', 'DEBIAN_FRONTEND',
+  'HTTP_PROXY', 'HTTPS_PROXY', 'NO_PROXY', 'ALL_PROXY', 'http_proxy', 'https_proxy', 'no_proxy', 'all_proxy',
+  'GITHUB_ACTIONS', 'GITHUB_REPOSITORY', 'GITHUB_REPOSITORY_ID', 'GITHUB_REPOSITORY_OWNER', 'GITHUB_REPOSITORY_OWNER_ID',
+  'GITHUB_SHA', 'GITHUB_REF', 'GITHUB_REF_NAME', 'GITHUB_REF_TYPE', 'GITHUB_REF_PROTECTED', 'GITHUB_HEAD_REF', 'GITHUB_BASE_REF',
+  'GITHUB_EVENT_NAME', 'GITHUB_WORKFLOW', 'GITHUB_WORKFLOW_REF', 'GITHUB_WORKFLOW_SHA', 'GITHUB_JOB', 'GITHUB_RUN_ID',
+  'GITHUB_RUN_NUMBER', 'GITHUB_RUN_ATTEMPT', 'GITHUB_SERVER_URL', 'GITHUB_API_URL', 'GITHUB_GRAPHQL_URL', 'GITHUB_ACTOR',
+  'GITHUB_ACTOR_ID', 'GITHUB_TRIGGERING_ACTOR', 'GITHUB_WORKSPACE', 'GITHUB_RETENTION_DAYS',
+  'RUNNER_OS', 'RUNNER_ARCH', 'RUNNER_NAME', 'RUNNER_ENVIRONMENT', 'RUNNER_TOOL_CACHE', 'RUNNER_DEBUG',
+  'ImageOS', 'ImageVersion', 'AGENT_TOOLSDIRECTORY', 'GOPATH', 'GOBIN', 'GOFLAGS', 'GOPROXY', 'GOPRIVATE', 'GONOSUMDB',
+  'CARGO_HOME', 'RUSTUP_HOME', 'RUSTFLAGS', 'NODE_OPTIONS', 'NODE_PATH', 'NODE_ENV', 'PYTHONPATH', 'PYTHONUNBUFFERED',
+  'pythonLocation', 'PKG_CONFIG_PATH', 'LD_LIBRARY_PATH', 'JAVA_TOOL_OPTIONS', 'MAVEN_OPTS', 'GRADLE_OPTS', 'CONDA', 'VCPKG_INSTALLATION_ROOT',
+  'SELENIUM_JAR_PATH', 'CHROMEWEBDRIVER', 'EDGEWEBDRIVER', 'GECKOWEBDRIVER', 'SWIFT_PATH', 'BOOTSTRAP_HASKELL_NONINTERACTIVE',
+  'GHCUP_INSTALL_BASE_PREFIX', 'POWERSHELL_DISTRIBUTION_CHANNEL', 'POWERSHELL_TELEMETRY_OPTOUT', 'XDG_RUNTIME_DIR',
+]);
+/** Locale, OpenCode's own switches, and where runners keep toolchains (JAVA_HOME_17_X64, ANDROID_NDK_HOME, DOTNET_ROOT ...). */
+const SAFE_PATTERN = /^(LC_|OPENCODE_|npm_config_|NPM_CONFIG_|PIPX_|DOTNET_|ANDROID_|JAVA_HOME|GOROOT|NVM_|HOMEBREW_|Python[0-9]?_ROOT_DIR$)|_(HOME|ROOT)(_|$)/;
+
+export interface AllowedVariables {
+  /** The variables of the model providers this run uses. */
+  provider: ReadonlySet<string>;
+  /** Names the user asked to pass (agent-env). */
+  extra: ReadonlySet<string>;
+}
+
+/** Whether the variable `name` (with `value`) from the step's environment may reach the agent. Pure. */
+export function agentVariable(name: string, value: string, allowed: AllowedVariables): boolean {
+  const upper = name.toUpperCase();
+  if (NEVER.has(upper) || NEVER_PREFIXES.some((p) => upper.startsWith(p))) return false;
+  if (allowed.provider.has(name) || allowed.extra.has(name) || allowed.extra.has(upper)) return true;
+  if (SECRET_NAME.test(name) || URL_WITH_PASSWORD.test(value)) return false;
+  return SAFE_NAMES.has(name) || SAFE_PATTERN.test(name);
+}
+
+/** SDK variables beside the key that models.dev lists for a provider. */
+const PROVIDER_EXTRAS: Record<string, string[]> = {
+  'amazon-bedrock': ['AWS_SESSION_TOKEN', 'AWS_DEFAULT_REGION', 'AWS_PROFILE', 'AWS_ROLE_ARN', 'AWS_WEB_IDENTITY_TOKEN_FILE'],
+  anthropic: ['ANTHROPIC_BASE_URL'],
+  openai: ['OPENAI_BASE_URL', 'OPENAI_ORG_ID', 'OPENAI_PROJECT_ID'],
+  'google-vertex': ['GOOGLE_CLOUD_PROJECT', 'GOOGLE_CLOUD_LOCATION', 'VERTEX_LOCATION'],
+  'google-vertex-anthropic': ['GOOGLE_CLOUD_PROJECT', 'GOOGLE_CLOUD_LOCATION', 'VERTEX_LOCATION'],
+};
+
+/** The variables the provider `id` reads: models.dev's list, the SDK's extras, and `<ID>_API_KEY`. */
+export function providerVariables(id: string): string[] {
+  const table = PROVIDER_ENV as Record<string, string[]>;
+  return [...(table[id] ?? []), ...(PROVIDER_EXTRAS[id] ?? []), `${id.toUpperCase().replace(/[^A-Z0-9]/g, '_')}_API_KEY`];
+}
+
+/**
+ * The providers a run uses: the model input's, the configuration's `model` and `small_model`, and
+ * every provider the configuration defines. When none can be told (no model anywhere), every
+ * provider OpenCode knows, as OpenCode then picks one itself.
+ */
+export function providersInUse(config: Record<string, unknown>, model: ModelRef | undefined): string[] {
+  const ids = new Set<string>();
+  if (model) ids.add(model.providerID);
+  for (const key of ['model', 'small_model']) {
+    const value = config[key];
+    if (typeof value === 'string' && value.includes('/')) ids.add(value.slice(0, value.indexOf('/')));
+  }
+  const provider = config.provider;
+  if (provider && typeof provider === 'object') Object.keys(provider).forEach((id) => ids.add(id));
+  return ids.size > 0 ? [...ids] : Object.keys(PROVIDER_ENV);
+}
+
+/** Names the configuration reads with OpenCode's `{env:NAME}` substitution. */
+export function configVariables(config: Record<string, unknown>): string[] {
+  return [...JSON.stringify(config).matchAll(/\{env:([A-Za-z_][A-Za-z0-9_]*)\}/g)].map((m) => m[1]!);
+}
 
 export interface AgentEnvironmentOptions {
   /** The action's process.env. */
@@ -64,66 +115,10 @@ export interface AgentEnvironmentOptions {
   databasePath: string;
   /** OpenCode config JSON, passed as OPENCODE_CONFIG_CONTENT. */
   config: Record<string, unknown>;
-  /** Extra variable names to pass even though they look like secrets (rule 2 above). */
+  /** The model input, which names a provider. */
+  model?: ModelRef;
+  /** Names the user asked to pass (agent-env). */
   extraAllowed?: readonly string[];
-}
-
-const ALWAYS_DENIED = new Set([
-  'GITHUB_TOKEN',
-  'GH_TOKEN',
-  'GH_ENTERPRISE_TOKEN',
-  'GITHUB_ENTERPRISE_TOKEN',
-  'ACTIONS_RUNTIME_TOKEN',
-  'ACTIONS_ID_TOKEN_REQUEST_TOKEN',
-  'ACTIONS_ID_TOKEN_REQUEST_URL',
-  'ACTIONS_RESULTS_URL',
-  'ACTIONS_CACHE_URL',
-  'ACTIONS_RUNTIME_URL',
-  'GITHUB_STATE',
-  'GITHUB_ENV',
-  'GITHUB_PATH',
-  'GITHUB_OUTPUT',
-  'GITHUB_STEP_SUMMARY',
-]);
-
-const PROVIDER_CREDENTIALS = new Set([
-  'GOOGLE_APPLICATION_CREDENTIALS',
-  'GOOGLE_CLOUD_PROJECT',
-  'HF_TOKEN',
-  'AICORE_SERVICE_KEY',
-]);
-
-const SECRET_LIKE = /TOKEN|SECRET|PASSWORD|PASSWD|PASSPHRASE|PRIVATE_KEY|CREDENTIAL|_KEY$|(^|_)AUTH(_|$)|(^|_)PAT$|WEBHOOK/i;
-
-/**
- * The values in `env` that are credentials: every variable named like a secret (the GitHub token
- * input, provider keys, runner tokens, AWS keys), at least 8 characters long. Pure.
- */
-export function credentialValues(env: NodeJS.ProcessEnv): string[] {
-  const named = (name: string) => SECRET_LIKE.test(name) || /_KEY_ID$/i.test(name);
-  return Object.entries(env)
-    .filter(([name, value]) => named(name) && typeof value === 'string' && value.trim().length >= 8)
-    .map(([, value]) => value!.trim());
-}
-
-/** Whether the variable `name` from the action's environment may be handed to the agent. Pure. */
-export function isPassedToAgent(name: string, extraAllowed: readonly string[] = []): boolean {
-  const upper = name.toUpperCase();
-  // 1. always denied
-  if (upper.startsWith('INPUT_')) return false;
-  if (ALWAYS_DENIED.has(upper)) return false;
-  if (upper.startsWith('ACTIONS_') && (upper.endsWith('_URL') || upper.includes('TOKEN'))) return false;
-  // 2. what OpenCode needs to reach the model
-  if (upper.startsWith('OPENCODE_')) return true;
-  if (upper.endsWith('_API_KEY')) return true;
-  if (upper.startsWith('AWS_')) return true;
-  if (upper.startsWith('GOOGLE_VERTEX_')) return true;
-  if (PROVIDER_CREDENTIALS.has(upper)) return true;
-  if (extraAllowed.some((n) => n.toUpperCase() === upper)) return true;
-  // 3. looks like a secret
-  if (SECRET_LIKE.test(upper)) return false;
-  // 4. everything else
-  return true;
 }
 
 /** Directories Recall gives OpenCode under `stateRoot`. */
@@ -138,48 +133,17 @@ export function agentStateDirs(stateRoot: string) {
 }
 
 /**
- * Every credential a run had: those in its environment (credentialValues) and every string in
- * OpenCode's auth.json under `stateRoot`, for taking them out of the store before a save.
- */
-export function runCredentials(env: NodeJS.ProcessEnv, stateRoot: string): string[] {
-  const values = credentialValues(env);
-  const authFile = join(agentStateDirs(stateRoot).XDG_DATA_HOME, 'opencode', 'auth.json');
-  try {
-    const collect = (v: unknown): void => {
-      if (typeof v === 'string' && v.length >= 8) values.push(v);
-      else if (v && typeof v === 'object') Object.values(v).forEach(collect);
-    };
-    collect(JSON.parse(readFileSync(authFile, 'utf8')));
-  } catch {
-    // no auth.json (the usual case: keys come from the environment)
-  }
-  return values;
-}
-
-/**
- * Every form a credential may be written in: as it is, and JSON-escaped (OpenCode stores
- * messages as JSON text, where a quote, a backslash, a newline of a PEM key or non-ASCII is
- * escaped). Longest first, so a credential that contains another is replaced whole. Pure.
- */
-export function credentialForms(credentials: readonly string[]): string[] {
-  const forms = credentials.filter((c) => c.length >= 8).flatMap((c) => [c, JSON.stringify(c).slice(1, -1)]);
-  return [...new Set(forms)].sort((a, b) => b.length - a.length);
-}
-
-/** `text` with every credential (in any of its forms) replaced by `[redacted]`. Pure. */
-export function redactCredentials(text: string, credentials: readonly string[]): string {
-  return credentialForms(credentials).reduce((t, c) => t.split(c).join('[redacted]'), text);
-}
-
-/**
  * Builds the child environment for `opencode serve` and creates the state
  * directories (and the database's directory) it points at.
  */
 export function buildAgentEnvironment(o: AgentEnvironmentOptions): Record<string, string> {
+  const allowed: AllowedVariables = {
+    provider: new Set([...providersInUse(o.config, o.model).flatMap(providerVariables), ...configVariables(o.config)]),
+    extra: new Set(o.extraAllowed ?? []),
+  };
   const env: Record<string, string> = {};
   for (const [name, value] of Object.entries(o.parentEnv)) {
-    if (value === undefined) continue;
-    if (isPassedToAgent(name, o.extraAllowed)) env[name] = value;
+    if (value !== undefined && agentVariable(name, value, allowed)) env[name] = value;
   }
 
   const dirs = agentStateDirs(o.stateRoot);
@@ -190,6 +154,8 @@ export function buildAgentEnvironment(o: AgentEnvironmentOptions): Record<string
   if (!o.parentEnv.GIT_CONFIG_GLOBAL && parentHome && parentHome !== dirs.HOME) {
     const gitconfig = join(parentHome, '.gitconfig');
     if (existsSync(gitconfig)) env.GIT_CONFIG_GLOBAL = gitconfig;
+  } else if (o.parentEnv.GIT_CONFIG_GLOBAL) {
+    env.GIT_CONFIG_GLOBAL = o.parentEnv.GIT_CONFIG_GLOBAL;
   }
 
   // Windows keeps the home directory in USERPROFILE; isolate it too.

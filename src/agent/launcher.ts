@@ -1,14 +1,17 @@
 /**
- * Starts the real OpenCode server for a run: finds the binary, builds its configuration and its
- * isolated environment, and hands back the AgentServer port.
+ * Starts the real OpenCode server for a run: finds the binary, decides what the agent may do
+ * (policy.ts) given the checkout and the sandbox this runner allows (isolation.ts), builds its
+ * configuration and environment, starts it, and checks that OpenCode took the policy.
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { AgentLauncher, AgentServer } from '../ports.js';
 import type { MemoryLayout } from '../memory/layout.js';
+import { agentConfigurationIn, linksLeavingCheckout } from './checkout.js';
 import { buildAgentEnvironment } from './environment.js';
-import { OpenCodeAgent, type ModelRef } from './opencode.js';
 import { ISOLATION_FIX, storedGitCredentials, type Isolation } from './isolation.js';
+import { OpenCodeAgent, type ModelRef } from './opencode.js';
+import { agentConfig, policyEnvironment, policyViolations, type AgentPolicy } from './policy.js';
 import { startOpenCodeServer } from './server.js';
 
 export interface OpenCodeLauncherOptions {
@@ -21,43 +24,44 @@ export interface OpenCodeLauncherOptions {
   maxModelRetries: number;
   /** The checkout holds code nobody with write access vouched for (a fork's pull request). */
   untrustedCode: boolean;
-  /** How to keep OpenCode from the other processes' environments (see isolation.ts). */
-  isolation: () => Promise<Isolation>;
+  /** allow-unisolated-shell: keep the shell where the sandbox cannot start. */
+  allowUnisolatedShell: boolean;
+  /** Extra variable names the agent may see (agent-env). */
+  extraEnv: readonly string[];
+  /** The sandbox for OpenCode, for this binary and the files it must read (see isolation.ts). */
+  isolation: (needs: { binary: string; readable: string[] }) => Promise<Isolation>;
   log: (line: string) => void;
   warn: (message: string) => void;
 }
 
 /**
- * The OpenCode config for a run: the user's config, with what Recall needs on top. Autoupdate
- * and sharing are always off (a CI run must not change its binary or publish a session);
- * a write outside the checkout and the `question` tool are denied unless the user's config says
- * otherwise, because nobody is there to answer (OpenCode would wait forever). When the checkout
- * is a fork's pull request the shell is denied whatever the user's config says.
+ * Configuration a fork brings that would run its code inside OpenCode whatever Recall's settings
+ * say (plugins and tools are imported by OpenCode's newer runtime without a flag check; RFC-005).
  */
-export function agentConfig(
-  user: Record<string, unknown>,
-  model: ModelRef | undefined,
-  untrustedCode = false,
-): Record<string, unknown> {
-  const userPermission = isObject(user.permission) ? user.permission : {};
-  return {
-    ...user,
-    ...(model ? { model: `${model.providerID}/${model.modelID}` } : {}),
-    autoupdate: false,
-    share: 'disabled',
-    permission: {
-      external_directory: 'deny',
-      question: 'deny',
-      ...userPermission,
-      // A fork's code must not run where the model provider key is in reach: no shell at all,
-      // and a review neither edits nor fetches.
-      ...(untrustedCode ? { bash: 'deny', edit: 'deny', webfetch: 'deny' } : {}),
-    },
-  };
-}
+const FORK_CODE = ['.opencode', 'opencode.json', 'opencode.jsonc'];
 
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
+/** Variables that name credential files OpenCode reads for its provider: readable in the sandbox. */
+const READ_BY_OPENCODE = ['GOOGLE_APPLICATION_CREDENTIALS', 'AWS_WEB_IDENTITY_TOKEN_FILE'];
+/**
+ * Configuration the step points OpenCode at, which OpenCode also writes (a .gitignore, `$schema`,
+ * an install of its plugin package): the agent gets a copy in its own directory, and the original
+ * stays as it was.
+ */
+const CONFIG_PATHS = ['OPENCODE_CONFIG_DIR', 'OPENCODE_CONFIG'];
+
+/** Copies of the configuration CONFIG_PATHS name, in the agent's state directory, as variables. */
+function copyConfiguration(env: NodeJS.ProcessEnv, stateDir: string): Record<string, string> {
+  const copies: Record<string, string> = {};
+  for (const name of CONFIG_PATHS) {
+    const from = env[name];
+    if (!from || !fs.existsSync(from)) continue;
+    const to = path.join(stateDir, 'config', name.toLowerCase());
+    fs.rmSync(to, { recursive: true, force: true });
+    fs.mkdirSync(path.dirname(to), { recursive: true });
+    fs.cpSync(from, to, { recursive: true, dereference: true });
+    copies[name] = to;
+  }
+  return copies;
 }
 
 export class OpenCodeLauncher implements AgentLauncher {
@@ -66,17 +70,9 @@ export class OpenCodeLauncher implements AgentLauncher {
   async start(): Promise<AgentServer> {
     const { layout, workspace } = this.o;
     const binary = await this.o.binary();
-    const env = buildAgentEnvironment({
-      parentEnv: this.o.parentEnv,
-      stateRoot: layout.agentStateDir,
-      databasePath: layout.databasePath,
-      config: agentConfig(this.o.userConfig, this.o.model, this.o.untrustedCode),
-    });
-    if (this.o.untrustedCode) {
-      env.OPENCODE_DISABLE_PROJECT_CONFIG = 'true';
-      // OpenCode loads plugins (.opencode/plugins: code it runs in its own process) and MCP servers
-      // from the project's config, whatever the permissions say. A fork must not bring its own.
-      const found = ['.opencode', 'opencode.json', 'opencode.jsonc'].filter((f) => fs.existsSync(path.join(workspace, f)));
+    let policy: AgentPolicy = this.o.untrustedCode ? 'read-only' : 'full';
+    if (policy === 'read-only') {
+      const found = agentConfigurationIn(workspace).filter((f) => FORK_CODE.includes(f));
       if (found.length > 0) {
         throw new Error(
           `This fork's pull request contains OpenCode configuration (${found.join(', ')}), which could run the fork's code next to the model key; Recall does not start OpenCode on it. Review it by hand, or merge the configuration through a trusted branch first.`,
@@ -85,16 +81,52 @@ export class OpenCodeLauncher implements AgentLauncher {
     }
     const stored = await storedGitCredentials(workspace);
     if (stored) this.o.warn(stored);
-    const isolation = await this.o.isolation();
-    if (isolation.wrapper) this.o.log(`OpenCode runs in its own PID namespace: ${isolation.wrapper.join(' ')}`);
-    else {
-      this.o.warn(
-        `The agent's shell could read other processes' environments on this runner, the GitHub token included: ${isolation.reason}. To close that, ${ISOLATION_FIX}.`,
-      );
+
+    const configCopies = copyConfiguration(this.o.parentEnv, layout.agentStateDir);
+    const environment = (p: AgentPolicy) => ({
+      ...buildAgentEnvironment({
+        parentEnv: this.o.parentEnv,
+        stateRoot: layout.agentStateDir,
+        databasePath: layout.databasePath,
+        config: agentConfig(this.o.userConfig, this.o.model, p),
+        model: this.o.model,
+        extraAllowed: this.o.extraEnv,
+      }),
+      ...policyEnvironment(p),
+      ...configCopies,
+    });
+    // Files the agent's environment points OpenCode at stay readable in the sandbox.
+    const readable = READ_BY_OPENCODE.flatMap((name) => environment(policy)[name] ?? []);
+    const isolation = await this.o.isolation({ binary, readable });
+    if (isolation.sandbox) this.o.log('OpenCode runs in a sandbox: its own processes, the checkout and its own directories writable, the runner\'s files hidden or read-only');
+    else if (policy === 'full' && this.o.allowUnisolatedShell) {
+      this.o.warn(`The agent runs with a shell and without the sandbox (allow-unisolated-shell): it can read other processes' environments, the GitHub token included, and write the runner's files. Why there is no sandbox: ${isolation.reason}.`);
+    } else if (policy === 'full') {
+      policy = 'no-shell';
+      this.o.warn(`The agent works without its shell in this run: the sandbox that keeps it from the GitHub token and the runner's files could not start (${isolation.reason}). To give it the shell back, ${ISOLATION_FIX}.`);
+    } else {
+      this.o.warn(`The sandbox could not start (${isolation.reason}); the agent works read-only on this checkout without it.`);
     }
-    const server = await startOpenCodeServer({ binary, cwd: workspace, env, onLog: this.o.log, wrapper: isolation.wrapper });
+    if (policy !== 'full') {
+      // Without a shell the agent reads through OpenCode's tools, which follow links as written.
+      const links = linksLeavingCheckout(workspace);
+      if (links.length > 0) {
+        throw new Error(
+          `The checkout has links that lead outside it (${links.slice(0, 5).join(', ')}${links.length > 5 ? ', ...' : ''}); the agent could read what they point at, so Recall does not start it. Remove the links${policy === 'no-shell' ? `, or ${ISOLATION_FIX}` : ''}.`,
+        );
+      }
+    }
+
+    const env = environment(policy);
+    const server = await startOpenCodeServer({
+      binary,
+      cwd: workspace,
+      env: { ...env, ...isolation.sandbox?.env },
+      onLog: this.o.log,
+      wrapper: isolation.sandbox?.wrapper,
+    });
     this.o.log(`OpenCode is listening on ${server.url} (pid ${server.pid})`);
-    return new OpenCodeAgent({
+    const agent = new OpenCodeAgent({
       url: server.url,
       pid: server.pid,
       directory: workspace,
@@ -102,5 +134,19 @@ export class OpenCodeLauncher implements AgentLauncher {
       maxModelRetries: this.o.maxModelRetries,
       stop: () => server.stop(),
     });
+    if (policy !== 'full') {
+      const problems = policyViolations(await agent.agentRules().catch(async (error: unknown) => {
+        await server.stop();
+        throw error;
+      }), policy);
+      if (problems.length > 0) {
+        await server.stop();
+        throw new Error(
+          `OpenCode's configuration gives the agent more than this run allows (${policy === 'read-only' ? "a fork's pull request: read and search only" : 'no shell, no files outside the checkout'}): ${problems.slice(0, 4).join('; ')}. Recall does not run it; remove what opencode-config grants there (agent.<name>.permission, tools).`,
+        );
+      }
+      this.o.log(`Every OpenCode agent keeps to the ${policy} policy`);
+    }
+    return agent;
   }
 }

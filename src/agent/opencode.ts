@@ -4,6 +4,7 @@
 import { createOpencodeClient, type OpencodeClient } from '@opencode-ai/sdk/v2';
 import type { AgentReply, AgentServer, SessionSummary, TokenUsage } from '../ports.js';
 import { describe } from '../errors.js';
+import type { AgentRules } from './policy.js';
 
 export interface ModelRef {
   providerID: string;
@@ -107,6 +108,12 @@ export class OpenCodeAgent implements AgentServer {
       { sessionID: sessionId, noReply: true, parts: [{ type: 'text', text }] },
       { throwOnError: true },
     );
+  }
+
+  /** Every agent OpenCode has, with its final permission rules (what policy.ts checks). */
+  async agentRules(): Promise<AgentRules[]> {
+    const { data } = await this.client.app.agents(undefined, { throwOnError: true });
+    return data.map((a) => ({ name: a.name, permission: a.permission.map((r) => ({ permission: r.permission, pattern: r.pattern, action: r.action })) }));
   }
 
   async deleteSession(sessionId: string): Promise<void> {

@@ -57,22 +57,23 @@ export async function gatherConversation(api: GitHubApi, req: ConversationReques
   if (triggerComment) tail.push(`## The request\n\n${untrusted.fence('comment', triggerComment.body)}`);
   if (req.reviewComment) {
     const { path, line, diffHunk } = req.reviewComment;
-    tail.push(`## The diff it is about: ${oneLine(untrusted.sanitize(path))}${line ? ` line ${line}` : ''}\n\n${untrusted.fence('diff hunk', diffHunk)}`);
+    tail.push(`## The diff it is about${line ? ` (line ${line})` : ''}\n\n${untrusted.fence('file path', oneLine(path))}\n\n${untrusted.fence('diff hunk', diffHunk)}`);
   }
 
   let files: PullFile[] = [];
   if (req.isPullRequest) files = await api.listPullFiles(subject.number);
-  // File names are chosen by whoever wrote the pull request (a fork): sanitized, one line each.
-  const fileLines = files.slice(0, FILE_LIST_MAX).map((f) => `- ${oneLine(untrusted.sanitize(f.path))} (${f.status}, +${f.additions} -${f.deletions})`);
+  // File names are chosen by whoever wrote the pull request (a fork): one line each, fenced as data.
+  const fileLines = files.slice(0, FILE_LIST_MAX).map((f) => `- ${oneLine(f.path)} (${f.status}, +${f.additions} -${f.deletions})`);
   const filesSection =
     files.length > 0
-      ? `## Changed files (${files.length})\n\n${fileLines.join('\n')}${files.length > FILE_LIST_MAX ? `\n- ... and ${files.length - FILE_LIST_MAX} more` : ''}`
+      ? `## Changed files (${files.length})\n\n${untrusted.fence('list of changed files', `${fileLines.join('\n')}${files.length > FILE_LIST_MAX ? `\n- ... and ${files.length - FILE_LIST_MAX} more` : ''}`)}`
       : '';
 
   const all = [...req.comments].sort((a, b) => (a.createdAt === b.createdAt ? a.id - b.id : a.createdAt < b.createdAt ? -1 : 1));
   const earlier = triggerComment ? all.filter((c) => c.id !== triggerComment.id && before(c, triggerComment)) : all;
   const rendered = earlier.map((c) => {
-    const who = c.body.includes('<!-- recall:') ? "Recall's earlier answer" : `comment by @${c.author}`;
+    // Anyone can write the marker into a comment; Recall's own comments come from a bot.
+    const who = c.authorIsBot && c.body.includes('<!-- recall:delivery=') ? "Recall's earlier answer" : `comment by @${c.author}`;
     const editedLater = triggerComment && c.updatedAt > triggerComment.createdAt;
     return editedLater
       ? `### ${who} (${c.createdAt})\n(edited after the request; not shown)`

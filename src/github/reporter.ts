@@ -6,6 +6,7 @@
 import type { RunResult } from '../run.js';
 import { describe } from '../errors.js';
 import type { GitHubApi, PullDetails } from './api.js';
+import { isSessionId } from '../recall/threads.js';
 import { parseReview, placeComments } from './review.js';
 import type { Trigger } from './trigger.js';
 
@@ -52,8 +53,10 @@ export function footer(result: RunResult | undefined, runUrl: string | undefined
     parts.push(`${(result.durationMs / 1000).toFixed(0)} s`);
     parts.push(`${(t.input + t.output + t.reasoning).toLocaleString('en-US')} tokens (${t.input.toLocaleString('en-US')} in, ${t.output.toLocaleString('en-US')} out)`);
     parts.push(`$${result.cost.toFixed(4)}`);
-    parts.push(result.recalled.length > 0 ? `recalled ${result.recalled.map((p) => `\`${p.sessionId}\``).join(', ')}` : 'no earlier session recalled');
-    if (result.continued) parts.push(`continued \`${result.sessionId}\``);
+    // Session ids come from the store: only ones shaped like OpenCode's reach a comment.
+    const recalled = result.recalled.map((p) => p.sessionId).filter(isSessionId);
+    parts.push(recalled.length > 0 ? `recalled ${recalled.map((id) => `\`${id}\``).join(', ')}` : 'no earlier session recalled');
+    if (result.continued && isSessionId(result.sessionId)) parts.push(`continued \`${result.sessionId}\``);
   }
   return `<sub>Recall · ${parts.join(' · ')}</sub>`;
 }

@@ -28,9 +28,10 @@ import { HttpClient } from '@actions/http-client';
 import type { Logger } from '../ports.js';
 import { describe } from '../errors.js';
 import type { CacheLibrary } from './actions-cache.js';
-import { CredentialScanner } from './merge.js';
+import { CredentialScanner } from './scrub.js';
 import type { PackedSnapshot } from './snapshot-store.js';
-import { emitSegments, headOf, lengthOf, splitLayout, tarLayout, TarUnpacker, type Segment } from './tar.js';
+import { emitSegments, headOf, lengthOf, MAX_ENTRIES, MAX_UNPACKED_BYTES, splitLayout, tarLayout, TarUnpacker, type Segment } from './tar.js';
+import { UnusableSnapshotError } from './snapshot-store.js';
 
 const TWIRP_SERVICE = 'twirp/github.actions.results.api.v1.CacheService/';
 /** The toolkit's salt for cache versions; part of the version hash. */
@@ -87,6 +88,12 @@ export function cacheVersion(paths: string[], compression: Compression): string 
 export interface CacheServiceOptions {
   env: NodeJS.ProcessEnv;
   log: Logger;
+  /**
+   * v2 (github.com): Recall restores and saves. v1 (GitHub Enterprise Server): Recall looks up and
+   * restores (the toolkit would unpack with `tar -P`, which writes wherever the archive says);
+   * saves go through @actions/cache (factory.ts).
+   */
+  protocol?: 'v1' | 'v2';
   /** Attempts per request (5xx, resets and timeouts are retried) and the first wait; it doubles. */
   attempts?: number;
   retryMs?: number;
@@ -94,6 +101,8 @@ export interface CacheServiceOptions {
   blockBytes?: number;
   /** A connection silent this long is given up (tests lower it). */
   socketTimeoutMs?: number;
+  /** The most a restore unpacks (tar.ts MAX_UNPACKED_BYTES; tests lower it). */
+  maxUnpackedBytes?: number;
 }
 
 class ServiceError extends Error {
@@ -116,7 +125,7 @@ export class CacheServiceClient implements CacheLibrary {
   }
 
   isFeatureAvailable(): boolean {
-    return !!this.o.env.ACTIONS_RESULTS_URL;
+    return this.o.protocol === 'v1' ? !!(this.o.env.ACTIONS_CACHE_URL || this.o.env.ACTIONS_RESULTS_URL) : !!this.o.env.ACTIONS_RESULTS_URL;
   }
 
   /**
@@ -136,36 +145,73 @@ export class CacheServiceClient implements CacheLibrary {
   async restoreCache(paths: string[], primaryKey: string, restoreKeys: string[] = [], options: { lookupOnly?: boolean } = {}): Promise<string | undefined> {
     const compression = this.compression();
     const dir = onlyPath(paths);
-    // Field names as the toolkit sends them (protobuf JSON with the proto field names).
-    const asking = this.twirp('GetCacheEntryDownloadURL', { key: primaryKey, restore_keys: restoreKeys, version: cacheVersion(paths, compression) });
+    const version = cacheVersion(paths, compression);
+    const asking = this.o.protocol === 'v1' ? this.lookupV1([primaryKey, ...restoreKeys], version) : this.lookupV2(primaryKey, restoreKeys, version);
     asking.catch(() => undefined); // awaited below; a throw in between must not leave it unhandled
     // The decompressor (a child process: 7 ms to start) starts while the lookup is on its way.
     let ready: Decoder | undefined = options.lookupOnly ? undefined : this.decoder(compression, dir);
-    let found: Record<string, unknown>;
+    let found: { matched: string; url: string } | undefined;
     try {
       found = await asking;
     } catch (error) {
       await ready?.destroy();
       throw error;
     }
-    const matched = stringField(found, 'matched_key', 'matchedKey');
-    const url = stringField(found, 'signed_download_url', 'signedDownloadUrl');
-    if (found.ok !== true || !matched || !url) {
+    if (!found) {
       await ready?.destroy();
       return undefined;
     }
+    const { matched, url } = found;
     if (options.lookupOnly) return matched;
     // A cut download is tried once more, not four times: it is most often a fault of the archive.
-    await this.retrying(
-      'the download',
-      () => {
-        const decoder = ready ?? this.decoder(compression, dir);
-        ready = undefined;
-        return this.download(url, decoder);
-      },
-      2,
-    );
+    try {
+      await this.retrying(
+        'the download',
+        () => {
+          const decoder = ready ?? this.decoder(compression, dir);
+          ready = undefined;
+          return this.download(url, decoder);
+        },
+        2,
+      );
+    } catch (error) {
+      if (error instanceof UnusableSnapshotError) error.key ??= matched;
+      throw error;
+    }
     return matched;
+  }
+
+  /** Protocol v2's lookup (field names as the toolkit sends them); undefined on a miss. */
+  private async lookupV2(key: string, restoreKeys: string[], version: string): Promise<{ matched: string; url: string } | undefined> {
+    const found = await this.twirp('GetCacheEntryDownloadURL', { key, restore_keys: restoreKeys, version });
+    const matched = stringField(found, 'matched_key', 'matchedKey');
+    const url = stringField(found, 'signed_download_url', 'signedDownloadUrl');
+    return found.ok === true && matched && url ? { matched, url } : undefined;
+  }
+
+  /** Protocol v1's lookup: `GET _apis/artifactcache/cache?keys=..&version=..`; 204 is a miss. */
+  private lookupV1(keys: string[], version: string): Promise<{ matched: string; url: string } | undefined> {
+    return this.retrying('the cache lookup', async () => {
+      const base = this.o.env.ACTIONS_CACHE_URL || this.o.env.ACTIONS_RESULTS_URL;
+      const token = this.o.env.ACTIONS_RUNTIME_TOKEN;
+      if (!base) throw new ServiceError('ACTIONS_CACHE_URL is not set', false);
+      if (!token) throw new ServiceError('ACTIONS_RUNTIME_TOKEN is not set', false);
+      const url = `${base.replace(/\/?$/, '/')}_apis/artifactcache/cache?keys=${encodeURIComponent(keys.join(','))}&version=${version}`;
+      const response = await this.send('the cache lookup', 'GET', url, null, { accept: 'application/json;api-version=6.0-preview.1', authorization: `Bearer ${token}` });
+      const text = await response.readBody();
+      const status = response.message.statusCode ?? 0;
+      if (status === 204) return undefined;
+      if (status !== 200) throw new ServiceError(`the cache lookup answered HTTP ${status}`, RETRYABLE_STATUS.has(status));
+      let entry: unknown;
+      try {
+        entry = JSON.parse(text);
+      } catch {
+        entry = undefined;
+      }
+      const matched = isRecord(entry) ? stringField(entry, 'cacheKey') : undefined;
+      const location = isRecord(entry) ? stringField(entry, 'archiveLocation') : undefined;
+      return matched && location ? { matched, url: location } : undefined;
+    });
   }
 
   /**
@@ -234,8 +280,10 @@ export class CacheServiceClient implements CacheLibrary {
 
   /** What turns a download into the memory directory `dir` (only entries under it are written). */
   private decoder(compression: Compression, dir: string): Decoder {
-    const unpacker = new TarUnpacker(this.archiveName(dir), dir);
-    return compression === 'gzip' ? new GzipDecoder(unpacker) : new ZstdFileDecoder(unpacker, `${dir}.tar`);
+    const maxBytes = this.o.maxUnpackedBytes ?? MAX_UNPACKED_BYTES;
+    const unpacker = new TarUnpacker(this.archiveName(dir), dir, { maxBytes, maxEntries: MAX_ENTRIES });
+    // The tar itself may hold headers and padding beyond the files: a little more than the files.
+    return compression === 'gzip' ? new GzipDecoder(unpacker) : new ZstdFileDecoder(unpacker, `${dir}.tar`, maxBytes + MAX_ENTRIES * 1024);
   }
 
   /** Downloads the archive at `url` into `decoder`, 1 MiB at a time, as it arrives. */
@@ -262,7 +310,7 @@ export class CacheServiceClient implements CacheLibrary {
       message.destroy(); // else the connection stays open, paused, and keeps the step alive
       await decoder.destroy();
       if (error instanceof CutOff) throw new ServiceError(`the archive download was cut off (${describe(error.cause)})`, true);
-      throw new Error(`the archive could not be unpacked (${describe(error)})`);
+      throw new UnusableSnapshotError(`the archive could not be unpacked (${describe(error)})`);
     }
     if (Number.isFinite(expected) && received !== expected) {
       await decoder.destroy();
@@ -271,7 +319,7 @@ export class CacheServiceClient implements CacheLibrary {
     try {
       await decoder.end();
     } catch (error) {
-      throw new Error(`the archive could not be unpacked (${describe(error)})`);
+      throw new UnusableSnapshotError(`the archive could not be unpacked (${describe(error)})`);
     }
   }
 
@@ -399,6 +447,7 @@ class ZstdFileDecoder implements Decoder {
   constructor(
     private readonly unpacker: TarUnpacker,
     private readonly file: string,
+    private readonly maxFileBytes: number,
   ) {
     fs.rmSync(file, { force: true });
     this.child = spawn('zstd', ['-d', '-q', '-f', '--long=31', '-o', file], { stdio: ['pipe', 'ignore', 'pipe'] });
@@ -437,6 +486,8 @@ class ZstdFileDecoder implements Decoder {
             continue;
           }
         }
+        // The tool writes faster than the archive is unpacked: a bomb must not fill the disk first.
+        if (fs.fstatSync(fd).size > this.maxFileBytes) throw new Error(`the archive decompresses to more than ${this.maxFileBytes} bytes, more than any memory Recall saves`);
         const n = fs.readSync(fd, buffer, 0, buffer.length, at);
         if (n > 0) {
           at += n;

@@ -2,17 +2,23 @@
  * Memory kept in a local directory (`memory-backend: directory`, `memory-path`): for self-hosted
  * runners whose disk outlives the job, and for running Recall on a workstation.
  *
- *   <memory-path>/<prefix>-v1-<run id>-<attempt>/   one snapshot: opencode.db, index, manifest
+ *   <memory-path>/<prefix>-v1-<run id>-<attempt>-<UTC time>/   one snapshot: opencode.db, index, manifest
  *
  * A snapshot is copied into `.incoming-*` and renamed into place, so a reader never sees half of
  * one. The newest is the one whose manifest was written last. Older snapshots are superseded
  * (each save merges what it lacked from the newest, RFC-002), so only the newest KEEP are kept.
+ *
+ * Both ways the copy goes through the archive code the Actions cache uses (tar.ts): regular files
+ * only, written only inside the target. A snapshot holding a link or a FIFO (another job on a
+ * shared machine can write memory-path) is unusable, never followed (RFC-005).
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { readMemoryFile } from './files.js';
 import { MANIFEST_FILE } from './integrity.js';
 import type { MemoryKeys } from './keys.js';
-import type { SnapshotBackend } from './snapshot-store.js';
+import { UnusableSnapshotError, type SnapshotBackend } from './snapshot-store.js';
+import { emitSegments, tarLayout, TarUnpacker } from './tar.js';
 
 const KEEP = 3;
 
@@ -47,7 +53,7 @@ export class DirectoryBackend implements SnapshotBackend {
       .filter((e) => e.isDirectory() && this.keys.restorePrefixes.some((p) => e.name.startsWith(p)))
       .flatMap((e) => {
         try {
-          return [{ key: e.name, savedAt: String((JSON.parse(fs.readFileSync(path.join(this.root, e.name, MANIFEST_FILE), 'utf8')) as { savedAt?: string }).savedAt ?? '') }];
+          return [{ key: e.name, savedAt: String((JSON.parse(readMemoryFile(path.join(this.root, e.name, MANIFEST_FILE)) ?? '') as { savedAt?: string }).savedAt ?? '') }];
         } catch {
           try {
             return [{ key: e.name, savedAt: fs.statSync(path.join(this.root, e.name)).mtime.toISOString() }];
@@ -71,9 +77,12 @@ export class DirectoryBackend implements SnapshotBackend {
 
   async fetch(key: string, dir: string): Promise<boolean> {
     const from = path.join(this.root, key);
-    if (!fs.existsSync(from)) return false;
-    fs.mkdirSync(dir, { recursive: true });
-    fs.cpSync(from, dir, { recursive: true });
+    if (!fs.lstatSync(from, { throwIfNoEntry: false })) return false;
+    try {
+      await copyConfined(from, dir);
+    } catch (error) {
+      throw new UnusableSnapshotError(`snapshot ${key} cannot be used: ${(error as Error).message}`, key);
+    }
     return true;
   }
 
@@ -82,10 +91,25 @@ export class DirectoryBackend implements SnapshotBackend {
     const incoming = path.join(this.root, `.incoming-${key}-${process.pid}`);
     const target = path.join(this.root, key);
     fs.rmSync(incoming, { recursive: true, force: true });
-    fs.cpSync(dir, incoming, { recursive: true });
+    await copyConfined(dir, incoming);
     fs.rmSync(target, { recursive: true, force: true });
     fs.renameSync(incoming, target);
     for (const old of this.snapshots().slice(KEEP)) fs.rmSync(path.join(this.root, old.key), { recursive: true, force: true });
     return { saved: true, key };
+  }
+}
+
+/** Copies the regular files of `from` into `to` through the archive code: never a link, never outside `to`. */
+async function copyConfined(from: string, to: string): Promise<void> {
+  const unpacker = new TarUnpacker('memory', to);
+  try {
+    await emitSegments(tarLayout(from, 'memory', { strict: true }), (piece, release) => {
+      unpacker.push(piece);
+      release();
+    });
+    unpacker.end();
+  } catch (error) {
+    unpacker.abort();
+    throw error;
   }
 }

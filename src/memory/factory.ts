@@ -27,6 +27,8 @@ export function createMemoryStore(o: {
   log: Logger;
   clock: () => Date;
   credentials: () => string[];
+  /** memory-signing-key, or '' */
+  signingKey?: string;
 }): MemoryStore {
   let backend: SnapshotBackend;
   switch (o.choice.backend) {
@@ -39,20 +41,24 @@ export function createMemoryStore(o: {
       backend = new S3Backend(location, o.keys, s3Client(o.choice.endpoint, o.env), o.clock);
       break;
     }
-    case 'actions-cache':
+    case 'actions-cache': {
+      // Recall's streaming client on protocol v2. On v1 (GitHub Enterprise Server) Recall still
+      // restores (the toolkit unpacks with `tar -P`, which writes wherever an archive says) and
+      // the toolkit saves.
+      const v1 = new CacheServiceClient({ env: o.env, log: o.log, protocol: 'v1' });
       backend = new ActionsCacheBackend({
         keys: o.keys,
-        // Recall's streaming client for protocol v2; the toolkit for v1 (GitHub Enterprise Server).
         cache: usesCacheServiceV2(o.env)
           ? new CacheServiceClient({ env: o.env, log: o.log })
           : {
               isFeatureAvailable: () => cache.isFeatureAvailable(),
-              restoreCache: (paths, key, restoreKeys, options) => cache.restoreCache(paths, key, restoreKeys, options),
+              restoreCache: (paths, key, restoreKeys, options) => v1.restoreCache(paths, key, restoreKeys, options),
               saveCache: (paths, key) => cache.saveCache(paths, key),
             },
         cacheMode: (o.env.ACTIONS_CACHE_MODE ?? '').trim().toLowerCase(),
       });
       break;
+    }
   }
-  return new SnapshotMemoryStore({ memoryDir: o.memoryDir, backend, log: o.log, clock: o.clock, credentials: o.credentials });
+  return new SnapshotMemoryStore({ memoryDir: o.memoryDir, backend, log: o.log, clock: o.clock, credentials: o.credentials, signingKey: o.signingKey || undefined });
 }

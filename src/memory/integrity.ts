@@ -1,19 +1,28 @@
 /**
  * The manifest Recall writes beside the memory files at save time, and the check on restore:
  * is the database there, does it look like SQLite, and did every file arrive as it was saved.
+ *
+ * With a signing key (memory-signing-key, a secret only Recall holds), the manifest holds the
+ * SHA-256 of every byte of every file and an HMAC over itself, and a restore takes only a snapshot
+ * whose signature holds and whose files match it: memory someone else wrote is never used (RFC-005).
  */
-import { createHash } from 'node:crypto';
+import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { readMemoryFile, writeMemoryFile } from './files.js';
 import { DATABASE_FILE } from './layout.js';
+import { openRegular } from './tar.js';
 
 export const MANIFEST_FILE = 'recall-manifest.json';
 const SQLITE_HEADER = Buffer.from('SQLite format 3\0', 'latin1');
 
 interface Manifest {
-  version: 2;
+  version: 2 | 3;
   savedAt: string;
-  files: Record<string, { size: number; fingerprint?: string }>;
+  /** `fingerprint` sampled (version 2), `sha256` of every byte (version 3, signed). */
+  files: Record<string, { size: number; fingerprint?: string; sha256?: string }>;
+  /** Version 3: HMAC-SHA256 with the signing key over the manifest without this field. */
+  signature?: string;
 }
 
 export type MemoryCheck =
@@ -44,7 +53,7 @@ const SAMPLE_BLOCKS = 32;
 function fingerprint(file: string): string {
   const size = fs.statSync(file).size;
   const hash = createHash('sha256').update(String(size));
-  const fd = fs.openSync(file, 'r');
+  const fd = openRegular(file);
   try {
     const block = Buffer.alloc(SAMPLE_BLOCK);
     const blocks = Math.ceil(size / SAMPLE_BLOCK);
@@ -60,31 +69,80 @@ function fingerprint(file: string): string {
   return hash.digest('hex');
 }
 
-export function writeManifest(memoryDir: string, now: Date): void {
+export function writeManifest(memoryDir: string, now: Date, signingKey?: string): void {
   const files: Manifest['files'] = {};
   for (const name of memoryFiles(memoryDir)) {
     const file = path.join(memoryDir, name);
-    files[name] = { size: fs.statSync(file).size, fingerprint: fingerprint(file) };
+    files[name] = signingKey ? { size: fs.statSync(file).size, sha256: wholeHash(file) } : { size: fs.statSync(file).size, fingerprint: fingerprint(file) };
   }
-  const manifest: Manifest = { version: 2, savedAt: now.toISOString(), files };
-  fs.writeFileSync(path.join(memoryDir, MANIFEST_FILE), `${JSON.stringify(manifest, null, 2)}\n`);
+  const manifest: Manifest = signingKey ? { version: 3, savedAt: now.toISOString(), files } : { version: 2, savedAt: now.toISOString(), files };
+  if (signingKey) manifest.signature = sign(manifest, signingKey);
+  writeMemoryFile(path.join(memoryDir, MANIFEST_FILE), `${JSON.stringify(manifest, null, 2)}\n`);
+}
+
+function sign(manifest: Manifest, key: string): string {
+  const { version, savedAt, files } = manifest;
+  return createHmac('sha256', key).update(JSON.stringify({ version, savedAt, files })).digest('hex');
+}
+
+/** SHA-256 of every byte (a signed manifest vouches for all of them). */
+function wholeHash(file: string): string {
+  const hash = createHash('sha256');
+  const fd = openRegular(file);
+  const buffer = Buffer.allocUnsafe(1024 * 1024);
+  try {
+    for (let n = fs.readSync(fd, buffer); n > 0; n = fs.readSync(fd, buffer)) hash.update(buffer.subarray(0, n));
+  } finally {
+    fs.closeSync(fd);
+  }
+  return hash.digest('hex');
+}
+
+/**
+ * With a signing key: why the snapshot in `memoryDir` is not one Recall signed, or undefined when
+ * its manifest's signature holds and every file matches it (and no file is there that it omits).
+ */
+function signatureProblem(memoryDir: string, manifest: Manifest, key: string): string | undefined {
+  if (manifest.version !== 3 || typeof manifest.signature !== 'string') return 'it is not signed';
+  const expected = Buffer.from(sign(manifest, key), 'hex');
+  const given = Buffer.from(manifest.signature, 'hex');
+  if (given.length !== expected.length || !timingSafeEqual(given, expected)) return 'its signature does not match memory-signing-key';
+  const present = memoryFiles(memoryDir);
+  const listed = Object.keys(manifest.files);
+  const extra = present.filter((f) => !listed.includes(f));
+  if (extra.length > 0) return `it holds files the signature does not cover (${extra.join(', ')})`;
+  for (const [name, expect] of Object.entries(manifest.files)) {
+    const file = path.join(memoryDir, name);
+    if (!fs.existsSync(file) || wholeHash(file) !== expect.sha256) return `${name} is not what was signed`;
+  }
+  return undefined;
 }
 
 export function hasMemoryFiles(memoryDir: string): boolean {
   return memoryFiles(memoryDir).length > 0;
 }
 
-export function checkMemory(memoryDir: string): MemoryCheck {
+export function checkMemory(memoryDir: string, signingKey?: string): MemoryCheck {
   const present = memoryFiles(memoryDir);
   if (present.length === 0 && !fs.existsSync(path.join(memoryDir, MANIFEST_FILE))) {
     return { verdict: 'empty' };
+  }
+  if (signingKey) {
+    let manifest: Manifest | undefined;
+    try {
+      manifest = JSON.parse(readMemoryFile(path.join(memoryDir, MANIFEST_FILE)) ?? 'null') as Manifest;
+    } catch {
+      manifest = undefined;
+    }
+    const problem = manifest?.files ? signatureProblem(memoryDir, manifest, signingKey) : 'it has no manifest Recall wrote';
+    if (problem) return { verdict: 'corrupted', detail: `it is not memory Recall saved with this memory-signing-key: ${problem}` };
   }
   const database = path.join(memoryDir, DATABASE_FILE);
   if (!present.includes(DATABASE_FILE)) {
     return { verdict: 'corrupted', detail: `${DATABASE_FILE} is missing from the restored memory` };
   }
   const header = Buffer.alloc(SQLITE_HEADER.length);
-  const fd = fs.openSync(database, 'r');
+  const fd = openRegular(database);
   const read = fs.readSync(fd, header, 0, header.length, 0);
   fs.closeSync(fd);
   if (read < header.length || !header.equals(SQLITE_HEADER)) {
@@ -94,7 +152,7 @@ export function checkMemory(memoryDir: string): MemoryCheck {
   if (!fs.existsSync(manifestPath)) return { verdict: 'partial', detail: `${MANIFEST_FILE} is missing` };
   let manifest: Manifest;
   try {
-    manifest = JSON.parse(fs.readFileSync(manifestPath, 'utf8')) as Manifest;
+    manifest = JSON.parse(readMemoryFile(manifestPath) ?? '') as Manifest;
     const files: unknown = manifest?.files;
     if (typeof files !== 'object' || files === null || Object.values(files).some((f) => typeof f?.size !== 'number')) throw new Error('bad shape');
   } catch {

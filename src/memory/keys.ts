@@ -2,7 +2,11 @@
  * Cache keys for memory. Each run attempt saves under its own key (keys are immutable), and a
  * restore finds the newest earlier save through the shared prefix.
  *
- *   <prefix>-v1-<run id>-<run attempt>      e.g. recall-v1-7712345-1
+ *   <prefix>-v1-<run id>-<run attempt>-<UTC time>      e.g. recall-v1-7712345-1-20261123T181122Z
+ *
+ * The time (when the run started) is how old a snapshot is, which no backend says otherwise (the
+ * Actions cache does not): a snapshot that cannot be read blocks saves only while it is young.
+ * Keys saved before the time was added end at the attempt.
  */
 export const KEY_FORMAT_VERSION = 'v1';
 const MAX_KEY_LENGTH = 512;
@@ -12,9 +16,22 @@ export interface MemoryKeys {
   restorePrefixes: string[];
 }
 
-export function memoryKeys(prefix: string, runId: string, runAttempt: string): MemoryKeys {
+export function memoryKeys(prefix: string, runId: string, runAttempt: string, now: Date = new Date()): MemoryKeys {
   const shared = `${prefix}-${KEY_FORMAT_VERSION}-`;
-  return { primary: `${shared}${runId}-${runAttempt}`, restorePrefixes: [shared] };
+  return { primary: `${shared}${runId}-${runAttempt}-${timeStamp(now)}`, restorePrefixes: [shared] };
+}
+
+/** A time as keys carry it: 20261123T181122Z. */
+export function timeStamp(time: Date): string {
+  return time.toISOString().replace(/[-:]/g, '').replace(/\.\d+Z$/, 'Z');
+}
+
+/** The time a key carries, or undefined for a key without one (saved by an older Recall). */
+export function keyTime(key: string): Date | undefined {
+  const m = /(\d{4})(\d{2})(\d{2})T(\d{2})(\d{2})(\d{2})Z/.exec(key);
+  if (!m) return undefined;
+  const time = new Date(Date.UTC(Number(m[1]), Number(m[2]) - 1, Number(m[3]), Number(m[4]), Number(m[5]), Number(m[6])));
+  return Number.isNaN(time.getTime()) ? undefined : time;
 }
 
 /** Why a memory-key-prefix cannot be used, or undefined when it can. */

@@ -13,9 +13,9 @@
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { DatabaseSync } from 'node:sqlite';
-import { credentialForms } from '../agent/environment.js';
+import type { DatabaseSync } from 'node:sqlite';
 import { DATABASE_FILE } from './layout.js';
+import { openStore } from './store-check.js';
 
 /** Tables keyed by session that never travel: a share link carries its secret. */
 const NEVER_COPIED = new Set(['session_share']);
@@ -23,7 +23,7 @@ const NEVER_COPIED = new Set(['session_share']);
 type Database = DatabaseSync;
 
 function openDatabase(file: string, readOnly: boolean): Database {
-  return new DatabaseSync(file, { readOnly, enableForeignKeyConstraints: false });
+  return openStore(file, readOnly);
 }
 
 /** The ids of the sessions in a memory directory's store ([] when there is none). */
@@ -121,115 +121,5 @@ export function mergeSessions(oursDir: string, theirsDir: string, exclude: Reado
     return result;
   } finally {
     db.close();
-  }
-}
-
-/** Tables of OpenCode's store that hold credentials or share secrets: emptied before a save. */
-const SECRET_TABLES = ['account', 'account_state', 'control_account', 'credential', 'session_share'];
-
-/**
- * Take every credential out of the store about to be saved: empty the tables that may hold them
- * (OpenCode accounts, connector credentials, share secrets), and replace each of `values` (the
- * credentials this run had: its keys and tokens) wherever the agent's messages, tool output or
- * events quote them, with `[redacted]`. Returns the rows changed per table.
- */
-export function scrubSecrets(memoryDir: string, values: readonly string[] = []): Record<string, number> {
-  const file = path.join(memoryDir, DATABASE_FILE);
-  if (!fs.existsSync(file)) return {};
-  const removed: Record<string, number> = {};
-  // Only credentials whose bytes are in the files need looking for row by row: one read of the
-  // files instead of a scan of every text column per credential (RFC-002, benchmark).
-  const secrets = credentialsIn(memoryDir, credentialForms(values));
-  const db = openDatabase(file, false);
-  try {
-    const present = new Set(tables(db, 'main'));
-    const filled = SECRET_TABLES.filter((t) => present.has(t) && db.prepare(`SELECT EXISTS (SELECT 1 FROM ${q(t)}) AS x`).get()?.x);
-    if (filled.length === 0 && secrets.length === 0) return removed;
-    // Overwrite deleted content with zeros, and fold the WAL, so no old page keeps a secret.
-    db.exec('PRAGMA secure_delete = ON');
-    for (const table of filled) {
-      const n = Number(db.prepare(`DELETE FROM ${q(table)}`).run().changes);
-      if (n > 0) removed[table] = n;
-    }
-    for (const table of present) {
-      if (secrets.length === 0 || SECRET_TABLES.includes(table)) continue;
-      const textColumns = db
-        .prepare('SELECT name, type FROM pragma_table_info(?)')
-        .all(table)
-        .filter((c) => /text|char|clob|^$/i.test(String(c.type)))
-        .map((c) => String(c.name));
-      for (const column of textColumns) {
-        for (const secret of secrets) {
-          const n = Number(
-            db.prepare(`UPDATE ${q(table)} SET ${q(column)} = replace(${q(column)}, ?, '[redacted]') WHERE instr(${q(column)}, ?) > 0`).run(secret, secret).changes,
-          );
-          if (n > 0) removed[table] = (removed[table] ?? 0) + n;
-        }
-      }
-    }
-    db.exec('PRAGMA wal_checkpoint(TRUNCATE)');
-    // Rows OpenCode rewrote (a tool part while it ran) leave old copies in free space, beyond the
-    // reach of UPDATE. When a credential still shows in the bytes, rebuild the file from live rows.
-    if (secrets.length > 0 && credentialsIn(memoryDir, secrets).length > 0) {
-      db.exec('VACUUM');
-      db.exec('PRAGMA wal_checkpoint(TRUNCATE)');
-      removed.vacuum = 1;
-    }
-  } finally {
-    db.close();
-  }
-  if (secrets.length > 0 && credentialsIn(memoryDir, secrets).length > 0) {
-    throw new Error('a credential of this run is still in the store after redaction');
-  }
-  return removed;
-}
-
-/** The `secrets` whose bytes appear in any file of `dir`, read in pieces through one buffer. */
-export function credentialsIn(dir: string, secrets: readonly string[]): string[] {
-  if (secrets.length === 0) return [];
-  const buffer = Buffer.allocUnsafe(1024 * 1024);
-  const found = new Set<string>();
-  for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {
-    if (!entry.isFile()) continue;
-    const scanner = new CredentialScanner(secrets);
-    const fd = fs.openSync(path.join(dir, entry.name), 'r');
-    try {
-      for (let n = fs.readSync(fd, buffer); n > 0; n = fs.readSync(fd, buffer)) scanner.feed(buffer.subarray(0, n));
-    } finally {
-      fs.closeSync(fd);
-    }
-    for (const s of scanner.found()) found.add(s);
-  }
-  return secrets.filter((s) => found.has(s));
-}
-
-/**
- * Looks for `secrets` in a stream of pieces, including where one piece ends and the next begins.
- * Each piece is looked through once, while it is still warm; nothing is kept but a short tail.
- */
-export class CredentialScanner {
-  private readonly needles: Array<{ secret: string; bytes: Buffer }>;
-  private readonly overlap: number;
-  private tail = Buffer.alloc(0);
-  private readonly seen = new Set<string>();
-
-  constructor(secrets: readonly string[]) {
-    this.needles = secrets.map((secret) => ({ secret, bytes: Buffer.from(secret, 'utf8') }));
-    this.overlap = Math.max(0, ...this.needles.map((n) => n.bytes.length - 1));
-  }
-
-  feed(piece: Buffer): void {
-    if (this.needles.length === 0) return;
-    const seam = this.tail.length > 0 ? Buffer.concat([this.tail, piece.subarray(0, this.overlap)]) : undefined;
-    for (const { secret, bytes } of this.needles) {
-      if (this.seen.has(secret)) continue;
-      if (piece.includes(bytes) || seam?.includes(bytes)) this.seen.add(secret);
-    }
-    const keep = Math.min(this.overlap, this.tail.length + piece.length);
-    this.tail = piece.length >= keep ? Buffer.from(piece.subarray(piece.length - keep)) : Buffer.concat([this.tail, piece]).subarray(-keep);
-  }
-
-  found(): string[] {
-    return this.needles.map((n) => n.secret).filter((s) => this.seen.has(s));
   }
 }

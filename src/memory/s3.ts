@@ -12,8 +12,10 @@
  * aws-actions/configure-aws-credentials), and are never stored: the store's credential removal
  * takes every AWS_* key value out before a save.
  */
-import { spawn } from 'node:child_process';
+import { once } from 'node:events';
 import * as fs from 'node:fs';
+import { pipeline } from 'node:stream/promises';
+import * as zlib from 'node:zlib';
 import {
   DeleteObjectCommand,
   GetObjectCommand,
@@ -22,8 +24,9 @@ import {
   S3Client,
   type ListObjectsV2CommandOutput,
 } from '@aws-sdk/client-s3';
-import type { MemoryKeys } from './keys.js';
-import type { SnapshotBackend } from './snapshot-store.js';
+import { timeStamp, type MemoryKeys } from './keys.js';
+import { UnusableSnapshotError, type SnapshotBackend } from './snapshot-store.js';
+import { emitSegments, tarLayout, TarUnpacker } from './tar.js';
 
 const KEEP = 3;
 
@@ -39,32 +42,58 @@ export function parseS3Location(value: string): S3Location | string {
   return { bucket: m[1]!, folder: (m[2] ?? '').replace(/^\/+|\/+$/g, '') };
 }
 
+/**
+ * The bucket's client. Its credentials are RECALL_S3_ACCESS_KEY_ID / RECALL_S3_SECRET_ACCESS_KEY
+ * (/ RECALL_S3_SESSION_TOKEN) when set: Recall's own, which never reach the agent. Else the AWS
+ * SDK's default chain (AWS_* variables, OIDC), which reach the agent only when its model provider
+ * is Amazon Bedrock (environment.ts).
+ */
 export function s3Client(endpoint: string, env: NodeJS.ProcessEnv): S3Client {
+  const own = env.RECALL_S3_ACCESS_KEY_ID && env.RECALL_S3_SECRET_ACCESS_KEY;
   return new S3Client({
-    region: env.AWS_REGION || env.AWS_DEFAULT_REGION || 'us-east-1',
+    region: env.RECALL_S3_REGION || env.AWS_REGION || env.AWS_DEFAULT_REGION || 'us-east-1',
     ...(endpoint ? { endpoint, forcePathStyle: true } : {}),
+    ...(own
+      ? {
+          credentials: {
+            accessKeyId: env.RECALL_S3_ACCESS_KEY_ID!,
+            secretAccessKey: env.RECALL_S3_SECRET_ACCESS_KEY!,
+            ...(env.RECALL_S3_SESSION_TOKEN ? { sessionToken: env.RECALL_S3_SESSION_TOKEN } : {}),
+          },
+        }
+      : {}),
   });
 }
 
-function run(command: string, args: string[], input?: NodeJS.ReadableStream): Promise<Buffer> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(command, args, { stdio: [input ? 'pipe' : 'ignore', 'pipe', 'pipe'] });
-    const out: Buffer[] = [];
-    let err = '';
-    child.stdout?.on('data', (d: Buffer) => out.push(d));
-    child.stderr?.on('data', (d: Buffer) => (err += d.toString()));
-    child.on('error', reject);
-    child.on('close', (code) => (code === 0 ? resolve(Buffer.concat(out)) : reject(new Error(`${command} exited ${code}: ${err.trim()}`))));
-    if (input && child.stdin) {
-      input.on('error', (error) => {
-        // A download cut off: tar would wait for the rest of its input forever.
-        child.stdin?.destroy();
-        child.kill('SIGKILL');
-        reject(error);
-      });
-      input.pipe(child.stdin);
-    }
+/**
+ * A snapshot as one gzip member of a tar of the directory's files, named `./<file>` as
+ * `tar -czf - -C dir .` names them (snapshots saved that way still restore).
+ */
+async function packGzip(dir: string): Promise<Buffer> {
+  const gzip = zlib.createGzip();
+  const out: Buffer[] = [];
+  gzip.on('data', (d: Buffer) => out.push(d));
+  const ended = once(gzip, 'end');
+  await emitSegments(tarLayout(dir, '.'), async (piece, release) => {
+    if (!gzip.write(piece, release)) await once(gzip, 'drain');
   });
+  gzip.end();
+  await ended;
+  return Buffer.concat(out);
+}
+
+/** Unpacks a gzip tar stream into `dir` with Recall's unpacker: regular files only, inside `dir`. */
+async function unpackGzip(body: NodeJS.ReadableStream, dir: string): Promise<void> {
+  const unpacker = new TarUnpacker('.', dir);
+  try {
+    await pipeline(body, zlib.createGunzip(), async (source: AsyncIterable<Buffer>) => {
+      for await (const piece of source) unpacker.push(piece);
+    });
+    unpacker.end();
+  } catch (error) {
+    unpacker.abort();
+    throw error;
+  }
 }
 
 export class S3Backend implements SnapshotBackend {
@@ -121,15 +150,22 @@ export class S3Backend implements SnapshotBackend {
       throw error;
     }
     fs.mkdirSync(dir, { recursive: true });
-    await run('tar', ['-xzf', '-', '-C', dir], body);
+    try {
+      await unpackGzip(body, dir);
+    } catch (error) {
+      // A connection cut mid-way is worth another try; anything else is in the object itself.
+      const code = (error as NodeJS.ErrnoException).code;
+      if (code === 'ECONNRESET' || code === 'ETIMEDOUT' || code === 'ERR_STREAM_PREMATURE_CLOSE') throw error;
+      throw new UnusableSnapshotError(`snapshot ${key} cannot be used: ${(error as Error).message}`, key);
+    }
     return true;
   }
 
   async put(dir: string): Promise<{ saved: true; key: string }> {
-    const stamp = this.clock().toISOString().replace(/[-:]/g, '').replace(/\.\d+Z$/, 'Z');
-    const run_ = this.keys.primary.slice((this.keys.restorePrefixes[0] ?? '').length);
-    const key = `${this.prefix}${stamp}-${run_}.tar.gz`;
-    const archive = await run('tar', ['-czf', '-', '-C', dir, '.']);
+    // The time first, so that the newest snapshot is the greatest key and one listing finds it.
+    const run_ = this.keys.primary.slice((this.keys.restorePrefixes[0] ?? '').length).replace(/-\d{8}T\d{6}Z$/, '');
+    const key = `${this.prefix}${timeStamp(this.clock())}-${run_}.tar.gz`;
+    const archive = await packGzip(dir);
     await this.client.send(new PutObjectCommand({ Bucket: this.location.bucket, Key: key, Body: archive, ContentType: 'application/gzip' }));
     for (const old of (await this.snapshots()).slice(KEEP)) {
       await this.client.send(new DeleteObjectCommand({ Bucket: this.location.bucket, Key: old }));

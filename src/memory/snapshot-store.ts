@@ -1,18 +1,35 @@
 /**
  * Memory as whole snapshots of the memory directory in a backend (the Actions cache, a local
  * directory, ...). The backend only stores and finds snapshots; this class does the rest, the
- * same for every backend: integrity on restore, credentials out before a save, and the merge of
- * a snapshot another run saved meanwhile (RFC-002).
+ * same for every backend: integrity and the store's check on restore (a snapshot is data from a
+ * store others can write, RFC-005), the same check and credentials out before a save, and the
+ * merge of a snapshot another run saved meanwhile (RFC-002).
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { Logger, MemoryStore, RestoreOutcome, SaveOutcome } from '../ports.js';
 import { describe } from '../errors.js';
 import { ThreadIndex } from '../recall/threads.js';
+import { credentialForms } from '../agent/credentials.js';
+import { readMemoryFile, removeStrangers, writeMemoryFile } from './files.js';
 import { checkMemory, emptyDirectory, hasMemoryFiles, moveAside, writeManifest } from './integrity.js';
+import { keyTime } from './keys.js';
 import { DATABASE_FILE } from './layout.js';
-import { credentialsIn, mergeSessions, scrubSecrets, sessionIdsIn } from './merge.js';
-import { credentialForms } from '../agent/environment.js';
+import { mergeSessions, sessionIdsIn } from './merge.js';
+import { credentialsIn, scrubSecrets, vacuumStore } from './scrub.js';
+import { checkStore } from './store-check.js';
+
+/** A snapshot that can never be used: it cannot be unpacked, or holds what memory never holds. */
+export class UnusableSnapshotError extends Error {
+  override name = 'UnusableSnapshotError';
+  constructor(
+    message: string,
+    /** The snapshot's key, when known. */
+    public key?: string,
+  ) {
+    super(message);
+  }
+}
 
 /** Where snapshots live. Every method may throw; the store turns that into a warning. */
 export interface SnapshotBackend {
@@ -50,6 +67,8 @@ export interface SnapshotStoreOptions {
   clock: () => Date;
   /** The credentials this run had, to be taken out of the store before it is saved. */
   credentials?: () => string[];
+  /** memory-signing-key: sign what is saved, and use only what was signed with it. */
+  signingKey?: string;
 }
 
 /** What this run started from, kept beside (not in) the memory directory for the save. */
@@ -57,6 +76,13 @@ interface Base {
   restoredKey?: string;
   sessions: string[];
 }
+
+/**
+ * How long a snapshot that cannot be read (the service failing, not the snapshot) holds saves
+ * back: a save meanwhile would hide it behind a smaller store. A snapshot older than this (its key
+ * says when its run started), or one without a time, is set aside and the save goes on.
+ */
+export const UNREADABLE_HOLD_MS = 24 * 60 * 60 * 1000;
 
 export class SnapshotMemoryStore implements MemoryStore {
   constructor(private readonly so: SnapshotStoreOptions) {}
@@ -83,25 +109,26 @@ export class SnapshotMemoryStore implements MemoryStore {
       // an unreadable store has no sessions to protect from a merge
     }
     const base: Base = { restoredKey, sessions };
-    fs.writeFileSync(this.baseFile(), JSON.stringify(base));
+    writeMemoryFile(this.baseFile(), JSON.stringify(base));
   }
 
   /** What this run started from; when nothing was recorded (restore was off), nothing. */
   private readBase(): Base {
     try {
-      const base = JSON.parse(fs.readFileSync(this.baseFile(), 'utf8')) as Partial<Base>;
-      return { restoredKey: base.restoredKey, sessions: Array.isArray(base.sessions) ? base.sessions : [] };
+      const base = JSON.parse(readMemoryFile(this.baseFile()) ?? '') as Partial<Base>;
+      return { restoredKey: typeof base.restoredKey === 'string' ? base.restoredKey : undefined, sessions: Array.isArray(base.sessions) ? base.sessions.map(String) : [] };
     } catch {
       return { sessions: [] };
     }
   }
 
   private async restoreNewest(): Promise<RestoreOutcome> {
-    const { memoryDir, backend, clock } = this.so;
+    const { memoryDir, backend } = this.so;
     let restoredKey: string | undefined;
     try {
       restoredKey = await backend.restoreNewest(memoryDir);
     } catch (error) {
+      if (error instanceof UnusableSnapshotError) return this.setAside(error.key, error.message);
       emptyDirectory(memoryDir);
       return {
         status: 'miss',
@@ -109,33 +136,51 @@ export class SnapshotMemoryStore implements MemoryStore {
       };
     }
     if (!restoredKey) return { status: 'miss' };
-    const check = checkMemory(memoryDir);
-    switch (check.verdict) {
-      case 'ok':
-        return { status: 'hit', restoredKey };
-      case 'empty':
-        return { status: 'miss', restoredKey };
-      case 'partial':
-        return {
-          status: 'partial',
-          restoredKey,
-          warning: `Memory restored from ${restoredKey} is incomplete (${check.detail}); the run goes on with what arrived.`,
-        };
-      case 'corrupted': {
-        const aside = moveAside(memoryDir, clock());
-        return {
-          status: 'corrupted',
-          restoredKey,
-          warning:
-            `Memory restored from ${restoredKey} is unusable (${check.detail}). It was moved to ${aside} ` +
-            'and this run starts with empty memory; the next save replaces it.',
-        };
-      }
+    const check = checkMemory(memoryDir, this.so.signingKey);
+    if (check.verdict === 'empty') return { status: 'miss', restoredKey };
+    if (check.verdict === 'corrupted') return this.setAside(restoredKey, check.detail);
+    const store = this.checkRestoredStore();
+    if (store.unusable) return this.setAside(restoredKey, store.unusable);
+    const repaired = store.repaired.length > 0 ? `Memory restored from ${restoredKey} was repaired before use: ${store.repaired.join('; ')}.` : undefined;
+    if (check.verdict === 'partial') {
+      const incomplete = `Memory restored from ${restoredKey} is incomplete (${check.detail}); the run goes on with what arrived.`;
+      return { status: 'partial', restoredKey, warning: [incomplete, repaired].filter(Boolean).join(' ') };
     }
+    return { status: 'hit', restoredKey, ...(repaired ? { warning: repaired } : {}) };
+  }
+
+  /**
+   * The restored store's check (store-check.ts), with the thread index's record of the user
+   * messages Recall sent; sessions an older Recall saved, with no record, are recorded as they are.
+   */
+  private checkRestoredStore() {
+    const { memoryDir, clock } = this.so;
+    const strangers = removeStrangers(memoryDir);
+    const { index } = ThreadIndex.load(memoryDir);
+    const result = checkStore(memoryDir, { now: clock(), turns: (id) => index.turnsOf(id) });
+    if (!result.unusable && result.unrecorded.size > 0) {
+      for (const [id, digests] of result.unrecorded) index.trustTurns(id, digests);
+      index.save();
+    }
+    if (strangers.length > 0) result.repaired.unshift(`removed what memory never holds (${strangers.join(', ')})`);
+    return result;
+  }
+
+  /** Moves an unusable snapshot aside (kept for inspection); the run starts empty and saves anew. */
+  private setAside(key: string | undefined, why: string): RestoreOutcome {
+    const { memoryDir, clock } = this.so;
+    const aside = moveAside(memoryDir, clock());
+    return {
+      status: 'corrupted',
+      ...(key ? { restoredKey: key } : {}),
+      warning:
+        `Memory restored from ${key ?? 'the newest snapshot'} is unusable (${why}). It was moved to ${aside} ` +
+        'and this run starts with empty memory; the next save replaces it.',
+    };
   }
 
   async save(): Promise<SaveOutcome> {
-    const { memoryDir, backend } = this.so;
+    const { memoryDir, backend, clock, log } = this.so;
     const problem = backend.writeProblem();
     if (problem !== undefined) return problem ? { saved: false, warning: problem } : { saved: false };
     // A merge that was cut off (a cancelled step) left this run's store aside: put it back.
@@ -144,9 +189,18 @@ export class SnapshotMemoryStore implements MemoryStore {
       fs.rmSync(memoryDir, { recursive: true, force: true });
       fs.renameSync(aside, memoryDir);
     }
+    // The agent could write this directory while it ran: a link or a FIFO here would redirect or
+    // stall what Recall does next, a trigger would run inside every statement below.
+    const strangers = removeStrangers(memoryDir);
+    if (strangers.length > 0) log.warning(`Memory: removed what memory never holds from the store before saving (${strangers.join(', ')}).`);
     if (!hasMemoryFiles(memoryDir) || !fs.existsSync(path.join(memoryDir, DATABASE_FILE))) {
       return { saved: false, warning: 'Memory was not saved: OpenCode wrote no session store in this run.' };
     }
+    const { index } = ThreadIndex.load(memoryDir);
+    const check = checkStore(memoryDir, { now: clock(), turns: (id) => index.turnsOf(id) ?? new Set(), quick: false });
+    if (check.unusable) return { saved: false, warning: `Memory was not saved: the session store is unusable after this run (${check.unusable}).` };
+    if (check.repaired.length > 0) log.warning(`Memory: the session store was repaired before saving: ${check.repaired.join('; ')}.`);
+
     let merge: { merged?: string[]; warning?: string; blocked?: string };
     try {
       merge = await this.mergeNewerSave();
@@ -154,7 +208,7 @@ export class SnapshotMemoryStore implements MemoryStore {
       merge = { blocked: `Memory was not saved: merging the memory of an overlapping run failed (${describe(error)}).` };
     }
     if (merge.blocked) return { saved: false, warning: merge.blocked };
-    if (merge.warning) this.so.log.warning(merge.warning);
+    if (merge.warning) log.warning(merge.warning);
     let packed: PackedSnapshot | undefined;
     try {
       packed = await this.takeOutCredentials();
@@ -171,28 +225,28 @@ export class SnapshotMemoryStore implements MemoryStore {
   }
 
   /**
-   * Empties the tables that hold credentials, writes the manifest, and makes sure no credential of
-   * the run is in the bytes about to be stored. With a backend that packs, those bytes are read
-   * once: they are looked through as they are archived, and only rewritten (rows redacted, packed
-   * again) when a credential is found. Returns the packed snapshot, checked.
+   * Empties the tables that hold credentials, redacts every credential of the run wherever a row
+   * holds it (at the SQL level: a value longer than a page is split across overflow pages on disk,
+   * where a byte search cannot see it whole), writes the manifest, and makes sure no credential is
+   * in the bytes about to be stored. With a backend that packs, those bytes are read once, as they
+   * are archived, and only packed again when old copies of a row had to be cleared. The packed
+   * snapshot, checked.
    */
   private async takeOutCredentials(): Promise<PackedSnapshot | undefined> {
-    const { memoryDir, backend, clock, log } = this.so;
+    const { memoryDir, backend, clock, log, signingKey } = this.so;
     const credentials = this.so.credentials?.() ?? [];
     const forms = credentialForms(credentials);
-    const report = (removed: Record<string, number>) => {
-      const rows = Object.entries(removed).filter(([t]) => t !== 'vacuum');
-      if (rows.length > 0) log.info(`Memory: took credentials out of the store before saving (${rows.map(([t, n]) => `${n} in ${t}`).join(', ')}).`);
-    };
-    report(scrubSecrets(memoryDir, [])); // the credential tables; no row-by-row search yet
-    writeManifest(memoryDir, clock());
+    const removed = scrubSecrets(memoryDir, credentials);
+    const rows = Object.entries(removed).filter(([t]) => t !== 'vacuum');
+    if (rows.length > 0) log.info(`Memory: took credentials out of the store before saving (${rows.map(([t, n]) => `${n} in ${t}`).join(', ')}).`);
+    writeManifest(memoryDir, clock(), signingKey);
     let packed = await backend.pack?.(memoryDir, forms);
-    const found = packed ? packed.found : credentialsIn(memoryDir, forms);
-    if (found.length === 0) return packed;
-    report(scrubSecrets(memoryDir, credentials));
-    writeManifest(memoryDir, clock());
+    if ((packed ? packed.found : credentialsIn(memoryDir, forms)).length === 0) return packed;
+    // Old copies of redacted rows in free pages: rebuild the file from its live rows.
+    vacuumStore(memoryDir);
+    writeManifest(memoryDir, clock(), signingKey);
     packed = await backend.pack?.(memoryDir, forms);
-    if (packed && packed.found.length > 0) throw new Error('a credential of this run is still in the store after redaction');
+    if ((packed ? packed.found : credentialsIn(memoryDir, forms)).length > 0) throw new Error('a credential of this run is still in the store after redaction');
     return packed;
   }
 
@@ -201,7 +255,7 @@ export class SnapshotMemoryStore implements MemoryStore {
    * run's sessions into this save, so that the later save does not drop them (see merge.ts).
    */
   private async mergeNewerSave(): Promise<{ merged?: string[]; warning?: string; blocked?: string }> {
-    const { memoryDir, backend } = this.so;
+    const { memoryDir, backend, clock } = this.so;
     const base = this.readBase();
     let newest: string | undefined;
     try {
@@ -223,24 +277,32 @@ export class SnapshotMemoryStore implements MemoryStore {
     try {
       fs.mkdirSync(memoryDir, { recursive: true });
       const got = await backend.fetch(newest, memoryDir);
-      const check = got ? checkMemory(memoryDir) : undefined;
+      const check = got ? checkMemory(memoryDir, this.so.signingKey) : undefined;
+      const store = check && check.verdict !== 'corrupted' && check.verdict !== 'empty' ? this.checkRestoredStore() : undefined;
       if (!got) unreachable = 'it could not be downloaded';
-      else if (check && (check.verdict === 'corrupted' || check.verdict === 'empty')) problem = `${newest} is ${check.verdict}`;
+      else if (check && (check.verdict === 'corrupted' || check.verdict === 'empty')) problem = `${newest} is ${check.verdict}${check.verdict === 'corrupted' ? `: ${check.detail}` : ''}`;
+      else if (store?.unusable) problem = `${newest} is unusable: ${store.unusable}`;
       else fs.renameSync(memoryDir, theirs);
     } catch (error) {
-      unreachable = describe(error);
+      if (error instanceof UnusableSnapshotError) problem = `${newest} is unusable: ${error.message}`;
+      else unreachable = describe(error);
     } finally {
       fs.rmSync(memoryDir, { recursive: true, force: true });
       fs.renameSync(ours, memoryDir);
     }
     if (unreachable) {
-      return {
-        blocked:
-          `Memory was not saved: ${newest}, saved by another run after this one restored, could not be merged (${unreachable}). ` +
-          "Saving now would hide its sessions behind this run's smaller store, so this run's session is the one left out.",
-      };
+      // A snapshot the service keeps failing to hand over holds saves back for a bounded time only.
+      const savedAt = keyTime(newest);
+      if (savedAt && clock().getTime() - savedAt.getTime() < UNREADABLE_HOLD_MS) {
+        return {
+          blocked:
+            `Memory was not saved: ${newest}, saved by another run after this one restored, could not be merged (${unreachable}). ` +
+            "Saving now would hide its sessions behind this run's smaller store, so this run's session is the one left out.",
+        };
+      }
+      return { warning: `Memory saved by another run (${newest}) could not be read for ${savedAt ? 'more than a day' : 'a while (its key carries no time)'} (${unreachable}); it is set aside and this save replaces it.` };
     }
-    if (problem) return { warning: `Memory saved by an overlapping run was not merged (${problem}); this save replaces it.` };
+    if (problem) return { warning: `Memory saved by an overlapping run was not merged (${problem}); it is set aside and this save replaces it.` };
     try {
       const result = mergeSessions(memoryDir, theirs, new Set(base.sessions));
       const mine = ThreadIndex.load(memoryDir).index;

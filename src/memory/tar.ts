@@ -16,6 +16,17 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 
 const BLOCK = 512;
+/**
+ * The most a restore unpacks: a store of 10,000 sessions is about 320 MB (RFC-002), and zstd turns
+ * 2 GiB of zeros into 66 KB, so an archive that unpacks to more is not memory Recall wrote.
+ */
+export const MAX_UNPACKED_BYTES = 2 * 1024 ** 3;
+/** The memory directory holds a handful of files; an archive with more entries is refused. */
+export const MAX_ENTRIES = 1_000;
+/** Opened for writing without following a link that is already there. */
+const WRITE_NEW = fs.constants.O_WRONLY | fs.constants.O_CREAT | fs.constants.O_TRUNC | fs.constants.O_NOFOLLOW;
+/** Opened for reading without following a link, and without waiting on a FIFO. */
+export const READ_REGULAR = fs.constants.O_RDONLY | fs.constants.O_NOFOLLOW | fs.constants.O_NONBLOCK;
 const ZEROS = Buffer.alloc(2 * BLOCK);
 /** File contents are read in pieces of this size into a ring of RING reused buffers. */
 const PIECE = 1024 * 1024;
@@ -29,11 +40,16 @@ interface Item {
   mtime: number;
 }
 
-/** The files and directories under `dir`, sorted, named under `prefix`. */
-function itemsOf(dir: string, prefix: string): Item[] {
+/**
+ * The files and directories under `dir`, sorted, named under `prefix`. Links, FIFOs and the like
+ * are not memory: left out, or with `strict` (reading a snapshot someone else may have written) an
+ * error.
+ */
+function itemsOf(dir: string, prefix: string, strict: boolean): Item[] {
   const items: Item[] = [];
   const walk = (abs: string, name: string) => {
-    const st = fs.statSync(abs);
+    const st = fs.lstatSync(abs);
+    if (!st.isDirectory()) throw new Error(`${abs} is not a directory`);
     items.push({ name: `${name}/`, size: 0, mode: st.mode & 0o7777, mtime: Math.floor(st.mtimeMs / 1000) });
     for (const entry of fs.readdirSync(abs, { withFileTypes: true }).sort((a, b) => (a.name < b.name ? -1 : 1))) {
       const child = path.join(abs, entry.name);
@@ -41,8 +57,9 @@ function itemsOf(dir: string, prefix: string): Item[] {
       else if (entry.isFile()) {
         const s = fs.statSync(child);
         items.push({ name: `${name}/${entry.name}`, file: child, size: s.size, mode: s.mode & 0o7777, mtime: Math.floor(s.mtimeMs / 1000) });
+      } else if (strict) {
+        throw new Error(`${child} is not a regular file (a link, a FIFO or a device), which memory never holds`);
       }
-      // Sockets, links and the like are not memory: left out.
     }
   };
   walk(dir, prefix);
@@ -81,9 +98,9 @@ const padding = (n: number) => (BLOCK - (n % BLOCK)) % BLOCK;
 export type Segment = { bytes: Buffer } | { file: string; start: number; length: number };
 
 /** The archive of `dir` (entries named `<prefix>/...`) as segments, in order; nothing is read yet. */
-export function tarLayout(dir: string, prefix: string): Segment[] {
+export function tarLayout(dir: string, prefix: string, o: { strict?: boolean } = {}): Segment[] {
   const segments: Segment[] = [];
-  for (const item of itemsOf(dir, prefix.replace(/\/+$/, ''))) {
+  for (const item of itemsOf(dir, prefix.replace(/\/+$/, ''), o.strict === true)) {
     const long = Buffer.byteLength(item.name) > 100;
     if (long) {
       const record = paxRecord('path', item.name);
@@ -143,7 +160,7 @@ export function headOf(segments: Segment[], max: number): Buffer {
       continue;
     }
     const buffer = Buffer.alloc(Math.min(left, segment.length));
-    const fd = fs.openSync(segment.file, 'r');
+    const fd = openRegular(segment.file);
     try {
       fs.readSync(fd, buffer, 0, buffer.length, segment.start);
     } finally {
@@ -168,7 +185,7 @@ export async function emitSegments(segments: Segment[], emit: (piece: Buffer, re
       await emit(segment.bytes, none);
       continue;
     }
-    const fd = fs.openSync(segment.file, 'r');
+    const fd = openRegular(segment.file);
     try {
       for (let at = 0; at < segment.length; ) {
         const buffer = await ring.take();
@@ -181,6 +198,16 @@ export async function emitSegments(segments: Segment[], emit: (piece: Buffer, re
       fs.closeSync(fd);
     }
   }
+}
+
+/** Opens `file` for reading only if it is a regular file (not a link, a FIFO or a device). */
+export function openRegular(file: string): number {
+  const fd = fs.openSync(file, READ_REGULAR);
+  if (!fs.fstatSync(fd).isFile()) {
+    fs.closeSync(fd);
+    throw new Error(`${file} is not a regular file`);
+  }
+  return fd;
 }
 
 /** RING buffers of PIECE bytes, handed out and given back. */
@@ -247,12 +274,16 @@ export class TarUnpacker {
   private longName?: string;
   private ended = false;
   files = 0;
+  private entries = 0;
+  private written = 0;
 
   constructor(
     prefix: string,
     private readonly dir: string,
+    private readonly limits: { maxBytes: number; maxEntries: number } = { maxBytes: MAX_UNPACKED_BYTES, maxEntries: MAX_ENTRIES },
   ) {
-    this.root = prefix.replace(/\/+$/, '').replace(/^\.\//, '');
+    // '.' (an archive of a directory's contents, as `tar -C dir .` makes) means every entry.
+    this.root = prefix.replace(/\/+$/, '').replace(/^\.(\/|$)/, '');
     fs.mkdirSync(dir, { recursive: true });
   }
 
@@ -262,7 +293,11 @@ export class TarUnpacker {
       while (at < piece.length && !this.ended) {
         if (this.left > 0) {
           const n = Math.min(this.left, piece.length - at);
-          if (this.fd !== undefined) fs.writeSync(this.fd, piece, at, n);
+          if (this.fd !== undefined) {
+            this.written += n;
+            if (this.written > this.limits.maxBytes) throw new Error(`the archive unpacks to more than ${this.limits.maxBytes} bytes, more than any memory Recall saves`);
+            fs.writeSync(this.fd, piece, at, n);
+          }
           if (this.meta) this.meta.fill += piece.copy(this.meta.data, this.meta.fill, at, at + n);
           this.left -= n;
           at += n;
@@ -309,6 +344,7 @@ export class TarUnpacker {
       this.ended = true;
       return;
     }
+    if (++this.entries > this.limits.maxEntries) throw new Error(`the archive has more than ${this.limits.maxEntries} entries, more than any memory Recall saves`);
     let sum = 0;
     for (let i = 0; i < BLOCK; i++) sum += i >= 148 && i < 156 ? 0x20 : h[i]!;
     if (sum !== octal(h, 148, 8)) throw new Error('the archive is damaged (a header checksum does not match)');
@@ -329,9 +365,9 @@ export class TarUnpacker {
     const ustarPrefix = h.subarray(257, 263).toString('ascii').startsWith('ustar') ? cString(h, 345, 155) : '';
     const name = (this.longName ?? (ustarPrefix ? `${ustarPrefix}/${cString(h, 0, 100)}` : cString(h, 0, 100))).replace(/^\.\//, '');
     this.longName = undefined;
-    const trimmed = name.replace(/\/+$/, '');
-    if (trimmed !== this.root && !trimmed.startsWith(`${this.root}/`)) return; // not part of the memory directory
-    const inside = trimmed === this.root ? '' : trimmed.slice(this.root.length + 1);
+    const trimmed = name.replace(/\/+$/, '').replace(/^\.$/, '');
+    if (this.root && trimmed !== this.root && !trimmed.startsWith(`${this.root}/`)) return; // not part of the memory directory
+    const inside = !this.root ? trimmed : trimmed === this.root ? '' : trimmed.slice(this.root.length + 1);
     if (inside.split('/').some((part) => part === '..') || path.isAbsolute(inside) || inside.includes('\\') || /^[a-z]:/i.test(inside)) {
       throw new Error(`the archive names ${JSON.stringify(name)}, which leaves the memory directory`);
     }
@@ -340,7 +376,7 @@ export class TarUnpacker {
       fs.mkdirSync(target, { recursive: true });
     } else if (type === '0' || type === '\0' || type === '7') {
       fs.mkdirSync(path.dirname(target), { recursive: true });
-      this.fd = fs.openSync(target, 'w', octal(h, 100, 8) & 0o777);
+      this.fd = fs.openSync(target, WRITE_NEW, octal(h, 100, 8) & 0o777);
       this.files++;
     } else {
       throw new Error(`the archive holds ${JSON.stringify(name)} of type '${type}' (a link or device), which memory never holds`);

@@ -4,6 +4,7 @@
  */
 import { fenceUntrusted, sanitizeUntrusted } from '../github/untrusted.js';
 import { clip, isRunSummary } from './run-summary.js';
+import { isSessionId } from './threads.js';
 
 export interface CandidateSession {
   id: string;
@@ -96,8 +97,10 @@ function latestSummary(texts: readonly string[]): string {
 
 /** The part of the prompt that hands prior work to the agent, or '' when there is none. */
 export function priorWorkSection(prior: readonly PriorWork[]): string {
-  if (prior.length === 0) return '';
-  const blocks = prior.map(
+  // Ids and titles come from the store: an id not shaped like OpenCode's is not put in a prompt.
+  const shown = prior.filter((p) => isSessionId(p.sessionId));
+  if (shown.length === 0) return '';
+  const blocks = shown.map(
     (p) =>
       // Titles come from issues people wrote; excerpts quote them: both are data, not instructions.
       `### Session ${p.sessionId}: ${sanitizeUntrusted(p.title).replace(/\s+/g, ' ')} (updated ${new Date(p.updatedAt).toISOString().slice(0, 10)})\n` +

@@ -3,8 +3,8 @@
  * each thread (issue-12, pr-7, schedule-nightly) continues, and which deliveries were already
  * answered. Session titles are not keys: OpenCode renames sessions on its own.
  */
-import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { readMemoryFile, writeMemoryFile } from '../memory/files.js';
 
 export const THREAD_INDEX_FILE = 'recall-threads.json';
 const MAX_DELIVERIES = 1_000;
@@ -13,6 +13,8 @@ interface IndexFile {
   version: 1;
   threads: Record<string, { sessionId: string; updatedAt: string }>;
   deliveries: Record<string, { sessionId: string; at: string }>;
+  /** Per session, digests of the user messages Recall sent in it (store-check.ts). */
+  turns?: Record<string, string[]>;
 }
 
 export class ThreadIndex {
@@ -25,11 +27,27 @@ export class ThreadIndex {
   static load(memoryDir: string): { index: ThreadIndex; problem?: string } {
     const file = path.join(memoryDir, THREAD_INDEX_FILE);
     const empty: IndexFile = { version: 1, threads: {}, deliveries: {} };
-    if (!fs.existsSync(file)) return { index: new ThreadIndex(file, empty) };
     try {
-      const parsed = JSON.parse(fs.readFileSync(file, 'utf8')) as Partial<IndexFile>;
+      const text = readMemoryFile(file);
+      if (text === undefined) return { index: new ThreadIndex(file, empty) };
+      const parsed = JSON.parse(text) as Partial<IndexFile>;
+      // Memory comes from a store others may write: keep only entries of the shape Recall writes.
+      const valid = <T extends { sessionId: string }>(entries: unknown, shape: (v: Record<string, unknown>) => boolean) =>
+        Object.fromEntries(
+          Object.entries(isRecord(entries) ? entries : {}).filter(([key, v]) => key.length <= 200 && isRecord(v) && isSessionId(v.sessionId) && shape(v)),
+        ) as Record<string, T>;
+      const turns = Object.fromEntries(
+        Object.entries(isRecord(parsed.turns) ? parsed.turns : {}).filter(
+          ([id, list]) => isSessionId(id) && Array.isArray(list) && list.every((d) => typeof d === 'string' && /^[0-9a-f]{32}$/.test(d)),
+        ),
+      ) as Record<string, string[]>;
       return {
-        index: new ThreadIndex(file, { version: 1, threads: parsed.threads ?? {}, deliveries: parsed.deliveries ?? {} }),
+        index: new ThreadIndex(file, {
+          version: 1,
+          threads: valid(parsed.threads, (v) => typeof v.updatedAt === 'string'),
+          deliveries: valid(parsed.deliveries, (v) => typeof v.at === 'string'),
+          turns,
+        }),
       };
     } catch (error) {
       return {
@@ -62,10 +80,30 @@ export class ThreadIndex {
     }
   }
 
-  /** Drop threads whose session no longer exists (pruned, or lost with corrupted memory). */
+  /** Recall sends `text` as a user message in the session: record it (store-check.ts checks them). */
+  recordTurn(sessionId: string, digest: string): void {
+    const turns = (this.data.turns ??= {});
+    turns[sessionId] = [...(turns[sessionId] ?? []), digest];
+  }
+
+  /** Takes a session's user messages as Recall's (a session an older Recall saved, unrecorded). */
+  trustTurns(sessionId: string, digests: readonly string[]): void {
+    (this.data.turns ??= {})[sessionId] = [...digests];
+  }
+
+  /** The user messages Recall sent in the session, or undefined when it has no record of it. */
+  turnsOf(sessionId: string): ReadonlySet<string> | undefined {
+    const list = this.data.turns?.[sessionId];
+    return list ? new Set(list) : undefined;
+  }
+
+  /** Drop threads and records whose session no longer exists (pruned, or lost with corrupted memory). */
   keepOnly(existingSessions: ReadonlySet<string>): void {
     for (const [key, thread] of Object.entries(this.data.threads)) {
       if (!existingSessions.has(thread.sessionId)) delete this.data.threads[key];
+    }
+    for (const id of Object.keys(this.data.turns ?? {})) {
+      if (!existingSessions.has(id)) delete this.data.turns![id];
     }
   }
 
@@ -82,10 +120,21 @@ export class ThreadIndex {
     for (const [id, delivery] of Object.entries(other.data.deliveries)) {
       if (mergedSessions.has(delivery.sessionId) && !this.data.deliveries[id]) this.data.deliveries[id] = delivery;
     }
+    for (const [id, turns] of Object.entries(other.data.turns ?? {})) {
+      if (mergedSessions.has(id)) (this.data.turns ??= {})[id] = turns;
+    }
   }
 
   save(): void {
-    fs.mkdirSync(path.dirname(this.file), { recursive: true });
-    fs.writeFileSync(this.file, `${JSON.stringify(this.data, null, 2)}\n`);
+    writeMemoryFile(this.file, `${JSON.stringify(this.data, null, 2)}\n`);
   }
+}
+
+/** OpenCode's session ids: `ses_` and letters and digits. Anything else is not one. */
+export function isSessionId(value: unknown): value is string {
+  return typeof value === 'string' && /^ses_[0-9A-Za-z]{8,60}$/.test(value);
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }

@@ -55,7 +55,7 @@ describe('pull request conversations', () => {
     expect(world.github.reactions()).toEqual([expect.objectContaining({ target: 'pull_request_review_comment', id: 77, content: 'eyes' })]);
     const text = world.model.completions()[0]!.messageText();
     expect(text).toContain('is this retry safe?');
-    expect(text).toContain('src/pay.ts line 11');
+    expect(text).toMatch(/diff it is about \(line 11\)[\s\S]*src\/pay\.ts/);
     expect(text).toContain('if (res.timeout) return charge();');
     const posted = botComments(40);
     expect(posted).toHaveLength(1);

@@ -224,30 +224,44 @@ describe('other events', () => {
 });
 
 describe('credentials', () => {
-  it('the agent cannot see the GitHub token, inputs or runner tokens, even when it prints its environment', async () => {
+  it('the agent cannot see the GitHub token, inputs, runner tokens or other secrets, even when it prints its environment', async () => {
     world.model.script(
       { toolCalls: [{ name: 'bash', arguments: { command: 'env', description: 'Print the environment' } }] },
-      { text: 'Printed. The key is sk-ant-model-key-is-allowed.' },
+      { text: 'Printed. The key is sk-fake-model-key-is-allowed.' },
     );
     const run = await world.runEvent('issue_comment', issueComment({ issue, body: '/recall print your env' }), nextRun(), {
       ...onRepo,
-      env: { ANTHROPIC_API_KEY: 'sk-ant-model-key-is-allowed', NPM_TOKEN: 'npm_secret_value_123' },
+      env: {
+        FAKE_API_KEY: 'sk-fake-model-key-is-allowed', // the run's provider is "fake": its key passes
+        ANTHROPIC_API_KEY: 'sk-ant-another-providers-key',
+        NPM_TOKEN: 'npm_secret_value_123',
+        DB_PASS: 'db-pass-value-123',
+        SMTP_PWD: 'smtp-pwd-value-123',
+        DATABASE_URL: 'postgres://app:url-password-123@db:5432/app',
+        SENTRY_DSN: 'https://sentry-dsn-key-123@o1.ingest.sentry.io/1',
+        GCP_CREDS: 'gcp-creds-value-123',
+        HTTPS_PROXY: 'http://me:proxy-password-123@proxy:3128',
+        MY_FEATURE_FLAG: 'feature-flag-value-123',
+        BUILD_MODE: 'build-mode-value-123',
+      },
+      inputs: { 'agent-env': 'BUILD_MODE' },
     });
     expect(run.main.exitCode, run.main.stdout).toBe(0);
     const afterTool = world.model.completions().map((r) => r.messageText()).join('\n');
     expect(afterTool).toContain('GITHUB_WORKSPACE='); // the tool really ran env
-    for (const secret of [RUNNER_TOKEN, world.cache.env().ACTIONS_RUNTIME_TOKEN!, 'npm_secret_value_123']) {
+    expect(afterTool).toContain('BUILD_MODE=build-mode-value-123'); // agent-env passes a name
+    for (const secret of [RUNNER_TOKEN, world.cache.env().ACTIONS_RUNTIME_TOKEN!, 'npm_secret_value_123', 'sk-ant-another-providers-key', 'db-pass-value-123', 'smtp-pwd-value-123', 'url-password-123', 'sentry-dsn-key-123', 'gcp-creds-value-123', 'proxy-password-123', 'feature-flag-value-123']) {
       expect(afterTool).not.toContain(secret);
     }
     expect(afterTool).not.toMatch(/INPUT_/);
-    expect(afterTool).not.toMatch(/GITHUB_OUTPUT=|GITHUB_ENV=|GITHUB_STATE=/);
+    expect(afterTool).not.toMatch(/GITHUB_OUTPUT=|GITHUB_ENV=|GITHUB_STATE=|GITHUB_EVENT_PATH=/);
     // The agent may see its provider key, but the answer Recall posts never carries it.
-    expect(afterTool).toContain('sk-ant-model-key-is-allowed');
+    expect(afterTool).toContain('sk-fake-model-key-is-allowed');
     const posted = world.github.commentsOn(21).filter((c) => c.author !== 'octocat').map((c) => c.body).join('\n');
     expect(posted).toContain('The key is [redacted].');
-    expect(posted).not.toContain('sk-ant-model-key-is-allowed');
-    expect(run.outputs.response).not.toContain('sk-ant-model-key-is-allowed');
-    expect(run.summary).not.toContain('sk-ant-model-key-is-allowed');
+    expect(posted).not.toContain('sk-fake-model-key-is-allowed');
+    expect(run.outputs.response).not.toContain('sk-fake-model-key-is-allowed');
+    expect(run.summary).not.toContain('sk-fake-model-key-is-allowed');
   });
 
   it("nor by reading other processes' environments through /proc, and a token left in the checkout is warned about", async () => {

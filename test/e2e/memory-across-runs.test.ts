@@ -9,6 +9,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import * as fs from 'node:fs';
 import { freshRunner, RUNNER_TOKEN } from '../harness/runner.js';
 import { makeCheckout, startWorld, type World } from '../harness/world.js';
+import { unstamped } from '../harness/cache-service.js';
 
 /** The file names inside a saved memory archive (zstd or gzip tar, as @actions/cache wrote it). */
 function archivedFiles(archive: string): string[] {
@@ -48,7 +49,7 @@ describe('a first run that remembers', () => {
     expect(first.outputs.response).toBe(FINDING);
     expect(first.warnings).toEqual([]);
     expect(first.post.stdout).toContain('nothing for the post step to do');
-    expect(world.cache.entries().map((e) => e.key)).toEqual(['recall-v1-1001-1']);
+    expect(world.cache.entries().map((e) => unstamped(e.key))).toEqual(['recall-v1-1001-1']);
     const stored = archivedFiles(world.cache.archiveOf('recall-v1-1001-1'));
     expect(stored).toContain('opencode.db');
     expect(stored).toContain('recall-manifest.json');
@@ -76,7 +77,7 @@ describe('a first run that remembers', () => {
     expect(secondRunRequests.length).toBeGreaterThan(0);
     expect(secondRunRequests[0]!.messageText()).toContain(FINDING);
     expect(secondRunRequests[0]!.messageText()).toContain('Prior work recalled from earlier runs');
-    expect(world.cache.entries().map((e) => e.key)).toEqual(['recall-v1-1001-1', 'recall-v1-1002-1']);
+    expect(world.cache.entries().map((e) => unstamped(e.key))).toEqual(['recall-v1-1001-1', 'recall-v1-1002-1']);
   });
 
   it('the saved archive holds none of the credentials the run had', async () => {
@@ -89,11 +90,11 @@ describe('a first run that remembers', () => {
     world.model.script({ toolCalls: [{ name: 'bash', arguments: { command: 'env', description: 'Look around' } }] }, { text: FINDING });
     // auth.json's key reaches the session in the issue text (the agent may not read outside the checkout).
     const body = 'Safari loops. Our key sk-ant-from-auth-json-9876543210 works in curl.';
-    const run = await world.openIssue('1010', { number: 10, title: 'Login fails with SSO on Safari', body }, { env: { ANTHROPIC_API_KEY: providerKey } });
+    const run = await world.openIssue('1010', { number: 10, title: 'Login fails with SSO on Safari', body }, { env: { FAKE_API_KEY: providerKey } });
     expect(run.main.exitCode, run.main.stdout).toBe(0);
     expect(run.outputs['memory-saved']).toBe('true');
     const seen = world.model.completions().map((r) => r.messageText()).join('\n');
-    expect(seen).toContain(`ANTHROPIC_API_KEY=${providerKey}`); // the key entered the session through the tool output
+    expect(seen).toContain(`FAKE_API_KEY=${providerKey}`); // the run's provider key entered the session through the tool output
     expect(seen).toContain('sk-ant-from-auth-json-9876543210'); // and so did auth.json's, in the prompt
     const archive = world.cache.archiveOf('recall-v1-1010-1');
     expect(archivedFiles(archive)).toContain('opencode.db');
@@ -104,7 +105,7 @@ describe('a first run that remembers', () => {
     const bytes = execFileSync(tool, ['-d', '-q', '-c'], { input: packed, maxBuffer: 1 << 30 });
     expect(bytes.includes(Buffer.from('SQLite format 3'))).toBe(true);
     expect(bytes.includes(FINDING.slice(0, 40))).toBe(true); // the scan reads the stored text
-    expect(bytes.includes('ANTHROPIC_API_KEY=[redacted]')).toBe(true); // the tool output is kept, the key is not
+    expect(bytes.includes('FAKE_API_KEY=[redacted]')).toBe(true); // the tool output is kept, the key is not
     for (const secret of [providerKey, 'sk-ant-from-auth-json-9876543210', RUNNER_TOKEN, world.cache.env().ACTIONS_RUNTIME_TOKEN!]) {
       expect(bytes.includes(secret), secret).toBe(false);
     }
@@ -123,8 +124,8 @@ describe('a first run that remembers', () => {
     expect(failed.outputs['session-id']).toMatch(/^ses_/);
     expect(failed.post.exitCode).toBe(0);
     expect(failed.post.stdout).toContain('saving from the post step');
-    expect(failed.post.stdout).toContain('Memory saved as recall-v1-2001-1');
-    expect(world.cache.entries().map((e) => e.key)).toEqual(['recall-v1-2001-1']);
+    expect(failed.post.stdout).toContain('Memory saved as recall-v1-2001-1-');
+    expect(world.cache.entries().map((e) => unstamped(e.key))).toEqual(['recall-v1-2001-1']);
 
     freshRunner(world.machine);
     world.model.setDefault({ text: 'Looked again: payment.ts reads card.number before the form is validated.' });

@@ -7,6 +7,7 @@ import * as path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { freshRunner } from '../harness/runner.js';
 import { startWorld, type World } from '../harness/world.js';
+import { unstamped } from '../harness/cache-service.js';
 
 describe('memory in a local directory', () => {
   let world: World;
@@ -25,8 +26,8 @@ describe('memory in a local directory', () => {
     const first = await world.openIssue('9501', { number: 1, title: 'Login fails with SSO on Safari', body: 'Safari loops after SSO.' }, { inputs });
     expect(first.main.exitCode, first.main.stdout).toBe(0);
     expect(first.outputs).toMatchObject({ 'memory-status': 'miss', 'memory-saved': 'true' });
-    expect(fs.readdirSync(store)).toEqual(['recall-v1-9501-1']);
-    expect(fs.readdirSync(path.join(store, 'recall-v1-9501-1')).sort()).toEqual(expect.arrayContaining(['opencode.db', 'recall-manifest.json']));
+    expect(fs.readdirSync(store).map(unstamped)).toEqual(['recall-v1-9501-1']);
+    expect(fs.readdirSync(path.join(store, fs.readdirSync(store)[0]!)).sort()).toEqual(expect.arrayContaining(['opencode.db', 'recall-manifest.json']));
 
     freshRunner(world.machine);
     world.model.script({ text: 'Seen before.' });
@@ -35,7 +36,7 @@ describe('memory in a local directory', () => {
     expect(second.outputs['memory-status']).toBe('hit');
     expect(JSON.parse(second.outputs['recalled-sessions']!)).toEqual([first.outputs['session-id']]);
     expect(world.model.completions().at(-1)!.messageText()).toContain('Finding: the SSO cookie lacks Secure.');
-    expect(fs.readdirSync(store).sort()).toEqual(['recall-v1-9501-1', 'recall-v1-9502-1']);
+    expect(fs.readdirSync(store).map(unstamped).sort()).toEqual(['recall-v1-9501-1', 'recall-v1-9502-1']);
     expect(world.cache.calls).toEqual([]);
   });
 

@@ -7,6 +7,7 @@ import * as net from 'node:net';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { freshRunner } from '../harness/runner.js';
 import { startWorld, type World } from '../harness/world.js';
+import { unstamped } from '../harness/cache-service.js';
 
 const FIRST = { number: 1, title: 'Login fails with SSO on Safari', body: 'Safari loops back to the login page after SSO.' };
 const LATER = { number: 2, title: 'Safari SSO login loop again', body: 'The Safari SSO login loop is back.' };
@@ -74,8 +75,8 @@ describe('memory faults', () => {
     const run = await world.openIssue('9631', LATER);
     expect(run.main.exitCode, run.main.stdout).toBe(0);
     expect(run.outputs).toMatchObject({ 'memory-status': 'miss', 'memory-saved': 'false' });
-    expect(run.warnings.join('\n')).toMatch(/recall-v1-9601-1, saved by another run after this one restored, could not be merged/);
-    expect(world.cache.entries().map((e) => e.key)).toEqual(['recall-v1-9601-1']);
+    expect(run.warnings.join('\n')).toMatch(/recall-v1-9601-1-\S+, saved by another run after this one restored, could not be merged/);
+    expect(world.cache.entries().map((e) => unstamped(e.key))).toEqual(['recall-v1-9601-1']);
     await nextRunFindsTheFirst('9632');
   });
 
@@ -102,11 +103,11 @@ describe('memory faults', () => {
     expect(run.post.exitCode, run.post.stdout).toBe(0);
     expect(run.post.stdout).toContain('saving from the post step');
     expect(run.post.stdout).toMatch(/Stopping the OpenCode server main left running/);
-    expect(run.post.stdout).toContain('Memory saved as recall-v1-9651-1');
+    expect(run.post.stdout).toContain('Memory saved as recall-v1-9651-1-');
     freshRunner(world.machine);
     world.model.script({ text: 'After the cancel.' });
     const next = await world.openIssue('9652', { ...LATER, number: 3 });
-    expect(next.main.stdout).toMatch(/Memory: hit \(from recall-v1-9651-1\)/);
+    expect(next.main.stdout).toMatch(/Memory: hit \(from recall-v1-9651-1-\d{8}T\d{6}Z\)/);
     expect(JSON.parse(next.outputs['recalled-sessions']!)).toContain(first.outputs['session-id']);
   });
 });

@@ -5,6 +5,8 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as zlib from 'node:zlib';
+import { execFileSync } from 'node:child_process';
+import { PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { freshRunner } from '../harness/runner.js';
 import { startS3Server, type S3Server } from '../harness/s3-server.js';
@@ -28,14 +30,12 @@ describe('memory in an S3-compatible bucket', () => {
     }
   });
 
-  it('saves a snapshot object, the next run on a fresh runner restores it, and no credential is stored', async () => {
-    const step = {
-      inputs: { 'memory-backend': 's3', 'memory-path': `s3://${s3.bucket}/team-a`, 'memory-s3-endpoint': s3.url },
-      env: s3.env(),
-    };
-    // The agent prints its environment: the AWS keys (passed to it for Bedrock) enter the session.
+  it("saves a snapshot object, the next run on a fresh runner restores it, and the bucket's credentials never reach the agent", async () => {
+    const inputs = { 'memory-backend': 's3', 'memory-path': `s3://${s3.bucket}/team-a`, 'memory-s3-endpoint': s3.url };
+    const secret = s3.env().AWS_SECRET_ACCESS_KEY!;
+    // The agent prints its environment, as an injected instruction would have it do.
     world.model.script({ toolCalls: [{ name: 'bash', arguments: { command: 'env', description: 'Look around' } }] }, { text: 'Finding: the SSO cookie lacks Secure.' });
-    const first = await world.openIssue('9701', { number: 1, title: 'Login fails with SSO on Safari', body: 'Safari loops after SSO.' }, step);
+    const first = await world.openIssue('9701', { number: 1, title: 'Login fails with SSO on Safari', body: 'Safari loops after SSO.' }, { inputs, env: s3.env() });
     expect(first.main.exitCode, first.main.stdout).toBe(0);
     expect(first.outputs).toMatchObject({ 'memory-status': 'miss', 'memory-saved': 'true' });
     const objects = s3.objectFiles();
@@ -43,19 +43,43 @@ describe('memory in an S3-compatible bucket', () => {
     expect(path.relative(path.join(s3.dir, s3.bucket), objects[0]!)).toMatch(/^team-a\/recall-v1-\d{8}T\d{6}Z-9701-1\.tar\.gz\._S3rver_object$/);
     const stored = zlib.gunzipSync(fs.readFileSync(objects[0]!));
     expect(stored.includes(Buffer.from('SQLite format 3'))).toBe(true);
-    const secret = s3.env().AWS_SECRET_ACCESS_KEY!;
-    expect(world.model.completions().map((r) => r.messageText()).join('\n')).toContain(secret);
+    const seen = world.model.completions().map((r) => r.messageText()).join('\n');
+    expect(seen).toContain('GITHUB_WORKSPACE='); // env really ran
+    expect(seen).not.toContain(secret); // the model is not on Bedrock: no AWS_* for the agent
+    expect(seen).not.toContain('AWS_ACCESS_KEY_ID');
     expect(stored.includes(Buffer.from(secret))).toBe(false);
-    expect(stored.includes(Buffer.from('AWS_SECRET_ACCESS_KEY=[redacted]'))).toBe(true);
 
+    // Memory's own credentials (RECALL_S3_*), which never reach the agent whatever its provider.
     freshRunner(world.machine);
-    world.model.script({ text: 'Seen before.' });
-    const second = await world.openIssue('9702', { number: 2, title: 'Safari SSO login loop again', body: 'The Safari SSO loop is back.' }, step);
+    world.model.script({ toolCalls: [{ name: 'bash', arguments: { command: 'env', description: 'Look around' } }] }, { text: 'Seen before.' });
+    const own = { RECALL_S3_ACCESS_KEY_ID: s3.env().AWS_ACCESS_KEY_ID!, RECALL_S3_SECRET_ACCESS_KEY: secret, RECALL_S3_REGION: 'us-east-1' };
+    const second = await world.openIssue('9702', { number: 2, title: 'Safari SSO login loop again', body: 'The Safari SSO loop is back.' }, { inputs, env: own });
     expect(second.main.exitCode, second.main.stdout).toBe(0);
-    expect(second.outputs['memory-status']).toBe('hit');
+    expect(second.outputs).toMatchObject({ 'memory-status': 'hit', 'memory-saved': 'true' });
     expect(JSON.parse(second.outputs['recalled-sessions']!)).toEqual([first.outputs['session-id']]);
-    expect(world.model.completions().at(-1)!.messageText()).toContain('Finding: the SSO cookie lacks Secure.');
+    expect(world.model.completions().map((r) => r.messageText()).join('\n')).toContain('Finding: the SSO cookie lacks Secure.');
+    expect(world.model.completions().map((r) => r.messageText()).join('\n')).not.toContain(secret);
     expect(world.cache.calls).toEqual([]);
+  });
+
+  it('a planted snapshot holding a link and a FIFO is set aside: nothing outside is written, and the run does not hang', async () => {
+    const inputs = { 'memory-backend': 's3', 'memory-path': `s3://${s3.bucket}/team-a`, 'memory-s3-endpoint': s3.url };
+    const outside = path.join(world.root, 'outside.txt');
+    fs.writeFileSync(outside, 'precious\n');
+    const planted = path.join(world.root, 'planted');
+    fs.mkdirSync(planted);
+    fs.writeFileSync(path.join(planted, 'opencode.db'), 'not really');
+    fs.symlinkSync(outside, path.join(planted, 'recall-threads.json'));
+    execFileSync('mkfifo', [path.join(planted, 'recall-manifest.json')]);
+    const archive = execFileSync('tar', ['-czf', '-', '-C', planted, '.']);
+    const client = new S3Client({ endpoint: s3.url, forcePathStyle: true, region: 'us-east-1', credentials: { accessKeyId: s3.env().AWS_ACCESS_KEY_ID!, secretAccessKey: s3.env().AWS_SECRET_ACCESS_KEY! } });
+    await client.send(new PutObjectCommand({ Bucket: s3.bucket, Key: 'team-a/recall-v1-20991231T000000Z-1-1.tar.gz', Body: archive }));
+    world.model.script({ text: 'Answered.' });
+    const run = await world.openIssue('9731', { number: 5, title: 't', body: 'b' }, { inputs, env: s3.env(), mainTimeoutMs: 60_000 });
+    expect(run.main.exitCode, run.main.stdout).toBe(0);
+    expect(run.outputs).toMatchObject({ 'memory-status': 'corrupted', 'memory-saved': 'true' });
+    expect(run.warnings.join('\n')).toMatch(/unusable.*a link or device/);
+    expect(fs.readFileSync(outside, 'utf8')).toBe('precious\n');
   });
 
   it('credentials the store does not know: warned, the run still answers, and nothing is written', async () => {

@@ -70,10 +70,14 @@ export interface CacheService {
   blobCalls: BlobCall[];
   /** Finalized (restorable) entries, oldest first. */
   entries(): CacheEntryInfo[];
-  /** The archive file stored for a finalized entry (for tests that look inside it). */
+  /** The archive file stored for a finalized entry, by its key with or without its time. */
   archiveOf(key: string): string;
   /** Environment that points @actions/cache at this service (protocol v2). */
   env(): Record<string, string>;
+  /** Environment for the old protocol v1, as on GitHub Enterprise Server (`_apis/artifactcache`). */
+  envV1(): Record<string, string>;
+  /** Stores `archive` as a finalized entry, as if some other job had saved it (for attack tests). */
+  plant(key: string, version: string, archive: Buffer): void;
   /** Closes the server and destroys every open socket. */
   stop(): Promise<void>;
 }
@@ -87,6 +91,8 @@ export interface CacheServiceOptions {
 }
 
 const TWIRP_PREFIX = '/twirp/github.actions.results.api.v1.CacheService/';
+/** Protocol v1 (GHES): REST under `_apis/artifactcache/`; uploads are PATCHed chunks, downloads a GET. */
+const V1_PREFIX = '/_apis/artifactcache/';
 const ACCOUNT = 'recall';
 const CONTAINER = 'cache';
 const BLOB_PATH = new RegExp(`^/${ACCOUNT}/${CONTAINER}/(\\d+)$`);
@@ -170,7 +176,7 @@ class LocalCacheService implements CacheService {
   }
 
   archiveOf(key: string): string {
-    const entry = this.index.entries.find((e) => e.finalized && e.key === key);
+    const entry = this.index.entries.find((e) => e.finalized && (e.key === key || unstamped(e.key) === key));
     if (!entry) throw new Error(`no finalized cache entry with key ${key}`);
     return this.blobFile(entry.id);
   }
@@ -184,6 +190,19 @@ class LocalCacheService implements CacheService {
     };
   }
 
+  envV1(): Record<string, string> {
+    // A server URL GitHub does not host makes @actions/cache take protocol v1, as on GHES.
+    return { ACTIONS_CACHE_URL: this.url, ACTIONS_RUNTIME_TOKEN: this.token, ACTIONS_CACHE_SERVICE_V2: '', GITHUB_SERVER_URL: 'https://ghes.example' };
+  }
+
+  plant(key: string, version: string, archive: Buffer): void {
+    const entry: StoredEntry = { id: this.index.nextId++, key, version, size: archive.length, createdAt: 0, finalized: true };
+    entry.createdAt = Math.max(Date.now(), ...this.index.entries.map((e) => e.createdAt + 1));
+    writeFileSync(this.blobFile(entry.id), archive);
+    this.index.entries.push(entry);
+    this.saveIndex();
+  }
+
   async stop(): Promise<void> {
     const closed = new Promise<void>((resolve) => this.server.close(() => resolve()));
     for (const socket of this.sockets) socket.destroy();
@@ -194,6 +213,7 @@ class LocalCacheService implements CacheService {
     const url = new URL(req.url ?? '/', 'http://127.0.0.1');
     try {
       if (url.pathname.startsWith('/twirp/')) await this.handleTwirp(req, res, url);
+      else if (url.pathname.startsWith(V1_PREFIX)) await this.handleV1(req, res, url);
       else await this.handleBlob(req, res, url);
     } catch (error) {
       if (res.headersSent) res.destroy();
@@ -296,6 +316,76 @@ class LocalCacheService implements CacheService {
       prefixes.map((prefix) => candidates.find((e) => e.key.startsWith(prefix))).find((e) => e !== undefined);
     if (!match) return { ok: false, signed_download_url: '', matched_key: '' };
     return { ok: true, signed_download_url: this.signedUrl(match.id, 'r'), matched_key: match.key };
+  }
+
+  // ------------------------------------------------------------ Protocol v1
+
+  private async handleV1(req: http.IncomingMessage, res: http.ServerResponse, url: URL): Promise<void> {
+    const route = url.pathname.slice(V1_PREFIX.length);
+    const raw = req.method === 'PATCH' ? undefined : (await readAll(req)).toString('utf8');
+    const record = (status: number) => this.calls.push({ method: `v1 ${req.method} ${route.replace(/\d+$/, ':id')}`, body: raw ? safeJson(raw) : undefined, status });
+    if (req.headers.authorization !== `Bearer ${this.token}`) {
+      if (req.method === 'PATCH') req.resume();
+      record(401);
+      sendJson(res, 401, { message: 'missing or invalid runtime token' });
+      return;
+    }
+    const id = Number(/^caches\/(\d+)$/.exec(route)?.[1]);
+    if (req.method === 'GET' && route === 'cache') {
+      const keys = (url.searchParams.get('keys') ?? '').split(',').filter(Boolean);
+      const version = url.searchParams.get('version') ?? '';
+      const [primary, ...restore] = keys;
+      const found = primary ? (this.getCacheEntryDownloadUrl({ key: primary, restore_keys: restore, version }) as Record<string, string | boolean>) : { ok: false };
+      if (found.ok !== true) {
+        record(204);
+        res.writeHead(204).end();
+        return;
+      }
+      record(200);
+      sendJson(res, 200, { cacheKey: found.matched_key, scope: 'refs/heads/main', creationTime: new Date().toISOString(), archiveLocation: found.signed_download_url });
+    } else if (req.method === 'POST' && route === 'caches') {
+      const body = safeJson(raw ?? '') as Record<string, unknown>;
+      const key = String(body.key ?? '');
+      const version = String(body.version ?? '');
+      if (this.faults.denyWrites || this.index.entries.some((e) => e.key === key && e.version === version)) {
+        record(409);
+        sendJson(res, 409, { message: `Cache already exists or may not be written: ${key}` });
+        return;
+      }
+      const entry: StoredEntry = { id: this.index.nextId++, key, version, size: 0, createdAt: 0, finalized: false };
+      this.index.entries.push(entry);
+      this.saveIndex();
+      writeFileSync(this.blobFile(entry.id), Buffer.alloc(0));
+      record(201);
+      sendJson(res, 201, { cacheId: entry.id });
+    } else if (req.method === 'PATCH' && id) {
+      const start = Number(/bytes (\d+)-/.exec(String(req.headers['content-range']))?.[1] ?? NaN);
+      const chunk = await readAll(req);
+      const handle = await open(this.blobFile(id), 'r+');
+      try {
+        await handle.write(chunk, 0, chunk.length, start);
+      } finally {
+        await handle.close();
+      }
+      record(204);
+      res.writeHead(204).end();
+    } else if (req.method === 'POST' && id) {
+      const entry = this.index.entries.find((e) => e.id === id);
+      const size = Number((safeJson(raw ?? '') as Record<string, unknown>).size);
+      if (!entry || statSync(this.blobFile(id)).size !== size) {
+        record(400);
+        sendJson(res, 400, { message: 'size does not match the uploaded chunks' });
+        return;
+      }
+      const newest = Math.max(0, ...this.index.entries.map((e) => e.createdAt));
+      Object.assign(entry, { finalized: true, size, createdAt: Math.max(Date.now(), newest + 1) });
+      this.saveIndex();
+      record(204);
+      res.writeHead(204).end();
+    } else {
+      record(404);
+      sendJson(res, 404, { message: `no route ${req.method} ${route}` });
+    }
   }
 
   // ----------------------------------------------------------------- Blobs
@@ -428,6 +518,19 @@ class LocalCacheService implements CacheService {
 }
 
 // ---------------------------------------------------------------- helpers
+
+/** A memory key without the time Recall ends it with (keys.ts), for tests that know the run id. */
+export function unstamped(key: string): string {
+  return key.replace(/-\d{8}T\d{6}Z$/, '');
+}
+
+function safeJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return text;
+  }
+}
 
 function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);

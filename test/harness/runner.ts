@@ -72,6 +72,8 @@ export interface ActionRun {
   /** `::warning::` annotations from both steps, unescaped. */
   warnings: string[];
   mainMs: number;
+  /** The runner's files this step was given (command files and the event). */
+  files: ReturnType<typeof runnerFiles>;
 }
 
 let actionDefaults: Record<string, string> | undefined;
@@ -163,17 +165,29 @@ function runStep(
   });
 }
 
+/** The runner's files for one step, as a runner lays them out in RUNNER_TEMP. */
+export function runnerFiles(machine: Machine, runId: string) {
+  const guid = `${runId}-${Math.random().toString(16).slice(2, 10)}`;
+  const commands = path.join(machine.runnerTemp, '_runner_file_commands');
+  const workflow = path.join(machine.runnerTemp, '_github_workflow');
+  for (const dir of [commands, workflow]) fs.mkdirSync(dir, { recursive: true });
+  return {
+    event: path.join(workflow, 'event.json'),
+    output: path.join(commands, `set_output_${guid}`),
+    state: path.join(commands, `save_state_${guid}`),
+    summary: path.join(commands, `step_summary_${guid}`),
+    env: path.join(commands, `set_env_${guid}`),
+    path: path.join(commands, `add_path_${guid}`),
+  };
+}
+
 export async function runAction(o: ActionRunOptions): Promise<ActionRun> {
   const { machine } = o;
-  const stepDir = fs.mkdtempSync(path.join(machine.root, `step-${o.runId}-`));
-  const files = {
-    event: path.join(stepDir, 'event.json'),
-    output: path.join(stepDir, 'output'),
-    state: path.join(stepDir, 'state'),
-    summary: path.join(stepDir, 'summary.md'),
-  };
+  // Where a runner keeps them: the command files in RUNNER_TEMP/_runner_file_commands, one set per
+  // step (named with a fresh id), and the event in RUNNER_TEMP/_github_workflow.
+  const files = runnerFiles(machine, o.runId);
   fs.writeFileSync(files.event, JSON.stringify(o.payload));
-  for (const f of [files.output, files.state, files.summary]) fs.writeFileSync(f, '');
+  for (const f of [files.output, files.state, files.summary, files.env, files.path]) fs.writeFileSync(f, '');
 
   const inputs = { ...inputDefaults(RUNNER_TOKEN), ...o.inputs };
   const env: Record<string, string> = {
@@ -190,6 +204,8 @@ export async function runAction(o: ActionRunOptions): Promise<ActionRun> {
     GITHUB_OUTPUT: files.output,
     GITHUB_STATE: files.state,
     GITHUB_STEP_SUMMARY: files.summary,
+    GITHUB_ENV: files.env,
+    GITHUB_PATH: files.path,
     GITHUB_REPOSITORY: o.repository ?? 'octo-org/webapp',
     GITHUB_RUN_ID: o.runId,
     GITHUB_RUN_ATTEMPT: o.runAttempt ?? '1',
@@ -223,6 +239,7 @@ export async function runAction(o: ActionRunOptions): Promise<ActionRun> {
     summary: fs.readFileSync(files.summary, 'utf8'),
     warnings,
     mainMs,
+    files,
   };
 }
 

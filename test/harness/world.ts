@@ -10,7 +10,7 @@ import * as path from 'node:path';
 import { startCacheService, type CacheService } from './cache-service.js';
 import { startFakeGitHub, type FakeGitHub } from './fake-github.js';
 import { startFakeModel, type FakeModel } from './fake-model.js';
-import { createMachine, runAction, stopRunningSteps, type ActionRun, type ActionRunOptions, type Machine } from './runner.js';
+import { createMachine, REPO_ROOT, runAction, stopRunningSteps, type ActionRun, type ActionRunOptions, type Machine } from './runner.js';
 
 export interface World {
   root: string;
@@ -67,8 +67,17 @@ export function makeCheckout(dir: string, commitMessage = 'initial'): void {
   git('commit', '-q', '-m', commitMessage);
 }
 
-export async function startWorld(): Promise<World> {
-  const root = fs.mkdtempSync(path.join(os.tmpdir(), 'recall-e2e-'));
+/**
+ * A place for worlds outside /tmp, laid out like a runner's disk: the sandbox gives the agent an
+ * empty /tmp of its own, so only outside /tmp do its other mounts (RUNNER_TEMP hidden, the rest
+ * read-only) show.
+ */
+export const OUTSIDE_TMP = path.join(REPO_ROOT, 'node_modules', '.recall-e2e');
+
+export async function startWorld(o: { baseDir?: string } = {}): Promise<World> {
+  const base = o.baseDir ?? os.tmpdir();
+  fs.mkdirSync(base, { recursive: true });
+  const root = fs.mkdtempSync(path.join(base, 'recall-e2e-'));
   const started: Array<{ stop(): Promise<void> }> = [];
   try {
     const model = await startFakeModel();

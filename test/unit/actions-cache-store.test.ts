@@ -6,18 +6,12 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ActionsCacheStore, type CacheLibrary } from '../../src/memory/actions-cache.js';
 import { memoryKeys } from '../../src/memory/keys.js';
 import { writeManifest } from '../../src/memory/integrity.js';
+import { sessionIdsIn } from '../../src/memory/merge.js';
+import { sessionId, storeBytes, writeStore } from '../harness/store-fixture.js';
 
-const keys = memoryKeys('recall', '7', '1');
-/** The bytes of a small real SQLite store with a session table, as OpenCode leaves one. */
-const SQLITE = (() => {
-  const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'recall-db-')), 'opencode.db');
-  const db = new DatabaseSync(file);
-  db.exec("CREATE TABLE session (id text PRIMARY KEY); INSERT INTO session VALUES ('ses_1')");
-  db.close();
-  const bytes = fs.readFileSync(file);
-  fs.rmSync(path.dirname(file), { recursive: true, force: true });
-  return bytes;
-})();
+const keys = memoryKeys('recall', '7', '1', new Date(0));
+/** The bytes of a small store shaped like OpenCode's, with one session. */
+const SQLITE = storeBytes(os.tmpdir());
 
 describe('the Actions cache memory store', () => {
   let dir: string;
@@ -46,7 +40,7 @@ describe('the Actions cache memory store', () => {
     const asked: unknown[] = [];
     const s = store({ restoreCache: async (...args) => (asked.push(args), undefined) });
     expect(await s.restore()).toEqual({ status: 'miss' });
-    expect(asked).toEqual([[[dir], 'recall-v1-7-1', ['recall-v1-']]]);
+    expect(asked).toEqual([[[dir], keys.primary, ['recall-v1-']]]);
   });
 
   it('reports a hit when the restored store is intact', async () => {
@@ -108,7 +102,7 @@ describe('the Actions cache memory store', () => {
     let called = false;
     const outcome = await store({ saveCache: async () => ((called = true), 1) }).save();
     expect(called).toBe(false);
-    expect(outcome).toMatchObject({ saved: false, warning: expect.stringMatching(/credentials could not be taken out of the store/) });
+    expect(outcome).toMatchObject({ saved: false, warning: expect.stringMatching(/not saved: the session store is unusable after this run/) });
   });
 
   it('saves the store with a manifest under the run attempt key', async () => {
@@ -116,8 +110,8 @@ describe('the Actions cache memory store', () => {
     fs.writeFileSync(path.join(dir, 'opencode.db'), SQLITE);
     const saved: unknown[] = [];
     const outcome = await store({ saveCache: async (...args) => (saved.push(args), 9) }).save();
-    expect(outcome).toEqual({ saved: true, key: 'recall-v1-7-1' });
-    expect(saved).toEqual([[[dir], 'recall-v1-7-1', undefined]]); // no pack: this fake cannot make one
+    expect(outcome).toEqual({ saved: true, key: keys.primary });
+    expect(saved).toEqual([[[dir], keys.primary, undefined]]); // no pack: this fake cannot make one
     expect(fs.existsSync(path.join(dir, 'recall-manifest.json'))).toBe(true);
   });
 
@@ -125,11 +119,9 @@ describe('the Actions cache memory store', () => {
     const TOKEN = 'ghs_unitTestToken0123456789abcdef';
     /** A store whose one session quotes the run's token, as a tool output would. */
     function storeQuotingTheToken(): void {
-      fs.mkdirSync(dir, { recursive: true });
-      const db = new DatabaseSync(path.join(dir, 'opencode.db'));
-      db.exec('CREATE TABLE session (id text PRIMARY KEY); CREATE TABLE part (id text, session_id text, data text)');
-      db.prepare("INSERT INTO session VALUES ('ses_1')").run();
-      db.prepare("INSERT INTO part VALUES ('p1', 'ses_1', ?)").run(`git push https://x-access-token:${TOKEN}@github.com/acme/app`);
+      const file = writeStore(dir, [{ id: sessionId('one'), said: ['push it'] }]);
+      const db = new DatabaseSync(file);
+      db.prepare('UPDATE part SET data = ? WHERE rowid = 2').run(JSON.stringify({ type: 'text', text: `git push https://x-access-token:${TOKEN}@github.com/acme/app` }));
       db.close();
     }
     const packing = (packs: Buffer[], saved: Array<Buffer | undefined>) =>
@@ -157,21 +149,37 @@ describe('the Actions cache memory store', () => {
       fs.writeFileSync(path.join(dir, 'opencode.db'), SQLITE);
       const packs: Buffer[] = [];
       const saved: Array<Buffer | undefined> = [];
-      expect(await packing(packs, saved).save()).toEqual({ saved: true, key: 'recall-v1-7-1' });
+      expect(await packing(packs, saved).save()).toEqual({ saved: true, key: keys.primary });
       expect(packs).toHaveLength(1);
       expect(saved).toEqual([packs[0]]);
     });
 
-    it('redacts and packs again when the packed bytes hold a credential; only the clean pack is uploaded', async () => {
+    it('redacts the rows before it packs: the one pack it uploads holds no credential', async () => {
       storeQuotingTheToken();
       const packs: Buffer[] = [];
       const saved: Array<Buffer | undefined> = [];
-      expect(await packing(packs, saved).save()).toEqual({ saved: true, key: 'recall-v1-7-1' });
+      expect(await packing(packs, saved).save()).toEqual({ saved: true, key: keys.primary });
+      expect(packs).toHaveLength(1);
+      expect(saved).toEqual([packs[0]]);
+      expect(saved[0]!.includes(TOKEN)).toBe(false);
+      expect(saved[0]!.includes('[redacted]')).toBe(true);
+    });
+
+    it('rebuilds the file and packs again when an old copy of a row still holds a credential; only the clean pack is uploaded', async () => {
+      storeQuotingTheToken();
+      // The row is deleted: its bytes, with the token, stay in the free space of the file.
+      const db = new DatabaseSync(path.join(dir, 'opencode.db'));
+      db.exec('PRAGMA secure_delete = OFF');
+      db.prepare('DELETE FROM part WHERE rowid = 2').run();
+      db.close();
+      expect(fs.readFileSync(path.join(dir, 'opencode.db')).includes(TOKEN)).toBe(true);
+      const packs: Buffer[] = [];
+      const saved: Array<Buffer | undefined> = [];
+      expect(await packing(packs, saved).save()).toEqual({ saved: true, key: keys.primary });
       expect(packs).toHaveLength(2);
       expect(packs[0]!.includes(TOKEN)).toBe(true);
       expect(saved).toEqual([packs[1]]);
       expect(saved[0]!.includes(TOKEN)).toBe(false);
-      expect(saved[0]!.includes('[redacted]')).toBe(true);
     });
   });
 
@@ -188,15 +196,28 @@ describe('the Actions cache memory store', () => {
       saveCache: async (_paths: string[], key: string) => (saved.push(key), 1),
     });
 
-    it('does not save when that memory cannot be downloaded, so it is not hidden', async () => {
+    it('does not save when that memory cannot be downloaded, so it is not hidden, while it is young', async () => {
       const saved: string[] = [];
-      const s = store(cacheWith('recall-v1-5-1', 'fail', saved));
+      const young = memoryKeys('recall', '5', '1', new Date(1 - 60 * 60 * 1000)).primary; // an hour before this run
+      const s = store(cacheWith(young, 'fail', saved));
       await s.restore();
       fs.writeFileSync(path.join(dir, 'opencode.db'), SQLITE);
       const outcome = await s.save();
       expect(saved).toEqual([]);
-      expect(outcome).toMatchObject({ saved: false, warning: expect.stringMatching(/recall-v1-5-1.*could not be merged.*would hide its sessions/) });
+      expect(outcome).toMatchObject({ saved: false, warning: expect.stringMatching(/recall-v1-5-1-.*could not be merged.*would hide its sessions/) });
       expect(fs.readFileSync(path.join(dir, 'opencode.db')).equals(SQLITE)).toBe(true); // this run's store is back in place
+    });
+
+    it('sets it aside and saves once it has been unreadable for more than a day (or carries no time)', async () => {
+      for (const old of [memoryKeys('recall', '5', '1', new Date(1 - 25 * 60 * 60 * 1000)).primary, 'recall-v1-4-1']) {
+        const saved: string[] = [];
+        const warnings: string[] = [];
+        const s = new ActionsCacheStore({ memoryDir: dir, keys, cacheMode: '', cache: { isFeatureAvailable: () => true, ...cacheWith(old, 'fail', saved) }, log: { info: () => undefined, warning: (w) => warnings.push(w) }, clock: () => new Date(1) });
+        await s.restore();
+        fs.writeFileSync(path.join(dir, 'opencode.db'), SQLITE);
+        expect(await s.save()).toMatchObject({ saved: true });
+        expect(warnings.join('\n')).toMatch(/could not be read for .*set aside and this save replaces it/);
+      }
     });
 
     it('saves, replacing it, when that memory is corrupted', async () => {
@@ -205,7 +226,7 @@ describe('the Actions cache memory store', () => {
       await s.restore();
       fs.writeFileSync(path.join(dir, 'opencode.db'), SQLITE);
       expect(await s.save()).toMatchObject({ saved: true });
-      expect(saved).toEqual(['recall-v1-7-1']);
+      expect(saved).toEqual([keys.primary]);
     });
 
     it('does not look further when the newest entry is the one it restored', async () => {
@@ -247,6 +268,6 @@ describe('the Actions cache memory store', () => {
     const outcome = await store({}).save();
     expect(outcome).toMatchObject({ saved: true });
     expect(fs.existsSync(`${dir}.ours`)).toBe(false);
-    expect(fs.readFileSync(path.join(dir, 'opencode.db')).equals(SQLITE)).toBe(true);
+    expect(sessionIdsIn(dir)).toEqual([sessionId('one')]);
   });
 });

@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -32,12 +33,13 @@ describe('the directory backend', () => {
   it('restores the newest snapshot by save time, not by name, and keeps the newest three', async () => {
     const dir = path.join(root, 'store');
     // Neither the run ids nor the order of the puts agree with the save times.
+    const key = (run: string) => memoryKeys('recall', run, '1', new Date(0));
     for (const [run, at] of [['9', 3000], ['10', 5000], ['11', 1000], ['12', 4000]] as const) {
-      await new DirectoryBackend(dir, memoryKeys('recall', run, '1')).put(memoryAt(run, at, `store of run ${run}`));
+      await new DirectoryBackend(dir, key(run)).put(memoryAt(run, at, `store of run ${run}`));
     }
-    expect(fs.readdirSync(dir).sort()).toEqual(['recall-v1-10-1', 'recall-v1-12-1', 'recall-v1-9-1']);
+    expect(fs.readdirSync(dir).sort()).toEqual([key('10').primary, key('12').primary, key('9').primary]);
     const out = path.join(root, 'out');
-    expect(await new DirectoryBackend(dir, memoryKeys('recall', '13', '1')).restoreNewest(out)).toBe('recall-v1-10-1');
+    expect(await new DirectoryBackend(dir, key('13')).restoreNewest(out)).toBe(key('10').primary);
     expect(fs.readFileSync(path.join(out, 'opencode.db'), 'utf8')).toBe('store of run 10');
   });
 
@@ -45,6 +47,23 @@ describe('the directory backend', () => {
     const dir = path.join(root, 'store');
     await new DirectoryBackend(dir, memoryKeys('team-a', '1', '1')).put(memoryAt('a', 1000, 'a'));
     expect(await new DirectoryBackend(dir, memoryKeys('team-b', '2', '1')).newestKey()).toBeUndefined();
+  });
+
+  it('restores regular files only: a snapshot holding a link or a FIFO is unusable, and nothing outside is written or waited on', async () => {
+    const dir = path.join(root, 'store');
+    const planted = path.join(dir, memoryKeys('recall', '5', '1', new Date(0)).primary);
+    fs.mkdirSync(planted, { recursive: true });
+    fs.writeFileSync(path.join(planted, 'opencode.db'), 'store');
+    const outside = path.join(root, 'outside.txt');
+    fs.writeFileSync(outside, 'precious');
+    fs.symlinkSync(outside, path.join(planted, 'recall-threads.json'));
+    execFileSync('mkfifo', [path.join(planted, 'recall-manifest.json')]);
+    const out = path.join(root, 'out');
+    const started = Date.now();
+    await expect(new DirectoryBackend(dir, memoryKeys('recall', '6', '1')).restoreNewest(out)).rejects.toThrow(/not a regular file/);
+    expect(Date.now() - started).toBeLessThan(5_000);
+    expect(fs.readFileSync(outside, 'utf8')).toBe('precious');
+    expect(fs.existsSync(path.join(out, 'recall-threads.json'))).toBe(false);
   });
 
   it('says what to do when memory-path is a file', () => {

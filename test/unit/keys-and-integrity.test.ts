@@ -3,13 +3,15 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { checkMemory, moveAside, writeManifest } from '../../src/memory/integrity.js';
-import { keyPrefixProblem, memoryKeys } from '../../src/memory/keys.js';
+import { keyPrefixProblem, keyTime, memoryKeys } from '../../src/memory/keys.js';
 
 describe('memory keys', () => {
   it('are unique to the run attempt and share a restore prefix', () => {
-    const first = memoryKeys('recall', '100', '1');
+    const first = memoryKeys('recall', '100', '1', new Date(Date.UTC(2026, 10, 23, 18, 11, 22)));
     const retry = memoryKeys('recall', '100', '2');
-    expect(first.primary).toBe('recall-v1-100-1');
+    expect(first.primary).toBe('recall-v1-100-1-20261123T181122Z');
+    expect(keyTime(first.primary)?.toISOString()).toBe('2026-11-23T18:11:22.000Z');
+    expect(keyTime('recall-v1-100-1')).toBeUndefined(); // a key an older Recall saved
     expect(retry.primary).not.toBe(first.primary);
     expect(first.restorePrefixes).toEqual(['recall-v1-']);
     expect(first.primary.startsWith(first.restorePrefixes[0]!)).toBe(true);

@@ -93,7 +93,7 @@ describe('merging a store saved by an overlapping run', () => {
 
 describe('before a save', () => {
   it('empties the tables that hold credentials and share secrets, and keeps the sessions', async () => {
-    const { scrubSecrets } = await import('../../src/memory/merge.js');
+    const { scrubSecrets } = await import('../../src/memory/scrub.js');
     const dir = store('ours', ['ses_a']);
     const db = new DatabaseSync(path.join(dir, 'opencode.db'));
     db.exec("CREATE TABLE credential (id text PRIMARY KEY, value text NOT NULL); INSERT INTO credential VALUES ('c1', 'sk-secret-value')");
@@ -107,7 +107,7 @@ describe('before a save', () => {
 
 describe('credentials in the forms they are stored', () => {
   it('finds and redacts a credential that JSON escaped (a PEM key with newlines)', async () => {
-    const { scrubSecrets } = await import('../../src/memory/merge.js');
+    const { scrubSecrets } = await import('../../src/memory/scrub.js');
     const pem = '-----BEGIN KEY-----\nMIIBOgIBAAJBAK\n-----END KEY-----';
     const dir = store('ours', ['ses_a']);
     const db = new DatabaseSync(path.join(dir, 'opencode.db'));
@@ -118,7 +118,7 @@ describe('credentials in the forms they are stored', () => {
   });
 
   it('redacts posted text the same way', async () => {
-    const { redactCredentials } = await import('../../src/agent/environment.js');
+    const { redactCredentials } = await import('../../src/agent/credentials.js');
     expect(redactCredentials('key sk-ant-123456789 and "a\\nb-secret"', ['sk-ant-123456789', 'a\nb-secret'])).toBe('key [redacted] and "[redacted]"');
   });
 

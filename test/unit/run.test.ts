@@ -28,6 +28,10 @@ class FakeThreads implements ThreadBook {
   answeredWith(delivery: string, session: string) {
     this.deliveries.set(delivery, session);
   }
+  turns = new Map<string, string[]>();
+  recordTurn(session: string, digest: string) {
+    this.turns.set(session, [...(this.turns.get(session) ?? []), digest]);
+  }
   keepOnly(existing: ReadonlySet<string>) {
     for (const [k, v] of this.threads) if (!existing.has(v)) this.threads.delete(k);
   }
@@ -42,7 +46,7 @@ class FakeServer implements AgentServer {
   pid = 4242;
   events: string[];
   sessions: Array<SessionSummary & { texts: string[] }> = [
-    { id: 'ses_old', title: 'issue #1: Login fails with SSO on Safari', createdAt: 1, updatedAt: 1, texts: ['The SSO cookie is dropped by Safari'] },
+    { id: 'ses_old00000000', title: 'issue #1: Login fails with SSO on Safari', createdAt: 1, updatedAt: 1, texts: ['The SSO cookie is dropped by Safari'] },
   ];
   prompts: string[] = [];
   notes: string[] = [];
@@ -58,8 +62,8 @@ class FakeServer implements AgentServer {
   }
   async createSession(title: string) {
     this.events.push('create');
-    this.sessions.push({ id: 'ses_new', title, createdAt: 2, updatedAt: 2, texts: [] });
-    return 'ses_new';
+    this.sessions.push({ id: 'ses_new00000000', title, createdAt: 2, updatedAt: 2, texts: [] });
+    return 'ses_new00000000';
   }
   async prompt(_id: string, text: string) {
     this.events.push('prompt');
@@ -112,10 +116,10 @@ describe('the pipeline', () => {
     const result = await run(task, settings, h.ports);
     expect(h.events).toEqual([
       'restore', 'state: pending', 'start', 'state: agent 4242', 'list', 'create', 'prompt', 'note', 'list',
-      'delete ses_old', 'list', 'stop', 'state: agent stopped', 'state: saving', 'save',
+      'delete ses_old00000000', 'list', 'stop', 'state: agent stopped', 'state: saving', 'save',
     ]);
-    expect(result).toMatchObject({ sessionId: 'ses_new', response: 'Because of SameSite.', memoryStatus: 'hit', pruned: ['ses_old'] });
-    expect(result.recalled.map((p) => p.sessionId)).toEqual(['ses_old']);
+    expect(result).toMatchObject({ sessionId: 'ses_new00000000', response: 'Because of SameSite.', memoryStatus: 'hit', pruned: ['ses_old00000000'] });
+    expect(result.recalled.map((p) => p.sessionId)).toEqual(['ses_old00000000']);
   });
 
   it('puts the recalled work in the prompt and writes a run summary into the session', async () => {
@@ -129,27 +133,29 @@ describe('the pipeline', () => {
 
   it('a follow-up in the same thread continues its session instead of starting one', async () => {
     const h = harness({ status: 'hit' }, { saved: true });
-    h.threads.threads.set('issue-2', 'ses_old');
+    h.threads.threads.set('issue-2', 'ses_old00000000');
     const result = await run({ ...task, deliveryId: 'comment-9' }, { ...settings, maxSessions: 5 }, h.ports);
-    expect(result).toMatchObject({ sessionId: 'ses_old', continued: true });
+    expect(result).toMatchObject({ sessionId: 'ses_old00000000', continued: true });
     expect(h.events).not.toContain('create');
     expect(result.recalled).toEqual([]);
-    expect(h.threads.answered('comment-9')).toBe('ses_old');
-    expect(h.threads.saved).toBe(1);
+    expect(h.threads.answered('comment-9')).toBe('ses_old00000000');
+    // Saved once with the prompt recorded (before the agent starts), once at the end.
+    expect(h.threads.saved).toBe(2);
+    expect(h.threads.turns.get('ses_old00000000')).toHaveLength(2); // the prompt and the run summary
   });
 
   it('a thread whose session was pruned starts a new session', async () => {
     const h = harness({ status: 'hit' }, { saved: true });
-    h.threads.threads.set('issue-2', 'ses_gone');
+    h.threads.threads.set('issue-2', 'ses_gone00000000');
     const result = await run(task, settings, h.ports);
-    expect(result).toMatchObject({ sessionId: 'ses_new', continued: false });
+    expect(result).toMatchObject({ sessionId: 'ses_new00000000', continued: false });
   });
 
   it('a delivery already answered is not answered again, and nothing is saved', async () => {
     const h = harness({ status: 'hit' }, { saved: true });
-    h.threads.deliveries.set('issue-opened-2', 'ses_old');
+    h.threads.deliveries.set('issue-opened-2', 'ses_old00000000');
     const result = await run(task, settings, h.ports);
-    expect(result.duplicateOf).toBe('ses_old');
+    expect(result.duplicateOf).toBe('ses_old00000000');
     expect(h.events).toEqual(['restore']);
   });
 
@@ -164,14 +170,14 @@ describe('the pipeline', () => {
     const h = harness({ status: 'hit' }, { saved: true }, new Error('model returned 500'));
     const failure = await run(task, settings, h.ports).catch((e: unknown) => e);
     expect(failure).toBeInstanceOf(RunFailed);
-    expect((failure as RunFailed).sessionId).toBe('ses_new');
+    expect((failure as RunFailed).sessionId).toBe('ses_new00000000');
     expect(h.events).not.toContain('save');
     expect(h.events).not.toContain('state: saving');
     expect(h.events.slice(-2)).toEqual(['stop', 'state: agent stopped']);
     expect(h.server.notes[0]).toContain('Outcome: failed');
     expect(h.server.notes[0]).toContain('model returned 500');
     // The thread goes on in the session, but the delivery is not marked answered: a re-run answers it.
-    expect(h.threads.threads.get(task.threadKey)).toBe('ses_new');
+    expect(h.threads.threads.get(task.threadKey)).toBe('ses_new00000000');
     expect(h.threads.deliveries.get(task.deliveryId)).toBeUndefined();
   });
 });

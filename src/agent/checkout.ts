@@ -1,0 +1,79 @@
+/**
+ * What Recall checks in the checkout before OpenCode starts on code nobody with write access
+ * vouched for (a fork's pull request), or when the agent must work without its shell:
+ *  - links that lead out of the checkout: OpenCode's `read` checks the path as written, so a
+ *    committed `NOTES.md -> /proc/self/environ` hands the model the provider key;
+ *  - files OpenCode loads as configuration or instructions (plugins run inside OpenCode, next to
+ *    the model key; skills and agents change what the model is told and may do).
+ */
+import { execFileSync } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+
+/**
+ * Paths (relative to the checkout) OpenCode reads as its own configuration: its config files,
+ * plugins, tools, agents, commands and skills, and the Claude Code files it also honours.
+ */
+export const AGENT_CONFIGURATION = ['.opencode', 'opencode.json', 'opencode.jsonc', '.claude', '.agents', 'AGENTS.md', 'CLAUDE.md'];
+
+/** The agent configuration a fork's checkout brings (top-level paths that exist). */
+export function agentConfigurationIn(workspace: string): string[] {
+  return AGENT_CONFIGURATION.filter((f) => fs.lstatSync(path.join(workspace, f), { throwIfNoEntry: false }));
+}
+
+const within = (p: string, root: string) => p === root || p.startsWith(`${root}${path.sep}`);
+
+/**
+ * Links in the checkout whose target lies outside it (by the link's text, and where it exists by
+ * the real path it resolves to), as `path -> target`. Committed links are found through git's
+ * index; a directory that is not a git checkout is walked (up to `maxEntries`).
+ */
+export function linksLeavingCheckout(workspace: string, maxEntries = 200_000): string[] {
+  const root = fs.realpathSync(workspace);
+  const leaving: string[] = [];
+  for (const rel of symlinksIn(root, maxEntries)) {
+    const link = path.join(root, rel);
+    let target: string;
+    try {
+      target = fs.readlinkSync(link);
+    } catch {
+      continue; // not a link in the work tree (deleted, or a directory now)
+    }
+    const lexical = path.resolve(path.dirname(link), target);
+    let resolved: string | undefined;
+    try {
+      resolved = fs.realpathSync(link);
+    } catch {
+      resolved = undefined; // dangling: judged by its text
+    }
+    if (!within(lexical, root) || (resolved !== undefined && !within(resolved, root))) leaving.push(`${rel} -> ${target}`);
+  }
+  return leaving;
+}
+
+function symlinksIn(root: string, maxEntries: number): string[] {
+  if (fs.existsSync(path.join(root, '.git'))) {
+    try {
+      // Mode 120000 is a symbolic link in git's index.
+      const index = execFileSync('git', ['-C', root, 'ls-files', '-s', '-z'], { maxBuffer: 256 * 1024 * 1024 }).toString('utf8');
+      return index
+        .split('\0')
+        .filter((e) => e.startsWith('120000 '))
+        .map((e) => e.slice(e.indexOf('\t') + 1));
+    } catch {
+      // not a usable git checkout: walk it
+    }
+  }
+  const found: string[] = [];
+  let seen = 0;
+  const walk = (dir: string) => {
+    for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {
+      if (++seen > maxEntries) throw new Error(`the checkout has more than ${maxEntries} files; Recall could not look for links in it`);
+      const abs = path.join(dir, entry.name);
+      if (entry.isSymbolicLink()) found.push(path.relative(root, abs));
+      else if (entry.isDirectory() && entry.name !== '.git') walk(abs);
+    }
+  };
+  walk(root);
+  return found;
+}

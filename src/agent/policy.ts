@@ -1,0 +1,142 @@
+/**
+ * What the agent may do in a run, as OpenCode configuration, and the check that OpenCode took it
+ * (RFC-005). Three levels:
+ *  - `full`: the user's configuration, with the questions nobody can answer denied;
+ *  - `no-shell`: the sandbox could not start, so nothing may read other processes' memory or
+ *    files outside the checkout: no `bash`, no external directories, for every agent;
+ *  - `read-only`: code nobody with write access vouched for (a fork's pull request): the agent
+ *    reads and searches the checkout and nothing else, and OpenCode loads none of its skills,
+ *    instructions, language servers or formatters.
+ *
+ * OpenCode evaluates permissions last-rule-wins, and an agent's own `permission` comes after the
+ * top-level one (1.18.33; RFC-005), so a restriction is written for every agent, last. After the
+ * server starts, `GET /agent` shows each agent's final rules, and the run is refused if any agent
+ * can do more than its level allows.
+ */
+import type { ModelRef } from './opencode.js';
+
+export type AgentPolicy = 'full' | 'no-shell' | 'read-only';
+
+/** OpenCode 1.18's own agents; an agent the check finds beyond these is checked all the same. */
+const NATIVE_AGENTS = ['build', 'plan', 'general', 'explore', 'compaction', 'title', 'summary'];
+
+/** The permissions each restricted level ends with, for every agent (key order matters: "*" first). */
+const RESTRICTIONS: Record<Exclude<AgentPolicy, 'full'>, Record<string, string>> = {
+  'no-shell': { bash: 'deny', external_directory: 'deny' },
+  'read-only': { '*': 'deny', read: 'allow', glob: 'allow', grep: 'allow', todowrite: 'allow', external_directory: 'deny' },
+};
+
+/** Tools that must be gone from every agent's list at each level (a made-up name stands for custom and MCP tools). */
+const MUST_BE_REMOVED: Record<Exclude<AgentPolicy, 'full'>, string[]> = {
+  'no-shell': ['bash'],
+  'read-only': ['bash', 'edit', 'write', 'webfetch', 'websearch', 'task', 'skill', 'lsp', 'recall_any_other_tool'],
+};
+
+/** Paths an agent at a restricted level must not reach outside the checkout. */
+const OUTSIDE_SAMPLES = ['/proc/1/environ', '/etc/passwd', '/tmp/opencode/x'];
+
+/** Environment OpenCode gets at each level, beside the configuration. */
+export function policyEnvironment(policy: AgentPolicy): Record<string, string> {
+  if (policy !== 'read-only') return {};
+  return {
+    // The fork's .opencode config, AGENTS.md and instruction files; its .claude and .agents skills; CLAUDE.md.
+    OPENCODE_DISABLE_PROJECT_CONFIG: 'true',
+    OPENCODE_DISABLE_EXTERNAL_SKILLS: 'true',
+    OPENCODE_DISABLE_CLAUDE_CODE: 'true',
+  };
+}
+
+type Config = Record<string, unknown>;
+
+function isObject(value: unknown): value is Config {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** `permission` as an object: OpenCode reads a bare string as {"*": value}. */
+function permissionObject(value: unknown): Config {
+  if (typeof value === 'string') return { '*': value };
+  return isObject(value) ? value : {};
+}
+
+/** `base` with `last` appended: keys of `last` removed from `base` first, so they come last. */
+function appendLast(base: Config, last: Record<string, string>): Config {
+  const kept = Object.entries(base).filter(([k]) => !(k in last));
+  return Object.fromEntries([...kept, ...Object.entries(last)]);
+}
+
+/**
+ * The OpenCode config for a run: the user's config, with what Recall needs on top. Autoupdate
+ * and sharing are always off (a CI run must not change its binary or publish a session); a write
+ * outside the checkout and the `question` tool are denied unless the user's config says otherwise,
+ * because nobody is there to answer (OpenCode would wait forever). Then the policy's restrictions.
+ */
+export function agentConfig(user: Config, model: ModelRef | undefined, policy: AgentPolicy = 'full'): Config {
+  const config: Config = {
+    ...user,
+    ...(model ? { model: `${model.providerID}/${model.modelID}` } : {}),
+    autoupdate: false,
+    share: 'disabled',
+    permission: { external_directory: 'deny', question: 'deny', ...permissionObject(user.permission) },
+  };
+  if (policy === 'full') return config;
+  const restriction = RESTRICTIONS[policy];
+  const userAgents = isObject(user.agent) ? user.agent : {};
+  const agents: Config = {};
+  for (const name of new Set([...NATIVE_AGENTS, ...Object.keys(userAgents)])) {
+    const agent = isObject(userAgents[name]) ? userAgents[name] : {};
+    const { tools: _legacyTools, ...rest } = agent; // `tools: {bash: true}` is read as a permission too
+    const own = policy === 'read-only' ? {} : permissionObject(agent.permission);
+    agents[name] = { ...rest, permission: appendLast(own, restriction) };
+  }
+  config.agent = agents;
+  config.permission = policy === 'read-only' ? { ...restriction } : appendLast(config.permission as Config, restriction);
+  if (policy === 'read-only') {
+    delete config.tools;
+    delete config.references; // a reference opens a directory outside the checkout
+    config.lsp = false;
+    config.formatter = false;
+  }
+  return config;
+}
+
+export interface AgentRules {
+  name: string;
+  permission: Array<{ permission: string; pattern: string; action: string }>;
+}
+
+/** OpenCode's wildcard: `*` any run of characters, `?` one; a trailing " *" also matches without it. */
+export function wildcard(value: string, pattern: string): boolean {
+  const source = pattern.replace(/[.+^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '.*').replace(/\?/g, '.');
+  if (new RegExp(`^${source}$`, 's').test(value)) return true;
+  return pattern.endsWith(' *') && value === pattern.slice(0, -2);
+}
+
+function lastRule<T>(rules: readonly T[], matches: (rule: T) => boolean): T | undefined {
+  for (let i = rules.length - 1; i >= 0; i--) if (matches(rules[i]!)) return rules[i];
+  return undefined;
+}
+
+/**
+ * What each agent can still do beyond `policy`, as sentences; [] when every agent keeps to it.
+ * A tool is gone when the last rule naming it denies every pattern (how OpenCode drops it from
+ * the model's list); an outside path is closed when the last rule matching it denies.
+ */
+export function policyViolations(agents: readonly AgentRules[], policy: AgentPolicy): string[] {
+  if (policy === 'full') return [];
+  const problems: string[] = [];
+  for (const agent of agents) {
+    for (const tool of MUST_BE_REMOVED[policy]) {
+      const key = tool === 'write' ? 'edit' : tool;
+      const last = lastRule(agent.permission, (r) => wildcard(key, r.permission));
+      if (!last || last.pattern !== '*' || last.action !== 'deny') problems.push(`agent "${agent.name}" can use ${tool}`);
+    }
+    for (const sample of OUTSIDE_SAMPLES) {
+      const last = lastRule(agent.permission, (r) => wildcard('external_directory', r.permission) && wildcard(sample, r.pattern));
+      if (last?.action !== 'deny') {
+        problems.push(`agent "${agent.name}" can reach ${sample} outside the checkout`);
+        break;
+      }
+    }
+  }
+  return problems;
+}

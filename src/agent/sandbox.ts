@@ -1,0 +1,201 @@
+/**
+ * The sandbox OpenCode (and so every command the agent runs) starts in, on Linux (RFC-005).
+ *
+ * One `unshare` gives the agent its own user, PID and mount namespaces. Inside, before OpenCode
+ * starts, a short shell script (SETUP below) rearranges the mounts the agent sees:
+ *  - writable: the checkout and Recall's two directories OpenCode needs (its state, the memory
+ *    store), held open first and bound back after anything above them is hidden;
+ *  - read-only inside those: the checkout's `.git` (hooks and config run in later steps);
+ *  - scratch: an empty private tmpfs over /tmp, /var/tmp and /dev/shm;
+ *  - hidden: an empty read-only tmpfs over RUNNER_TEMP (the runner's command files, the event,
+ *    other actions' files, Recall's own), the runner's install directory (its credentials and
+ *    logs), and the credential stores earlier steps leave in the home directory;
+ *  - everything else read-only: other actions' code, the tool cache, the home directory.
+ * Then the script drops every capability for good (`setpriv`: empty bounding set, no-new-privs,
+ * locked securebits), so the agent can neither undo a mount nor gain privilege through sudo or a
+ * setuid program, and becomes the namespace's first process (INIT), which passes SIGTERM on.
+ */
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+
+export interface SandboxPlan {
+  /** Directories the agent may write (absolute, real paths). */
+  writable: string[];
+  /** Files and directories under hidden ones that must stay readable (OpenCode itself, its config). */
+  visible: string[];
+  /** Directories inside writable ones that the agent may only read. */
+  readOnly: string[];
+  /** Directories replaced by an empty private tmpfs the agent may write. */
+  scratch: string[];
+  /** Directories replaced by an empty read-only tmpfs. */
+  hidden: string[];
+  /** Files replaced by an empty read-only file (/dev/null). */
+  hiddenFiles: string[];
+}
+
+export interface SandboxSetting {
+  workspace: string;
+  /** Recall's directories OpenCode writes: its state (HOME, XDG) and the memory directory. */
+  agentDirs: string[];
+  /** The OpenCode binary: its installation stays readable even inside a hidden directory. */
+  binary: string;
+  /** Further files or directories OpenCode reads (OPENCODE_CONFIG_DIR, a provider's credentials file). */
+  readable?: string[];
+  /** The runner's temporary directory (RUNNER_TEMP), hidden from the agent. */
+  runnerTemp?: string;
+  /** The runner user's home directory, whose credential stores are hidden. */
+  home?: string;
+  /** The runner's installation (found from the step's parent process), hidden. */
+  runnerRoot?: string;
+}
+
+/** Where earlier steps leave credentials in a home directory (docker login, cloud CLIs, git, npm, ssh). */
+const HOME_CREDENTIAL_DIRS = ['.docker', '.aws', '.azure', '.kube', '.ssh', '.gnupg', '.config/gh', '.config/gcloud', '.terraform.d', '.gradle', '.m2'];
+const HOME_CREDENTIAL_FILES = ['.netrc', '.git-credentials', '.npmrc', '.pypirc', '.yarnrc.yml', '.cargo/credentials', '.cargo/credentials.toml', '.gem/credentials', '.config/hub'];
+const SCRATCH = ['/tmp', '/var/tmp', '/dev/shm'];
+
+const real = (p: string): string | undefined => {
+  try {
+    return fs.realpathSync(p);
+  } catch {
+    return undefined;
+  }
+};
+const isDir = (p: string) => fs.statSync(p, { throwIfNoEntry: false })?.isDirectory() === true;
+const isFile = (p: string) => fs.lstatSync(p, { throwIfNoEntry: false })?.isFile() === true;
+const within = (p: string, root: string) => p === root || p.startsWith(root.endsWith('/') ? root : `${root}/`);
+
+/** The mounts for a run, from where things are; paths that do not exist are left out. */
+export function sandboxPlan(s: SandboxSetting): SandboxPlan {
+  const workspace = real(s.workspace);
+  if (!workspace) throw new Error(`the checkout ${s.workspace} does not exist`);
+  const writable = unique([
+    workspace,
+    ...s.agentDirs.map((d) => {
+      fs.mkdirSync(d, { recursive: true });
+      return real(d)!;
+    }),
+  ]);
+  const git = path.join(workspace, '.git');
+  const readOnly = fs.lstatSync(git, { throwIfNoEntry: false })?.isDirectory() ? [git] : [];
+  const scratch = outermost(SCRATCH.map(real).filter((d): d is string => !!d && isDir(d)));
+  const home = s.home ? real(s.home) : undefined;
+  const candidates = [
+    s.runnerTemp ? real(s.runnerTemp) : undefined,
+    s.runnerRoot ? real(s.runnerRoot) : undefined,
+    ...(home ? HOME_CREDENTIAL_DIRS.map((d) => real(path.join(home, d))) : []),
+  ].filter((d): d is string => !!d && isDir(d));
+  // Scratch space is empty already; a directory the agent writes is never hidden whole.
+  const hidden = outermost(candidates.filter((d) => !scratch.some((sc) => within(d, sc)) && !writable.includes(d)));
+  const hiddenFiles = home
+    ? HOME_CREDENTIAL_FILES.map((f) => path.join(home, f)).filter((f) => isFile(f) && !hidden.some((h) => within(f, h)))
+    : [];
+  // OpenCode must stay reachable when it is installed somewhere hidden (RUNNER_TEMP, ~/.cache),
+  // and so must the configuration and credential files the step points it at.
+  const concealed = (p: string) => [...hidden, ...scratch].some((h) => within(p, h)) && !writable.some((w) => within(p, w));
+  const binaryDir = real(path.dirname(s.binary));
+  const visible = outermost([
+    ...(binaryDir && concealed(binaryDir) ? [packageRoot(binaryDir)] : []),
+    ...(s.readable ?? []).map(real).filter((p): p is string => !!p && concealed(p)),
+  ]);
+  return { writable, visible, readOnly, scratch, hidden, hiddenFiles };
+}
+
+/** The npm install an OpenCode binary belongs to (its `node_modules`' parent), else its directory. */
+function packageRoot(dir: string): string {
+  const at = dir.lastIndexOf(`${path.sep}node_modules${path.sep}`);
+  return at > 0 ? dir.slice(0, at) : dir;
+}
+
+function unique(list: string[]): string[] {
+  return [...new Set(list)];
+}
+
+/** Drops entries that lie inside another entry of the list. */
+function outermost(list: string[]): string[] {
+  const sorted = unique(list).sort((a, b) => a.length - b.length);
+  return sorted.filter((p, i) => !sorted.slice(0, i).some((q) => within(p, q)));
+}
+
+/**
+ * The namespace's first process must handle SIGTERM: the kernel ignores signals without a handler
+ * for it, and OpenCode has none. This shell runs OpenCode as its child, passes SIGTERM and SIGINT
+ * on, and when it exits the kernel ends whatever the agent left running in the namespace.
+ */
+const INIT = 'trap \'kill -TERM "$c" 2>/dev/null; wait "$c"; exit 143\' TERM INT; "$@" & c=$!; wait "$c"';
+
+/** Drops every capability for good; no program the agent runs can gain privilege. */
+const DROP = [
+  'setpriv',
+  '--no-new-privs',
+  '--inh-caps=-all',
+  '--ambient-caps=-all',
+  '--bounding-set=-all',
+  '--securebits=+noroot,+noroot_locked,+no_setuid_fixup,+no_setuid_fixup_locked,+keep_caps_locked',
+  '--',
+];
+
+/**
+ * Runs as root of the new user namespace (or with its capabilities kept), before OpenCode.
+ * Lists arrive newline-separated in RECALL_SB_* variables, removed before OpenCode starts.
+ * Writable directories are held open on fds 3-9 so that they can be bound back after what
+ * contains them is hidden (`/proc/self/fd/N` reaches the directory under the new tmpfs).
+ */
+const SETUP = `set -eu
+IFS='
+'
+fd=3
+for d in $RECALL_SB_KEEP; do eval "exec $fd<\\"\\$d\\""; fd=$((fd+1)); done
+for d in $RECALL_SB_SCRATCH; do mount -t tmpfs -o mode=1777,nosuid,nodev recall-scratch "$d"; done
+for d in $RECALL_SB_HIDE_FIRST; do mount -t tmpfs -o mode=755,nosuid,nodev,size=1m recall-hidden "$d"; done
+fd=3
+for d in $RECALL_SB_KEEP; do
+  if [ -d "/proc/self/fd/$fd" ]; then mkdir -p "$d"; else mkdir -p "$(dirname "$d")"; [ -e "$d" ] || : > "$d"; fi
+  mount --no-canonicalize --bind "/proc/self/fd/$fd" "$d"; eval "exec $fd<&-"; fd=$((fd+1))
+done
+for d in $RECALL_SB_HIDE_AFTER; do mount -t tmpfs -o mode=755,nosuid,nodev,size=1m recall-hidden "$d"; done
+for f in $RECALL_SB_HIDE_FILES; do mount --bind /dev/null "$f"; done
+for d in $RECALL_SB_READONLY; do mount --bind "$d" "$d"; done
+for mp in $(awk '{print $5}' /proc/self/mountinfo); do
+  mp=$(printf '%b' "$mp")
+  case "$mp" in /proc|/proc/*|/sys|/sys/*|/dev|/dev/*) continue;; esac
+  keep=
+  for d in $RECALL_SB_WRITABLE $RECALL_SB_SCRATCH; do [ "$mp" = "$d" ] && keep=1; done
+  [ -n "$keep" ] || mount -o remount,bind,ro "$mp"
+done
+unset RECALL_SB_KEEP RECALL_SB_WRITABLE RECALL_SB_SCRATCH RECALL_SB_HIDE_FIRST RECALL_SB_HIDE_AFTER RECALL_SB_HIDE_FILES RECALL_SB_READONLY
+exec ${DROP.join(' ')} sh -c '${INIT.replace(/'/g, `'\\''`)}' recall-agent "$@"`;
+
+/** How the user namespace maps the runner's user: itself (util-linux 2.38+), else root. */
+export const USER_MAPPINGS = [['--map-current-user', '--keep-caps'], ['--map-root-user']] as const;
+const NAMESPACES = ['--user', '--pid', '--fork', '--mount', '--mount-proc', '--kill-child'];
+
+export interface Sandbox {
+  /** The command that runs a program in the sandbox: append the program and its arguments. */
+  wrapper: string[];
+  /** Variables the wrapper needs in its environment (it removes them before the program starts). */
+  env: Record<string, string>;
+}
+
+export function sandboxCommand(plan: SandboxPlan, mapping: readonly string[]): Sandbox {
+  const keep = [...plan.writable, ...plan.visible];
+  const all = [...keep, ...plan.readOnly, ...plan.scratch, ...plan.hidden, ...plan.hiddenFiles];
+  const bad = all.find((p) => p.includes('\n') || !path.isAbsolute(p));
+  if (bad) throw new Error(`the path ${JSON.stringify(bad)} cannot be set up in a sandbox (a newline in its name)`);
+  if (keep.length > 7) throw new Error('the sandbox keeps at most 7 directories');
+  // A hidden directory inside a kept one (RUNNER_TEMP inside the checkout) is hidden after the binds.
+  const inside = (h: string) => keep.some((k) => within(h, k) && h !== k);
+  const lines = (list: string[]) => list.join('\n');
+  return {
+    wrapper: ['unshare', ...mapping, ...NAMESPACES, '--', 'sh', '-c', SETUP, 'recall-sandbox'],
+    env: {
+      RECALL_SB_KEEP: lines(keep),
+      RECALL_SB_WRITABLE: lines(plan.writable),
+      RECALL_SB_READONLY: lines(plan.readOnly),
+      RECALL_SB_SCRATCH: lines(plan.scratch),
+      RECALL_SB_HIDE_FIRST: lines(plan.hidden.filter((h) => !inside(h))),
+      RECALL_SB_HIDE_AFTER: lines(plan.hidden.filter(inside)),
+      RECALL_SB_HIDE_FILES: lines(plan.hiddenFiles),
+    },
+  };
+}

@@ -1,0 +1,94 @@
+/**
+ * What Recall posts that the model wrote (answers, reviews, failure notes, the `response` output
+ * and the job summary), made safe to render on GitHub (RFC-005). Best effort, as the README says:
+ *  - every credential the run had, in the forms credentials.ts knows, becomes `[redacted]`;
+ *  - nothing the model wrote makes GitHub fetch a URL: GitHub loads images server-side, so an image
+ *    on another host carries data out even when the agent has no web access. Images and media
+ *    tags become text; links and bare URLs to hosts other than GitHub become code (readable,
+ *    not clickable); entities are escaped so that no URL is spelled in them.
+ * Code blocks and code spans are left as they are: GitHub renders no link or image inside them.
+ */
+import { redactCredentials } from '../agent/credentials.js';
+
+/** `text` as Recall may post it. `serverUrl` is the GitHub (Enterprise) the repository lives on. */
+export function outbound(text: string, credentials: readonly string[], serverUrl = 'https://github.com'): string {
+  return neutralizeLinks(redactCredentials(text, credentials), serverUrl);
+}
+
+function githubHost(host: string, serverHost: string): boolean {
+  const h = host.toLowerCase().replace(/\.$/, '');
+  return h === serverHost || h === 'github.com' || h.endsWith('.github.com') || h === 'githubusercontent.com' || h.endsWith('.githubusercontent.com');
+}
+
+function hostOf(url: string): string | undefined {
+  const m = /^(?:[a-z][a-z0-9+.-]*:)?\/\/([^/?#\s:@]+(?::[^/?#\s@]*)?@)?([^/?#\s:]+)/i.exec(url) ?? /^(www\.[^/?#\s:]+)/i.exec(url);
+  return m ? (m[2] ?? m[1]) : undefined;
+}
+
+/** A URL that stays a link: relative (a path in the repository, an anchor) or on GitHub. */
+function keeps(url: string, serverHost: string): boolean {
+  const host = hostOf(url);
+  if (host) return githubHost(host, serverHost);
+  return !/^[a-z][a-z0-9+.-]*:/i.test(url); // a relative URL; any other scheme (javascript:, data:) goes
+}
+
+const code = (s: string) => {
+  const clean = s.replace(/`/g, "'");
+  return `\`${clean}\``;
+};
+
+const MEDIA_TAGS = 'img|picture|source|video|audio|svg|image|iframe|object|embed|input|link|meta|base|form|style|script|a';
+
+/** One pass over text outside code: images, links, autolinks, bare URLs, media tags, entities. */
+const INLINE = new RegExp(
+  [
+    String.raw`(!?)\[([^\]\n]*)\]\(\s*<?([^)\s>]*)>?(?:\s+(?:"[^"]*"|'[^']*'))?\s*\)`, // [text](url), ![alt](url)
+    String.raw`!\[`, // a reference-style image: never rendered
+    String.raw`<((?:[a-z][a-z0-9+.-]*:)?\/\/[^>\s]+)>`, // <https://...>
+    String.raw`((?:https?|ftp):\/\/[^\s<>()\[\]\x60'"]+|\bwww\.[a-z0-9-]+\.[^\s<>()\[\]\x60'"]+)`, // bare URLs GitHub links
+    String.raw`<(\/?)(${MEDIA_TAGS})\b`, // HTML that loads or links something
+    String.raw`&(#?[a-z0-9]+;)`, // an entity, which could spell a URL
+  ].join('|'),
+  'gi',
+);
+
+export function neutralizeLinks(markdown: string, serverUrl = 'https://github.com'): string {
+  const serverHost = hostOf(serverUrl)?.toLowerCase() ?? 'github.com';
+  return splitCode(markdown)
+    .map(({ text, isCode }) => (isCode ? text : neutralizeProse(text, serverHost)))
+    .join('');
+}
+
+function neutralizeProse(text: string, serverHost: string): string {
+  // Reference definitions ([id]: url) first: a link or image elsewhere may use them.
+  const defined = text.replace(/^( {0,3}\[[^\]\n]+\]:[ \t]*)<?(\S+?)>?(?=[ \t]|$)/gm, (all, head: string, url: string) =>
+    keeps(url, serverHost) ? all : `${head.replace(/\]:/, '\\]:').replace(/^(\s*)\[/, '$1\\[')}${code(url)}`,
+  );
+  return defined.replace(INLINE, (all, bang: string, label: string, url: string, auto: string, bare: string, slash: string, tag: string, entity: string) => {
+    if (label !== undefined && url !== undefined) {
+      if (bang) return keeps(url, serverHost) && hostOf(url) ? all : `${label || 'image'} (image removed: ${hostOf(url) ?? 'not on GitHub'})`;
+      return keeps(url, serverHost) ? all : `${label} (${code(url)})`;
+    }
+    if (all === '![') return '!\\[';
+    if (auto !== undefined) return keeps(auto, serverHost) ? all : code(auto);
+    if (bare !== undefined) return keeps(bare, serverHost) ? all : code(bare);
+    if (tag !== undefined) return `&lt;${slash}${tag}`;
+    if (entity !== undefined) return `&amp;${entity}`;
+    return all;
+  });
+}
+
+/** The text cut into code (fenced blocks, indented blocks are left to GitHub, code spans) and prose. */
+function splitCode(markdown: string): Array<{ text: string; isCode: boolean }> {
+  const pieces: Array<{ text: string; isCode: boolean }> = [];
+  const pattern = /(^|\n)( {0,3})(`{3,}|~{3,})[^\n]*\n[\s\S]*?(?:\n {0,3}\3[`~]*[ \t]*(?=\n|$)|$)|(`+)(?!`)[\s\S]*?[^`]\4(?!`)/g;
+  let at = 0;
+  for (const m of markdown.matchAll(pattern)) {
+    const start = m.index + (m[1]?.length ?? 0);
+    if (start > at) pieces.push({ text: markdown.slice(at, start), isCode: false });
+    pieces.push({ text: markdown.slice(start, m.index + m[0].length), isCode: true });
+    at = m.index + m[0].length;
+  }
+  if (at < markdown.length) pieces.push({ text: markdown.slice(at), isCode: false });
+  return pieces;
+}

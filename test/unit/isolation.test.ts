@@ -1,0 +1,92 @@
+/**
+ * Finding the agent's sandbox: the probe, the fallbacks, the AppArmor gate on hosted runners,
+ * and the warning about a token left in the checkout. (The e2e tests in security-*.test.ts attack
+ * the sandbox itself through the bundled action.)
+ */
+import { execFileSync } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { findIsolation, findRunnerRoot, storedGitCredentials, type FindIsolationOptions, type Probe } from '../../src/agent/isolation.js';
+import { REPO_ROOT } from '../harness/runner.js';
+
+describe('isolating the agent', () => {
+  let dir: string;
+  let setting: { workspace: string; agentDirs: string[]; binary: string; runnerTemp: string };
+  beforeEach(() => {
+    dir = fs.mkdtempSync(path.join(REPO_ROOT, 'node_modules', '.recall-iso-'));
+    const rt = path.join(dir, 'runner-temp');
+    setting = { workspace: path.join(dir, 'ws'), agentDirs: [path.join(rt, 'recall', 'memory'), path.join(rt, 'recall', 'opencode')], binary: '/usr/bin/opencode', runnerTemp: rt };
+    fs.mkdirSync(path.join(setting.workspace, '.git'), { recursive: true });
+  });
+  afterEach(() => fs.rmSync(dir, { recursive: true, force: true }));
+  const options = (probe: Probe, more: Partial<FindIsolationOptions> = {}): FindIsolationOptions => ({ setting, pathEnv: process.env.PATH, hostedRunner: false, log: () => undefined, platform: 'linux', probe, ...more });
+  const answering = (byMapping: Record<string, { code: number; output: string }>): Probe => async (file, args) =>
+    (file === 'unshare' && byMapping[args[0]!]) || { code: 1, output: 'unshare: unrecognized option' };
+
+  it('keeps the uid when the runner allows it, with the checkout writable and RUNNER_TEMP hidden', async () => {
+    const found = await findIsolation(options(answering({ '--map-current-user': { code: 0, output: '/proc/1\n/proc/2' } })));
+    expect(found.sandbox?.wrapper.slice(0, 3)).toEqual(['unshare', '--map-current-user', '--keep-caps']);
+    const real = (p: string) => fs.realpathSync(p);
+    expect(found.sandbox?.env.RECALL_SB_WRITABLE?.split('\n')).toEqual([real(setting.workspace), ...setting.agentDirs.map(real)]);
+    expect(found.sandbox?.env.RECALL_SB_HIDE_FIRST).toBe(real(setting.runnerTemp));
+    expect(found.sandbox?.env.RECALL_SB_READONLY).toBe(path.join(real(setting.workspace), '.git'));
+  });
+
+  it('falls back to mapping root on an older util-linux', async () => {
+    const found = await findIsolation(options(answering({ '--map-root-user': { code: 0, output: '/proc/1\n/proc/2' } })));
+    expect(found.sandbox?.wrapper[1]).toBe('--map-root-user');
+  });
+
+  it('says why when user namespaces are not allowed, or when the probe still sees the host', async () => {
+    const denied = await findIsolation(options(answering({ '--map-current-user': { code: 1, output: 'unshare: write failed /proc/self/uid_map: Operation not permitted' } })));
+    expect(denied).toMatchObject({ sandbox: undefined, reason: expect.stringContaining('Operation not permitted') });
+    const host = Array.from({ length: 40 }, (_, i) => `/proc/${i + 1}`).join('\n');
+    expect((await findIsolation(options(answering({ '--map-current-user': { code: 0, output: host } })))).sandbox).toBeUndefined();
+    expect(await findIsolation(options(answering({}), { platform: 'darwin' }))).toMatchObject({ sandbox: undefined, reason: expect.stringContaining('darwin') });
+  });
+
+  it('on a GitHub-hosted runner, clears the AppArmor gate with sudo and tries again; elsewhere it does not', async () => {
+    const calls: string[] = [];
+    let cleared = false;
+    const probe: Probe = async (file, args) => {
+      calls.push([file, ...args.slice(0, 4)].join(' '));
+      if (file === 'sudo') {
+        cleared = true;
+        return { code: 0, output: 'kernel.apparmor_restrict_unprivileged_userns = 0' };
+      }
+      return cleared && args[0] === '--map-current-user' ? { code: 0, output: '/proc/1' } : { code: 1, output: 'unshare: write failed /proc/self/uid_map: Operation not permitted' };
+    };
+    expect((await findIsolation(options(probe))).sandbox).toBeUndefined();
+    expect(calls.some((c) => c.startsWith('sudo'))).toBe(false);
+    expect((await findIsolation(options(probe, { hostedRunner: true }))).sandbox).toBeDefined();
+    expect(calls).toContain('sudo -n sysctl -w kernel.apparmor_restrict_unprivileged_userns=0');
+  });
+
+  it('really sandboxes on this machine: the probe sees only itself and none of RUNNER_TEMP', async () => {
+    const found = await findIsolation({ setting, pathEnv: process.env.PATH, hostedRunner: false, log: () => undefined });
+    expect(found.sandbox, found.reason).toBeDefined();
+  });
+
+  it("finds the runner's install directory from the step's parent process", () => {
+    const links: Record<string, string> = { [`/proc/${process.ppid}/exe`]: '/usr/bin/bash', '/proc/4242/exe': '/home/runner/runners/2.330.0/bin/Runner.Worker' };
+    const stats: Record<string, string> = { [`/proc/${process.ppid}/stat`]: `${process.ppid} (bash (x)) S 4242 1 1` };
+    const readLink = (p: string) => links[p] ?? (() => { throw new Error('ENOENT'); })();
+    const readStat = (p: string) => stats[p] ?? (() => { throw new Error('ENOENT'); })();
+    expect(findRunnerRoot(readLink, readStat)).toBe('/home/runner/runners/2.330.0');
+    expect(findRunnerRoot(() => '/usr/bin/node', () => '1 (node) S 1 1')).toBeUndefined();
+  });
+
+  it('warns about a token that actions/checkout left in the git config', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'recall-gitcfg-'));
+    try {
+      execFileSync('git', ['init', '-q', dir]);
+      expect(await storedGitCredentials(dir)).toBeUndefined();
+      execFileSync('git', ['-C', dir, 'config', 'http.https://github.com/.extraheader', 'AUTHORIZATION: basic abc']);
+      expect(await storedGitCredentials(dir)).toMatch(/http\.https:\/\/github\.com\/\.extraheader.*persist-credentials: false/);
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});

