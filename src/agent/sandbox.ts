@@ -8,8 +8,8 @@
  *  - read-only inside those: the checkout's `.git` (hooks and config run in later steps);
  *  - scratch: an empty private tmpfs over /tmp, /var/tmp and /dev/shm;
  *  - hidden: an empty read-only tmpfs over RUNNER_TEMP (the runner's command files, the event,
- *    other actions' files, Recall's own), the runner's install directory (its credentials and
- *    logs), and the credential stores earlier steps leave in the home directory;
+ *    other actions' files, Recall's own), the runner's own credentials and logs, and the
+ *    credential stores earlier steps leave in the home directory;
  *  - everything else read-only: other actions' code, the tool cache, the home directory.
  * Then the script drops every capability for good (`setpriv`: empty bounding set, no-new-privs,
  * locked securebits), so the agent can neither undo a mount nor gain privilege through sudo or a
@@ -45,7 +45,7 @@ export interface SandboxSetting {
   runnerTemp?: string;
   /** The runner user's home directory, whose credential stores are hidden. */
   home?: string;
-  /** The runner's installation (found from the step's parent process), hidden. */
+  /** The runner's installation (found from the step's parent process): its credentials are hidden. */
   runnerRoot?: string;
 }
 
@@ -53,6 +53,12 @@ export interface SandboxSetting {
 const HOME_CREDENTIAL_DIRS = ['.docker', '.aws', '.azure', '.kube', '.ssh', '.gnupg', '.config/gh', '.config/gcloud', '.terraform.d', '.gradle', '.m2'];
 const HOME_CREDENTIAL_FILES = ['.netrc', '.git-credentials', '.npmrc', '.pypirc', '.yarnrc.yml', '.cargo/credentials', '.cargo/credentials.toml', '.gem/credentials', '.config/hub'];
 const SCRATCH = ['/tmp', '/var/tmp', '/dev/shm'];
+/**
+ * What a runner keeps of its own beside its programs: its credentials (an RSA key among them) and
+ * its logs. Not the whole directory: a self-hosted runner's work folder and tool cache live in it.
+ */
+const RUNNER_CREDENTIAL_FILES = ['.credentials', '.credentials_rsaparams', '.runner', '.env'];
+const RUNNER_LOG_DIRS = ['_diag'];
 
 const real = (p: string): string | undefined => {
   try {
@@ -80,16 +86,18 @@ export function sandboxPlan(s: SandboxSetting): SandboxPlan {
   const readOnly = fs.lstatSync(git, { throwIfNoEntry: false })?.isDirectory() ? [git] : [];
   const scratch = outermost(SCRATCH.map(real).filter((d): d is string => !!d && isDir(d)));
   const home = s.home ? real(s.home) : undefined;
+  const runnerRoot = s.runnerRoot ? real(s.runnerRoot) : undefined;
   const candidates = [
     s.runnerTemp ? real(s.runnerTemp) : undefined,
-    s.runnerRoot ? real(s.runnerRoot) : undefined,
+    ...(runnerRoot ? RUNNER_LOG_DIRS.map((d) => path.join(runnerRoot, d)) : []),
     ...(home ? HOME_CREDENTIAL_DIRS.map((d) => real(path.join(home, d))) : []),
   ].filter((d): d is string => !!d && isDir(d));
   // Scratch space is empty already; a directory the agent writes is never hidden whole.
   const hidden = outermost(candidates.filter((d) => !scratch.some((sc) => within(d, sc)) && !writable.includes(d)));
-  const hiddenFiles = home
-    ? HOME_CREDENTIAL_FILES.map((f) => path.join(home, f)).filter((f) => isFile(f) && !hidden.some((h) => within(f, h)))
-    : [];
+  const hiddenFiles = [
+    ...(home ? HOME_CREDENTIAL_FILES.map((f) => path.join(home, f)) : []),
+    ...(runnerRoot ? RUNNER_CREDENTIAL_FILES.map((f) => path.join(runnerRoot, f)) : []),
+  ].filter((f) => isFile(f) && !hidden.some((h) => within(f, h)) && !scratch.some((sc) => within(f, sc)));
   // OpenCode must stay reachable when it is installed somewhere hidden (RUNNER_TEMP, ~/.cache),
   // and so must the configuration and credential files the step points it at.
   const concealed = (p: string) => [...hidden, ...scratch].some((h) => within(p, h)) && !writable.some((w) => within(p, w));

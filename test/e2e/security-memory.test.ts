@@ -164,20 +164,42 @@ describe('the live store, written by the agent', () => {
 });
 
 describe('the directory backend and GitHub Enterprise Server', () => {
-  it('a snapshot directory holding a link and a FIFO is set aside: nothing outside is written, the run does not hang', async () => {
+  it('a snapshot directory with a link, or a FIFO, is set aside: nothing outside is written, the run does not hang', async () => {
     const store = path.join(world.root, 'shared-disk');
-    const planted = path.join(store, 'recall-v1-1-1-20991231T000000Z');
-    fs.mkdirSync(planted, { recursive: true });
-    fs.writeFileSync(path.join(planted, 'opencode.db'), 'x');
+    const inputs = { 'memory-backend': 'directory', 'memory-path': store };
+    world.model.script({ text: 'First answer.' });
+    expect((await ask('/recall look', { inputs })).outputs['memory-saved']).toBe('true');
+    const saved = path.join(store, fs.readdirSync(store)[0]!);
+    /** A copy of the saved snapshot, newer, with one file replaced by what another job planted. */
+    const plant = (name: string, file: string, replace: (target: string) => void) => {
+      const planted = path.join(store, name);
+      fs.cpSync(saved, planted, { recursive: true });
+      fs.rmSync(path.join(planted, file));
+      replace(path.join(planted, file));
+      // Newest by its manifest's time (or, without a readable one, the directory's).
+      const manifest = path.join(planted, 'recall-manifest.json');
+      if (fs.lstatSync(manifest).isFile()) fs.writeFileSync(manifest, JSON.stringify({ ...JSON.parse(fs.readFileSync(manifest, 'utf8')), savedAt: new Date(Date.now() + 3_600_000).toISOString() }));
+      fs.utimesSync(planted, new Date(), new Date(Date.now() + 3_600_000));
+    };
     const outside = path.join(world.root, 'outside.txt');
     fs.writeFileSync(outside, 'precious\n');
-    fs.symlinkSync(outside, path.join(planted, 'recall-threads.json'));
-    execFileSync('mkfifo', [path.join(planted, 'recall-manifest.json')]);
-    world.model.script({ text: 'Answered.' });
-    const run = await ask('/recall look', { inputs: { 'memory-backend': 'directory', 'memory-path': store }, mainTimeoutMs: 60_000 });
-    expect(run.main.exitCode, run.main.stdout).toBe(0);
-    expect(run.outputs).toMatchObject({ 'memory-status': 'corrupted', 'memory-saved': 'true' });
+    // A link where Recall writes its manifest at the save.
+    plant('recall-v1-2-1-20991231T000000Z', 'recall-manifest.json', (target) => fs.symlinkSync(outside, target));
+    freshRunner(world.machine);
+    world.model.script({ text: 'Second answer.' });
+    const second = await ask('/recall again', { inputs, mainTimeoutMs: 60_000 });
+    expect(second.main.exitCode, second.main.stdout).toBe(0);
+    expect(second.outputs).toMatchObject({ 'memory-status': 'corrupted', 'memory-saved': 'true' });
+    expect(second.warnings.join('\n')).toMatch(/recall-v1-2-1-20991231T000000Z is unusable/);
     expect(fs.readFileSync(outside, 'utf8')).toBe('precious\n');
+    // A FIFO where Recall reads its thread index: reading it waits for a writer that never comes.
+    plant('recall-v1-3-1-20991231T000001Z', 'recall-threads.json', (target) => execFileSync('mkfifo', [target]));
+    freshRunner(world.machine);
+    world.model.script({ text: 'Third answer.' });
+    const third = await ask('/recall and again', { inputs, mainTimeoutMs: 60_000 });
+    expect(third.main.exitCode, third.main.stdout).toBe(0);
+    expect(third.outputs).toMatchObject({ 'memory-status': 'corrupted', 'memory-saved': 'true' });
+    expect(third.warnings.join('\n')).toMatch(/recall-v1-3-1-20991231T000001Z is unusable/);
   });
 
   it('on protocol v1, an entry naming ../../ paths writes nothing outside the memory directory; what the toolkit saved restores', async () => {

@@ -9,6 +9,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { findIsolation, findRunnerRoot, storedGitCredentials, type FindIsolationOptions, type Probe } from '../../src/agent/isolation.js';
+import { sandboxPlan } from '../../src/agent/sandbox.js';
 import { REPO_ROOT } from '../harness/runner.js';
 
 describe('isolating the agent', () => {
@@ -67,6 +68,18 @@ describe('isolating the agent', () => {
   it('really sandboxes on this machine: the probe sees only itself and none of RUNNER_TEMP', async () => {
     const found = await findIsolation({ setting, pathEnv: process.env.PATH, hostedRunner: false, log: () => undefined });
     expect(found.sandbox, found.reason).toBeDefined();
+  });
+
+  it("hides the runner's credentials and logs, not its work folder (a self-hosted runner's checkout lives there)", () => {
+    const runner = path.join(dir, 'actions-runner');
+    fs.mkdirSync(path.join(runner, '_diag'), { recursive: true });
+    fs.mkdirSync(path.join(runner, '_work', '_tool'), { recursive: true });
+    for (const f of ['.credentials', '.credentials_rsaparams', '.runner']) fs.writeFileSync(path.join(runner, f), '{}');
+    const plan = sandboxPlan({ ...setting, runnerRoot: runner });
+    const real = fs.realpathSync(runner);
+    expect(plan.hidden).toContain(path.join(real, '_diag'));
+    expect(plan.hidden).not.toContain(real);
+    expect(plan.hiddenFiles).toEqual(expect.arrayContaining(['.credentials', '.credentials_rsaparams', '.runner'].map((f) => path.join(real, f))));
   });
 
   it("finds the runner's install directory from the step's parent process", () => {
