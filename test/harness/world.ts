@@ -70,9 +70,21 @@ export function makeCheckout(dir: string, commitMessage = 'initial'): void {
 /**
  * A place for worlds outside /tmp, laid out like a runner's disk: the sandbox gives the agent an
  * empty /tmp of its own, so only outside /tmp do its other mounts (RUNNER_TEMP hidden, the rest
- * read-only) show.
+ * read-only) show. The repository's node_modules, or the home directory when the clone itself is
+ * under /tmp (as a CI checkout may be).
  */
-export const OUTSIDE_TMP = path.join(REPO_ROOT, 'node_modules', '.recall-e2e');
+export const OUTSIDE_TMP = [path.join(REPO_ROOT, 'node_modules', '.recall-e2e'), path.join(os.homedir(), '.cache', 'recall-e2e')].find(
+  (dir) => !['/tmp', '/var/tmp', '/dev/shm'].some((scratch) => {
+    const real = (p: string) => {
+      try {
+        return fs.realpathSync(p);
+      } catch {
+        return p;
+      }
+    };
+    return `${real(path.dirname(path.dirname(dir)))}/`.startsWith(`${real(scratch)}/`);
+  }),
+) ?? path.join(os.homedir(), '.cache', 'recall-e2e');
 
 export async function startWorld(o: { baseDir?: string } = {}): Promise<World> {
   const base = o.baseDir ?? os.tmpdir();

@@ -10,13 +10,14 @@ import * as path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { findIsolation, findRunnerRoot, storedGitCredentials, type FindIsolationOptions, type Probe } from '../../src/agent/isolation.js';
 import { sandboxPlan } from '../../src/agent/sandbox.js';
-import { REPO_ROOT } from '../harness/runner.js';
+import { OUTSIDE_TMP } from '../harness/world.js';
 
 describe('isolating the agent', () => {
   let dir: string;
   let setting: { workspace: string; agentDirs: string[]; binary: string; runnerTemp: string };
   beforeEach(() => {
-    dir = fs.mkdtempSync(path.join(REPO_ROOT, 'node_modules', '.recall-iso-'));
+    fs.mkdirSync(OUTSIDE_TMP, { recursive: true });
+    dir = fs.mkdtempSync(path.join(OUTSIDE_TMP, 'recall-iso-'));
     const rt = path.join(dir, 'runner-temp');
     setting = { workspace: path.join(dir, 'ws'), agentDirs: [path.join(rt, 'recall', 'memory'), path.join(rt, 'recall', 'opencode')], binary: '/usr/bin/opencode', runnerTemp: rt };
     fs.mkdirSync(path.join(setting.workspace, '.git'), { recursive: true });
