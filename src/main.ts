@@ -141,6 +141,7 @@ async function runPipeline(
     clock,
     credentials,
     signingKey: inputs.memorySigningKey,
+    workingIndex: layout.threadIndexFile,
   });
   if (inputs.memoryBackend === 's3' && inputs.model?.providerID === 'amazon-bedrock' && !(env.RECALL_S3_ACCESS_KEY_ID && env.RECALL_S3_SECRET_ACCESS_KEY)) {
     core.warning('The agent holds the AWS credentials Recall also uses for the memory bucket (its model is on Amazon Bedrock): it could read or rewrite every memory in the bucket. Give memory credentials of its own in RECALL_S3_ACCESS_KEY_ID and RECALL_S3_SECRET_ACCESS_KEY.');
@@ -157,13 +158,14 @@ async function runPipeline(
     untrustedCode,
     allowUnisolatedShell: inputs.allowUnisolatedShell,
     extraEnv: inputs.agentEnv,
-    isolation: ({ binary, readable }) =>
+    isolation: ({ binary, readable, replaced }) =>
       findIsolation({
         setting: {
           workspace: env.GITHUB_WORKSPACE || process.cwd(),
           agentDirs: [layout.agentStateDir, layout.memoryDir],
           binary,
           readable,
+          replaced,
           runnerTemp: env.RUNNER_TEMP,
           home: env.HOME,
           runnerRoot: findRunnerRoot(),
@@ -179,7 +181,7 @@ async function runPipeline(
     return await run(
       task,
       { maxSessions: inputs.maxSessions, maxAgeDays: inputs.maxAgeDays, priorWorkLimit: PRIOR_WORK_LIMIT },
-      { memory, agent, state, log, clock, openThreads: () => ThreadIndex.load(layout.memoryDir) },
+      { memory, agent, state, log, clock, openThreads: () => ThreadIndex.load(layout.memoryDir, { workingFile: layout.threadIndexFile }) },
     );
   } catch (error) {
     if (error instanceof RunFailed) setFailureOutputs(error, task.threadKey);

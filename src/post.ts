@@ -23,6 +23,7 @@ async function post(env: NodeJS.ProcessEnv = process.env): Promise<void> {
     core.info(`Stopping the OpenCode server main left running (pid ${state.opencodePid}).`);
     await stopProcess(state.opencodePid);
   }
+  const layout = memoryLayout(env.RUNNER_TEMP || os.tmpdir());
   const store = createMemoryStore({
     choice: state.memory,
     memoryDir: state.memoryDir,
@@ -30,9 +31,10 @@ async function post(env: NodeJS.ProcessEnv = process.env): Promise<void> {
     env,
     log: { info: core.info, warning: core.warning },
     clock: () => new Date(),
-    credentials: () => runCredentials(env, memoryLayout(env.RUNNER_TEMP || os.tmpdir()).agentStateDir),
+    credentials: () => runCredentials(env, layout.agentStateDir),
     // The key, as main read it; a bad one failed main before it restored anything.
     signingKey: core.getInput('memory-signing-key'),
+    workingIndex: layout.threadIndexFile,
   });
   const saved = await store.save();
   if (saved.warning) core.warning(saved.warning);

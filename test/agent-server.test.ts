@@ -8,7 +8,7 @@
  * persistence, retries, errors).
  */
 import { execFileSync } from 'node:child_process';
-import { chmodSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -90,7 +90,8 @@ describe('agentVariable: an allow-list', () => {
     expect(agentVariable('AWS_SECRET_ACCESS_KEY', 'x', bedrock)).toBe(true);
     expect(agentVariable('AWS_SESSION_TOKEN', 'x', bedrock)).toBe(true);
     expect(providerVariables('fake')).toContain('FAKE_API_KEY');
-    expect(providersInUse({ provider: { fake: {} }, small_model: 'openai/gpt' }, { providerID: 'anthropic', modelID: 'm' }).sort()).toEqual(['anthropic', 'fake', 'openai']);
+    expect(providersInUse([{ provider: { fake: {} }, small_model: 'openai/gpt' }, { model: 'groq/llama' }], { providerID: 'anthropic', modelID: 'm' }).sort()).toEqual(['anthropic', 'fake', 'groq', 'openai']);
+    expect(providersInUse([{}], undefined)).toEqual([]); // none can be told: none passes
     expect(configVariables({ provider: { x: { options: { apiKey: '{env:MY_GATEWAY_KEY}' } } } })).toEqual(['MY_GATEWAY_KEY']);
   });
 
@@ -114,7 +115,7 @@ describe('buildAgentEnvironment', () => {
   it('isolates HOME/XDG, sets OpenCode variables, filters secrets', () => {
     const home = join(root, 'runner-home');
     mkdirSync(home);
-    writeFileSync(join(home, '.gitconfig'), '[user]\n\tname = x\n');
+    writeFileSync(join(home, '.gitconfig'), '[user]\n\tname = x\n[safe]\n\tdirectory = /w\n\tdirectory = /v\n[url "https://x-access-token:ghs_secret@github.com/"]\n\tinsteadOf = https://github.com/\n[credential]\n\thelper = store\n');
     const config = { model: 'anthropic/claude-sonnet-4-5', autoupdate: false };
     const env = buildAgentEnvironment({
       parentEnv: {
@@ -145,8 +146,13 @@ describe('buildAgentEnvironment', () => {
       OPENCODE_DISABLE_MODELS_FETCH: '1',
       npm_config_registry: 'http://127.0.0.1:9/',
       ANTHROPIC_API_KEY: 'sk-ant',
-      GIT_CONFIG_GLOBAL: join(home, '.gitconfig'),
     });
+    // The agent's own git config: who commits and which checkouts are safe, not the token.
+    const agentGit = readFileSync(join(dirs.HOME, '.gitconfig'), 'utf8');
+    expect(agentGit).toContain('name = "x"');
+    expect(agentGit).toMatch(/directory = "\/w"[\s\S]*directory = "\/v"/);
+    expect(agentGit).not.toMatch(/ghs_secret|insteadOf|helper/i);
+    expect(env).not.toHaveProperty('GIT_CONFIG_GLOBAL');
     expect(env).not.toHaveProperty('GITHUB_TOKEN');
     expect(env).not.toHaveProperty('INPUT_GITHUB-TOKEN');
     expect(env).not.toHaveProperty('UNDEFINED_ONE');
@@ -155,14 +161,14 @@ describe('buildAgentEnvironment', () => {
     expect(statSync(join(root, 'memory', 'db')).isDirectory()).toBe(true);
   });
 
-  it('leaves GIT_CONFIG_GLOBAL alone when the parent has no ~/.gitconfig or sets it itself', () => {
+  it("takes a GIT_CONFIG_GLOBAL the step set the same way, and writes nothing without one", () => {
     const base = { stateRoot: join(root, 's'), databasePath: join(root, 'd', 'x.db'), config: {} };
-    expect(buildAgentEnvironment({ ...base, parentEnv: { HOME: join(root, 'nohome') } })).not.toHaveProperty(
-      'GIT_CONFIG_GLOBAL',
-    );
-    expect(
-      buildAgentEnvironment({ ...base, parentEnv: { HOME: root, GIT_CONFIG_GLOBAL: '/custom' } }).GIT_CONFIG_GLOBAL,
-    ).toBe('/custom');
+    buildAgentEnvironment({ ...base, parentEnv: { HOME: join(root, 'nohome') } });
+    expect(existsSync(join(agentStateDirs(join(root, 's')).HOME, '.gitconfig'))).toBe(false);
+    writeFileSync(join(root, 'custom.gitconfig'), '[user]\n\temail = a@b.c\n');
+    const env = buildAgentEnvironment({ ...base, parentEnv: { HOME: root, GIT_CONFIG_GLOBAL: join(root, 'custom.gitconfig') } });
+    expect(env).not.toHaveProperty('GIT_CONFIG_GLOBAL');
+    expect(readFileSync(join(agentStateDirs(join(root, 's')).HOME, '.gitconfig'), 'utf8')).toContain('email = "a@b.c"');
   });
 });
 

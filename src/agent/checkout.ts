@@ -55,7 +55,7 @@ function symlinksIn(root: string, maxEntries: number): string[] {
   if (fs.existsSync(path.join(root, '.git'))) {
     try {
       // Mode 120000 is a symbolic link in git's index.
-      const index = execFileSync('git', ['-C', root, 'ls-files', '-s', '-z'], { maxBuffer: 256 * 1024 * 1024 }).toString('utf8');
+      const index = execFileSync('git', ['-C', root, 'ls-files', '-s', '-z', '--recurse-submodules'], { maxBuffer: 256 * 1024 * 1024 }).toString('utf8');
       return index
         .split('\0')
         .filter((e) => e.startsWith('120000 '))

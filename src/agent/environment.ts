@@ -17,11 +17,13 @@
  * On top of that Recall sets HOME and XDG_{DATA,CONFIG,CACHE,STATE}_HOME under `stateRoot` (so the
  * agent reads no ~/.config/opencode, ~/.claude, auth.json of the runner's user), OPENCODE_DB,
  * OPENCODE_CONFIG_CONTENT, and switches OpenCode's autoupdate, sharing and LSP downloads off.
- * Because HOME moves, GIT_CONFIG_GLOBAL points at the runner user's ~/.gitconfig when it exists
- * (user.name, safe.directory set by earlier steps).
+ * Because HOME moves, the agent's HOME gets a .gitconfig with the safe settings of the runner
+ * user's global git config (user.name, safe.directory set by earlier steps), not its credentials.
  */
-import { existsSync, mkdirSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
+import { parse as parseJsonc } from 'jsonc-parser';
 import type { ModelRef } from './opencode.js';
 import PROVIDER_ENV from './provider-env.json' with { type: 'json' };
 
@@ -85,20 +87,69 @@ export function providerVariables(id: string): string[] {
 }
 
 /**
- * The providers a run uses: the model input's, the configuration's `model` and `small_model`, and
- * every provider the configuration defines. When none can be told (no model anywhere), every
- * provider OpenCode knows, as OpenCode then picks one itself.
+ * The providers a run uses: the model input's, and in each configuration (Recall's, the
+ * checkout's) its `model`, `small_model` and every provider it defines. None when none can be
+ * told: then the agent gets no provider's variables (the caller warns).
  */
-export function providersInUse(config: Record<string, unknown>, model: ModelRef | undefined): string[] {
+export function providersInUse(configs: ReadonlyArray<Record<string, unknown>>, model: ModelRef | undefined): string[] {
   const ids = new Set<string>();
   if (model) ids.add(model.providerID);
-  for (const key of ['model', 'small_model']) {
-    const value = config[key];
-    if (typeof value === 'string' && value.includes('/')) ids.add(value.slice(0, value.indexOf('/')));
+  for (const config of configs) {
+    for (const key of ['model', 'small_model']) {
+      const value = config[key];
+      if (typeof value === 'string' && value.includes('/')) ids.add(value.slice(0, value.indexOf('/')));
+    }
+    const provider = config.provider;
+    if (provider && typeof provider === 'object') Object.keys(provider).forEach((id) => ids.add(id));
   }
-  const provider = config.provider;
-  if (provider && typeof provider === 'object') Object.keys(provider).forEach((id) => ids.add(id));
-  return ids.size > 0 ? [...ids] : Object.keys(PROVIDER_ENV);
+  return [...ids];
+}
+
+/** The checkout's own OpenCode configuration files (JSON with comments), parsed; unreadable ones are left out. */
+export function projectConfigs(workspace: string): Array<Record<string, unknown>> {
+  const files = ['opencode.json', 'opencode.jsonc', '.opencode/opencode.json', '.opencode/opencode.jsonc'].map((f) => join(workspace, f));
+  return files.flatMap((file) => {
+    try {
+      const parsed: unknown = parseJsonc(readFileSync(file, 'utf8'));
+      return parsed && typeof parsed === 'object' && !Array.isArray(parsed) ? [parsed as Record<string, unknown>] : [];
+    } catch {
+      return [];
+    }
+  });
+}
+
+/** Global git settings the agent keeps (its HOME moves): who commits and which checkouts are safe, not credentials. */
+const SAFE_GIT_KEY = /^(user\.(name|email)|safe\.directory|core\.(autocrlf|eol|filemode|longpaths|quotepath|ignorecase|precomposeunicode)|init\.defaultbranch|pull\.(rebase|ff)|push\.default|color\.[a-z.]+|advice\.[a-z]+)$/i;
+
+/**
+ * The agent's own ~/.gitconfig: the safe settings of the runner user's global git config (earlier
+ * steps set user.name or safe.directory there), without what could carry a credential
+ * (`url.*.insteadOf` with a token, `http.*.extraheader`, credential helpers).
+ */
+function writeAgentGitConfig(source: string, target: string): void {
+  let listed = '';
+  try {
+    listed = execFileSync('git', ['config', '--file', source, '--list', '-z'], { encoding: 'utf8' });
+  } catch {
+    return;
+  }
+  const sections = new Map<string, string[]>();
+  for (const entry of listed.split('\0').filter(Boolean)) {
+    const at = entry.indexOf('\n');
+    const key = at === -1 ? entry : entry.slice(0, at);
+    const value = at === -1 ? 'true' : entry.slice(at + 1);
+    if (!SAFE_GIT_KEY.test(key)) continue;
+    const dot = key.lastIndexOf('.');
+    const quoted = `"${value.replace(/\\/g, '\\\\').replace(/"/g, '\\"').replace(/\n/g, '\\n')}"`;
+    const lines = sections.get(key.slice(0, dot)) ?? [];
+    lines.push(`\t${key.slice(dot + 1)} = ${quoted}`);
+    sections.set(key.slice(0, dot), lines);
+  }
+  const text = [...sections].map(([section, lines]) => {
+    const [name, ...sub] = section.split('.');
+    return `[${name}${sub.length > 0 ? ` "${sub.join('.')}"` : ''}]\n${lines.join('\n')}`;
+  });
+  writeFileSync(target, `${text.join('\n')}\n`);
 }
 
 /** Names the configuration reads with OpenCode's `{env:NAME}` substitution. */
@@ -117,6 +168,8 @@ export interface AgentEnvironmentOptions {
   config: Record<string, unknown>;
   /** The model input, which names a provider. */
   model?: ModelRef;
+  /** The checkout's own OpenCode configuration (it may name the model). */
+  projectConfigs?: ReadonlyArray<Record<string, unknown>>;
   /** Names the user asked to pass (agent-env). */
   extraAllowed?: readonly string[];
 }
@@ -132,13 +185,19 @@ export function agentStateDirs(stateRoot: string) {
   };
 }
 
+/** Whether the agent was given any model provider's variables (false: Recall could not tell the provider). */
+export function knowsProvider(o: Pick<AgentEnvironmentOptions, 'config' | 'model' | 'projectConfigs'>): boolean {
+  return providersInUse([o.config, ...(o.projectConfigs ?? [])], o.model).length > 0;
+}
+
 /**
  * Builds the child environment for `opencode serve` and creates the state
  * directories (and the database's directory) it points at.
  */
 export function buildAgentEnvironment(o: AgentEnvironmentOptions): Record<string, string> {
+  const configs = [o.config, ...(o.projectConfigs ?? [])];
   const allowed: AllowedVariables = {
-    provider: new Set([...providersInUse(o.config, o.model).flatMap(providerVariables), ...configVariables(o.config)]),
+    provider: new Set([...providersInUse(configs, o.model).flatMap(providerVariables), ...configs.flatMap(configVariables)]),
     extra: new Set(o.extraAllowed ?? []),
   };
   const env: Record<string, string> = {};
@@ -150,13 +209,8 @@ export function buildAgentEnvironment(o: AgentEnvironmentOptions): Record<string
   for (const dir of Object.values(dirs)) mkdirSync(dir, { recursive: true });
   mkdirSync(dirname(o.databasePath), { recursive: true });
 
-  const parentHome = o.parentEnv.HOME;
-  if (!o.parentEnv.GIT_CONFIG_GLOBAL && parentHome && parentHome !== dirs.HOME) {
-    const gitconfig = join(parentHome, '.gitconfig');
-    if (existsSync(gitconfig)) env.GIT_CONFIG_GLOBAL = gitconfig;
-  } else if (o.parentEnv.GIT_CONFIG_GLOBAL) {
-    env.GIT_CONFIG_GLOBAL = o.parentEnv.GIT_CONFIG_GLOBAL;
-  }
+  const globalGit = o.parentEnv.GIT_CONFIG_GLOBAL || (o.parentEnv.HOME ? join(o.parentEnv.HOME, '.gitconfig') : undefined);
+  if (globalGit && existsSync(globalGit) && globalGit !== join(dirs.HOME, '.gitconfig')) writeAgentGitConfig(globalGit, join(dirs.HOME, '.gitconfig'));
 
   // Windows keeps the home directory in USERPROFILE; isolate it too.
   if (process.platform === 'win32') env.USERPROFILE = dirs.HOME;

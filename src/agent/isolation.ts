@@ -114,11 +114,39 @@ export function findRunnerRoot(readLink: (p: string) => string = fs.readlinkSync
 
 /**
  * actions/checkout leaves the job's token in the checkout's git config (an `extraheader`, in
- * .git/config or, since v6, in a file it includes) unless `persist-credentials: false`. The
- * agent works in that checkout, so it could read the token there. Returns a warning when so.
+ * .git/config or, since v6, in a file it includes from RUNNER_TEMP) unless
+ * `persist-credentials: false`. The agent works in that checkout. Recall makes a copy of each
+ * such file inside the checkout without the header, which the sandbox shows in its place (a file
+ * outside the checkout, in RUNNER_TEMP or the home directory, is hidden already), and warns.
  */
-export async function storedGitCredentials(workspace: string, probe: Probe = execProbe): Promise<string | undefined> {
-  const result = await probe('git', ['-C', workspace, 'config', '--includes', '--name-only', '--get-regexp', '^http\\..*\\.extraheader$']);
-  if (result.code !== 0 || !result.output.trim()) return undefined;
-  return `The checkout keeps a GitHub token in its git config (${result.output.split('\n')[0]!.trim()}), where the agent can read it. Set \`persist-credentials: false\` on the actions/checkout step; Recall posts to GitHub itself and the agent does not need it.`;
+export async function storedGitCredentials(
+  workspace: string,
+  copyDir: string,
+  probe: Probe = execProbe,
+): Promise<{ warning?: string; replaced: Array<[string, string]> }> {
+  const result = await probe('git', ['-C', workspace, 'config', '--includes', '--show-origin', '--name-only', '--get-regexp', '^http\\..*\\.extraheader$']);
+  if (result.code !== 0 || !result.output.trim()) return { replaced: [] };
+  const found = result.output
+    .split('\n')
+    .map((line) => /^file:(.+?)\t(.+)$/.exec(line.trim()))
+    .filter((m): m is RegExpExecArray => !!m)
+    .map((m) => ({ file: path.resolve(workspace, m[1]!), key: m[2]! }));
+  const root = fs.realpathSync(workspace);
+  const replaced: Array<[string, string]> = [];
+  fs.mkdirSync(copyDir, { recursive: true });
+  for (const file of [...new Set(found.map((f) => f.file))]) {
+    const real = fs.existsSync(file) ? fs.realpathSync(file) : file;
+    if (!real.startsWith(`${root}${path.sep}`)) continue;
+    const copy = path.join(copyDir, `git-config-${replaced.length}`);
+    fs.copyFileSync(real, copy);
+    for (const key of new Set(found.filter((f) => f.file === file).map((f) => f.key))) {
+      await probe('git', ['config', '--file', copy, '--unset-all', key]);
+    }
+    replaced.push([copy, real]);
+  }
+  const where = found.map((f) => f.key)[0]!;
+  return {
+    replaced,
+    warning: `The checkout keeps a GitHub token in its git config (${where}). Recall shows the agent the config without it, but set \`persist-credentials: false\` on the actions/checkout step: Recall posts to GitHub itself and nothing in the job needs it there.`,
+  };
 }

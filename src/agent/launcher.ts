@@ -8,7 +8,7 @@ import * as path from 'node:path';
 import type { AgentLauncher, AgentServer } from '../ports.js';
 import type { MemoryLayout } from '../memory/layout.js';
 import { agentConfigurationIn, linksLeavingCheckout } from './checkout.js';
-import { buildAgentEnvironment } from './environment.js';
+import { buildAgentEnvironment, knowsProvider, projectConfigs } from './environment.js';
 import { ISOLATION_FIX, storedGitCredentials, type Isolation } from './isolation.js';
 import { OpenCodeAgent, type ModelRef } from './opencode.js';
 import { agentConfig, policyEnvironment, policyViolations, type AgentPolicy } from './policy.js';
@@ -29,7 +29,7 @@ export interface OpenCodeLauncherOptions {
   /** Extra variable names the agent may see (agent-env). */
   extraEnv: readonly string[];
   /** The sandbox for OpenCode, for this binary and the files it must read (see isolation.ts). */
-  isolation: (needs: { binary: string; readable: string[] }) => Promise<Isolation>;
+  isolation: (needs: { binary: string; readable: string[]; replaced: Array<[string, string]> }) => Promise<Isolation>;
   log: (line: string) => void;
   warn: (message: string) => void;
 }
@@ -79,10 +79,15 @@ export class OpenCodeLauncher implements AgentLauncher {
         );
       }
     }
-    const stored = await storedGitCredentials(workspace);
-    if (stored) this.o.warn(stored);
+    const stored = await storedGitCredentials(workspace, path.join(layout.agentStateDir, 'git'));
+    if (stored.warning) this.o.warn(stored.warning);
 
     const configCopies = copyConfiguration(this.o.parentEnv, layout.agentStateDir);
+    // The checkout may name the model (OpenCode reads it; a fork's is not read).
+    const project = policy === 'read-only' ? [] : projectConfigs(workspace);
+    if (!knowsProvider({ config: this.o.userConfig, model: this.o.model, projectConfigs: project })) {
+      this.o.warn("Recall could not tell which model provider this run uses, so the agent gets no provider's key: set the `model` input (provider/model).");
+    }
     const environment = (p: AgentPolicy) => ({
       ...buildAgentEnvironment({
         parentEnv: this.o.parentEnv,
@@ -90,6 +95,7 @@ export class OpenCodeLauncher implements AgentLauncher {
         databasePath: layout.databasePath,
         config: agentConfig(this.o.userConfig, this.o.model, p),
         model: this.o.model,
+        projectConfigs: project,
         extraAllowed: this.o.extraEnv,
       }),
       ...policyEnvironment(p),
@@ -97,7 +103,7 @@ export class OpenCodeLauncher implements AgentLauncher {
     });
     // Files the agent's environment points OpenCode at stay readable in the sandbox.
     const readable = READ_BY_OPENCODE.flatMap((name) => environment(policy)[name] ?? []);
-    const isolation = await this.o.isolation({ binary, readable });
+    const isolation = await this.o.isolation({ binary, readable, replaced: stored.replaced });
     if (isolation.sandbox) this.o.log('OpenCode runs in a sandbox: its own processes, the checkout and its own directories writable, the runner\'s files hidden or read-only');
     else if (policy === 'full' && this.o.allowUnisolatedShell) {
       this.o.warn(`The agent runs with a shell and without the sandbox (allow-unisolated-shell): it can read other processes' environments, the GitHub token included, and write the runner's files. Why there is no sandbox: ${isolation.reason}.`);

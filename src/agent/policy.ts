@@ -20,10 +20,19 @@ export type AgentPolicy = 'full' | 'no-shell' | 'read-only';
 /** OpenCode 1.18's own agents; an agent the check finds beyond these is checked all the same. */
 const NATIVE_AGENTS = ['build', 'plan', 'general', 'explore', 'compaction', 'title', 'summary'];
 
+/**
+ * The checkout's .git, as patterns on a path (relative, or absolute: `*` crosses `/`): hooks and
+ * config there run in later steps, and its config may hold the checkout's token. Without the
+ * sandbox's read-only mount, the agent's tools must keep out of it.
+ */
+const GIT_DIR: Record<string, string> = { '.git': 'deny', '.git/*': 'deny', '*/.git': 'deny', '*/.git/*': 'deny' };
+
+type Rule = string | Record<string, string>;
+
 /** The permissions each restricted level ends with, for every agent (key order matters: "*" first). */
-const RESTRICTIONS: Record<Exclude<AgentPolicy, 'full'>, Record<string, string>> = {
-  'no-shell': { bash: 'deny', external_directory: 'deny' },
-  'read-only': { '*': 'deny', read: 'allow', glob: 'allow', grep: 'allow', todowrite: 'allow', external_directory: 'deny' },
+const RESTRICTIONS: Record<Exclude<AgentPolicy, 'full'>, Record<string, Rule>> = {
+  'no-shell': { bash: 'deny', external_directory: 'deny', edit: GIT_DIR, read: GIT_DIR },
+  'read-only': { '*': 'deny', read: { '*': 'allow', ...GIT_DIR }, glob: 'allow', grep: 'allow', todowrite: 'allow', external_directory: 'deny' },
 };
 
 /** Tools that must be gone from every agent's list at each level (a made-up name stands for custom and MCP tools). */
@@ -34,6 +43,8 @@ const MUST_BE_REMOVED: Record<Exclude<AgentPolicy, 'full'>, string[]> = {
 
 /** Paths an agent at a restricted level must not reach outside the checkout. */
 const OUTSIDE_SAMPLES = ['/proc/1/environ', '/etc/passwd', '/tmp/opencode/x'];
+/** Paths in the checkout's .git it must neither read nor write. */
+const GIT_SAMPLES = ['.git/config', '.git/hooks/pre-commit', '/home/runner/work/app/app/.git/config'];
 
 /** Environment OpenCode gets at each level, beside the configuration. */
 export function policyEnvironment(policy: AgentPolicy): Record<string, string> {
@@ -58,10 +69,20 @@ function permissionObject(value: unknown): Config {
   return isObject(value) ? value : {};
 }
 
-/** `base` with `last` appended: keys of `last` removed from `base` first, so they come last. */
-function appendLast(base: Config, last: Record<string, string>): Config {
+/**
+ * `base` with `last` appended, so that its rules come last: a key of `last` with a string value
+ * replaces the key's rules; one with patterns adds them after the key's own (string or patterns).
+ */
+function appendLast(base: Config, last: Record<string, Rule>): Config {
+  const merged = Object.entries(last).map(([key, rule]): [string, Rule] => {
+    if (typeof rule === 'string') return [key, rule];
+    const own = base[key];
+    const before = typeof own === 'string' ? { '*': own } : isObject(own) ? (own as Record<string, string>) : {};
+    const kept = Object.entries(before).filter(([pattern]) => !(pattern in rule));
+    return [key, Object.fromEntries([...kept, ...Object.entries(rule)])];
+  });
   const kept = Object.entries(base).filter(([k]) => !(k in last));
-  return Object.fromEntries([...kept, ...Object.entries(last)]);
+  return Object.fromEntries([...kept, ...merged]);
 }
 
 /**
@@ -89,7 +110,7 @@ export function agentConfig(user: Config, model: ModelRef | undefined, policy: A
     agents[name] = { ...rest, permission: appendLast(own, restriction) };
   }
   config.agent = agents;
-  config.permission = policy === 'read-only' ? { ...restriction } : appendLast(config.permission as Config, restriction);
+  config.permission = policy === 'read-only' ? appendLast({}, restriction) : appendLast(config.permission as Config, restriction);
   if (policy === 'read-only') {
     delete config.tools;
     delete config.references; // a reference opens a directory outside the checkout
@@ -136,6 +157,10 @@ export function policyViolations(agents: readonly AgentRules[], policy: AgentPol
         problems.push(`agent "${agent.name}" can reach ${sample} outside the checkout`);
         break;
       }
+    }
+    for (const tool of ['read', 'edit']) {
+      const open = GIT_SAMPLES.find((sample) => lastRule(agent.permission, (r) => wildcard(tool, r.permission) && wildcard(sample, r.pattern))?.action !== 'deny');
+      if (open) problems.push(`agent "${agent.name}" can ${tool} ${open}`);
     }
   }
   return problems;

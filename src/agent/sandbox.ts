@@ -29,8 +29,10 @@ export interface SandboxPlan {
   scratch: string[];
   /** Directories replaced by an empty read-only tmpfs. */
   hidden: string[];
-  /** Files replaced by an empty read-only file (/dev/null). */
+  /** Files (and sockets: the Docker daemon's is root on the host) replaced by /dev/null. */
   hiddenFiles: string[];
+  /** Files replaced by a copy Recall made without their credentials: [copy, target]. */
+  replaced: Array<[string, string]>;
 }
 
 export interface SandboxSetting {
@@ -47,11 +49,38 @@ export interface SandboxSetting {
   home?: string;
   /** The runner's installation (found from the step's parent process): its credentials are hidden. */
   runnerRoot?: string;
+  /** Files the agent sees as Recall's copies without their credentials (the checkout's git config). */
+  replaced?: Array<[string, string]>;
 }
 
 /** Where earlier steps leave credentials in a home directory (docker login, cloud CLIs, git, npm, ssh). */
-const HOME_CREDENTIAL_DIRS = ['.docker', '.aws', '.azure', '.kube', '.ssh', '.gnupg', '.config/gh', '.config/gcloud', '.terraform.d', '.gradle', '.m2'];
-const HOME_CREDENTIAL_FILES = ['.netrc', '.git-credentials', '.npmrc', '.pypirc', '.yarnrc.yml', '.cargo/credentials', '.cargo/credentials.toml', '.gem/credentials', '.config/hub'];
+const HOME_CREDENTIAL_DIRS = ['.docker', '.aws', '.azure', '.kube', '.ssh', '.gnupg', '.config/gh', '.config/gcloud', '.config/containers', '.terraform.d', '.gradle', '.m2', '.password-store'];
+const HOME_CREDENTIAL_FILES = [
+  '.gitconfig', // the agent gets a copy without credentials (environment.ts)
+  '.config/git/config',
+  '.config/git/credentials',
+  '.netrc',
+  '.git-credentials',
+  '.npmrc',
+  '.yarnrc',
+  '.yarnrc.yml',
+  '.pypirc',
+  '.pip/pip.conf',
+  '.config/pip/pip.conf',
+  '.pgpass',
+  '.my.cnf',
+  '.vault-token',
+  '.s3cfg',
+  '.boto',
+  '.terraformrc',
+  '.config/rclone/rclone.conf',
+  '.cargo/credentials',
+  '.cargo/credentials.toml',
+  '.gem/credentials',
+  '.config/hub',
+];
+/** Where daemons keep their sockets: a socket the runner's user may open (docker.sock) is a way out. */
+const SOCKET_DIRS = ['/run', '/var/run'];
 const SCRATCH = ['/tmp', '/var/tmp', '/dev/shm'];
 /**
  * What a runner keeps of its own beside its programs: its credentials (an RSA key among them) and
@@ -68,7 +97,33 @@ const real = (p: string): string | undefined => {
   }
 };
 const isDir = (p: string) => fs.statSync(p, { throwIfNoEntry: false })?.isDirectory() === true;
-const isFile = (p: string) => fs.lstatSync(p, { throwIfNoEntry: false })?.isFile() === true;
+/** A regular file, also through a link (the file the link leads to is what gets hidden). */
+const isFile = (p: string) => fs.statSync(p, { throwIfNoEntry: false })?.isFile() === true;
+
+/** The sockets under `dirs` (a few levels down, a bounded number of entries). */
+export function socketsUnder(dirs: readonly string[], maxEntries = 5_000): string[] {
+  const found = new Set<string>();
+  let seen = 0;
+  const walk = (dir: string, depth: number) => {
+    let entries: fs.Dirent[];
+    try {
+      entries = fs.readdirSync(dir, { withFileTypes: true });
+    } catch {
+      return; // not ours to read: not ours to open either
+    }
+    for (const e of entries) {
+      if (++seen > maxEntries) return;
+      const p = path.join(dir, e.name);
+      if (e.isSocket()) found.add(p);
+      else if (e.isDirectory() && depth < 4) walk(p, depth + 1);
+    }
+  };
+  for (const dir of dirs) {
+    const r = real(dir);
+    if (r) walk(r, 0);
+  }
+  return [...found];
+}
 const within = (p: string, root: string) => p === root || p.startsWith(root.endsWith('/') ? root : `${root}/`);
 
 /** The mounts for a run, from where things are; paths that do not exist are left out. */
@@ -94,10 +149,16 @@ export function sandboxPlan(s: SandboxSetting): SandboxPlan {
   ].filter((d): d is string => !!d && isDir(d));
   // Scratch space is empty already; a directory the agent writes is never hidden whole.
   const hidden = outermost(candidates.filter((d) => !scratch.some((sc) => within(d, sc)) && !writable.includes(d)));
-  const hiddenFiles = [
-    ...(home ? HOME_CREDENTIAL_FILES.map((f) => path.join(home, f)) : []),
-    ...(runnerRoot ? RUNNER_CREDENTIAL_FILES.map((f) => path.join(runnerRoot, f)) : []),
-  ].filter((f) => isFile(f) && !hidden.some((h) => within(f, h)) && !scratch.some((sc) => within(f, sc)));
+  const reachable = (f: string) => !hidden.some((h) => within(f, h)) && !scratch.some((sc) => within(f, sc));
+  const hiddenFiles = unique([
+    ...[
+      ...(home ? HOME_CREDENTIAL_FILES.map((f) => path.join(home, f)) : []),
+      ...(runnerRoot ? RUNNER_CREDENTIAL_FILES.map((f) => path.join(runnerRoot, f)) : []),
+    ]
+      .filter(isFile)
+      .map((f) => real(f)!),
+    ...socketsUnder(SOCKET_DIRS),
+  ]).filter(reachable);
   // OpenCode must stay reachable when it is installed somewhere hidden (RUNNER_TEMP, ~/.cache),
   // and so must the configuration and credential files the step points it at.
   const concealed = (p: string) => [...hidden, ...scratch].some((h) => within(p, h)) && !writable.some((w) => within(p, w));
@@ -106,7 +167,8 @@ export function sandboxPlan(s: SandboxSetting): SandboxPlan {
     ...(binaryDir && concealed(binaryDir) ? [packageRoot(binaryDir)] : []),
     ...(s.readable ?? []).map(real).filter((p): p is string => !!p && concealed(p)),
   ]);
-  return { writable, visible, readOnly, scratch, hidden, hiddenFiles };
+  const replaced = (s.replaced ?? []).filter(([copy, target]) => isFile(copy) && isFile(target)).map(([copy, target]): [string, string] => [real(copy)!, real(target)!]);
+  return { writable, visible, readOnly, scratch, hidden, hiddenFiles, replaced };
 }
 
 /** The npm install an OpenCode binary belongs to (its `node_modules`' parent), else its directory. */
@@ -149,9 +211,11 @@ const DROP = [
  * Writable directories are held open on fds 3-9 so that they can be bound back after what
  * contains them is hidden (`/proc/self/fd/N` reaches the directory under the new tmpfs).
  */
-const SETUP = `set -eu
+const SETUP = `set -euf
 IFS='
 '
+inside() { for d in $2; do case "$1" in "$d"|"$d"/*) return 0;; esac; done; return 1; }
+below() { for d in $2; do case "$1" in "$d"/*) return 0;; esac; done; return 1; }
 fd=3
 for d in $RECALL_SB_KEEP; do eval "exec $fd<\\"\\$d\\""; fd=$((fd+1)); done
 for d in $RECALL_SB_SCRATCH; do mount -t tmpfs -o mode=1777,nosuid,nodev recall-scratch "$d"; done
@@ -159,19 +223,26 @@ for d in $RECALL_SB_HIDE_FIRST; do mount -t tmpfs -o mode=755,nosuid,nodev,size=
 fd=3
 for d in $RECALL_SB_KEEP; do
   if [ -d "/proc/self/fd/$fd" ]; then mkdir -p "$d"; else mkdir -p "$(dirname "$d")"; [ -e "$d" ] || : > "$d"; fi
-  mount --no-canonicalize --bind "/proc/self/fd/$fd" "$d"; eval "exec $fd<&-"; fd=$((fd+1))
+  mount --no-canonicalize --rbind "/proc/self/fd/$fd" "$d"; eval "exec $fd<&-"; fd=$((fd+1))
 done
 for d in $RECALL_SB_HIDE_AFTER; do mount -t tmpfs -o mode=755,nosuid,nodev,size=1m recall-hidden "$d"; done
 for f in $RECALL_SB_HIDE_FILES; do mount --bind /dev/null "$f"; done
-for d in $RECALL_SB_READONLY; do mount --bind "$d" "$d"; done
+for d in $RECALL_SB_READONLY; do mount --bind "$d" "$d"; mount -o remount,bind,ro "$d"; done
+for pair in $RECALL_SB_REPLACE; do mount --bind "\${pair%%|*}" "\${pair#*|}"; mount -o remount,bind,ro "\${pair#*|}"; done
+for d in $RECALL_SB_HIDE_FIRST $RECALL_SB_HIDE_AFTER $RECALL_SB_VISIBLE; do mount -o remount,bind,ro "$d"; done
 for mp in $(awk '{print $5}' /proc/self/mountinfo); do
   mp=$(printf '%b' "$mp")
   case "$mp" in /proc|/proc/*|/sys|/sys/*|/dev|/dev/*) continue;; esac
-  keep=
-  for d in $RECALL_SB_WRITABLE $RECALL_SB_SCRATCH; do [ "$mp" = "$d" ] && keep=1; done
-  [ -n "$keep" ] || mount -o remount,bind,ro "$mp"
+  # What the agent writes stays writable; what lies under a hidden or scratch mount is out of reach.
+  inside "$mp" "$RECALL_SB_WRITABLE
+$RECALL_SB_SCRATCH" && continue
+  below "$mp" "$RECALL_SB_HIDE_FIRST
+$RECALL_SB_HIDE_AFTER" && continue
+  [ -e "$mp" ] || continue
+  mount -o remount,bind,ro "$mp"
 done
-unset RECALL_SB_KEEP RECALL_SB_WRITABLE RECALL_SB_SCRATCH RECALL_SB_HIDE_FIRST RECALL_SB_HIDE_AFTER RECALL_SB_HIDE_FILES RECALL_SB_READONLY
+unset RECALL_SB_VISIBLE RECALL_SB_KEEP RECALL_SB_WRITABLE RECALL_SB_SCRATCH RECALL_SB_HIDE_FIRST RECALL_SB_HIDE_AFTER RECALL_SB_HIDE_FILES RECALL_SB_REPLACE RECALL_SB_READONLY
+cd "$PWD" 2>/dev/null || true
 exec ${DROP.join(' ')} sh -c '${INIT.replace(/'/g, `'\\''`)}' recall-agent "$@"`;
 
 /** How the user namespace maps the runner's user: itself (util-linux 2.38+), else root. */
@@ -187,9 +258,9 @@ export interface Sandbox {
 
 export function sandboxCommand(plan: SandboxPlan, mapping: readonly string[]): Sandbox {
   const keep = [...plan.writable, ...plan.visible];
-  const all = [...keep, ...plan.readOnly, ...plan.scratch, ...plan.hidden, ...plan.hiddenFiles];
-  const bad = all.find((p) => p.includes('\n') || !path.isAbsolute(p));
-  if (bad) throw new Error(`the path ${JSON.stringify(bad)} cannot be set up in a sandbox (a newline in its name)`);
+  const all = [...keep, ...plan.readOnly, ...plan.scratch, ...plan.hidden, ...plan.hiddenFiles, ...plan.replaced.flat()];
+  const bad = all.find((p) => /[\n|]/.test(p) || !path.isAbsolute(p));
+  if (bad) throw new Error(`the path ${JSON.stringify(bad)} cannot be set up in a sandbox (a newline or a | in its name)`);
   if (keep.length > 7) throw new Error('the sandbox keeps at most 7 directories');
   // A hidden directory inside a kept one (RUNNER_TEMP inside the checkout) is hidden after the binds.
   const inside = (h: string) => keep.some((k) => within(h, k) && h !== k);
@@ -199,11 +270,13 @@ export function sandboxCommand(plan: SandboxPlan, mapping: readonly string[]): S
     env: {
       RECALL_SB_KEEP: lines(keep),
       RECALL_SB_WRITABLE: lines(plan.writable),
+      RECALL_SB_VISIBLE: lines(plan.visible),
       RECALL_SB_READONLY: lines(plan.readOnly),
       RECALL_SB_SCRATCH: lines(plan.scratch),
       RECALL_SB_HIDE_FIRST: lines(plan.hidden.filter((h) => !inside(h))),
       RECALL_SB_HIDE_AFTER: lines(plan.hidden.filter(inside)),
       RECALL_SB_HIDE_FILES: lines(plan.hiddenFiles),
+      RECALL_SB_REPLACE: lines(plan.replaced.map(([copy, target]) => `${copy}|${target}`)),
     },
   };
 }

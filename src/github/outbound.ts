@@ -9,10 +9,25 @@
  * Code blocks and code spans are left as they are: GitHub renders no link or image inside them.
  */
 import { redactCredentials } from '../agent/credentials.js';
+import { sanitizeUntrusted } from './untrusted.js';
 
 /** `text` as Recall may post it. `serverUrl` is the GitHub (Enterprise) the repository lives on. */
 export function outbound(text: string, credentials: readonly string[], serverUrl = 'https://github.com'): string {
-  return neutralizeLinks(redactCredentials(text, credentials), serverUrl);
+  // What hides between the characters of a key (a zero-width space, an HTML comment) goes first.
+  const plain = sanitizeUntrusted(text);
+  return neutralizeLinks(redactCredentials(plain, credentials), serverUrl);
+}
+
+/** Numeric and the few named entities a URL could be spelled with, decoded (GitHub decodes them). */
+function decodeEntities(url: string): string {
+  const named: Record<string, string> = { colon: ':', sol: '/', period: '.', amp: '&', quest: '?', equals: '=', num: '#' };
+  return url.replace(/&(#x[0-9a-f]+|#\d+|[a-z]+);?/gi, (all, e: string) => {
+    if (e[0] === '#') {
+      const code = e[1] === 'x' || e[1] === 'X' ? parseInt(e.slice(2), 16) : parseInt(e.slice(1), 10);
+      return Number.isFinite(code) ? String.fromCodePoint(code) : all;
+    }
+    return named[e.toLowerCase()] ?? all;
+  });
 }
 
 function githubHost(host: string, serverHost: string): boolean {
@@ -26,7 +41,8 @@ function hostOf(url: string): string | undefined {
 }
 
 /** A URL that stays a link: relative (a path in the repository, an anchor) or on GitHub. */
-function keeps(url: string, serverHost: string): boolean {
+function keeps(spelled: string, serverHost: string): boolean {
+  const url = decodeEntities(spelled).replace(/\\/g, '/').trim();
   const host = hostOf(url);
   if (host) return githubHost(host, serverHost);
   return !/^[a-z][a-z0-9+.-]*:/i.test(url); // a relative URL; any other scheme (javascript:, data:) goes
@@ -78,10 +94,14 @@ function neutralizeProse(text: string, serverHost: string): string {
   });
 }
 
-/** The text cut into code (fenced blocks, indented blocks are left to GitHub, code spans) and prose. */
+/**
+ * The text cut into code (fenced blocks and code spans) and prose. Where it is unsure it calls
+ * text prose, which is only neutralized more: a code span does not cross a blank line, and a
+ * backtick after a backslash opens none.
+ */
 function splitCode(markdown: string): Array<{ text: string; isCode: boolean }> {
   const pieces: Array<{ text: string; isCode: boolean }> = [];
-  const pattern = /(^|\n)( {0,3})(`{3,}|~{3,})[^\n]*\n[\s\S]*?(?:\n {0,3}\3[`~]*[ \t]*(?=\n|$)|$)|(`+)(?!`)[\s\S]*?[^`]\4(?!`)/g;
+  const pattern = /(^|\n)( {0,3})(`{3,}|~{3,})[^\n`]*\n[\s\S]*?(?:\n {0,3}\3[`~]*[ \t]*(?=\n|$)|$)|(?<!\\)(`+)(?!`)(?:(?!\n[ \t]*\n)[\s\S])*?[^`\n]\4(?!`)/g;
   let at = 0;
   for (const m of markdown.matchAll(pattern)) {
     const start = m.index + (m[1]?.length ?? 0);

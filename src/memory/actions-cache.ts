@@ -29,6 +29,8 @@ export interface ActionsCacheStoreOptions {
   clock: () => Date;
   /** The credentials this run had, to be taken out of the store before it is saved. */
   credentials?: () => string[];
+  /** Where the run keeps the thread index while the agent works (SnapshotStoreOptions). */
+  workingIndex?: string;
 }
 
 const CACHE_MODE_FIX =
@@ -96,6 +98,6 @@ export class ActionsCacheBackend implements SnapshotBackend {
 
 export class ActionsCacheStore extends SnapshotMemoryStore {
   constructor(o: ActionsCacheStoreOptions) {
-    super({ memoryDir: o.memoryDir, backend: new ActionsCacheBackend(o), log: o.log, clock: o.clock, credentials: o.credentials });
+    super({ memoryDir: o.memoryDir, backend: new ActionsCacheBackend(o), log: o.log, clock: o.clock, credentials: o.credentials, workingIndex: o.workingIndex });
   }
 }

@@ -78,19 +78,25 @@ export class DirectoryBackend implements SnapshotBackend {
   async fetch(key: string, dir: string): Promise<boolean> {
     const from = path.join(this.root, key);
     if (!fs.lstatSync(from, { throwIfNoEntry: false })) return false;
+    // Read through a descriptor held on the snapshot directory itself: another job that can write
+    // memory-path cannot swap it for a link between the look and the copy.
+    let held: number | undefined;
     try {
-      await copyConfined(from, dir);
+      held = fs.openSync(from, fs.constants.O_RDONLY | fs.constants.O_DIRECTORY | fs.constants.O_NOFOLLOW);
+      await copyConfined(process.platform === 'linux' ? `/proc/self/fd/${held}` : from, dir);
     } catch (error) {
       throw new UnusableSnapshotError(`snapshot ${key} cannot be used: ${(error as Error).message}`, key);
+    } finally {
+      if (held !== undefined) fs.closeSync(held);
     }
     return true;
   }
 
   async put(dir: string): Promise<{ saved: true; key: string }> {
     const key = this.keys.primary;
-    const incoming = path.join(this.root, `.incoming-${key}-${process.pid}`);
+    fs.mkdirSync(this.root, { recursive: true });
+    const incoming = fs.mkdtempSync(path.join(this.root, `.incoming-${key}-`));
     const target = path.join(this.root, key);
-    fs.rmSync(incoming, { recursive: true, force: true });
     await copyConfined(dir, incoming);
     fs.rmSync(target, { recursive: true, force: true });
     fs.renameSync(incoming, target);

@@ -29,6 +29,8 @@ export function createMemoryStore(o: {
   credentials: () => string[];
   /** memory-signing-key, or '' */
   signingKey?: string;
+  /** Where the run keeps the thread index while the agent works (layout.threadIndexFile). */
+  workingIndex?: string;
 }): MemoryStore {
   let backend: SnapshotBackend;
   switch (o.choice.backend) {
@@ -60,5 +62,5 @@ export function createMemoryStore(o: {
       break;
     }
   }
-  return new SnapshotMemoryStore({ memoryDir: o.memoryDir, backend, log: o.log, clock: o.clock, credentials: o.credentials, signingKey: o.signingKey || undefined });
+  return new SnapshotMemoryStore({ memoryDir: o.memoryDir, backend, log: o.log, clock: o.clock, credentials: o.credentials, signingKey: o.signingKey || undefined, workingIndex: o.workingIndex });
 }

@@ -7,6 +7,7 @@
 import { randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { MEMORY_FILES } from './layout.js';
 import { READ_REGULAR } from './tar.js';
 
 /** Recall's own files are small; a larger one is not Recall's. */
@@ -53,16 +54,17 @@ export function writeMemoryFile(file: string, text: string): void {
 }
 
 /**
- * Removes from the memory directory what memory never holds: links, FIFOs, sockets, devices,
- * directories, and regular files with a second name elsewhere (a hard link). Their names.
+ * Removes from the memory directory what memory never holds: any name but `keep`, links, FIFOs,
+ * sockets, devices, directories, and regular files with a second name elsewhere (a hard link).
+ * Their names.
  */
-export function removeStrangers(dir: string): string[] {
+export function removeStrangers(dir: string, keep: readonly string[] = MEMORY_FILES): string[] {
   if (!fs.existsSync(dir)) return [];
   const removed: string[] = [];
   for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {
     const file = path.join(dir, entry.name);
     const st = fs.lstatSync(file, { throwIfNoEntry: false });
-    if (!st || (st.isFile() && st.nlink === 1)) continue;
+    if (!st || (st.isFile() && st.nlink === 1 && keep.includes(entry.name))) continue;
     fs.rmSync(file, { recursive: true, force: true });
     removed.push(entry.name);
   }

@@ -155,6 +155,8 @@ export function checkMemory(memoryDir: string, signingKey?: string): MemoryCheck
     manifest = JSON.parse(readMemoryFile(manifestPath) ?? '') as Manifest;
     const files: unknown = manifest?.files;
     if (typeof files !== 'object' || files === null || Object.values(files).some((f) => typeof f?.size !== 'number')) throw new Error('bad shape');
+    // Names of files in the memory directory itself, nothing else.
+    if (Object.keys(files).some((name) => name !== path.basename(name) || name === '..' || name === '.' || name.includes('\\'))) throw new Error('bad names');
   } catch {
     return { verdict: 'partial', detail: `${MANIFEST_FILE} is not a manifest Recall wrote` };
   }

@@ -13,9 +13,21 @@ export interface MemoryLayout {
   memoryDir: string;
   databasePath: string;
   agentStateDir: string;
+  /**
+   * Recall's thread index while the agent runs: beside the memory directory, out of the agent's
+   * reach (the sandbox hides RUNNER_TEMP but for the directories OpenCode writes), and copied into
+   * memory at the save, over whatever the agent left there.
+   */
+  threadIndexFile: string;
 }
 
 export const DATABASE_FILE = 'opencode.db';
+
+/**
+ * Everything the memory directory ever holds. A save keeps these and nothing else: the agent can
+ * write the directory, and a thousand files of its own would make the next restore refuse it.
+ */
+export const MEMORY_FILES = ['opencode.db', 'opencode.db-wal', 'opencode.db-shm', 'recall-manifest.json', 'recall-threads.json'];
 
 export function memoryLayout(runnerTemp: string): MemoryLayout {
   const root = path.join(runnerTemp, 'recall');
@@ -25,5 +37,6 @@ export function memoryLayout(runnerTemp: string): MemoryLayout {
     memoryDir,
     databasePath: path.join(memoryDir, DATABASE_FILE),
     agentStateDir: path.join(root, 'opencode'),
+    threadIndexFile: path.join(root, 'recall-threads.json'),
   };
 }

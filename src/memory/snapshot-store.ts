@@ -9,7 +9,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { Logger, MemoryStore, RestoreOutcome, SaveOutcome } from '../ports.js';
 import { describe } from '../errors.js';
-import { ThreadIndex } from '../recall/threads.js';
+import { THREAD_INDEX_FILE, ThreadIndex } from '../recall/threads.js';
 import { credentialForms } from '../agent/credentials.js';
 import { readMemoryFile, removeStrangers, writeMemoryFile } from './files.js';
 import { checkMemory, emptyDirectory, hasMemoryFiles, moveAside, writeManifest } from './integrity.js';
@@ -18,6 +18,7 @@ import { DATABASE_FILE } from './layout.js';
 import { mergeSessions, sessionIdsIn } from './merge.js';
 import { credentialsIn, scrubSecrets, vacuumStore } from './scrub.js';
 import { checkStore } from './store-check.js';
+import { MAX_UNPACKED_BYTES } from './tar.js';
 
 /** A snapshot that can never be used: it cannot be unpacked, or holds what memory never holds. */
 export class UnusableSnapshotError extends Error {
@@ -69,6 +70,11 @@ export interface SnapshotStoreOptions {
   credentials?: () => string[];
   /** memory-signing-key: sign what is saved, and use only what was signed with it. */
   signingKey?: string;
+  /**
+   * Where the run keeps the thread index while the agent works (layout.threadIndexFile): copied
+   * into memory at the save, over what the agent may have written there.
+   */
+  workingIndex?: string;
 }
 
 /** What this run started from, kept beside (not in) the memory directory for the save. */
@@ -88,8 +94,9 @@ export class SnapshotMemoryStore implements MemoryStore {
   constructor(private readonly so: SnapshotStoreOptions) {}
 
   async restore(): Promise<RestoreOutcome> {
-    const { memoryDir, backend } = this.so;
+    const { memoryDir, backend, workingIndex } = this.so;
     emptyDirectory(memoryDir);
+    if (workingIndex) fs.rmSync(workingIndex, { force: true });
     const problem = backend.readProblem();
     if (problem) return { status: 'disabled', warning: problem };
     const outcome = await this.restoreNewest();
@@ -136,10 +143,18 @@ export class SnapshotMemoryStore implements MemoryStore {
       };
     }
     if (!restoredKey) return { status: 'miss' };
-    const check = checkMemory(memoryDir, this.so.signingKey);
-    if (check.verdict === 'empty') return { status: 'miss', restoredKey };
-    if (check.verdict === 'corrupted') return this.setAside(restoredKey, check.detail);
-    const store = this.checkRestoredStore();
+    // Anything a snapshot holds is data someone else may have written: what cannot be checked is unusable.
+    let check: ReturnType<typeof checkMemory>;
+    let store: ReturnType<SnapshotMemoryStore['checkRestoredStore']>;
+    try {
+      removeStrangers(memoryDir);
+      check = checkMemory(memoryDir, this.so.signingKey);
+      if (check.verdict === 'empty') return { status: 'miss', restoredKey };
+      if (check.verdict === 'corrupted') return this.setAside(restoredKey, check.detail);
+      store = this.checkRestoredStore();
+    } catch (error) {
+      return this.setAside(restoredKey, describe(error));
+    }
     if (store.unusable) return this.setAside(restoredKey, store.unusable);
     const repaired = store.repaired.length > 0 ? `Memory restored from ${restoredKey} was repaired before use: ${store.repaired.join('; ')}.` : undefined;
     if (check.verdict === 'partial') {
@@ -190,11 +205,19 @@ export class SnapshotMemoryStore implements MemoryStore {
       fs.renameSync(aside, memoryDir);
     }
     // The agent could write this directory while it ran: a link or a FIFO here would redirect or
-    // stall what Recall does next, a trigger would run inside every statement below.
+    // stall what Recall does next, a trigger would run inside every statement below, files of its
+    // own would make the next restore refuse the snapshot. Recall's index comes from its own copy.
     const strangers = removeStrangers(memoryDir);
-    if (strangers.length > 0) log.warning(`Memory: removed what memory never holds from the store before saving (${strangers.join(', ')}).`);
+    if (strangers.length > 0) log.warning(`Memory: removed what memory never holds from the store before saving (${strangers.slice(0, 5).join(', ')}${strangers.length > 5 ? `, and ${strangers.length - 5} more` : ''}).`);
+    const { workingIndex } = this.so;
+    const working = workingIndex ? readMemoryFile(workingIndex) : undefined;
+    if (working !== undefined) writeMemoryFile(path.join(memoryDir, THREAD_INDEX_FILE), working);
     if (!hasMemoryFiles(memoryDir) || !fs.existsSync(path.join(memoryDir, DATABASE_FILE))) {
       return { saved: false, warning: 'Memory was not saved: OpenCode wrote no session store in this run.' };
+    }
+    const bytes = fs.readdirSync(memoryDir).reduce((sum, f) => sum + fs.statSync(path.join(memoryDir, f)).size, 0);
+    if (bytes > MAX_UNPACKED_BYTES) {
+      return { saved: false, warning: `Memory was not saved: the store grew to ${bytes} bytes in this run, more than a restore takes (${MAX_UNPACKED_BYTES}); the earlier memory is kept.` };
     }
     const { index } = ThreadIndex.load(memoryDir);
     const check = checkStore(memoryDir, { now: clock(), turns: (id) => index.turnsOf(id) ?? new Set(), quick: false });
@@ -292,7 +315,9 @@ export class SnapshotMemoryStore implements MemoryStore {
     }
     if (unreachable) {
       // A snapshot the service keeps failing to hand over holds saves back for a bounded time only.
-      const savedAt = keyTime(newest);
+      const told = keyTime(newest);
+      // A time in the future is no time (a planted key must not hold saves back for good).
+      const savedAt = told && told.getTime() <= clock().getTime() + 60_000 ? told : undefined;
       if (savedAt && clock().getTime() - savedAt.getTime() < UNREADABLE_HOLD_MS) {
         return {
           blocked:

@@ -9,7 +9,8 @@
  *    fails SQLite's `quick_check`, makes the snapshot unusable;
  *  - sessions whose ids or times are out of range are removed;
  *  - a session with a user message Recall did not send (a forged "earlier turn", which OpenCode
- *    would hand the model as the person's words when the thread continues) is removed whole.
+ *    would hand the model as the person's words when the thread continues; synthetic parts count,
+ *    as OpenCode sends them too) is removed whole.
  * Tables OpenCode does not have are left alone: without triggers or views they do nothing, and a
  * newer OpenCode may have added them.
  */
@@ -119,8 +120,16 @@ export function checkStore(
 }
 
 /**
- * The digests of the user messages of every top-level session: the text a person (through
- * Recall) wrote in each, without the parts OpenCode adds itself (synthetic ones, files).
+ * What OpenCode itself writes as a user message after it compacts a long session (1.18.33): one
+ * synthetic part with this text and `metadata.compaction_continue`. The only user message Recall
+ * takes without a record of sending it.
+ */
+const COMPACTION_CONTINUE = /^Continue if you have next steps, or stop and ask for clarification if you are unsure how to proceed\.$/;
+
+/**
+ * The digests of the user messages of every top-level session: all the text the model reads as
+ * the person's in each (synthetic parts too: OpenCode sends them), except OpenCode's own
+ * compaction note. A user message without text (a compaction marker, a file) says nothing.
  */
 function userTurns(db: DatabaseSync): Map<string, string[]> {
   const turns = new Map<string, string[]>();
@@ -133,27 +142,28 @@ function userTurns(db: DatabaseSync): Map<string, string[]> {
         ORDER BY m.session_id, m.id, p.id`,
     )
     .all();
-  let current: { session: string; message: string; text: string } | undefined;
+  type Text = { text: string; synthetic: boolean; compaction: boolean };
+  let current: { session: string; message: string; texts: Text[] } | undefined;
   const flush = () => {
-    if (!current) return;
-    // A user message with no text of its own (a compaction marker, a file) says nothing as a person.
-    if (current.text) turns.set(current.session, [...(turns.get(current.session) ?? []), turnDigest(current.text)]);
+    if (!current || current.texts.length === 0) return;
+    const openCodesOwn = current.texts.every((t) => t.synthetic && t.compaction && COMPACTION_CONTINUE.test(t.text));
+    if (!openCodesOwn) turns.set(current.session, [...(turns.get(current.session) ?? []), turnDigest(current.texts.map((t) => t.text).join(''))]);
   };
   for (const row of rows) {
     const session = String(row.session_id);
     const message = String(row.message_id);
     if (current?.message !== message) {
       flush();
-      current = { session, message, text: '' };
+      current = { session, message, texts: [] };
       if (!turns.has(session)) turns.set(session, []);
     }
-    let part: { type?: string; text?: string; synthetic?: boolean } = {};
+    let part: { type?: string; text?: unknown; synthetic?: boolean; metadata?: { compaction_continue?: boolean } } = {};
     try {
       part = JSON.parse(String(row.part ?? '{}')) as typeof part;
     } catch {
       // a part that is not JSON is not a text part
     }
-    if (part.type === 'text' && !part.synthetic && typeof part.text === 'string') current.text += part.text;
+    if (part.type === 'text') current.texts.push({ text: String(part.text ?? ''), synthetic: part.synthetic === true, compaction: part.metadata?.compaction_continue === true });
   }
   flush();
   return turns;

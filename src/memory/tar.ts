@@ -48,11 +48,13 @@ interface Item {
 function itemsOf(dir: string, prefix: string, strict: boolean): Item[] {
   const items: Item[] = [];
   const walk = (abs: string, name: string) => {
-    const st = fs.lstatSync(abs);
+    // The top may be reached through a link Recall holds (/proc/self/fd/N); below it none is followed.
+    const st = abs === dir ? fs.statSync(abs) : fs.lstatSync(abs);
     if (!st.isDirectory()) throw new Error(`${abs} is not a directory`);
     items.push({ name: `${name}/`, size: 0, mode: st.mode & 0o7777, mtime: Math.floor(st.mtimeMs / 1000) });
     for (const entry of fs.readdirSync(abs, { withFileTypes: true }).sort((a, b) => (a.name < b.name ? -1 : 1))) {
       const child = path.join(abs, entry.name);
+      if (entry.isDirectory() && strict) throw new Error(`${child} is a directory, which memory never holds`);
       if (entry.isDirectory()) walk(child, `${name}/${entry.name}`);
       else if (entry.isFile()) {
         const s = fs.statSync(child);

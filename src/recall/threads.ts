@@ -23,13 +23,17 @@ export class ThreadIndex {
     private data: IndexFile,
   ) {}
 
-  /** Read the index from the memory directory; a missing or unreadable one starts empty. */
-  static load(memoryDir: string): { index: ThreadIndex; problem?: string } {
+  /**
+   * Read the index from the memory directory; a missing or unreadable one starts empty. With
+   * `workingFile`, save() writes there (out of the agent's reach) rather than into memory.
+   */
+  static load(memoryDir: string, o: { workingFile?: string } = {}): { index: ThreadIndex; problem?: string } {
     const file = path.join(memoryDir, THREAD_INDEX_FILE);
+    const target = o.workingFile ?? file;
     const empty: IndexFile = { version: 1, threads: {}, deliveries: {} };
     try {
       const text = readMemoryFile(file);
-      if (text === undefined) return { index: new ThreadIndex(file, empty) };
+      if (text === undefined) return { index: new ThreadIndex(target, empty) };
       const parsed = JSON.parse(text) as Partial<IndexFile>;
       // Memory comes from a store others may write: keep only entries of the shape Recall writes.
       const valid = <T extends { sessionId: string }>(entries: unknown, shape: (v: Record<string, unknown>) => boolean) =>
@@ -42,7 +46,7 @@ export class ThreadIndex {
         ),
       ) as Record<string, string[]>;
       return {
-        index: new ThreadIndex(file, {
+        index: new ThreadIndex(target, {
           version: 1,
           threads: valid(parsed.threads, (v) => typeof v.updatedAt === 'string'),
           deliveries: valid(parsed.deliveries, (v) => typeof v.at === 'string'),
@@ -51,7 +55,7 @@ export class ThreadIndex {
       };
     } catch (error) {
       return {
-        index: new ThreadIndex(file, empty),
+        index: new ThreadIndex(target, empty),
         problem: `${THREAD_INDEX_FILE} could not be read (${(error as Error).message}); threads start new conversations this run`,
       };
     }

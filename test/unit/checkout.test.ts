@@ -1,0 +1,36 @@
+/**
+ * Links in a checkout that lead out of it (checkout.ts): what a fork can commit for the read tool
+ * to follow. The e2e tests in security-forks.test.ts run the attack through the bundled action.
+ */
+import { execFileSync } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { afterEach, beforeEach, expect, it } from 'vitest';
+import { linksLeavingCheckout } from '../../src/agent/checkout.js';
+
+let root: string;
+const git = (dir: string, ...args: string[]) => execFileSync('git', ['-C', dir, '-c', 'user.name=t', '-c', 'user.email=t@example.com', '-c', 'protocol.file.allow=always', ...args], { stdio: 'ignore' });
+beforeEach(() => {
+  root = fs.mkdtempSync(path.join(os.tmpdir(), 'recall-links-'));
+});
+afterEach(() => fs.rmSync(root, { recursive: true, force: true }));
+
+it('finds committed links out of the checkout, also inside a submodule, and leaves links within it', () => {
+  const inner = path.join(root, 'inner');
+  fs.mkdirSync(inner);
+  git(inner, 'init', '-q');
+  fs.symlinkSync('/proc/self/environ', path.join(inner, 'notes.md'));
+  git(inner, 'add', '-A');
+  git(inner, 'commit', '-qm', 'inner');
+  const outer = path.join(root, 'outer');
+  fs.mkdirSync(path.join(outer, 'docs'), { recursive: true });
+  git(outer, 'init', '-q');
+  fs.writeFileSync(path.join(outer, 'docs', 'a.md'), 'a');
+  fs.symlinkSync('docs/a.md', path.join(outer, 'readme.md'));
+  fs.symlinkSync('../../etc/passwd', path.join(outer, 'docs', 'up.md'));
+  git(outer, 'submodule', 'add', '-q', inner, 'vendor/inner');
+  git(outer, 'add', '-A');
+  git(outer, 'commit', '-qm', 'outer');
+  expect(linksLeavingCheckout(outer).sort()).toEqual(['docs/up.md -> ../../etc/passwd', 'vendor/inner/notes.md -> /proc/self/environ']);
+});
