@@ -17,14 +17,11 @@ import * as path from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { sessionIdsIn } from '../src/memory/merge.js';
-import { checkStore } from '../src/memory/store-check.js';
-import { ThreadIndex } from '../src/recall/threads.js';
+import { growStore } from './grow.js';
 import { startWorld, type World } from '../test/harness/world.js';
 
 const SIZES = (process.env.BENCH_SESSIONS ?? '10,100,1000').split(',').map(Number);
 const REPEATS = Number(process.env.BENCH_REPEATS ?? 3);
-/** Columns that hold a row's own id or point at a copied row: renamed in every copy. */
-const ID_COLUMNS = new Set(['id', 'session_id', 'message_id', 'aggregate_id', 'parent_id']);
 
 const execFileAsync = promisify(execFile);
 let world: World;
@@ -65,34 +62,7 @@ afterAll(async () => {
 
 /** A memory directory with `n` copies of the seed's sessions. */
 function grow(n: number, dir: string): void {
-  fs.rmSync(dir, { recursive: true, force: true });
-  fs.cpSync(seedDir, dir, { recursive: true });
-  const seeds = sessionIdsIn(dir);
-  const db = new DatabaseSync(path.join(dir, 'opencode.db'), { enableForeignKeyConstraints: false });
-  const tables = db
-    .prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'")
-    .all()
-    .map((r) => String(r.name));
-  const plans = tables
-    .map((table) => {
-      const cols = db.prepare('SELECT name FROM pragma_table_info(?)').all(table).map((r) => String(r.name));
-      const key = table === 'session' ? 'id' : cols.includes('session_id') ? 'session_id' : cols.includes('aggregate_id') ? 'aggregate_id' : undefined;
-      if (!key) return undefined;
-      const list = cols.map((c) => `"${c}"`).join(', ');
-      const select = cols.map((c) => (ID_COLUMNS.has(c) ? `CASE WHEN "${c}" IS NULL THEN NULL ELSE "${c}" || ?1 END` : `"${c}"`)).join(', ');
-      // (ids stay letters and digits, as OpenCode makes them: the store check removes others)
-      return db.prepare(`INSERT INTO "${table}" (${list}) SELECT ${select} FROM "${table}" WHERE "${key}" = ?2`);
-    })
-    .filter((p) => p !== undefined);
-  db.exec('BEGIN');
-  for (let i = 1; i < n; i++) for (const seed of seeds) for (const plan of plans) plan.run(`x${i}`, seed);
-  db.exec('COMMIT');
-  db.exec('PRAGMA wal_checkpoint(TRUNCATE)');
-  db.close();
-  // The copies' user messages, recorded as Recall records what it sends: a store Recall saved.
-  const { index } = ThreadIndex.load(dir);
-  for (const [id, digests] of checkStore(dir, { now: new Date(), turns: () => undefined, quick: false }).unrecorded) index.trustTurns(id, digests);
-  index.save();
+  growStore(seedDir, n, dir);
 }
 
 function dirBytes(dir: string): number {

@@ -1,12 +1,13 @@
-// Bundles the action's entry points with ncc into dist/<entry>/index.js.
+// Bundles the action's entry points and the CLI with ncc into dist/<entry>/index.js.
 import { execFileSync } from 'node:child_process';
 import { rmSync } from 'node:fs';
 
-for (const entry of ['main', 'post']) {
+const ENTRIES = { main: 'src/main.ts', post: 'src/post.ts', cli: 'src/cli/index.ts' };
+for (const [entry, source] of Object.entries(ENTRIES)) {
   rmSync(`dist/${entry}`, { recursive: true, force: true });
   execFileSync(
     'ncc',
-    ['build', `src/${entry}.ts`, '--out', `dist/${entry}`, '--license', 'licenses.txt', '--quiet', '--target', 'es2022'],
+    ['build', source, '--out', `dist/${entry}`, '--license', 'licenses.txt', '--quiet', '--target', 'es2022'],
     { stdio: 'inherit' },
   );
 }

@@ -22,6 +22,8 @@ export interface Inputs {
   opencodeConfig: Record<string, unknown>;
   maxSessions: number;
   maxAgeDays: number;
+  recordRetentionDays: number;
+  priorWorkChars: number;
   memoryKeyPrefix: string;
   memoryBackend: MemoryBackendName;
   memoryPath: string;
@@ -44,6 +46,8 @@ export const INPUT_DEFAULTS = {
   'opencode-config': '',
   'max-sessions': '50',
   'max-age-days': '30',
+  'record-retention-days': '365',
+  'prior-work-chars': '6000',
   'memory-key-prefix': 'recall',
   'memory-backend': 'actions-cache',
   'memory-path': '',
@@ -100,6 +104,8 @@ export function readInputs(read: Read): Inputs {
     opencodeConfig: parseConfig(get('opencode-config')),
     maxSessions: wholeNumber('max-sessions', get('max-sessions')),
     maxAgeDays: wholeNumber('max-age-days', get('max-age-days')),
+    recordRetentionDays: wholeNumber('record-retention-days', get('record-retention-days')),
+    priorWorkChars: wholeNumber('prior-work-chars', get('prior-work-chars')),
     memoryKeyPrefix,
     memoryBackend,
     memoryPath,

@@ -24,6 +24,9 @@ import { createMemoryStore } from './memory/factory.js';
 import { memoryKeys } from './memory/keys.js';
 import { memoryLayout, type MemoryLayout } from './memory/layout.js';
 import { ThreadIndex } from './recall/threads.js';
+import { MemoryIndex } from './recall/memory-index.js';
+import { DEFAULT_RECORD_RETENTION } from './recall/records.js';
+import { MemoryToolHost } from './agent/tools/tool-host.js';
 import { setFailureOutputs, setRunOutputs, setSkippedOutputs, writeJobSummary } from './report/outputs.js';
 import { RunFailed, run } from './run.js';
 import { ActionState } from './state.js';
@@ -100,7 +103,14 @@ async function main(env: NodeJS.ProcessEnv = process.env): Promise<void> {
           { sanitize: sanitizeUntrusted, fence: fenceUntrusted },
         )
       : undefined;
-    const task = buildTask({ trigger, eventName: ctx.eventName, conversation: conversation?.text ?? '', runUrl });
+    const task = buildTask({
+      trigger,
+      eventName: ctx.eventName,
+      conversation: conversation?.text ?? '',
+      runUrl,
+      changedFiles: conversation?.changedFiles ?? [],
+      workflow: env.GITHUB_WORKFLOW,
+    });
     const result = await runPipeline(env, inputs, task, layout, credentials, pull?.isFork === true);
     // The agent had the model provider's keys: none of the run's credentials leaves in what is
     // posted, and nothing it wrote makes GitHub fetch another host (outbound.ts).
@@ -129,7 +139,9 @@ async function runPipeline(
 ) {
   const clock = () => new Date();
   const log = { info: core.info, warning: core.warning };
+  const runId = `${env.GITHUB_RUN_ID || String(Date.now())}-${env.GITHUB_RUN_ATTEMPT || '1'}`;
   const keys = memoryKeys(inputs.memoryKeyPrefix, env.GITHUB_RUN_ID || String(Date.now()), env.GITHUB_RUN_ATTEMPT || '1');
+  const workspace = env.GITHUB_WORKSPACE || process.cwd();
   const choice = { backend: inputs.memoryBackend, path: inputs.memoryPath, endpoint: inputs.memoryS3Endpoint };
   const state = new ActionState(layout.memoryDir, keys, choice);
   const memory = createMemoryStore({
@@ -141,7 +153,7 @@ async function runPipeline(
     clock,
     credentials,
     signingKey: inputs.memorySigningKey,
-    workingIndex: layout.threadIndexFile,
+    workingFiles: [layout.threadIndexFile, layout.recordsFile],
   });
   if (inputs.memoryBackend === 's3' && inputs.model?.providerID === 'amazon-bedrock' && !(env.RECALL_S3_ACCESS_KEY_ID && env.RECALL_S3_SECRET_ACCESS_KEY)) {
     core.warning('The agent holds the AWS credentials Recall also uses for the memory bucket (its model is on Amazon Bedrock): it could read or rewrite every memory in the bucket. Give memory credentials of its own in RECALL_S3_ACCESS_KEY_ID and RECALL_S3_SECRET_ACCESS_KEY.');
@@ -149,7 +161,7 @@ async function runPipeline(
   const agent = new OpenCodeLauncher({
     binary: () =>
       resolveOpenCode({ version: inputs.opencodeVersion, toolDir: env.RUNNER_TOOL_CACHE || layout.root, pathEnv: env.PATH, log: core.info }),
-    workspace: env.GITHUB_WORKSPACE || process.cwd(),
+    workspace,
     layout,
     parentEnv: env,
     userConfig: inputs.opencodeConfig,
@@ -178,10 +190,36 @@ async function runPipeline(
     warn: core.warning,
   });
   try {
+    let threads: ThreadIndex | undefined;
     return await run(
       task,
-      { maxSessions: inputs.maxSessions, maxAgeDays: inputs.maxAgeDays, priorWorkLimit: PRIOR_WORK_LIMIT },
-      { memory, agent, state, log, clock, openThreads: () => ThreadIndex.load(layout.memoryDir, { workingFile: layout.threadIndexFile }) },
+      { maxSessions: inputs.maxSessions, maxAgeDays: inputs.maxAgeDays, priorWorkLimit: PRIOR_WORK_LIMIT, priorWorkChars: inputs.priorWorkChars, runId },
+      {
+        memory,
+        agent,
+        state,
+        log,
+        clock,
+        openThreads: () => {
+          const opened = ThreadIndex.load(layout.memoryDir, { workingFile: layout.threadIndexFile });
+          threads = opened.index;
+          return opened;
+        },
+        openIndex: () =>
+          new MemoryIndex({
+            memoryDir: layout.memoryDir,
+            workingFile: layout.recordsFile,
+            workspace,
+            threadOf: (sessionId) => threads?.threadOf(sessionId),
+            retention: { maxAgeDays: inputs.recordRetentionDays, maxRecords: DEFAULT_RECORD_RETENTION.maxRecords },
+            clock,
+          }),
+        openTools: async (index, forTask) => {
+          const host = new MemoryToolHost({ index, task: forTask, runId, readOnly: untrustedCode });
+          await host.start();
+          return host;
+        },
+      },
     );
   } catch (error) {
     if (error instanceof RunFailed) setFailureOutputs(error, task.threadKey);

@@ -1,3 +1,8 @@
+import type { CheckedCitation } from './recall/citations.js';
+import type { RunRecord } from './recall/records.js';
+import type { Finding, MemoryInfo } from './recall/memory-index.js';
+import type { RecallQuery } from './recall/search.js';
+
 /**
  * The small interfaces the pipeline in run.ts is told through. Only the entry points
  * (main.ts, post.ts, cli.ts) and the tests decide which real adapters stand behind them.
@@ -55,7 +60,6 @@ export interface AgentReply {
 export interface AgentServer {
   /** The server's process id, so the post step can stop it if main is killed. */
   readonly pid: number;
-  listSessions(): Promise<SessionSummary[]>;
   /** All text of a session (user and assistant messages, notes), oldest first. */
   sessionTexts(sessionId: string): Promise<string[]>;
   createSession(title: string): Promise<string>;
@@ -69,7 +73,17 @@ export interface AgentServer {
 }
 
 export interface AgentLauncher {
-  start(): Promise<AgentServer>;
+  /** Start OpenCode with these custom tools (file name -> module source) in its config. */
+  start(o?: { tools?: Record<string, string> }): Promise<AgentServer>;
+}
+
+/** The tools Recall gives the agent for one run (agent/tools/), served from Recall's process. */
+export interface AgentTools {
+  /** The tool modules OpenCode imports, by file name. */
+  readonly files: Record<string, string>;
+  /** The run's server and session, once they exist (transcripts are read through it). */
+  attach(server: AgentServer, sessionId: string): void;
+  stop(): Promise<void>;
 }
 
 export interface Logger {
@@ -91,8 +105,8 @@ export interface Task {
   title: string;
   /** The request the agent works on. */
   prompt: string;
-  /** The text searched for prior work (usually the event's title and body). */
-  searchText: string;
+  /** What recall searches for: the event's title, words, labels, files and thread. */
+  query: RecallQuery;
   /** A short description of the triggering event, e.g. "issues opened #12". */
   event: string;
   /** Link to the workflow run, when known. */
@@ -101,6 +115,55 @@ export interface Task {
   threadKey: string;
   /** What makes this delivery unique (comment-123): a delivery already answered is not answered again. */
   deliveryId: string;
+}
+
+/** A past run recall found for this event, with what became of the code it cited. */
+export interface RecalledWork {
+  record: RunRecord;
+  /** Why it matched (stems, a shared file, a shared error, the same thread). */
+  matched: string[];
+  score: number;
+  citations: CheckedCitation[];
+  /** Its session is still in memory (else it was pruned and only the record is left). */
+  sessionLive: boolean;
+}
+
+/** What a run did, for its record in the index. */
+export interface RunOutcome {
+  task: Task;
+  runId: string;
+  sessionId: string;
+  /** The answer, or the error. */
+  text: string;
+  failed: boolean;
+  tokens: TokenUsage;
+  cost: number;
+}
+
+/** Recall's index of past work, kept with memory (recall/memory-index.ts). */
+export interface PastWork {
+  /** Why the index could not be read (said as a warning; it is rebuilt from the sessions). */
+  readonly problem?: string;
+  /** Every top-level session in the store (whatever directory OpenCode filed it under). */
+  sessions(): SessionSummary[];
+  /** A session continued from a checkout at another path is moved to this run's (OpenCode runs it there); whether it moved. */
+  moveToWorkspace(sessionId: string): boolean;
+  /** The child sessions (subagents, dispatched prompts) of each session, deepest first. */
+  childrenOf(sessionIds: readonly string[]): Map<string, string[]>;
+  /** Bytes these sessions (and their child sessions) take in the store. */
+  sizeOf(sessionIds: readonly string[]): number;
+  /** Related records, best first; a record recalled is a record used (its life is extended). */
+  recall(query: RecallQuery, o: { limit: number; excludeSession?: string; threshold?: number; minConcepts?: number }): RecalledWork[];
+  /** A record by id (a use); list the newest; what memory holds; a record's citations checked. */
+  get(id: string): RunRecord | undefined;
+  list(o: { threadKey?: string; kind?: RunRecord['kind']; limit: number }): RunRecord[];
+  info(): MemoryInfo;
+  check(record: RunRecord): RecalledWork;
+  addRun(run: RunOutcome): RunRecord;
+  addFinding(finding: Finding, run: { task: Task; runId: string; sessionId?: string }): RunRecord;
+  /** Drops records past their retention; how many. */
+  retain(): number;
+  save(): void;
 }
 
 /** Recall's index of threads and answered deliveries, kept with the memory. */

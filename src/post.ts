@@ -34,7 +34,7 @@ async function post(env: NodeJS.ProcessEnv = process.env): Promise<void> {
     credentials: () => runCredentials(env, layout.agentStateDir),
     // The key, as main read it; a bad one failed main before it restored anything.
     signingKey: core.getInput('memory-signing-key'),
-    workingIndex: layout.threadIndexFile,
+    workingFiles: [layout.threadIndexFile, layout.recordsFile],
   });
   const saved = await store.save();
   if (saved.warning) core.warning(saved.warning);

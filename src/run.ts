@@ -9,25 +9,31 @@ import type {
   AgentLauncher,
   AgentReply,
   AgentServer,
+  AgentTools,
   Logger,
   MemoryStatus,
   MemoryStore,
+  PastWork,
+  RecalledWork,
   RunState,
   SaveOutcome,
-  SessionSummary,
   Task,
   ThreadBook,
   TokenUsage,
 } from './ports.js';
-import { priorWorkSection, selectPriorWork, type PriorWork } from './recall/prior-work.js';
+import { priorWorkSection } from './recall/prior-work.js';
 import { sessionsToPrune, type RetentionRule } from './recall/retention.js';
 import { formatRunSummary } from './recall/run-summary.js';
 import { describe } from './errors.js';
 import { turnDigest } from './memory/store-check.js';
 
 export interface RunSettings extends RetentionRule {
-  /** How many earlier sessions at most are put in the prompt. */
+  /** How many earlier runs at most are put in the prompt. */
   priorWorkLimit: number;
+  /** The prior-work section's character budget (prior-work-chars). */
+  priorWorkChars: number;
+  /** This run's id and attempt ("123-1"): its record's id. */
+  runId: string;
 }
 
 export interface RunPorts {
@@ -38,6 +44,18 @@ export interface RunPorts {
   clock: () => Date;
   /** Open Recall's thread index from the restored memory. */
   openThreads: () => { index: ThreadBook; problem?: string };
+  /** Open the index of past work from the restored memory (before OpenCode starts). */
+  openIndex: () => PastWork;
+  /** The memory tools for this run, served over the index; absent: the agent gets none. */
+  openTools?: (index: PastWork, task: Task) => Promise<AgentTools>;
+}
+
+/** What the retention rule did in this run (RFC-004): said in the log and the job summary. */
+export interface PruneReport {
+  pruned: string[];
+  remaining: number;
+  /** Bytes the pruned sessions' rows took in the store. */
+  freedBytes: number;
 }
 
 export interface RunResult {
@@ -49,8 +67,8 @@ export interface RunResult {
   response: string;
   memoryStatus: MemoryStatus;
   memorySave: SaveOutcome;
-  recalled: PriorWork[];
-  pruned: string[];
+  recalled: RecalledWork[];
+  prune: PruneReport;
   tokens: TokenUsage;
   cost: number;
   durationMs: number;
@@ -62,13 +80,15 @@ export class RunFailed extends Error {
     message: string,
     readonly memoryStatus: MemoryStatus,
     readonly sessionId: string | undefined,
-    readonly recalled: PriorWork[],
+    readonly recalled: RecalledWork[],
     options?: { cause?: unknown },
   ) {
     super(message, options);
     this.name = 'RunFailed';
   }
 }
+
+const NO_TOKENS: TokenUsage = { input: 0, output: 0, reasoning: 0, cacheRead: 0, cacheWrite: 0 };
 
 export async function run(task: Task, settings: RunSettings, ports: RunPorts): Promise<RunResult> {
   const { memory, agent, state, log, clock } = ports;
@@ -99,40 +119,61 @@ export async function run(task: Task, settings: RunSettings, ports: RunPorts): P
       memoryStatus: restored.status,
       memorySave: { saved: false },
       recalled: [],
-      pruned: [],
-      tokens: { input: 0, output: 0, reasoning: 0, cacheRead: 0, cacheWrite: 0 },
+      prune: { pruned: [], remaining: 0, freedBytes: 0 },
+      tokens: NO_TOKENS,
       cost: 0,
       durationMs: clock().getTime() - startedAt.getTime(),
     };
   }
   state.memoryPending();
 
-  let server: AgentServer | undefined;
-  let sessionId: string | undefined;
-  let recalled: PriorWork[] = [];
+  // Memory is read straight from the store, before OpenCode opens it: every session whatever
+  // directory OpenCode filed it under, and the index of past work (rebuilt where it is missing).
+  const index = ports.openIndex();
+  if (index.problem) log.warning(index.problem);
+  const sessions = index.sessions();
+  const earlier = threads.index.sessionFor(task.threadKey);
+  const continued = earlier !== undefined && sessions.some((s) => s.id === earlier);
+  let recalled: RecalledWork[] = [];
   try {
-    server = await timed('Starting OpenCode', () => agent.start());
-    state.agentStarted(server.pid);
+    recalled = await timed('Recalling prior work', async () =>
+      index.recall(task.query, { limit: settings.priorWorkLimit, ...(continued ? { excludeSession: earlier } : {}) }),
+    );
+  } catch (error) {
+    log.warning(`Recall could not search memory (${describe(error)}); the agent starts without prior work.`);
+  }
+  log.info(
+    recalled.length === 0
+      ? 'Prior work: nothing related in memory'
+      : `Prior work: ${recalled.map((w) => `${w.record.id} (${w.score.toFixed(2)}: ${w.matched.slice(0, 6).join(', ')})`).join('; ')}`,
+  );
+  if (continued && index.moveToWorkspace(earlier!)) log.info(`The session of ${task.threadKey} was made in a checkout at another path; it continues in this one`);
+  // Decided before the run from the stored list, with this run's session counted as the newest
+  // (it is never pruned): the store is read only while OpenCode does not hold it.
+  const now = clock();
+  const mine = continued ? earlier! : 'this run';
+  const counted = continued ? sessions : [{ id: mine, title: task.title, createdAt: now.getTime(), updatedAt: now.getTime() }, ...sessions];
+  const doomed = sessionsToPrune(counted, settings, now, new Set([mine]));
+  const freedBytes = doomed.length > 0 ? index.sizeOf(doomed.map((s) => s.id)) : 0;
+  const children = index.childrenOf(doomed.map((s) => s.id));
 
+  let server: AgentServer | undefined;
+  let tools: AgentTools | undefined;
+  let sessionId: string | undefined;
+  let reply: AgentReply | undefined;
+  let failure: unknown;
+  try {
+    tools = ports.openTools ? await ports.openTools(index, task) : undefined;
+    server = await timed('Starting OpenCode', () => agent.start({ tools: tools?.files ?? {} }));
+    state.agentStarted(server.pid);
     const live = server;
-    const sessions = await live.listSessions();
-    const earlier = threads.index.sessionFor(task.threadKey);
-    const continued = earlier !== undefined && sessions.some((s) => s.id === earlier);
-    recalled = await timed('Recalling prior work', () =>
-      recallPriorWork(live, sessions.filter((s) => s.id !== earlier), task.searchText, settings.priorWorkLimit),
-    );
-    log.info(
-      recalled.length === 0
-        ? 'Prior work: no related earlier session found'
-        : `Prior work: ${recalled.map((p) => `${p.sessionId} (${p.matched.join(', ')})`).join('; ')}`,
-    );
 
     if (continued) log.info(`Continuing ${task.threadKey} in its session ${earlier}`);
     else if (earlier) log.info(`The session of ${task.threadKey} (${earlier}) is gone; starting a new one`);
     sessionId = continued ? earlier! : await server.createSession(task.title);
     threads.index.remember(task.threadKey, sessionId, clock());
-    let reply: AgentReply;
-    const prompt = composePrompt(task, recalled);
+    tools?.attach(server, sessionId);
+    const prompt = composePrompt(task, recalled, { budget: settings.priorWorkChars, tools: !!tools });
     // The user messages Recall sends are recorded, on disk before the agent starts: a session
     // holding one it did not send was forged, and is not kept (store-check.ts).
     threads.index.recordTurn(sessionId, turnDigest(prompt));
@@ -141,14 +182,19 @@ export async function run(task: Task, settings: RunSettings, ports: RunPorts): P
       const id = sessionId;
       reply = await timed('Running the agent', () => live.prompt(id, prompt));
     } catch (error) {
-      await writeSummary(server, sessionId, threads.index, task, recalled, clock(), { error: describe(error) }, log);
-      throw error;
+      failure = error;
     }
-    await writeSummary(server, sessionId, threads.index, task, recalled, clock(), { answer: reply.text }, log);
+    await writeSummary(server, sessionId, threads.index, task, recalled, clock(), reply ? { answer: reply.text } : { error: describe(failure) }, log);
+    index.addRun({ task, runId: settings.runId, sessionId, text: reply ? reply.text : describe(failure), failed: !reply, tokens: reply?.tokens ?? NO_TOKENS, cost: reply?.cost ?? 0 });
+    if (!reply) throw failure;
     threads.index.answeredWith(task.deliveryId, sessionId, clock());
 
-    const pruned = await pruneSessions(server, settings, clock(), sessionId, log);
-    threads.index.keepOnly(new Set((await live.listSessions()).map((s) => s.id)));
+    const prune = await pruneSessions(server, doomed, children, sessions.length + (continued ? 0 : 1), freedBytes, log);
+    const dropped = index.retain();
+    if (dropped > 0) log.info(`Memory: ${dropped} record(s) of past work passed their retention and were dropped from the index`);
+    index.save();
+    threads.index.keepOnly(new Set([...sessions.map((s) => s.id), sessionId].filter((id) => !prune.pruned.includes(id))));
+    await tools?.stop();
     await timed('Stopping OpenCode', () => live.stop());
     state.agentStopped();
     threads.index.save();
@@ -165,39 +211,30 @@ export async function run(task: Task, settings: RunSettings, ports: RunPorts): P
       memoryStatus: restored.status,
       memorySave,
       recalled,
-      pruned,
+      prune,
       tokens: reply.tokens,
       cost: reply.cost,
       durationMs: clock().getTime() - startedAt.getTime(),
     };
   } catch (error) {
+    await tools?.stop().catch(() => undefined);
     if (server) {
       await server.stop().catch(() => undefined);
       state.agentStopped();
     }
-    try {
-      threads.index.save();
-    } catch {
-      // the post step saves what there is
+    for (const book of [threads.index, index]) {
+      try {
+        book.save();
+      } catch {
+        // the post step saves what there is
+      }
     }
     throw new RunFailed(describe(error), restored.status, sessionId, recalled, { cause: error });
   }
 }
 
-async function recallPriorWork(
-  server: AgentServer,
-  sessions: readonly SessionSummary[],
-  query: string,
-  limit: number,
-): Promise<PriorWork[]> {
-  const candidates = await Promise.all(
-    sessions.map(async (s) => ({ ...s, texts: await server.sessionTexts(s.id) })),
-  );
-  return selectPriorWork(query, candidates, limit);
-}
-
-export function composePrompt(task: Task, recalled: readonly PriorWork[]): string {
-  const prior = priorWorkSection(recalled);
+export function composePrompt(task: Task, recalled: readonly RecalledWork[], o: { budget: number; tools: boolean }): string {
+  const prior = priorWorkSection(recalled, o);
   return prior ? `${task.prompt}\n\n${prior}` : task.prompt;
 }
 
@@ -206,7 +243,7 @@ async function writeSummary(
   sessionId: string,
   index: ThreadBook,
   task: Task,
-  recalled: readonly PriorWork[],
+  recalled: readonly RecalledWork[],
   finishedAt: Date,
   outcome: { answer: string } | { error: string },
   log: Logger,
@@ -218,7 +255,7 @@ async function writeSummary(
     outcome: 'answer' in outcome ? 'answered' : 'failed',
     answer: 'answer' in outcome ? outcome.answer : undefined,
     error: 'error' in outcome ? outcome.error : undefined,
-    recalled: recalled.map((p) => p.sessionId),
+    recalled: recalled.map((w) => w.record.id),
     finishedAt,
   });
   index.recordTurn(sessionId, turnDigest(text));
@@ -229,24 +266,28 @@ async function writeSummary(
   }
 }
 
+/** Deletes the sessions the retention rule let go, each after its child sessions (subagents, dispatched prompts). */
 async function pruneSessions(
   server: AgentServer,
-  rule: RetentionRule,
-  now: Date,
-  keep: string,
+  doomed: ReadonlyArray<{ id: string }>,
+  children: ReadonlyMap<string, string[]>,
+  total: number,
+  freedBytes: number,
   log: Logger,
-): Promise<string[]> {
-  const doomed = sessionsToPrune(await server.listSessions(), rule, now, new Set([keep]));
+): Promise<PruneReport> {
   const pruned: string[] = [];
   for (const session of doomed) {
     try {
+      for (const child of children.get(session.id) ?? []) await server.deleteSession(child).catch(() => undefined); // gone with an earlier one
       await server.deleteSession(session.id);
       pruned.push(session.id);
     } catch (error) {
       log.warning(`Could not prune session ${session.id}: ${describe(error)}`);
     }
   }
-  if (pruned.length > 0) log.info(`Pruned ${pruned.length} session(s) past the retention rule`);
-  return pruned;
+  const report = { pruned, remaining: total - pruned.length, freedBytes: pruned.length === doomed.length ? freedBytes : 0 };
+  if (pruned.length > 0) {
+    log.info(`Pruned ${pruned.length} session(s) past the retention rule (${pruned.join(', ')}); ${report.remaining} remain; about ${(report.freedBytes / 1024).toFixed(1)} KiB freed. Their records stay in the index.`);
+  }
+  return report;
 }
-

@@ -64,10 +64,31 @@ function copyConfiguration(env: NodeJS.ProcessEnv, stateDir: string): Record<str
   return copies;
 }
 
+/**
+ * Writes the run's custom tools into OpenCode's global config directory (`tools/`). Where there
+ * is a tool file, OpenCode first installs its plugin package with npm into every config
+ * directory it reads, which offline stalls the first prompt for over a minute and online fetches
+ * a package on every run: a lock file that already lists it, with an empty node_modules, tells
+ * OpenCode the install is done. Tools of an earlier run in the same directory are removed.
+ */
+function installTools(tools: Record<string, string>, configDirs: readonly string[]): void {
+  const [global] = configDirs;
+  const toolsDir = path.join(global!, 'tools');
+  fs.rmSync(toolsDir, { recursive: true, force: true });
+  if (Object.keys(tools).length === 0) return;
+  fs.mkdirSync(toolsDir, { recursive: true });
+  for (const [name, source] of Object.entries(tools)) fs.writeFileSync(path.join(toolsDir, path.basename(name)), source, { mode: 0o644 });
+  for (const dir of configDirs) {
+    fs.mkdirSync(path.join(dir, 'node_modules'), { recursive: true });
+    const lock = path.join(dir, 'package-lock.json');
+    if (!fs.existsSync(lock)) fs.writeFileSync(lock, `${JSON.stringify({ packages: { '': { dependencies: { '@opencode-ai/plugin': '*' } } } })}\n`);
+  }
+}
+
 export class OpenCodeLauncher implements AgentLauncher {
   constructor(private readonly o: OpenCodeLauncherOptions) {}
 
-  async start(): Promise<AgentServer> {
+  async start(o: { tools?: Record<string, string> } = {}): Promise<AgentServer> {
     const { layout, workspace } = this.o;
     const binary = await this.o.binary();
     let policy: AgentPolicy = this.o.untrustedCode ? 'read-only' : 'full';
@@ -124,6 +145,7 @@ export class OpenCodeLauncher implements AgentLauncher {
     }
 
     const env = environment(policy);
+    installTools(o.tools ?? {}, [path.join(env.XDG_CONFIG_HOME!, 'opencode'), ...(env.OPENCODE_CONFIG_DIR ? [env.OPENCODE_CONFIG_DIR] : [])]);
     const server = await startOpenCodeServer({
       binary,
       cwd: workspace,

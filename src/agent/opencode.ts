@@ -2,7 +2,7 @@
  * The AgentServer port over a running `opencode serve`, through @opencode-ai/sdk (v2 entry).
  */
 import { createOpencodeClient, type OpencodeClient } from '@opencode-ai/sdk/v2';
-import type { AgentReply, AgentServer, SessionSummary, TokenUsage } from '../ports.js';
+import type { AgentReply, AgentServer, TokenUsage } from '../ports.js';
 import { describe } from '../errors.js';
 import type { AgentRules } from './policy.js';
 
@@ -28,9 +28,6 @@ export interface OpenCodeAgentOptions {
   stop: () => Promise<void>;
 }
 
-/** How many sessions one list call may return; OpenCode's own default is 100. */
-const LIST_LIMIT = 100_000;
-
 export function parseModel(model: string): ModelRef | undefined {
   if (!model) return undefined;
   const slash = model.indexOf('/');
@@ -49,16 +46,6 @@ export class OpenCodeAgent implements AgentServer {
   constructor(private readonly o: OpenCodeAgentOptions) {
     this.client = createOpencodeClient({ baseUrl: o.url, directory: o.directory });
     this.pid = o.pid;
-  }
-
-  /**
-   * Every top-level session in the store, whatever project OpenCode filed it under. OpenCode's
-   * project id is the checkout's root commit, which in a depth-1 clone changes with every new
-   * commit, so the per-project `session.list` would lose earlier runs' sessions.
-   */
-  async listSessions(): Promise<SessionSummary[]> {
-    const { data } = await this.client.experimental.session.list({ roots: true, limit: LIST_LIMIT }, { throwOnError: true });
-    return data.map((s) => ({ id: s.id, title: s.title, createdAt: s.time.created, updatedAt: s.time.updated }));
   }
 
   async sessionTexts(sessionId: string): Promise<string[]> {

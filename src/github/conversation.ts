@@ -22,6 +22,8 @@ export interface Conversation {
   commentsIncluded: number;
   commentsOmitted: number;
   filesIncluded: number;
+  /** A pull request's changed files (all of them, for recall's query). */
+  changedFiles: string[];
   truncated: boolean;
 }
 
@@ -100,6 +102,7 @@ export async function gatherConversation(api: GitHubApi, req: ConversationReques
     commentsIncluded: kept.length,
     commentsOmitted: omitted,
     filesIncluded: Math.min(files.length, FILE_LIST_MAX),
+    changedFiles: files.map((f) => f.path),
     truncated: body.cut || omitted > 0,
   };
 }

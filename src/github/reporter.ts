@@ -53,9 +53,9 @@ export function footer(result: RunResult | undefined, runUrl: string | undefined
     parts.push(`${(result.durationMs / 1000).toFixed(0)} s`);
     parts.push(`${(t.input + t.output + t.reasoning).toLocaleString('en-US')} tokens (${t.input.toLocaleString('en-US')} in, ${t.output.toLocaleString('en-US')} out)`);
     parts.push(`$${result.cost.toFixed(4)}`);
-    // Session ids come from the store: only ones shaped like OpenCode's reach a comment.
-    const recalled = result.recalled.map((p) => p.sessionId).filter(isSessionId);
-    parts.push(recalled.length > 0 ? `recalled ${recalled.map((id) => `\`${id}\``).join(', ')}` : 'no earlier session recalled');
+    // Record ids come from the store: only ones shaped like Recall's reach a comment.
+    const recalled = result.recalled.map((w) => w.record.id).filter((id) => /^[\w.-]{1,120}$/.test(id));
+    parts.push(recalled.length > 0 ? `recalled ${recalled.map((id) => `\`${id}\``).join(', ')}` : 'no earlier work recalled');
     if (result.continued && isSessionId(result.sessionId)) parts.push(`continued \`${result.sessionId}\``);
   }
   return `<sub>Recall · ${parts.join(' · ')}</sub>`;

@@ -2,6 +2,7 @@
  * The task the agent works on, from the trigger and the conversation gathered for it.
  */
 import type { Task } from '../ports.js';
+import type { RecallQuery } from '../recall/search.js';
 import { REVIEW_INSTRUCTIONS } from './review.js';
 import type { Trigger } from './trigger.js';
 import { fenceUntrusted, sanitizeUntrusted } from './untrusted.js';
@@ -18,9 +19,32 @@ export interface TaskFacts {
   /** The gathered conversation (sanitized and fenced), or '' when there is none. */
   conversation: string;
   runUrl: string | undefined;
+  /** A pull request's changed files, for recall. */
+  changedFiles?: string[];
+  /** The workflow's name: what a scheduled or dispatched job is called. */
+  workflow?: string;
 }
 
-export function buildTask({ trigger, eventName, conversation, runUrl }: TaskFacts): Task {
+/**
+ * What recall searches for (RFC-006): the thread's title and words, the request without the
+ * trigger phrase or anyone's @mention (a body that addresses the bot would match every review),
+ * labels, the files it names and a pull request's changed files.
+ */
+export function recallQuery(trigger: Act, o: { workflow?: string; changedFiles?: string[] }): RecallQuery {
+  const subject = trigger.subject;
+  const words = (text: string) => sanitizeUntrusted(text).replace(/(^|[^\w`])@[\w-]+(\[bot\])?/g, '$1 ').trim();
+  // A person's words (a comment) or a job's prompt; not the step's fixed prompt for new issues and reviews.
+  const request = trigger.mode === 'task' || trigger.triggerComment ? trigger.request : '';
+  return {
+    title: words(subject?.title ?? o.workflow ?? ''),
+    text: [subject?.body, request].filter(Boolean).map((t) => words(t!)).join('\n'),
+    labels: subject?.labels ?? [],
+    paths: [...new Set([...(o.changedFiles ?? []), ...(trigger.reviewComment ? [trigger.reviewComment.path] : [])])].slice(0, 200),
+    threadKey: trigger.threadKey,
+  };
+}
+
+export function buildTask({ trigger, eventName, conversation, runUrl, changedFiles, workflow }: TaskFacts): Task {
   const subject = trigger.subject;
   const instruction =
     trigger.mode === 'review'
@@ -37,7 +61,7 @@ export function buildTask({ trigger, eventName, conversation, runUrl }: TaskFact
   return {
     title: title.slice(0, 200),
     prompt,
-    searchText: sanitizeUntrusted([subject?.title, subject?.body, trigger.request].filter(Boolean).join('\n')),
+    query: recallQuery(trigger, { workflow, changedFiles }),
     event: `${eventName}${subject ? ` #${subject.number}` : ''}`,
     runUrl,
     threadKey: trigger.threadKey,

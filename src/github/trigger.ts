@@ -48,6 +48,8 @@ export interface Subject {
   title: string;
   body: string;
   author: string;
+  /** Its labels' names (recall searches them). */
+  labels: string[];
 }
 
 export type Trigger =
@@ -124,8 +126,13 @@ function pullRef(pr: Record<string, any>): PullRequestRef {
   };
 }
 
+function labelsOf(item: Record<string, any>): string[] {
+  const labels: unknown[] = Array.isArray(item.labels) ? item.labels : [];
+  return labels.map((l) => (typeof l === 'string' ? l : String((l as { name?: unknown })?.name ?? ''))).filter(Boolean).slice(0, 30);
+}
+
 function subjectOf(item: Record<string, any>, kind: Subject['kind']): Subject {
-  return { kind, number: item.number, title: String(item.title ?? ''), body: String(item.body ?? ''), author: String(item.user?.login ?? '') };
+  return { kind, number: item.number, title: String(item.title ?? ''), body: String(item.body ?? ''), author: String(item.user?.login ?? ''), labels: labelsOf(item) };
 }
 
 type Act = Extract<Trigger, { kind: 'act' }>;

@@ -30,7 +30,7 @@ export interface ActionsCacheStoreOptions {
   /** The credentials this run had, to be taken out of the store before it is saved. */
   credentials?: () => string[];
   /** Where the run keeps the thread index while the agent works (SnapshotStoreOptions). */
-  workingIndex?: string;
+  workingFiles?: string[];
 }
 
 const CACHE_MODE_FIX =
@@ -98,6 +98,6 @@ export class ActionsCacheBackend implements SnapshotBackend {
 
 export class ActionsCacheStore extends SnapshotMemoryStore {
   constructor(o: ActionsCacheStoreOptions) {
-    super({ memoryDir: o.memoryDir, backend: new ActionsCacheBackend(o), log: o.log, clock: o.clock, credentials: o.credentials, workingIndex: o.workingIndex });
+    super({ memoryDir: o.memoryDir, backend: new ActionsCacheBackend(o), log: o.log, clock: o.clock, credentials: o.credentials, workingFiles: o.workingFiles });
   }
 }

@@ -668,3 +668,31 @@ function stringField(o: Record<string, unknown>, ...names: string[]): string | u
   for (const name of names) if (typeof o[name] === 'string' && o[name] !== '') return o[name];
   return undefined;
 }
+
+/**
+ * Unpacks an Actions cache archive file (zstd or gzip tar, as this client or the toolkit writes
+ * it) into `dir`: the directory the archive holds, whatever path it was saved from. For the memory
+ * CLI, with the limits and checks every restore has.
+ */
+export async function unpackArchiveFile(file: string, dir: string): Promise<void> {
+  const fd = fs.openSync(file, 'r');
+  try {
+    const magic = Buffer.alloc(4);
+    fs.readSync(fd, magic, 0, 4, 0);
+    const gzip = magic[0] === 0x1f && magic[1] === 0x8b;
+    const zstd = magic.readUInt32LE(0) === 0xfd2fb528;
+    if (!gzip && !zstd) throw new Error(`${file} is not an Actions cache archive (neither zstd nor gzip)`);
+    const unpacker = new TarUnpacker('*', dir, { maxBytes: MAX_UNPACKED_BYTES, maxEntries: MAX_ENTRIES });
+    const decoder: Decoder = gzip ? new GzipDecoder(unpacker) : new ZstdFileDecoder(unpacker, `${dir}.tar`, MAX_UNPACKED_BYTES + MAX_ENTRIES * 1024);
+    try {
+      const buffer = Buffer.allocUnsafe(1024 * 1024);
+      for (let n = fs.readSync(fd, buffer); n > 0; n = fs.readSync(fd, buffer)) await decoder.write(Buffer.from(buffer.subarray(0, n)));
+      await decoder.end();
+    } catch (error) {
+      await decoder.destroy();
+      throw error;
+    }
+  } finally {
+    fs.closeSync(fd);
+  }
+}

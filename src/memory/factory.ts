@@ -29,8 +29,8 @@ export function createMemoryStore(o: {
   credentials: () => string[];
   /** memory-signing-key, or '' */
   signingKey?: string;
-  /** Where the run keeps the thread index while the agent works (layout.threadIndexFile). */
-  workingIndex?: string;
+  /** Where the run keeps the thread index and the index of past work while the agent works (layout). */
+  workingFiles?: string[];
 }): MemoryStore {
   let backend: SnapshotBackend;
   switch (o.choice.backend) {
@@ -62,5 +62,5 @@ export function createMemoryStore(o: {
       break;
     }
   }
-  return new SnapshotMemoryStore({ memoryDir: o.memoryDir, backend, log: o.log, clock: o.clock, credentials: o.credentials, signingKey: o.signingKey || undefined, workingIndex: o.workingIndex });
+  return new SnapshotMemoryStore({ memoryDir: o.memoryDir, backend, log: o.log, clock: o.clock, credentials: o.credentials, signingKey: o.signingKey || undefined, workingFiles: o.workingFiles });
 }

@@ -19,6 +19,8 @@ export interface MemoryLayout {
    * memory at the save, over whatever the agent left there.
    */
   threadIndexFile: string;
+  /** Recall's index of past work during the run, kept out of the agent's reach the same way (RFC-006). */
+  recordsFile: string;
 }
 
 export const DATABASE_FILE = 'opencode.db';
@@ -27,7 +29,7 @@ export const DATABASE_FILE = 'opencode.db';
  * Everything the memory directory ever holds. A save keeps these and nothing else: the agent can
  * write the directory, and a thousand files of its own would make the next restore refuse it.
  */
-export const MEMORY_FILES = ['opencode.db', 'opencode.db-wal', 'opencode.db-shm', 'recall-manifest.json', 'recall-threads.json'];
+export const MEMORY_FILES = ['opencode.db', 'opencode.db-wal', 'opencode.db-shm', 'recall-manifest.json', 'recall-threads.json', 'recall-index.json'];
 
 export function memoryLayout(runnerTemp: string): MemoryLayout {
   const root = path.join(runnerTemp, 'recall');
@@ -38,5 +40,6 @@ export function memoryLayout(runnerTemp: string): MemoryLayout {
     databasePath: path.join(memoryDir, DATABASE_FILE),
     agentStateDir: path.join(root, 'opencode'),
     threadIndexFile: path.join(root, 'recall-threads.json'),
+    recordsFile: path.join(root, 'recall-index.json'),
   };
 }

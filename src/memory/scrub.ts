@@ -8,6 +8,7 @@
  * SQLite left in free pages: then the file is rebuilt (VACUUM).
  */
 import * as fs from 'node:fs';
+import { readMemoryFile, writeMemoryFile } from './files.js';
 import * as path from 'node:path';
 import { credentialForms } from '../agent/credentials.js';
 import { DATABASE_FILE } from './layout.js';
@@ -158,4 +159,22 @@ export class CredentialScanner {
   found(): string[] {
     return this.needles.map((n) => n.secret).filter((s) => this.seen.has(s));
   }
+}
+
+/**
+ * Replaces every occurrence of `values` in a text file of memory (Recall's index of past work
+ * quotes answers); how many were replaced. A file that is not there holds none.
+ */
+export function redactFile(file: string, values: readonly string[]): number {
+  const text = readMemoryFile(file, 512 * 1024 * 1024);
+  if (text === undefined || values.length === 0) return 0;
+  let count = 0;
+  let out = text;
+  for (const value of [...values].filter(Boolean).sort((a, b) => b.length - a.length)) {
+    const parts = out.split(value);
+    count += parts.length - 1;
+    out = parts.join('[REDACTED]');
+  }
+  if (count > 0) writeMemoryFile(file, out);
+  return count;
 }

@@ -16,7 +16,8 @@ import { checkMemory, emptyDirectory, hasMemoryFiles, moveAside, writeManifest }
 import { keyTime } from './keys.js';
 import { DATABASE_FILE } from './layout.js';
 import { mergeSessions, sessionIdsIn } from './merge.js';
-import { credentialsIn, scrubSecrets, vacuumStore } from './scrub.js';
+import { credentialsIn, redactFile, scrubSecrets, vacuumStore } from './scrub.js';
+import { mergeRecords, RECORDS_FILE } from '../recall/records.js';
 import { checkStore } from './store-check.js';
 import { MAX_UNPACKED_BYTES } from './tar.js';
 
@@ -71,10 +72,10 @@ export interface SnapshotStoreOptions {
   /** memory-signing-key: sign what is saved, and use only what was signed with it. */
   signingKey?: string;
   /**
-   * Where the run keeps the thread index while the agent works (layout.threadIndexFile): copied
-   * into memory at the save, over what the agent may have written there.
+   * Where the run keeps Recall's own files while the agent works (the thread index, the index of
+   * past work): copied into memory by name at the save, over what the agent may have written there.
    */
-  workingIndex?: string;
+  workingFiles?: string[];
 }
 
 /** What this run started from, kept beside (not in) the memory directory for the save. */
@@ -94,9 +95,9 @@ export class SnapshotMemoryStore implements MemoryStore {
   constructor(private readonly so: SnapshotStoreOptions) {}
 
   async restore(): Promise<RestoreOutcome> {
-    const { memoryDir, backend, workingIndex } = this.so;
+    const { memoryDir, backend, workingFiles = [] } = this.so;
     emptyDirectory(memoryDir);
-    if (workingIndex) fs.rmSync(workingIndex, { force: true });
+    for (const file of workingFiles) fs.rmSync(file, { force: true });
     const problem = backend.readProblem();
     if (problem) return { status: 'disabled', warning: problem };
     const outcome = await this.restoreNewest();
@@ -209,9 +210,10 @@ export class SnapshotMemoryStore implements MemoryStore {
     // own would make the next restore refuse the snapshot. Recall's index comes from its own copy.
     const strangers = removeStrangers(memoryDir);
     if (strangers.length > 0) log.warning(`Memory: removed what memory never holds from the store before saving (${strangers.slice(0, 5).join(', ')}${strangers.length > 5 ? `, and ${strangers.length - 5} more` : ''}).`);
-    const { workingIndex } = this.so;
-    const working = workingIndex ? readMemoryFile(workingIndex) : undefined;
-    if (working !== undefined) writeMemoryFile(path.join(memoryDir, THREAD_INDEX_FILE), working);
+    for (const file of this.so.workingFiles ?? []) {
+      const working = readMemoryFile(file);
+      if (working !== undefined) writeMemoryFile(path.join(memoryDir, path.basename(file)), working);
+    }
     if (!hasMemoryFiles(memoryDir) || !fs.existsSync(path.join(memoryDir, DATABASE_FILE))) {
       return { saved: false, warning: 'Memory was not saved: OpenCode wrote no session store in this run.' };
     }
@@ -260,6 +262,8 @@ export class SnapshotMemoryStore implements MemoryStore {
     const credentials = this.so.credentials?.() ?? [];
     const forms = credentialForms(credentials);
     const removed = scrubSecrets(memoryDir, credentials);
+    const inRecords = redactFile(path.join(memoryDir, RECORDS_FILE), forms);
+    if (inRecords > 0) removed[RECORDS_FILE] = inRecords;
     const rows = Object.entries(removed).filter(([t]) => t !== 'vacuum');
     if (rows.length > 0) log.info(`Memory: took credentials out of the store before saving (${rows.map(([t, n]) => `${n} in ${t}`).join(', ')}).`);
     writeManifest(memoryDir, clock(), signingKey);
@@ -333,6 +337,7 @@ export class SnapshotMemoryStore implements MemoryStore {
       const mine = ThreadIndex.load(memoryDir).index;
       mine.adopt(ThreadIndex.load(theirs).index, new Set(result.added));
       mine.save();
+      mergeRecords(memoryDir, theirs);
       this.so.log.info(`Memory: merged ${result.added.length} session(s) from ${newest}.`);
       const skipped = result.skipped.map((s) => `${s.sessionId}: ${s.reason}`).join('; ');
       return { merged: result.added, ...(skipped ? { warning: `Some sessions of ${newest} could not be merged (${skipped}).` } : {}) };

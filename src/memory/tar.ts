@@ -264,7 +264,9 @@ function paxPath(data: Buffer): string | undefined {
  * that leaves `dir`.
  */
 export class TarUnpacker {
-  private readonly root: string;
+  private root: string;
+  /** The root is the archive's first entry (a directory, or a file's directory): an archive of unknown layout. */
+  private rootUnset: boolean;
   private readonly head = Buffer.alloc(BLOCK);
   private headFill = 0;
   /** Bytes left of the current entry's data, and of its padding after. */
@@ -284,8 +286,10 @@ export class TarUnpacker {
     private readonly dir: string,
     private readonly limits: { maxBytes: number; maxEntries: number } = { maxBytes: MAX_UNPACKED_BYTES, maxEntries: MAX_ENTRIES },
   ) {
-    // '.' (an archive of a directory's contents, as `tar -C dir .` makes) means every entry.
-    this.root = prefix.replace(/\/+$/, '').replace(/^\.(\/|$)/, '');
+    // '.' (an archive of a directory's contents, as `tar -C dir .` makes) means every entry; '*'
+    // means the directory the archive starts with, whatever its name (recall memory ... --store FILE).
+    this.rootUnset = prefix === '*';
+    this.root = this.rootUnset ? '' : prefix.replace(/\/+$/, '').replace(/^\.(\/|$)/, '');
     fs.mkdirSync(dir, { recursive: true });
   }
 
@@ -368,6 +372,10 @@ export class TarUnpacker {
     const name = (this.longName ?? (ustarPrefix ? `${ustarPrefix}/${cString(h, 0, 100)}` : cString(h, 0, 100))).replace(/^\.\//, '');
     this.longName = undefined;
     const trimmed = name.replace(/\/+$/, '').replace(/^\.$/, '');
+    if (this.rootUnset) {
+      this.rootUnset = false;
+      this.root = type === '5' ? trimmed : path.posix.dirname(trimmed).replace(/^\.$/, '');
+    }
     if (this.root && trimmed !== this.root && !trimmed.startsWith(`${this.root}/`)) return; // not part of the memory directory
     const inside = !this.root ? trimmed : trimmed === this.root ? '' : trimmed.slice(this.root.length + 1);
     if (inside.split('/').some((part) => part === '..') || path.isAbsolute(inside) || inside.includes('\\') || /^[a-z]:/i.test(inside)) {

@@ -65,6 +65,11 @@ export class ThreadIndex {
     return this.data.threads[threadKey]?.sessionId;
   }
 
+  /** The thread a session belongs to, when the index knows it. */
+  threadOf(sessionId: string): string | undefined {
+    return Object.entries(this.data.threads).find(([, t]) => t.sessionId === sessionId)?.[0];
+  }
+
   answered(deliveryId: string): string | undefined {
     return this.data.deliveries[deliveryId]?.sessionId;
   }

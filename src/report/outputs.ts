@@ -2,8 +2,8 @@
  * The step's outputs and the job summary.
  */
 import * as core from '@actions/core';
-import type { RunFailed, RunResult } from '../run.js';
-import type { Task } from '../ports.js';
+import type { PruneReport, RunFailed, RunResult } from '../run.js';
+import type { RecalledWork, Task } from '../ports.js';
 
 export const OUTPUT_NAMES = [
   'session-id',
@@ -32,8 +32,18 @@ export function setRunOutputs(result: RunResult, threadKey: string): void {
   core.setOutput('session-id', result.sessionId);
   core.setOutput('memory-status', result.memoryStatus);
   core.setOutput('memory-saved', String(result.memorySave.saved));
-  core.setOutput('recalled-sessions', JSON.stringify(result.recalled.map((p) => p.sessionId)));
+  core.setOutput('recalled-sessions', JSON.stringify(recalledSessions(result.recalled)));
   core.setOutput('response', result.response);
+}
+
+/** The sessions of the recalled runs, whether still kept or pruned (their records stand for them). */
+function recalledSessions(recalled: readonly RecalledWork[]): string[] {
+  return [...new Set(recalled.map((w) => w.record.sessionId).filter((id): id is string => !!id))];
+}
+
+function pruneLine(p: PruneReport): string {
+  if (p.pruned.length === 0) return `none (${p.remaining} kept)`;
+  return `${p.pruned.length} (${p.pruned.join(', ')}); ${p.remaining} kept; ${(p.freedBytes / 1024).toFixed(1)} KiB freed`;
 }
 
 export function setFailureOutputs(failure: RunFailed, threadKey: string): void {
@@ -42,7 +52,7 @@ export function setFailureOutputs(failure: RunFailed, threadKey: string): void {
   core.setOutput('session-id', failure.sessionId ?? '');
   core.setOutput('memory-status', failure.memoryStatus);
   core.setOutput('memory-saved', 'false');
-  core.setOutput('recalled-sessions', JSON.stringify(failure.recalled.map((p) => p.sessionId)));
+  core.setOutput('recalled-sessions', JSON.stringify(recalledSessions(failure.recalled)));
   core.setOutput('response', '');
 }
 
@@ -55,8 +65,8 @@ export async function writeJobSummary(task: Task, result: RunResult): Promise<vo
       [{ data: 'Thread', header: true }, `${task.threadKey}${result.continued ? ' (continued)' : ''}`],
       [{ data: 'Session', header: true }, result.sessionId],
       [{ data: 'Memory', header: true }, `${result.memoryStatus}; saved: ${result.memorySave.saved ? 'yes' : 'no'}`],
-      [{ data: 'Recalled sessions', header: true }, result.recalled.map((p) => p.sessionId).join(', ') || 'none'],
-      [{ data: 'Pruned sessions', header: true }, String(result.pruned.length)],
+      [{ data: 'Recalled', header: true }, result.recalled.map((w) => `${w.record.id}${w.sessionLive ? '' : ' (session pruned; from its record)'}`).join(', ') || 'none'],
+      [{ data: 'Pruned sessions', header: true }, pruneLine(result.prune)],
       [{ data: 'Tokens', header: true }, `${t.input} in, ${t.output} out, ${t.reasoning} reasoning, ${t.cacheRead} cache read`],
       [{ data: 'Cost', header: true }, `$${result.cost.toFixed(4)}`],
       [{ data: 'Duration', header: true }, `${(result.durationMs / 1000).toFixed(1)} s`],

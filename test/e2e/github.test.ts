@@ -43,7 +43,7 @@ describe('a comment that mentions Recall', () => {
     const request = world.model.completions()[0]!.messageText();
     expect(request).toContain('why does this happen?');
     expect(request).toContain('Safari users loop back to login.');
-    for (const row of ['issue_comment #21', 'issue-21', 'Memory', 'miss; saved: yes', 'Recalled sessions', '200 in, 30 out', 'Cost', 'Duration']) {
+    for (const row of ['issue_comment #21', 'issue-21', 'Memory', 'miss; saved: yes', 'Recalled', '200 in, 30 out', 'Cost', 'Duration']) {
       expect(run.summary).toContain(row);
     }
     expect(run.summary).toContain('The SSO cookie lacks Secure; Safari drops it.');

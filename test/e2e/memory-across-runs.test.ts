@@ -53,7 +53,7 @@ describe('a first run that remembers', () => {
     const stored = archivedFiles(world.cache.archiveOf('recall-v1-1001-1'));
     expect(stored).toContain('opencode.db');
     expect(stored).toContain('recall-manifest.json');
-    expect(stored.every((f) => /^(opencode\.db(-wal|-shm)?|recall-manifest\.json|recall-threads\.json)$/.test(f)), stored.join()).toBe(true);
+    expect(stored.every((f) => /^(opencode\.db(-wal|-shm)?|recall-manifest\.json|recall-threads\.json|recall-index\.json)$/.test(f)), stored.join()).toBe(true);
     expect(world.github.commentsOn(1).map((c) => c.body)).toEqual([expect.stringContaining(FINDING)]);
     expect(first.summary).toContain('issues #1');
     expect(first.summary).toContain('issue-1');
@@ -138,7 +138,10 @@ describe('a first run that remembers', () => {
     expect(next.main.exitCode, next.main.stdout + next.main.stderr).toBe(0);
     expect(next.outputs['memory-status']).toBe('hit');
     expect(JSON.parse(next.outputs['recalled-sessions']!)).toEqual([failed.outputs['session-id']]);
-    expect(world.model.completions().slice(before)[0]!.messageText()).toContain('Outcome: failed');
+    // The failed run's record says so, with its error.
+    const prompt = world.model.completions().slice(before)[0]!.messageText();
+    expect(prompt).toMatch(/· failed ·/);
+    expect(prompt).toContain('model provider kept failing');
   });
 
   it('sessions past the retention rule are pruned before memory is saved', async () => {
@@ -155,10 +158,16 @@ describe('a first run that remembers', () => {
     expect(second.main.exitCode, second.main.stdout).toBe(0);
     expect(second.main.stdout).toContain('Pruned 1 session(s)');
     freshRunner(world.machine);
-    world.model.script({ text: 'Looking at SSO from scratch.' });
+    world.model.script({ text: 'Looking at SSO again.' });
+    const before = world.model.completions().length;
     const third = await world.openIssue('5003', { number: 13, title: 'Safari SSO again', body: 'SSO on Safari still loops.' });
     expect(third.outputs['memory-status']).toBe('hit');
-    expect(JSON.parse(third.outputs['recalled-sessions']!)).toEqual([]);
+    // The session is gone, but its record is not: what run 1 found is still recalled, and said to be from the record.
+    expect(JSON.parse(third.outputs['recalled-sessions']!)).toEqual([first.outputs['session-id']]);
+    const prompt = world.model.completions().slice(before)[0]!.messageText();
+    expect(prompt).toContain('SSO on Safari: the cookie lacks Secure.');
+    expect(prompt).toContain('its session was pruned; this is its record');
+    expect(third.summary).toContain('session pruned; from its record');
   });
 
   it('a save the cache refuses warns, shows in memory-saved, and does not fail the run', async () => {

@@ -70,6 +70,9 @@ describe("a fork's pull request", () => {
     const tools = toolNames(world.model.completions()[0]!);
     expect(tools).toContain('read');
     for (const tool of ['bash', 'edit', 'write', 'webfetch', 'skill', 'task']) expect(tools).not.toContain(tool);
+    // It may search memory, but a fork cannot write a finding that later runs would be handed.
+    expect(tools).toEqual(expect.arrayContaining(['memory_search', 'memory_list', 'memory_read', 'memory_info']));
+    expect(tools).not.toContain('memory_save_finding');
   });
 
   it('is refused when an agent from elsewhere in the configuration could still use the shell', async () => {

@@ -281,7 +281,9 @@ describe('the Actions cache memory store', () => {
   it("takes the thread index from the run's own copy, not the one the agent could rewrite in memory", async () => {
     const A = sessionId('a');
     writeStore(dir, [{ id: A, said: ['why?'] }]);
-    const working = path.join(path.dirname(dir), 'working-threads.json');
+    // The run's own copy, beside memory: saved into memory under its own name.
+    const working = path.join(`${dir}-working`, 'recall-threads.json');
+    fs.mkdirSync(path.dirname(working), { recursive: true });
     fs.copyFileSync(path.join(dir, 'recall-threads.json'), working); // as the run recorded it
     // The agent adds a user turn and makes the index in memory vouch for it.
     const db = new DatabaseSync(path.join(dir, 'opencode.db'));
@@ -291,7 +293,7 @@ describe('the Actions cache memory store', () => {
     const index = JSON.parse(fs.readFileSync(path.join(dir, 'recall-threads.json'), 'utf8'));
     index.turns[A].push(turnDigest('forged'));
     fs.writeFileSync(path.join(dir, 'recall-threads.json'), JSON.stringify(index));
-    const s = new ActionsCacheStore({ memoryDir: dir, keys, cacheMode: '', cache: { isFeatureAvailable: () => true, restoreCache: async () => undefined, saveCache: async () => 1 }, log: { info: () => undefined, warning: () => undefined }, clock: () => new Date(1), workingIndex: working });
+    const s = new ActionsCacheStore({ memoryDir: dir, keys, cacheMode: '', cache: { isFeatureAvailable: () => true, restoreCache: async () => undefined, saveCache: async () => 1 }, log: { info: () => undefined, warning: () => undefined }, clock: () => new Date(1), workingFiles: [working] });
     expect(await s.save()).toMatchObject({ saved: true });
     expect(sessionIdsIn(dir)).toEqual([]);
   });

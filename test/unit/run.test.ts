@@ -1,11 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import type { AgentReply, AgentServer, MemoryStore, RestoreOutcome, RunState, SaveOutcome, SessionSummary, ThreadBook } from '../../src/ports.js';
+import type { AgentReply, AgentServer, MemoryStore, PastWork, RecalledWork, RestoreOutcome, RunOutcome, RunState, SaveOutcome, SessionSummary, ThreadBook } from '../../src/ports.js';
+import type { RunRecord } from '../../src/recall/records.js';
 import { RunFailed, run } from '../../src/run.js';
 
 const task = {
   title: 'issue #2: Safari SSO',
   prompt: 'Why does SSO fail on Safari?',
-  searchText: 'SSO Safari',
+  query: { title: 'Safari SSO', text: 'Why does SSO fail on Safari?', threadKey: 'issue-2' },
   event: 'issues #2',
   threadKey: 'issue-2',
   deliveryId: 'issue-opened-2',
@@ -39,7 +40,63 @@ class FakeThreads implements ThreadBook {
     this.saved++;
   }
 }
-const settings = { maxSessions: 1, maxAgeDays: 0, priorWorkLimit: 3 };
+const settings = { maxSessions: 1, maxAgeDays: 0, priorWorkLimit: 3, priorWorkChars: 4_000, runId: '77-1' };
+
+const oldRecord: RunRecord = {
+  id: 'run-5-1', kind: 'run', threadKey: 'issue-1', event: 'issues #1', title: 'issue #1: Login fails with SSO on Safari', request: 'Login fails',
+  outcome: 'answered', text: 'The SSO cookie is dropped by Safari', labels: [], paths: [], errors: [], citations: [], links: [], at: '2026-11-01T00:00:00Z', sessionId: 'ses_old00000000',
+};
+
+/** An index over one earlier run that "matches" when the query names SSO; the real one is tested in memory-index.test.ts. */
+class FakeIndex implements PastWork {
+  runs: RunOutcome[] = [];
+  saved = 0;
+  retained = 0;
+  constructor(private readonly server: FakeServer, private readonly events: string[]) {}
+  sessions() {
+    this.events.push('list');
+    return this.server.sessions.map(({ texts: _t, ...s }) => s);
+  }
+  childrenOf(ids: readonly string[]) {
+    return new Map(ids.map((id) => [id, id === 'ses_old00000000' ? ['ses_oldchild0000'] : []]));
+  }
+  moveToWorkspace() {
+    return false;
+  }
+  sizeOf(ids: readonly string[]) {
+    return ids.length * 1000;
+  }
+  recall(q: { text: string }, o: { limit: number; excludeSession?: string }): RecalledWork[] {
+    if (!/SSO/.test(q.text) || o.excludeSession === oldRecord.sessionId) return [];
+    return [{ record: oldRecord, matched: ['sso'], score: 1, citations: [], sessionLive: true }].slice(0, o.limit);
+  }
+  get() {
+    return undefined;
+  }
+  list() {
+    return [];
+  }
+  info(): never {
+    throw new Error('not used');
+  }
+  check(record: RunRecord): RecalledWork {
+    return { record, matched: [], score: 0, citations: [], sessionLive: true };
+  }
+  addRun(run: RunOutcome) {
+    this.runs.push(run);
+    return oldRecord;
+  }
+  addFinding(): never {
+    throw new Error('not used');
+  }
+  retain() {
+    this.retained++;
+    return 0;
+  }
+  save() {
+    this.saved++;
+  }
+}
 const reply: AgentReply = { text: 'Because of SameSite.', tokens: { input: 10, output: 5, reasoning: 0, cacheRead: 0, cacheWrite: 0 }, cost: 0.01 };
 
 class FakeServer implements AgentServer {
@@ -52,10 +109,6 @@ class FakeServer implements AgentServer {
   notes: string[] = [];
   constructor(events: string[], private readonly fail?: Error) {
     this.events = events;
-  }
-  async listSessions() {
-    this.events.push('list');
-    return this.sessions.map(({ texts: _t, ...s }) => s);
   }
   async sessionTexts(id: string) {
     return this.sessions.find((s) => s.id === id)?.texts ?? [];
@@ -99,15 +152,17 @@ function harness(restore: RestoreOutcome, save: SaveOutcome, fail?: Error) {
     agentStopped: () => events.push('state: agent stopped'),
   };
   const threads = new FakeThreads();
+  const index = new FakeIndex(server, events);
   const ports = {
     openThreads: () => ({ index: threads }),
+    openIndex: () => index,
     memory,
     agent: { start: async () => (events.push('start'), server) },
     state,
     log: { info: () => undefined, warning: (m: string) => warnings.push(m) },
     clock: () => new Date('2026-11-22T00:00:00Z'),
   };
-  return { events, warnings, server, ports, threads };
+  return { events, warnings, server, ports, threads, index };
 }
 
 describe('the pipeline', () => {
@@ -115,11 +170,15 @@ describe('the pipeline', () => {
     const h = harness({ status: 'hit', restoredKey: 'recall-v1-1-1' }, { saved: true, key: 'recall-v1-2-1' });
     const result = await run(task, settings, h.ports);
     expect(h.events).toEqual([
-      'restore', 'state: pending', 'start', 'state: agent 4242', 'list', 'create', 'prompt', 'note', 'list',
-      'delete ses_old00000000', 'list', 'stop', 'state: agent stopped', 'state: saving', 'save',
+      'restore', 'state: pending', 'list', 'start', 'state: agent 4242', 'create', 'prompt', 'note',
+      'delete ses_oldchild0000', 'delete ses_old00000000', 'stop', 'state: agent stopped', 'state: saving', 'save',
     ]);
-    expect(result).toMatchObject({ sessionId: 'ses_new00000000', response: 'Because of SameSite.', memoryStatus: 'hit', pruned: ['ses_old00000000'] });
-    expect(result.recalled.map((p) => p.sessionId)).toEqual(['ses_old00000000']);
+    expect(result).toMatchObject({ sessionId: 'ses_new00000000', response: 'Because of SameSite.', memoryStatus: 'hit', prune: { pruned: ['ses_old00000000'], remaining: 1, freedBytes: 1000 } });
+    expect(result.recalled.map((w) => w.record.id)).toEqual(['run-5-1']);
+    // The run's own record goes into the index, which is kept within its retention and saved.
+    expect(h.index.runs).toMatchObject([{ runId: '77-1', sessionId: 'ses_new00000000', text: 'Because of SameSite.', failed: false }]);
+    expect(h.index.retained).toBe(1);
+    expect(h.index.saved).toBe(1);
   });
 
   it('puts the recalled work in the prompt and writes a run summary into the session', async () => {
@@ -128,7 +187,7 @@ describe('the pipeline', () => {
     expect(h.server.prompts[0]).toContain('The SSO cookie is dropped by Safari');
     expect(h.server.notes[0]).toMatch(/^\[recall\] run summary/);
     expect(h.server.notes[0]).toContain('Because of SameSite.');
-    expect(h.server.notes[0]).toContain('Recalled sessions: ses_old');
+    expect(h.server.notes[0]).toContain('Recalled sessions: run-5-1');
   });
 
   it('a follow-up in the same thread continues its session instead of starting one', async () => {
@@ -179,5 +238,8 @@ describe('the pipeline', () => {
     // The thread goes on in the session, but the delivery is not marked answered: a re-run answers it.
     expect(h.threads.threads.get(task.threadKey)).toBe('ses_new00000000');
     expect(h.threads.deliveries.get(task.deliveryId)).toBeUndefined();
+    // A failed run is remembered too: its record says what went wrong.
+    expect(h.index.runs).toMatchObject([{ failed: true, text: expect.stringContaining('model returned 500') }]);
+    expect(h.index.saved).toBe(1);
   });
 });

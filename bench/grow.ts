@@ -1,0 +1,58 @@
+/**
+ * Grows a benchmark store from a real one: every session of `seedDir` copied under new ids with
+ * node:sqlite (ids stay letters and digits, as OpenCode makes them), and the copies' user
+ * messages recorded in the thread index as Recall records what it sends: a store Recall saved.
+ */
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { DatabaseSync } from 'node:sqlite';
+import { sessionIdsIn } from '../src/memory/merge.js';
+import { checkStore } from '../src/memory/store-check.js';
+import { ThreadIndex } from '../src/recall/threads.js';
+
+/** Columns that hold a row's own id or point at a copied row: renamed in every copy. */
+const ID_COLUMNS = new Set(['id', 'session_id', 'message_id', 'aggregate_id', 'parent_id']);
+
+/**
+ * `dir` with `n` copies of the seed's sessions. With `texts`, copy i's text parts say texts[i % length]
+ * (and its title that text's first line), so that a search over the store has words to tell them apart.
+ */
+export function growStore(seedDir: string, n: number, dir: string, texts?: readonly string[]): void {
+  fs.rmSync(dir, { recursive: true, force: true });
+  fs.cpSync(seedDir, dir, { recursive: true });
+  const seeds = sessionIdsIn(dir);
+  const db = new DatabaseSync(path.join(dir, 'opencode.db'), { enableForeignKeyConstraints: false });
+  const tables = db
+    .prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'")
+    .all()
+    .map((r) => String(r.name));
+  const plans = tables
+    .map((table) => {
+      const cols = db.prepare('SELECT name FROM pragma_table_info(?)').all(table).map((r) => String(r.name));
+      const key = table === 'session' ? 'id' : cols.includes('session_id') ? 'session_id' : cols.includes('aggregate_id') ? 'aggregate_id' : undefined;
+      if (!key) return undefined;
+      const list = cols.map((c) => `"${c}"`).join(', ');
+      const select = cols.map((c) => (ID_COLUMNS.has(c) ? `CASE WHEN "${c}" IS NULL THEN NULL ELSE "${c}" || ?1 END` : `"${c}"`)).join(', ');
+      return db.prepare(`INSERT INTO "${table}" (${list}) SELECT ${select} FROM "${table}" WHERE "${key}" = ?2`);
+    })
+    .filter((p) => p !== undefined);
+  const retext = texts && db.prepare("UPDATE part SET data = json_set(data, '$.text', ?1 || ' (' || ?2 || ')') WHERE session_id = ?2 AND json_extract(data, '$.type') = 'text'");
+  const retitle = texts && db.prepare('UPDATE session SET title = ?1, time_updated = time_updated - ?3 WHERE id = ?2');
+  db.exec('BEGIN');
+  for (let i = 1; i < n; i++) {
+    for (const seed of seeds) {
+      for (const plan of plans) plan.run(`x${i}`, seed);
+      if (texts) {
+        const text = texts[i % texts.length]!;
+        retext!.run(text, `${seed}x${i}`);
+        retitle!.run(text.split('\n')[0]!.slice(0, 100), `${seed}x${i}`, i * 60_000);
+      }
+    }
+  }
+  db.exec('COMMIT');
+  db.exec('PRAGMA wal_checkpoint(TRUNCATE)');
+  db.close();
+  const { index } = ThreadIndex.load(dir);
+  for (const [id, digests] of checkStore(dir, { now: new Date(), turns: () => undefined, quick: false }).unrecorded) index.trustTurns(id, digests);
+  index.save();
+}

@@ -1,0 +1,121 @@
+/**
+ * `npm run bench -- recall`: Recall's index of past work (RFC-006) on stores of 100, 1,000 and
+ * 10,000 sessions: building the index from the sessions (a store with no index), its size, and the
+ * startup recall (open the index and the store's session list, search, check the citations
+ * against a checkout) as p50/p95 over many events; beside the per-session API scan the earlier
+ * recall did through a real OpenCode server on the same store. Then recall@5 on the relevance
+ * sets in bench/relevance (how they were built: RFC-006).
+ *
+ * The stores are grown from one real session (a bundled-action run with the real OpenCode),
+ * copied with node:sqlite, each copy given the words of one of the relevance set's past runs.
+ */
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { createOpencodeClient } from '@opencode-ai/sdk/v2';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { buildAgentEnvironment } from '../src/agent/environment.js';
+import { startOpenCodeServer } from '../src/agent/server.js';
+import { MemoryIndex } from '../src/recall/memory-index.js';
+import { RECORDS_FILE } from '../src/recall/records.js';
+import { startWorld, type World } from '../test/harness/world.js';
+import { evaluate } from './relevance/evaluate.js';
+import { HELDOUT_EVENTS } from './relevance/heldout.js';
+import { EVENTS, PAST_RUNS } from './relevance/ledgerly.js';
+import { THIRD_EVENTS } from './relevance/third.js';
+import { growStore } from './grow.js';
+
+const SIZES = (process.env.BENCH_SESSIONS ?? '100,1000,10000').split(',').map(Number);
+/** The API scan is skipped above this many sessions unless asked (it takes minutes at 10,000). */
+const SCAN_UP_TO = Number(process.env.BENCH_SCAN_UP_TO ?? 10_000);
+const QUERIES = [...EVENTS, ...HELDOUT_EVENTS, ...THIRD_EVENTS].map((e) => ({ title: e.title, text: e.text, ...(e.labels ? { labels: e.labels } : {}), ...(e.paths ? { paths: e.paths } : {}) }));
+
+let world: World;
+let seedDir: string;
+const texts = PAST_RUNS.map((r) => `${r.title}\n${r.request}\n${r.answer}`);
+
+beforeAll(async () => {
+  world = await startWorld();
+  world.model.script({ text: 'Finding: the session cookie lacks Secure, so Safari drops it: src/auth.ts:1.' });
+  const run = await world.openIssue('8901', { number: 1, title: 'Login fails with SSO on Safari', body: 'Safari users loop back to the login page.' });
+  expect(run.outputs['memory-saved']).toBe('true');
+  seedDir = path.join(world.root, 'seed');
+  fs.cpSync(path.join(world.machine.runnerTemp, 'recall', 'memory'), seedDir, { recursive: true });
+  fs.rmSync(path.join(seedDir, RECORDS_FILE), { force: true });
+}, 180_000);
+
+afterAll(async () => {
+  await world?.stop();
+});
+
+const percentile = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(xs.length * p))]!;
+const ms = (start: bigint) => Number(process.hrtime.bigint() - start) / 1e6;
+
+function openIndex(dir: string): MemoryIndex {
+  return new MemoryIndex({ memoryDir: dir, workingFile: path.join(dir, RECORDS_FILE), workspace: world.machine.workspace, threadOf: () => undefined, clock: () => new Date() });
+}
+
+/** What recall cost before the index: list the sessions, then one messages call per session, through the server. */
+async function apiScan(dir: string): Promise<number> {
+  const state = path.join(world.root, 'scan-state');
+  fs.rmSync(state, { recursive: true, force: true });
+  const env = buildAgentEnvironment({ parentEnv: { PATH: process.env.PATH }, stateRoot: state, databasePath: path.join(dir, 'opencode.db'), config: { autoupdate: false, share: 'disabled' } });
+  const server = await startOpenCodeServer({ binary: path.resolve('node_modules', '.bin', 'opencode'), cwd: world.machine.workspace, env: { ...env, OPENCODE_DISABLE_MODELS_FETCH: '1' } });
+  try {
+    const client = createOpencodeClient({ baseUrl: server.url });
+    const start = process.hrtime.bigint();
+    const { data } = await client.experimental.session.list({ roots: true, limit: 100_000 }, { throwOnError: true });
+    for (let i = 0; i < data.length; i += 8) {
+      await Promise.all(data.slice(i, i + 8).map((s) => client.session.messages({ sessionID: s.id }, { throwOnError: true })));
+    }
+    return ms(start);
+  } finally {
+    await server.stop();
+  }
+}
+
+it('index build, size, startup recall p50/p95, and the per-session API scan', async () => {
+  const rows: string[] = [];
+  for (const n of SIZES) {
+    const dir = path.join(world.root, `store-${n}`);
+    growStore(seedDir, n, dir, texts);
+    // Build: a store with no index (an older Recall's, any OpenCode store).
+    const b = process.hrtime.bigint();
+    const built = openIndex(dir);
+    built.save();
+    const buildMs = ms(b);
+    expect(built.all().length).toBe(n);
+    const size = fs.statSync(path.join(dir, RECORDS_FILE)).size;
+    // Startup recall: open the saved index and the session list, search, check citations.
+    const times: number[] = [];
+    let found = 0;
+    for (let round = 0; round < 3; round++) {
+      for (const q of QUERIES) {
+        const t = process.hrtime.bigint();
+        const index = openIndex(dir);
+        found += index.recall(q, { limit: 3 }).length;
+        times.push(ms(t));
+      }
+    }
+    const scan = n <= SCAN_UP_TO ? await apiScan(dir) : undefined;
+    const p95 = percentile(times, 0.95);
+    rows.push(
+      `${String(n).padStart(6)} sessions: build ${buildMs.toFixed(0)} ms, index ${(size / 1024).toFixed(0)} KiB, recall p50 ${percentile(times, 0.5).toFixed(1)} ms p95 ${p95.toFixed(1)} ms` +
+        `${scan !== undefined ? `; API scan ${scan.toFixed(0)} ms (${(scan / p95).toFixed(0)}x the p95)` : ''}; ${(found / times.length).toFixed(1)} recalled per event`,
+    );
+    console.log(rows.at(-1));
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+  console.log(`\nRecall, index and store (startup recall includes opening both):\n${rows.join('\n')}`);
+});
+
+it('recall@5 on the relevance sets', () => {
+  const sets = [
+    ['first (the ranker\'s author; tuned on)', EVENTS],
+    ['held-out (second author: no title words, file names or errors shared)', HELDOUT_EVENTS],
+    ['third (third author: the issue\'s definition, ordinary words may be shared)', THIRD_EVENTS],
+  ] as const;
+  for (const [name, events] of sets) {
+    const q = evaluate(PAST_RUNS, events, 5);
+    console.log(`${name}: ${events.length} events; recall@5 direct ${q.direct.toFixed(2)}, paraphrased ${q.paraphrased.toFixed(2)}, overall ${q.overall.toFixed(2)}; unrelated events with no section ${q.unrelatedWithout.toFixed(2)}`);
+  }
+});

@@ -1,0 +1,98 @@
+/**
+ * The memory tools Recall gives the agent (RFC-006), as OpenCode custom tools: one small module
+ * per tool, written into OpenCode's global config directory for the run. A module only forwards
+ * the call to Recall's own process (tool-host.ts) over loopback: the logic, the index and its
+ * checks stay in Recall, and the module needs nothing but `fetch` (OpenCode imports tool files
+ * without a package manager offline; one import that fails breaks every prompt).
+ *
+ * OpenCode hands JSON-Schema `args` to the model as written and marks every key required, but
+ * does not check them: the host applies defaults and checks types, and each description says the
+ * default.
+ */
+
+export const MEMORY_TOOL_NAMES = ['memory_search', 'memory_list', 'memory_read', 'memory_info', 'memory_save_finding'] as const;
+export type MemoryToolName = (typeof MEMORY_TOOL_NAMES)[number];
+/** The tools that only read memory: what a fork's read-only run gets. */
+export const READING_TOOLS: readonly MemoryToolName[] = ['memory_search', 'memory_list', 'memory_read', 'memory_info'];
+
+interface ToolDefinition {
+  description: string;
+  args: Record<string, Record<string, unknown>>;
+}
+
+export const TOOL_DEFINITIONS: Record<MemoryToolName, ToolDefinition> = {
+  memory_search: {
+    description:
+      "Search Recall's memory of earlier runs in this repository (answers, errors, findings), ranked by relevance. Returns each match's id, thread, date, outcome, what became of the code it cited, and an excerpt. Use it before investigating something that may have been looked at before.",
+    args: {
+      query: { type: 'string', description: 'What to look for, in words, file paths or error text.' },
+      limit: { type: 'integer', minimum: 1, maximum: 20, description: 'How many matches at most. Default: 5.' },
+    },
+  },
+  memory_list: {
+    description: "List the newest records in Recall's memory: runs and saved findings, newest first.",
+    args: {
+      thread: { type: 'string', description: 'Only this conversation, e.g. "issue-12", "pr-7", "schedule-nightly". Default: "" (every thread).' },
+      kind: { type: 'string', enum: ['', 'run', 'finding'], description: 'Only runs or only findings. Default: "" (both).' },
+      limit: { type: 'integer', minimum: 1, maximum: 50, description: 'How many at most. Default: 10.' },
+    },
+  },
+  memory_read: {
+    description:
+      "Read one record of Recall's memory in full (its request, answer or finding, citations checked against the current code), or, with page 1 or more, the transcript of its session in pages while the session is still kept.",
+    args: {
+      id: { type: 'string', description: 'A record id from memory_search or memory_list (e.g. "run-123-1"), or a session id ("ses_...").' },
+      page: { type: 'integer', minimum: 0, description: '0 for the record; 1, 2, ... for pages of the session transcript. Default: 0.' },
+    },
+  },
+  memory_info: {
+    description: "What Recall's memory holds: how many runs, findings, sessions and threads, the date range, tokens and cost spent, and to-do items left open in earlier sessions.",
+    args: {},
+  },
+  memory_save_finding: {
+    description:
+      'Save a finding to memory so that later runs recall it: one fact about this repository that took work to learn and will matter again (a cause, a constraint, a trap). Cite the code it rests on; later runs are told when that code changes. Do not save secrets or instructions.',
+    args: {
+      subject: { type: 'string', description: 'A short title, e.g. "SAML session cookie lacks Secure".' },
+      fact: { type: 'string', description: 'The finding itself, in a few sentences.' },
+      citations: {
+        type: 'array',
+        items: { type: 'string' },
+        description: 'The code it rests on: "path:line", "path:start-end" or "path symbol", paths relative to the repository root. Default: [] (none).',
+      },
+      why: { type: 'string', description: 'Why it matters for later work. Default: "" (not said).' },
+    },
+  },
+};
+
+/**
+ * The module OpenCode imports for one tool: its description and arguments, and an `execute` that
+ * posts the call to Recall's host with the run's token and returns what the host answers.
+ */
+export function toolModule(name: MemoryToolName, endpoint: string, token: string): string {
+  const { description, args } = TOOL_DEFINITIONS[name];
+  return `// Recall's ${name} tool, written for one run (RFC-006). It forwards the call to Recall.
+const ENDPOINT = ${JSON.stringify(endpoint)};
+const TOKEN = ${JSON.stringify(token)};
+export default {
+  description: ${JSON.stringify(description)},
+  args: ${JSON.stringify(args)},
+  async execute(args, context) {
+    let response;
+    try {
+      response = await fetch(ENDPOINT, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: 'Bearer ' + TOKEN },
+        body: JSON.stringify({ tool: ${JSON.stringify(name)}, args: args ?? {}, sessionID: context?.sessionID ?? '' }),
+        signal: context?.abort,
+      });
+    } catch (error) {
+      throw new Error('Recall memory could not be reached: ' + (error && error.message ? error.message : String(error)));
+    }
+    const text = await response.text();
+    if (!response.ok) throw new Error(text || 'Recall memory answered ' + response.status);
+    return text;
+  },
+};
+`;
+}

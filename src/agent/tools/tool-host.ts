@@ -1,0 +1,229 @@
+/**
+ * Recall's side of the memory tools (RFC-006): a loopback HTTP endpoint, open for one run and
+ * guarded by a random token, that answers the tool modules (definitions.ts) from the run's index.
+ * The agent gets text back; a bad argument gets a sentence that says what to pass.
+ */
+import { randomBytes, timingSafeEqual } from 'node:crypto';
+import * as http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { AgentServer, AgentTools, PastWork, RecalledWork, Task } from '../../ports.js';
+import type { RunRecord } from '../../recall/records.js';
+import { describeCitations } from '../../recall/citations.js';
+import { MEMORY_TOOL_NAMES, READING_TOOLS, toolModule, type MemoryToolName } from './definitions.js';
+
+const MAX_BODY = 64 * 1024;
+const PAGE_CHARS = 8_000;
+/** Findings one run may save: memory is for what matters again, not a log. */
+const MAX_FINDINGS = 10;
+const LIMITS = { subject: 300, fact: 3_000, why: 600, citations: 20, citation: 300, query: 2_000 };
+/** An agent's own search asks for what it names: a lower bar than the startup recall's. */
+const TOOL_SEARCH_THRESHOLD = 0.08;
+
+class BadArgument extends Error {}
+
+export interface ToolHostOptions {
+  index: PastWork;
+  task: Task;
+  runId: string;
+  /** A fork's read-only run: the reading tools only. */
+  readOnly: boolean;
+}
+
+export class MemoryToolHost implements AgentTools {
+  private server?: http.Server;
+  private agent?: AgentServer;
+  private sessionId?: string;
+  private readonly token = randomBytes(24).toString('hex');
+  private saved = 0;
+  readonly calls: Array<{ tool: MemoryToolName; ok: boolean }> = [];
+  files: Record<string, string> = {};
+
+  constructor(private readonly o: ToolHostOptions) {}
+
+  /** Listen on loopback, and write the modules that call it. */
+  async start(): Promise<void> {
+    const server = http.createServer((req, res) => void this.handle(req, res));
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(0, '127.0.0.1', () => resolve());
+    });
+    server.unref();
+    this.server = server;
+    const { port } = server.address() as AddressInfo;
+    const endpoint = `http://127.0.0.1:${port}/tool`;
+    const names = this.o.readOnly ? READING_TOOLS : MEMORY_TOOL_NAMES;
+    this.files = Object.fromEntries(names.map((n) => [`${n}.js`, toolModule(n, endpoint, this.token)]));
+  }
+
+  attach(server: AgentServer, sessionId: string): void {
+    this.agent = server;
+    this.sessionId = sessionId;
+  }
+
+  async stop(): Promise<void> {
+    const server = this.server;
+    this.server = undefined;
+    if (!server) return;
+    server.closeAllConnections();
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+  }
+
+  private async handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
+    const reply = (status: number, text: string) => {
+      res.writeHead(status, { 'content-type': 'text/plain; charset=utf-8' });
+      res.end(text);
+    };
+    const auth = Buffer.from(req.headers.authorization ?? '');
+    const expected = Buffer.from(`Bearer ${this.token}`);
+    if (req.method !== 'POST' || req.url !== '/tool' || auth.length !== expected.length || !timingSafeEqual(auth, expected)) return reply(403, 'Not allowed.');
+    const chunks: Buffer[] = [];
+    let size = 0;
+    for await (const chunk of req as AsyncIterable<Buffer>) {
+      size += chunk.length;
+      if (size > MAX_BODY) return reply(413, `The arguments are too long (more than ${MAX_BODY} bytes).`);
+      chunks.push(chunk);
+    }
+    let call: { tool?: unknown; args?: unknown };
+    try {
+      call = JSON.parse(Buffer.concat(chunks).toString('utf8')) as typeof call;
+    } catch {
+      return reply(400, 'The call was not JSON.');
+    }
+    const tool = MEMORY_TOOL_NAMES.find((n) => n === call.tool);
+    if (!tool || !Object.keys(this.files).includes(`${tool}.js`)) return reply(404, `There is no memory tool ${String(call.tool)} in this run.`);
+    const args = call.args && typeof call.args === 'object' ? (call.args as Record<string, unknown>) : {};
+    try {
+      const text = await this.answer(tool, args);
+      this.calls.push({ tool, ok: true });
+      reply(200, text);
+    } catch (error) {
+      this.calls.push({ tool, ok: false });
+      reply(error instanceof BadArgument ? 400 : 500, (error as Error).message);
+    }
+  }
+
+  /** What one call answers. Exported through the host for tests that call it directly. */
+  async answer(tool: MemoryToolName, args: Record<string, unknown>): Promise<string> {
+    const { index } = this.o;
+    switch (tool) {
+      case 'memory_search': {
+        const query = text(args.query, 'query', LIMITS.query, true);
+        const limit = integer(args.limit, 'limit', 5, 1, 20);
+        const found = index.recall({ title: '', text: query }, { limit, threshold: TOOL_SEARCH_THRESHOLD, minConcepts: 1 });
+        if (found.length === 0) return `Nothing in memory matches "${query}".`;
+        return found.map(summaryOf).join('\n\n');
+      }
+      case 'memory_list': {
+        const thread = text(args.thread, 'thread', 120, false);
+        const kind = text(args.kind, 'kind', 10, false);
+        if (kind && kind !== 'run' && kind !== 'finding') throw new BadArgument('kind must be "run", "finding" or "" (both).');
+        const limit = integer(args.limit, 'limit', 10, 1, 50);
+        const records = index.list({ ...(thread ? { threadKey: thread } : {}), ...(kind ? { kind: kind as RunRecord['kind'] } : {}), limit });
+        if (records.length === 0) return 'Memory holds no records like that.';
+        return records.map((r) => `- ${r.id} · ${r.threadKey || 'no thread'} · ${r.at.slice(0, 10)} · ${r.outcome} · ${oneLine(r.subject ?? r.title)}`).join('\n');
+      }
+      case 'memory_read': {
+        const id = text(args.id, 'id', 120, true);
+        const page = integer(args.page, 'page', 0, 0, 10_000);
+        const record = id.startsWith('ses_') ? undefined : index.get(id);
+        const sessionId = id.startsWith('ses_') ? id : record?.sessionId;
+        if (!record && !id.startsWith('ses_')) throw new BadArgument(`There is no record ${id}; memory_search or memory_list give the ids.`);
+        if (page === 0 && record) return fullRecord(index.check(record));
+        return this.transcript(sessionId, Math.max(1, page));
+      }
+      case 'memory_info': {
+        const i = index.info();
+        const lines = [
+          `Records: ${i.records} (${i.runs} runs, ${i.findings} findings) in ${i.threads} threads; sessions kept: ${i.sessions}.`,
+          i.oldest ? `From ${i.oldest.slice(0, 10)} to ${i.newest!.slice(0, 10)}.` : 'Memory is empty.',
+          `Tokens: ${i.tokens.input} in, ${i.tokens.output} out, ${i.tokens.reasoning} reasoning, ${i.tokens.cacheRead} cache read, ${i.tokens.cacheWrite} cache write; cost $${i.cost.toFixed(4)}.`,
+          i.openTodos.length > 0
+            ? `Open to-dos in earlier sessions (${i.openTodos.length}):\n${i.openTodos.slice(0, 20).map((t) => `- [${t.status}] ${oneLine(t.content)} (${t.sessionId})`).join('\n')}`
+            : 'No open to-dos in earlier sessions.',
+        ];
+        return lines.join('\n');
+      }
+      case 'memory_save_finding': {
+        if (this.saved >= MAX_FINDINGS) throw new BadArgument(`This run already saved ${MAX_FINDINGS} findings, the most one run may.`);
+        const citations = args.citations === undefined || args.citations === null ? [] : args.citations;
+        if (!Array.isArray(citations) || citations.some((c) => typeof c !== 'string')) throw new BadArgument('citations must be a list of strings like "src/x.ts:10".');
+        const record = index.addFinding(
+          {
+            subject: text(args.subject, 'subject', LIMITS.subject, true),
+            fact: text(args.fact, 'fact', LIMITS.fact, true),
+            citations: (citations as string[]).slice(0, LIMITS.citations).map((c) => c.slice(0, LIMITS.citation)),
+            why: text(args.why, 'why', LIMITS.why, false),
+          },
+          { task: this.o.task, runId: this.o.runId, ...(this.sessionId ? { sessionId: this.sessionId } : {}) },
+        );
+        this.saved++;
+        const cited = record.citations.map((c) => `${c.path}${c.line ? `:${c.line}` : ''}${c.fingerprint ? '' : ' (not found in the checkout)'}`);
+        return `Saved as ${record.id}; later runs will recall it.${cited.length ? ` Citations: ${cited.join(', ')}.` : ''}`;
+      }
+    }
+  }
+
+  private async transcript(sessionId: string | undefined, page: number): Promise<string> {
+    if (!sessionId) return 'This record has no session: it was made without one.';
+    if (!this.o.index.sessions().some((s) => s.id === sessionId) && sessionId !== this.sessionId) {
+      return `Session ${sessionId} is no longer kept (pruned by retention); its record is what memory has.`;
+    }
+    if (!this.agent) return 'The transcript cannot be read yet.';
+    const texts = await this.agent.sessionTexts(sessionId);
+    const all = texts.join('\n\n---\n\n');
+    const pages = Math.max(1, Math.ceil(all.length / PAGE_CHARS));
+    if (page > pages) return `Session ${sessionId} has ${pages} page(s).`;
+    return `Session ${sessionId}, page ${page} of ${pages}:\n\n${all.slice((page - 1) * PAGE_CHARS, page * PAGE_CHARS)}`;
+  }
+}
+
+function text(v: unknown, name: string, max: number, required: boolean): string {
+  if (v === undefined || v === null || v === '') {
+    if (required) throw new BadArgument(`${name} is required.`);
+    return '';
+  }
+  if (typeof v !== 'string') throw new BadArgument(`${name} must be text.`);
+  return v.trim().slice(0, max);
+}
+
+function integer(v: unknown, name: string, fallback: number, min: number, max: number): number {
+  if (v === undefined || v === null || v === '') return fallback;
+  const n = typeof v === 'string' ? Number(v) : v;
+  if (typeof n !== 'number' || !Number.isInteger(n)) throw new BadArgument(`${name} must be a whole number (default ${fallback}).`);
+  return Math.min(max, Math.max(min, n));
+}
+
+const oneLine = (s: string) => s.replace(/\s+/g, ' ').trim();
+
+function summaryOf(w: RecalledWork): string {
+  const r = w.record;
+  const cited = describeCitations(w.citations);
+  return [
+    `${r.id} · ${r.threadKey || 'no thread'} · ${r.at.slice(0, 10)} · ${r.outcome} · score ${w.score.toFixed(2)}${w.sessionLive ? '' : ' · session pruned'}`,
+    oneLine(r.subject ?? r.title),
+    ...(cited ? [`Cited code: ${cited}`] : []),
+    oneLine(r.text || r.request).slice(0, 400),
+  ].join('\n');
+}
+
+function fullRecord(w: RecalledWork): string {
+  const r = w.record;
+  const cited = describeCitations(w.citations);
+  return [
+    `${r.id} (${r.kind}) · thread ${r.threadKey || '-'} · ${r.event || '-'} · ${r.at} · ${r.outcome}`,
+    `Title: ${oneLine(r.title)}`,
+    r.subject ? `Subject: ${oneLine(r.subject)}` : '',
+    r.runUrl ? `Run: ${r.runUrl}` : '',
+    r.links.length ? `Links: ${r.links.join(' ')}` : '',
+    r.labels.length ? `Labels: ${r.labels.join(', ')}` : '',
+    r.paths.length ? `Files: ${r.paths.join(', ')}` : '',
+    r.errors.length ? `Errors: ${r.errors.join(' | ')}` : '',
+    cited ? `Cited code: ${cited}` : '',
+    r.sessionId ? `Session: ${r.sessionId}${w.sessionLive ? '' : ' (pruned)'}` : '',
+    r.request ? `\nRequest:\n${r.request}` : '',
+    `\n${r.kind === 'finding' ? 'Finding' : r.outcome === 'failed' ? 'Error' : 'Answer'}:\n${r.text}`,
+    r.why ? `\nWhy it matters:\n${r.why}` : '',
+  ]
+    .filter(Boolean)
+    .join('\n');
+}

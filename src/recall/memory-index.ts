@@ -1,0 +1,221 @@
+/**
+ * The index of past work for one run (RFC-006): the records memory holds, a record rebuilt for
+ * every session that has none, search with citations checked against the checkout, the run's own
+ * record added at its end, and the records' retention. During the run the index lives beside the
+ * memory directory (out of the agent's reach); the save copies it in.
+ */
+import type { PastWork, RecalledWork, RunOutcome, SessionSummary, TokenUsage } from '../ports.js';
+import { checkCitation, citationsIn } from './citations.js';
+import { DEFAULT_RECORD_RETENTION, loadRecords, retainRecords, saveRecords, type RecordRetention, type RunRecord } from './records.js';
+import { recordFromSession } from './rebuild.js';
+import { RecordSearch, termsOf, type RecallQuery } from './search.js';
+import { moveSessionTo } from './store-writer.js';
+import { childSessions, openTodos, sessionBytes, sessionTexts, storedSessions, type StoredTodo } from './store-reader.js';
+import { errorSignatures, mentionedPaths } from './text.js';
+
+export interface MemoryIndexOptions {
+  memoryDir: string;
+  /** Where the index lives during the run (layout.recordsFile). */
+  workingFile: string;
+  /** The checkout: citations are fingerprinted and checked there. */
+  workspace: string;
+  /** The thread a session belongs to (the thread index), for rebuilt records. */
+  threadOf: (sessionId: string) => string | undefined;
+  retention?: RecordRetention;
+  clock: () => Date;
+}
+
+/** What memory_save_finding hands Recall. */
+export interface Finding {
+  subject: string;
+  fact: string;
+  /** `path:line`, `path:start-end`, or `path symbol`. */
+  citations: string[];
+  why: string;
+}
+
+export interface MemoryInfo {
+  records: number;
+  runs: number;
+  findings: number;
+  sessions: number;
+  threads: number;
+  oldest?: string;
+  newest?: string;
+  tokens: TokenUsage;
+  cost: number;
+  openTodos: StoredTodo[];
+}
+
+export class MemoryIndex implements PastWork {
+  private records: RunRecord[];
+  private readonly stored: SessionSummary[];
+  private readonly todos: StoredTodo[];
+  readonly problem?: string;
+  /** How many records were rebuilt from sessions that had none. */
+  readonly rebuilt: number;
+
+  private readonly openedAt: Date;
+
+  constructor(private readonly o: MemoryIndexOptions) {
+    this.openedAt = o.clock();
+    const loaded = loadRecords(o.memoryDir);
+    this.problem = loaded.problem;
+    this.stored = storedSessions(o.memoryDir);
+    const covered = new Set(loaded.records.map((r) => r.sessionId).filter(Boolean));
+    const missing = this.stored.filter((s) => !covered.has(s.id)).map((s) => s.id);
+    const rebuilt = sessionTexts(o.memoryDir, missing).map((s) => recordFromSession(s, o.threadOf(s.id)));
+    this.rebuilt = rebuilt.length;
+    this.records = [...loaded.records, ...rebuilt];
+    this.todos = openTodos(o.memoryDir);
+  }
+
+  sessions(): SessionSummary[] {
+    return this.stored;
+  }
+
+  moveToWorkspace(sessionId: string): boolean {
+    return moveSessionTo(this.o.memoryDir, sessionId, this.o.workspace);
+  }
+
+  childrenOf(sessionIds: readonly string[]): Map<string, string[]> {
+    return childSessions(this.o.memoryDir, sessionIds);
+  }
+
+  sizeOf(sessionIds: readonly string[]): number {
+    return sessionBytes(this.o.memoryDir, sessionIds);
+  }
+
+  all(): readonly RunRecord[] {
+    return this.records;
+  }
+
+  recall(query: RecallQuery, o: { limit: number; excludeSession?: string; threshold?: number; minConcepts?: number }): RecalledWork[] {
+    const candidates = this.records.filter((r) => !o.excludeSession || r.sessionId !== o.excludeSession);
+    const { limit, excludeSession: _, ...tuning } = o;
+    const hits = new RecordSearch(candidates, this.o.clock()).search(query, { limit: limit * 3, ...tuning });
+    const now = this.o.clock().toISOString();
+    const recalled = hits.map((h) => {
+      const checked = this.check(h.record);
+      // Memory whose every citation is gone ranks lower: what it says no longer points anywhere.
+      const allGone = checked.citations.length > 0 && checked.citations.every((c) => c.state === 'gone');
+      return { ...checked, matched: h.matched, score: h.score * (allGone ? 0.6 : 1) };
+    });
+    const kept = recalled.sort((a, b) => b.score - a.score).slice(0, limit);
+    for (const k of kept) k.record.usedAt = now; // a use of a memory extends its life
+    return kept;
+  }
+
+  /** A record with its citations checked against the checkout as it is now. */
+  check(record: RunRecord): RecalledWork {
+    const live = !!record.sessionId && this.stored.some((s) => s.id === record.sessionId);
+    return { record, matched: [], score: 0, citations: record.citations.map((c) => checkCitation(c, this.o.workspace)), sessionLive: live };
+  }
+
+  /** The run's own record, from what it was asked and what came of it. */
+  addRun(run: RunOutcome): RunRecord {
+    const { task } = run;
+    const words = `${task.query.title}\n${task.query.text}\n${run.text}`;
+    const record: RunRecord = {
+      id: `run-${run.runId}`,
+      kind: 'run',
+      threadKey: task.threadKey,
+      event: task.event,
+      title: task.title,
+      request: task.query.text.slice(0, 1_200),
+      outcome: run.failed ? 'failed' : 'answered',
+      text: run.text.slice(0, 3_000),
+      labels: task.query.labels ?? [],
+      paths: [...new Set([...(task.query.paths ?? []), ...mentionedPaths(words)])].slice(0, 50),
+      errors: errorSignatures(words).slice(0, 20),
+      citations: citationsIn(run.text, this.o.workspace),
+      links: [...new Set([task.runUrl, ...(run.text.match(/https:\/\/[^\s)>\]]+\/(?:pull|issues)\/\d+/g) ?? [])].filter((l): l is string => !!l))].slice(0, 20),
+      tokens: run.tokens,
+      cost: run.cost,
+      at: this.o.clock().toISOString(),
+      sessionId: run.sessionId,
+      ...(task.runUrl ? { runUrl: task.runUrl } : {}),
+    };
+    this.records = [...this.records.filter((r) => r.id !== record.id), record];
+    return record;
+  }
+
+  /** A finding the agent saved (memory_save_finding): recalled like any run. */
+  addFinding(f: Finding, run: { task: RunOutcome['task']; runId: string; sessionId?: string }): RunRecord {
+    const n = this.records.filter((r) => r.id.startsWith(`finding-${run.runId}-`)).length + 1;
+    const cited = f.citations.join('\n');
+    const record: RunRecord = {
+      id: `finding-${run.runId}-${n}`,
+      kind: 'finding',
+      threadKey: run.task.threadKey,
+      event: run.task.event,
+      title: run.task.title,
+      subject: f.subject,
+      request: '',
+      outcome: 'finding',
+      text: f.fact,
+      why: f.why,
+      labels: run.task.query.labels ?? [],
+      paths: [...new Set([...mentionedPaths(`${f.fact}\n${cited}`), ...f.citations.map((c) => c.replace(/[:#].*$/, ''))])].slice(0, 50),
+      errors: errorSignatures(f.fact).slice(0, 20),
+      citations: citationsIn(cited.split('\n').map((c) => ` ${c} `).join('\n'), this.o.workspace).concat(
+        // a path and a symbol ("src/x.ts parseFilter"), or a path alone: checked for presence
+        f.citations
+          .filter((c) => !/[:#]L?\d+/.test(c))
+          .map((c) => c.trim().split(/\s+/))
+          .filter(([p]) => !!p && !p.includes('..') && !p.startsWith('/'))
+          .map(([p, symbol]) => ({ path: p!.replace(/^\.\//, ''), ...(symbol ? { symbol: symbol.slice(0, 120) } : {}) })),
+      ),
+      links: run.task.runUrl ? [run.task.runUrl] : [],
+      at: this.o.clock().toISOString(),
+      ...(run.sessionId ? { sessionId: run.sessionId } : {}),
+      ...(run.task.runUrl ? { runUrl: run.task.runUrl } : {}),
+    };
+    this.records.push(record);
+    return record;
+  }
+
+  /** A record by id; reading it is a use, and extends its life. */
+  get(id: string): RunRecord | undefined {
+    const record = this.records.find((r) => r.id === id);
+    if (record) record.usedAt = this.o.clock().toISOString();
+    return record;
+  }
+
+  /** The newest records, of one thread or kind when asked. */
+  list(o: { threadKey?: string; kind?: RunRecord['kind']; limit: number }): RunRecord[] {
+    return this.records
+      .filter((r) => (!o.threadKey || r.threadKey === o.threadKey) && (!o.kind || r.kind === o.kind))
+      .sort((a, b) => b.at.localeCompare(a.at))
+      .slice(0, o.limit);
+  }
+
+  /** What memory holds, in numbers. */
+  info(): MemoryInfo {
+    const times = this.records.map((r) => r.at).sort();
+    const sum = (f: (r: RunRecord) => number) => this.records.reduce((s, r) => s + f(r), 0);
+    return {
+      records: this.records.length,
+      runs: this.records.filter((r) => r.kind === 'run').length,
+      findings: this.records.filter((r) => r.kind === 'finding').length,
+      sessions: this.stored.length,
+      threads: new Set(this.records.map((r) => r.threadKey).filter(Boolean)).size,
+      ...(times.length > 0 ? { oldest: times[0], newest: times.at(-1) } : {}),
+      tokens: { input: sum((r) => r.tokens?.input ?? 0), output: sum((r) => r.tokens?.output ?? 0), reasoning: sum((r) => r.tokens?.reasoning ?? 0), cacheRead: sum((r) => r.tokens?.cacheRead ?? 0), cacheWrite: sum((r) => r.tokens?.cacheWrite ?? 0) },
+      cost: sum((r) => r.cost ?? 0),
+      openTodos: this.todos,
+    };
+  }
+
+  /** Records beyond their retention are dropped; their count. */
+  retain(): number {
+    const before = this.records.length;
+    this.records = retainRecords(this.records, this.o.retention ?? DEFAULT_RECORD_RETENTION, this.o.clock(), this.openedAt);
+    return before - this.records.length;
+  }
+
+  save(): void {
+    for (const r of this.records) termsOf(r); // kept with each record: the next run need not stem it again
+    saveRecords(this.o.workingFile, this.records);
+  }
+}

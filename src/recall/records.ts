@@ -1,0 +1,174 @@
+/**
+ * Recall's index of past work (RFC-006): one record per run (and per finding the agent saved),
+ * kept with memory in `recall-index.json`, under a retention of its own, so that what a run found
+ * outlives its session. Records come from a store others may write: every field is checked on
+ * load, and a record that is not of the shape Recall writes is left out.
+ */
+import * as path from 'node:path';
+import type { TokenUsage } from '../ports.js';
+import { readMemoryFile, writeMemoryFile } from '../memory/files.js';
+import { isSessionId } from './threads.js';
+
+export const RECORDS_FILE = 'recall-index.json';
+
+/** Code a record names: a file and lines (or a symbol), with a fingerprint of what they held. */
+export interface Citation {
+  path: string;
+  line?: number;
+  endLine?: number;
+  symbol?: string;
+  /** SHA-256 (first 16 hex) of the cited lines, whitespace folded; absent when the file was not there. */
+  fingerprint?: string;
+}
+
+export interface RunRecord {
+  /** `run-<run id>-<attempt>`, or `finding-<run id>-<n>` for a finding the agent saved. */
+  id: string;
+  kind: 'run' | 'finding';
+  /** The conversation (issue-12, pr-7, schedule-nightly, dispatch-123). */
+  threadKey: string;
+  /** e.g. "issues opened #12", "issue_comment #12", "schedule". */
+  event: string;
+  title: string;
+  /** What was asked (the person's request, or the job's prompt), clipped. */
+  request: string;
+  outcome: 'answered' | 'failed' | 'finding';
+  /** The answer, the error, or the finding's fact, clipped. */
+  text: string;
+  /** A finding's subject and why it matters. */
+  subject?: string;
+  why?: string;
+  labels: string[];
+  /** Paths the event and the answer mention, and a pull request's changed files. */
+  paths: string[];
+  /** Error signatures the event and the answer mention (text.ts). */
+  errors: string[];
+  citations: Citation[];
+  /** The run, the thread, and pull requests the answer cites. */
+  links: string[];
+  tokens?: TokenUsage;
+  cost?: number;
+  /** When the run finished (ISO). */
+  at: string;
+  /** When memory last put this record to use (recalled, read by a tool): it extends its life. */
+  usedAt?: string;
+  /** The session the run worked in, while it exists. */
+  sessionId?: string;
+  runUrl?: string;
+  /**
+   * The stems of the record's fields as search indexes them (search.ts), kept so that the next
+   * run does not work them out again (most of a startup recall at 10,000 records). Tagged with the
+   * stemming version; a record without them, or with another version, is stemmed afresh.
+   */
+  terms?: string;
+}
+
+interface RecordsFile {
+  version: 1;
+  records: RunRecord[];
+}
+
+const LIMITS = { title: 300, request: 1_200, text: 3_000, subject: 300, why: 600, list: 50, item: 300, terms: 64 * 1024 };
+
+const str = (v: unknown, max: number): string | undefined => (typeof v === 'string' ? v.slice(0, max) : undefined);
+const strList = (v: unknown): string[] =>
+  Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string').slice(0, LIMITS.list).map((x) => x.slice(0, LIMITS.item)) : [];
+const isTime = (v: unknown): v is string => typeof v === 'string' && !Number.isNaN(Date.parse(v));
+
+/** A record as Recall writes it, or undefined. */
+export function validRecord(v: unknown): RunRecord | undefined {
+  if (!v || typeof v !== 'object') return undefined;
+  const r = v as Record<string, unknown>;
+  const id = str(r.id, 120);
+  const kind = r.kind === 'run' || r.kind === 'finding' ? r.kind : undefined;
+  const outcome = r.outcome === 'answered' || r.outcome === 'failed' || r.outcome === 'finding' ? r.outcome : undefined;
+  if (!id || !/^[\w.-]+$/.test(id) || !kind || !outcome || !isTime(r.at)) return undefined;
+  const citations = Array.isArray(r.citations)
+    ? r.citations.slice(0, LIMITS.list).flatMap((c): Citation[] => {
+        if (!c || typeof c !== 'object') return [];
+        const x = c as Record<string, unknown>;
+        const p = str(x.path, LIMITS.item);
+        if (!p || p.includes('\0') || path.isAbsolute(p) || p.split('/').includes('..')) return [];
+        const num = (n: unknown) => (typeof n === 'number' && Number.isInteger(n) && n > 0 && n < 10_000_000 ? n : undefined);
+        const fp = typeof x.fingerprint === 'string' && /^[0-9a-f]{16}$/.test(x.fingerprint) ? x.fingerprint : undefined;
+        return [{ path: p, ...(num(x.line) ? { line: num(x.line) } : {}), ...(num(x.endLine) ? { endLine: num(x.endLine) } : {}), ...(str(x.symbol, 120) ? { symbol: str(x.symbol, 120) } : {}), ...(fp ? { fingerprint: fp } : {}) }];
+      })
+    : [];
+  const tokens = r.tokens && typeof r.tokens === 'object' ? (r.tokens as Record<string, unknown>) : undefined;
+  const n = (x: unknown) => (typeof x === 'number' && Number.isFinite(x) && x >= 0 ? x : 0);
+  return {
+    id,
+    kind,
+    threadKey: str(r.threadKey, 120) ?? '',
+    event: str(r.event, 120) ?? '',
+    title: str(r.title, LIMITS.title) ?? '',
+    request: str(r.request, LIMITS.request) ?? '',
+    outcome,
+    text: str(r.text, LIMITS.text) ?? '',
+    ...(str(r.subject, LIMITS.subject) ? { subject: str(r.subject, LIMITS.subject) } : {}),
+    ...(str(r.why, LIMITS.why) ? { why: str(r.why, LIMITS.why) } : {}),
+    labels: strList(r.labels),
+    paths: strList(r.paths),
+    errors: strList(r.errors),
+    citations,
+    links: strList(r.links).filter((l) => /^https:\/\/[^\s]+$/.test(l)),
+    ...(tokens ? { tokens: { input: n(tokens.input), output: n(tokens.output), reasoning: n(tokens.reasoning), cacheRead: n(tokens.cacheRead), cacheWrite: n(tokens.cacheWrite) } } : {}),
+    ...(typeof r.cost === 'number' && Number.isFinite(r.cost) && r.cost >= 0 ? { cost: r.cost } : {}),
+    at: r.at as string,
+    ...(isTime(r.usedAt) ? { usedAt: r.usedAt as string } : {}),
+    ...(isSessionId(r.sessionId) ? { sessionId: r.sessionId as string } : {}),
+    ...(typeof r.runUrl === 'string' && /^https:\/\/[^\s]+$/.test(r.runUrl) ? { runUrl: r.runUrl.slice(0, LIMITS.item) } : {}),
+    ...(typeof r.terms === 'string' && r.terms.length <= LIMITS.terms ? { terms: r.terms } : {}),
+  };
+}
+
+/** The records in memory directory `dir` (its working copy with `workingFile`), and a problem reading them. */
+export function loadRecords(dir: string, o: { workingFile?: string } = {}): { records: RunRecord[]; problem?: string } {
+  try {
+    const text = readMemoryFile(o.workingFile && readMemoryFile(o.workingFile) !== undefined ? o.workingFile : path.join(dir, RECORDS_FILE), 256 * 1024 * 1024);
+    if (text === undefined) return { records: [] };
+    const parsed = JSON.parse(text) as Partial<RecordsFile>;
+    const records = (Array.isArray(parsed.records) ? parsed.records : []).map(validRecord).filter((r): r is RunRecord => !!r);
+    const unique = new Map(records.map((r) => [r.id, r]));
+    return { records: [...unique.values()] };
+  } catch (error) {
+    return { records: [], problem: `${RECORDS_FILE} could not be read (${(error as Error).message}); it is rebuilt from the sessions` };
+  }
+}
+
+export function saveRecords(file: string, records: readonly RunRecord[]): void {
+  const data: RecordsFile = { version: 1, records: [...records] };
+  writeMemoryFile(file, `${JSON.stringify(data)}\n`);
+}
+
+export interface RecordRetention {
+  /** Keep records used or made within this many days (index-max-age-days). */
+  maxAgeDays: number;
+  /** And never more than this many, the least recently used going first. */
+  maxRecords: number;
+}
+
+export const DEFAULT_RECORD_RETENTION: RecordRetention = { maxAgeDays: 365, maxRecords: 5_000 };
+
+/**
+ * The records retention keeps: used or made within maxAgeDays, and any made or used since
+ * `runStart` (this run's), at most maxRecords of them.
+ */
+export function retainRecords(records: readonly RunRecord[], rule: RecordRetention, now: Date, runStart: Date = now): RunRecord[] {
+  const last = (r: RunRecord) => Date.parse(r.usedAt && r.usedAt > r.at ? r.usedAt : r.at);
+  const cutoff = Math.min(now.getTime() - rule.maxAgeDays * 86_400_000, runStart.getTime());
+  return records
+    .filter((r) => last(r) >= cutoff)
+    .sort((a, b) => last(b) - last(a))
+    .slice(0, rule.maxRecords);
+}
+
+/** Adds the records of memory directory `from` that `dir` lacks (an overlapping run's save). */
+export function mergeRecords(dir: string, from: string): number {
+  const mine = loadRecords(dir);
+  const theirs = loadRecords(from).records;
+  const have = new Set(mine.records.map((r) => r.id));
+  const added = theirs.filter((r) => !have.has(r.id));
+  if (added.length > 0) saveRecords(path.join(dir, RECORDS_FILE), [...mine.records, ...added]);
+  return added.length;
+}

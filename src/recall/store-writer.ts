@@ -1,0 +1,60 @@
+/**
+ * Changes Recall makes to OpenCode's store without OpenCode, while no OpenCode has it open: moving
+ * a session it continues into this run's checkout, and deleting sessions (the memory CLI's
+ * `prune --write`; during a run Recall prunes through OpenCode's own API).
+ */
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { DATABASE_FILE } from '../memory/layout.js';
+import { openStore } from '../memory/store-check.js';
+
+/**
+ * OpenCode runs a session's prompt in the directory the session was made in, and fails the prompt
+ * when that checkout is somewhere else now (a renamed repository, a container job, another
+ * runner's work folder). The session (and its child sessions) is moved to `workspace`; whether it
+ * had to be.
+ */
+export function moveSessionTo(memoryDir: string, sessionId: string, workspace: string): boolean {
+  const file = path.join(memoryDir, DATABASE_FILE);
+  if (!fs.existsSync(file)) return false;
+  const db = openStore(file);
+  try {
+    const columns = new Set(db.prepare("SELECT name FROM pragma_table_info('session')").all().map((r) => String(r.name)));
+    if (!columns.has('directory')) return false;
+    const row = db.prepare('SELECT directory FROM session WHERE id = ?').get(sessionId);
+    if (!row || row.directory === workspace) return false;
+    db.prepare('UPDATE session SET directory = ?1 WHERE id = ?2 OR parent_id = ?2').run(workspace, sessionId);
+    return true;
+  } finally {
+    db.close();
+  }
+}
+
+export function deleteSessions(databaseFile: string, roots: readonly string[]): void {
+  if (roots.length === 0) return;
+  const db = openStore(databaseFile);
+  try {
+    const ids = [...roots];
+    const children = db.prepare('SELECT id FROM session WHERE parent_id = ?');
+    for (let i = 0; i < ids.length; i++) ids.push(...children.all(ids[i]!).map((r) => String(r.id)));
+    const tables = db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'").all().map((r) => String(r.name));
+    db.exec('BEGIN');
+    try {
+      for (const table of tables) {
+        const columns = new Set(db.prepare('SELECT name FROM pragma_table_info(?)').all(table).map((r) => String(r.name)));
+        const key = table === 'session' ? 'id' : columns.has('session_id') ? 'session_id' : columns.has('aggregate_id') ? 'aggregate_id' : undefined;
+        if (!key) continue;
+        const del = db.prepare(`DELETE FROM "${table}" WHERE "${key}" = ?`);
+        for (const id of ids) del.run(id);
+      }
+      db.exec('COMMIT');
+    } catch (error) {
+      db.exec('ROLLBACK');
+      throw error;
+    }
+    db.exec('VACUUM');
+    db.exec('PRAGMA wal_checkpoint(TRUNCATE)');
+  } finally {
+    db.close();
+  }
+}

@@ -1,0 +1,202 @@
+/**
+ * The words recall works with (RFC-006): tokens, stems, the synonyms people use for the same
+ * problem in a software repository, and the file paths and error lines text mentions.
+ */
+import { stemmer } from 'stemmer';
+
+/** Words too common to tell one run from another (English, and what every run of Recall says). */
+const STOP_WORDS = new Set(
+  (
+    'a an the and or but nor for with without that this these those from into onto upon to of in on at by as is are was were be been being ' +
+    'have has had do does did doing done get gets got it its it\'s we us our you your they them their he she his her i me my ' +
+    'when what which who whom why how where can could should would will shall may might must not no yes so if then than there here ' +
+    'about after before also just only very more most such again any all some each other same own too out over under up down off ' +
+    'please thanks thank hi hello hey regards cc fyi ok okay maybe still even really well also like one two new now get want need ' +
+    'recall bot issue issues pr pull request requests comment comments run runs summary task answer event outcome finished answered ' +
+    'let lets see look looks seem seems know think make makes made use used using way thing things something anything someone ' +
+    'since while because though although however whether either neither both few many much every per via etc'
+  ).split(/\s+/),
+);
+
+/**
+ * Groups of words people use for the same thing in a software repository's issues. A query word
+ * brings the others of its group in at a lower weight, so that "spreadsheet download" finds
+ * "CSV export". Stems, after stemming.
+ */
+const SYNONYM_GROUPS = [
+  'error exception crash panic fail failure failing broken bug throw throws thrown fatal',
+  'slow slowness latency performance perf sluggish lag laggy hang hangs freeze frozen ages',
+  'timeout timeouts expire expiry expired idle inactivity',
+  'delete deletion remove removal drop purge erase wipe',
+  'login logon signin sign sso saml oauth oidc idp identity authenticate authentication auth logout signout',
+  'signup register registration enroll enrollment onboard onboarding',
+  'session sessions cookie cookies token',
+  'email mail smtp inbox notification notify newsletter alert alerts message messages',
+  'export download csv spreadsheet excel xlsx sheet',
+  'import upload attachment attach',
+  'payment pay paid charge charged billing bill bills billed invoice invoices stripe checkout subscription refund',
+  'duplicate duplicated double twice repeated repeat dedupe again',
+  'missing absent lost empty blank dropped disappear disappears vanish gone hidden invisible',
+  'header heading column columns title caption',
+  'test tests spec specs flaky flake intermittent nondeterministic sporadic',
+  'memory leak oom heap ram grow growing',
+  'permission forbidden unauthorized denied access acl role roles rbac 401 403',
+  'date dates time timezone utc dst clock clocks timestamp daylight hour',
+  'cache cached stale outdated invalidate invalidation refresh',
+  'deploy deployment release rollout ship',
+  'config configuration setting settings env environment variable option preference',
+  'translate translation translations i18n l10n locale localization language',
+  'theme dark night light color colour contrast css style unreadable',
+  'search query filter find lookup looking',
+  'webhook webhooks callback hook notification event',
+  'database db sql postgres postgresql mysql sqlite migration migrations schema table index',
+  'api endpoint route rest graphql request response',
+  'rate ratelimit throttle throttling quota 429 limit limited',
+  'password passwords credential credentials secret secrets token tokens key keys apikey',
+  'hash hashing bcrypt argon2 scrypt',
+  'image picture photo avatar thumbnail png jpeg',
+  'pdf document print printed statement report reports',
+  'mobile phone iphone ipad ios android safari responsive',
+  'button click tap link',
+  'page screen view',
+  'user users customer customers account accounts member people',
+  'job jobs cron schedule scheduled scheduler queue worker background weekly daily nightly',
+  'log logs logging trace',
+  'retry retries retried backoff resend resent redeliver',
+  'wrong incorrect invalid bad disagree mismatch differ',
+  'round rounding decimal precision cent cents total totals amount amounts',
+  'redirect redirects loop bounce',
+  'build builds compile compiling bundle webpack vite tsc native',
+  'docker dockerfile container image',
+  'dependency dependencies package packages npm upgrade bump version',
+  'doc docs documentation readme',
+  'accessibility a11y screenreader reader aria blind voiceover',
+  'websocket websockets socket realtime live',
+  'encode encoding utf8 unicode charset emoji garbled accent accents characters',
+  'pagination paginate page cursor offset skip skips',
+  'sort sorted sorting order ordered ordering',
+  'count total sum number',
+  'load concurrency concurrent traffic spike',
+  'proxy proxies gateway balancer forwarded',
+];
+
+/** Porter stem of a lower-cased word (kept as is when stemming would leave almost nothing). */
+export function stem(word: string): string {
+  if (word.length <= 3 || /\d/.test(word)) return word;
+  return stemmer(word);
+}
+
+const SYNONYMS: Map<string, string[]> = (() => {
+  const map = new Map<string, Set<string>>();
+  for (const group of SYNONYM_GROUPS) {
+    const stems = [...new Set(group.split(/\s+/).flatMap((w) => w.split('-').join('') === w ? [stem(w)] : [stem(w), stem(w.replace(/-/g, ''))]))];
+    for (const s of stems) {
+      const set = map.get(s) ?? new Set<string>();
+      stems.forEach((o) => o !== s && set.add(o));
+      map.set(s, set);
+    }
+  }
+  return new Map([...map].map(([k, v]) => [k, [...v]]));
+})();
+
+/** The concept a stem stands for: its synonym group's first stem, or itself. */
+export function conceptOf(s: string): string {
+  return CONCEPT.get(s) ?? s;
+}
+
+const CONCEPT: Map<string, string> = (() => {
+  const map = new Map<string, string>();
+  for (const group of SYNONYM_GROUPS) {
+    const first = stem(group.split(/\s+/)[0]!);
+    for (const w of group.split(/\s+/)) if (!map.has(stem(w))) map.set(stem(w), first);
+  }
+  return map;
+})();
+
+/** The other stems of the groups `s` belongs to. */
+export function synonymsOf(s: string): readonly string[] {
+  return SYNONYMS.get(s) ?? [];
+}
+
+/**
+ * The stems of `text`: lower-cased, split at anything but letters and digits and at camelCase and
+ * snake_case joints (the joined word is kept too), common words and single characters left out.
+ */
+export function stems(text: string): string[] {
+  const out: string[] = [];
+  for (const raw of text.split(/[^\p{L}\p{N}_]+/u)) {
+    if (!raw) continue;
+    let found = TOKEN_STEMS.get(raw);
+    if (!found) {
+      found = stemsOfToken(raw);
+      if (TOKEN_STEMS.size >= TOKEN_CACHE_SIZE) TOKEN_STEMS.clear();
+      TOKEN_STEMS.set(raw, found);
+    }
+    for (const s of found) out.push(s);
+  }
+  return out;
+}
+
+/** A store's vocabulary repeats: a token's stems are worked out once (10,000 records hold ~2M tokens, ~50k distinct). */
+const TOKEN_STEMS = new Map<string, readonly string[]>();
+const TOKEN_CACHE_SIZE = 200_000;
+
+function stemsOfToken(raw: string): string[] {
+  const parts = raw
+    .replace(/([a-z\d])([A-Z])/g, '$1 $2')
+    .replace(/([A-Z]+)([A-Z][a-z])/g, '$1 $2')
+    .split(/[\s_]+/)
+    .filter(Boolean);
+  const words = parts.length > 1 ? [...parts, parts.join('')] : parts;
+  const out: string[] = [];
+  for (const w of words) {
+    const lower = w.toLowerCase();
+    if (lower.length < 2 || STOP_WORDS.has(lower)) continue;
+    if (/^\d+$/.test(lower) && !/^[1-5]\d\d$/.test(lower)) continue; // numbers, but HTTP statuses
+    out.push(stem(lower));
+  }
+  return out;
+}
+
+/** File paths a text mentions (`src/auth/saml.ts`, `lib/x.py:12`), without line numbers. */
+export function mentionedPaths(text: string): string[] {
+  const found = new Set<string>();
+  for (const m of text.matchAll(/(?:^|[\s`'"(\[<])((?:\.{0,2}\/)?(?:[\w.@-]+\/)*[\w.@-]+\.[a-zA-Z][\w]{0,9})(?::\d+(?:[-:]\d+)?)?(?=$|[\s`'")\]>,.;:!?])/gm)) {
+    const p = m[1]!.replace(/^\.\//, '');
+    if (/^\d+(\.\d+)+$/.test(p) || /^[\w-]+\.(com|org|io|net|dev|md)$/i.test(p) && !p.includes('/')) continue; // versions, bare domains
+    if (/^https?:/.test(p) || p.length > 200) continue;
+    found.add(p);
+  }
+  return [...found];
+}
+
+/**
+ * Error lines a text mentions, normalized into a signature: the line with numbers, quoted values,
+ * hex ids and paths taken out, so that the same error from another run matches.
+ */
+export function errorSignatures(text: string): string[] {
+  const found = new Set<string>();
+  for (const line of text.split('\n')) {
+    const l = line.trim();
+    if (l.length < 8 || l.length > 400) continue;
+    if (!/\b(error|exception|failed|failure|fatal|panic|traceback|cannot|can't|unable|denied|refused|timed out|timeout|undefined is not|null|ENOENT|EACCES|ECONN\w*|E[A-Z]{3,})\b/i.test(l)) continue;
+    if (!/[:(]|\bat\b|Error\b|Exception\b|E[A-Z]{3,}/.test(l)) continue;
+    found.add(errorSignature(l));
+  }
+  return [...found].filter((s) => s.split(' ').length >= 2);
+}
+
+export function errorSignature(line: string): string {
+  return line
+    .replace(/(["'`]).*?\1/g, ' ')
+    .replace(/(?:[\w.@-]+\/)+[\w.@-]+/g, ' ')
+    .replace(/\b0x[0-9a-f]+\b|\b[0-9a-f]{8,}\b/gi, ' ')
+    .replace(/\d+/g, ' ')
+    .toLowerCase()
+    .replace(/[^a-z]+/g, ' ')
+    .trim()
+    .split(' ')
+    .filter((w) => w.length > 1 && !STOP_WORDS.has(w))
+    .slice(0, 12)
+    .join(' ');
+}

@@ -1,0 +1,94 @@
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { TOOL_DEFINITIONS } from '../../src/agent/tools/definitions.js';
+import { MemoryToolHost } from '../../src/agent/tools/tool-host.js';
+import type { Task } from '../../src/ports.js';
+import { MemoryIndex } from '../../src/recall/memory-index.js';
+import { RECORDS_FILE, saveRecords } from '../../src/recall/records.js';
+import { sessionId, writeStore } from '../harness/store-fixture.js';
+
+const task: Task = { title: 'issue #9: totals', prompt: 'p', query: { title: 'totals', text: '' }, event: 'issues #9', threadKey: 'issue-9', deliveryId: 'd' };
+
+/** Calls a tool the way the module OpenCode imports does: the endpoint and token written in it. */
+async function callTool(host: MemoryToolHost, tool: string, args: unknown, token?: string): Promise<{ status: number; text: string }> {
+  const source = host.files[`${tool}.js`] ?? Object.values(host.files)[0]!;
+  const endpoint = /const ENDPOINT = "([^"]+)"/.exec(source)![1]!;
+  const real = /const TOKEN = "([^"]+)"/.exec(source)![1]!;
+  const res = await fetch(endpoint, { method: 'POST', headers: { authorization: `Bearer ${token ?? real}` }, body: JSON.stringify({ tool, args }) });
+  return { status: res.status, text: await res.text() };
+}
+
+describe('the memory tools', () => {
+  let dir: string;
+  let workspace: string;
+  let index: MemoryIndex;
+  const hosts: MemoryToolHost[] = [];
+  const host = async (readOnly = false) => {
+    const h = new MemoryToolHost({ index, task, runId: '9-1', readOnly });
+    await h.start();
+    hosts.push(h);
+    return h;
+  };
+
+  beforeEach(() => {
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'recall-tools-'));
+    workspace = fs.mkdtempSync(path.join(os.tmpdir(), 'recall-tools-ws-'));
+    fs.mkdirSync(path.join(workspace, 'src'));
+    fs.writeFileSync(path.join(workspace, 'src', 'x.ts'), 'a\nb\nconst total = round(sum);\n');
+    writeStore(dir, [{ id: sessionId('live'), said: ['Invoice totals off by a cent'] }]);
+    saveRecords(path.join(dir, RECORDS_FILE), [
+      { id: 'run-1-1', kind: 'run', threadKey: 'issue-1', event: 'issues #1', title: 'issue #1: Invoice totals off by a cent', request: 'The PDF total is a cent off.', outcome: 'answered', text: 'Lines are rounded before summing.', labels: [], paths: [], errors: [], citations: [], links: [], at: '2026-11-01T00:00:00Z', sessionId: sessionId('gone') },
+    ]);
+    index = new MemoryIndex({ memoryDir: dir, workingFile: path.join(workspace, 'idx.json'), workspace, threadOf: () => undefined, clock: () => new Date('2026-11-20T00:00:00Z') });
+  });
+  afterEach(async () => {
+    await Promise.all(hosts.splice(0).map((h) => h.stop()));
+    fs.rmSync(dir, { recursive: true, force: true });
+    fs.rmSync(workspace, { recursive: true, force: true });
+  });
+
+  it('each description says what its arguments do and their defaults', () => {
+    for (const [name, def] of Object.entries(TOOL_DEFINITIONS)) {
+      expect(def.description.length, name).toBeGreaterThan(60);
+      for (const [arg, schema] of Object.entries(def.args)) {
+        expect(String(schema.description), `${name}.${arg}`).toMatch(/\w/);
+        if (!['query', 'id', 'subject', 'fact'].includes(arg)) expect(String(schema.description), `${name}.${arg}`).toMatch(/Default: /);
+      }
+    }
+  });
+
+  it('search, list, read and info answer from the index; a record read is a use', async () => {
+    const h = await host();
+    const search = await callTool(h, 'memory_search', { query: 'invoice total rounding cent' });
+    expect(search.status).toBe(200);
+    expect(search.text).toMatch(/^run-1-1 · issue-1 · 2026-11-01 · answered · score [\d.]+ · session pruned/);
+    expect((await callTool(h, 'memory_list', { kind: 'run' })).text).toContain('run-1-1 · issue-1');
+    const read = await callTool(h, 'memory_read', { id: 'run-1-1' });
+    expect(read.text).toContain('Lines are rounded before summing.');
+    expect(index.all().find((r) => r.id === 'run-1-1')!.usedAt).toBe('2026-11-20T00:00:00.000Z');
+    expect((await callTool(h, 'memory_read', { id: 'run-1-1', page: 1 })).text).toContain('no longer kept (pruned by retention)');
+    expect((await callTool(h, 'memory_info', {})).text).toMatch(/Records: 2 \(2 runs, 0 findings\).*sessions kept: 1/);
+  });
+
+  it('a saved finding is fingerprinted and recalled like any run', async () => {
+    const h = await host();
+    const saved = await callTool(h, 'memory_save_finding', { subject: 'Totals are rounded once', fact: 'Round the invoice sum once, never each line.', citations: ['src/x.ts:3'], why: 'PDF totals' });
+    expect(saved.text).toBe('Saved as finding-9-1-1; later runs will recall it. Citations: src/x.ts:3.');
+    const hit = index.recall({ title: 'rounding of invoice sums', text: 'should we round each line of the invoice?' }, { limit: 3 }).find((w) => w.record.kind === 'finding');
+    expect(hit!.record).toMatchObject({ id: 'finding-9-1-1', kind: 'finding', threadKey: 'issue-9', subject: 'Totals are rounded once' });
+    expect(hit!.citations).toEqual([expect.objectContaining({ state: 'unchanged' })]);
+  });
+
+  it('bad arguments get a sentence that says what to pass; a wrong token or a read-only run gets nothing', async () => {
+    const h = await host();
+    expect(await callTool(h, 'memory_search', {})).toEqual({ status: 400, text: 'query is required.' });
+    expect(await callTool(h, 'memory_list', { limit: 'many' })).toEqual({ status: 400, text: 'limit must be a whole number (default 10).' });
+    expect(await callTool(h, 'memory_save_finding', { subject: 's', fact: 'f', citations: 'src/x.ts:1' })).toMatchObject({ status: 400, text: expect.stringContaining('citations must be a list') });
+    expect((await callTool(h, 'memory_search', { query: 'x' }, 'f'.repeat(48))).status).toBe(403);
+    const ro = await host(true);
+    expect(Object.keys(ro.files).sort()).toEqual(['memory_info.js', 'memory_list.js', 'memory_read.js', 'memory_search.js']);
+    expect((await callTool(ro, 'memory_save_finding', { subject: 's', fact: 'f' })).status).toBe(404);
+  });
+});

@@ -1,0 +1,217 @@
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { recallQuery } from '../../src/github/task.js';
+import type { Trigger } from '../../src/github/trigger.js';
+import type { RecalledWork } from '../../src/ports.js';
+import { checkCitation, citationsIn, describeCitations } from '../../src/recall/citations.js';
+import { MemoryIndex } from '../../src/recall/memory-index.js';
+import { priorWorkSection } from '../../src/recall/prior-work.js';
+import { recordFromSession, withoutQuotedSections } from '../../src/recall/rebuild.js';
+import { loadRecords, mergeRecords, RECORDS_FILE, retainRecords, saveRecords, validRecord, type RunRecord } from '../../src/recall/records.js';
+import { formatRunSummary } from '../../src/recall/run-summary.js';
+import { RecordSearch } from '../../src/recall/search.js';
+import { redactFile } from '../../src/memory/scrub.js';
+import { sessionId, writeStore } from '../harness/store-fixture.js';
+
+const NOW = new Date('2026-11-20T00:00:00Z');
+
+function record(id: string, o: Partial<RunRecord>): RunRecord {
+  return { id, kind: 'run', threadKey: '', event: '', title: '', request: '', outcome: 'answered', text: '', labels: [], paths: [], errors: [], citations: [], links: [], at: '2026-11-01T00:00:00Z', ...o };
+}
+
+const STORE = [
+  record('run-1-1', { threadKey: 'issue-1', title: 'issue #1: Login fails with SSO on Safari', request: 'Safari users are sent back to the login page after the SAML redirect.', text: 'The session cookie lacks Secure, so Safari drops it: src/auth/saml.ts sets SameSite=None.', paths: ['src/auth/saml.ts'] }),
+  record('run-2-1', { threadKey: 'issue-2', title: 'issue #2: CSV export has no header row', request: 'The exported CSV starts with data; no column names.', text: 'writeRows in src/export/csv.ts never writes the header line.', paths: ['src/export/csv.ts'] }),
+  record('run-3-1', { threadKey: 'issue-3', title: 'issue #3: Dark mode chart labels unreadable', request: 'In dark mode the chart axis labels are black on black.', text: 'The chart theme ignores the colour tokens.' }),
+  record('run-4-1', { threadKey: 'issue-4', title: 'issue #4: Upload test flaky in CI', request: 'upload.spec.ts times out now and then: Error: Timeout of 5000ms exceeded', text: 'The test waits on a real S3; mock it.', errors: ['Error: Timeout of 5000ms exceeded'] }),
+  record('run-5-1', { threadKey: 'issue-5', title: 'issue #5: Webhook signature check fails', request: 'Stripe webhooks are rejected: signature mismatch.', text: 'The raw body is parsed before verification.' }),
+];
+
+describe('ranked recall over records', () => {
+  const search = new RecordSearch(STORE, NOW);
+  const ids = (q: Parameters<RecordSearch['search']>[0]) => search.search(q, { limit: 5 }).map((h) => h.record.id);
+
+  it('matches stems and the words people use for the same thing', () => {
+    expect(ids({ title: 'Exported spreadsheet is missing column headings', text: 'When I download the spreadsheet the first row is already data.' })).toEqual(['run-2-1']);
+    expect(ids({ title: 'Sign-in loop on iPhone', text: 'After signing in through our identity provider, iPhone users land on the sign-in page again.' })[0]).toBe('run-1-1');
+  });
+
+  it('a shared file or error signature finds a run the words alone would not', () => {
+    expect(ids({ title: 'Refactor', text: 'Tidy up.', paths: ['src/export/csv.ts'] })).toEqual(['run-2-1']);
+    expect(ids({ title: 'CI red', text: 'Error: Timeout of 5000ms exceeded in beforeAll' })).toEqual(['run-4-1']);
+  });
+
+  it('an event with no related past finds nothing, so it gets no prior-work section', () => {
+    expect(ids({ title: 'Add Apple Pay to the pricing page', text: 'Customers ask to pay with Apple Pay.' })).toEqual([]);
+    expect(ids({ title: 'Support Reply-To on outgoing mail', text: 'Admins want to set a Reply-To address.' })).toEqual([]);
+  });
+
+  it('the same thread counts as related', () => {
+    expect(ids({ title: 'follow-up', text: 'any news?', threadKey: 'issue-5' })).toEqual(['run-5-1']);
+  });
+});
+
+describe('the query an event makes', () => {
+  const act = (o: Partial<Extract<Trigger, { kind: 'act' }>>): Extract<Trigger, { kind: 'act' }> => ({
+    kind: 'act', mode: 'answer', threadKey: 'pr-7', deliveryId: 'c-1', actor: { login: 'a', isBot: false }, request: '', ...o,
+  });
+  it('leaves out bot mentions and the step prompt, and keeps labels, files and a person\'s request', () => {
+    const q = recallQuery(
+      act({
+        mode: 'review',
+        request: 'Review this pull request thoroughly.',
+        subject: { kind: 'pull request', number: 7, title: 'Fix rounding', body: '@recall-bot please review. Rounds totals once.', author: 'a', labels: ['billing'] },
+      }),
+      { changedFiles: ['src/x.ts'] },
+    );
+    expect(q.text).not.toMatch(/@recall-bot|Review this pull request/);
+    expect(q.text).toContain('Rounds totals once.');
+    expect(q).toMatchObject({ title: 'Fix rounding', labels: ['billing'], paths: ['src/x.ts'], threadKey: 'pr-7' });
+    const comment = recallQuery(act({ request: 'why does CSV export drop the header?', triggerComment: { id: 1, createdAt: '', body: '/recall why ...' }, subject: { kind: 'issue', number: 2, title: 'Export', body: '', author: 'a', labels: [] } }), {});
+    expect(comment.text).toContain('why does CSV export drop the header?');
+  });
+});
+
+describe('citations', () => {
+  let dir: string;
+  beforeEach(() => {
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'recall-cite-'));
+    fs.mkdirSync(path.join(dir, 'src'));
+    fs.writeFileSync(path.join(dir, 'src', 'x.ts'), Array.from({ length: 20 }, (_, i) => `const v${i + 1} = ${i + 1};`).join('\n'));
+  });
+  afterEach(() => fs.rmSync(dir, { recursive: true, force: true }));
+
+  it('are fingerprinted when made and checked later: unchanged, moved, changed, gone', () => {
+    const [c] = citationsIn('The bug is at src/x.ts:10 (see there).', dir);
+    expect(c).toMatchObject({ path: 'src/x.ts', line: 10, fingerprint: expect.stringMatching(/^[0-9a-f]{16}$/) });
+    expect(checkCitation(c!, dir).state).toBe('unchanged');
+    const file = path.join(dir, 'src', 'x.ts');
+    fs.writeFileSync(file, `// a new first line\n${fs.readFileSync(file, 'utf8')}`);
+    expect(checkCitation(c!, dir)).toMatchObject({ state: 'moved', line: 11 });
+    fs.writeFileSync(file, fs.readFileSync(file, 'utf8').replace('const v10 = 10;', 'const v10 = 11;'));
+    const changed = checkCitation(c!, dir);
+    expect(changed.state).toBe('changed');
+    expect(describeCitations([changed])).toBe('the cited code in src/x.ts:10 has changed since.');
+    fs.rmSync(file);
+    expect(checkCitation(c!, dir).state).toBe('gone');
+  });
+
+  it('never read outside the checkout', () => {
+    expect(citationsIn('see ../../etc/passwd:1', dir).every((c) => !c.fingerprint)).toBe(true);
+    expect(checkCitation({ path: '../outside.ts', line: 1, fingerprint: '0123456789abcdef' }, dir).state).toBe('gone');
+  });
+});
+
+describe('records', () => {
+  it('only records of the shape Recall writes are loaded', () => {
+    expect(validRecord({ id: 'run-1-1', kind: 'run', outcome: 'answered', at: '2026-11-01T00:00:00Z' })).toBeDefined();
+    expect(validRecord({ id: '../x', kind: 'run', outcome: 'answered', at: '2026-11-01T00:00:00Z' })).toBeUndefined();
+    expect(validRecord({ id: 'run-1', kind: 'shell', outcome: 'answered', at: '2026-11-01T00:00:00Z' })).toBeUndefined();
+    const r = validRecord({ id: 'run-1', kind: 'run', outcome: 'answered', at: '2026-11-01T00:00:00Z', citations: [{ path: '/etc/passwd', line: 1 }, { path: 'src/a.ts', line: 2 }], links: ['javascript:alert(1)', 'https://github.com/o/r/pull/1'] });
+    expect(r!.citations.map((c) => c.path)).toEqual(['src/a.ts']);
+    expect(r!.links).toEqual(['https://github.com/o/r/pull/1']);
+  });
+
+  it('are kept by their own retention: made or used within the days, the least recently used going first past the bound', () => {
+    const old = record('a', { at: '2025-01-01T00:00:00Z' });
+    const usedLately = record('b', { at: '2025-01-01T00:00:00Z', usedAt: '2026-11-10T00:00:00Z' });
+    const recent = record('c', { at: '2026-11-15T00:00:00Z' });
+    expect(retainRecords([old, usedLately, recent], { maxAgeDays: 365, maxRecords: 10 }, NOW).map((r) => r.id)).toEqual(['c', 'b']);
+    expect(retainRecords([old, usedLately, recent], { maxAgeDays: 3650, maxRecords: 2 }, NOW).map((r) => r.id)).toEqual(['c', 'b']);
+  });
+
+  it('an overlapping run\'s records are merged in, and credentials are redacted from the file', () => {
+    const a = fs.mkdtempSync(path.join(os.tmpdir(), 'recall-rec-'));
+    const b = fs.mkdtempSync(path.join(os.tmpdir(), 'recall-rec-'));
+    try {
+      saveRecords(path.join(a, RECORDS_FILE), [record('run-1', { text: 'token ghp_secretsecret123 leaked' })]);
+      saveRecords(path.join(b, RECORDS_FILE), [record('run-1', { text: 'theirs' }), record('run-2', {})]);
+      expect(mergeRecords(a, b)).toBe(1);
+      expect(loadRecords(a).records.map((r) => r.id)).toEqual(['run-1', 'run-2']);
+      expect(redactFile(path.join(a, RECORDS_FILE), ['ghp_secretsecret123'])).toBe(1);
+      expect(fs.readFileSync(path.join(a, RECORDS_FILE), 'utf8')).not.toContain('ghp_secret');
+      expect(loadRecords(a).records[0]!.text).toBe('token [REDACTED] leaked');
+    } finally {
+      fs.rmSync(a, { recursive: true, force: true });
+      fs.rmSync(b, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('records rebuilt from sessions', () => {
+  it('come from the latest run summary, without the sections Recall quoted from other runs', () => {
+    const prompt = 'Investigate.\n\n## Earlier comments\n\nsomeone said SAML\n\n## Prior work recalled from earlier runs\n\nother run about CSV';
+    expect(withoutQuotedSections(prompt)).toBe('Investigate.');
+    const summary = formatRunSummary({ task: prompt, event: 'issues opened #9', outcome: 'answered', answer: 'Fixed in src/a.ts', recalled: [], finishedAt: new Date('2026-10-01T00:00:00Z'), runUrl: 'https://github.com/o/r/actions/runs/1' });
+    const r = recordFromSession({ id: sessionId('s'), title: 'issue #9: x', createdAt: 0, updatedAt: 0, texts: [{ role: 'user', text: prompt }, { role: 'assistant', text: 'Fixed in src/a.ts' }, { role: 'user', text: summary }] }, 'issue-9');
+    expect(r).toMatchObject({ threadKey: 'issue-9', event: 'issues opened #9', request: 'Investigate.', text: 'Fixed in src/a.ts', at: '2026-10-01T00:00:00.000Z', paths: ['src/a.ts'], runUrl: 'https://github.com/o/r/actions/runs/1' });
+    expect(JSON.stringify(r)).not.toContain('CSV');
+  });
+});
+
+describe('the index of past work over a store', () => {
+  let dir: string;
+  let workspace: string;
+  beforeEach(() => {
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'recall-index-'));
+    workspace = fs.mkdtempSync(path.join(os.tmpdir(), 'recall-ws-'));
+  });
+  afterEach(() => {
+    fs.rmSync(dir, { recursive: true, force: true });
+    fs.rmSync(workspace, { recursive: true, force: true });
+  });
+
+  it('lists every top-level session whatever project filed it, rebuilds missing records, and keeps records whose session is gone', () => {
+    const a = sessionId('a');
+    const b = sessionId('b');
+    writeStore(dir, [
+      { id: a, said: ['Login fails with SSO on Safari'] },
+      { id: b, said: ['CSV export has no header row'], time: Date.UTC(2026, 10, 2) },
+      { id: sessionId('child'), said: ['a subagent'], parent: a },
+    ]);
+    // A record of a session pruned long ago, kept in the index.
+    saveRecords(path.join(dir, RECORDS_FILE), [record('run-0-1', { title: 'SAML cookie lacks Secure', text: 'Safari drops the SSO cookie.', sessionId: sessionId('gone') })]);
+    const index = new MemoryIndex({ memoryDir: dir, workingFile: path.join(workspace, 'working.json'), workspace, threadOf: () => undefined, clock: () => NOW });
+    expect(index.sessions().map((s) => s.id).sort()).toEqual([a, b].sort());
+    expect(index.rebuilt).toBe(2);
+    expect(index.sizeOf([a])).toBeGreaterThan(index.sizeOf([b])); // a's child session counts with it
+    expect(index.childrenOf([a, b])).toEqual(new Map([[a, [sessionId('child')]], [b, []]]));
+    const found = index.recall({ title: 'SSO login broken on Safari', text: 'Safari users cannot sign in with SSO: is the SAML cookie dropped?' }, { limit: 3 });
+    expect(found.map((w) => [w.record.id, w.sessionLive])).toEqual(expect.arrayContaining([['run-0-1', false], [`session-${a}`, true]]));
+    expect(found.every((w) => w.record.usedAt === NOW.toISOString())).toBe(true);
+    index.save();
+    expect(fs.existsSync(path.join(dir, RECORDS_FILE)) && loadRecords(dir).records.length).toBe(1); // memory itself is untouched until the save
+    expect(loadRecords(workspace, { workingFile: path.join(workspace, 'working.json') }).records).toHaveLength(3);
+  });
+});
+
+describe('the prior-work section', () => {
+  const work = (id: string, text: string, o: Partial<RecalledWork> = {}): RecalledWork => ({
+    record: record(id, { title: `issue: ${id}`, text, threadKey: 'issue-1', sessionId: sessionId(id), runUrl: 'https://github.com/o/r/actions/runs/1' }),
+    matched: [], score: 1, citations: [], sessionLive: true, ...o,
+  });
+
+  it('says where each run is, what became of its citations, and stays within its budget', () => {
+    const section = priorWorkSection(
+      [
+        work('run-1', 'A'.repeat(5_000), { sessionLive: false, citations: [{ citation: { path: 'src/auth/saml.ts', line: 42 }, state: 'changed' }] }),
+        work('run-2', 'B'.repeat(5_000)),
+        work('run-3', 'C'.repeat(5_000)),
+      ],
+      { budget: 3_000, tools: true },
+    );
+    expect(section.length).toBeLessThanOrEqual(3_000);
+    expect(section).toContain('the cited code in src/auth/saml.ts:42 has changed since');
+    expect(section).toContain('its session was pruned; this is its record');
+    expect(section).toContain('Link: https://github.com/o/r/actions/runs/1');
+    expect(section).toContain('`memory_read` with its id');
+    expect(section).toMatch(/Also related, left out to fit: `run-3`|id `run-3`/);
+  });
+
+  it('is empty when nothing was recalled or the budget is 0', () => {
+    expect(priorWorkSection([], { budget: 6_000, tools: true })).toBe('');
+    expect(priorWorkSection([work('run-1', 'x')], { budget: 0, tools: true })).toBe('');
+  });
+});
