@@ -2,7 +2,7 @@
 import { execFileSync } from 'node:child_process';
 import { rmSync } from 'node:fs';
 
-const ENTRIES = { main: 'src/main.ts', post: 'src/post.ts', cli: 'src/cli/index.ts' };
+const ENTRIES = { main: 'src/index.ts', post: 'src/index-post.ts', cli: 'src/cli/index.ts' };
 for (const [entry, source] of Object.entries(ENTRIES)) {
   rmSync(`dist/${entry}`, { recursive: true, force: true });
   execFileSync(

@@ -23,6 +23,10 @@ export interface Inputs {
   maxSessions: number;
   maxAgeDays: number;
   recordRetentionDays: number;
+  /** The agent's limits, in ms and USD (undefined: none). */
+  timeoutMs: number | undefined;
+  inactivityMs: number | undefined;
+  maxCostUsd: number | undefined;
   priorWorkChars: number;
   memoryKeyPrefix: string;
   memoryBackend: MemoryBackendName;
@@ -47,6 +51,9 @@ export const INPUT_DEFAULTS = {
   'max-sessions': '50',
   'max-age-days': '30',
   'record-retention-days': '365',
+  'timeout-minutes': '30',
+  'inactivity-minutes': '10',
+  'max-cost-usd': '',
   'prior-work-chars': '6000',
   'memory-key-prefix': 'recall',
   'memory-backend': 'actions-cache',
@@ -105,6 +112,9 @@ export function readInputs(read: Read): Inputs {
     maxSessions: wholeNumber('max-sessions', get('max-sessions')),
     maxAgeDays: wholeNumber('max-age-days', get('max-age-days')),
     recordRetentionDays: wholeNumber('record-retention-days', get('record-retention-days')),
+    timeoutMs: limitMinutes('timeout-minutes', get('timeout-minutes')),
+    inactivityMs: limitMinutes('inactivity-minutes', get('inactivity-minutes')),
+    maxCostUsd: dollars('max-cost-usd', get('max-cost-usd')),
     priorWorkChars: wholeNumber('prior-work-chars', get('prior-work-chars')),
     memoryKeyPrefix,
     memoryBackend,
@@ -169,4 +179,23 @@ function parseConfig(value: string): Record<string, unknown> {
     throw new InputError('Input opencode-config must be a JSON object (an OpenCode config), not an array or a single value');
   }
   return parsed as Record<string, unknown>;
+}
+
+/** A limit in minutes (fractions allowed); 0 turns it off. In ms. */
+function limitMinutes(name: string, value: string): number | undefined {
+  const n = Number(value);
+  if (!/^\d+(\.\d+)?$/.test(value) || !Number.isFinite(n)) {
+    throw new InputError(`Input ${name} is "${value}": write a number of minutes, like 30 (0 turns the limit off)`);
+  }
+  return n === 0 ? undefined : Math.round(n * 60_000);
+}
+
+/** An amount in US dollars, or undefined when empty. */
+function dollars(name: string, value: string): number | undefined {
+  if (value === '') return undefined;
+  const n = Number(value.replace(/^\$/, ''));
+  if (!/^\$?\d+(\.\d+)?$/.test(value) || !(n > 0)) {
+    throw new InputError(`Input ${name} is "${value}": write an amount in US dollars, like 2.50, or leave it empty for no cap`);
+  }
+  return n;
 }

@@ -27,9 +27,9 @@ import { ThreadIndex } from './recall/threads.js';
 import { MemoryIndex } from './recall/memory-index.js';
 import { DEFAULT_RECORD_RETENTION } from './recall/records.js';
 import { MemoryToolHost } from './agent/tools/tool-host.js';
-import { setFailureOutputs, setRunOutputs, setSkippedOutputs, writeJobSummary } from './report/outputs.js';
-import { RunFailed, run } from './run.js';
-import { ActionState } from './state.js';
+import { setFailureOutputs, setRunOutputs, setSkippedOutputs, writeFailureSummary, writeJobSummary } from './report/outputs.js';
+import { RunFailed, run as runRecall } from './run.js';
+import { ActionState, saveWorkingComment } from './state.js';
 
 const MAX_MODEL_RETRIES = 3;
 const PRIOR_WORK_LIMIT = 3;
@@ -49,7 +49,7 @@ function alreadyAnswered(comments: readonly IssueComment[], trigger: Act): boole
   return comments.some((c) => c.authorIsBot && c.body.includes(marker) && !c.body.includes(FAILED) && !c.body.includes(WORKING));
 }
 
-async function main(env: NodeJS.ProcessEnv = process.env): Promise<void> {
+async function main(env: NodeJS.ProcessEnv): Promise<void> {
   const inputs: Inputs = readInputs((name) => core.getInput(name));
   if (inputs.githubToken) core.setSecret(inputs.githubToken);
   if (inputs.memorySigningKey) core.setSecret(inputs.memorySigningKey);
@@ -84,7 +84,7 @@ async function main(env: NodeJS.ProcessEnv = process.env): Promise<void> {
   const layout = memoryLayout(env.RUNNER_TEMP || os.tmpdir());
   const credentials = () => runCredentials(env, layout.agentStateDir);
   const reporter: Reporter = subject
-    ? new ThreadReporter({ api, trigger: { ...trigger, subject }, pull, runUrl, warn: core.warning, info: core.info })
+    ? new ThreadReporter({ api, trigger: { ...trigger, subject }, pull, runUrl, warn: core.warning, info: core.info, onWorking: saveWorkingComment })
     : silentReporter;
   await reporter.started();
 
@@ -119,7 +119,9 @@ async function main(env: NodeJS.ProcessEnv = process.env): Promise<void> {
     await writeJobSummary(task, result);
     await reporter.answered(result);
   } catch (error) {
-    await reporter.failed(outbound(failureMessage(error), credentials(), ctx.serverUrl));
+    const said = outbound(failureMessage(error), credentials(), ctx.serverUrl);
+    await reporter.failed(said);
+    await writeFailureSummary(trigger.threadKey, said).catch(() => undefined);
     throw error;
   }
 }
@@ -167,6 +169,7 @@ async function runPipeline(
     userConfig: inputs.opencodeConfig,
     model: inputs.model,
     maxModelRetries: MAX_MODEL_RETRIES,
+    limits: { timeoutMs: inputs.timeoutMs, inactivityMs: inputs.inactivityMs, maxCostUsd: inputs.maxCostUsd },
     untrustedCode,
     allowUnisolatedShell: inputs.allowUnisolatedShell,
     extraEnv: inputs.agentEnv,
@@ -191,7 +194,7 @@ async function runPipeline(
   });
   try {
     let threads: ThreadIndex | undefined;
-    return await run(
+    return await runRecall(
       task,
       { maxSessions: inputs.maxSessions, maxAgeDays: inputs.maxAgeDays, priorWorkLimit: PRIOR_WORK_LIMIT, priorWorkChars: inputs.priorWorkChars, runId },
       {
@@ -227,6 +230,11 @@ async function runPipeline(
   }
 }
 
-main().catch((error: unknown) => {
-  core.setFailed(describe(error));
-});
+/** The main step (src/index.ts calls it): a failure fails the step with a message that says what to do. */
+export async function run(env: NodeJS.ProcessEnv = process.env): Promise<void> {
+  try {
+    await main(env);
+  } catch (error) {
+    core.setFailed(describe(error));
+  }
+}

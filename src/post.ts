@@ -9,13 +9,16 @@ import { runCredentials } from './agent/credentials.js';
 import { describe } from './errors.js';
 import { createMemoryStore } from './memory/factory.js';
 import { memoryLayout } from './memory/layout.js';
-import { readPostState } from './state.js';
+import { readPostState, type PostState } from './state.js';
+import { createGitHubApi } from './github/api.js';
+import { stoppedNote } from './github/reporter.js';
 import { stopProcess } from './agent/stop-process.js';
 
-async function post(env: NodeJS.ProcessEnv = process.env): Promise<void> {
+async function post(env: NodeJS.ProcessEnv): Promise<void> {
   const state = readPostState();
   if (!state.savePending) {
     core.info('Memory: nothing for the post step to do (main saved it, or never restored it).');
+    await replaceWorkingComment(state, false, env);
     return;
   }
   core.info('Memory: main did not reach its save; saving from the post step.');
@@ -39,8 +42,28 @@ async function post(env: NodeJS.ProcessEnv = process.env): Promise<void> {
   const saved = await store.save();
   if (saved.warning) core.warning(saved.warning);
   if (saved.saved) core.info(`Memory saved as ${saved.key}`);
+  await replaceWorkingComment(state, saved.saved, env);
 }
 
-post().catch((error: unknown) => {
-  core.warning(`Recall's post step could not save memory: ${describe(error)}`);
-});
+/** Main was stopped (cancelled, timed out, killed) while the thread said "working": say so there. */
+async function replaceWorkingComment(state: PostState, memorySaved: boolean, env: NodeJS.ProcessEnv): Promise<void> {
+  if (!state.workingComment) return;
+  const token = core.getInput('github-token');
+  if (!token || !env.GITHUB_REPOSITORY) return;
+  const runUrl = env.GITHUB_RUN_ID ? `${env.GITHUB_SERVER_URL || 'https://github.com'}/${env.GITHUB_REPOSITORY}/actions/runs/${env.GITHUB_RUN_ID}` : undefined;
+  try {
+    await createGitHubApi(token, env.GITHUB_REPOSITORY).updateComment(state.workingComment.id, stoppedNote(state.workingComment.marker, memorySaved, runUrl));
+    core.info('The thread\'s "working" comment now says the run was stopped.');
+  } catch (error) {
+    core.warning(`Could not update the thread's "working" comment: ${describe(error)}`);
+  }
+}
+
+/** The post step (src/index-post.ts calls it). It never fails the job. */
+export async function run(env: NodeJS.ProcessEnv = process.env): Promise<void> {
+  try {
+    await post(env);
+  } catch (error) {
+    core.warning(`Recall's post step could not save memory: ${describe(error)}`);
+  }
+}

@@ -81,6 +81,7 @@ export class RunFailed extends Error {
     readonly memoryStatus: MemoryStatus,
     readonly sessionId: string | undefined,
     readonly recalled: RecalledWork[],
+    readonly durationMs: number,
     options?: { cause?: unknown },
   ) {
     super(message, options);
@@ -88,6 +89,7 @@ export class RunFailed extends Error {
   }
 }
 
+const PRUNE_CONCURRENCY = 8;
 const NO_TOKENS: TokenUsage = { input: 0, output: 0, reasoning: 0, cacheRead: 0, cacheWrite: 0 };
 
 export async function run(task: Task, settings: RunSettings, ports: RunPorts): Promise<RunResult> {
@@ -229,7 +231,7 @@ export async function run(task: Task, settings: RunSettings, ports: RunPorts): P
         // the post step saves what there is
       }
     }
-    throw new RunFailed(describe(error), restored.status, sessionId, recalled, { cause: error });
+    throw new RunFailed(describe(error), restored.status, sessionId, recalled, clock().getTime() - startedAt.getTime(), { cause: error });
   }
 }
 
@@ -276,15 +278,17 @@ async function pruneSessions(
   log: Logger,
 ): Promise<PruneReport> {
   const pruned: string[] = [];
-  for (const session of doomed) {
+  const prune = async (id: string) => {
     try {
-      for (const child of children.get(session.id) ?? []) await server.deleteSession(child).catch(() => undefined); // gone with an earlier one
-      await server.deleteSession(session.id);
-      pruned.push(session.id);
+      for (const child of children.get(id) ?? []) await server.deleteSession(child).catch(() => undefined); // gone with an earlier one
+      await server.deleteSession(id);
+      pruned.push(id);
     } catch (error) {
-      log.warning(`Could not prune session ${session.id}: ${describe(error)}`);
+      log.warning(`Could not prune session ${id}: ${describe(error)}`);
     }
-  }
+  };
+  // A few at a time: one request after another took 2.6 s for 202 sessions.
+  for (let i = 0; i < doomed.length; i += PRUNE_CONCURRENCY) await Promise.all(doomed.slice(i, i + PRUNE_CONCURRENCY).map((s) => prune(s.id)));
   const report = { pruned, remaining: total - pruned.length, freedBytes: pruned.length === doomed.length ? freedBytes : 0 };
   if (pruned.length > 0) {
     log.info(`Pruned ${pruned.length} session(s) past the retention rule (${pruned.join(', ')}); ${report.remaining} remain; about ${(report.freedBytes / 1024).toFixed(1)} KiB freed. Their records stay in the index.`);

@@ -16,6 +16,7 @@ const MEMORY_PREFIXES = 'memory-restore-prefixes';
 const MEMORY_BACKEND = 'memory-backend';
 const MEMORY_PATH = 'memory-path';
 const MEMORY_ENDPOINT = 'memory-s3-endpoint';
+const WORKING_COMMENT = 'working-comment';
 
 export interface PostState {
   /** True when main restored memory and never got to save it. */
@@ -24,6 +25,8 @@ export interface PostState {
   memoryDir: string;
   keys: MemoryKeys;
   memory: MemoryChoice;
+  /** The thread's "working" comment, when main posted one and never replaced it (cancelled, killed). */
+  workingComment: { id: number; marker: string } | undefined;
 }
 
 export class ActionState implements RunState {
@@ -49,6 +52,11 @@ export class ActionState implements RunState {
   }
 }
 
+/** The thread's "working" comment, for post to replace if main never does; '' once main reported. */
+export function saveWorkingComment(comment: { id: number; marker: string } | undefined): void {
+  core.saveState(WORKING_COMMENT, comment ? JSON.stringify(comment) : '');
+}
+
 export function readPostState(): PostState {
   const pid = Number(core.getState(OPENCODE_PID));
   return {
@@ -57,6 +65,7 @@ export function readPostState(): PostState {
     memoryDir: core.getState(MEMORY_DIR),
     keys: { primary: core.getState(MEMORY_KEY), restorePrefixes: prefixes() },
     memory: { backend: (core.getState(MEMORY_BACKEND) || 'actions-cache') as MemoryBackendName, path: core.getState(MEMORY_PATH), endpoint: core.getState(MEMORY_ENDPOINT) },
+    workingComment: workingComment(),
   };
 }
 
@@ -66,5 +75,14 @@ function prefixes(): string[] {
     return Array.isArray(parsed) ? parsed.map(String) : [];
   } catch {
     return [];
+  }
+}
+
+function workingComment(): PostState['workingComment'] {
+  try {
+    const parsed = JSON.parse(core.getState(WORKING_COMMENT) || 'null') as { id?: unknown; marker?: unknown } | null;
+    return parsed && typeof parsed.id === 'number' && typeof parsed.marker === 'string' ? { id: parsed.id, marker: parsed.marker } : undefined;
+  } catch {
+    return undefined;
   }
 }

@@ -13,6 +13,7 @@ import { ISOLATION_FIX, storedGitCredentials, type Isolation } from './isolation
 import { OpenCodeAgent, type ModelRef } from './opencode.js';
 import { agentConfig, policyEnvironment, policyViolations, type AgentPolicy } from './policy.js';
 import { startOpenCodeServer } from './server.js';
+import { authFileIn, checkModelKnown, checkProviderKey, modelInUse, rejectedKeyHint } from './preflight.js';
 
 export interface OpenCodeLauncherOptions {
   binary: () => Promise<string>;
@@ -22,6 +23,8 @@ export interface OpenCodeLauncherOptions {
   userConfig: Record<string, unknown>;
   model: ModelRef | undefined;
   maxModelRetries: number;
+  /** timeout-minutes, inactivity-minutes, max-cost-usd (watch.ts). */
+  limits?: { timeoutMs?: number; inactivityMs?: number; maxCostUsd?: number };
   /** The checkout holds code nobody with write access vouched for (a fork's pull request). */
   untrustedCode: boolean;
   /** allow-unisolated-shell: keep the shell where the sandbox cannot start. */
@@ -106,6 +109,9 @@ export class OpenCodeLauncher implements AgentLauncher {
     const configCopies = copyConfiguration(this.o.parentEnv, layout.agentStateDir);
     // The checkout may name the model (OpenCode reads it; a fork's is not read).
     const project = policy === 'read-only' ? [] : projectConfigs(workspace);
+    // The most common first mistake, said before anything starts: the provider's key is not set.
+    const model = modelInUse(this.o.model, [this.o.userConfig, ...project]);
+    checkProviderKey({ model, configs: [this.o.userConfig, ...project], env: this.o.parentEnv, authFile: authFileIn(layout.agentStateDir) });
     if (!knowsProvider({ config: this.o.userConfig, model: this.o.model, projectConfigs: project })) {
       this.o.warn("Recall could not tell which model provider this run uses, so the agent gets no provider's key: set the `model` input (provider/model).");
     }
@@ -160,7 +166,14 @@ export class OpenCodeLauncher implements AgentLauncher {
       directory: workspace,
       model: this.o.model,
       maxModelRetries: this.o.maxModelRetries,
+      ...(this.o.limits ? { limits: this.o.limits } : {}),
+      rejectedKeyHint: rejectedKeyHint(model),
       stop: () => server.stop(),
+    });
+    // An unknown provider or model fails now, with OpenCode's own list, not at the prompt.
+    await checkModelKnown(agent.client, model).catch(async (error: unknown) => {
+      await server.stop();
+      throw error;
     });
     if (policy !== 'full') {
       const problems = policyViolations(await agent.agentRules().catch(async (error: unknown) => {

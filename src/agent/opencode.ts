@@ -5,6 +5,7 @@ import { createOpencodeClient, type OpencodeClient } from '@opencode-ai/sdk/v2';
 import type { AgentReply, AgentServer, TokenUsage } from '../ports.js';
 import { describe } from '../errors.js';
 import type { AgentRules } from './policy.js';
+import { watchPrompt, type RunLimits } from './watch.js';
 
 export interface ModelRef {
   providerID: string;
@@ -14,6 +15,8 @@ export interface ModelRef {
 /** The agent could not finish: the model failed, was refused, or kept failing. */
 export class AgentError extends Error {
   override name = 'AgentError';
+  /** What the run had spent when it failed, when known (a run stopped at a limit). */
+  usage?: { tokens: TokenUsage; cost: number };
 }
 
 export interface OpenCodeAgentOptions {
@@ -25,6 +28,10 @@ export interface OpenCodeAgentOptions {
   model: ModelRef | undefined;
   /** Give up after the model provider failed this many times in a row (OpenCode retries forever). */
   maxModelRetries: number;
+  /** Said after a 401/403 from the provider: which variable holds the key (preflight.ts). */
+  rejectedKeyHint?: string;
+  /** The run's limits: time, inactivity, cost (watch.ts). */
+  limits?: Omit<RunLimits, 'maxModelRetries'>;
   stop: () => Promise<void>;
 }
 
@@ -40,7 +47,7 @@ export function parseModel(model: string): ModelRef | undefined {
 }
 
 export class OpenCodeAgent implements AgentServer {
-  private readonly client: OpencodeClient;
+  readonly client: OpencodeClient;
   readonly pid: number;
 
   constructor(private readonly o: OpenCodeAgentOptions) {
@@ -65,19 +72,26 @@ export class OpenCodeAgent implements AgentServer {
   }
 
   async prompt(sessionId: string, text: string): Promise<AgentReply> {
-    const watch = this.watchRetries(sessionId);
+    const watch = watchPrompt(this.client, sessionId, { ...this.o.limits, maxModelRetries: this.o.maxModelRetries });
     try {
       const result = await this.client.session.prompt({
         sessionID: sessionId,
         ...(this.o.model ? { model: this.o.model } : {}),
         parts: [{ type: 'text', text }],
       });
-      if (watch.gaveUp()) throw new AgentError(watch.gaveUp()!);
+      if (watch.stopped()) {
+        const error = new AgentError(watch.stopped()!);
+        if (result.data) error.usage = await this.usageSince(sessionId, result.data.info.parentID).catch(() => undefined);
+        throw error;
+      }
       if (result.error || !result.data) {
         throw new AgentError(`OpenCode refused the prompt: ${JSON.stringify(result.error ?? 'no answer')}`);
       }
       const { info, parts } = result.data;
-      if (info.error) throw new AgentError(`The model failed: ${errorText(info.error)}`);
+      if (info.error) {
+        const status = (info.error.data as { statusCode?: number } | undefined)?.statusCode;
+        throw new AgentError(`The model failed: ${errorText(info.error)}${status === 401 || status === 403 ? (this.o.rejectedKeyHint ?? '') : ''}`);
+      }
       const answer = parts
         .filter((p): p is Extract<typeof p, { type: 'text' }> => p.type === 'text' && !p.synthetic)
         .map((p) => p.text)
@@ -126,33 +140,6 @@ export class OpenCodeAgent implements AgentServer {
       cost += info.cost;
     }
     return { tokens, cost };
-  }
-
-  /**
-   * OpenCode retries a failing provider without end; watch the session's status and abort the
-   * prompt once it has retried maxModelRetries times, so a quota or outage fails the run in
-   * seconds instead of hanging until the job's timeout.
-   */
-  private watchRetries(sessionId: string): { gaveUp(): string | undefined; stop(): void } {
-    const controller = new AbortController();
-    let reason: string | undefined;
-    const loop = (async () => {
-      const { stream } = await this.client.event.subscribe({}, { signal: controller.signal });
-      for await (const event of stream) {
-        if (event.type !== 'session.status' || event.properties.sessionID !== sessionId) continue;
-        const status = event.properties.status;
-        if (status.type === 'retry' && status.attempt >= this.o.maxModelRetries) {
-          reason = `The model provider kept failing (${status.attempt} attempts): ${status.message}`;
-          await this.client.session.abort({ sessionID: sessionId }).catch(() => undefined);
-          controller.abort();
-        }
-      }
-    })();
-    loop.catch(() => undefined);
-    return {
-      gaveUp: () => reason,
-      stop: () => controller.abort(),
-    };
   }
 }
 

@@ -44,6 +44,8 @@ export interface ThreadReporterOptions {
   runUrl: string | undefined;
   warn: (message: string) => void;
   info: (message: string) => void;
+  /** The "working" comment exists (its id), or was replaced by the outcome (undefined): for the post step. */
+  onWorking?: (comment: { id: number; marker: string } | undefined) => void;
 }
 
 export function footer(result: RunResult | undefined, runUrl: string | undefined): string {
@@ -78,6 +80,7 @@ export class ThreadReporter implements Reporter {
     const working = `${this.marker}\n${WORKING}${runUrl ? `: [follow the job](${runUrl})` : ''}.`;
     const posted = await api.createComment(trigger.subject.number, working);
     this.commentId = posted.id;
+    this.o.onWorking?.({ id: posted.id, marker: this.marker });
     this.o.info(`Working comment: ${posted.url}`);
   }
 
@@ -124,5 +127,12 @@ export class ThreadReporter implements Reporter {
     } else {
       await api.updateComment(this.commentId, body);
     }
+    this.o.onWorking?.(undefined);
   }
+}
+
+/** What the post step writes over a "working" comment main never replaced. A re-run answers again. */
+export function stoppedNote(marker: string, memorySaved: boolean, runUrl: string | undefined): string {
+  const memory = memorySaved ? 'Memory was saved, so a re-run continues from what the agent had done.' : 'Memory could not be saved from this run.';
+  return `${marker}\n**${FAILED}**: the job was cancelled or timed out before the agent answered. ${memory}\n\n${runUrl ? `The [run log](${runUrl}) has the details.` : 'The run log has the details.'}`;
 }

@@ -3,7 +3,7 @@
  */
 import * as core from '@actions/core';
 import type { PruneReport, RunFailed, RunResult } from '../run.js';
-import type { RecalledWork, Task } from '../ports.js';
+import type { RecalledWork, Task, TokenUsage } from '../ports.js';
 
 export const OUTPUT_NAMES = [
   'session-id',
@@ -13,6 +13,9 @@ export const OUTPUT_NAMES = [
   'memory-saved',
   'recalled-sessions',
   'response',
+  'tokens',
+  'cost',
+  'duration',
 ] as const;
 
 /** The event was not for Recall, or its sender may not make the agent act. */
@@ -24,6 +27,14 @@ export function setSkippedOutputs(threadKey: string): void {
   core.setOutput('memory-saved', 'false');
   core.setOutput('recalled-sessions', '[]');
   core.setOutput('response', '');
+  setUsageOutputs(undefined, 0);
+}
+
+/** tokens (JSON, summed over every assistant message of the run), cost (USD), duration (seconds). */
+function setUsageOutputs(usage: { tokens: TokenUsage; cost: number } | undefined, durationMs: number): void {
+  core.setOutput('tokens', JSON.stringify(usage?.tokens ?? { input: 0, output: 0, reasoning: 0, cacheRead: 0, cacheWrite: 0 }));
+  core.setOutput('cost', (usage?.cost ?? 0).toFixed(6));
+  core.setOutput('duration', (durationMs / 1000).toFixed(1));
 }
 
 export function setRunOutputs(result: RunResult, threadKey: string): void {
@@ -34,6 +45,7 @@ export function setRunOutputs(result: RunResult, threadKey: string): void {
   core.setOutput('memory-saved', String(result.memorySave.saved));
   core.setOutput('recalled-sessions', JSON.stringify(recalledSessions(result.recalled)));
   core.setOutput('response', result.response);
+  setUsageOutputs(result, result.durationMs);
 }
 
 /** The sessions of the recalled runs, whether still kept or pruned (their records stand for them). */
@@ -54,6 +66,8 @@ export function setFailureOutputs(failure: RunFailed, threadKey: string): void {
   core.setOutput('memory-saved', 'false');
   core.setOutput('recalled-sessions', JSON.stringify(recalledSessions(failure.recalled)));
   core.setOutput('response', '');
+  const spent = (failure.cause as { usage?: { tokens: TokenUsage; cost: number } } | undefined)?.usage;
+  setUsageOutputs(spent, failure.durationMs);
 }
 
 export async function writeJobSummary(task: Task, result: RunResult): Promise<void> {
@@ -67,11 +81,16 @@ export async function writeJobSummary(task: Task, result: RunResult): Promise<vo
       [{ data: 'Memory', header: true }, `${result.memoryStatus}; saved: ${result.memorySave.saved ? 'yes' : 'no'}`],
       [{ data: 'Recalled', header: true }, result.recalled.map((w) => `${w.record.id}${w.sessionLive ? '' : ' (session pruned; from its record)'}`).join(', ') || 'none'],
       [{ data: 'Pruned sessions', header: true }, pruneLine(result.prune)],
-      [{ data: 'Tokens', header: true }, `${t.input} in, ${t.output} out, ${t.reasoning} reasoning, ${t.cacheRead} cache read`],
+      [{ data: 'Tokens', header: true }, `${t.input} in, ${t.output} out, ${t.reasoning} reasoning, ${t.cacheRead} cache read, ${t.cacheWrite} cache write`],
       [{ data: 'Cost', header: true }, `$${result.cost.toFixed(4)}`],
       [{ data: 'Duration', header: true }, `${(result.durationMs / 1000).toFixed(1)} s`],
     ])
     .addHeading('Answer', 3)
     .addRaw(result.response || '_(the agent gave no text answer)_', true)
     .write();
+}
+
+/** The job summary of a run that failed: what failed and what to do, as the thread says it. */
+export async function writeFailureSummary(threadKey: string, message: string): Promise<void> {
+  await core.summary.addHeading('Recall', 2).addRaw(`Thread: ${threadKey}`, true).addHeading('The run failed', 3).addRaw(message, true).write();
 }

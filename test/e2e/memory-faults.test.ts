@@ -104,6 +104,10 @@ describe('memory faults', () => {
     expect(run.post.stdout).toContain('saving from the post step');
     expect(run.post.stdout).toMatch(/Stopping the OpenCode server main left running/);
     expect(run.post.stdout).toContain('Memory saved as recall-v1-9651-1-');
+    // The thread no longer says "working": the post step says the run was stopped, and memory kept.
+    const said = world.github.commentsOn(LATER.number).filter((c) => c.author !== 'octocat').map((c) => c.body);
+    expect(said).toEqual([expect.stringContaining('the job was cancelled or timed out before the agent answered. Memory was saved')]);
+    expect(said.join('\n')).not.toContain('Recall is working on this');
     freshRunner(world.machine);
     world.model.script({ text: 'After the cancel.' });
     const next = await world.openIssue('9652', { ...LATER, number: 3 });

@@ -45,6 +45,13 @@ describe('inputs', () => {
     expect(inputs).toMatchObject({ maxSessions: 50, maxAgeDays: 30, memoryKeyPrefix: 'recall', opencodeVersion: '1.18.33', model: undefined, opencodeConfig: {} });
   });
 
+  it('limits: minutes (fractions allowed; 0 is off) and dollars (empty is no cap)', () => {
+    expect(readInputs(from({}))).toMatchObject({ timeoutMs: 30 * 60_000, inactivityMs: 10 * 60_000, maxCostUsd: undefined });
+    expect(readInputs(from({ 'timeout-minutes': '0', 'inactivity-minutes': '0.5', 'max-cost-usd': '$2.50' }))).toMatchObject({ timeoutMs: undefined, inactivityMs: 30_000, maxCostUsd: 2.5 });
+    expect(() => readInputs(from({ 'max-cost-usd': '0' }))).toThrow(/max-cost-usd is "0": write an amount in US dollars/);
+    expect(() => readInputs(from({ 'inactivity-minutes': '-1' }))).toThrow(/inactivity-minutes is "-1": write a number of minutes/);
+  });
+
   it('a model is provider/model', () => {
     expect(readInputs(from({ model: 'anthropic/claude-sonnet-4-5' })).model).toEqual({ providerID: 'anthropic', modelID: 'claude-sonnet-4-5' });
     expect(readInputs(from({ model: 'openrouter/meta/llama' })).model).toEqual({ providerID: 'openrouter', modelID: 'meta/llama' });

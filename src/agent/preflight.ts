@@ -1,0 +1,88 @@
+/**
+ * What can be checked about the model before the agent starts (RFC-003), so that the most common
+ * first mistakes fail in seconds with a sentence that says what to do, not with OpenCode's
+ * "UnknownError ... Check server logs", which nobody on GitHub can read:
+ * - the provider's key variable is not set for the step (before OpenCode starts);
+ * - OpenCode has no such provider, or the provider no such model (once it runs, from its own list).
+ */
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import type { OpencodeClient } from '@opencode-ai/sdk/v2';
+import PROVIDER_ENV from './provider-env.json' with { type: 'json' };
+import type { ModelRef } from './opencode.js';
+
+export class PreflightError extends Error {
+  override name = 'PreflightError';
+}
+
+/** The provider/model the run uses: the model input's, else the first configuration that names one. */
+export function modelInUse(model: ModelRef | undefined, configs: ReadonlyArray<Record<string, unknown>>): ModelRef | undefined {
+  if (model) return model;
+  for (const config of configs) {
+    const value = config.model;
+    if (typeof value === 'string' && value.indexOf('/') > 0) return { providerID: value.slice(0, value.indexOf('/')), modelID: value.slice(value.indexOf('/') + 1) };
+  }
+  return undefined;
+}
+
+/** The one variable a provider's key is read from, for providers with exactly one (most); else undefined. */
+export function keyVariable(providerID: string): string | undefined {
+  const vars = (PROVIDER_ENV as Record<string, string[]>)[providerID];
+  return vars && vars.length === 1 ? vars[0] : undefined;
+}
+
+const howToSet = (name: string) => `add it to the Recall step's env from a repository secret:\n\n    env:\n      ${name}: \${{ secrets.${name} }}`;
+
+/**
+ * Fails when the model's provider reads its key from one variable and the step does not set it
+ * (and no configuration gives the key, and no `opencode auth login` left one in auth.json).
+ */
+export function checkProviderKey(o: { model: ModelRef | undefined; configs: ReadonlyArray<Record<string, unknown>>; env: NodeJS.ProcessEnv; authFile: string }): void {
+  const model = o.model;
+  if (!model) return;
+  const name = keyVariable(model.providerID);
+  if (!name || o.env[name]) return;
+  // A configuration that defines the provider's key itself ({env:OTHER} or a literal) is its business.
+  const configured = o.configs.some((c) => {
+    const p = (c.provider as Record<string, { options?: Record<string, unknown> }> | undefined)?.[model.providerID];
+    return p?.options?.apiKey !== undefined;
+  });
+  if (configured || hasLogin(o.authFile, model.providerID)) return;
+  throw new PreflightError(`The model ${model.providerID}/${model.modelID} needs the provider's key in ${name}, which is not set for this step: ${howToSet(name)}`);
+}
+
+function hasLogin(authFile: string, providerID: string): boolean {
+  try {
+    return providerID in (JSON.parse(fs.readFileSync(authFile, 'utf8')) as Record<string, unknown>);
+  } catch {
+    return false;
+  }
+}
+
+/** Once OpenCode runs: does it have the provider and the model? (It lists the providers it can use.) */
+export async function checkModelKnown(client: OpencodeClient, model: ModelRef | undefined): Promise<void> {
+  if (!model) return;
+  const { data } = await client.config.providers(undefined, { throwOnError: true });
+  const provider = data.providers.find((p) => p.id === model.providerID);
+  if (!provider) {
+    const name = keyVariable(model.providerID);
+    const usable = data.providers.map((p) => p.id).slice(0, 12).join(', ') || 'none';
+    throw new PreflightError(
+      `OpenCode cannot use the provider "${model.providerID}" of the model ${model.providerID}/${model.modelID}` +
+        (name ? ` (is ${name} the right key?)` : '') +
+        `. Providers it can use in this run: ${usable}. Check the model input's provider name, or define the provider in opencode-config.`,
+    );
+  }
+  const models = Object.keys(provider.models ?? {});
+  if (models.length > 0 && !models.includes(model.modelID)) {
+    throw new PreflightError(`The provider ${model.providerID} has no model "${model.modelID}". Its models include: ${models.slice(0, 12).join(', ')}. Fix the model input (provider/model).`);
+  }
+}
+
+/** The sentence for a provider that rejected the key (HTTP 401/403). */
+export function rejectedKeyHint(model: ModelRef | undefined): string {
+  const name = model && keyVariable(model.providerID);
+  return name ? ` The provider rejected the key: check the secret in ${name} (its value, and that it is a ${model!.providerID} key).` : ' The provider rejected the credentials.';
+}
+
+export const authFileIn = (stateRoot: string) => path.join(stateRoot, 'xdg', 'data', 'opencode', 'auth.json');

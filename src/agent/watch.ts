@@ -1,0 +1,90 @@
+/**
+ * Watches one prompt through OpenCode's event stream and stops it at a limit (RFC-003): the model
+ * provider failing again and again (OpenCode retries forever), the run's time (`timeout-minutes`),
+ * no event from the agent for a while (`inactivity-minutes`: a model that accepted the request and
+ * never answers), and what it has cost (`max-cost-usd`, child sessions included). On a limit the
+ * session is aborted, which ends the prompt with what was done so far; the reason is a sentence a
+ * person can act on.
+ */
+import type { OpencodeClient } from '@opencode-ai/sdk/v2';
+
+export interface RunLimits {
+  /** The whole prompt, in ms (timeout-minutes). */
+  timeoutMs?: number;
+  /** No event for the session or its child sessions for this long, in ms (inactivity-minutes). */
+  inactivityMs?: number;
+  /** Stop once the assistant messages have cost more than this (max-cost-usd). */
+  maxCostUsd?: number;
+  /** Stop after this many provider retries in a row. */
+  maxModelRetries: number;
+}
+
+const minutes = (ms: number) => `${Number((ms / 60_000).toFixed(2))} min`;
+
+interface Watch {
+  /** Why the prompt was stopped, when it was. */
+  stopped(): string | undefined;
+  stop(): void;
+}
+
+export function watchPrompt(client: OpencodeClient, sessionId: string, limits: RunLimits, now: () => number = Date.now): Watch {
+  const controller = new AbortController();
+  const sessions = new Set([sessionId]);
+  const costs = new Map<string, number>();
+  let reason: string | undefined;
+  let lastEvent = now();
+  const timers: NodeJS.Timeout[] = [];
+
+  const stopWith = (why: string) => {
+    if (reason) return;
+    reason = why;
+    void client.session.abort({ sessionID: sessionId }).catch(() => undefined);
+    for (const child of sessions) if (child !== sessionId) void client.session.abort({ sessionID: child }).catch(() => undefined);
+  };
+
+  if (limits.timeoutMs !== undefined) {
+    timers.push(setTimeout(() => stopWith(`The agent was stopped after ${minutes(limits.timeoutMs!)}, the run's limit (timeout-minutes). What it did so far is kept in its session; raise timeout-minutes or narrow the request.`), limits.timeoutMs));
+  }
+  if (limits.inactivityMs !== undefined) {
+    const every = Math.max(200, Math.min(10_000, limits.inactivityMs / 4));
+    timers.push(
+      setInterval(() => {
+        if (now() - lastEvent >= limits.inactivityMs!) {
+          stopWith(`The agent was stopped: nothing happened for ${minutes(limits.inactivityMs!)} (inactivity-minutes). The model provider accepted the request and did not answer; check its status, or raise inactivity-minutes for a slow model.`);
+        }
+      }, every),
+    );
+  }
+
+  const loop = (async () => {
+    const { stream } = await client.event.subscribe({}, { signal: controller.signal });
+    for await (const event of stream) {
+      const props = event.properties as Record<string, unknown> & { sessionID?: string; info?: Record<string, unknown>; part?: { sessionID?: string } };
+      const about = props.sessionID ?? props.part?.sessionID ?? (props.info?.sessionID as string | undefined);
+      if (event.type === 'session.created' && typeof props.info?.parentID === 'string' && sessions.has(props.info.parentID)) sessions.add(String(props.info.id));
+      if (!about || !sessions.has(about)) continue;
+      lastEvent = now();
+      if (event.type === 'session.status' && about === sessionId) {
+        const status = event.properties.status as { type: string; attempt?: number; message?: string };
+        if (status.type === 'retry' && (status.attempt ?? 0) >= limits.maxModelRetries) {
+          stopWith(`The model provider kept failing (${status.attempt} attempts): ${status.message}`);
+        }
+      }
+      if (event.type === 'message.updated' && props.info?.role === 'assistant' && typeof props.info.cost === 'number') {
+        costs.set(String(props.info.id), props.info.cost);
+        const spent = [...costs.values()].reduce((a, b) => a + b, 0);
+        if (limits.maxCostUsd !== undefined && spent > limits.maxCostUsd) {
+          stopWith(`The agent was stopped: this run has cost $${spent.toFixed(4)}, more than max-cost-usd ($${limits.maxCostUsd}). What it did so far is kept in its session.`);
+        }
+      }
+    }
+  })();
+  loop.catch(() => undefined);
+  return {
+    stopped: () => reason,
+    stop: () => {
+      for (const t of timers) clearTimeout(t);
+      controller.abort();
+    },
+  };
+}

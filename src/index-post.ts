@@ -1,0 +1,4 @@
+// The action's post step (action.yml runs dist/post/index.js).
+import { run } from './post.js';
+
+void run();

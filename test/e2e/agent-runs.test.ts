@@ -1,0 +1,107 @@
+/**
+ * Running the agent, through the bundled action, the real OpenCode and the scripted model: a model
+ * that never answers ends at timeout-minutes and at inactivity-minutes, a cost cap stops a
+ * multi-step run; each time the thread says which limit, the step fails naming it, and memory is
+ * saved by the post step. Tokens, cost and duration come out as outputs; a missing key, an unknown
+ * model and a rejected key fail with what to fix.
+ */
+import * as path from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { startWorld, type World } from '../harness/world.js';
+
+let world: World;
+beforeEach(async () => {
+  world = await startWorld();
+});
+afterEach(async () => {
+  await world.stop();
+});
+
+const ISSUE = { number: 7, title: 'Totals wrong', body: 'The invoice total is off.' };
+const botSaid = () => world.github.commentsOn(ISSUE.number).filter((c) => c.author !== 'octocat').map((c) => c.body).join('\n');
+
+describe('the agent\'s limits', () => {
+  it('a model that never answers is stopped at timeout-minutes; memory is saved and the thread says why', async () => {
+    void world.model.hold(() => true, new Promise(() => undefined));
+    const started = Date.now();
+    const run = await world.openIssue('6101', ISSUE, { inputs: { 'timeout-minutes': '0.1', 'inactivity-minutes': '0' } });
+    expect(Date.now() - started).toBeLessThan(60_000);
+    expect(run.main.exitCode).toBe(1);
+    expect(run.main.stdout).toMatch(/::error::.*stopped after 0\.1 min, the run's limit \(timeout-minutes\)/);
+    expect(botSaid()).toMatch(/Recall could not finish.*timeout-minutes/s);
+    expect(run.post.stdout).toContain('Memory saved as recall-v1-6101-1-');
+  });
+
+  it('and at inactivity-minutes when nothing happens', async () => {
+    void world.model.hold(() => true, new Promise(() => undefined));
+    const run = await world.openIssue('6102', ISSUE, { inputs: { 'timeout-minutes': '0', 'inactivity-minutes': '0.1' } });
+    expect(run.main.exitCode).toBe(1);
+    expect(run.main.stdout).toMatch(/::error::.*nothing happened for 0\.1 min \(inactivity-minutes\)/);
+    expect(botSaid()).toContain('inactivity-minutes');
+    expect(run.post.stdout).toContain('Memory saved as recall-v1-6102-1-');
+  });
+
+  it('a cost cap stops a multi-step run', async () => {
+    const config = world.model.providerConfig() as { provider: { fake: { models: { scripted: Record<string, unknown> } } } };
+    config.provider.fake.models.scripted.cost = { input: 100, output: 100 }; // USD per million tokens
+    const usage = { prompt: 20_000, completion: 1_000 }; // about $2 a step (well within the context: no compaction)
+    const file = path.join(world.machine.workspace, 'README.md');
+    world.model.script(
+      { toolCalls: [{ name: 'read', arguments: { filePath: file } }], usage },
+      { toolCalls: [{ name: 'read', arguments: { filePath: file } }], usage },
+      { toolCalls: [{ name: 'read', arguments: { filePath: file } }], usage },
+      { text: 'Done after four steps.', usage },
+    );
+    const run = await world.openIssue('6103', ISSUE, { inputs: { 'opencode-config': JSON.stringify(config), 'max-cost-usd': '3' } });
+    expect(run.main.exitCode).toBe(1);
+    expect(run.main.stdout).toMatch(/::error::.*has cost \$\d+\.\d{4}, more than max-cost-usd \(\$3\)/);
+    expect(world.model.completions().length).toBeLessThan(4);
+    expect(botSaid()).toContain('max-cost-usd');
+    // What it spent before it was stopped is still reported.
+    expect(Number(run.outputs.cost)).toBeGreaterThan(3);
+    expect((JSON.parse(run.outputs.tokens!) as { input: number }).input).toBeGreaterThanOrEqual(2 * usage.prompt);
+  });
+
+  it('tokens, cost and duration are outputs, summed over every step of a tool loop', async () => {
+    const file = path.join(world.machine.workspace, 'README.md');
+    world.model.script(
+      { toolCalls: [{ name: 'read', arguments: { filePath: file } }], usage: { prompt: 100, completion: 10 } },
+      { toolCalls: [{ name: 'read', arguments: { filePath: file } }], usage: { prompt: 200, completion: 20 } },
+      { text: 'Read it twice.', usage: { prompt: 300, completion: 30 } },
+    );
+    const run = await world.openIssue('6105', ISSUE);
+    expect(run.main.exitCode, run.main.stdout).toBe(0);
+    expect(JSON.parse(run.outputs.tokens!)).toMatchObject({ input: 600, output: 60 });
+    expect(Number(run.outputs.duration)).toBeGreaterThan(0);
+    expect(run.outputs.cost).toBe('0.000000');
+    expect(run.summary).toContain('600 in, 60 out');
+  });
+
+  it('a missing provider key fails before the agent starts, naming the variable, in the log, the summary and the thread', async () => {
+    const started = Date.now();
+    const run = await world.openIssue('6106', ISSUE, { inputs: { model: 'anthropic/claude-sonnet-4-5' }, env: { ANTHROPIC_API_KEY: '' } });
+    expect(Date.now() - started).toBeLessThan(30_000);
+    expect(run.main.exitCode).toBe(1);
+    for (const where of [run.main.stdout, run.summary, botSaid()]) {
+      expect(where).toContain('The model anthropic/claude-sonnet-4-5 needs the provider\'s key in ANTHROPIC_API_KEY, which is not set for this step');
+    }
+    expect(botSaid()).toContain('ANTHROPIC_API_KEY: ${{ secrets.ANTHROPIC_API_KEY }}');
+    expect(world.model.completions()).toEqual([]);
+  });
+
+  it('an unknown model, and a key the provider rejects, fail with what to fix', async () => {
+    const unknown = await world.openIssue('6107', ISSUE, { inputs: { model: 'fake/nope' } });
+    expect(unknown.main.exitCode).toBe(1);
+    expect(unknown.main.stdout).toContain('The provider fake has no model "nope". Its models include: scripted');
+    world.model.setDefault({ status: 401, body: '{"error":{"message":"invalid x-api-key"}}' });
+    const rejected = await world.openIssue('6108', { ...ISSUE, number: 8 }, {});
+    expect(rejected.main.exitCode).toBe(1);
+    expect(rejected.main.stdout).toMatch(/::error::.*HTTP 401.*invalid x-api-key.*The provider rejected the credentials/);
+  });
+
+  it('a bad limit is refused with what to write', async () => {
+    const run = await world.openIssue('6104', ISSUE, { inputs: { 'timeout-minutes': 'soon' } });
+    expect(run.main.exitCode).toBe(1);
+    expect(run.main.stdout).toContain('Input timeout-minutes is "soon": write a number of minutes, like 30 (0 turns the limit off)');
+  });
+});
