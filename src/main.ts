@@ -11,7 +11,7 @@ import { outbound } from './github/outbound.js';
 import { findIsolation, findRunnerRoot } from './agent/isolation.js';
 import { OpenCodeLauncher } from './agent/launcher.js';
 import { describe } from './errors.js';
-import { createGitHubApi, type IssueComment, type PullDetails } from './github/api.js';
+import { createGitHubApi, type GitHubApi, type IssueComment, type PullDetails } from './github/api.js';
 import { authorize } from './github/authorize.js';
 import { readEventContext } from './github/context.js';
 import { gatherConversation } from './github/conversation.js';
@@ -26,7 +26,7 @@ import { memoryLayout, type MemoryLayout } from './memory/layout.js';
 import { ThreadIndex } from './recall/threads.js';
 import { MemoryIndex } from './recall/memory-index.js';
 import { DEFAULT_RECORD_RETENTION } from './recall/records.js';
-import { MemoryToolHost } from './agent/tools/tool-host.js';
+import { ToolHost, type Poster } from './agent/tools/tool-host.js';
 import { setFailureOutputs, setRunOutputs, setSkippedOutputs, writeFailureSummary, writeJobSummary } from './report/outputs.js';
 import { RunFailed, run as runRecall } from './run.js';
 import { ActionState, saveWorkingComment } from './state.js';
@@ -111,7 +111,8 @@ async function main(env: NodeJS.ProcessEnv): Promise<void> {
       changedFiles: conversation?.changedFiles ?? [],
       workflow: env.GITHUB_WORKFLOW,
     });
-    const result = await runPipeline(env, inputs, task, layout, credentials, pull?.isFork === true);
+    const poster = task.kind === 'job' ? jobPoster(api, credentials, ctx.serverUrl, runUrl, ctx.eventName) : undefined;
+    const result = await runPipeline(env, inputs, task, layout, credentials, pull?.isFork === true, poster);
     // The agent had the model provider's keys: none of the run's credentials leaves in what is
     // posted, and nothing it wrote makes GitHub fetch another host (outbound.ts).
     result.response = outbound(result.response, credentials(), ctx.serverUrl);
@@ -126,6 +127,19 @@ async function main(env: NodeJS.ProcessEnv): Promise<void> {
   }
 }
 
+/**
+ * How a job's agent posts (post_message): with Recall's token, never the agent's; what it wrote goes
+ * out like everything Recall posts (no credential, nothing that makes GitHub fetch another host),
+ * with a footer naming the run and Recall's marker (its own posts never trigger it).
+ */
+function jobPoster(api: GitHubApi, credentials: () => string[], serverUrl: string, runUrl: string | undefined, eventName: string): Poster {
+  return async ({ issue, title, body }) => {
+    const text = `${outbound(body, credentials(), serverUrl)}\n\n<sub>Posted by Recall from ${runUrl ? `[a ${eventName} run](${runUrl})` : `a ${eventName} run`}.</sub>\n<!-- recall:posted -->`;
+    if (issue) return (await api.createComment(issue, text)).url;
+    return (await api.createIssue(outbound(title ?? '', credentials(), serverUrl).replace(/\s+/g, ' ').slice(0, 256), text)).url;
+  };
+}
+
 function failureMessage(error: unknown): string {
   if (error instanceof RunFailed) return `The agent's run failed: ${error.message}`;
   return describe(error);
@@ -138,6 +152,7 @@ async function runPipeline(
   layout: MemoryLayout,
   credentials: () => string[],
   untrustedCode: boolean,
+  poster: Poster | undefined,
 ) {
   const clock = () => new Date();
   const log = { info: core.info, warning: core.warning };
@@ -218,7 +233,7 @@ async function runPipeline(
             clock,
           }),
         openTools: async (index, forTask) => {
-          const host = new MemoryToolHost({ index, task: forTask, runId, readOnly: untrustedCode });
+          const host = new ToolHost({ index, task: forTask, runId, readOnly: untrustedCode, ...(poster ? { poster } : {}) });
           await host.start();
           return host;
         },

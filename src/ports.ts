@@ -115,6 +115,11 @@ export interface Task {
   threadKey: string;
   /** What makes this delivery unique (comment-123): a delivery already answered is not answered again. */
   deliveryId: string;
+  /**
+   * A conversation (a person asked in a thread: the answer goes there) or a job (schedule,
+   * dispatch: nobody waits, the agent reports on its own). The agent's tools differ (RFC-003).
+   */
+  kind: 'conversation' | 'job';
 }
 
 /** A past run recall found for this event, with what became of the code it cited. */

@@ -46,6 +46,7 @@ export interface GitHubApi {
   listPullFiles(number: number): Promise<PullFile[]>;
   addReaction(target: ReactionTarget, content: 'eyes' | '+1' | 'confused' | 'rocket'): Promise<void>;
   createComment(issueNumber: number, body: string): Promise<{ id: number; url: string }>;
+  createIssue(title: string, body: string): Promise<{ number: number; url: string }>;
   updateComment(commentId: number, body: string): Promise<{ id: number; url: string }>;
   createReview(
     pullNumber: number,
@@ -140,6 +141,11 @@ export class OctokitGitHubApi implements GitHubApi {
   async createComment(issueNumber: number, body: string) {
     const { data } = await this.octokit.rest.issues.createComment({ ...this.where, issue_number: issueNumber, body });
     return { id: data.id, url: data.html_url };
+  }
+
+  async createIssue(title: string, body: string) {
+    const { data } = await this.octokit.rest.issues.create({ ...this.where, title, body });
+    return { number: data.number, url: data.html_url };
   }
 
   async updateComment(commentId: number, body: string) {

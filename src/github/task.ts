@@ -66,5 +66,6 @@ export function buildTask({ trigger, eventName, conversation, runUrl, changedFil
     runUrl,
     threadKey: trigger.threadKey,
     deliveryId: trigger.deliveryId,
+    kind: subject ? 'conversation' : 'job',
   };
 }

@@ -7,7 +7,12 @@
  */
 import * as path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { issueComment } from '../harness/payloads.js';
+import { RUNNER_TOKEN } from '../harness/runner.js';
+import type { RecordedRequest } from '../harness/fake-model.js';
 import { startWorld, type World } from '../harness/world.js';
+
+const toolNames = (r: RecordedRequest) => ((r.body as { tools?: Array<{ function: { name: string } }> }).tools ?? []).map((t) => t.function.name).sort();
 
 let world: World;
 beforeEach(async () => {
@@ -20,7 +25,7 @@ afterEach(async () => {
 const ISSUE = { number: 7, title: 'Totals wrong', body: 'The invoice total is off.' };
 const botSaid = () => world.github.commentsOn(ISSUE.number).filter((c) => c.author !== 'octocat').map((c) => c.body).join('\n');
 
-describe('the agent\'s limits', () => {
+describe('running the agent', () => {
   it('a model that never answers is stopped at timeout-minutes; memory is saved and the thread says why', async () => {
     void world.model.hold(() => true, new Promise(() => undefined));
     const started = Date.now();
@@ -97,6 +102,37 @@ describe('the agent\'s limits', () => {
     const rejected = await world.openIssue('6108', { ...ISSUE, number: 8 }, {});
     expect(rejected.main.exitCode).toBe(1);
     expect(rejected.main.stdout).toMatch(/::error::.*HTTP 401.*invalid x-api-key.*The provider rejected the credentials/);
+  });
+
+  it('a job gets post_message and a conversation does not; what a job posts goes out through Recall', async () => {
+    world.github.addIssue({ number: 7, title: ISSUE.title, body: ISSUE.body, author: 'octocat' });
+    world.model.script(
+      { toolCalls: [{ name: 'post_message', arguments: { title: 'Weekly: upload test is flaky', body: `upload.spec.ts failed 3 of 10 runs. (debug: ${RUNNER_TOKEN})` } }] },
+      { toolCalls: [{ name: 'post_message', arguments: { issue: 7, body: 'Still off by a cent this week.' } }] },
+      { toolCalls: [{ name: 'post_message', arguments: { body: 'no title' } }] },
+      { text: 'Reported.' },
+    );
+    const job = await world.runEvent('schedule', { schedule: '0 6 * * 1' }, '6201', { inputs: { prompt: 'Report flaky tests.' }, env: { GITHUB_WORKFLOW: 'Weekly triage' } });
+    expect(job.main.exitCode, job.main.stdout).toBe(0);
+    const jobRequests = world.model.completions();
+    const [opened] = world.github.openedIssues();
+    expect(opened).toMatchObject({ title: 'Weekly: upload test is flaky', body: expect.stringContaining('upload.spec.ts failed 3 of 10 runs.') });
+    expect(opened!.body).not.toContain(RUNNER_TOKEN);
+    expect(opened!.body).toMatch(/Posted by Recall from \[a schedule run\]\(.*\/actions\/runs\/6201\)/);
+    expect(world.github.commentsOn(7).map((c) => c.body)).toEqual([expect.stringContaining('Still off by a cent this week.')]);
+    const said = jobRequests.map((r) => r.messageText()).join('\n');
+    expect(said).toMatch(/Posted: https:\/\/github\.com\/.*\/issues\/\d+/);
+    expect(said).toContain('A new issue needs a title (or give issue: the number to comment on).');
+
+    world.model.script({ text: 'Answered in the thread.' });
+    const before = world.model.completions().length;
+    const conversation = await world.runEvent('issue_comment', issueComment({ issue: ISSUE, body: '/recall what changed?' }), '6202');
+    expect(conversation.main.exitCode, conversation.main.stdout).toBe(0);
+    const jobTools = toolNames(jobRequests[0]!);
+    const conversationTools = toolNames(world.model.completions()[before]!);
+    expect(jobTools.filter((t) => !conversationTools.includes(t))).toEqual(['post_message']);
+    expect(conversationTools.filter((t) => !jobTools.includes(t))).toEqual([]);
+    expect(conversationTools).toEqual(expect.arrayContaining(['memory_search', 'memory_save_finding']));
   });
 
   it('a bad limit is refused with what to write', async () => {

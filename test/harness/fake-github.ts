@@ -63,6 +63,8 @@ export interface FakeGitHub {
   reviews(): StoredReview[];
   setPermission(login: string, permission: Permission): void;
   addIssue(issue: { number: number; title: string; body: string; author: string }): void;
+  /** Issues the action opened, in order. */
+  openedIssues(): Array<{ number: number; title: string; body: string }>;
   addPull(pull: PullSeed): void;
   addComment(comment: { issue: number; body: string; author: string; authorType?: 'User' | 'Bot'; createdAt?: string; updatedAt?: string }): StoredComment;
   /** Answer the next `times` calls whose path matches with `status`. */
@@ -77,6 +79,7 @@ export async function startFakeGitHub(): Promise<FakeGitHub> {
   const calls: RecordedCall[] = [];
   const permissions = new Map<string, Permission>();
   const issues = new Map<number, { number: number; title: string; body: string; author: string }>();
+  const opened: Array<{ number: number; title: string; body: string }> = [];
   const pulls = new Map<number, PullSeed>();
   const comments: StoredComment[] = [];
   const created: Array<{ issue: number; body: string }> = [];
@@ -134,6 +137,13 @@ export async function startFakeGitHub(): Promise<FakeGitHub> {
       const perPage = Number(url.searchParams.get('per_page') ?? 30);
       const all = comments.filter((c) => c.issue === Number(m[3]));
       return [200, all.slice((page - 1) * perPage, page * perPage).map((c) => commentJson(c, m[1]!, m[2]!))];
+    }],
+    ['POST', /^\/repos\/([^/]+)\/([^/]+)\/issues$/, (m, body) => {
+      const number = Math.max(1000, ...issues.keys()) + 1;
+      const issue = { number, title: String(body?.title ?? ''), body: String(body?.body ?? ''), author: TOKEN_USER.login };
+      issues.set(number, issue);
+      opened.push(issue);
+      return [201, { number, title: issue.title, body: issue.body, user: userJson(issue.author), html_url: `https://github.com/${m[1]}/${m[2]}/issues/${number}` }];
     }],
     ['POST', /^\/repos\/([^/]+)\/([^/]+)\/issues\/(\d+)\/comments$/, (m, body) => {
       const stored = addComment({ issue: Number(m[3]), body: String(body?.body ?? ''), author: TOKEN_USER.login, authorType: 'Bot' });
@@ -237,6 +247,7 @@ export async function startFakeGitHub(): Promise<FakeGitHub> {
     reviews: () => reviews.map((r) => ({ ...r })),
     setPermission: (login, permission) => void permissions.set(login, permission),
     addIssue: (issue) => void issues.set(issue.number, issue),
+    openedIssues: () => opened.map(({ number, title, body }) => ({ number, title, body })),
     addPull: (pull) => void pulls.set(pull.number, pull),
     addComment,
     failNext: (pattern, status, times = 1) => void failures.push({ pattern, status, times }),

@@ -25,6 +25,20 @@ describe('finding the OpenCode binary', () => {
     expect(found).toBe(path.join(bin, 'opencode'));
   });
 
+  it('reads the version of an npm-installed opencode from its package.json, without running it', async () => {
+    const pkg = path.join(root, 'node_modules', 'opencode-ai');
+    fs.mkdirSync(path.join(pkg, 'bin'), { recursive: true });
+    fs.writeFileSync(path.join(pkg, 'package.json'), JSON.stringify({ name: 'opencode-ai', version: '1.18.33' }));
+    fs.writeFileSync(path.join(pkg, 'bin', 'opencode.exe'), '#!/bin/sh\nexit 1\n', { mode: 0o755 });
+    const bin = path.join(root, 'node_modules', '.bin');
+    fs.mkdirSync(bin);
+    fs.symlinkSync('../opencode-ai/bin/opencode.exe', path.join(bin, 'opencode'));
+    const ran: string[] = [];
+    const found = await resolveOpenCode({ version: '1.18.33', toolDir: root, pathEnv: bin, log: () => undefined, run: async (file) => (ran.push(file), '') });
+    expect(found).toBe(path.join(bin, 'opencode'));
+    expect(ran).toEqual([]);
+  });
+
   it('installs the wanted version with npm when PATH has another one', async () => {
     const bin = fakeOpencodeOnPath('1.0.0');
     const commands: string[][] = [];

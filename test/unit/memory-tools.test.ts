@@ -3,16 +3,16 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { TOOL_DEFINITIONS } from '../../src/agent/tools/definitions.js';
-import { MemoryToolHost } from '../../src/agent/tools/tool-host.js';
+import { ToolHost, toolsFor } from '../../src/agent/tools/tool-host.js';
 import type { Task } from '../../src/ports.js';
 import { MemoryIndex } from '../../src/recall/memory-index.js';
 import { RECORDS_FILE, saveRecords } from '../../src/recall/records.js';
 import { sessionId, writeStore } from '../harness/store-fixture.js';
 
-const task: Task = { title: 'issue #9: totals', prompt: 'p', query: { title: 'totals', text: '' }, event: 'issues #9', threadKey: 'issue-9', deliveryId: 'd' };
+const task: Task = { title: 'issue #9: totals', prompt: 'p', query: { title: 'totals', text: '' }, event: 'issues #9', threadKey: 'issue-9', deliveryId: 'd', kind: 'conversation' };
 
 /** Calls a tool the way the module OpenCode imports does: the endpoint and token written in it. */
-async function callTool(host: MemoryToolHost, tool: string, args: unknown, token?: string): Promise<{ status: number; text: string }> {
+async function callTool(host: ToolHost, tool: string, args: unknown, token?: string): Promise<{ status: number; text: string }> {
   const source = host.files[`${tool}.js`] ?? Object.values(host.files)[0]!;
   const endpoint = /const ENDPOINT = "([^"]+)"/.exec(source)![1]!;
   const real = /const TOKEN = "([^"]+)"/.exec(source)![1]!;
@@ -24,9 +24,9 @@ describe('the memory tools', () => {
   let dir: string;
   let workspace: string;
   let index: MemoryIndex;
-  const hosts: MemoryToolHost[] = [];
+  const hosts: ToolHost[] = [];
   const host = async (readOnly = false) => {
-    const h = new MemoryToolHost({ index, task, runId: '9-1', readOnly });
+    const h = new ToolHost({ index, task, runId: '9-1', readOnly });
     await h.start();
     hosts.push(h);
     return h;
@@ -49,12 +49,20 @@ describe('the memory tools', () => {
     fs.rmSync(workspace, { recursive: true, force: true });
   });
 
+  it('the tool set is built per run: post_message only in a job, and never for a fork', () => {
+    const poster = async () => 'https://github.com/o/r/issues/1';
+    expect(toolsFor({ task, readOnly: false, poster })).not.toContain('post_message');
+    expect(toolsFor({ task: { ...task, kind: 'job' }, readOnly: false, poster })).toEqual(expect.arrayContaining(['post_message', 'memory_save_finding']));
+    expect(toolsFor({ task: { ...task, kind: 'job' }, readOnly: false })).not.toContain('post_message');
+    expect(toolsFor({ task: { ...task, kind: 'job' }, readOnly: true, poster })).toEqual(['memory_search', 'memory_list', 'memory_read', 'memory_info']);
+  });
+
   it('each description says what its arguments do and their defaults', () => {
     for (const [name, def] of Object.entries(TOOL_DEFINITIONS)) {
       expect(def.description.length, name).toBeGreaterThan(60);
       for (const [arg, schema] of Object.entries(def.args)) {
         expect(String(schema.description), `${name}.${arg}`).toMatch(/\w/);
-        if (!['query', 'id', 'subject', 'fact'].includes(arg)) expect(String(schema.description), `${name}.${arg}`).toMatch(/Default: /);
+        if (!['query', 'id', 'subject', 'fact', 'body'].includes(arg)) expect(String(schema.description), `${name}.${arg}`).toMatch(/Default: /);
       }
     }
   });

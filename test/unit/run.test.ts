@@ -10,6 +10,7 @@ const task = {
   event: 'issues #2',
   threadKey: 'issue-2',
   deliveryId: 'issue-opened-2',
+  kind: 'conversation' as const,
 };
 
 /** An in-memory ThreadBook with the real one's rules. */

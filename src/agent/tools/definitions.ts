@@ -1,5 +1,6 @@
 /**
- * The memory tools Recall gives the agent (RFC-006), as OpenCode custom tools: one small module
+ * The tools Recall gives the agent: the memory tools (RFC-006) in every run, and `post_message` in
+ * a job (RFC-003), as OpenCode custom tools: one small module
  * per tool, written into OpenCode's global config directory for the run. A module only forwards
  * the call to Recall's own process (tool-host.ts) over loopback: the logic, the index and its
  * checks stay in Recall, and the module needs nothing but `fetch` (OpenCode imports tool files
@@ -11,7 +12,10 @@
  */
 
 export const MEMORY_TOOL_NAMES = ['memory_search', 'memory_list', 'memory_read', 'memory_info', 'memory_save_finding'] as const;
+/** Tools only a job (schedule, dispatch) gets: nobody waits in a thread, so the agent reports itself. */
+export const JOB_TOOL_NAMES = ['post_message'] as const;
 export type MemoryToolName = (typeof MEMORY_TOOL_NAMES)[number];
+export type ToolName = MemoryToolName | (typeof JOB_TOOL_NAMES)[number];
 /** The tools that only read memory: what a fork's read-only run gets. */
 export const READING_TOOLS: readonly MemoryToolName[] = ['memory_search', 'memory_list', 'memory_read', 'memory_info'];
 
@@ -20,7 +24,7 @@ interface ToolDefinition {
   args: Record<string, Record<string, unknown>>;
 }
 
-export const TOOL_DEFINITIONS: Record<MemoryToolName, ToolDefinition> = {
+export const TOOL_DEFINITIONS: Record<ToolName, ToolDefinition> = {
   memory_search: {
     description:
       "Search Recall's memory of earlier runs in this repository (answers, errors, findings), ranked by relevance. Returns each match's id, thread, date, outcome, what became of the code it cited, and an excerpt. Use it before investigating something that may have been looked at before.",
@@ -63,15 +67,24 @@ export const TOOL_DEFINITIONS: Record<MemoryToolName, ToolDefinition> = {
       why: { type: 'string', description: 'Why it matters for later work. Default: "" (not said).' },
     },
   },
+  post_message: {
+    description:
+      "Post a message in this repository: open a new issue, or comment on an existing issue or pull request. Recall posts it with its own token, marked as written by this run, with credentials taken out. Use it to report what this job found; at most 5 a run.",
+    args: {
+      issue: { type: 'integer', minimum: 0, description: 'The issue or pull request number to comment on. Default: 0 (open a new issue).' },
+      title: { type: 'string', description: 'The new issue\'s title (only when issue is 0). Default: "" (required for a new issue).' },
+      body: { type: 'string', description: 'The message, in GitHub Markdown.' },
+    },
+  },
 };
 
 /**
  * The module OpenCode imports for one tool: its description and arguments, and an `execute` that
  * posts the call to Recall's host with the run's token and returns what the host answers.
  */
-export function toolModule(name: MemoryToolName, endpoint: string, token: string): string {
+export function toolModule(name: ToolName, endpoint: string, token: string): string {
   const { description, args } = TOOL_DEFINITIONS[name];
-  return `// Recall's ${name} tool, written for one run (RFC-006). It forwards the call to Recall.
+  return `// Recall's ${name} tool, written for one run (RFC-003, RFC-006). It forwards the call to Recall.
 const ENDPOINT = ${JSON.stringify(endpoint)};
 const TOKEN = ${JSON.stringify(token)};
 export default {

@@ -1,7 +1,9 @@
 /**
- * Recall's side of the memory tools (RFC-006): a loopback HTTP endpoint, open for one run and
- * guarded by a random token, that answers the tool modules (definitions.ts) from the run's index.
- * The agent gets text back; a bad argument gets a sentence that says what to pass.
+ * Recall's side of the tools it gives the agent (RFC-003, RFC-006): a loopback HTTP endpoint, open
+ * for one run and guarded by a random token, that answers the tool modules (definitions.ts): the
+ * memory tools from the run's index, and in a job `post_message` through Recall's own GitHub
+ * token. The tool set is built per run. The agent gets text back; a bad argument gets a sentence
+ * that says what to pass.
  */
 import { randomBytes, timingSafeEqual } from 'node:crypto';
 import * as http from 'node:http';
@@ -9,17 +11,23 @@ import type { AddressInfo } from 'node:net';
 import type { AgentServer, AgentTools, PastWork, RecalledWork, Task } from '../../ports.js';
 import type { RunRecord } from '../../recall/records.js';
 import { describeCitations } from '../../recall/citations.js';
-import { MEMORY_TOOL_NAMES, READING_TOOLS, toolModule, type MemoryToolName } from './definitions.js';
+import { JOB_TOOL_NAMES, MEMORY_TOOL_NAMES, READING_TOOLS, toolModule, type ToolName } from './definitions.js';
 
 const MAX_BODY = 64 * 1024;
 const PAGE_CHARS = 8_000;
 /** Findings one run may save: memory is for what matters again, not a log. */
 const MAX_FINDINGS = 10;
-const LIMITS = { subject: 300, fact: 3_000, why: 600, citations: 20, citation: 300, query: 2_000 };
+const LIMITS = { subject: 300, fact: 3_000, why: 600, citations: 20, citation: 300, query: 2_000, title: 256, message: 60_000 };
+/** Messages one job may post. */
+const MAX_POSTS = 5;
+const ALL_TOOLS: readonly ToolName[] = [...MEMORY_TOOL_NAMES, ...JOB_TOOL_NAMES];
 /** An agent's own search asks for what it names: a lower bar than the startup recall's. */
 const TOOL_SEARCH_THRESHOLD = 0.08;
 
 class BadArgument extends Error {}
+
+/** Posts what the agent wrote with Recall's token (main builds it: redaction, marker, footer); the link. */
+export type Poster = (message: { issue?: number; title?: string; body: string }) => Promise<string>;
 
 export interface ToolHostOptions {
   index: PastWork;
@@ -27,15 +35,24 @@ export interface ToolHostOptions {
   runId: string;
   /** A fork's read-only run: the reading tools only. */
   readOnly: boolean;
+  /** How a job posts (post_message); without it no job gets the tool. */
+  poster?: Poster;
 }
 
-export class MemoryToolHost implements AgentTools {
+/** The tools a run gets: memory always (reading only for a fork), post_message only in a job. */
+export function toolsFor(o: Pick<ToolHostOptions, 'task' | 'readOnly' | 'poster'>): ToolName[] {
+  const memory: readonly ToolName[] = o.readOnly ? READING_TOOLS : MEMORY_TOOL_NAMES;
+  return [...memory, ...(o.task.kind === 'job' && o.poster && !o.readOnly ? JOB_TOOL_NAMES : [])];
+}
+
+export class ToolHost implements AgentTools {
   private server?: http.Server;
   private agent?: AgentServer;
   private sessionId?: string;
   private readonly token = randomBytes(24).toString('hex');
   private saved = 0;
-  readonly calls: Array<{ tool: MemoryToolName; ok: boolean }> = [];
+  private posted = 0;
+  readonly calls: Array<{ tool: ToolName; ok: boolean }> = [];
   files: Record<string, string> = {};
 
   constructor(private readonly o: ToolHostOptions) {}
@@ -51,8 +68,7 @@ export class MemoryToolHost implements AgentTools {
     this.server = server;
     const { port } = server.address() as AddressInfo;
     const endpoint = `http://127.0.0.1:${port}/tool`;
-    const names = this.o.readOnly ? READING_TOOLS : MEMORY_TOOL_NAMES;
-    this.files = Object.fromEntries(names.map((n) => [`${n}.js`, toolModule(n, endpoint, this.token)]));
+    this.files = Object.fromEntries(toolsFor(this.o).map((n) => [`${n}.js`, toolModule(n, endpoint, this.token)]));
   }
 
   attach(server: AgentServer, sessionId: string): void {
@@ -89,7 +105,7 @@ export class MemoryToolHost implements AgentTools {
     } catch {
       return reply(400, 'The call was not JSON.');
     }
-    const tool = MEMORY_TOOL_NAMES.find((n) => n === call.tool);
+    const tool = ALL_TOOLS.find((n) => n === call.tool);
     if (!tool || !Object.keys(this.files).includes(`${tool}.js`)) return reply(404, `There is no memory tool ${String(call.tool)} in this run.`);
     const args = call.args && typeof call.args === 'object' ? (call.args as Record<string, unknown>) : {};
     try {
@@ -103,7 +119,7 @@ export class MemoryToolHost implements AgentTools {
   }
 
   /** What one call answers. Exported through the host for tests that call it directly. */
-  async answer(tool: MemoryToolName, args: Record<string, unknown>): Promise<string> {
+  async answer(tool: ToolName, args: Record<string, unknown>): Promise<string> {
     const { index } = this.o;
     switch (tool) {
       case 'memory_search': {
@@ -159,6 +175,19 @@ export class MemoryToolHost implements AgentTools {
         this.saved++;
         const cited = record.citations.map((c) => `${c.path}${c.line ? `:${c.line}` : ''}${c.fingerprint ? '' : ' (not found in the checkout)'}`);
         return `Saved as ${record.id}; later runs will recall it.${cited.length ? ` Citations: ${cited.join(', ')}.` : ''}`;
+      }
+      case 'post_message': {
+        if (!this.o.poster) throw new BadArgument('post_message is not available in this run.');
+        if (this.posted >= MAX_POSTS) throw new BadArgument(`This run already posted ${MAX_POSTS} messages, the most one run may.`);
+        const issue = integer(args.issue, 'issue', 0, 0, 10_000_000);
+        const title = text(args.title, 'title', LIMITS.title, false);
+        const body = text(args.body, 'body', LIMITS.message, true);
+        if (issue === 0 && !title) throw new BadArgument('A new issue needs a title (or give issue: the number to comment on).');
+        const url = await this.o.poster({ ...(issue > 0 ? { issue } : { title }), body }).catch((error: unknown) => {
+          throw new BadArgument(`GitHub did not take the message: ${(error as Error).message}`);
+        });
+        this.posted++;
+        return `Posted: ${url}`;
       }
     }
   }
