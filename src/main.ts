@@ -29,11 +29,14 @@ import { DEFAULT_RECORD_RETENTION } from './recall/records.js';
 import { ToolHost, type Poster } from './agent/tools/tool-host.js';
 import { setFailureOutputs, setRunOutputs, setSkippedOutputs, writeFailureSummary, writeJobSummary } from './report/outputs.js';
 import { RunFailed, run as runRecall } from './run.js';
+import { Progress } from './report/progress.js';
 import { ActionState, saveWorkingComment } from './state.js';
 
 const MAX_MODEL_RETRIES = 3;
 const PRIOR_WORK_LIMIT = 3;
 const CONVERSATION_BUDGET = 24_000;
+/** The least time between two updates of the thread's progress checklist. */
+const PROGRESS_INTERVAL_MS = 10_000;
 
 type Act = Extract<Trigger, { kind: 'act' }>;
 
@@ -88,6 +91,7 @@ async function main(env: NodeJS.ProcessEnv): Promise<void> {
     : silentReporter;
   await reporter.started();
 
+  let progress: Progress | undefined;
   try {
     const conversation = subject
       ? await gatherConversation(
@@ -112,7 +116,12 @@ async function main(env: NodeJS.ProcessEnv): Promise<void> {
       workflow: env.GITHUB_WORKFLOW,
     });
     const poster = task.kind === 'job' ? jobPoster(api, credentials, ctx.serverUrl, runUrl, ctx.eventName) : undefined;
-    const result = await runPipeline(env, inputs, task, layout, credentials, pull?.isFork === true, poster);
+    // What the agent does, in the log and (where someone waits) the thread: what is shown there goes out like every comment.
+    const show = reporter.progress?.bind(reporter);
+    progress = new Progress({ log: core.info, minIntervalMs: PROGRESS_INTERVAL_MS, ...(show ? { show: (text: string) => show(outbound(text, credentials(), ctx.serverUrl)) } : {}) });
+    const result = await runPipeline(env, inputs, task, layout, credentials, pull?.isFork === true, poster, progress);
+    await progress.close();
+    if (progress.filesEdited().length > 0) core.info(`Files edited: ${progress.filesEdited().join(', ')}`);
     // The agent had the model provider's keys: none of the run's credentials leaves in what is
     // posted, and nothing it wrote makes GitHub fetch another host (outbound.ts).
     result.response = outbound(result.response, credentials(), ctx.serverUrl);
@@ -120,6 +129,7 @@ async function main(env: NodeJS.ProcessEnv): Promise<void> {
     await writeJobSummary(task, result);
     await reporter.answered(result);
   } catch (error) {
+    await progress?.close();
     const said = outbound(failureMessage(error), credentials(), ctx.serverUrl);
     await reporter.failed(said);
     await writeFailureSummary(trigger.threadKey, said).catch(() => undefined);
@@ -153,6 +163,7 @@ async function runPipeline(
   credentials: () => string[],
   untrustedCode: boolean,
   poster: Poster | undefined,
+  progress: Progress,
 ) {
   const clock = () => new Date();
   const log = { info: core.info, warning: core.warning };
@@ -185,6 +196,7 @@ async function runPipeline(
     model: inputs.model,
     maxModelRetries: MAX_MODEL_RETRIES,
     limits: { timeoutMs: inputs.timeoutMs, inactivityMs: inputs.inactivityMs, maxCostUsd: inputs.maxCostUsd },
+    onStep: (step) => progress.step(step),
     untrustedCode,
     allowUnisolatedShell: inputs.allowUnisolatedShell,
     extraEnv: inputs.agentEnv,

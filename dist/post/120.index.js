@@ -3543,6 +3543,12 @@ class ThreadReporter {
         this.o.onWorking?.({ id: posted.id, marker: this.marker });
         this.o.info(`Working comment: ${posted.url}`);
     }
+    async progress(checklist) {
+        if (this.commentId === undefined)
+            return;
+        const { runUrl } = this.o;
+        await this.o.api.updateComment(this.commentId, `${this.marker}\n${WORKING}${runUrl ? `: [follow the job](${runUrl})` : ''}.\n\n${checklist}`).catch((e) => this.o.warn(`Could not show progress in the thread: ${describe(e)}`));
+    }
     async answered(result) {
         const { api, trigger, pull, runUrl } = this.o;
         if (result.duplicateOf) {

@@ -13,6 +13,7 @@ import { ISOLATION_FIX, storedGitCredentials, type Isolation } from './isolation
 import { OpenCodeAgent, type ModelRef } from './opencode.js';
 import { agentConfig, policyEnvironment, policyViolations, type AgentPolicy } from './policy.js';
 import { startOpenCodeServer } from './server.js';
+import type { AgentStep } from './watch.js';
 import { authFileIn, checkModelKnown, checkProviderKey, modelInUse, rejectedKeyHint } from './preflight.js';
 
 export interface OpenCodeLauncherOptions {
@@ -23,6 +24,8 @@ export interface OpenCodeLauncherOptions {
   userConfig: Record<string, unknown>;
   model: ModelRef | undefined;
   maxModelRetries: number;
+  /** Each tool call of the agent as it starts and ends (live progress). */
+  onStep?: (step: AgentStep) => void;
   /** timeout-minutes, inactivity-minutes, max-cost-usd (watch.ts). */
   limits?: { timeoutMs?: number; inactivityMs?: number; maxCostUsd?: number };
   /** The checkout holds code nobody with write access vouched for (a fork's pull request). */
@@ -168,6 +171,7 @@ export class OpenCodeLauncher implements AgentLauncher {
       maxModelRetries: this.o.maxModelRetries,
       ...(this.o.limits ? { limits: this.o.limits } : {}),
       rejectedKeyHint: rejectedKeyHint(model),
+      ...(this.o.onStep ? { onStep: this.o.onStep } : {}),
       stop: () => server.stop(),
     });
     // An unknown provider or model fails now, with OpenCode's own list, not at the prompt.

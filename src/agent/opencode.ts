@@ -5,7 +5,7 @@ import { createOpencodeClient, type OpencodeClient } from '@opencode-ai/sdk/v2';
 import type { AgentReply, AgentServer, TokenUsage } from '../ports.js';
 import { describe } from '../errors.js';
 import type { AgentRules } from './policy.js';
-import { watchPrompt, type RunLimits } from './watch.js';
+import { watchPrompt, type AgentStep, type RunLimits } from './watch.js';
 
 export interface ModelRef {
   providerID: string;
@@ -30,6 +30,8 @@ export interface OpenCodeAgentOptions {
   maxModelRetries: number;
   /** Said after a 401/403 from the provider: which variable holds the key (preflight.ts). */
   rejectedKeyHint?: string;
+  /** Each tool call of the agent as it starts and ends (live progress). */
+  onStep?: (step: AgentStep) => void;
   /** The run's limits: time, inactivity, cost (watch.ts). */
   limits?: Omit<RunLimits, 'maxModelRetries'>;
   stop: () => Promise<void>;
@@ -72,7 +74,7 @@ export class OpenCodeAgent implements AgentServer {
   }
 
   async prompt(sessionId: string, text: string): Promise<AgentReply> {
-    const watch = watchPrompt(this.client, sessionId, { ...this.o.limits, maxModelRetries: this.o.maxModelRetries });
+    const watch = watchPrompt(this.client, sessionId, { ...this.o.limits, maxModelRetries: this.o.maxModelRetries }, { directory: this.o.directory, ...(this.o.onStep ? { onStep: this.o.onStep } : {}) });
     try {
       const result = await this.client.session.prompt({
         sessionID: sessionId,

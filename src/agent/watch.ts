@@ -19,6 +19,26 @@ export interface RunLimits {
   maxModelRetries: number;
 }
 
+/** One tool call of the agent, as it starts and as it ends (live progress, RFC-003). */
+export interface AgentStep {
+  callId: string;
+  tool: string;
+  /** A short argument: the command, the file, the pattern. */
+  summary: string;
+  status: 'running' | 'done' | 'failed';
+  /** The file it wrote, for edit and write. */
+  file?: string;
+}
+
+/** The short argument of a tool call, for a log line or a checklist. */
+export function stepSummary(tool: string, input: Record<string, unknown> | undefined, title: unknown, directory: string): string {
+  const pick = (...keys: string[]) => keys.map((k) => input?.[k]).find((v): v is string => typeof v === 'string' && v.length > 0);
+  const raw = pick('command', 'filePath', 'path', 'pattern', 'query', 'url', 'description') ?? (typeof title === 'string' ? title : '');
+  const relative = raw.startsWith(`${directory}/`) ? raw.slice(directory.length + 1) : raw;
+  const line = relative.replace(/\s+/g, ' ').trim();
+  return line.length > 80 ? `${line.slice(0, 79)}…` : line;
+}
+
 const minutes = (ms: number) => `${Number((ms / 60_000).toFixed(2))} min`;
 
 interface Watch {
@@ -27,7 +47,14 @@ interface Watch {
   stop(): void;
 }
 
-export function watchPrompt(client: OpencodeClient, sessionId: string, limits: RunLimits, now: () => number = Date.now): Watch {
+export function watchPrompt(
+  client: OpencodeClient,
+  sessionId: string,
+  limits: RunLimits,
+  o: { onStep?: (step: AgentStep) => void; directory?: string; now?: () => number } = {},
+): Watch {
+  const now = o.now ?? Date.now;
+  const seen = new Map<string, AgentStep['status']>();
   const controller = new AbortController();
   const sessions = new Set([sessionId]);
   const costs = new Map<string, number>();
@@ -68,6 +95,17 @@ export function watchPrompt(client: OpencodeClient, sessionId: string, limits: R
         const status = event.properties.status as { type: string; attempt?: number; message?: string };
         if (status.type === 'retry' && (status.attempt ?? 0) >= limits.maxModelRetries) {
           stopWith(`The model provider kept failing (${status.attempt} attempts): ${status.message}`);
+        }
+      }
+      const part = (event.type === 'message.part.updated' ? props.part : undefined) as
+        | { type?: string; tool?: string; callID?: string; state?: { status?: string; input?: Record<string, unknown>; title?: unknown } }
+        | undefined;
+      if (o.onStep && part?.type === 'tool' && part.tool && part.callID && part.state?.status) {
+        const status = part.state.status === 'completed' ? 'done' : part.state.status === 'error' ? 'failed' : part.state.status === 'running' ? 'running' : undefined;
+        if (status && seen.get(part.callID) !== status) {
+          seen.set(part.callID, status);
+          const file = ['edit', 'write', 'patch'].includes(part.tool) ? stepSummary(part.tool, part.state.input, undefined, o.directory ?? '') : undefined;
+          o.onStep({ callId: part.callID, tool: part.tool, summary: stepSummary(part.tool, part.state.input, part.state.title, o.directory ?? ''), status, ...(file ? { file } : {}) });
         }
       }
       if (event.type === 'message.updated' && props.info?.role === 'assistant' && typeof props.info.cost === 'number') {

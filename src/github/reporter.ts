@@ -28,6 +28,8 @@ export interface Reporter {
   answered(result: RunResult): Promise<void>;
   /** Say what failed; never throws. */
   failed(message: string): Promise<void>;
+  /** Show the agent's progress while it works (a checklist in Markdown); absent where nobody waits. */
+  progress?(checklist: string): Promise<void>;
 }
 
 /** Schedules and dispatches: nobody waits in a thread; the job summary is the report. */
@@ -82,6 +84,12 @@ export class ThreadReporter implements Reporter {
     this.commentId = posted.id;
     this.o.onWorking?.({ id: posted.id, marker: this.marker });
     this.o.info(`Working comment: ${posted.url}`);
+  }
+
+  async progress(checklist: string): Promise<void> {
+    if (this.commentId === undefined) return;
+    const { runUrl } = this.o;
+    await this.o.api.updateComment(this.commentId, `${this.marker}\n${WORKING}${runUrl ? `: [follow the job](${runUrl})` : ''}.\n\n${checklist}`).catch((e: unknown) => this.o.warn(`Could not show progress in the thread: ${describe(e)}`));
   }
 
   async answered(result: RunResult): Promise<void> {

@@ -80,6 +80,12 @@ describe('running the agent', () => {
     expect(Number(run.outputs.duration)).toBeGreaterThan(0);
     expect(run.outputs.cost).toBe('0.000000');
     expect(run.summary).toContain('600 in, 60 out');
+    // Each step in the log as it ends, and a checklist in the thread while the agent works.
+    expect(run.main.stdout).toMatch(/^✓ read README\.md$/m);
+    const progress = world.github.calls.filter((c) => c.method === 'PATCH' && String(c.body?.body).includes('Recall is working on this'));
+    expect(progress.length).toBeGreaterThan(0);
+    expect(String(progress[0]!.body.body)).toMatch(/^- \[[ x]\] `read` README\.md$/m);
+    expect(botSaid()).toContain('Read it twice.');
   });
 
   it('a missing provider key fails before the agent starts, naming the variable, in the log, the summary and the thread', async () => {
