@@ -38,6 +38,8 @@ export interface Inputs {
   allowedBots: string[];
   allowForks: boolean;
   allowUnisolatedShell: boolean;
+  /** Commit and push what the agent changed (never for a fork's pull request). */
+  pushChanges: boolean;
   agentEnv: string[];
   memorySigningKey: string;
 }
@@ -64,6 +66,7 @@ export const INPUT_DEFAULTS = {
   'assignee-trigger': '',
   'allowed-bots': '',
   'allow-forks': 'false',
+  'push-changes': 'true',
   'allow-unisolated-shell': 'false',
   'agent-env': '',
   'memory-signing-key': '',
@@ -129,6 +132,7 @@ export function readInputs(read: Read): Inputs {
       .filter(Boolean),
     allowForks: boolean('allow-forks', get('allow-forks')),
     allowUnisolatedShell: boolean('allow-unisolated-shell', get('allow-unisolated-shell')),
+    pushChanges: boolean('push-changes', get('push-changes')),
     agentEnv: variableNames(get('agent-env')),
     memorySigningKey: signingKey(read('memory-signing-key').trim()),
   };

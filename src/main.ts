@@ -30,6 +30,8 @@ import { ToolHost, type Poster } from './agent/tools/tool-host.js';
 import { setFailureOutputs, setRunOutputs, setSkippedOutputs, writeFailureSummary, writeJobSummary } from './report/outputs.js';
 import { RunFailed, run as runRecall } from './run.js';
 import { Progress } from './report/progress.js';
+import { Git } from './publish/git.js';
+import { publishChanges, type PublishTarget } from './publish/publish.js';
 import { ActionState, saveWorkingComment } from './state.js';
 
 const MAX_MODEL_RETRIES = 3;
@@ -119,7 +121,10 @@ async function main(env: NodeJS.ProcessEnv): Promise<void> {
     // What the agent does, in the log and (where someone waits) the thread: what is shown there goes out like every comment.
     const show = reporter.progress?.bind(reporter);
     progress = new Progress({ log: core.info, minIntervalMs: PROGRESS_INTERVAL_MS, ...(show ? { show: (text: string) => show(outbound(text, credentials(), ctx.serverUrl)) } : {}) });
-    const result = await runPipeline(env, inputs, task, layout, credentials, pull?.isFork === true, poster, progress);
+    // Recall commits and pushes what the agent changed, with its own token (RFC-007); an automatic
+    // review only comments (a person asks for the fix).
+    const publish = trigger.mode === 'review' ? undefined : changePublisher(env, inputs, ctx, { api, pull, subject, task, credentials, runUrl });
+    const result = await runPipeline(env, inputs, task, layout, credentials, pull?.isFork === true, poster, progress, publish);
     await progress.close();
     if (progress.filesEdited().length > 0) core.info(`Files edited: ${progress.filesEdited().join(', ')}`);
     // The agent had the model provider's keys: none of the run's credentials leaves in what is
@@ -150,6 +155,40 @@ function jobPoster(api: GitHubApi, credentials: () => string[], serverUrl: strin
   };
 }
 
+/** How this run's changes reach the repository: where to (the pull request, or a new branch), and with what. */
+function changePublisher(
+  env: NodeJS.ProcessEnv,
+  inputs: Inputs,
+  ctx: ReturnType<typeof readEventContext>,
+  o: { api: GitHubApi; pull: PullDetails | undefined; subject: Act['subject']; task: ReturnType<typeof buildTask>; credentials: () => string[]; runUrl: string | undefined },
+): (answer: string) => Promise<string | undefined> {
+  const { api, pull, subject, task, credentials, runUrl } = o;
+  const workspace = env.GITHUB_WORKSPACE || process.cwd();
+  const base = String((ctx.payload.repository as { default_branch?: unknown } | undefined)?.default_branch || env.GITHUB_REF_NAME || 'main');
+  const target: PublishTarget = pull
+    ? { kind: 'pull', number: pull.number, headRef: pull.headRef, headSha: pull.headSha, isFork: pull.isFork }
+    : subject
+      ? { kind: 'issue', number: subject.number, base }
+      : { kind: 'job', base };
+  const threadUrl = subject ? `${ctx.serverUrl}/${ctx.repository}/issues/${subject.number}` : undefined;
+  return (answer) =>
+    publishChanges({
+      git: new Git(workspace, env),
+      workspace,
+      target,
+      enabled: inputs.pushChanges,
+      branch: `recall/${task.threadKey}-${env.GITHUB_RUN_ID || Date.now()}-${env.GITHUB_RUN_ATTEMPT || '1'}`,
+      title: task.title,
+      links: [...(threadUrl ? [`Requested in ${threadUrl}`] : []), ...(runUrl ? [`Run: ${runUrl}`] : [])],
+      answer: outbound(answer, credentials(), ctx.serverUrl),
+      credentials,
+      token: inputs.githubToken,
+      openPull: (p) => api.createPull(p),
+      commitUrl: (sha) => `${ctx.serverUrl}/${ctx.repository}/commit/${sha}`,
+      log: core.info,
+    });
+}
+
 function failureMessage(error: unknown): string {
   if (error instanceof RunFailed) return `The agent's run failed: ${error.message}`;
   return describe(error);
@@ -164,6 +203,7 @@ async function runPipeline(
   untrustedCode: boolean,
   poster: Poster | undefined,
   progress: Progress,
+  publish: ((answer: string) => Promise<string | undefined>) | undefined,
 ) {
   const clock = () => new Date();
   const log = { info: core.info, warning: core.warning };
@@ -249,6 +289,7 @@ async function runPipeline(
           await host.start();
           return host;
         },
+        ...(publish ? { publish } : {}),
       },
     );
   } catch (error) {

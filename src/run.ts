@@ -48,6 +48,11 @@ export interface RunPorts {
   openIndex: () => PastWork;
   /** The memory tools for this run, served over the index; absent: the agent gets none. */
   openTools?: (index: PastWork, task: Task) => Promise<AgentTools>;
+  /**
+   * Commits and pushes what the agent changed (RFC-007), given its answer; what became of it, for
+   * the answer, or nothing when nothing changed. Never throws.
+   */
+  publish?: (answer: string) => Promise<string | undefined>;
 }
 
 /** What the retention rule did in this run (RFC-004): said in the log and the job summary. */
@@ -185,6 +190,16 @@ export async function run(task: Task, settings: RunSettings, ports: RunPorts): P
       reply = await timed('Running the agent', () => live.prompt(id, prompt));
     } catch (error) {
       failure = error;
+    }
+    // Before the summary and the record, so that memory and the thread both link the commit.
+    const publish = ports.publish;
+    if (reply && publish) {
+      const answer = reply.text;
+      const said = await timed('Publishing changes', () => publish(answer));
+      if (said) {
+        log.info(said);
+        reply = { ...reply, text: `${reply.text}\n\n${said}` };
+      }
     }
     await writeSummary(server, sessionId, threads.index, task, recalled, clock(), reply ? { answer: reply.text } : { error: describe(failure) }, log);
     index.addRun({ task, runId: settings.runId, sessionId, text: reply ? reply.text : describe(failure), failed: !reply, tokens: reply?.tokens ?? NO_TOKENS, cost: reply?.cost ?? 0 });

@@ -3371,6 +3371,8 @@ class OctokitGitHubApi {
         return {
             number: data.number,
             headSha: data.head.sha,
+            headRef: data.head.ref,
+            baseRef: data.base.ref,
             headRepo,
             baseRepo,
             isFork: !headRepo || headRepo !== baseRepo,
@@ -3403,6 +3405,10 @@ class OctokitGitHubApi {
         const { data } = await this.octokit.rest.issues.create({ ...this.where, title, body });
         return { number: data.number, url: data.html_url };
     }
+    async createPull(pull) {
+        const { data } = await this.octokit.rest.pulls.create({ ...this.where, ...pull });
+        return { number: data.number, url: data.html_url };
+    }
     async updateComment(commentId, body) {
         const { data } = await this.octokit.rest.issues.updateComment({ ...this.where, comment_id: commentId, body });
         return { id: data.id, url: data.html_url };
@@ -3430,6 +3436,7 @@ class OctokitGitHubApi {
 const REVIEW_BLOCK = 'recall-review';
 const REVIEW_INSTRUCTIONS = [
     'Review this pull request: look for bugs, security problems and missing tests in the changed code.',
+    'Do not change files: a review is read, and a person can ask you afterwards to fix what you found.',
     `End your answer with one fenced block of type ${REVIEW_BLOCK} holding JSON, like this:`,
     '```' + REVIEW_BLOCK,
     '{"verdict": "comment", "comments": [{"path": "src/file.ts", "line": 12, "body": "What is wrong and how to fix it"}]}',

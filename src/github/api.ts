@@ -26,6 +26,10 @@ export interface PullFile {
 }
 
 export interface PullDetails extends PullRequestRef {
+  /** The head branch's name (in headRepo): where a fix for this pull request is pushed. */
+  headRef: string;
+  /** The branch it merges into. */
+  baseRef: string;
   title: string;
   body: string;
   author: string;
@@ -47,6 +51,7 @@ export interface GitHubApi {
   addReaction(target: ReactionTarget, content: 'eyes' | '+1' | 'confused' | 'rocket'): Promise<void>;
   createComment(issueNumber: number, body: string): Promise<{ id: number; url: string }>;
   createIssue(title: string, body: string): Promise<{ number: number; url: string }>;
+  createPull(pull: { title: string; body: string; head: string; base: string }): Promise<{ number: number; url: string }>;
   updateComment(commentId: number, body: string): Promise<{ id: number; url: string }>;
   createReview(
     pullNumber: number,
@@ -113,6 +118,8 @@ export class OctokitGitHubApi implements GitHubApi {
     return {
       number: data.number,
       headSha: data.head.sha,
+      headRef: data.head.ref,
+      baseRef: data.base.ref,
       headRepo,
       baseRepo,
       isFork: !headRepo || headRepo !== baseRepo,
@@ -145,6 +152,11 @@ export class OctokitGitHubApi implements GitHubApi {
 
   async createIssue(title: string, body: string) {
     const { data } = await this.octokit.rest.issues.create({ ...this.where, title, body });
+    return { number: data.number, url: data.html_url };
+  }
+
+  async createPull(pull: { title: string; body: string; head: string; base: string }) {
+    const { data } = await this.octokit.rest.pulls.create({ ...this.where, ...pull });
     return { number: data.number, url: data.html_url };
   }
 

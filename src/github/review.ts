@@ -9,6 +9,7 @@ export const REVIEW_BLOCK = 'recall-review';
 
 export const REVIEW_INSTRUCTIONS = [
   'Review this pull request: look for bugs, security problems and missing tests in the changed code.',
+  'Do not change files: a review is read, and a person can ask you afterwards to fix what you found.',
   `End your answer with one fenced block of type ${REVIEW_BLOCK} holding JSON, like this:`,
   '```' + REVIEW_BLOCK,
   '{"verdict": "comment", "comments": [{"path": "src/file.ts", "line": 12, "body": "What is wrong and how to fix it"}]}',

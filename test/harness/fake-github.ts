@@ -47,6 +47,8 @@ export interface PullSeed {
   body: string;
   author: string;
   headSha: string;
+  /** The head branch (default "feature"); the base is "main". */
+  headRef?: string;
   fork?: boolean;
   draft?: boolean;
   files?: Array<{ path: string; status: string; additions: number; deletions: number; patch?: string }>;
@@ -66,6 +68,8 @@ export interface FakeGitHub {
   /** Issues the action opened, in order. */
   openedIssues(): Array<{ number: number; title: string; body: string }>;
   addPull(pull: PullSeed): void;
+  /** Pull requests the action opened, in order. */
+  openedPulls(): Array<{ number: number; title: string; body: string; head: string; base: string }>;
   addComment(comment: { issue: number; body: string; author: string; authorType?: 'User' | 'Bot'; createdAt?: string; updatedAt?: string }): StoredComment;
   /** Answer the next `times` calls whose path matches with `status`. */
   failNext(pathPattern: RegExp, status: number, times?: number): void;
@@ -81,6 +85,7 @@ export async function startFakeGitHub(): Promise<FakeGitHub> {
   const issues = new Map<number, { number: number; title: string; body: string; author: string }>();
   const opened: Array<{ number: number; title: string; body: string }> = [];
   const pulls = new Map<number, PullSeed>();
+  const openedPulls: Array<{ number: number; title: string; body: string; head: string; base: string }> = [];
   const comments: StoredComment[] = [];
   const created: Array<{ issue: number; body: string }> = [];
   const reactions: StoredReaction[] = [];
@@ -145,6 +150,13 @@ export async function startFakeGitHub(): Promise<FakeGitHub> {
       opened.push(issue);
       return [201, { number, title: issue.title, body: issue.body, user: userJson(issue.author), html_url: `https://github.com/${m[1]}/${m[2]}/issues/${number}` }];
     }],
+    ['POST', /^\/repos\/([^/]+)\/([^/]+)\/pulls$/, (m, body) => {
+      if (!body?.head || !body?.base) return [422, { message: 'Validation Failed: head and base are required' }];
+      const number = Math.max(2000, ...issues.keys(), ...pulls.keys(), ...openedPulls.map((p) => p.number)) + 1;
+      const pull = { number, title: String(body.title ?? ''), body: String(body.body ?? ''), head: String(body.head), base: String(body.base) };
+      openedPulls.push(pull);
+      return [201, { number, title: pull.title, body: pull.body, html_url: `https://github.com/${m[1]}/${m[2]}/pull/${number}` }];
+    }],
     ['POST', /^\/repos\/([^/]+)\/([^/]+)\/issues\/(\d+)\/comments$/, (m, body) => {
       const stored = addComment({ issue: Number(m[3]), body: String(body?.body ?? ''), author: TOKEN_USER.login, authorType: 'Bot' });
       created.push({ issue: stored.issue, body: stored.body });
@@ -179,8 +191,8 @@ export async function startFakeGitHub(): Promise<FakeGitHub> {
         body: pull.body,
         draft: pull.draft ?? false,
         user: userJson(pull.author),
-        head: { sha: pull.headSha, repo: { full_name: pull.fork ? `fork-owner/${m[2]}` : base } },
-        base: { repo: { full_name: base } },
+        head: { sha: pull.headSha, ref: pull.headRef ?? 'feature', repo: { full_name: pull.fork ? `fork-owner/${m[2]}` : base } },
+        base: { ref: 'main', repo: { full_name: base } },
       }];
     }],
     ['GET', /^\/repos\/([^/]+)\/([^/]+)\/pulls\/(\d+)\/files$/, (m, _b, url) => {
@@ -249,6 +261,7 @@ export async function startFakeGitHub(): Promise<FakeGitHub> {
     addIssue: (issue) => void issues.set(issue.number, issue),
     openedIssues: () => opened.map(({ number, title, body }) => ({ number, title, body })),
     addPull: (pull) => void pulls.set(pull.number, pull),
+    openedPulls: () => openedPulls.map((p) => ({ ...p })),
     addComment,
     failNext: (pattern, status, times = 1) => void failures.push({ pattern, status, times }),
     stop: () =>

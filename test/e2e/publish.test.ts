@@ -1,0 +1,146 @@
+/**
+ * Fixes that reach the repository (RFC-007), through the bundled action, the real OpenCode, the
+ * scripted model and a real git remote on disk (a bare repository standing in for GitHub's): an
+ * issue run that edits a file opens a pull request with that commit; a same-repository pull
+ * request run pushes to its head branch; a checkout that is not the head, a branch that moved and
+ * a change that holds a credential are each explained in the thread, and nothing is pushed.
+ */
+import { execFileSync } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { issueComment } from '../harness/payloads.js';
+import { RUNNER_TOKEN } from '../harness/runner.js';
+import { startWorld, type World } from '../harness/world.js';
+
+let world: World;
+let remote: string;
+const gitEnv = { ...process.env, GIT_AUTHOR_NAME: 't', GIT_AUTHOR_EMAIL: 't@example.com', GIT_COMMITTER_NAME: 't', GIT_COMMITTER_EMAIL: 't@example.com' };
+const git = (cwd: string, ...args: string[]) => execFileSync('git', args, { cwd, env: gitEnv, encoding: 'utf8' }).trim();
+
+beforeEach(async () => {
+  world = await startWorld();
+  remote = path.join(world.root, 'remote.git');
+  execFileSync('git', ['init', '-q', '--bare', '-b', 'main', remote]);
+  const ws = world.machine.workspace;
+  git(ws, 'remote', 'add', 'origin', remote);
+  git(ws, 'push', '-q', 'origin', 'main');
+});
+afterEach(async () => {
+  await world.stop();
+});
+
+const ISSUE = { number: 7, title: 'Cookie is not SameSite=Lax', body: 'Login breaks in Safari: the auth cookie should be SameSite=Lax.' };
+const botSaid = (n: number) => world.github.commentsOn(n).filter((c) => c.author !== 'octocat').map((c) => c.body).join('\n');
+const fixed = "export const cookie = { sameSite: 'lax' };\n";
+
+/** The model writes the fix, then answers. */
+function scriptFix(content = fixed): void {
+  world.model.script(
+    { toolCalls: [{ name: 'write', arguments: { filePath: path.join(world.machine.workspace, 'src', 'auth.ts'), content } }] },
+    { text: 'Set the cookie to SameSite=Lax.' },
+  );
+}
+
+/** A pull request from this repository: its head branch on the remote, the checkout at its head (refs/pull/N/head). */
+function samePull(number: number): string {
+  const ws = world.machine.workspace;
+  git(ws, 'switch', '-q', '-c', 'feature');
+  fs.writeFileSync(path.join(ws, 'src', 'login.ts'), 'export const login = () => true;\n');
+  git(ws, 'add', '.');
+  git(ws, 'commit', '-q', '-m', 'login');
+  git(ws, 'push', '-q', 'origin', 'feature');
+  const head = git(ws, 'rev-parse', 'HEAD');
+  git(ws, 'switch', '-q', '--detach', head);
+  world.github.addPull({ number, title: 'Safari login', body: 'Fixes login.', author: 'octocat', headSha: head, headRef: 'feature' });
+  return head;
+}
+
+function commentOnPull(number: number, runId: string) {
+  const payload = issueComment({ issue: { number, title: 'Safari login', body: 'Fixes login.' }, body: '/recall fix the cookie too', onPullRequest: true });
+  return world.runEvent('issue_comment', payload, runId);
+}
+
+describe('fixes that reach the repository', () => {
+  it('an issue run that edits a file opens a pull request with that commit, and the answer links it', async () => {
+    scriptFix();
+    const run = await world.openIssue('7101', ISSUE);
+    expect(run.main.exitCode, run.main.stdout + run.main.stderr).toBe(0);
+
+    const branch = 'recall/issue-7-7101-1';
+    const opened = world.github.openedPulls();
+    expect(opened).toHaveLength(1);
+    expect(opened[0]).toMatchObject({ head: branch, base: 'main', title: `Recall: issue #7: ${ISSUE.title}` });
+    expect(opened[0]!.body).toContain('Closes #7.');
+    // The commit on the remote holds the fix and only the fix, on top of the checkout.
+    const sha = git(remote, 'rev-parse', branch);
+    expect(git(remote, 'show', `${branch}:src/auth.ts`) + '\n').toBe(fixed);
+    expect(git(remote, 'diff', '--name-only', 'main', branch)).toBe('src/auth.ts');
+    expect(git(remote, 'log', '-1', '--format=%s', branch)).toBe(`Recall: issue #7: ${ISSUE.title}`);
+    expect(git(remote, 'rev-parse', 'main')).toBe(git(remote, 'rev-parse', `${branch}~1`));
+    expect(botSaid(7)).toContain(`Recall opened #${opened[0]!.number} with the agent's changes (1 file, commit [\`${sha.slice(0, 7)}\`]`);
+    // The push used nothing the checkout keeps: no token was written into it.
+    expect(fs.readFileSync(path.join(world.machine.workspace, '.git', 'config'), 'utf8')).not.toContain(RUNNER_TOKEN);
+  });
+
+  it('a same-repository pull request run pushes to its head branch', async () => {
+    const head = samePull(40);
+    scriptFix();
+    const run = await commentOnPull(40, '7102');
+    expect(run.main.exitCode, run.main.stdout + run.main.stderr).toBe(0);
+    const tip = git(remote, 'rev-parse', 'feature');
+    expect(tip).not.toBe(head);
+    expect(git(remote, 'rev-parse', 'feature~1')).toBe(head);
+    expect(git(remote, 'show', 'feature:src/auth.ts') + '\n').toBe(fixed);
+    expect(world.github.openedPulls()).toEqual([]);
+    expect(botSaid(40)).toContain(`as [\`${tip.slice(0, 7)}\`]`);
+    expect(botSaid(40)).toContain('pushed them to `feature`');
+  });
+
+  it('a checkout that is not the pull request head is not pushed, and the thread says what to change', async () => {
+    const head = samePull(41);
+    git(world.machine.workspace, 'switch', '-q', 'main'); // what actions/checkout gives a comment event by default
+    scriptFix();
+    const run = await commentOnPull(41, '7103');
+    expect(run.main.exitCode, run.main.stdout + run.main.stderr).toBe(0);
+    expect(git(remote, 'rev-parse', 'feature')).toBe(head);
+    expect(botSaid(41)).toMatch(/Recall did not push them: the checkout is at `[0-9a-f]{7}`, not the head of #41/);
+    expect(botSaid(41)).toContain('refs/pull/');
+  });
+
+  it('a head branch that moved since the checkout: the push is refused and explained', async () => {
+    samePull(42);
+    // Someone pushes to the branch while the agent works.
+    const other = path.join(world.root, 'other');
+    execFileSync('git', ['clone', '-q', '-b', 'feature', remote, other]);
+    fs.writeFileSync(path.join(other, 'NEWS.md'), 'news\n');
+    git(other, 'add', '.');
+    git(other, 'commit', '-q', '-m', 'news');
+    git(other, 'push', '-q', 'origin', 'feature');
+    const moved = git(other, 'rev-parse', 'HEAD');
+    scriptFix();
+    const run = await commentOnPull(42, '7104');
+    expect(run.main.exitCode, run.main.stdout + run.main.stderr).toBe(0);
+    expect(git(remote, 'rev-parse', 'feature')).toBe(moved);
+    expect(botSaid(42)).toContain('could not push to `feature`: the branch moved since the checkout');
+  });
+
+  it('a change that holds one of the run\'s credentials is not committed (an injected agent cannot publish a token)', async () => {
+    scriptFix(`export const cookie = { sameSite: 'lax' }; // ${RUNNER_TOKEN}\n`);
+    const run = await world.openIssue('7105', ISSUE);
+    expect(run.main.exitCode, run.main.stdout + run.main.stderr).toBe(0);
+    expect(git(remote, 'branch', '--list')).not.toContain('recall/');
+    expect(world.github.openedPulls()).toEqual([]);
+    expect(botSaid(7)).toContain('Recall did not commit them: `src/auth.ts` holds one of this run\'s credentials');
+    expect(botSaid(7)).not.toContain(RUNNER_TOKEN);
+  });
+
+  it('push-changes: false leaves the changes in the checkout and says so', async () => {
+    scriptFix();
+    const run = await world.openIssue('7106', ISSUE, { inputs: { 'push-changes': 'false' } });
+    expect(run.main.exitCode, run.main.stdout + run.main.stderr).toBe(0);
+    expect(git(remote, 'branch', '--list')).not.toContain('recall/');
+    expect(fs.readFileSync(path.join(world.machine.workspace, 'src', 'auth.ts'), 'utf8')).toBe(fixed);
+    expect(botSaid(7)).toContain('they were not committed because `push-changes` is off');
+  });
+});
