@@ -5,11 +5,8 @@
  */
 import * as core from '@actions/core';
 import * as os from 'node:os';
-import { resolveOpenCode } from './agent/install.js';
 import { runCredentials } from './agent/credentials.js';
 import { outbound } from './github/outbound.js';
-import { findIsolation, findRunnerRoot } from './agent/isolation.js';
-import { OpenCodeLauncher } from './agent/launcher.js';
 import { describe } from './errors.js';
 import { createGitHubApi, type GitHubApi, type IssueComment, type PullDetails } from './github/api.js';
 import { authorize } from './github/authorize.js';
@@ -20,22 +17,16 @@ import { buildTask } from './github/task.js';
 import { interpretEvent, type Trigger } from './github/trigger.js';
 import { fenceUntrusted, sanitizeUntrusted } from './github/untrusted.js';
 import { readInputs, type Inputs } from './inputs.js';
-import { createMemoryStore } from './memory/factory.js';
-import { memoryKeys } from './memory/keys.js';
-import { memoryLayout, type MemoryLayout } from './memory/layout.js';
-import { ThreadIndex } from './recall/threads.js';
-import { MemoryIndex } from './recall/memory-index.js';
-import { DEFAULT_RECORD_RETENTION } from './recall/records.js';
-import { ToolHost, type Poster } from './agent/tools/tool-host.js';
+import { memoryLayout } from './memory/layout.js';
+import type { Poster } from './agent/tools/tool-host.js';
 import { setFailureOutputs, setRunOutputs, setSkippedOutputs, writeFailureSummary, writeJobSummary } from './report/outputs.js';
-import { RunFailed, run as runRecall } from './run.js';
+import { RunFailed } from './run.js';
+import { runPipeline } from './pipeline.js';
 import { Progress } from './report/progress.js';
 import { Git } from './publish/git.js';
 import { publishChanges, type PublishTarget } from './publish/publish.js';
 import { ActionState, saveWorkingComment } from './state.js';
 
-const MAX_MODEL_RETRIES = 3;
-const PRIOR_WORK_LIMIT = 3;
 const CONVERSATION_BUDGET = 24_000;
 /** The least time between two updates of the thread's progress checklist. */
 const PROGRESS_INTERVAL_MS = 10_000;
@@ -124,7 +115,23 @@ async function main(env: NodeJS.ProcessEnv): Promise<void> {
     // Recall commits and pushes what the agent changed, with its own token (RFC-007); an automatic
     // review only comments (a person asks for the fix).
     const publish = trigger.mode === 'review' ? undefined : changePublisher(env, inputs, ctx, { api, pull, subject, task, credentials, runUrl });
-    const result = await runPipeline(env, inputs, task, layout, credentials, pull?.isFork === true, poster, progress, publish);
+    const result = await runPipeline({
+      env,
+      inputs,
+      task,
+      layout,
+      workspace: env.GITHUB_WORKSPACE || process.cwd(),
+      credentials,
+      untrustedCode: pull?.isFork === true,
+      poster,
+      progress,
+      publish,
+      state: (keys, choice) => new ActionState(layout.memoryDir, keys, choice),
+      log: { info: core.info, warning: core.warning, debug: core.debug },
+    }).catch((error: unknown) => {
+      if (error instanceof RunFailed) setFailureOutputs(error, task.threadKey);
+      throw error;
+    });
     await progress.close();
     if (progress.filesEdited().length > 0) core.info(`Files edited: ${progress.filesEdited().join(', ')}`);
     // The agent had the model provider's keys: none of the run's credentials leaves in what is
@@ -192,110 +199,6 @@ function changePublisher(
 function failureMessage(error: unknown): string {
   if (error instanceof RunFailed) return `The agent's run failed: ${error.message}`;
   return describe(error);
-}
-
-async function runPipeline(
-  env: NodeJS.ProcessEnv,
-  inputs: Inputs,
-  task: ReturnType<typeof buildTask>,
-  layout: MemoryLayout,
-  credentials: () => string[],
-  untrustedCode: boolean,
-  poster: Poster | undefined,
-  progress: Progress,
-  publish: ((answer: string) => Promise<string | undefined>) | undefined,
-) {
-  const clock = () => new Date();
-  const log = { info: core.info, warning: core.warning };
-  const runId = `${env.GITHUB_RUN_ID || String(Date.now())}-${env.GITHUB_RUN_ATTEMPT || '1'}`;
-  const keys = memoryKeys(inputs.memoryKeyPrefix, env.GITHUB_RUN_ID || String(Date.now()), env.GITHUB_RUN_ATTEMPT || '1');
-  const workspace = env.GITHUB_WORKSPACE || process.cwd();
-  const choice = { backend: inputs.memoryBackend, path: inputs.memoryPath, endpoint: inputs.memoryS3Endpoint };
-  const state = new ActionState(layout.memoryDir, keys, choice);
-  const memory = createMemoryStore({
-    choice,
-    memoryDir: layout.memoryDir,
-    keys,
-    env,
-    log,
-    clock,
-    credentials,
-    signingKey: inputs.memorySigningKey,
-    workingFiles: [layout.threadIndexFile, layout.recordsFile],
-  });
-  if (inputs.memoryBackend === 's3' && inputs.model?.providerID === 'amazon-bedrock' && !(env.RECALL_S3_ACCESS_KEY_ID && env.RECALL_S3_SECRET_ACCESS_KEY)) {
-    core.warning('The agent holds the AWS credentials Recall also uses for the memory bucket (its model is on Amazon Bedrock): it could read or rewrite every memory in the bucket. Give memory credentials of its own in RECALL_S3_ACCESS_KEY_ID and RECALL_S3_SECRET_ACCESS_KEY.');
-  }
-  const agent = new OpenCodeLauncher({
-    binary: () =>
-      resolveOpenCode({ version: inputs.opencodeVersion, toolDir: env.RUNNER_TOOL_CACHE || layout.root, pathEnv: env.PATH, log: core.info }),
-    workspace,
-    layout,
-    parentEnv: env,
-    userConfig: inputs.opencodeConfig,
-    model: inputs.model,
-    maxModelRetries: MAX_MODEL_RETRIES,
-    limits: { timeoutMs: inputs.timeoutMs, inactivityMs: inputs.inactivityMs, maxCostUsd: inputs.maxCostUsd },
-    onStep: (step) => progress.step(step),
-    untrustedCode,
-    allowUnisolatedShell: inputs.allowUnisolatedShell,
-    extraEnv: inputs.agentEnv,
-    isolation: ({ binary, readable, replaced }) =>
-      findIsolation({
-        setting: {
-          workspace: env.GITHUB_WORKSPACE || process.cwd(),
-          agentDirs: [layout.agentStateDir, layout.memoryDir],
-          binary,
-          readable,
-          replaced,
-          runnerTemp: env.RUNNER_TEMP,
-          home: env.HOME,
-          runnerRoot: findRunnerRoot(),
-        },
-        pathEnv: env.PATH,
-        hostedRunner: env.RUNNER_ENVIRONMENT === 'github-hosted',
-        log: core.info,
-      }),
-    log: core.debug,
-    warn: core.warning,
-  });
-  try {
-    let threads: ThreadIndex | undefined;
-    return await runRecall(
-      task,
-      { maxSessions: inputs.maxSessions, maxAgeDays: inputs.maxAgeDays, priorWorkLimit: PRIOR_WORK_LIMIT, priorWorkChars: inputs.priorWorkChars, runId },
-      {
-        memory,
-        agent,
-        state,
-        log,
-        clock,
-        openThreads: () => {
-          const opened = ThreadIndex.load(layout.memoryDir, { workingFile: layout.threadIndexFile });
-          threads = opened.index;
-          return opened;
-        },
-        openIndex: () =>
-          new MemoryIndex({
-            memoryDir: layout.memoryDir,
-            workingFile: layout.recordsFile,
-            workspace,
-            threadOf: (sessionId) => threads?.threadOf(sessionId),
-            retention: { maxAgeDays: inputs.recordRetentionDays, maxRecords: DEFAULT_RECORD_RETENTION.maxRecords },
-            clock,
-          }),
-        openTools: async (index, forTask) => {
-          const host = new ToolHost({ index, task: forTask, runId, readOnly: untrustedCode, ...(poster ? { poster } : {}) });
-          await host.start();
-          return host;
-        },
-        ...(publish ? { publish } : {}),
-      },
-    );
-  } catch (error) {
-    if (error instanceof RunFailed) setFailureOutputs(error, task.threadKey);
-    throw error;
-  }
 }
 
 /** The main step (src/index.ts calls it): a failure fails the step with a message that says what to do. */

@@ -1,0 +1,209 @@
+/**
+ * `recall run --prompt "..."` (RFC-003): the action's pipeline on a laptop or a self-hosted box, no
+ * GitHub needed. Memory is the directory backend in the project (`.recall/memory`, git-ignored by
+ * a `.gitignore` of its own), the model and its key come from the environment (or --model), the
+ * answer goes to stdout and the log to stderr. Each run is its own thread unless --thread names
+ * one to continue; earlier runs are recalled as prior work like in the action.
+ */
+import { randomBytes } from 'node:crypto';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { parseArgs } from 'node:util';
+import { redactCredentials, runCredentials } from '../agent/credentials.js';
+import { describe } from '../errors.js';
+import { InputError, readInputs, type Inputs } from '../inputs.js';
+import { createMemoryStore, type MemoryChoice } from '../memory/factory.js';
+import type { MemoryKeys } from '../memory/keys.js';
+import { memoryLayout } from '../memory/layout.js';
+import { runPipeline } from '../pipeline.js';
+import type { RunState, Task } from '../ports.js';
+import { Progress } from '../report/progress.js';
+import { RunFailed } from '../run.js';
+import { UsageError } from './memory-cli.js';
+
+/** The action's inputs a local run takes as flags of the same name. */
+const INPUT_FLAGS = [
+  'model',
+  'opencode-config',
+  'opencode-version',
+  'timeout-minutes',
+  'inactivity-minutes',
+  'max-cost-usd',
+  'max-sessions',
+  'max-age-days',
+  'record-retention-days',
+  'prior-work-chars',
+  'agent-env',
+  'allow-unisolated-shell',
+  'memory-key-prefix',
+] as const;
+
+export const RUN_USAGE = `Usage:
+  recall run --prompt TEXT [--thread KEY] [--memory DIR] [--workspace DIR] [--model provider/model] [--<input> VALUE ...]
+
+Runs the agent on the checkout in --workspace (default: the current directory) with memory in
+--memory (default: .recall/memory in the workspace, git-ignored). The model is --model, else
+RECALL_MODEL, else OpenCode's own configuration; its key comes from the environment (e.g.
+ANTHROPIC_API_KEY). Each run is a new thread unless --thread names one to continue (e.g. the key a
+run printed). Other flags are the action's inputs of the same name: ${INPUT_FLAGS.filter((f) => f !== 'model').join(', ')}.
+The agent's changes stay in the checkout; nothing is committed.`;
+
+interface Output {
+  out: (line: string) => void;
+  err: (line: string) => void;
+}
+
+/** What the action's post step would do for a run that stopped before its save: here, the save itself. */
+class LocalState implements RunState {
+  savePending = false;
+  constructor(
+    readonly keys: MemoryKeys,
+    readonly choice: MemoryChoice,
+  ) {}
+  memoryPending(): void {
+    this.savePending = true;
+  }
+  memorySaveAttempted(): void {
+    this.savePending = false;
+  }
+  agentStarted(): void {}
+  agentStopped(): void {}
+}
+
+export async function runCommand(args: string[], io: Output, env: NodeJS.ProcessEnv = process.env): Promise<number> {
+  let parsed: ReturnType<typeof parseFlags>;
+  try {
+    parsed = parseFlags(args);
+  } catch (error) {
+    throw new UsageError((error as Error).message);
+  }
+  const values = parsed.values as Record<string, string | boolean | undefined>;
+  if (values.help) {
+    io.out(RUN_USAGE);
+    return 0;
+  }
+  const prompt = typeof values.prompt === 'string' ? values.prompt.trim() : '';
+  if (!prompt) throw new UsageError('run needs --prompt "what the agent should do"');
+  const workspace = path.resolve(String(values.workspace ?? process.cwd()));
+  if (!fs.statSync(workspace, { throwIfNoEntry: false })?.isDirectory()) throw new UsageError(`--workspace ${workspace} is not a directory`);
+  const memoryPath = path.resolve(workspace, String(values.memory ?? path.join('.recall', 'memory')));
+  const thread = String(values.thread ?? `local-${new Date().toISOString().replace(/[-:]/g, '').replace(/\..*/, '')}-${randomBytes(2).toString('hex')}`);
+  if (!/^[\w.-]{1,100}$/.test(thread)) throw new UsageError(`--thread ${JSON.stringify(thread)}: use letters, digits, dots, dashes and underscores`);
+
+  let inputs: Inputs;
+  try {
+    const given: Record<string, string> = { model: env.RECALL_MODEL ?? '', 'memory-backend': 'directory', 'memory-path': memoryPath };
+    for (const flag of INPUT_FLAGS) if (typeof values[flag] === 'string') given[flag] = values[flag] as string;
+    inputs = readInputs((name) => given[name] ?? '');
+  } catch (error) {
+    if (error instanceof InputError) throw new UsageError(error.message.replace(/^Input /, '--'));
+    throw error;
+  }
+  keepOutOfGit(workspace, memoryPath);
+
+  // Recall's working files (the restored store, OpenCode's state) live outside the checkout, as
+  // RUNNER_TEMP does on a runner: the agent works in the checkout and never sees them.
+  const scratch = fs.mkdtempSync(path.join(os.tmpdir(), 'recall-run-'));
+  const layout = memoryLayout(scratch);
+  const runEnv: NodeJS.ProcessEnv = { ...env, RUNNER_TEMP: scratch };
+  delete runEnv.GITHUB_ACTIONS;
+  const credentials = () => runCredentials(runEnv, layout.agentStateDir);
+  const log = { info: (l: string) => io.err(l), warning: (l: string) => io.err(`warning: ${l}`), debug: () => undefined };
+  const progress = new Progress({ log: log.info, minIntervalMs: 0 });
+  let state: LocalState | undefined;
+  const task = localTask(prompt, thread);
+  log.info(`Thread ${thread} (continue it with --thread ${thread}); memory in ${path.relative(workspace, memoryPath) || memoryPath}`);
+  try {
+    const result = await runPipeline({
+      env: runEnv,
+      inputs,
+      task,
+      layout,
+      workspace,
+      credentials,
+      untrustedCode: false,
+      progress,
+      state: (keys, choice) => (state = new LocalState(keys, choice)),
+      log,
+    });
+    await progress.close();
+    io.out(redactCredentials(result.response, credentials()));
+    const recalled = result.recalled.map((w) => w.record.id).join(', ');
+    log.info(
+      `Session ${result.sessionId}${result.continued ? ' (continued)' : ''}; ${result.tokens.input} tokens in, ${result.tokens.output} out; ` +
+        `$${result.cost.toFixed(4)}; ${(result.durationMs / 1000).toFixed(1)} s; prior work: ${recalled || 'none'}; ` +
+        (result.memorySave.saved ? `memory saved as ${result.memorySave.key}` : 'memory not saved'),
+    );
+    if (progress.filesEdited().length > 0) log.info(`Files edited (not committed): ${progress.filesEdited().join(', ')}`);
+    return 0;
+  } catch (error) {
+    await progress.close();
+    io.err(`recall: ${redactCredentials(error instanceof RunFailed ? `the agent's run failed: ${error.message}` : describe(error), credentials())}`);
+    if (state?.savePending) await saveAfterFailure(state, layout, runEnv, credentials, log);
+    return 1;
+  } finally {
+    fs.rmSync(scratch, { recursive: true, force: true });
+  }
+}
+
+function parseFlags(args: string[]) {
+  return parseArgs({
+    args,
+    options: {
+      prompt: { type: 'string' },
+      thread: { type: 'string' },
+      memory: { type: 'string' },
+      workspace: { type: 'string' },
+      help: { type: 'boolean' },
+      ...Object.fromEntries(INPUT_FLAGS.map((f) => [f, { type: 'string' as const }])),
+    },
+    strict: true,
+  });
+}
+
+/** A local run's task: a job (nobody waits in a thread) whose words are the prompt. */
+function localTask(prompt: string, thread: string): Task {
+  const firstLine = prompt.split('\n')[0] ?? '';
+  return {
+    title: `local: ${firstLine}`.slice(0, 200),
+    prompt,
+    query: { title: '', text: prompt, labels: [], paths: [], threadKey: thread },
+    event: 'local run',
+    threadKey: thread,
+    deliveryId: `local-${Date.now()}-${process.pid}`,
+    kind: 'job',
+  };
+}
+
+/** Memory is never committed by accident: the folder ignores itself. */
+function keepOutOfGit(workspace: string, memoryPath: string): void {
+  fs.mkdirSync(memoryPath, { recursive: true });
+  const top = path.relative(workspace, memoryPath).split(path.sep)[0];
+  if (!top || top === '..' || path.isAbsolute(top)) return; // outside the checkout
+  const ignore = path.join(workspace, top, '.gitignore');
+  if (!fs.existsSync(ignore)) fs.writeFileSync(ignore, '# Recall\'s local memory: not for git\n*\n');
+}
+
+async function saveAfterFailure(
+  state: LocalState,
+  layout: ReturnType<typeof memoryLayout>,
+  env: NodeJS.ProcessEnv,
+  credentials: () => string[],
+  log: { info: (l: string) => void; warning: (l: string) => void },
+): Promise<void> {
+  const store = createMemoryStore({
+    choice: state.choice,
+    memoryDir: layout.memoryDir,
+    keys: state.keys,
+    env,
+    log,
+    clock: () => new Date(),
+    credentials,
+    signingKey: '',
+    workingFiles: [layout.threadIndexFile, layout.recordsFile],
+  });
+  const saved = await store.save().catch((error: unknown) => ({ saved: false as const, warning: describe(error), key: undefined }));
+  if (saved.warning) log.warning(saved.warning);
+  log.info(saved.saved ? `Memory saved as ${saved.key}` : 'Memory was not saved');
+}

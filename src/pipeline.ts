@@ -1,0 +1,131 @@
+/**
+ * One run of Recall with its real adapters: the memory store the inputs choose, OpenCode in its
+ * sandbox, the thread index and the index of past work, the tools Recall serves, and how changes
+ * are published. The action's main step (main.ts) and the local `recall run` (cli/run-cli.ts)
+ * both start here; each brings its own task, log and hand-over state.
+ */
+import { resolveOpenCode } from './agent/install.js';
+import { findIsolation, findRunnerRoot } from './agent/isolation.js';
+import { OpenCodeLauncher } from './agent/launcher.js';
+import { ToolHost, type Poster } from './agent/tools/tool-host.js';
+import type { Inputs } from './inputs.js';
+import type { MemoryChoice } from './memory/factory.js';
+import { createMemoryStore } from './memory/factory.js';
+import { memoryKeys, type MemoryKeys } from './memory/keys.js';
+import type { MemoryLayout } from './memory/layout.js';
+import type { RunState, Task } from './ports.js';
+import { MemoryIndex } from './recall/memory-index.js';
+import { DEFAULT_RECORD_RETENTION } from './recall/records.js';
+import { ThreadIndex } from './recall/threads.js';
+import type { Progress } from './report/progress.js';
+import { run as runRecall, type RunResult } from './run.js';
+
+const MAX_MODEL_RETRIES = 3;
+const PRIOR_WORK_LIMIT = 3;
+
+export interface PipelineOptions {
+  env: NodeJS.ProcessEnv;
+  inputs: Inputs;
+  task: Task;
+  layout: MemoryLayout;
+  /** The checkout the agent works in. */
+  workspace: string;
+  credentials: () => string[];
+  /** A fork's pull request: the agent reads, nothing more (RFC-005). */
+  untrustedCode: boolean;
+  poster?: Poster | undefined;
+  progress: Progress;
+  publish?: ((answer: string) => Promise<string | undefined>) | undefined;
+  /** Where the run leaves what a later step needs (the action's post step), for these keys. */
+  state: (keys: MemoryKeys, choice: MemoryChoice) => RunState;
+  log: { info: (line: string) => void; warning: (line: string) => void; debug: (line: string) => void };
+}
+
+export async function runPipeline(o: PipelineOptions): Promise<RunResult> {
+  const { env, inputs, task, layout, credentials, untrustedCode, poster, progress, publish, log } = o;
+  const clock = () => new Date();
+  const runId = `${env.GITHUB_RUN_ID || String(Date.now())}-${env.GITHUB_RUN_ATTEMPT || '1'}`;
+  const keys = memoryKeys(inputs.memoryKeyPrefix, env.GITHUB_RUN_ID || String(Date.now()), env.GITHUB_RUN_ATTEMPT || '1');
+  const workspace = o.workspace;
+  const choice = { backend: inputs.memoryBackend, path: inputs.memoryPath, endpoint: inputs.memoryS3Endpoint };
+  const state = o.state(keys, choice);
+  const memory = createMemoryStore({
+    choice,
+    memoryDir: layout.memoryDir,
+    keys,
+    env,
+    log,
+    clock,
+    credentials,
+    signingKey: inputs.memorySigningKey,
+    workingFiles: [layout.threadIndexFile, layout.recordsFile],
+  });
+  if (inputs.memoryBackend === 's3' && inputs.model?.providerID === 'amazon-bedrock' && !(env.RECALL_S3_ACCESS_KEY_ID && env.RECALL_S3_SECRET_ACCESS_KEY)) {
+    log.warning('The agent holds the AWS credentials Recall also uses for the memory bucket (its model is on Amazon Bedrock): it could read or rewrite every memory in the bucket. Give memory credentials of its own in RECALL_S3_ACCESS_KEY_ID and RECALL_S3_SECRET_ACCESS_KEY.');
+  }
+  const agent = new OpenCodeLauncher({
+    binary: () =>
+      resolveOpenCode({ version: inputs.opencodeVersion, toolDir: env.RUNNER_TOOL_CACHE || layout.root, pathEnv: env.PATH, log: log.info }),
+    workspace,
+    layout,
+    parentEnv: env,
+    userConfig: inputs.opencodeConfig,
+    model: inputs.model,
+    maxModelRetries: MAX_MODEL_RETRIES,
+    limits: { timeoutMs: inputs.timeoutMs, inactivityMs: inputs.inactivityMs, maxCostUsd: inputs.maxCostUsd },
+    onStep: (step) => progress.step(step),
+    untrustedCode,
+    allowUnisolatedShell: inputs.allowUnisolatedShell,
+    extraEnv: inputs.agentEnv,
+    isolation: ({ binary, readable, replaced }) =>
+      findIsolation({
+        setting: {
+          workspace,
+          agentDirs: [layout.agentStateDir, layout.memoryDir],
+          binary,
+          readable,
+          replaced,
+          runnerTemp: env.RUNNER_TEMP,
+          home: env.HOME,
+          runnerRoot: findRunnerRoot(),
+        },
+        pathEnv: env.PATH,
+        hostedRunner: env.RUNNER_ENVIRONMENT === 'github-hosted',
+        log: log.info,
+      }),
+    log: log.debug,
+    warn: log.warning,
+  });
+  let threads: ThreadIndex | undefined;
+  return runRecall(
+    task,
+    { maxSessions: inputs.maxSessions, maxAgeDays: inputs.maxAgeDays, priorWorkLimit: PRIOR_WORK_LIMIT, priorWorkChars: inputs.priorWorkChars, runId },
+    {
+      memory,
+      agent,
+      state,
+      log,
+      clock,
+      openThreads: () => {
+        const opened = ThreadIndex.load(layout.memoryDir, { workingFile: layout.threadIndexFile });
+        threads = opened.index;
+        return opened;
+      },
+      openIndex: () =>
+        new MemoryIndex({
+          memoryDir: layout.memoryDir,
+          workingFile: layout.recordsFile,
+          workspace,
+          threadOf: (sessionId) => threads?.threadOf(sessionId),
+          retention: { maxAgeDays: inputs.recordRetentionDays, maxRecords: DEFAULT_RECORD_RETENTION.maxRecords },
+          clock,
+        }),
+      openTools: async (index, forTask) => {
+        const host = new ToolHost({ index, task: forTask, runId, readOnly: untrustedCode, ...(poster ? { poster } : {}) });
+        await host.start();
+        return host;
+      },
+      ...(publish ? { publish } : {}),
+    },
+  );
+}
