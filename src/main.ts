@@ -25,7 +25,8 @@ import { runPipeline } from './pipeline.js';
 import { Progress } from './report/progress.js';
 import { Git } from './publish/git.js';
 import { publishChanges, type PublishTarget } from './publish/publish.js';
-import { ActionState, saveWorkingComment } from './state.js';
+import { ActionState, saveOpenCodeEntry, saveWorkingComment } from './state.js';
+import { actionsCacheForOpenCode } from './agent/opencode-cache.js';
 
 const CONVERSATION_BUDGET = 24_000;
 /** The least time between two updates of the thread's progress checklist. */
@@ -127,6 +128,7 @@ async function main(env: NodeJS.ProcessEnv): Promise<void> {
       progress,
       publish,
       state: (keys, choice) => new ActionState(layout.memoryDir, keys, choice),
+      openCodeCache: actionsCacheForOpenCode(env, { info: core.info, warning: core.warning }, saveOpenCodeEntry),
       log: { info: core.info, warning: core.warning, debug: core.debug },
     }).catch((error: unknown) => {
       if (error instanceof RunFailed) setFailureOutputs(error, task.threadKey);

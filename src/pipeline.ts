@@ -5,6 +5,7 @@
  * both start here; each brings its own task, log and hand-over state.
  */
 import { resolveOpenCode } from './agent/install.js';
+import type { OpenCodeCache } from './agent/opencode-cache.js';
 import { findIsolation, findRunnerRoot } from './agent/isolation.js';
 import { OpenCodeLauncher } from './agent/launcher.js';
 import { ToolHost, type Poster } from './agent/tools/tool-host.js';
@@ -39,6 +40,8 @@ export interface PipelineOptions {
   /** Where the run leaves what a later step needs (the action's post step), for these keys. */
   state: (keys: MemoryKeys, choice: MemoryChoice) => RunState;
   log: { info: (line: string) => void; warning: (line: string) => void; debug: (line: string) => void };
+  /** Where an npm install of OpenCode is kept between runs (the Actions cache). */
+  openCodeCache?: OpenCodeCache | undefined;
 }
 
 export async function runPipeline(o: PipelineOptions): Promise<RunResult> {
@@ -65,7 +68,7 @@ export async function runPipeline(o: PipelineOptions): Promise<RunResult> {
   }
   const agent = new OpenCodeLauncher({
     binary: () =>
-      resolveOpenCode({ version: inputs.opencodeVersion, toolDir: env.RUNNER_TOOL_CACHE || layout.root, pathEnv: env.PATH, log: log.info }),
+      resolveOpenCode({ version: inputs.opencodeVersion, toolDir: env.RUNNER_TOOL_CACHE || layout.root, pathEnv: env.PATH, log: log.info, cache: o.openCodeCache }),
     workspace,
     layout,
     parentEnv: env,

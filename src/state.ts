@@ -17,6 +17,8 @@ const MEMORY_BACKEND = 'memory-backend';
 const MEMORY_PATH = 'memory-path';
 const MEMORY_ENDPOINT = 'memory-s3-endpoint';
 const WORKING_COMMENT = 'working-comment';
+/** Also read by index-post.ts, before the post step's bundle loads. */
+export const OPENCODE_CACHE = 'opencode-cache';
 
 export interface PostState {
   /** True when main restored memory and never got to save it. */
@@ -27,6 +29,8 @@ export interface PostState {
   memory: MemoryChoice;
   /** The thread's "working" comment, when main posted one and never replaced it (cancelled, killed). */
   workingComment: { id: number; marker: string } | undefined;
+  /** OpenCode as main installed it with npm, for the post step to keep in the Actions cache. */
+  openCode: { dir: string; key: string } | undefined;
 }
 
 export class ActionState implements RunState {
@@ -52,6 +56,11 @@ export class ActionState implements RunState {
   }
 }
 
+/** Main installed OpenCode with npm: the post step saves it to the Actions cache (opencode-cache.ts). */
+export function saveOpenCodeEntry(entry: { dir: string; key: string }): void {
+  core.saveState(OPENCODE_CACHE, JSON.stringify(entry));
+}
+
 /** The thread's "working" comment, for post to replace if main never does; '' once main reported. */
 export function saveWorkingComment(comment: { id: number; marker: string } | undefined): void {
   core.saveState(WORKING_COMMENT, comment ? JSON.stringify(comment) : '');
@@ -66,6 +75,7 @@ export function readPostState(): PostState {
     keys: { primary: core.getState(MEMORY_KEY), restorePrefixes: prefixes() },
     memory: { backend: (core.getState(MEMORY_BACKEND) || 'actions-cache') as MemoryBackendName, path: core.getState(MEMORY_PATH), endpoint: core.getState(MEMORY_ENDPOINT) },
     workingComment: workingComment(),
+    openCode: openCodeEntry(),
   };
 }
 
@@ -82,6 +92,15 @@ function workingComment(): PostState['workingComment'] {
   try {
     const parsed = JSON.parse(core.getState(WORKING_COMMENT) || 'null') as { id?: unknown; marker?: unknown } | null;
     return parsed && typeof parsed.id === 'number' && typeof parsed.marker === 'string' ? { id: parsed.id, marker: parsed.marker } : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function openCodeEntry(): PostState['openCode'] {
+  try {
+    const parsed = JSON.parse(core.getState(OPENCODE_CACHE) || 'null') as { dir?: unknown; key?: unknown } | null;
+    return parsed && typeof parsed.dir === 'string' && typeof parsed.key === 'string' ? { dir: parsed.dir, key: parsed.key } : undefined;
   } catch {
     return undefined;
   }

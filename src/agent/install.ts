@@ -7,6 +7,8 @@ import { execFile } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { promisify } from 'node:util';
+import { describe } from '../errors.js';
+import { openCodeCacheKey, type OpenCodeCache } from './opencode-cache.js';
 
 const exec = promisify(execFile);
 
@@ -19,6 +21,8 @@ export interface InstallOptions {
   toolDir: string;
   pathEnv: string | undefined;
   log: (message: string) => void;
+  /** Where an install is kept between runs (the Actions cache); absent: npm every time. */
+  cache?: OpenCodeCache | undefined;
   /** Run a command and return its stdout; injectable for tests. */
   run?: (file: string, args: string[]) => Promise<string>;
 }
@@ -45,11 +49,27 @@ export async function resolveOpenCode(o: InstallOptions): Promise<string> {
     o.log(`OpenCode on PATH is ${found || 'unknown'}, not ${o.version}; installing ${o.version}`);
   }
   const prefix = path.join(o.toolDir, 'recall-opencode', o.version);
-  const binary = path.join(prefix, 'node_modules', 'opencode-ai', 'bin', 'opencode.exe');
+  // The package holds the native binary itself (its postinstall put it there): that directory alone is what runs.
+  const packageDir = path.join(prefix, 'node_modules', 'opencode-ai');
+  const binary = path.join(packageDir, 'bin', 'opencode.exe');
+  const key = openCodeCacheKey(o.version);
+  if (!fs.existsSync(binary) && o.cache) {
+    const began = Date.now();
+    try {
+      if (await o.cache.restore(packageDir, key)) {
+        if (packageVersion(binary) === o.version) o.log(`OpenCode ${o.version} restored from the Actions cache (${key}) in ${((Date.now() - began) / 1000).toFixed(1)} s`);
+        else fs.rmSync(packageDir, { recursive: true, force: true }); // not what the key says: npm installs it
+      }
+    } catch (error) {
+      fs.rmSync(packageDir, { recursive: true, force: true }); // what a cut restore left
+      o.log(`OpenCode could not be restored from the Actions cache (${describe(error)}); installing it with npm`);
+    }
+  }
   if (!fs.existsSync(binary)) {
     o.log(`Installing opencode-ai@${o.version} with npm into ${prefix}`);
     fs.mkdirSync(prefix, { recursive: true });
     await run('npm', ['install', '--no-save', '--no-audit', '--no-fund', '--prefix', prefix, `opencode-ai@${o.version}`]);
+    if (fs.existsSync(binary)) o.cache?.keep(packageDir, key);
   }
   if (!fs.existsSync(binary)) {
     throw new Error(

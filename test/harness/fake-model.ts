@@ -41,6 +41,8 @@ export interface RecordedRequest {
   body: any;
   /** Value of the `x-session-id` header, if any. */
   sessionID: string | undefined;
+  /** When it arrived (epoch ms); its reply is sent at once. */
+  receivedAt: number;
   /** True for OpenCode's title-generation requests (answered automatically). */
   isTitleRequest: boolean;
   /** The reply that was sent (undefined for non-completion endpoints). */
@@ -261,6 +263,7 @@ export async function startFakeModel(): Promise<FakeModel> {
       const path = (req.url ?? '/').split('?')[0] ?? '/';
       const sessionID = headerValue(req.headers['x-session-id']);
       const base = {
+        receivedAt: Date.now(),
         index: requests.length,
         method: req.method ?? 'GET',
         path,

@@ -1,8 +1,8 @@
-export const id = 120;
-export const ids = [120];
+export const id = 798;
+export const ids = [798];
 export const modules = {
 
-/***/ 6120:
+/***/ 798:
 /***/ ((__unused_webpack_module, __webpack_exports__, __webpack_require__) => {
 
 // ESM COMPAT FLAG
@@ -2284,7 +2284,7 @@ const TRANSIENT = new Set(['ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ECONNABORTED', '
 /** node:zlib has zstd from Node 22.15 (the action runs on Node 24). */
 const IN_PROCESS_ZSTD = typeof external_node_zlib_.createZstdCompress === 'function';
 /** Whether @actions/cache would use protocol v2 here and this Node can compress zstd: then this client is used. */
-function usesCacheServiceV2(env) {
+function cache_service_usesCacheServiceV2(env) {
     const host = hostOf(env.GITHUB_SERVER_URL || 'https://github.com');
     const githubHost = host === 'github.com' || host.endsWith('.ghe.com') || host.endsWith('.localhost');
     return githubHost && !!env.ACTIONS_CACHE_SERVICE_V2 && IN_PROCESS_ZSTD;
@@ -2313,7 +2313,7 @@ class ServiceError extends Error {
         this.refused = refused;
     }
 }
-class CacheServiceClient {
+class cache_service_CacheServiceClient {
     o;
     compressionFound;
     http;
@@ -3216,11 +3216,11 @@ function createMemoryStore(o) {
             // Recall's streaming client on protocol v2. On v1 (GitHub Enterprise Server) Recall still
             // restores (the toolkit unpacks with `tar -P`, which writes wherever an archive says) and
             // the toolkit saves.
-            const v1 = new CacheServiceClient({ env: o.env, log: o.log, protocol: 'v1' });
+            const v1 = new cache_service_CacheServiceClient({ env: o.env, log: o.log, protocol: 'v1' });
             backend = new ActionsCacheBackend({
                 keys: o.keys,
-                cache: usesCacheServiceV2(o.env)
-                    ? new CacheServiceClient({ env: o.env, log: o.log })
+                cache: cache_service_usesCacheServiceV2(o.env)
+                    ? new cache_service_CacheServiceClient({ env: o.env, log: o.log })
                     : {
                         isFeatureAvailable: () => cache/* isFeatureAvailable */.w3(),
                         restoreCache: (paths, key, restoreKeys, options) => v1.restoreCache(paths, key, restoreKeys, options),
@@ -3249,6 +3249,8 @@ const MEMORY_BACKEND = 'memory-backend';
 const MEMORY_PATH = 'memory-path';
 const MEMORY_ENDPOINT = 'memory-s3-endpoint';
 const WORKING_COMMENT = 'working-comment';
+/** Also read by index-post.ts, before the post step's bundle loads. */
+const OPENCODE_CACHE = 'opencode-cache';
 class ActionState {
     constructor(memoryDir, keys, memory) {
         core.saveState(MEMORY_DIR, memoryDir);
@@ -3271,6 +3273,10 @@ class ActionState {
         core.saveState(OPENCODE_PID, '');
     }
 }
+/** Main installed OpenCode with npm: the post step saves it to the Actions cache (opencode-cache.ts). */
+function saveOpenCodeEntry(entry) {
+    core.saveState(OPENCODE_CACHE, JSON.stringify(entry));
+}
 /** The thread's "working" comment, for post to replace if main never does; '' once main reported. */
 function saveWorkingComment(comment) {
     core.saveState(WORKING_COMMENT, comment ? JSON.stringify(comment) : '');
@@ -3284,6 +3290,7 @@ function readPostState() {
         keys: { primary: lib_core/* getState */.Gu(MEMORY_KEY), restorePrefixes: prefixes() },
         memory: { backend: (lib_core/* getState */.Gu(MEMORY_BACKEND) || 'actions-cache'), path: lib_core/* getState */.Gu(MEMORY_PATH), endpoint: lib_core/* getState */.Gu(MEMORY_ENDPOINT) },
         workingComment: workingComment(),
+        openCode: openCodeEntry(),
     };
 }
 function prefixes() {
@@ -3299,6 +3306,15 @@ function workingComment() {
     try {
         const parsed = JSON.parse(lib_core/* getState */.Gu(WORKING_COMMENT) || 'null');
         return parsed && typeof parsed.id === 'number' && typeof parsed.marker === 'string' ? { id: parsed.id, marker: parsed.marker } : undefined;
+    }
+    catch {
+        return undefined;
+    }
+}
+function openCodeEntry() {
+    try {
+        const parsed = JSON.parse(lib_core/* getState */.Gu(OPENCODE_CACHE) || 'null');
+        return parsed && typeof parsed.dir === 'string' && typeof parsed.key === 'string' ? { dir: parsed.dir, key: parsed.key } : undefined;
     }
     catch {
         return undefined;
@@ -3660,6 +3676,56 @@ function sleep(ms) {
     return new Promise((resolve) => setTimeout(resolve, ms));
 }
 
+;// CONCATENATED MODULE: ./src/agent/opencode-cache.ts
+/**
+ * OpenCode kept in the Actions cache (RFC-003, "Startup costs"): a hosted runner's tool cache does
+ * not outlive the job, so without this every run installs OpenCode with npm (5-8 s, more than all
+ * of Recall's own overhead). The installed package directory (the native binary and its
+ * package.json, about 185 MB, 57 MB compressed) is saved once per version and platform, by the post step
+ * so that the agent never waits for the upload, and restored through Recall's own cache client:
+ * the same confined unpacker as memory (regular files only, inside the directory, modes kept).
+ */
+
+
+
+/** One entry per OpenCode version and platform: the binary is native. */
+function openCodeCacheKey(version) {
+    return `recall-opencode-${version}-${process.platform}-${process.arch}`;
+}
+/**
+ * The Actions cache for OpenCode on protocol v2 (github.com), or undefined where Recall's client
+ * does not run (GitHub Enterprise Server, no cache service): npm installs as before there.
+ * `keep` hands the directory to the post step (`onKeep` saves step state).
+ */
+function actionsCacheForOpenCode(env, log, onKeep) {
+    if (!usesCacheServiceV2(env))
+        return undefined;
+    const client = new CacheServiceClient({ env, log });
+    if (!client.isFeatureAvailable())
+        return undefined;
+    return {
+        restore: async (dir, key) => (await client.restoreCache([dir], key)) !== undefined,
+        keep: (dir, key) => onKeep({ dir, key }),
+    };
+}
+/** The post step's half: saves what main installed. Never throws; says what happened. */
+async function saveOpenCode(entry, env, log) {
+    if (!external_node_path_.isAbsolute(entry.dir))
+        return;
+    const client = new cache_service_CacheServiceClient({ env, log });
+    const began = Date.now();
+    try {
+        const id = await client.saveCache([entry.dir], entry.key, await client.pack([entry.dir], []));
+        if (id === -1)
+            log.info(`OpenCode was not saved to the Actions cache (${entry.key}): the cache refused it (a read-only cache token, or another job saved it first).`);
+        else
+            log.info(`OpenCode saved to the Actions cache as ${entry.key} in ${((Date.now() - began) / 1000).toFixed(1)} s: later runs restore it instead of installing.`);
+    }
+    catch (error) {
+        log.warning(`Could not save OpenCode to the Actions cache: ${errors_describe(error)}. The next run installs it with npm again.`);
+    }
+}
+
 ;// CONCATENATED MODULE: ./src/post.ts
 /**
  * The action's post step. It runs after the job's other steps, even when main failed or was
@@ -3676,8 +3742,12 @@ function sleep(ms) {
 
 
 
+
 async function post(env) {
     const state = readPostState();
+    // Main installed OpenCode with npm: keep it for the next run (it never waits on this upload).
+    if (state.openCode)
+        await saveOpenCode(state.openCode, env, { info: lib_core/* info */.pq, warning: lib_core/* warning */.$e });
     if (!state.savePending) {
         lib_core/* info */.pq('Memory: nothing for the post step to do (main saved it, or never restored it).');
         await replaceWorkingComment(state, false, env);

@@ -1,8 +1,8 @@
-export const id = 107;
-export const ids = [107];
+export const id = 92;
+export const ids = [92];
 export const modules = {
 
-/***/ 6107:
+/***/ 9092:
 /***/ ((__unused_webpack_module, __webpack_exports__, __webpack_require__) => {
 
 // ESM COMPAT FLAG
@@ -35,7 +35,7 @@ var external_node_zlib_ = __webpack_require__(8522);
 var lib = __webpack_require__(4942);
 ;// CONCATENATED MODULE: ./src/errors.ts
 /** The message of anything thrown, for logs and warnings. */
-function describe(error) {
+function errors_describe(error) {
     return error instanceof Error ? error.message : String(error);
 }
 
@@ -1924,7 +1924,7 @@ class SnapshotMemoryStore {
             emptyDirectory(memoryDir);
             return {
                 status: 'miss',
-                warning: `Restoring memory failed (${describe(error)}); this run starts with empty memory.`,
+                warning: `Restoring memory failed (${errors_describe(error)}); this run starts with empty memory.`,
             };
         }
         if (!restoredKey)
@@ -1942,7 +1942,7 @@ class SnapshotMemoryStore {
             store = this.checkRestoredStore();
         }
         catch (error) {
-            return this.setAside(restoredKey, describe(error));
+            return this.setAside(restoredKey, errors_describe(error));
         }
         if (store.unusable)
             return this.setAside(restoredKey, store.unusable);
@@ -2022,7 +2022,7 @@ class SnapshotMemoryStore {
             merge = await this.mergeNewerSave();
         }
         catch (error) {
-            merge = { blocked: `Memory was not saved: merging the memory of an overlapping run failed (${describe(error)}).` };
+            merge = { blocked: `Memory was not saved: merging the memory of an overlapping run failed (${errors_describe(error)}).` };
         }
         if (merge.blocked)
             return { saved: false, warning: merge.blocked };
@@ -2033,7 +2033,7 @@ class SnapshotMemoryStore {
             packed = await this.takeOutCredentials();
         }
         catch (error) {
-            return { saved: false, warning: `Memory was not saved: the credentials could not be taken out of the store (${describe(error)}).` };
+            return { saved: false, warning: `Memory was not saved: the credentials could not be taken out of the store (${errors_describe(error)}).` };
         }
         try {
             const put = await backend.put(memoryDir, packed);
@@ -2042,7 +2042,7 @@ class SnapshotMemoryStore {
             return { saved: true, key: put.key, ...(merge.merged ? { merged: merge.merged } : {}) };
         }
         catch (error) {
-            return { saved: false, warning: `Memory was not saved: ${describe(error)}` };
+            return { saved: false, warning: `Memory was not saved: ${errors_describe(error)}` };
         }
     }
     /**
@@ -2090,8 +2090,8 @@ class SnapshotMemoryStore {
         catch (error) {
             // A run that started from nothing must not save blind: its store could hide stored memory.
             if (!base.restoredKey)
-                return { blocked: `Memory was not saved: the store could not be checked for earlier memory (${describe(error)}), and this run started without any.` };
-            return { warning: `Could not check for memory saved by an overlapping run (${describe(error)}); saving this run's memory as it is.` };
+                return { blocked: `Memory was not saved: the store could not be checked for earlier memory (${errors_describe(error)}), and this run started without any.` };
+            return { warning: `Could not check for memory saved by an overlapping run (${errors_describe(error)}); saving this run's memory as it is.` };
         }
         if (!newest || newest === base.restoredKey)
             return {};
@@ -2121,7 +2121,7 @@ class SnapshotMemoryStore {
             if (error instanceof UnusableSnapshotError)
                 problem = `${newest} is unusable: ${error.message}`;
             else
-                unreachable = describe(error);
+                unreachable = errors_describe(error);
         }
         finally {
             external_node_fs_.rmSync(memoryDir, { recursive: true, force: true });
@@ -2153,7 +2153,7 @@ class SnapshotMemoryStore {
             return { merged: result.added, ...(skipped ? { warning: `Some sessions of ${newest} could not be merged (${skipped}).` } : {}) };
         }
         catch (error) {
-            return { blocked: `Memory was not saved: ${newest}, saved by another run, could not be merged (${describe(error)}), and saving would hide it.` };
+            return { blocked: `Memory was not saved: ${newest}, saved by another run, could not be merged (${errors_describe(error)}), and saving would hide it.` };
         }
         finally {
             external_node_fs_.rmSync(theirs, { recursive: true, force: true });
@@ -2219,7 +2219,7 @@ const TRANSIENT = new Set(['ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ECONNABORTED', '
 /** node:zlib has zstd from Node 22.15 (the action runs on Node 24). */
 const IN_PROCESS_ZSTD = typeof external_node_zlib_.createZstdCompress === 'function';
 /** Whether @actions/cache would use protocol v2 here and this Node can compress zstd: then this client is used. */
-function usesCacheServiceV2(env) {
+function cache_service_usesCacheServiceV2(env) {
     const host = hostOf(env.GITHUB_SERVER_URL || 'https://github.com');
     const githubHost = host === 'github.com' || host.endsWith('.ghe.com') || host.endsWith('.localhost');
     return githubHost && !!env.ACTIONS_CACHE_SERVICE_V2 && IN_PROCESS_ZSTD;
@@ -2248,7 +2248,7 @@ class ServiceError extends Error {
         this.refused = refused;
     }
 }
-class CacheServiceClient {
+class cache_service_CacheServiceClient {
     o;
     compressionFound;
     http;
@@ -2440,8 +2440,8 @@ class CacheServiceClient {
             message.destroy(); // else the connection stays open, paused, and keeps the step alive
             await decoder.destroy();
             if (error instanceof CutOff)
-                throw new ServiceError(`the archive download was cut off (${describe(error.cause)})`, true);
-            throw new UnusableSnapshotError(`the archive could not be unpacked (${describe(error)})`);
+                throw new ServiceError(`the archive download was cut off (${errors_describe(error.cause)})`, true);
+            throw new UnusableSnapshotError(`the archive could not be unpacked (${errors_describe(error)})`);
         }
         if (Number.isFinite(expected) && received !== expected) {
             await decoder.destroy();
@@ -2451,7 +2451,7 @@ class CacheServiceClient {
             await decoder.end();
         }
         catch (error) {
-            throw new UnusableSnapshotError(`the archive could not be unpacked (${describe(error)})`);
+            throw new UnusableSnapshotError(`the archive could not be unpacked (${errors_describe(error)})`);
         }
     }
     /** A Twirp JSON call, retried on 5xx, resets and timeouts. */
@@ -2493,7 +2493,7 @@ class CacheServiceClient {
             return await this.http.request(verb, url, body, headers);
         }
         catch (error) {
-            const message = describe(error);
+            const message = errors_describe(error);
             const code = error.code ?? (/^Request timeout/i.test(message) ? 'ETIMEDOUT' : undefined);
             const said = code ?? message.replace(/[a-z][a-z0-9+.-]*:\/\/\S*/gi, '<url>').replace(/[/?]\S*/g, '').trim();
             throw new ServiceError(`${what} could not reach the cache service (${said || 'no reason given'})`, TRANSIENT.has(code ?? ''));
@@ -2520,7 +2520,7 @@ class CacheServiceClient {
                 const retryable = error instanceof ServiceError && error.retryable;
                 if (!retryable || attempt >= attempts)
                     throw error;
-                this.o.log.info(`The cache service failed ${what} (${describe(error)}); attempt ${attempt + 1} of ${attempts} in ${wait} ms.`);
+                this.o.log.info(`The cache service failed ${what} (${errors_describe(error)}); attempt ${attempt + 1} of ${attempts} in ${wait} ms.`);
                 await new Promise((resolve) => setTimeout(resolve, wait));
                 wait *= 2;
             }
@@ -4083,12 +4083,64 @@ async function prune(v, io) {
     }
 }
 
+;// CONCATENATED MODULE: ./src/agent/opencode-cache.ts
+/**
+ * OpenCode kept in the Actions cache (RFC-003, "Startup costs"): a hosted runner's tool cache does
+ * not outlive the job, so without this every run installs OpenCode with npm (5-8 s, more than all
+ * of Recall's own overhead). The installed package directory (the native binary and its
+ * package.json, about 185 MB, 57 MB compressed) is saved once per version and platform, by the post step
+ * so that the agent never waits for the upload, and restored through Recall's own cache client:
+ * the same confined unpacker as memory (regular files only, inside the directory, modes kept).
+ */
+
+
+
+/** One entry per OpenCode version and platform: the binary is native. */
+function openCodeCacheKey(version) {
+    return `recall-opencode-${version}-${process.platform}-${process.arch}`;
+}
+/**
+ * The Actions cache for OpenCode on protocol v2 (github.com), or undefined where Recall's client
+ * does not run (GitHub Enterprise Server, no cache service): npm installs as before there.
+ * `keep` hands the directory to the post step (`onKeep` saves step state).
+ */
+function actionsCacheForOpenCode(env, log, onKeep) {
+    if (!usesCacheServiceV2(env))
+        return undefined;
+    const client = new CacheServiceClient({ env, log });
+    if (!client.isFeatureAvailable())
+        return undefined;
+    return {
+        restore: async (dir, key) => (await client.restoreCache([dir], key)) !== undefined,
+        keep: (dir, key) => onKeep({ dir, key }),
+    };
+}
+/** The post step's half: saves what main installed. Never throws; says what happened. */
+async function saveOpenCode(entry, env, log) {
+    if (!path.isAbsolute(entry.dir))
+        return;
+    const client = new CacheServiceClient({ env, log });
+    const began = Date.now();
+    try {
+        const id = await client.saveCache([entry.dir], entry.key, await client.pack([entry.dir], []));
+        if (id === -1)
+            log.info(`OpenCode was not saved to the Actions cache (${entry.key}): the cache refused it (a read-only cache token, or another job saved it first).`);
+        else
+            log.info(`OpenCode saved to the Actions cache as ${entry.key} in ${((Date.now() - began) / 1000).toFixed(1)} s: later runs restore it instead of installing.`);
+    }
+    catch (error) {
+        log.warning(`Could not save OpenCode to the Actions cache: ${describe(error)}. The next run installs it with npm again.`);
+    }
+}
+
 ;// CONCATENATED MODULE: ./src/agent/install.ts
 /**
  * Find the OpenCode binary Recall runs: an `opencode` already on PATH at the wanted version
  * (a self-hosted runner or a test harness that provides it), else install the npm package
  * `opencode-ai` at that version into a tool directory, once per runner.
  */
+
+
 
 
 
@@ -4115,11 +4167,31 @@ async function resolveOpenCode(o) {
         o.log(`OpenCode on PATH is ${found || 'unknown'}, not ${o.version}; installing ${o.version}`);
     }
     const prefix = external_node_path_.join(o.toolDir, 'recall-opencode', o.version);
-    const binary = external_node_path_.join(prefix, 'node_modules', 'opencode-ai', 'bin', 'opencode.exe');
+    // The package holds the native binary itself (its postinstall put it there): that directory alone is what runs.
+    const packageDir = external_node_path_.join(prefix, 'node_modules', 'opencode-ai');
+    const binary = external_node_path_.join(packageDir, 'bin', 'opencode.exe');
+    const key = openCodeCacheKey(o.version);
+    if (!external_node_fs_.existsSync(binary) && o.cache) {
+        const began = Date.now();
+        try {
+            if (await o.cache.restore(packageDir, key)) {
+                if (packageVersion(binary) === o.version)
+                    o.log(`OpenCode ${o.version} restored from the Actions cache (${key}) in ${((Date.now() - began) / 1000).toFixed(1)} s`);
+                else
+                    external_node_fs_.rmSync(packageDir, { recursive: true, force: true }); // not what the key says: npm installs it
+            }
+        }
+        catch (error) {
+            external_node_fs_.rmSync(packageDir, { recursive: true, force: true }); // what a cut restore left
+            o.log(`OpenCode could not be restored from the Actions cache (${errors_describe(error)}); installing it with npm`);
+        }
+    }
     if (!external_node_fs_.existsSync(binary)) {
         o.log(`Installing opencode-ai@${o.version} with npm into ${prefix}`);
         external_node_fs_.mkdirSync(prefix, { recursive: true });
         await run('npm', ['install', '--no-save', '--no-audit', '--no-fund', '--prefix', prefix, `opencode-ai@${o.version}`]);
+        if (external_node_fs_.existsSync(binary))
+            o.cache?.keep(packageDir, key);
     }
     if (!external_node_fs_.existsSync(binary)) {
         throw new Error(`Installing opencode-ai@${o.version} did not produce ${binary}: check that the version exists (npm view opencode-ai versions) and that npm can reach its registry`);
@@ -4356,7 +4428,7 @@ class OpenCodeAgent {
 function errorText(error) {
     const data = error.data;
     const status = data?.statusCode ? ` (HTTP ${data.statusCode})` : '';
-    return `${error.name}${status}: ${data?.message ?? describe(error)}`;
+    return `${error.name}${status}: ${data?.message ?? errors_describe(error)}`;
 }
 
 // EXTERNAL MODULE: external "node:stream/promises"
@@ -4914,11 +4986,11 @@ function createMemoryStore(o) {
             // Recall's streaming client on protocol v2. On v1 (GitHub Enterprise Server) Recall still
             // restores (the toolkit unpacks with `tar -P`, which writes wherever an archive says) and
             // the toolkit saves.
-            const v1 = new CacheServiceClient({ env: o.env, log: o.log, protocol: 'v1' });
+            const v1 = new cache_service_CacheServiceClient({ env: o.env, log: o.log, protocol: 'v1' });
             backend = new ActionsCacheBackend({
                 keys: o.keys,
-                cache: usesCacheServiceV2(o.env)
-                    ? new CacheServiceClient({ env: o.env, log: o.log })
+                cache: cache_service_usesCacheServiceV2(o.env)
+                    ? new cache_service_CacheServiceClient({ env: o.env, log: o.log })
                     : {
                         isFeatureAvailable: () => cache/* isFeatureAvailable */.w3(),
                         restoreCache: (paths, key, restoreKeys, options) => v1.restoreCache(paths, key, restoreKeys, options),
@@ -6599,7 +6671,7 @@ async function run(task, settings, ports) {
         recalled = await timed('Recalling prior work', async () => index.recall(task.query, { limit: settings.priorWorkLimit, ...(continued ? { excludeSession: earlier } : {}) }));
     }
     catch (error) {
-        log.warning(`Recall could not search memory (${describe(error)}); the agent starts without prior work.`);
+        log.warning(`Recall could not search memory (${errors_describe(error)}); the agent starts without prior work.`);
     }
     log.info(recalled.length === 0
         ? 'Prior work: nothing related in memory'
@@ -6653,8 +6725,8 @@ async function run(task, settings, ports) {
                 reply = { ...reply, text: `${reply.text}\n\n${said}` };
             }
         }
-        await writeSummary(server, sessionId, threads.index, task, recalled, clock(), reply ? { answer: reply.text } : { error: describe(failure) }, log);
-        index.addRun({ task, runId: settings.runId, sessionId, text: reply ? reply.text : describe(failure), failed: !reply, tokens: reply?.tokens ?? NO_TOKENS, cost: reply?.cost ?? 0 });
+        await writeSummary(server, sessionId, threads.index, task, recalled, clock(), reply ? { answer: reply.text } : { error: errors_describe(failure) }, log);
+        index.addRun({ task, runId: settings.runId, sessionId, text: reply ? reply.text : errors_describe(failure), failed: !reply, tokens: reply?.tokens ?? NO_TOKENS, cost: reply?.cost ?? 0 });
         if (!reply)
             throw failure;
         threads.index.answeredWith(task.deliveryId, sessionId, clock());
@@ -6700,7 +6772,7 @@ async function run(task, settings, ports) {
                 // the post step saves what there is
             }
         }
-        throw new RunFailed(describe(error), restored.status, sessionId, recalled, clock().getTime() - startedAt.getTime(), { cause: error });
+        throw new RunFailed(errors_describe(error), restored.status, sessionId, recalled, clock().getTime() - startedAt.getTime(), { cause: error });
     }
 }
 function composePrompt(task, recalled, o) {
@@ -6723,7 +6795,7 @@ async function writeSummary(server, sessionId, index, task, recalled, finishedAt
         await server.note(sessionId, text);
     }
     catch (error) {
-        log.warning(`Could not write the run summary into session ${sessionId}: ${describe(error)}`);
+        log.warning(`Could not write the run summary into session ${sessionId}: ${errors_describe(error)}`);
     }
 }
 /** Deletes the sessions the retention rule let go, each after its child sessions (subagents, dispatched prompts). */
@@ -6737,7 +6809,7 @@ async function pruneSessions(server, doomed, children, total, freedBytes, log) {
             pruned.push(id);
         }
         catch (error) {
-            log.warning(`Could not prune session ${id}: ${describe(error)}`);
+            log.warning(`Could not prune session ${id}: ${errors_describe(error)}`);
         }
     };
     // A few at a time: one request after another took 2.6 s for 202 sessions.
@@ -6792,7 +6864,7 @@ async function runPipeline(o) {
         log.warning('The agent holds the AWS credentials Recall also uses for the memory bucket (its model is on Amazon Bedrock): it could read or rewrite every memory in the bucket. Give memory credentials of its own in RECALL_S3_ACCESS_KEY_ID and RECALL_S3_SECRET_ACCESS_KEY.');
     }
     const agent = new OpenCodeLauncher({
-        binary: () => resolveOpenCode({ version: inputs.opencodeVersion, toolDir: env.RUNNER_TOOL_CACHE || layout.root, pathEnv: env.PATH, log: log.info }),
+        binary: () => resolveOpenCode({ version: inputs.opencodeVersion, toolDir: env.RUNNER_TOOL_CACHE || layout.root, pathEnv: env.PATH, log: log.info, cache: o.openCodeCache }),
         workspace,
         layout,
         parentEnv: env,
@@ -7053,7 +7125,7 @@ async function runCommand(args, io, env = process.env) {
     }
     catch (error) {
         await progress.close();
-        io.err(`recall: ${redactCredentials(error instanceof RunFailed ? `the agent's run failed: ${error.message}` : describe(error), credentials())}`);
+        io.err(`recall: ${redactCredentials(error instanceof RunFailed ? `the agent's run failed: ${error.message}` : errors_describe(error), credentials())}`);
         if (state?.savePending)
             await saveAfterFailure(state, layout, runEnv, credentials, log);
         return 1;
@@ -7111,7 +7183,7 @@ async function saveAfterFailure(state, layout, env, credentials, log) {
         signingKey: '',
         workingFiles: [layout.threadIndexFile, layout.recordsFile],
     });
-    const saved = await store.save().catch((error) => ({ saved: false, warning: describe(error), key: undefined }));
+    const saved = await store.save().catch((error) => ({ saved: false, warning: errors_describe(error), key: undefined }));
     if (saved.warning)
         log.warning(saved.warning);
     log.info(saved.saved ? `Memory saved as ${saved.key}` : 'Memory was not saved');

@@ -1,0 +1,160 @@
+/**
+ * `npm run bench -- overhead`: what Recall adds around the agent (RFC-003, "Startup costs"), beside
+ * a bare `opencode run` of the same prompt against the same scripted model. For each: the time from
+ * the start to the model's first request (before), from the model's last request to the end
+ * (after; the model answers at once), and the whole. Recall's whole is its main and post steps of
+ * the bundled action; memory empty, then 1,000 sessions restored from the cache service; OpenCode
+ * on PATH. Then what a runner without OpenCode pays: npm from a registry on loopback (from
+ * scratch), and Recall's restore from the Actions cache.
+ * Targets (issue 11): whole at most 1.3x bare with empty memory, 1.5x with 1,000 sessions; an
+ * install from the cache at most 2 s.
+ */
+import { spawn } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { resolveOpenCode } from '../src/agent/install.js';
+import { actionsCacheForOpenCode, saveOpenCode } from '../src/agent/opencode-cache.js';
+import { createMemoryStore } from '../src/memory/factory.js';
+import { memoryKeys } from '../src/memory/keys.js';
+import { startFakeNpmRegistry } from '../test/harness/fake-npm-registry.js';
+import { freshRunner, REPO_ROOT } from '../test/harness/runner.js';
+import { startWorld, type World } from '../test/harness/world.js';
+import { growStore } from './grow.js';
+
+const RUNS = Number(process.env.BENCH_RUNS ?? 3);
+const PROMPT = 'Why does the SSO login loop on Safari?';
+const ANSWER = 'The session cookie lacks Secure, so Safari drops it.';
+
+let world: World;
+beforeAll(async () => {
+  world = await startWorld();
+});
+afterAll(async () => {
+  await world?.stop();
+});
+
+interface Timing {
+  before: number;
+  after: number;
+  whole: number;
+}
+
+/** before / after / whole of one run, from the model's record of the requests it got since `from`. */
+function timing(started: number, ended: number, from: number): Timing {
+  const asked = world.model.completions().filter((r) => !r.isTitleRequest && r.index >= from);
+  expect(asked.length).toBeGreaterThan(0);
+  return { before: asked[0]!.receivedAt - started, after: ended - asked.at(-1)!.receivedAt, whole: ended - started };
+}
+
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+const s = (ms: number) => `${(ms / 1000).toFixed(2)} s`;
+function row(name: string, runs: Timing[], bare?: Timing): string {
+  const m = { before: median(runs.map((r) => r.before)), after: median(runs.map((r) => r.after)), whole: median(runs.map((r) => r.whole)) };
+  return `${name.padEnd(34)} before ${s(m.before)}  after ${s(m.after)}  whole ${s(m.whole)}${bare ? `  (${(m.whole / bare.whole).toFixed(2)}x bare)` : ''}`;
+}
+
+/** `opencode run` as a person would, in the checkout, with OpenCode's data in a fresh home. */
+async function bareRun(i: number): Promise<Timing> {
+  const home = path.join(world.root, `bare-home-${i}`);
+  fs.rmSync(home, { recursive: true, force: true });
+  fs.mkdirSync(home, { recursive: true });
+  world.model.script({ text: ANSWER });
+  const from = world.model.completions().length === 0 ? 0 : world.model.completions().at(-1)!.index + 1;
+  const env = {
+    PATH: process.env.PATH,
+    HOME: home,
+    XDG_DATA_HOME: path.join(home, 'data'),
+    XDG_CONFIG_HOME: path.join(home, 'config'),
+    XDG_CACHE_HOME: path.join(home, 'cache'),
+    XDG_STATE_HOME: path.join(home, 'state'),
+    OPENCODE_CONFIG_CONTENT: JSON.stringify({ ...world.model.providerConfig(), autoupdate: false, share: 'disabled' }),
+    OPENCODE_DISABLE_MODELS_FETCH: '1',
+  };
+  const started = Date.now();
+  const code = await new Promise<number>((resolve, reject) => {
+    const child = spawn(path.join(REPO_ROOT, 'node_modules', '.bin', 'opencode'), ['run', '--model', 'fake/scripted', PROMPT], { cwd: world.machine.workspace, env, stdio: 'ignore' });
+    child.on('error', reject);
+    child.on('close', (c) => resolve(c ?? 1));
+  });
+  expect(code).toBe(0);
+  return timing(started, Date.now(), from);
+}
+
+async function recallRun(runId: string, prefix: string): Promise<Timing> {
+  freshRunner(world.machine);
+  world.model.script({ text: ANSWER });
+  const from = world.model.completions().length === 0 ? 0 : world.model.completions().at(-1)!.index + 1;
+  const started = Date.now();
+  const run = await world.openIssue(runId, { number: Number(runId) % 1000, title: 'SSO login loops on Safari', body: PROMPT }, { inputs: { 'memory-key-prefix': prefix } });
+  const ended = Date.now();
+  expect(run.main.exitCode, run.main.stdout).toBe(0);
+  return timing(started, ended, from);
+}
+
+it('the overhead Recall adds around the agent, beside a bare opencode run', async () => {
+  const bare: Timing[] = [];
+  for (let i = 0; i < RUNS; i++) bare.push(await bareRun(i));
+  const bareMedian = { before: median(bare.map((r) => r.before)), after: median(bare.map((r) => r.after)), whole: median(bare.map((r) => r.whole)) };
+
+  // Empty memory: a prefix of its own per run, so nothing is restored.
+  const empty: Timing[] = [];
+  for (let i = 0; i < RUNS; i++) empty.push(await recallRun(String(7700 + i), `bench-empty-${i}`));
+
+  // 1,000 sessions: one real run's store grown, saved as Recall saves it, then restored by each run.
+  const seed = path.join(world.root, 'seed');
+  fs.cpSync(path.join(world.machine.runnerTemp, 'recall', 'memory'), seed, { recursive: true });
+  const memoryDir = path.join(world.machine.runnerTemp, 'recall', 'memory');
+  growStore(seed, 1000, memoryDir);
+  const env = { ...process.env, ...world.cache.env(), GITHUB_WORKSPACE: world.machine.workspace };
+  const log = { info: () => undefined, warning: (m: string) => console.log(`warning: ${m}`) };
+  const store = createMemoryStore({ choice: { backend: 'actions-cache', path: '', endpoint: '' }, memoryDir, keys: memoryKeys('bench-1000', '1', '1'), env, log, clock: () => new Date(), credentials: () => [] });
+  expect((await store.save()).saved).toBe(true);
+  const full: Timing[] = [];
+  for (let i = 0; i < RUNS; i++) full.push(await recallRun(String(7800 + i), 'bench-1000'));
+
+  // Installing OpenCode on a runner without it: npm, then Recall's cache.
+  const registry = await startFakeNpmRegistry();
+  const toolDir = path.join(world.root, 'tool-cache');
+  const npmEnv = { ...process.env, npm_config_registry: registry.url, npm_config_cache: path.join(world.root, 'npm-cache') };
+  let kept: { dir: string; key: string } | undefined;
+  const cache = actionsCacheForOpenCode(env, log, (entry) => (kept = entry));
+  expect(cache).toBeDefined();
+  const install = async (): Promise<number> => {
+    const began = Date.now();
+    await resolveOpenCode({
+      version: '1.18.33',
+      toolDir,
+      pathEnv: '',
+      log: () => undefined,
+      cache,
+      run: (file, args) =>
+        new Promise((resolve, reject) => {
+          const child = spawn(file, args, { env: npmEnv, stdio: 'ignore' });
+          child.on('error', reject);
+          child.on('close', (c) => (c === 0 ? resolve('') : reject(new Error(`${file} exited ${c}`))));
+        }),
+    });
+    return Date.now() - began;
+  };
+  const fromScratch = await install();
+  expect(kept).toBeDefined();
+  const saveBegan = Date.now();
+  await saveOpenCode(kept!, env, log);
+  const saveMs = Date.now() - saveBegan;
+  fs.rmSync(toolDir, { recursive: true, force: true });
+  const fromCache = await install();
+  await registry.stop();
+
+  console.log(
+    [
+      `runs: ${RUNS} each (medians); the model answers at once; OpenCode on PATH unless said`,
+      row('bare opencode run', bare),
+      row('Recall, empty memory', empty, bareMedian),
+      row('Recall, 1,000 sessions', full, bareMedian),
+      `Recall's overhead, empty memory: ${s(median(empty.map((r) => r.whole)) - bareMedian.whole)}; 1,000 sessions: ${s(median(full.map((r) => r.whole)) - bareMedian.whole)}`,
+      `install OpenCode from scratch (npm, loopback registry): ${s(fromScratch)}`,
+      `install OpenCode from Recall's Actions cache: ${s(fromCache)} (the post step's save: ${s(saveMs)}, once per version)`,
+    ].join('\n'),
+  );
+});
