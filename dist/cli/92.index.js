@@ -1595,6 +1595,13 @@ function keyPrefixProblem(prefix) {
         return `it is longer than ${MAX_KEY_LENGTH - 64} characters`;
     if (/\s/.test(prefix))
         return 'it contains white space';
+    // The prefix names files and folders (the directory backend's snapshots, S3 objects): nothing
+    // that could climb out of memory-path or hide as a dotfile.
+    const odd = /[^A-Za-z0-9._-]/.exec(prefix)?.[0];
+    if (odd)
+        return `it contains "${odd}"`;
+    if (prefix.startsWith('.'))
+        return 'it starts with a dot';
     // `a-v1-x` would save under `a-v1-x-v1-...`, which the restore key `a-v1-` of prefix `a` also
     // matches: the two would read each other's memory.
     const marker = /-v\d+(?:-|$)/.exec(prefix)?.[0];

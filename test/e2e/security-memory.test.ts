@@ -272,3 +272,18 @@ sys.stdout.buffer.write(out.getvalue())
     expect(seen()).toContain('Finding: the header row is skipped by slice(1).'); // the memory itself restored
   });
 });
+
+describe('inputs that name paths', () => {
+  it('a memory-key-prefix that climbs out of memory-path is refused before anything is written', async () => {
+    const memoryPath = path.join(world.root, 'memory-path');
+    fs.mkdirSync(memoryPath);
+    world.model.script({ text: 'Answered.' });
+    const run = await world.openIssue('9601', { number: 96, title: 'Any', body: 'Anything.' }, { inputs: { 'memory-backend': 'directory', 'memory-path': memoryPath, 'memory-key-prefix': '../evil' } });
+    expect(run.main.exitCode).toBe(1);
+    expect(run.main.stdout).toMatch(/::error::Input memory-key-prefix "\.\.\/evil" cannot be used: it contains "\/"/);
+    // Nothing beside memory-path, nothing in it.
+    expect(fs.readdirSync(world.root).filter((name) => name.includes('evil'))).toEqual([]);
+    expect(fs.readdirSync(memoryPath)).toEqual([]);
+    expect(world.model.completions()).toEqual([]);
+  });
+});

@@ -21,6 +21,10 @@ describe('memory keys', () => {
     expect(keyPrefixProblem('recall')).toBeUndefined();
     expect(keyPrefixProblem('a,b')).toMatch(/comma/);
     expect(keyPrefixProblem('a b')).toMatch(/white space/);
+    expect(keyPrefixProblem('../evil')).toBe('it contains "/"');
+    expect(keyPrefixProblem('a\\b')).toBe('it contains "\\"');
+    expect(keyPrefixProblem('.hidden')).toBe('it starts with a dot');
+    expect(keyPrefixProblem('team.a_b-1')).toBeUndefined();
     expect(keyPrefixProblem('x'.repeat(500))).toMatch(/longer/);
     // A prefix that would share listings with another: recall-v1-team-v1-... starts with recall-v1-.
     expect(keyPrefixProblem('recall-v1-team')).toMatch(/contains "-v1-", the marker/);
