@@ -4155,7 +4155,9 @@ async function saveOpenCode(entry, env, log) {
 const exec = (0,external_node_util_.promisify)(external_node_child_process_.execFile);
 /** The OpenCode release this version of Recall is built and tested against. */
 const DEFAULT_OPENCODE_VERSION = '1.18.33';
-const defaultRun = async (file, args) => (await exec(file, args, { maxBuffer: 16 * 1024 * 1024 })).stdout;
+// npm 11 can skip a dependency's install scripts unless allowed, and opencode-ai's postinstall is
+// what puts the native binary in place: allow that one (older npm ignores the setting).
+const defaultRun = async (file, args) => (await exec(file, args, { maxBuffer: 16 * 1024 * 1024, env: { ...process.env, npm_config_allow_scripts: 'opencode-ai' } })).stdout;
 function versionProblem(version) {
     return /^\d+\.\d+\.\d+(-[0-9A-Za-z.-]+)?$/.test(version)
         ? undefined

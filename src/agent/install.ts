@@ -27,8 +27,10 @@ export interface InstallOptions {
   run?: (file: string, args: string[]) => Promise<string>;
 }
 
+// npm 11 can skip a dependency's install scripts unless allowed, and opencode-ai's postinstall is
+// what puts the native binary in place: allow that one (older npm ignores the setting).
 const defaultRun = async (file: string, args: string[]): Promise<string> =>
-  (await exec(file, args, { maxBuffer: 16 * 1024 * 1024 })).stdout;
+  (await exec(file, args, { maxBuffer: 16 * 1024 * 1024, env: { ...process.env, npm_config_allow_scripts: 'opencode-ai' } })).stdout;
 
 export function versionProblem(version: string): string | undefined {
   return /^\d+\.\d+\.\d+(-[0-9A-Za-z.-]+)?$/.test(version)
