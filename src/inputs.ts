@@ -40,6 +40,8 @@ export interface Inputs {
   allowUnisolatedShell: boolean;
   agentEnv: string[];
   memorySigningKey: string;
+  /** Attach the run's transcript to the workflow run as an artifact (upload-transcript). */
+  uploadTranscript: boolean;
 }
 
 /** The defaults, as action.yml declares them (a test keeps the two equal). */
@@ -67,6 +69,7 @@ export const INPUT_DEFAULTS = {
   'allow-unisolated-shell': 'false',
   'agent-env': '',
   'memory-signing-key': '',
+  'upload-transcript': 'true',
 } as const;
 
 type Read = (name: string) => string;
@@ -131,6 +134,7 @@ export function readInputs(read: Read): Inputs {
     allowUnisolatedShell: boolean('allow-unisolated-shell', get('allow-unisolated-shell')),
     agentEnv: variableNames(get('agent-env')),
     memorySigningKey: signingKey(read('memory-signing-key').trim()),
+    uploadTranscript: boolean('upload-transcript', get('upload-transcript')),
   };
 }
 

@@ -30,6 +30,7 @@ import { ToolHost, type Poster } from './agent/tools/tool-host.js';
 import { setFailureOutputs, setRunOutputs, setSkippedOutputs, writeFailureSummary, writeJobSummary } from './report/outputs.js';
 import { RunFailed, run as runRecall } from './run.js';
 import { Progress } from './report/progress.js';
+import { RunTranscript, transcriptFile } from './report/transcript.js';
 import { ActionState, saveWorkingComment } from './state.js';
 
 const MAX_MODEL_RETRIES = 3;
@@ -90,6 +91,7 @@ async function main(env: NodeJS.ProcessEnv): Promise<void> {
     ? new ThreadReporter({ api, trigger: { ...trigger, subject }, pull, runUrl, warn: core.warning, info: core.info, onWorking: saveWorkingComment })
     : silentReporter;
   await reporter.started();
+  const transcript = new RunTranscript({ file: transcriptFile(layout.root, env), redact: (text) => outbound(text, credentials(), ctx.serverUrl), ...(runUrl ? { runUrl } : {}), info: core.info, warn: core.warning });
 
   let progress: Progress | undefined;
   try {
@@ -119,7 +121,7 @@ async function main(env: NodeJS.ProcessEnv): Promise<void> {
     // What the agent does, in the log and (where someone waits) the thread: what is shown there goes out like every comment.
     const show = reporter.progress?.bind(reporter);
     progress = new Progress({ log: core.info, minIntervalMs: PROGRESS_INTERVAL_MS, ...(show ? { show: (text: string) => show(outbound(text, credentials(), ctx.serverUrl)) } : {}) });
-    const result = await runPipeline(env, inputs, task, layout, credentials, pull?.isFork === true, poster, progress);
+    const result = await runPipeline(env, inputs, task, layout, credentials, pull?.isFork === true, poster, progress, transcript);
     await progress.close();
     if (progress.filesEdited().length > 0) core.info(`Files edited: ${progress.filesEdited().join(', ')}`);
     // The agent had the model provider's keys: none of the run's credentials leaves in what is
@@ -134,6 +136,8 @@ async function main(env: NodeJS.ProcessEnv): Promise<void> {
     await reporter.failed(said);
     await writeFailureSummary(trigger.threadKey, said).catch(() => undefined);
     throw error;
+  } finally {
+    await transcript.publish({ upload: inputs.uploadTranscript });
   }
 }
 
@@ -164,6 +168,7 @@ async function runPipeline(
   untrustedCode: boolean,
   poster: Poster | undefined,
   progress: Progress,
+  transcript: RunTranscript,
 ) {
   const clock = () => new Date();
   const log = { info: core.info, warning: core.warning };
@@ -244,6 +249,7 @@ async function runPipeline(
             retention: { maxAgeDays: inputs.recordRetentionDays, maxRecords: DEFAULT_RECORD_RETENTION.maxRecords },
             clock,
           }),
+        keepTranscript: (server, sessionId, run) => transcript.capture(server, sessionId, run),
         openTools: async (index, forTask) => {
           const host = new ToolHost({ index, task: forTask, runId, readOnly: untrustedCode, ...(poster ? { poster } : {}) });
           await host.start();

@@ -48,6 +48,8 @@ export interface RunPorts {
   openIndex: () => PastWork;
   /** The memory tools for this run, served over the index; absent: the agent gets none. */
   openTools?: (index: PastWork, task: Task) => Promise<AgentTools>;
+  /** Keeps the run's transcript once the agent answered, failed or was stopped (report/transcript.ts); never throws. */
+  keepTranscript?: (server: AgentServer, sessionId: string, run: { task: Task; sent: string; continued: boolean; failure?: string }) => Promise<void>;
 }
 
 /** What the retention rule did in this run (RFC-004): said in the log and the job summary. */
@@ -186,6 +188,7 @@ export async function run(task: Task, settings: RunSettings, ports: RunPorts): P
     } catch (error) {
       failure = error;
     }
+    await ports.keepTranscript?.(server, sessionId, { task, sent: prompt, continued, ...(reply ? {} : { failure: describe(failure) }) });
     await writeSummary(server, sessionId, threads.index, task, recalled, clock(), reply ? { answer: reply.text } : { error: describe(failure) }, log);
     index.addRun({ task, runId: settings.runId, sessionId, text: reply ? reply.text : describe(failure), failed: !reply, tokens: reply?.tokens ?? NO_TOKENS, cost: reply?.cost ?? 0 });
     if (!reply) throw failure;
