@@ -42,6 +42,8 @@ export interface Inputs {
   pushChanges: boolean;
   agentEnv: string[];
   memorySigningKey: string;
+  /** Attach the run's transcript to the workflow run as an artifact (upload-transcript). */
+  uploadTranscript: boolean;
 }
 
 /** The defaults, as action.yml declares them (a test keeps the two equal). */
@@ -70,6 +72,7 @@ export const INPUT_DEFAULTS = {
   'allow-unisolated-shell': 'false',
   'agent-env': '',
   'memory-signing-key': '',
+  'upload-transcript': 'true',
 } as const;
 
 type Read = (name: string) => string;
@@ -135,6 +138,7 @@ export function readInputs(read: Read): Inputs {
     pushChanges: boolean('push-changes', get('push-changes')),
     agentEnv: variableNames(get('agent-env')),
     memorySigningKey: signingKey(read('memory-signing-key').trim()),
+    uploadTranscript: boolean('upload-transcript', get('upload-transcript')),
   };
 }
 

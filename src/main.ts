@@ -27,6 +27,7 @@ import { Git } from './publish/git.js';
 import { publishChanges, type PublishTarget } from './publish/publish.js';
 import { ActionState, saveOpenCodeEntry, saveWorkingComment } from './state.js';
 import { actionsCacheForOpenCode } from './agent/opencode-cache.js';
+import { RunTranscript, transcriptFile } from './report/transcript.js';
 
 const CONVERSATION_BUDGET = 24_000;
 /** The least time between two updates of the thread's progress checklist. */
@@ -84,6 +85,7 @@ async function main(env: NodeJS.ProcessEnv): Promise<void> {
     ? new ThreadReporter({ api, trigger: { ...trigger, subject }, pull, runUrl, warn: core.warning, info: core.info, onWorking: saveWorkingComment })
     : silentReporter;
   await reporter.started();
+  const transcript = new RunTranscript({ file: transcriptFile(layout.root, env), redact: (text) => outbound(text, credentials(), ctx.serverUrl), ...(runUrl ? { runUrl } : {}), info: core.info, warn: core.warning });
 
   let progress: Progress | undefined;
   try {
@@ -127,6 +129,7 @@ async function main(env: NodeJS.ProcessEnv): Promise<void> {
       poster,
       progress,
       publish,
+      transcript,
       state: (keys, choice) => new ActionState(layout.memoryDir, keys, choice),
       openCodeCache: actionsCacheForOpenCode(env, { info: core.info, warning: core.warning }, saveOpenCodeEntry),
       log: { info: core.info, warning: core.warning, debug: core.debug },
@@ -148,6 +151,8 @@ async function main(env: NodeJS.ProcessEnv): Promise<void> {
     await reporter.failed(said);
     await writeFailureSummary(trigger.threadKey, said).catch(() => undefined);
     throw error;
+  } finally {
+    await transcript.publish({ upload: inputs.uploadTranscript });
   }
 }
 

@@ -19,6 +19,7 @@ import { MemoryIndex } from './recall/memory-index.js';
 import { DEFAULT_RECORD_RETENTION } from './recall/records.js';
 import { ThreadIndex } from './recall/threads.js';
 import type { Progress } from './report/progress.js';
+import type { RunTranscript } from './report/transcript.js';
 import { run as runRecall, type RunResult } from './run.js';
 
 const MAX_MODEL_RETRIES = 3;
@@ -37,6 +38,8 @@ export interface PipelineOptions {
   poster?: Poster | undefined;
   progress: Progress;
   publish?: ((answer: string) => Promise<string | undefined>) | undefined;
+  /** Keeps the run's transcript (report/transcript.ts); absent: none is written. */
+  transcript?: RunTranscript | undefined;
   /** Where the run leaves what a later step needs (the action's post step), for these keys. */
   state: (keys: MemoryKeys, choice: MemoryChoice) => RunState;
   log: { info: (line: string) => void; warning: (line: string) => void; debug: (line: string) => void };
@@ -129,6 +132,7 @@ export async function runPipeline(o: PipelineOptions): Promise<RunResult> {
         return host;
       },
       ...(publish ? { publish } : {}),
+      ...(o.transcript ? { keepTranscript: (server, sessionId, run) => o.transcript!.capture(server, sessionId, run) } : {}),
     },
   );
 }

@@ -56,6 +56,16 @@ export interface AgentReply {
   cost: number;
 }
 
+/**
+ * One message of a session as a transcript shows it (report/transcript.ts): its text, and each
+ * tool call reduced to the tool's name and a short argument. Tool inputs and outputs never get
+ * this far: what a tool read or printed stays in the session.
+ */
+export interface TranscriptMessage {
+  role: 'user' | 'assistant';
+  parts: Array<{ kind: 'text'; text: string } | { kind: 'tool'; tool: string; summary: string; status: 'done' | 'failed' | 'unfinished' }>;
+}
+
 /** A running OpenCode server, seen as the operations the pipeline needs. */
 export interface AgentServer {
   /** The server's process id, so the post step can stop it if main is killed. */
@@ -68,6 +78,8 @@ export interface AgentServer {
   /** Add a message to the session without calling the model. */
   note(sessionId: string, text: string): Promise<void>;
   deleteSession(sessionId: string): Promise<void>;
+  /** The session's messages, oldest first, as a transcript shows them (absent: no transcript). */
+  transcript?(sessionId: string): Promise<TranscriptMessage[]>;
   /** Stop the server and wait until its files are closed. Idempotent. */
   stop(): Promise<void>;
 }

@@ -53,6 +53,8 @@ export interface RunPorts {
    * the answer, or nothing when nothing changed. Never throws.
    */
   publish?: (answer: string) => Promise<string | undefined>;
+  /** Keeps the run's transcript once the agent answered, failed or was stopped (report/transcript.ts); never throws. */
+  keepTranscript?: (server: AgentServer, sessionId: string, run: { task: Task; sent: string; continued: boolean; failure?: string }) => Promise<void>;
 }
 
 /** What the retention rule did in this run (RFC-004): said in the log and the job summary. */
@@ -191,6 +193,7 @@ export async function run(task: Task, settings: RunSettings, ports: RunPorts): P
     } catch (error) {
       failure = error;
     }
+    await ports.keepTranscript?.(server, sessionId, { task, sent: prompt, continued, ...(reply ? {} : { failure: describe(failure) }) });
     // Before the summary and the record, so that memory and the thread both link the commit.
     const publish = ports.publish;
     if (reply && publish) {

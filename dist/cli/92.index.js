@@ -4239,13 +4239,20 @@ function findOnPath(command, pathEnv) {
 // EXTERNAL MODULE: ./node_modules/@opencode-ai/sdk/dist/v2/index.js + 16 modules
 var v2 = __webpack_require__(3841);
 ;// CONCATENATED MODULE: ./src/agent/watch.ts
-/** The short argument of a tool call, for a log line or a checklist. */
-function stepSummary(tool, input, title, directory) {
+/**
+ * The short argument of a tool call, for a log line or a checklist. `max` Infinity keeps it whole,
+ * for a caller that redacts it before it shortens it (a key cut in half is not recognized).
+ */
+function stepSummary(tool, input, title, directory, max = 80) {
     const pick = (...keys) => keys.map((k) => input?.[k]).find((v) => typeof v === 'string' && v.length > 0);
     const raw = pick('command', 'filePath', 'path', 'pattern', 'query', 'url', 'description') ?? (typeof title === 'string' ? title : '');
     const relative = raw.startsWith(`${directory}/`) ? raw.slice(directory.length + 1) : raw;
-    const line = relative.replace(/\s+/g, ' ').trim();
-    return line.length > 80 ? `${line.slice(0, 79)}…` : line;
+    return shortLine(relative, max);
+}
+/** One line of at most `max` characters, white space folded. */
+function shortLine(text, max = 80) {
+    const line = text.replace(/\s+/g, ' ').trim();
+    return line.length > max ? `${line.slice(0, max - 1)}…` : line;
 }
 const minutes = (ms) => `${Number((ms / 60_000).toFixed(2))} min`;
 function watchPrompt(client, sessionId, limits, o = {}) {
@@ -4363,6 +4370,23 @@ class OpenCodeAgent {
             }
         }
         return texts;
+    }
+    /** Tool arguments come whole: the transcript redacts them before it shortens them. */
+    async transcript(sessionId) {
+        const { data } = await this.client.session.messages({ sessionID: sessionId }, { throwOnError: true });
+        return data.map(({ info, parts }) => ({
+            role: info.role,
+            // Reasoning, attachments and OpenCode's own bookkeeping (synthetic text, step markers) are left out.
+            parts: parts.flatMap((p) => {
+                if (p.type === 'text')
+                    return p.synthetic || p.ignored || !p.text.trim() ? [] : [{ kind: 'text', text: p.text }];
+                if (p.type !== 'tool')
+                    return [];
+                const title = 'title' in p.state ? p.state.title : undefined;
+                const status = p.state.status === 'completed' ? 'done' : p.state.status === 'error' ? 'failed' : 'unfinished';
+                return [{ kind: 'tool', tool: p.tool, summary: stepSummary(p.tool, p.state.input, title, this.o.directory, Infinity), status }];
+            }),
+        }));
     }
     async createSession(title) {
         const { data } = await this.client.session.create({ title }, { throwOnError: true });
@@ -4646,6 +4670,7 @@ const INPUT_DEFAULTS = {
     'allow-unisolated-shell': 'false',
     'agent-env': '',
     'memory-signing-key': '',
+    'upload-transcript': 'true',
 };
 function readInputs(read) {
     const get = (name) => read(name).trim() || INPUT_DEFAULTS[name];
@@ -4711,6 +4736,7 @@ function readInputs(read) {
         pushChanges: inputs_boolean('push-changes', get('push-changes')),
         agentEnv: variableNames(get('agent-env')),
         memorySigningKey: signingKey(read('memory-signing-key').trim()),
+        uploadTranscript: inputs_boolean('upload-transcript', get('upload-transcript')),
     };
 }
 function signingKey(value) {
@@ -6724,6 +6750,7 @@ async function run(task, settings, ports) {
         catch (error) {
             failure = error;
         }
+        await ports.keepTranscript?.(server, sessionId, { task, sent: prompt, continued, ...(reply ? {} : { failure: errors_describe(failure) }) });
         // Before the summary and the record, so that memory and the thread both link the commit.
         const publish = ports.publish;
         if (reply && publish) {
@@ -6929,6 +6956,7 @@ async function runPipeline(o) {
             return host;
         },
         ...(publish ? { publish } : {}),
+        ...(o.transcript ? { keepTranscript: (server, sessionId, run) => o.transcript.capture(server, sessionId, run) } : {}),
     });
 }
 

@@ -2,10 +2,10 @@
  * The AgentServer port over a running `opencode serve`, through @opencode-ai/sdk (v2 entry).
  */
 import { createOpencodeClient, type OpencodeClient } from '@opencode-ai/sdk/v2';
-import type { AgentReply, AgentServer, TokenUsage } from '../ports.js';
+import type { AgentReply, AgentServer, TokenUsage, TranscriptMessage } from '../ports.js';
 import { describe } from '../errors.js';
 import type { AgentRules } from './policy.js';
-import { watchPrompt, type AgentStep, type RunLimits } from './watch.js';
+import { stepSummary, watchPrompt, type AgentStep, type RunLimits } from './watch.js';
 
 export interface ModelRef {
   providerID: string;
@@ -66,6 +66,22 @@ export class OpenCodeAgent implements AgentServer {
       }
     }
     return texts;
+  }
+
+  /** Tool arguments come whole: the transcript redacts them before it shortens them. */
+  async transcript(sessionId: string): Promise<TranscriptMessage[]> {
+    const { data } = await this.client.session.messages({ sessionID: sessionId }, { throwOnError: true });
+    return data.map(({ info, parts }) => ({
+      role: info.role,
+      // Reasoning, attachments and OpenCode's own bookkeeping (synthetic text, step markers) are left out.
+      parts: parts.flatMap((p): TranscriptMessage['parts'] => {
+        if (p.type === 'text') return p.synthetic || p.ignored || !p.text.trim() ? [] : [{ kind: 'text', text: p.text }];
+        if (p.type !== 'tool') return [];
+        const title = 'title' in p.state ? p.state.title : undefined;
+        const status = p.state.status === 'completed' ? 'done' : p.state.status === 'error' ? 'failed' : 'unfinished';
+        return [{ kind: 'tool', tool: p.tool, summary: stepSummary(p.tool, p.state.input, title, this.o.directory, Infinity), status }];
+      }),
+    }));
   }
 
   async createSession(title: string): Promise<string> {

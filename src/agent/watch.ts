@@ -30,13 +30,21 @@ export interface AgentStep {
   file?: string;
 }
 
-/** The short argument of a tool call, for a log line or a checklist. */
-export function stepSummary(tool: string, input: Record<string, unknown> | undefined, title: unknown, directory: string): string {
+/**
+ * The short argument of a tool call, for a log line or a checklist. `max` Infinity keeps it whole,
+ * for a caller that redacts it before it shortens it (a key cut in half is not recognized).
+ */
+export function stepSummary(tool: string, input: Record<string, unknown> | undefined, title: unknown, directory: string, max = 80): string {
   const pick = (...keys: string[]) => keys.map((k) => input?.[k]).find((v): v is string => typeof v === 'string' && v.length > 0);
   const raw = pick('command', 'filePath', 'path', 'pattern', 'query', 'url', 'description') ?? (typeof title === 'string' ? title : '');
   const relative = raw.startsWith(`${directory}/`) ? raw.slice(directory.length + 1) : raw;
-  const line = relative.replace(/\s+/g, ' ').trim();
-  return line.length > 80 ? `${line.slice(0, 79)}…` : line;
+  return shortLine(relative, max);
+}
+
+/** One line of at most `max` characters, white space folded. */
+export function shortLine(text: string, max = 80): string {
+  const line = text.replace(/\s+/g, ' ').trim();
+  return line.length > max ? `${line.slice(0, max - 1)}…` : line;
 }
 
 const minutes = (ms: number) => `${Number((ms / 60_000).toFixed(2))} min`;

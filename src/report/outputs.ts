@@ -16,6 +16,7 @@ export const OUTPUT_NAMES = [
   'tokens',
   'cost',
   'duration',
+  'transcript',
 ] as const;
 
 /** The event was not for Recall, or its sender may not make the agent act. */
@@ -27,6 +28,7 @@ export function setSkippedOutputs(threadKey: string): void {
   core.setOutput('memory-saved', 'false');
   core.setOutput('recalled-sessions', '[]');
   core.setOutput('response', '');
+  core.setOutput('transcript', '');
   setUsageOutputs(undefined, 0);
 }
 

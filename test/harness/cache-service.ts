@@ -88,6 +88,8 @@ export interface CacheServiceOptions {
   port?: number;
   /** Runtime token clients must present. Stable by default so restarts keep accepting old clients. */
   token?: string;
+  /** Another service on the same results host (artifact-service.ts): true when it served the request. */
+  routes?: (req: http.IncomingMessage, res: http.ServerResponse, url: URL) => Promise<boolean>;
 }
 
 const TWIRP_PREFIX = '/twirp/github.actions.results.api.v1.CacheService/';
@@ -124,7 +126,7 @@ class ServiceError extends Error {
 }
 
 export async function startCacheService(opts: CacheServiceOptions): Promise<CacheService> {
-  const service = new LocalCacheService(opts.dir, opts.token ?? DEFAULT_TOKEN);
+  const service = new LocalCacheService(opts.dir, opts.token ?? DEFAULT_TOKEN, opts.routes);
   await service.listen(opts.port ?? 0);
   return service;
 }
@@ -143,7 +145,7 @@ class LocalCacheService implements CacheService {
   readonly dir: string;
   private readonly token: string;
 
-  constructor(dir: string, token: string) {
+  constructor(dir: string, token: string, private readonly routes?: CacheServiceOptions['routes']) {
     this.dir = dir;
     this.token = token;
     mkdirSync(path.join(dir, 'blobs'), { recursive: true });
@@ -212,6 +214,7 @@ class LocalCacheService implements CacheService {
   private async handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
     const url = new URL(req.url ?? '/', 'http://127.0.0.1');
     try {
+      if (await this.routes?.(req, res, url)) return;
       if (url.pathname.startsWith('/twirp/')) await this.handleTwirp(req, res, url);
       else if (url.pathname.startsWith(V1_PREFIX)) await this.handleV1(req, res, url);
       else await this.handleBlob(req, res, url);
@@ -556,7 +559,7 @@ function blobOp(method: string, comp: string | null): BlobCall['op'] {
   return 'Unknown';
 }
 
-async function readAll(req: http.IncomingMessage): Promise<Buffer> {
+export async function readAll(req: http.IncomingMessage): Promise<Buffer> {
   const chunks: Buffer[] = [];
   for await (const chunk of req) chunks.push(chunk as Buffer);
   return Buffer.concat(chunks);
@@ -607,7 +610,7 @@ function responseIds(req: http.IncomingMessage): Record<string, string> {
   return headers;
 }
 
-function sendCreated(req: http.IncomingMessage, res: http.ServerResponse, extra: Record<string, string>): void {
+export function sendCreated(req: http.IncomingMessage, res: http.ServerResponse, extra: Record<string, string>): void {
   const now = new Date();
   res.writeHead(201, {
     etag: etagFor(0, now),
@@ -620,13 +623,13 @@ function sendCreated(req: http.IncomingMessage, res: http.ServerResponse, extra:
   res.end();
 }
 
-function sendJson(res: http.ServerResponse, status: number, payload: unknown): void {
+export function sendJson(res: http.ServerResponse, status: number, payload: unknown): void {
   const body = JSON.stringify(payload);
   res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
   res.end(body);
 }
 
-function sendBlobError(res: http.ServerResponse, status: number, code: string, message: string): void {
+export function sendBlobError(res: http.ServerResponse, status: number, code: string, message: string): void {
   const body = `<?xml version="1.0" encoding="utf-8"?><Error><Code>${code}</Code><Message>${message}</Message></Error>`;
   res.writeHead(status, {
     'content-type': 'application/xml',

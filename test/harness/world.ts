@@ -7,6 +7,7 @@ import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { createArtifactService, type ArtifactService } from './artifact-service.js';
 import { startCacheService, type CacheService } from './cache-service.js';
 import { startFakeGitHub, type FakeGitHub } from './fake-github.js';
 import { startFakeModel, type FakeModel } from './fake-model.js';
@@ -16,6 +17,8 @@ export interface World {
   root: string;
   model: FakeModel;
   cache: CacheService;
+  /** The artifact service on the cache service's host (the results service serves both on GitHub). */
+  artifacts: ArtifactService;
   github: FakeGitHub;
   machine: Machine;
   /** Inputs that point the action at the scripted model. */
@@ -94,7 +97,8 @@ export async function startWorld(o: { baseDir?: string } = {}): Promise<World> {
   try {
     const model = await startFakeModel();
     started.push(model);
-    const cache = await startCacheService({ dir: path.join(root, 'cache-service') });
+    const artifacts = createArtifactService();
+    const cache = await startCacheService({ dir: path.join(root, 'cache-service'), token: artifacts.token, routes: artifacts.routes });
     started.push(cache);
     const github = await startFakeGitHub();
     started.push(github);
@@ -106,6 +110,7 @@ export async function startWorld(o: { baseDir?: string } = {}): Promise<World> {
       root,
       model,
       cache,
+      artifacts,
       github,
       machine,
       modelInputs: { model: 'fake/scripted', 'opencode-config': JSON.stringify(model.providerConfig()) },
