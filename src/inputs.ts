@@ -40,6 +40,8 @@ export interface Inputs {
   allowUnisolatedShell: boolean;
   agentEnv: string[];
   memorySigningKey: string;
+  /** The models the agent may ask with its dispatch tool (none: no tool). */
+  dispatchModels: ModelRef[];
 }
 
 /** The defaults, as action.yml declares them (a test keeps the two equal). */
@@ -67,6 +69,7 @@ export const INPUT_DEFAULTS = {
   'allow-unisolated-shell': 'false',
   'agent-env': '',
   'memory-signing-key': '',
+  'dispatch-models': '',
 } as const;
 
 type Read = (name: string) => string;
@@ -131,7 +134,20 @@ export function readInputs(read: Read): Inputs {
     allowUnisolatedShell: boolean('allow-unisolated-shell', get('allow-unisolated-shell')),
     agentEnv: variableNames(get('agent-env')),
     memorySigningKey: signingKey(read('memory-signing-key').trim()),
+    dispatchModels: modelList('dispatch-models', get('dispatch-models')),
   };
+}
+
+/** provider/model ids separated by commas, spaces or new lines; each once. */
+function modelList(name: string, value: string): ModelRef[] {
+  const ids = [...new Set(value.split(/[\s,]+/).filter(Boolean))];
+  return ids.map((id) => {
+    try {
+      return parseModel(id)!;
+    } catch {
+      throw new InputError(`Input ${name} names "${id}", which is not provider/model: list models like openai/gpt-5 or anthropic/claude-sonnet-4-5, separated by commas or new lines`);
+    }
+  });
 }
 
 function signingKey(value: string): string {

@@ -37,6 +37,11 @@ const PRIOR_WORK_LIMIT = 3;
 const CONVERSATION_BUDGET = 24_000;
 /** The least time between two updates of the thread's progress checklist. */
 const PROGRESS_INTERVAL_MS = 10_000;
+/**
+ * The longest one dispatch may take: a second opinion is one answer. Under the 300 s after which
+ * a fetch without response headers gives up (the tool module's call to Recall waits for it).
+ */
+const DISPATCH_TIMEOUT_MS = 4 * 60_000;
 
 type Act = Extract<Trigger, { kind: 'act' }>;
 
@@ -194,6 +199,8 @@ async function runPipeline(
     parentEnv: env,
     userConfig: inputs.opencodeConfig,
     model: inputs.model,
+    // A fork's read-only run has no dispatch tool, so its agent gets no further provider's key.
+    dispatchModels: untrustedCode ? [] : inputs.dispatchModels,
     maxModelRetries: MAX_MODEL_RETRIES,
     limits: { timeoutMs: inputs.timeoutMs, inactivityMs: inputs.inactivityMs, maxCostUsd: inputs.maxCostUsd },
     onStep: (step) => progress.step(step),
@@ -245,7 +252,8 @@ async function runPipeline(
             clock,
           }),
         openTools: async (index, forTask) => {
-          const host = new ToolHost({ index, task: forTask, runId, readOnly: untrustedCode, ...(poster ? { poster } : {}) });
+          const dispatch = { models: inputs.dispatchModels, timeoutMs: Math.min(DISPATCH_TIMEOUT_MS, inputs.timeoutMs ?? DISPATCH_TIMEOUT_MS), env };
+          const host = new ToolHost({ index, task: forTask, runId, readOnly: untrustedCode, dispatch, ...(poster ? { poster } : {}) });
           await host.start();
           return host;
         },

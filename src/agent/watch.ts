@@ -33,7 +33,7 @@ export interface AgentStep {
 /** The short argument of a tool call, for a log line or a checklist. */
 export function stepSummary(tool: string, input: Record<string, unknown> | undefined, title: unknown, directory: string): string {
   const pick = (...keys: string[]) => keys.map((k) => input?.[k]).find((v): v is string => typeof v === 'string' && v.length > 0);
-  const raw = pick('command', 'filePath', 'path', 'pattern', 'query', 'url', 'description') ?? (typeof title === 'string' ? title : '');
+  const raw = pick('command', 'filePath', 'path', 'pattern', 'query', 'url', 'description', 'model') ?? (typeof title === 'string' ? title : '');
   const relative = raw.startsWith(`${directory}/`) ? raw.slice(directory.length + 1) : raw;
   const line = relative.replace(/\s+/g, ' ').trim();
   return line.length > 80 ? `${line.slice(0, 79)}…` : line;
