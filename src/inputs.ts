@@ -44,6 +44,8 @@ export interface Inputs {
   memorySigningKey: string;
   /** Attach the run's transcript to the workflow run as an artifact (upload-transcript). */
   uploadTranscript: boolean;
+  /** The models the agent may ask with its dispatch tool (none: no tool). */
+  dispatchModels: ModelRef[];
 }
 
 /** The defaults, as action.yml declares them (a test keeps the two equal). */
@@ -73,6 +75,7 @@ export const INPUT_DEFAULTS = {
   'agent-env': '',
   'memory-signing-key': '',
   'upload-transcript': 'true',
+  'dispatch-models': '',
 } as const;
 
 type Read = (name: string) => string;
@@ -139,7 +142,20 @@ export function readInputs(read: Read): Inputs {
     agentEnv: variableNames(get('agent-env')),
     memorySigningKey: signingKey(read('memory-signing-key').trim()),
     uploadTranscript: boolean('upload-transcript', get('upload-transcript')),
+    dispatchModels: modelList('dispatch-models', get('dispatch-models')),
   };
+}
+
+/** provider/model ids separated by commas, spaces or new lines; each once. */
+function modelList(name: string, value: string): ModelRef[] {
+  const ids = [...new Set(value.split(/[\s,]+/).filter(Boolean))];
+  return ids.map((id) => {
+    try {
+      return parseModel(id)!;
+    } catch {
+      throw new InputError(`Input ${name} names "${id}", which is not provider/model: list models like openai/gpt-5 or anthropic/claude-sonnet-4-5, separated by commas or new lines`);
+    }
+  });
 }
 
 function signingKey(value: string): string {

@@ -24,6 +24,11 @@ import { run as runRecall, type RunResult } from './run.js';
 
 const MAX_MODEL_RETRIES = 3;
 const PRIOR_WORK_LIMIT = 3;
+/**
+ * The longest one dispatch may take: a second opinion is one answer. Under the 300 s after which
+ * a fetch without response headers gives up (the tool module's call to Recall waits for it).
+ */
+const DISPATCH_TIMEOUT_MS = 4 * 60_000;
 
 export interface PipelineOptions {
   env: NodeJS.ProcessEnv;
@@ -83,6 +88,8 @@ export async function runPipeline(o: PipelineOptions): Promise<RunResult> {
     untrustedCode,
     allowUnisolatedShell: inputs.allowUnisolatedShell,
     extraEnv: inputs.agentEnv,
+    // A fork's read-only run has no dispatch tool, so its agent gets no further provider's key.
+    dispatchModels: untrustedCode ? [] : inputs.dispatchModels,
     isolation: ({ binary, readable, replaced }) =>
       findIsolation({
         setting: {
@@ -127,7 +134,8 @@ export async function runPipeline(o: PipelineOptions): Promise<RunResult> {
           clock,
         }),
       openTools: async (index, forTask) => {
-        const host = new ToolHost({ index, task: forTask, runId, readOnly: untrustedCode, ...(poster ? { poster } : {}) });
+        const dispatch = { models: inputs.dispatchModels, timeoutMs: Math.min(DISPATCH_TIMEOUT_MS, inputs.timeoutMs ?? DISPATCH_TIMEOUT_MS), env };
+        const host = new ToolHost({ index, task: forTask, runId, readOnly: untrustedCode, dispatch, ...(poster ? { poster } : {}) });
         await host.start();
         return host;
       },

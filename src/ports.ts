@@ -73,6 +73,18 @@ export interface AgentServer {
   /** All text of a session (user and assistant messages, notes), oldest first. */
   sessionTexts(sessionId: string): Promise<string[]>;
   createSession(title: string): Promise<string>;
+  /**
+   * A child session of `parentId` whose agent may use no tool (a dispatched prompt, RFC-003): it is
+   * listed and pruned with its parent.
+   */
+  createChildSession(parentId: string, title: string): Promise<string>;
+  /** The providers OpenCode can use in this run (it has their keys), each with its models. */
+  models(): Promise<Record<string, string[]>>;
+  /**
+   * Ask `model` once in `sessionId` (no tools, no limits watch: the caller bounds it with `signal`);
+   * its answer and usage. Rejects with an AgentError that says why.
+   */
+  ask(sessionId: string, model: { providerID: string; modelID: string }, text: string, signal: AbortSignal): Promise<AgentReply>;
   /** Ask the model; resolves with its final answer or rejects with an AgentError. */
   prompt(sessionId: string, text: string): Promise<AgentReply>;
   /** Add a message to the session without calling the model. */
@@ -95,6 +107,8 @@ export interface AgentTools {
   readonly files: Record<string, string>;
   /** The run's server and session, once they exist (transcripts are read through it). */
   attach(server: AgentServer, sessionId: string): void;
+  /** Tokens and cost the tools spent on models (dispatch), once calls under way end: part of the run's totals. */
+  spent(): Promise<{ tokens: TokenUsage; cost: number }>;
   stop(): Promise<void>;
 }
 

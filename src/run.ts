@@ -193,6 +193,14 @@ export async function run(task: Task, settings: RunSettings, ports: RunPorts): P
     } catch (error) {
       failure = error;
     }
+    // What the tools spent on other models (dispatch) is part of the run's totals, stopped or not.
+    const extra = await tools?.spent();
+    const spentAny = !!extra && (extra.cost > 0 || Object.values(extra.tokens).some((n) => n > 0));
+    if (spentAny && reply) reply = { ...reply, ...addUsage(reply, extra) };
+    else if (spentAny && failure && typeof failure === 'object') {
+      const stopped = failure as { usage?: { tokens: TokenUsage; cost: number } };
+      stopped.usage = addUsage(stopped.usage ?? { tokens: NO_TOKENS, cost: 0 }, extra);
+    }
     await ports.keepTranscript?.(server, sessionId, { task, sent: prompt, continued, ...(reply ? {} : { failure: describe(failure) }) });
     // Before the summary and the record, so that memory and the thread both link the commit.
     const publish = ports.publish;
@@ -251,6 +259,12 @@ export async function run(task: Task, settings: RunSettings, ports: RunPorts): P
     }
     throw new RunFailed(describe(error), restored.status, sessionId, recalled, clock().getTime() - startedAt.getTime(), { cause: error });
   }
+}
+
+function addUsage(a: { tokens: TokenUsage; cost: number }, b: { tokens: TokenUsage; cost: number }): { tokens: TokenUsage; cost: number } {
+  const tokens = { ...a.tokens };
+  for (const k of Object.keys(tokens) as Array<keyof TokenUsage>) tokens[k] += b.tokens[k];
+  return { tokens, cost: a.cost + b.cost };
 }
 
 export function composePrompt(task: Task, recalled: readonly RecalledWork[], o: { budget: number; tools: boolean }): string {

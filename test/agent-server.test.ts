@@ -192,7 +192,11 @@ describe('fake model', () => {
   it('serves models, non-stream JSON, per-session queues before the global one, errors with headers', async () => {
     expect(model.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/v1$/);
     const models = (await (await fetch(`${model.url}/models`)).json()) as { data: Array<{ id: string }> };
-    expect(models.data.map((m) => m.id)).toEqual(['scripted']);
+    expect(models.data.map((m) => m.id)).toEqual(['scripted', 'second']);
+    // A model's queue answers only requests naming that model.
+    model.scriptModel('second', { text: 'from second' });
+    const toSecond = (await (await complete({ model: 'second', messages: [] })).json()) as any;
+    expect(toSecond.choices[0].message.content).toBe('from second');
 
     model.script({ text: 'global 1' }, { status: 429, headers: { 'retry-after': '3' } });
     model.scriptFor('ses_a', { toolCalls: [{ name: 'bash', arguments: { command: 'ls' } }], usage: { prompt: 5, completion: 2 } });

@@ -104,14 +104,16 @@ function providerVariables(id) {
     return [...(table[id] ?? []), ...(PROVIDER_EXTRAS[id] ?? []), `${id.toUpperCase().replace(/[^A-Z0-9]/g, '_')}_API_KEY`];
 }
 /**
- * The providers a run uses: the model input's, and in each configuration (Recall's, the
+ * The providers a run uses: the model input's, the dispatch tool's models', and in each configuration (Recall's, the
  * checkout's) its `model`, `small_model` and every provider it defines. None when none can be
  * told: then the agent gets no provider's variables (the caller warns).
  */
-function providersInUse(configs, model) {
+function providersInUse(configs, model, others = []) {
     const ids = new Set();
     if (model)
         ids.add(model.providerID);
+    for (const other of others)
+        ids.add(other.providerID);
     for (const config of configs) {
         for (const key of ['model', 'small_model']) {
             const value = config[key];
@@ -196,7 +198,7 @@ function knowsProvider(o) {
 function buildAgentEnvironment(o) {
     const configs = [o.config, ...(o.projectConfigs ?? [])];
     const allowed = {
-        provider: new Set([...providersInUse(configs, o.model).flatMap(providerVariables), ...configs.flatMap(configVariables)]),
+        provider: new Set([...providersInUse(configs, o.model, o.dispatchModels).flatMap(providerVariables), ...configs.flatMap(configVariables)]),
         extra: new Set(o.extraAllowed ?? []),
     };
     const env = {};

@@ -87,13 +87,14 @@ export function providerVariables(id: string): string[] {
 }
 
 /**
- * The providers a run uses: the model input's, and in each configuration (Recall's, the
+ * The providers a run uses: the model input's, the dispatch tool's models', and in each configuration (Recall's, the
  * checkout's) its `model`, `small_model` and every provider it defines. None when none can be
  * told: then the agent gets no provider's variables (the caller warns).
  */
-export function providersInUse(configs: ReadonlyArray<Record<string, unknown>>, model: ModelRef | undefined): string[] {
+export function providersInUse(configs: ReadonlyArray<Record<string, unknown>>, model: ModelRef | undefined, others: readonly ModelRef[] = []): string[] {
   const ids = new Set<string>();
   if (model) ids.add(model.providerID);
+  for (const other of others) ids.add(other.providerID);
   for (const config of configs) {
     for (const key of ['model', 'small_model']) {
       const value = config[key];
@@ -168,6 +169,8 @@ export interface AgentEnvironmentOptions {
   config: Record<string, unknown>;
   /** The model input, which names a provider. */
   model?: ModelRef;
+  /** The models the dispatch tool may ask (dispatch-models): OpenCode calls them, so it needs their keys. */
+  dispatchModels?: readonly ModelRef[];
   /** The checkout's own OpenCode configuration (it may name the model). */
   projectConfigs?: ReadonlyArray<Record<string, unknown>>;
   /** Names the user asked to pass (agent-env). */
@@ -197,7 +200,7 @@ export function knowsProvider(o: Pick<AgentEnvironmentOptions, 'config' | 'model
 export function buildAgentEnvironment(o: AgentEnvironmentOptions): Record<string, string> {
   const configs = [o.config, ...(o.projectConfigs ?? [])];
   const allowed: AllowedVariables = {
-    provider: new Set([...providersInUse(configs, o.model).flatMap(providerVariables), ...configs.flatMap(configVariables)]),
+    provider: new Set([...providersInUse(configs, o.model, o.dispatchModels).flatMap(providerVariables), ...configs.flatMap(configVariables)]),
     extra: new Set(o.extraAllowed ?? []),
   };
   const env: Record<string, string> = {};

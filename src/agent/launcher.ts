@@ -23,6 +23,8 @@ export interface OpenCodeLauncherOptions {
   parentEnv: NodeJS.ProcessEnv;
   userConfig: Record<string, unknown>;
   model: ModelRef | undefined;
+  /** The models the dispatch tool may ask (checked at start: a warning, not a failure). */
+  dispatchModels?: readonly ModelRef[];
   maxModelRetries: number;
   /** Each tool call of the agent as it starts and ends (live progress). */
   onStep?: (step: AgentStep) => void;
@@ -115,6 +117,15 @@ export class OpenCodeLauncher implements AgentLauncher {
     // The most common first mistake, said before anything starts: the provider's key is not set.
     const model = modelInUse(this.o.model, [this.o.userConfig, ...project]);
     checkProviderKey({ model, configs: [this.o.userConfig, ...project], env: this.o.parentEnv, authFile: authFileIn(layout.agentStateDir) });
+    // A dispatch model that cannot work only costs the agent one tool error: warn, do not fail.
+    const dispatchModels = this.o.dispatchModels ?? [];
+    for (const other of dispatchModels) {
+      try {
+        checkProviderKey({ model: other, configs: [this.o.userConfig, ...project], env: this.o.parentEnv, authFile: authFileIn(layout.agentStateDir) });
+      } catch (error) {
+        this.o.warn(`dispatch-models: ${(error as Error).message}\nUntil then the dispatch tool answers the agent with an error for ${other.providerID}/${other.modelID}.`);
+      }
+    }
     if (!knowsProvider({ config: this.o.userConfig, model: this.o.model, projectConfigs: project })) {
       this.o.warn("Recall could not tell which model provider this run uses, so the agent gets no provider's key: set the `model` input (provider/model).");
     }
@@ -125,6 +136,7 @@ export class OpenCodeLauncher implements AgentLauncher {
         databasePath: layout.databasePath,
         config: agentConfig(this.o.userConfig, this.o.model, p),
         model: this.o.model,
+        dispatchModels,
         projectConfigs: project,
         extraAllowed: this.o.extraEnv,
       }),
@@ -179,6 +191,9 @@ export class OpenCodeLauncher implements AgentLauncher {
       await server.stop();
       throw error;
     });
+    for (const other of dispatchModels) {
+      await checkModelKnown(agent.client, other).catch((error: unknown) => this.o.warn(`dispatch-models: ${(error as Error).message.replace('Fix the model input', 'Fix dispatch-models')}`));
+    }
     if (policy !== 'full') {
       const problems = policyViolations(await agent.agentRules().catch(async (error: unknown) => {
         await server.stop();

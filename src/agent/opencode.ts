@@ -48,6 +48,11 @@ export function parseModel(model: string): ModelRef | undefined {
   return { providerID: model.slice(0, slash), modelID: model.slice(slash + 1) };
 }
 
+/** What a dispatched model is told besides OpenCode's own system prompt. */
+const SECOND_OPINION = 'Another agent working on this repository asks you for a second opinion. You have no tools in this conversation: answer from what the message gives you, briefly and concretely.';
+/** How often a dispatched prompt's status is checked for a provider that keeps failing. */
+const ASK_POLL_MS = 1_000;
+
 export class OpenCodeAgent implements AgentServer {
   readonly client: OpencodeClient;
   readonly pid: number;
@@ -87,6 +92,57 @@ export class OpenCodeAgent implements AgentServer {
   async createSession(title: string): Promise<string> {
     const { data } = await this.client.session.create({ title }, { throwOnError: true });
     return data.id;
+  }
+
+  async createChildSession(parentId: string, title: string): Promise<string> {
+    // Denied every permission, the session's agent is offered no tool at all (measured: the model
+    // gets an empty tool list): a second opinion, not a second agent with the checkout in reach.
+    const { data } = await this.client.session.create({ parentID: parentId, title, permission: [{ permission: '*', pattern: '*', action: 'deny' }] }, { throwOnError: true });
+    return data.id;
+  }
+
+  async models(): Promise<Record<string, string[]>> {
+    const { data } = await this.client.config.providers(undefined, { throwOnError: true });
+    return Object.fromEntries(data.providers.map((p) => [p.id, Object.keys(p.models ?? {})]));
+  }
+
+  async ask(sessionId: string, model: ModelRef, text: string, signal: AbortSignal): Promise<AgentReply> {
+    const abort = () => void this.client.session.abort({ sessionID: sessionId }).catch(() => undefined);
+    signal.addEventListener('abort', abort, { once: true });
+    // OpenCode retries a failing provider forever: a dispatched prompt gives up when the run's would.
+    let failing: string | undefined;
+    const poll = setInterval(() => {
+      void this.client.session.status().then(({ data }) => {
+        const status = data?.[sessionId];
+        if (status?.type === 'retry' && status.attempt >= this.o.maxModelRetries && !failing) {
+          failing = `The model provider kept failing (${status.attempt} attempts): ${status.message}`;
+          abort();
+        }
+      }, () => undefined);
+    }, ASK_POLL_MS);
+    // The child session holds only this exchange: its usage is every assistant message in it,
+    // also when the call failed or was stopped after the model had answered (cost was spent).
+    const spent = () => this.usageOf(sessionId, () => true);
+    try {
+      const result = await this.client.session.prompt(
+        { sessionID: sessionId, model, system: SECOND_OPINION, tools: { '*': false }, parts: [{ type: 'text', text }] },
+        { signal },
+      );
+      if (result.error || !result.data) throw new AgentError(`OpenCode refused the prompt: ${JSON.stringify(result.error ?? 'no answer')}`);
+      const { info, parts } = result.data;
+      if (failing || info.error) {
+        const status = (info.error?.data as { statusCode?: number } | undefined)?.statusCode;
+        throw new AgentError(failing ?? `${errorText(info.error!)}${status === 401 || status === 403 ? ' (the provider rejected the key)' : ''}`);
+      }
+      return { text: parts.flatMap((p) => (p.type === 'text' && !p.synthetic ? [p.text] : [])).join('\n').trim(), ...(await spent()) };
+    } catch (error) {
+      const failed = error instanceof AgentError ? error : new AgentError(failing ?? describe(error));
+      failed.usage = await spent().catch(() => undefined);
+      throw failed;
+    } finally {
+      clearInterval(poll);
+      signal.removeEventListener('abort', abort);
+    }
   }
 
   async prompt(sessionId: string, text: string): Promise<AgentReply> {
@@ -144,12 +200,17 @@ export class OpenCodeAgent implements AgentServer {
   }
 
   /** Tokens and cost of every assistant message that answered the user message `parentId`. */
-  private async usageSince(sessionId: string, parentId: string): Promise<{ tokens: TokenUsage; cost: number }> {
+  private usageSince(sessionId: string, parentId: string): Promise<{ tokens: TokenUsage; cost: number }> {
+    return this.usageOf(sessionId, (answered) => answered === parentId);
+  }
+
+  /** Tokens and cost of the session's assistant messages that answered a user message `counted` picks. */
+  private async usageOf(sessionId: string, counted: (parentId: string) => boolean): Promise<{ tokens: TokenUsage; cost: number }> {
     const tokens: TokenUsage = { input: 0, output: 0, reasoning: 0, cacheRead: 0, cacheWrite: 0 };
     let cost = 0;
     const { data } = await this.client.session.messages({ sessionID: sessionId }, { throwOnError: true });
     for (const { info } of data) {
-      if (info.role !== 'assistant' || info.parentID !== parentId) continue;
+      if (info.role !== 'assistant' || !counted(info.parentID)) continue;
       tokens.input += info.tokens.input;
       tokens.output += info.tokens.output;
       tokens.reasoning += info.tokens.reasoning;

@@ -36,7 +36,7 @@ export interface AgentStep {
  */
 export function stepSummary(tool: string, input: Record<string, unknown> | undefined, title: unknown, directory: string, max = 80): string {
   const pick = (...keys: string[]) => keys.map((k) => input?.[k]).find((v): v is string => typeof v === 'string' && v.length > 0);
-  const raw = pick('command', 'filePath', 'path', 'pattern', 'query', 'url', 'description') ?? (typeof title === 'string' ? title : '');
+  const raw = pick('command', 'filePath', 'path', 'pattern', 'query', 'url', 'description', 'model') ?? (typeof title === 'string' ? title : '');
   const relative = raw.startsWith(`${directory}/`) ? raw.slice(directory.length + 1) : raw;
   return shortLine(relative, max);
 }

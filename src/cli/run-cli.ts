@@ -37,6 +37,7 @@ const INPUT_FLAGS = [
   'agent-env',
   'allow-unisolated-shell',
   'memory-key-prefix',
+  'dispatch-models',
 ] as const;
 
 export const RUN_USAGE = `Usage:

@@ -5,10 +5,12 @@
  * (`"npm": "@ai-sdk/openai-compatible"`, `options.baseURL = <url>`), see
  * `providerConfig()`. It listens on 127.0.0.1 with a port chosen at run time.
  *
+ * It serves two models, `fake/scripted` (the run's) and `fake/second` (one to dispatch to).
  * Replies are taken, in order, from:
  *   1. the queue for the request's session (`x-session-id` header), see `scriptFor`;
- *   2. the global queue, see `script`;
- *   3. the default reply, see `setDefault`.
+ *   2. the queue for the model the request names (its body's `model`), see `scriptModel`;
+ *   3. the global queue, see `script`;
+ *   4. the default reply, see `setDefault`.
  * Title-generation requests (OpenCode's hidden "Generate a title for this
  * conversation:" call) get an automatic short title and never consume a
  * scripted reply. Every request is recorded in `requests`.
@@ -64,6 +66,8 @@ export interface FakeModel {
   script(...replies: ScriptedReply[]): void;
   /** Appends replies to the queue of one session (matched on `x-session-id`). */
   scriptFor(sessionID: string, ...replies: ScriptedReply[]): void;
+  /** Appends replies to the queue of one model (matched on the body's `model`, e.g. "second"). */
+  scriptModel(modelID: string, ...replies: ScriptedReply[]): void;
   /** The reply used when no queue has one. Initially `{ text: 'OK' }`. */
   setDefault(reply: ScriptedReply): void;
   /** Number of scripted replies not yet consumed (global + all sessions). */
@@ -76,8 +80,8 @@ export interface FakeModel {
   /** Resolves with the first recorded request (past or future) matching `predicate`. */
   waitForRequest(predicate: (r: RecordedRequest) => boolean, timeoutMs?: number): Promise<RecordedRequest>;
   /**
-   * OpenCode config fragment for this provider: `provider.fake` with model
-   * `scripted`, plus `enabled_providers`, `model` and `small_model`.
+   * OpenCode config fragment for this provider: `provider.fake` with models
+   * `scripted` and `second`, plus `enabled_providers`, `model` and `small_model`.
    */
   providerConfig(): Record<string, unknown>;
   stop(): Promise<void>;
@@ -228,6 +232,7 @@ export async function startFakeModel(): Promise<FakeModel> {
   const requests: RecordedRequest[] = [];
   const globalQueue: ScriptedReply[] = [];
   const sessionQueues = new Map<string, ScriptedReply[]>();
+  const modelQueues = new Map<string, ScriptedReply[]>();
   let defaultReply: ScriptedReply = { text: 'OK' };
   const waiters = new Set<{ predicate: (r: RecordedRequest) => boolean; resolve: (r: RecordedRequest) => void }>();
 
@@ -241,13 +246,9 @@ export async function startFakeModel(): Promise<FakeModel> {
     }
   };
 
-  const takeReply = (sessionID: string | undefined): ScriptedReply => {
-    if (sessionID) {
-      const q = sessionQueues.get(sessionID);
-      const next = q?.shift();
-      if (next) return next;
-    }
-    return globalQueue.shift() ?? defaultReply;
+  const takeReply = (sessionID: string | undefined, model: unknown): ScriptedReply => {
+    const queued = (sessionID ? sessionQueues.get(sessionID)?.shift() : undefined) ?? (typeof model === 'string' ? modelQueues.get(model)?.shift() : undefined);
+    return queued ?? globalQueue.shift() ?? defaultReply;
   };
 
   const holds: Array<{ predicate: (r: RecordedRequest) => boolean; until: Promise<unknown>; arrived: () => void }> = [];
@@ -276,7 +277,7 @@ export async function startFakeModel(): Promise<FakeModel> {
       if (req.method === 'GET' && path.endsWith('/models')) {
         record({ ...base, isTitleRequest: false, reply: undefined });
         res.writeHead(200, { 'content-type': 'application/json' });
-        res.end(JSON.stringify({ object: 'list', data: [{ id: 'scripted', object: 'model', owned_by: 'fake' }] }));
+        res.end(JSON.stringify({ object: 'list', data: ['scripted', 'second'].map((id) => ({ id, object: 'model', owned_by: 'fake' })) }));
         return;
       }
       if (req.method === 'POST' && path.endsWith('/chat/completions')) {
@@ -289,7 +290,7 @@ export async function startFakeModel(): Promise<FakeModel> {
             await h.until.catch(() => undefined);
           }
         }
-        const reply: ScriptedReply = title ? { text: AUTO_TITLE } : takeReply(sessionID);
+        const reply: ScriptedReply = title ? { text: AUTO_TITLE } : takeReply(sessionID, body?.model);
         record({ ...base, isTitleRequest: title, reply });
         sendReply(res, reply, body?.stream === true, typeof body?.model === 'string' ? body.model : 'scripted');
         return;
@@ -327,10 +328,13 @@ export async function startFakeModel(): Promise<FakeModel> {
       q.push(...replies);
       sessionQueues.set(sessionID, q);
     },
+    scriptModel: (modelID, ...replies) => {
+      modelQueues.set(modelID, [...(modelQueues.get(modelID) ?? []), ...replies]);
+    },
     setDefault: (reply) => {
       defaultReply = reply;
     },
-    pending: () => globalQueue.length + [...sessionQueues.values()].reduce((n, q) => n + q.length, 0),
+    pending: () => globalQueue.length + [...sessionQueues.values(), ...modelQueues.values()].reduce((n, q) => n + q.length, 0),
     hold: (predicate, until) =>
       new Promise<void>((arrived) => {
         holds.push({ predicate, until, arrived });
@@ -365,6 +369,11 @@ export async function startFakeModel(): Promise<FakeModel> {
           models: {
             scripted: {
               name: 'Scripted',
+              tool_call: true,
+              limit: { context: 128_000, output: 8_192 },
+            },
+            second: {
+              name: 'Second opinion',
               tool_call: true,
               limit: { context: 128_000, output: 8_192 },
             },

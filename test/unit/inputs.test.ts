@@ -58,6 +58,18 @@ describe('inputs', () => {
     expect(() => readInputs(from({ model: 'gpt-4' }))).toThrow(/provider\/model form/);
   });
 
+  it('dispatch-models: provider/model ids separated by commas, spaces or new lines, each once; empty is none', () => {
+    expect(readInputs(from({})).dispatchModels).toEqual([]);
+    expect(readInputs(from({ 'dispatch-models': 'openai/gpt-5,\n anthropic/claude-sonnet-4-5 openai/gpt-5\nopenrouter/meta/llama' })).dispatchModels).toEqual([
+      { providerID: 'openai', modelID: 'gpt-5' },
+      { providerID: 'anthropic', modelID: 'claude-sonnet-4-5' },
+      { providerID: 'openrouter', modelID: 'meta/llama' },
+    ]);
+    expect(() => readInputs(from({ 'dispatch-models': 'openai/gpt-5, gpt-4' }))).toThrow(
+      'Input dispatch-models names "gpt-4", which is not provider/model: list models like openai/gpt-5 or anthropic/claude-sonnet-4-5, separated by commas or new lines',
+    );
+  });
+
   it.each([
     ['max-sessions', 'ten', /max-sessions is "ten": write a whole number/],
     ['max-age-days', '-1', /max-age-days is "-1"/],

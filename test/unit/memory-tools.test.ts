@@ -57,12 +57,20 @@ describe('the memory tools', () => {
     expect(toolsFor({ task: { ...task, kind: 'job' }, readOnly: true, poster })).toEqual(['memory_search', 'memory_list', 'memory_read', 'memory_info']);
   });
 
+  it('dispatch only where dispatch-models names a model, and never for a fork', () => {
+    const dispatch = { models: [{ providerID: 'openai', modelID: 'gpt-5' }], timeoutMs: 60_000, env: {} };
+    expect(toolsFor({ task, readOnly: false, dispatch })).toContain('dispatch');
+    expect(toolsFor({ task, readOnly: false, dispatch: { ...dispatch, models: [] } })).not.toContain('dispatch');
+    expect(toolsFor({ task, readOnly: false })).not.toContain('dispatch');
+    expect(toolsFor({ task, readOnly: true, dispatch })).not.toContain('dispatch');
+  });
+
   it('each description says what its arguments do and their defaults', () => {
     for (const [name, def] of Object.entries(TOOL_DEFINITIONS)) {
       expect(def.description.length, name).toBeGreaterThan(60);
       for (const [arg, schema] of Object.entries(def.args)) {
         expect(String(schema.description), `${name}.${arg}`).toMatch(/\w/);
-        if (!['query', 'id', 'subject', 'fact', 'body'].includes(arg)) expect(String(schema.description), `${name}.${arg}`).toMatch(/Default: /);
+        if (!['query', 'id', 'subject', 'fact', 'body', 'model', 'prompt'].includes(arg)) expect(String(schema.description), `${name}.${arg}`).toMatch(/Default: /);
       }
     }
   });

@@ -129,6 +129,15 @@ class FakeServer implements AgentServer {
     this.events.push('note');
     this.notes.push(text);
   }
+  async createChildSession(): Promise<string> {
+    throw new Error('the pipeline never opens child sessions itself');
+  }
+  async models() {
+    return {};
+  }
+  async ask(): Promise<AgentReply> {
+    throw new Error('the pipeline never dispatches itself');
+  }
   async deleteSession(id: string) {
     this.events.push(`delete ${id}`);
     this.sessions = this.sessions.filter((s) => s.id !== id);

@@ -1,6 +1,6 @@
 /**
- * The tools Recall gives the agent: the memory tools (RFC-006) in every run, and `post_message` in
- * a job (RFC-003), as OpenCode custom tools: one small module
+ * The tools Recall gives the agent: the memory tools (RFC-006) in every run, `post_message` in a
+ * job and `dispatch` where dispatch-models names models (RFC-003), as OpenCode custom tools: one small module
  * per tool, written into OpenCode's global config directory for the run. A module only forwards
  * the call to Recall's own process (tool-host.ts) over loopback: the logic, the index and its
  * checks stay in Recall, and the module needs nothing but `fetch` (OpenCode imports tool files
@@ -14,12 +14,14 @@
 export const MEMORY_TOOL_NAMES = ['memory_search', 'memory_list', 'memory_read', 'memory_info', 'memory_save_finding'] as const;
 /** Tools only a job (schedule, dispatch) gets: nobody waits in a thread, so the agent reports itself. */
 export const JOB_TOOL_NAMES = ['post_message'] as const;
+/** Ask another model of the run (dispatch-models), in a run that may change things. */
+export const DISPATCH_TOOL = 'dispatch';
 export type MemoryToolName = (typeof MEMORY_TOOL_NAMES)[number];
-export type ToolName = MemoryToolName | (typeof JOB_TOOL_NAMES)[number];
+export type ToolName = MemoryToolName | (typeof JOB_TOOL_NAMES)[number] | typeof DISPATCH_TOOL;
 /** The tools that only read memory: what a fork's read-only run gets. */
 export const READING_TOOLS: readonly MemoryToolName[] = ['memory_search', 'memory_list', 'memory_read', 'memory_info'];
 
-interface ToolDefinition {
+export interface ToolDefinition {
   description: string;
   args: Record<string, Record<string, unknown>>;
 }
@@ -76,14 +78,24 @@ export const TOOL_DEFINITIONS: Record<ToolName, ToolDefinition> = {
       body: { type: 'string', description: 'The message, in GitHub Markdown.' },
     },
   },
+  // The models this run allows are written into `model` per run (dispatch.ts: dispatchDefinition).
+  dispatch: {
+    description:
+      "Ask another model for a second opinion: sends your prompt to one of this run's other models and returns its reply. It has no tools and sees nothing but the prompt, so put in what it needs (code, errors, the question). Takes up to a few minutes.",
+    args: {
+      model: { type: 'string', description: 'The model to ask, as provider/model.' },
+      prompt: { type: 'string', description: 'Everything the other model needs: the question and the code or text it is about.' },
+      keep: { type: 'boolean', description: "Keep the dispatched conversation in memory (its session id is returned). Default: false (it is deleted once answered)." },
+    },
+  },
 };
 
 /**
  * The module OpenCode imports for one tool: its description and arguments, and an `execute` that
  * posts the call to Recall's host with the run's token and returns what the host answers.
  */
-export function toolModule(name: ToolName, endpoint: string, token: string): string {
-  const { description, args } = TOOL_DEFINITIONS[name];
+export function toolModule(name: ToolName, endpoint: string, token: string, definition: ToolDefinition = TOOL_DEFINITIONS[name]): string {
+  const { description, args } = definition;
   return `// Recall's ${name} tool, written for one run (RFC-003, RFC-006). It forwards the call to Recall.
 const ENDPOINT = ${JSON.stringify(endpoint)};
 const TOKEN = ${JSON.stringify(token)};
@@ -100,10 +112,10 @@ export default {
         signal: context?.abort,
       });
     } catch (error) {
-      throw new Error('Recall memory could not be reached: ' + (error && error.message ? error.message : String(error)));
+      throw new Error('Recall could not be reached: ' + (error && error.message ? error.message : String(error)));
     }
     const text = await response.text();
-    if (!response.ok) throw new Error(text || 'Recall memory answered ' + response.status);
+    if (!response.ok) throw new Error(text || 'Recall answered ' + response.status);
     return text;
   },
 };

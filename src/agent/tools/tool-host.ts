@@ -1,9 +1,9 @@
 /**
  * Recall's side of the tools it gives the agent (RFC-003, RFC-006): a loopback HTTP endpoint, open
  * for one run and guarded by a random token, that answers the tool modules (definitions.ts): the
- * memory tools from the run's index, and in a job `post_message` through Recall's own GitHub
- * token. The tool set is built per run. The agent gets text back; a bad argument gets a sentence
- * that says what to pass.
+ * memory tools from the run's index, in a job `post_message` through Recall's own GitHub token,
+ * and `dispatch` through the run's OpenCode server (dispatch.ts). The tool set is built per run.
+ * The agent gets text back; a bad argument gets a sentence that says what to pass.
  */
 import { randomBytes, timingSafeEqual } from 'node:crypto';
 import * as http from 'node:http';
@@ -11,7 +11,8 @@ import type { AddressInfo } from 'node:net';
 import type { AgentServer, AgentTools, PastWork, RecalledWork, Task } from '../../ports.js';
 import type { RunRecord } from '../../recall/records.js';
 import { describeCitations } from '../../recall/citations.js';
-import { JOB_TOOL_NAMES, MEMORY_TOOL_NAMES, READING_TOOLS, toolModule, type ToolName } from './definitions.js';
+import { DISPATCH_TOOL, JOB_TOOL_NAMES, MEMORY_TOOL_NAMES, READING_TOOLS, toolModule, type ToolName } from './definitions.js';
+import { dispatchDefinition, Dispatcher, type DispatchSettings } from './dispatch.js';
 
 const MAX_BODY = 64 * 1024;
 const PAGE_CHARS = 8_000;
@@ -20,7 +21,7 @@ const MAX_FINDINGS = 10;
 const LIMITS = { subject: 300, fact: 3_000, why: 600, citations: 20, citation: 300, query: 2_000, title: 256, message: 60_000 };
 /** Messages one job may post. */
 const MAX_POSTS = 5;
-const ALL_TOOLS: readonly ToolName[] = [...MEMORY_TOOL_NAMES, ...JOB_TOOL_NAMES];
+const ALL_TOOLS: readonly ToolName[] = [...MEMORY_TOOL_NAMES, ...JOB_TOOL_NAMES, DISPATCH_TOOL];
 /** An agent's own search asks for what it names: a lower bar than the startup recall's. */
 const TOOL_SEARCH_THRESHOLD = 0.08;
 
@@ -37,12 +38,22 @@ export interface ToolHostOptions {
   readOnly: boolean;
   /** How a job posts (post_message); without it no job gets the tool. */
   poster?: Poster;
+  /** The models `dispatch` may ask (dispatch-models); none: no dispatch tool. */
+  dispatch?: DispatchSettings;
 }
 
-/** The tools a run gets: memory always (reading only for a fork), post_message only in a job. */
-export function toolsFor(o: Pick<ToolHostOptions, 'task' | 'readOnly' | 'poster'>): ToolName[] {
+/**
+ * The tools a run gets: memory always (reading only for a fork), post_message only in a job,
+ * dispatch where models are named and never in a fork's read-only run (a second model would be
+ * one more place the fork's text goes with a key behind it).
+ */
+export function toolsFor(o: Pick<ToolHostOptions, 'task' | 'readOnly' | 'poster' | 'dispatch'>): ToolName[] {
   const memory: readonly ToolName[] = o.readOnly ? READING_TOOLS : MEMORY_TOOL_NAMES;
-  return [...memory, ...(o.task.kind === 'job' && o.poster && !o.readOnly ? JOB_TOOL_NAMES : [])];
+  return [
+    ...memory,
+    ...(o.task.kind === 'job' && o.poster && !o.readOnly ? JOB_TOOL_NAMES : []),
+    ...(o.dispatch && o.dispatch.models.length > 0 && !o.readOnly ? [DISPATCH_TOOL as ToolName] : []),
+  ];
 }
 
 export class ToolHost implements AgentTools {
@@ -54,8 +65,11 @@ export class ToolHost implements AgentTools {
   private posted = 0;
   readonly calls: Array<{ tool: ToolName; ok: boolean }> = [];
   files: Record<string, string> = {};
+  private readonly dispatcher?: Dispatcher;
 
-  constructor(private readonly o: ToolHostOptions) {}
+  constructor(private readonly o: ToolHostOptions) {
+    if (o.dispatch) this.dispatcher = new Dispatcher(o.dispatch);
+  }
 
   /** Listen on loopback, and write the modules that call it. */
   async start(): Promise<void> {
@@ -68,12 +82,18 @@ export class ToolHost implements AgentTools {
     this.server = server;
     const { port } = server.address() as AddressInfo;
     const endpoint = `http://127.0.0.1:${port}/tool`;
-    this.files = Object.fromEntries(toolsFor(this.o).map((n) => [`${n}.js`, toolModule(n, endpoint, this.token)]));
+    this.files = Object.fromEntries(
+      toolsFor(this.o).map((n) => [`${n}.js`, toolModule(n, endpoint, this.token, n === DISPATCH_TOOL ? dispatchDefinition(this.o.dispatch!.models) : undefined)]),
+    );
   }
 
   attach(server: AgentServer, sessionId: string): void {
     this.agent = server;
     this.sessionId = sessionId;
+  }
+
+  async spent() {
+    return this.dispatcher ? this.dispatcher.spent() : { tokens: { input: 0, output: 0, reasoning: 0, cacheRead: 0, cacheWrite: 0 }, cost: 0 };
   }
 
   async stop(): Promise<void> {
@@ -106,10 +126,15 @@ export class ToolHost implements AgentTools {
       return reply(400, 'The call was not JSON.');
     }
     const tool = ALL_TOOLS.find((n) => n === call.tool);
-    if (!tool || !Object.keys(this.files).includes(`${tool}.js`)) return reply(404, `There is no memory tool ${String(call.tool)} in this run.`);
+    if (!tool || !Object.keys(this.files).includes(`${tool}.js`)) return reply(404, `There is no Recall tool ${String(call.tool)} in this run.`);
     const args = call.args && typeof call.args === 'object' ? (call.args as Record<string, unknown>) : {};
+    // The tool module gives up on its request when OpenCode aborts the call (the run was stopped).
+    const abandoned = new AbortController();
+    res.once('close', () => {
+      if (!res.writableFinished) abandoned.abort();
+    });
     try {
-      const text = await this.answer(tool, args);
+      const text = await this.answer(tool, args, abandoned.signal);
       this.calls.push({ tool, ok: true });
       reply(200, text);
     } catch (error) {
@@ -119,7 +144,7 @@ export class ToolHost implements AgentTools {
   }
 
   /** What one call answers. Exported through the host for tests that call it directly. */
-  async answer(tool: ToolName, args: Record<string, unknown>): Promise<string> {
+  async answer(tool: ToolName, args: Record<string, unknown>, abandoned: AbortSignal = new AbortController().signal): Promise<string> {
     const { index } = this.o;
     switch (tool) {
       case 'memory_search': {
@@ -188,6 +213,10 @@ export class ToolHost implements AgentTools {
         });
         this.posted++;
         return `Posted: ${url}`;
+      }
+      case 'dispatch': {
+        if (!this.dispatcher) throw new BadArgument('dispatch is not available in this run.');
+        return this.dispatcher.dispatch(this.agent, this.sessionId, args, abandoned);
       }
     }
   }

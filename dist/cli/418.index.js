@@ -1,8 +1,8 @@
-export const id = 92;
-export const ids = [92];
+export const id = 418;
+export const ids = [418];
 export const modules = {
 
-/***/ 9092:
+/***/ 3418:
 /***/ ((__unused_webpack_module, __webpack_exports__, __webpack_require__) => {
 
 // ESM COMPAT FLAG
@@ -627,14 +627,16 @@ function providerVariables(id) {
     return [...(table[id] ?? []), ...(PROVIDER_EXTRAS[id] ?? []), `${id.toUpperCase().replace(/[^A-Z0-9]/g, '_')}_API_KEY`];
 }
 /**
- * The providers a run uses: the model input's, and in each configuration (Recall's, the
+ * The providers a run uses: the model input's, the dispatch tool's models', and in each configuration (Recall's, the
  * checkout's) its `model`, `small_model` and every provider it defines. None when none can be
  * told: then the agent gets no provider's variables (the caller warns).
  */
-function providersInUse(configs, model) {
+function providersInUse(configs, model, others = []) {
     const ids = new Set();
     if (model)
         ids.add(model.providerID);
+    for (const other of others)
+        ids.add(other.providerID);
     for (const config of configs) {
         for (const key of ['model', 'small_model']) {
             const value = config[key];
@@ -719,7 +721,7 @@ function knowsProvider(o) {
 function buildAgentEnvironment(o) {
     const configs = [o.config, ...(o.projectConfigs ?? [])];
     const allowed = {
-        provider: new Set([...providersInUse(configs, o.model).flatMap(providerVariables), ...configs.flatMap(configVariables)]),
+        provider: new Set([...providersInUse(configs, o.model, o.dispatchModels).flatMap(providerVariables), ...configs.flatMap(configVariables)]),
         extra: new Set(o.extraAllowed ?? []),
     };
     const env = {};
@@ -4245,7 +4247,7 @@ var v2 = __webpack_require__(3841);
  */
 function stepSummary(tool, input, title, directory, max = 80) {
     const pick = (...keys) => keys.map((k) => input?.[k]).find((v) => typeof v === 'string' && v.length > 0);
-    const raw = pick('command', 'filePath', 'path', 'pattern', 'query', 'url', 'description') ?? (typeof title === 'string' ? title : '');
+    const raw = pick('command', 'filePath', 'path', 'pattern', 'query', 'url', 'description', 'model') ?? (typeof title === 'string' ? title : '');
     const relative = raw.startsWith(`${directory}/`) ? raw.slice(directory.length + 1) : raw;
     return shortLine(relative, max);
 }
@@ -4351,6 +4353,10 @@ function parseModel(model) {
     }
     return { providerID: model.slice(0, slash), modelID: model.slice(slash + 1) };
 }
+/** What a dispatched model is told besides OpenCode's own system prompt. */
+const SECOND_OPINION = 'Another agent working on this repository asks you for a second opinion. You have no tools in this conversation: answer from what the message gives you, briefly and concretely.';
+/** How often a dispatched prompt's status is checked for a provider that keeps failing. */
+const ASK_POLL_MS = 1_000;
 class OpenCodeAgent {
     o;
     client;
@@ -4391,6 +4397,54 @@ class OpenCodeAgent {
     async createSession(title) {
         const { data } = await this.client.session.create({ title }, { throwOnError: true });
         return data.id;
+    }
+    async createChildSession(parentId, title) {
+        // Denied every permission, the session's agent is offered no tool at all (measured: the model
+        // gets an empty tool list): a second opinion, not a second agent with the checkout in reach.
+        const { data } = await this.client.session.create({ parentID: parentId, title, permission: [{ permission: '*', pattern: '*', action: 'deny' }] }, { throwOnError: true });
+        return data.id;
+    }
+    async models() {
+        const { data } = await this.client.config.providers(undefined, { throwOnError: true });
+        return Object.fromEntries(data.providers.map((p) => [p.id, Object.keys(p.models ?? {})]));
+    }
+    async ask(sessionId, model, text, signal) {
+        const abort = () => void this.client.session.abort({ sessionID: sessionId }).catch(() => undefined);
+        signal.addEventListener('abort', abort, { once: true });
+        // OpenCode retries a failing provider forever: a dispatched prompt gives up when the run's would.
+        let failing;
+        const poll = setInterval(() => {
+            void this.client.session.status().then(({ data }) => {
+                const status = data?.[sessionId];
+                if (status?.type === 'retry' && status.attempt >= this.o.maxModelRetries && !failing) {
+                    failing = `The model provider kept failing (${status.attempt} attempts): ${status.message}`;
+                    abort();
+                }
+            }, () => undefined);
+        }, ASK_POLL_MS);
+        // The child session holds only this exchange: its usage is every assistant message in it,
+        // also when the call failed or was stopped after the model had answered (cost was spent).
+        const spent = () => this.usageOf(sessionId, () => true);
+        try {
+            const result = await this.client.session.prompt({ sessionID: sessionId, model, system: SECOND_OPINION, tools: { '*': false }, parts: [{ type: 'text', text }] }, { signal });
+            if (result.error || !result.data)
+                throw new AgentError(`OpenCode refused the prompt: ${JSON.stringify(result.error ?? 'no answer')}`);
+            const { info, parts } = result.data;
+            if (failing || info.error) {
+                const status = info.error?.data?.statusCode;
+                throw new AgentError(failing ?? `${errorText(info.error)}${status === 401 || status === 403 ? ' (the provider rejected the key)' : ''}`);
+            }
+            return { text: parts.flatMap((p) => (p.type === 'text' && !p.synthetic ? [p.text] : [])).join('\n').trim(), ...(await spent()) };
+        }
+        catch (error) {
+            const failed = error instanceof AgentError ? error : new AgentError(failing ?? errors_describe(error));
+            failed.usage = await spent().catch(() => undefined);
+            throw failed;
+        }
+        finally {
+            clearInterval(poll);
+            signal.removeEventListener('abort', abort);
+        }
     }
     async prompt(sessionId, text) {
         const watch = watchPrompt(this.client, sessionId, { ...this.o.limits, maxModelRetries: this.o.maxModelRetries }, { directory: this.o.directory, ...(this.o.onStep ? { onStep: this.o.onStep } : {}) });
@@ -4441,12 +4495,16 @@ class OpenCodeAgent {
         return this.o.stop();
     }
     /** Tokens and cost of every assistant message that answered the user message `parentId`. */
-    async usageSince(sessionId, parentId) {
+    usageSince(sessionId, parentId) {
+        return this.usageOf(sessionId, (answered) => answered === parentId);
+    }
+    /** Tokens and cost of the session's assistant messages that answered a user message `counted` picks. */
+    async usageOf(sessionId, counted) {
         const tokens = { input: 0, output: 0, reasoning: 0, cacheRead: 0, cacheWrite: 0 };
         let cost = 0;
         const { data } = await this.client.session.messages({ sessionID: sessionId }, { throwOnError: true });
         for (const { info } of data) {
-            if (info.role !== 'assistant' || info.parentID !== parentId)
+            if (info.role !== 'assistant' || !counted(info.parentID))
                 continue;
             tokens.input += info.tokens.input;
             tokens.output += info.tokens.output;
@@ -4671,6 +4729,7 @@ const INPUT_DEFAULTS = {
     'agent-env': '',
     'memory-signing-key': '',
     'upload-transcript': 'true',
+    'dispatch-models': '',
 };
 function readInputs(read) {
     const get = (name) => read(name).trim() || INPUT_DEFAULTS[name];
@@ -4737,7 +4796,20 @@ function readInputs(read) {
         agentEnv: variableNames(get('agent-env')),
         memorySigningKey: signingKey(read('memory-signing-key').trim()),
         uploadTranscript: inputs_boolean('upload-transcript', get('upload-transcript')),
+        dispatchModels: modelList('dispatch-models', get('dispatch-models')),
     };
+}
+/** provider/model ids separated by commas, spaces or new lines; each once. */
+function modelList(name, value) {
+    const ids = [...new Set(value.split(/[\s,]+/).filter(Boolean))];
+    return ids.map((id) => {
+        try {
+            return parseModel(id);
+        }
+        catch {
+            throw new InputError(`Input ${name} names "${id}", which is not provider/model: list models like openai/gpt-5 or anthropic/claude-sonnet-4-5, separated by commas or new lines`);
+        }
+    });
 }
 function signingKey(value) {
     if (value && value.length < 16)
@@ -5500,8 +5572,8 @@ function symlinksIn(root, maxEntries) {
 
 ;// CONCATENATED MODULE: ./src/agent/tools/definitions.ts
 /**
- * The tools Recall gives the agent: the memory tools (RFC-006) in every run, and `post_message` in
- * a job (RFC-003), as OpenCode custom tools: one small module
+ * The tools Recall gives the agent: the memory tools (RFC-006) in every run, `post_message` in a
+ * job and `dispatch` where dispatch-models names models (RFC-003), as OpenCode custom tools: one small module
  * per tool, written into OpenCode's global config directory for the run. A module only forwards
  * the call to Recall's own process (tool-host.ts) over loopback: the logic, the index and its
  * checks stay in Recall, and the module needs nothing but `fetch` (OpenCode imports tool files
@@ -5514,6 +5586,8 @@ function symlinksIn(root, maxEntries) {
 const MEMORY_TOOL_NAMES = ['memory_search', 'memory_list', 'memory_read', 'memory_info', 'memory_save_finding'];
 /** Tools only a job (schedule, dispatch) gets: nobody waits in a thread, so the agent reports itself. */
 const JOB_TOOL_NAMES = ['post_message'];
+/** Ask another model of the run (dispatch-models), in a run that may change things. */
+const DISPATCH_TOOL = 'dispatch';
 /** The tools that only read memory: what a fork's read-only run gets. */
 const READING_TOOLS = ['memory_search', 'memory_list', 'memory_read', 'memory_info'];
 const TOOL_DEFINITIONS = {
@@ -5564,13 +5638,22 @@ const TOOL_DEFINITIONS = {
             body: { type: 'string', description: 'The message, in GitHub Markdown.' },
         },
     },
+    // The models this run allows are written into `model` per run (dispatch.ts: dispatchDefinition).
+    dispatch: {
+        description: "Ask another model for a second opinion: sends your prompt to one of this run's other models and returns its reply. It has no tools and sees nothing but the prompt, so put in what it needs (code, errors, the question). Takes up to a few minutes.",
+        args: {
+            model: { type: 'string', description: 'The model to ask, as provider/model.' },
+            prompt: { type: 'string', description: 'Everything the other model needs: the question and the code or text it is about.' },
+            keep: { type: 'boolean', description: "Keep the dispatched conversation in memory (its session id is returned). Default: false (it is deleted once answered)." },
+        },
+    },
 };
 /**
  * The module OpenCode imports for one tool: its description and arguments, and an `execute` that
  * posts the call to Recall's host with the run's token and returns what the host answers.
  */
-function toolModule(name, endpoint, token) {
-    const { description, args } = TOOL_DEFINITIONS[name];
+function toolModule(name, endpoint, token, definition = TOOL_DEFINITIONS[name]) {
+    const { description, args } = definition;
     return `// Recall's ${name} tool, written for one run (RFC-003, RFC-006). It forwards the call to Recall.
 const ENDPOINT = ${JSON.stringify(endpoint)};
 const TOKEN = ${JSON.stringify(token)};
@@ -5587,10 +5670,10 @@ export default {
         signal: context?.abort,
       });
     } catch (error) {
-      throw new Error('Recall memory could not be reached: ' + (error && error.message ? error.message : String(error)));
+      throw new Error('Recall could not be reached: ' + (error && error.message ? error.message : String(error)));
     }
     const text = await response.text();
-    if (!response.ok) throw new Error(text || 'Recall memory answered ' + response.status);
+    if (!response.ok) throw new Error(text || 'Recall answered ' + response.status);
     return text;
   },
 };
@@ -6194,6 +6277,16 @@ class OpenCodeLauncher {
         // The most common first mistake, said before anything starts: the provider's key is not set.
         const model = modelInUse(this.o.model, [this.o.userConfig, ...project]);
         checkProviderKey({ model, configs: [this.o.userConfig, ...project], env: this.o.parentEnv, authFile: authFileIn(layout.agentStateDir) });
+        // A dispatch model that cannot work only costs the agent one tool error: warn, do not fail.
+        const dispatchModels = this.o.dispatchModels ?? [];
+        for (const other of dispatchModels) {
+            try {
+                checkProviderKey({ model: other, configs: [this.o.userConfig, ...project], env: this.o.parentEnv, authFile: authFileIn(layout.agentStateDir) });
+            }
+            catch (error) {
+                this.o.warn(`dispatch-models: ${error.message}\nUntil then the dispatch tool answers the agent with an error for ${other.providerID}/${other.modelID}.`);
+            }
+        }
         if (!knowsProvider({ config: this.o.userConfig, model: this.o.model, projectConfigs: project })) {
             this.o.warn("Recall could not tell which model provider this run uses, so the agent gets no provider's key: set the `model` input (provider/model).");
         }
@@ -6204,6 +6297,7 @@ class OpenCodeLauncher {
                 databasePath: layout.databasePath,
                 config: agentConfig(this.o.userConfig, this.o.model, p),
                 model: this.o.model,
+                dispatchModels,
                 projectConfigs: project,
                 extraAllowed: this.o.extraEnv,
             }),
@@ -6258,6 +6352,9 @@ class OpenCodeLauncher {
             await server.stop();
             throw error;
         });
+        for (const other of dispatchModels) {
+            await checkModelKnown(agent.client, other).catch((error) => this.o.warn(`dispatch-models: ${error.message.replace('Fix the model input', 'Fix dispatch-models')}`));
+        }
         if (policy !== 'full') {
             const problems = policyViolations(await agent.agentRules().catch(async (error) => {
                 await server.stop();
@@ -6275,14 +6372,143 @@ class OpenCodeLauncher {
 
 // EXTERNAL MODULE: external "node:http"
 var external_node_http_ = __webpack_require__(7067);
+;// CONCATENATED MODULE: ./src/agent/tools/dispatch.ts
+
+
+/** Dispatches one run may make: a second opinion, not a loop. */
+const MAX_DISPATCHES = 20;
+const MAX_PROMPT = 60_000;
+/** How long the run's totals wait for dispatches still under way when the agent has ended. */
+const SETTLE_MS = 10_000;
+/** A dispatch that did not get an answer: the sentence the agent gets. */
+class DispatchFailed extends Error {
+    name = 'DispatchFailed';
+}
+const modelName = (m) => `${m.providerID}/${m.modelID}`;
+/** The tool as this run offers it: `model` lists the allowed models. */
+function dispatchDefinition(models) {
+    const base = TOOL_DEFINITIONS.dispatch;
+    const names = models.map(modelName);
+    return {
+        description: `${base.description} Models: ${names.join(', ')}.`,
+        args: { ...base.args, model: { ...base.args.model, enum: names } },
+    };
+}
+class Dispatcher {
+    settings;
+    count = 0;
+    /** Dispatches not yet settled: the run's totals wait for them (a stopped run ends its calls). */
+    inFlight = new Set();
+    usage = { tokens: { input: 0, output: 0, reasoning: 0, cacheRead: 0, cacheWrite: 0 }, cost: 0 };
+    constructor(settings) {
+        this.settings = settings;
+    }
+    /**
+     * Tokens and cost of every dispatched call, answered or not, once those under way have ended
+     * (a stopped run aborts them; a call OpenCode did not abort is not waited for past a few seconds).
+     */
+    async spent() {
+        let timer;
+        await Promise.race([Promise.allSettled([...this.inFlight]), new Promise((resolve) => (timer = setTimeout(resolve, SETTLE_MS)))]);
+        clearTimeout(timer);
+        return { tokens: { ...this.usage.tokens }, cost: this.usage.cost };
+    }
+    /**
+     * Asks the model `args.model` with `args.prompt` in a child session of `parentId`; its reply.
+     * `stopped` fires when the agent's tool call is abandoned (the run was stopped).
+     */
+    dispatch(server, parentId, args, stopped) {
+        const call = this.run(server, parentId, args, stopped);
+        this.inFlight.add(call);
+        void call.finally(() => this.inFlight.delete(call)).catch(() => undefined);
+        return call;
+    }
+    async run(server, parentId, args, stopped) {
+        const allowed = this.settings.models.map(modelName);
+        const name = typeof args.model === 'string' ? args.model.trim() : '';
+        const model = this.settings.models.find((m) => modelName(m) === name);
+        if (!model) {
+            throw new DispatchFailed(`There is no model "${name}" to dispatch to in this run: use one of ${allowed.join(', ')} (the dispatch-models input lists them).`);
+        }
+        const prompt = typeof args.prompt === 'string' ? args.prompt.trim() : '';
+        if (!prompt)
+            throw new DispatchFailed('prompt is required: the question and everything the other model needs to answer it.');
+        if (prompt.length > MAX_PROMPT)
+            throw new DispatchFailed(`The prompt is longer than ${MAX_PROMPT} characters: send the parts that matter.`);
+        if (args.keep !== undefined && args.keep !== null && typeof args.keep !== 'boolean')
+            throw new DispatchFailed('keep must be true or false (default false).');
+        if (!server || !parentId)
+            throw new DispatchFailed('dispatch cannot be used yet: the run has no session.');
+        if (this.count >= MAX_DISPATCHES)
+            throw new DispatchFailed(`This run already dispatched ${MAX_DISPATCHES} prompts, the most one run may.`);
+        await this.checkUsable(server, model);
+        this.count++;
+        const timeout = AbortSignal.timeout(this.settings.timeoutMs);
+        const signal = AbortSignal.any([timeout, stopped]);
+        const childId = await server.createChildSession(parentId, `dispatch to ${name}`).catch((error) => {
+            throw new DispatchFailed(`OpenCode could not open a session for ${name}: ${error.message}`);
+        });
+        const keep = args.keep === true;
+        try {
+            const reply = await server.ask(childId, model, prompt, signal);
+            this.add(reply);
+            if (!reply.text)
+                throw new DispatchFailed(`The model ${name} answered with no text.`);
+            return keep ? `${reply.text}\n\n(The conversation with ${name} is kept as session ${childId}.)` : reply.text;
+        }
+        catch (error) {
+            if (error instanceof DispatchFailed)
+                throw error;
+            const spent = error.usage;
+            if (spent)
+                this.add(spent);
+            if (timeout.aborted)
+                throw new DispatchFailed(`The model ${name} did not answer within ${dispatch_minutes(this.settings.timeoutMs)}: ask a shorter question, or another model.`);
+            if (stopped.aborted)
+                throw new DispatchFailed(`The dispatch to ${name} was stopped with the run.`);
+            throw new DispatchFailed(`The model ${name} could not answer: ${dispatch_oneLine(error.message)}`);
+        }
+        finally {
+            // Also a kept session stays a child of the run's: pruned with it.
+            if (!keep)
+                await server.deleteSession(childId).catch(() => undefined);
+        }
+    }
+    /** OpenCode lists the providers it can use (those with a key) and their models: check before asking, since an unknown model is only a 500 "check server logs". */
+    async checkUsable(server, model) {
+        const name = modelName(model);
+        const usable = await server.models().catch((error) => {
+            throw new DispatchFailed(`OpenCode could not list its models for ${name}: ${error.message}`);
+        });
+        const models = usable[model.providerID];
+        if (!models) {
+            const key = keyVariable(model.providerID);
+            if (key && !this.settings.env[key])
+                throw new DispatchFailed(`The model ${name} cannot be used: its provider's key ${key} is not set for this step.`);
+            throw new DispatchFailed(`The model ${name} cannot be used: OpenCode has no provider "${model.providerID}" in this run (it has ${Object.keys(usable).slice(0, 8).join(', ') || 'none'}).`);
+        }
+        if (models.length > 0 && !models.includes(model.modelID)) {
+            throw new DispatchFailed(`The model ${name} cannot be used: the provider ${model.providerID} has no model "${model.modelID}" (it has ${models.slice(0, 8).join(', ')}).`);
+        }
+    }
+    add(spent) {
+        for (const k of Object.keys(this.usage.tokens))
+            this.usage.tokens[k] += spent.tokens[k];
+        this.usage.cost += spent.cost;
+    }
+}
+const dispatch_minutes = (ms) => `${Number((ms / 60_000).toFixed(2))} min`;
+const dispatch_oneLine = (s) => s.replace(/\s+/g, ' ').trim().slice(0, 500);
+
 ;// CONCATENATED MODULE: ./src/agent/tools/tool-host.ts
 /**
  * Recall's side of the tools it gives the agent (RFC-003, RFC-006): a loopback HTTP endpoint, open
  * for one run and guarded by a random token, that answers the tool modules (definitions.ts): the
- * memory tools from the run's index, and in a job `post_message` through Recall's own GitHub
- * token. The tool set is built per run. The agent gets text back; a bad argument gets a sentence
- * that says what to pass.
+ * memory tools from the run's index, in a job `post_message` through Recall's own GitHub token,
+ * and `dispatch` through the run's OpenCode server (dispatch.ts). The tool set is built per run.
+ * The agent gets text back; a bad argument gets a sentence that says what to pass.
  */
+
 
 
 
@@ -6294,15 +6520,23 @@ const MAX_FINDINGS = 10;
 const tool_host_LIMITS = { subject: 300, fact: 3_000, why: 600, citations: 20, citation: 300, query: 2_000, title: 256, message: 60_000 };
 /** Messages one job may post. */
 const MAX_POSTS = 5;
-const ALL_TOOLS = [...MEMORY_TOOL_NAMES, ...JOB_TOOL_NAMES];
+const ALL_TOOLS = [...MEMORY_TOOL_NAMES, ...JOB_TOOL_NAMES, DISPATCH_TOOL];
 /** An agent's own search asks for what it names: a lower bar than the startup recall's. */
 const TOOL_SEARCH_THRESHOLD = 0.08;
 class BadArgument extends Error {
 }
-/** The tools a run gets: memory always (reading only for a fork), post_message only in a job. */
+/**
+ * The tools a run gets: memory always (reading only for a fork), post_message only in a job,
+ * dispatch where models are named and never in a fork's read-only run (a second model would be
+ * one more place the fork's text goes with a key behind it).
+ */
 function toolsFor(o) {
     const memory = o.readOnly ? READING_TOOLS : MEMORY_TOOL_NAMES;
-    return [...memory, ...(o.task.kind === 'job' && o.poster && !o.readOnly ? JOB_TOOL_NAMES : [])];
+    return [
+        ...memory,
+        ...(o.task.kind === 'job' && o.poster && !o.readOnly ? JOB_TOOL_NAMES : []),
+        ...(o.dispatch && o.dispatch.models.length > 0 && !o.readOnly ? [DISPATCH_TOOL] : []),
+    ];
 }
 class ToolHost {
     o;
@@ -6314,8 +6548,11 @@ class ToolHost {
     posted = 0;
     calls = [];
     files = {};
+    dispatcher;
     constructor(o) {
         this.o = o;
+        if (o.dispatch)
+            this.dispatcher = new Dispatcher(o.dispatch);
     }
     /** Listen on loopback, and write the modules that call it. */
     async start() {
@@ -6328,11 +6565,14 @@ class ToolHost {
         this.server = server;
         const { port } = server.address();
         const endpoint = `http://127.0.0.1:${port}/tool`;
-        this.files = Object.fromEntries(toolsFor(this.o).map((n) => [`${n}.js`, toolModule(n, endpoint, this.token)]));
+        this.files = Object.fromEntries(toolsFor(this.o).map((n) => [`${n}.js`, toolModule(n, endpoint, this.token, n === DISPATCH_TOOL ? dispatchDefinition(this.o.dispatch.models) : undefined)]));
     }
     attach(server, sessionId) {
         this.agent = server;
         this.sessionId = sessionId;
+    }
+    async spent() {
+        return this.dispatcher ? this.dispatcher.spent() : { tokens: { input: 0, output: 0, reasoning: 0, cacheRead: 0, cacheWrite: 0 }, cost: 0 };
     }
     async stop() {
         const server = this.server;
@@ -6368,10 +6608,16 @@ class ToolHost {
         }
         const tool = ALL_TOOLS.find((n) => n === call.tool);
         if (!tool || !Object.keys(this.files).includes(`${tool}.js`))
-            return reply(404, `There is no memory tool ${String(call.tool)} in this run.`);
+            return reply(404, `There is no Recall tool ${String(call.tool)} in this run.`);
         const args = call.args && typeof call.args === 'object' ? call.args : {};
+        // The tool module gives up on its request when OpenCode aborts the call (the run was stopped).
+        const abandoned = new AbortController();
+        res.once('close', () => {
+            if (!res.writableFinished)
+                abandoned.abort();
+        });
         try {
-            const text = await this.answer(tool, args);
+            const text = await this.answer(tool, args, abandoned.signal);
             this.calls.push({ tool, ok: true });
             reply(200, text);
         }
@@ -6381,7 +6627,7 @@ class ToolHost {
         }
     }
     /** What one call answers. Exported through the host for tests that call it directly. */
-    async answer(tool, args) {
+    async answer(tool, args, abandoned = new AbortController().signal) {
         const { index } = this.o;
         switch (tool) {
             case 'memory_search': {
@@ -6457,6 +6703,11 @@ class ToolHost {
                 });
                 this.posted++;
                 return `Posted: ${url}`;
+            }
+            case 'dispatch': {
+                if (!this.dispatcher)
+                    throw new BadArgument('dispatch is not available in this run.');
+                return this.dispatcher.dispatch(this.agent, this.sessionId, args, abandoned);
             }
         }
     }
@@ -6750,6 +7001,15 @@ async function run(task, settings, ports) {
         catch (error) {
             failure = error;
         }
+        // What the tools spent on other models (dispatch) is part of the run's totals, stopped or not.
+        const extra = await tools?.spent();
+        const spentAny = !!extra && (extra.cost > 0 || Object.values(extra.tokens).some((n) => n > 0));
+        if (spentAny && reply)
+            reply = { ...reply, ...addUsage(reply, extra) };
+        else if (spentAny && failure && typeof failure === 'object') {
+            const stopped = failure;
+            stopped.usage = addUsage(stopped.usage ?? { tokens: NO_TOKENS, cost: 0 }, extra);
+        }
         await ports.keepTranscript?.(server, sessionId, { task, sent: prompt, continued, ...(reply ? {} : { failure: errors_describe(failure) }) });
         // Before the summary and the record, so that memory and the thread both link the commit.
         const publish = ports.publish;
@@ -6810,6 +7070,12 @@ async function run(task, settings, ports) {
         }
         throw new RunFailed(errors_describe(error), restored.status, sessionId, recalled, clock().getTime() - startedAt.getTime(), { cause: error });
     }
+}
+function addUsage(a, b) {
+    const tokens = { ...a.tokens };
+    for (const k of Object.keys(tokens))
+        tokens[k] += b.tokens[k];
+    return { tokens, cost: a.cost + b.cost };
 }
 function composePrompt(task, recalled, o) {
     const prior = priorWorkSection(recalled, o);
@@ -6877,6 +7143,11 @@ async function pruneSessions(server, doomed, children, total, freedBytes, log) {
 
 const MAX_MODEL_RETRIES = 3;
 const PRIOR_WORK_LIMIT = 3;
+/**
+ * The longest one dispatch may take: a second opinion is one answer. Under the 300 s after which
+ * a fetch without response headers gives up (the tool module's call to Recall waits for it).
+ */
+const DISPATCH_TIMEOUT_MS = 4 * 60_000;
 async function runPipeline(o) {
     const { env, inputs, task, layout, credentials, untrustedCode, poster, progress, publish, log } = o;
     const clock = () => new Date();
@@ -6912,6 +7183,8 @@ async function runPipeline(o) {
         untrustedCode,
         allowUnisolatedShell: inputs.allowUnisolatedShell,
         extraEnv: inputs.agentEnv,
+        // A fork's read-only run has no dispatch tool, so its agent gets no further provider's key.
+        dispatchModels: untrustedCode ? [] : inputs.dispatchModels,
         isolation: ({ binary, readable, replaced }) => findIsolation({
             setting: {
                 workspace,
@@ -6951,7 +7224,8 @@ async function runPipeline(o) {
             clock,
         }),
         openTools: async (index, forTask) => {
-            const host = new ToolHost({ index, task: forTask, runId, readOnly: untrustedCode, ...(poster ? { poster } : {}) });
+            const dispatch = { models: inputs.dispatchModels, timeoutMs: Math.min(DISPATCH_TIMEOUT_MS, inputs.timeoutMs ?? DISPATCH_TIMEOUT_MS), env };
+            const host = new ToolHost({ index, task: forTask, runId, readOnly: untrustedCode, dispatch, ...(poster ? { poster } : {}) });
             await host.start();
             return host;
         },
@@ -7060,6 +7334,7 @@ const INPUT_FLAGS = [
     'agent-env',
     'allow-unisolated-shell',
     'memory-key-prefix',
+    'dispatch-models',
 ];
 const RUN_USAGE = `Usage:
   recall run --prompt TEXT [--thread KEY] [--memory DIR] [--workspace DIR] [--model provider/model] [--<input> VALUE ...]

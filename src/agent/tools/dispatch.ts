@@ -1,0 +1,141 @@
+/**
+ * The `dispatch` tool (RFC-003): the agent sends a prompt to another model the run allows
+ * (dispatch-models) and gets its reply back as the tool's result. Recall, not OpenCode, does the
+ * work: it opens a child session of the run's session on the same OpenCode server (so the
+ * dispatched call shows in the run's event stream, its cost counts toward max-cost-usd, and
+ * pruning removes it with its parent), asks the model there with no tools, and deletes the child
+ * unless the agent asked to keep it. Whatever goes wrong comes back to the agent as one sentence
+ * (the tool call fails with it); the run goes on.
+ */
+import type { AgentServer, TokenUsage } from '../../ports.js';
+import type { ModelRef } from '../opencode.js';
+import { keyVariable } from '../preflight.js';
+import { TOOL_DEFINITIONS, type ToolDefinition } from './definitions.js';
+
+/** Dispatches one run may make: a second opinion, not a loop. */
+const MAX_DISPATCHES = 20;
+const MAX_PROMPT = 60_000;
+/** How long the run's totals wait for dispatches still under way when the agent has ended. */
+const SETTLE_MS = 10_000;
+
+export interface DispatchSettings {
+  /** The models the agent may ask (dispatch-models). */
+  models: readonly ModelRef[];
+  /** The longest one dispatch may take. */
+  timeoutMs: number;
+  /** The step's environment: says which provider key is missing when OpenCode cannot use a provider. */
+  env: NodeJS.ProcessEnv;
+}
+
+/** A dispatch that did not get an answer: the sentence the agent gets. */
+export class DispatchFailed extends Error {
+  override name = 'DispatchFailed';
+}
+
+export const modelName = (m: ModelRef) => `${m.providerID}/${m.modelID}`;
+
+/** The tool as this run offers it: `model` lists the allowed models. */
+export function dispatchDefinition(models: readonly ModelRef[]): ToolDefinition {
+  const base = TOOL_DEFINITIONS.dispatch;
+  const names = models.map(modelName);
+  return {
+    description: `${base.description} Models: ${names.join(', ')}.`,
+    args: { ...base.args, model: { ...base.args.model, enum: names } },
+  };
+}
+
+export class Dispatcher {
+  private count = 0;
+  /** Dispatches not yet settled: the run's totals wait for them (a stopped run ends its calls). */
+  private readonly inFlight = new Set<Promise<unknown>>();
+  private readonly usage = { tokens: { input: 0, output: 0, reasoning: 0, cacheRead: 0, cacheWrite: 0 } as TokenUsage, cost: 0 };
+
+  constructor(private readonly settings: DispatchSettings) {}
+
+  /**
+   * Tokens and cost of every dispatched call, answered or not, once those under way have ended
+   * (a stopped run aborts them; a call OpenCode did not abort is not waited for past a few seconds).
+   */
+  async spent(): Promise<{ tokens: TokenUsage; cost: number }> {
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([Promise.allSettled([...this.inFlight]), new Promise((resolve) => (timer = setTimeout(resolve, SETTLE_MS)))]);
+    clearTimeout(timer);
+    return { tokens: { ...this.usage.tokens }, cost: this.usage.cost };
+  }
+
+  /**
+   * Asks the model `args.model` with `args.prompt` in a child session of `parentId`; its reply.
+   * `stopped` fires when the agent's tool call is abandoned (the run was stopped).
+   */
+  dispatch(server: AgentServer | undefined, parentId: string | undefined, args: Record<string, unknown>, stopped: AbortSignal): Promise<string> {
+    const call = this.run(server, parentId, args, stopped);
+    this.inFlight.add(call);
+    void call.finally(() => this.inFlight.delete(call)).catch(() => undefined);
+    return call;
+  }
+
+  private async run(server: AgentServer | undefined, parentId: string | undefined, args: Record<string, unknown>, stopped: AbortSignal): Promise<string> {
+    const allowed = this.settings.models.map(modelName);
+    const name = typeof args.model === 'string' ? args.model.trim() : '';
+    const model = this.settings.models.find((m) => modelName(m) === name);
+    if (!model) {
+      throw new DispatchFailed(`There is no model "${name}" to dispatch to in this run: use one of ${allowed.join(', ')} (the dispatch-models input lists them).`);
+    }
+    const prompt = typeof args.prompt === 'string' ? args.prompt.trim() : '';
+    if (!prompt) throw new DispatchFailed('prompt is required: the question and everything the other model needs to answer it.');
+    if (prompt.length > MAX_PROMPT) throw new DispatchFailed(`The prompt is longer than ${MAX_PROMPT} characters: send the parts that matter.`);
+    if (args.keep !== undefined && args.keep !== null && typeof args.keep !== 'boolean') throw new DispatchFailed('keep must be true or false (default false).');
+    if (!server || !parentId) throw new DispatchFailed('dispatch cannot be used yet: the run has no session.');
+    if (this.count >= MAX_DISPATCHES) throw new DispatchFailed(`This run already dispatched ${MAX_DISPATCHES} prompts, the most one run may.`);
+    await this.checkUsable(server, model);
+    this.count++;
+
+    const timeout = AbortSignal.timeout(this.settings.timeoutMs);
+    const signal = AbortSignal.any([timeout, stopped]);
+    const childId = await server.createChildSession(parentId, `dispatch to ${name}`).catch((error: unknown) => {
+      throw new DispatchFailed(`OpenCode could not open a session for ${name}: ${(error as Error).message}`);
+    });
+    const keep = args.keep === true;
+    try {
+      const reply = await server.ask(childId, model, prompt, signal);
+      this.add(reply);
+      if (!reply.text) throw new DispatchFailed(`The model ${name} answered with no text.`);
+      return keep ? `${reply.text}\n\n(The conversation with ${name} is kept as session ${childId}.)` : reply.text;
+    } catch (error) {
+      if (error instanceof DispatchFailed) throw error;
+      const spent = (error as { usage?: { tokens: TokenUsage; cost: number } }).usage;
+      if (spent) this.add(spent);
+      if (timeout.aborted) throw new DispatchFailed(`The model ${name} did not answer within ${minutes(this.settings.timeoutMs)}: ask a shorter question, or another model.`);
+      if (stopped.aborted) throw new DispatchFailed(`The dispatch to ${name} was stopped with the run.`);
+      throw new DispatchFailed(`The model ${name} could not answer: ${oneLine((error as Error).message)}`);
+    } finally {
+      // Also a kept session stays a child of the run's: pruned with it.
+      if (!keep) await server.deleteSession(childId).catch(() => undefined);
+    }
+  }
+
+  /** OpenCode lists the providers it can use (those with a key) and their models: check before asking, since an unknown model is only a 500 "check server logs". */
+  private async checkUsable(server: AgentServer, model: ModelRef): Promise<void> {
+    const name = modelName(model);
+    const usable = await server.models().catch((error: unknown) => {
+      throw new DispatchFailed(`OpenCode could not list its models for ${name}: ${(error as Error).message}`);
+    });
+    const models = usable[model.providerID];
+    if (!models) {
+      const key = keyVariable(model.providerID);
+      if (key && !this.settings.env[key]) throw new DispatchFailed(`The model ${name} cannot be used: its provider's key ${key} is not set for this step.`);
+      throw new DispatchFailed(`The model ${name} cannot be used: OpenCode has no provider "${model.providerID}" in this run (it has ${Object.keys(usable).slice(0, 8).join(', ') || 'none'}).`);
+    }
+    if (models.length > 0 && !models.includes(model.modelID)) {
+      throw new DispatchFailed(`The model ${name} cannot be used: the provider ${model.providerID} has no model "${model.modelID}" (it has ${models.slice(0, 8).join(', ')}).`);
+    }
+  }
+
+  private add(spent: { tokens: TokenUsage; cost: number }): void {
+    for (const k of Object.keys(this.usage.tokens) as Array<keyof TokenUsage>) this.usage.tokens[k] += spent.tokens[k];
+    this.usage.cost += spent.cost;
+  }
+}
+
+const minutes = (ms: number) => `${Number((ms / 60_000).toFixed(2))} min`;
+const oneLine = (s: string) => s.replace(/\s+/g, ' ').trim().slice(0, 500);
