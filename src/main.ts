@@ -5,7 +5,7 @@
  */
 import * as core from '@actions/core';
 import * as os from 'node:os';
-import { runCredentials } from './agent/credentials.js';
+import { redactCredentials, runCredentials } from './agent/credentials.js';
 import { outbound } from './github/outbound.js';
 import { describe } from './errors.js';
 import { createGitHubApi, type GitHubApi, type IssueComment, type PullDetails } from './github/api.js';
@@ -114,7 +114,7 @@ async function main(env: NodeJS.ProcessEnv): Promise<void> {
     const poster = task.kind === 'job' ? jobPoster(api, credentials, ctx.serverUrl, runUrl, ctx.eventName) : undefined;
     // What the agent does, in the log and (where someone waits) the thread: what is shown there goes out like every comment.
     const show = reporter.progress?.bind(reporter);
-    progress = new Progress({ log: core.info, minIntervalMs: PROGRESS_INTERVAL_MS, ...(show ? { show: (text: string) => show(outbound(text, credentials(), ctx.serverUrl)) } : {}) });
+    progress = new Progress({ log: core.info, minIntervalMs: PROGRESS_INTERVAL_MS, redact: (text) => redactCredentials(text, credentials()), ...(show ? { show: (text: string) => show(outbound(text, credentials(), ctx.serverUrl)) } : {}) });
     // Recall commits and pushes what the agent changed, with its own token (RFC-007); an automatic
     // review only comments (a person asks for the fix).
     const publish = trigger.mode === 'review' ? undefined : changePublisher(env, inputs, ctx, { api, pull, subject, task, credentials, runUrl });

@@ -1108,6 +1108,16 @@ const COMPACTION_CONTINUE = /^Continue if you have next steps, or stop and ask f
  * the person's in each (synthetic parts too: OpenCode sends them), except OpenCode's own
  * compaction note. A user message without text (a compaction marker, a file) says nothing.
  */
+/** The digests of the user messages of every top-level session in the store of `memoryDir`. */
+function storedUserTurns(memoryDir) {
+    const db = openStore(external_node_path_.join(memoryDir, DATABASE_FILE), true);
+    try {
+        return userTurns(db);
+    }
+    finally {
+        db.close();
+    }
+}
 function userTurns(db) {
     const turns = new Map();
     const rows = db
@@ -2067,6 +2077,8 @@ class SnapshotMemoryStore {
         const credentials = this.so.credentials?.() ?? [];
         const forms = credentialForms(credentials);
         const removed = scrubSecrets(memoryDir, credentials);
+        if (['message', 'part'].some((table) => (removed[table] ?? 0) > 0))
+            recordRedactedTurns(memoryDir);
         const inRecords = redactFile(external_node_path_.join(memoryDir, RECORDS_FILE), forms);
         if (inRecords > 0)
             removed[RECORDS_FILE] = inRecords;
@@ -2168,6 +2180,24 @@ class SnapshotMemoryStore {
             external_node_fs_.rmSync(theirs, { recursive: true, force: true });
         }
     }
+}
+/**
+ * A user message that held a credential (a request quoting a key, a run summary whose answer echoed
+ * one) reads differently once redacted, and the next restore would take the session for forged and
+ * drop it. Every turn left at this point passed the check against Recall's record just before the
+ * redaction, so each session's redacted turns are recorded beside the originals.
+ */
+function recordRedactedTurns(memoryDir) {
+    const { index } = ThreadIndex.load(memoryDir);
+    for (const [sessionId, digests] of storedUserTurns(memoryDir)) {
+        const known = index.turnsOf(sessionId);
+        if (!known)
+            continue; // unrecorded (an older Recall's): trusted on first use at the next restore
+        for (const digest of digests)
+            if (!known.has(digest))
+                index.recordTurn(sessionId, digest);
+    }
+    index.save();
 }
 
 ;// CONCATENATED MODULE: ./src/memory/cache-service.ts
@@ -4308,7 +4338,8 @@ function watchPrompt(client, sessionId, limits, o = {}) {
                 if (status && seen.get(part.callID) !== status) {
                     seen.set(part.callID, status);
                     const file = ['edit', 'write', 'patch'].includes(part.tool) ? stepSummary(part.tool, part.state.input, undefined, o.directory ?? '') : undefined;
-                    o.onStep({ callId: part.callID, tool: part.tool, summary: stepSummary(part.tool, part.state.input, part.state.title, o.directory ?? ''), status, ...(file ? { file } : {}) });
+                    // Whole: whoever shows it redacts before it shortens (a key cut in half is no longer found).
+                    o.onStep({ callId: part.callID, tool: part.tool, summary: stepSummary(part.tool, part.state.input, part.state.title, o.directory ?? '', Infinity), status, ...(file ? { file } : {}) });
                 }
             }
             if (event.type === 'message.updated' && props.info?.role === 'assistant' && typeof props.info.cost === 'number') {
@@ -7235,6 +7266,12 @@ async function runPipeline(o) {
 }
 
 ;// CONCATENATED MODULE: ./src/report/progress.ts
+/**
+ * Live progress while the agent works (RFC-003): each tool call in the log as it ends (tool, short
+ * argument, outcome), the files it edited, and a short checklist in the thread's "working"
+ * comment, updated at a bounded rate (GitHub's API is not a log stream).
+ */
+
 /** The most checklist lines the thread shows (the latest steps). */
 const SHOWN = 8;
 class Progress {
@@ -7248,9 +7285,10 @@ class Progress {
     constructor(o) {
         this.o = o;
     }
-    step(step) {
+    step(raw) {
         if (this.closed)
             return;
+        const step = { ...raw, summary: shortLine(this.o.redact ? this.o.redact(raw.summary) : raw.summary) };
         this.steps.set(step.callId, step);
         if (step.status === 'done' && step.file)
             this.edited.add(step.file);
@@ -7408,7 +7446,7 @@ async function runCommand(args, io, env = process.env) {
     delete runEnv.GITHUB_ACTIONS;
     const credentials = () => runCredentials(runEnv, layout.agentStateDir);
     const log = { info: (l) => io.err(l), warning: (l) => io.err(`warning: ${l}`), debug: () => undefined };
-    const progress = new Progress({ log: log.info, minIntervalMs: 0 });
+    const progress = new Progress({ log: log.info, minIntervalMs: 0, redact: (text) => redactCredentials(text, credentials()) });
     let state;
     const task = localTask(prompt, thread);
     log.info(`Thread ${thread} (continue it with --thread ${thread}); memory in ${external_node_path_.relative(workspace, memoryPath) || memoryPath}`);

@@ -1340,6 +1340,16 @@ const COMPACTION_CONTINUE = /^Continue if you have next steps, or stop and ask f
  * the person's in each (synthetic parts too: OpenCode sends them), except OpenCode's own
  * compaction note. A user message without text (a compaction marker, a file) says nothing.
  */
+/** The digests of the user messages of every top-level session in the store of `memoryDir`. */
+function storedUserTurns(memoryDir) {
+    const db = openStore(external_node_path_.join(memoryDir, DATABASE_FILE), true);
+    try {
+        return userTurns(db);
+    }
+    finally {
+        db.close();
+    }
+}
 function userTurns(db) {
     const turns = new Map();
     const rows = db
@@ -2061,6 +2071,8 @@ class SnapshotMemoryStore {
         const credentials = this.so.credentials?.() ?? [];
         const forms = credentialForms(credentials);
         const removed = scrubSecrets(memoryDir, credentials);
+        if (['message', 'part'].some((table) => (removed[table] ?? 0) > 0))
+            recordRedactedTurns(memoryDir);
         const inRecords = redactFile(external_node_path_.join(memoryDir, RECORDS_FILE), forms);
         if (inRecords > 0)
             removed[RECORDS_FILE] = inRecords;
@@ -2162,6 +2174,24 @@ class SnapshotMemoryStore {
             external_node_fs_.rmSync(theirs, { recursive: true, force: true });
         }
     }
+}
+/**
+ * A user message that held a credential (a request quoting a key, a run summary whose answer echoed
+ * one) reads differently once redacted, and the next restore would take the session for forged and
+ * drop it. Every turn left at this point passed the check against Recall's record just before the
+ * redaction, so each session's redacted turns are recorded beside the originals.
+ */
+function recordRedactedTurns(memoryDir) {
+    const { index } = ThreadIndex.load(memoryDir);
+    for (const [sessionId, digests] of storedUserTurns(memoryDir)) {
+        const known = index.turnsOf(sessionId);
+        if (!known)
+            continue; // unrecorded (an older Recall's): trusted on first use at the next restore
+        for (const digest of digests)
+            if (!known.has(digest))
+                index.recordTurn(sessionId, digest);
+    }
+    index.save();
 }
 
 ;// CONCATENATED MODULE: ./src/memory/actions-cache.ts

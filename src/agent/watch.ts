@@ -113,7 +113,8 @@ export function watchPrompt(
         if (status && seen.get(part.callID) !== status) {
           seen.set(part.callID, status);
           const file = ['edit', 'write', 'patch'].includes(part.tool) ? stepSummary(part.tool, part.state.input, undefined, o.directory ?? '') : undefined;
-          o.onStep({ callId: part.callID, tool: part.tool, summary: stepSummary(part.tool, part.state.input, part.state.title, o.directory ?? ''), status, ...(file ? { file } : {}) });
+          // Whole: whoever shows it redacts before it shortens (a key cut in half is no longer found).
+          o.onStep({ callId: part.callID, tool: part.tool, summary: stepSummary(part.tool, part.state.input, part.state.title, o.directory ?? '', Infinity), status, ...(file ? { file } : {}) });
         }
       }
       if (event.type === 'message.updated' && props.info?.role === 'assistant' && typeof props.info.cost === 'number') {

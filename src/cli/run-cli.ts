@@ -111,7 +111,7 @@ export async function runCommand(args: string[], io: Output, env: NodeJS.Process
   delete runEnv.GITHUB_ACTIONS;
   const credentials = () => runCredentials(runEnv, layout.agentStateDir);
   const log = { info: (l: string) => io.err(l), warning: (l: string) => io.err(`warning: ${l}`), debug: () => undefined };
-  const progress = new Progress({ log: log.info, minIntervalMs: 0 });
+  const progress = new Progress({ log: log.info, minIntervalMs: 0, redact: (text) => redactCredentials(text, credentials()) });
   let state: LocalState | undefined;
   const task = localTask(prompt, thread);
   log.info(`Thread ${thread} (continue it with --thread ${thread}); memory in ${path.relative(workspace, memoryPath) || memoryPath}`);

@@ -18,7 +18,7 @@ import { DATABASE_FILE } from './layout.js';
 import { mergeSessions, sessionIdsIn } from './merge.js';
 import { credentialsIn, redactFile, scrubSecrets, vacuumStore } from './scrub.js';
 import { mergeRecords, RECORDS_FILE } from '../recall/records.js';
-import { checkStore } from './store-check.js';
+import { checkStore, storedUserTurns } from './store-check.js';
 import { MAX_UNPACKED_BYTES } from './tar.js';
 
 /** A snapshot that can never be used: it cannot be unpacked, or holds what memory never holds. */
@@ -262,6 +262,7 @@ export class SnapshotMemoryStore implements MemoryStore {
     const credentials = this.so.credentials?.() ?? [];
     const forms = credentialForms(credentials);
     const removed = scrubSecrets(memoryDir, credentials);
+    if (['message', 'part'].some((table) => (removed[table] ?? 0) > 0)) recordRedactedTurns(memoryDir);
     const inRecords = redactFile(path.join(memoryDir, RECORDS_FILE), forms);
     if (inRecords > 0) removed[RECORDS_FILE] = inRecords;
     const rows = Object.entries(removed).filter(([t]) => t !== 'vacuum');
@@ -347,4 +348,20 @@ export class SnapshotMemoryStore implements MemoryStore {
       fs.rmSync(theirs, { recursive: true, force: true });
     }
   }
+}
+
+/**
+ * A user message that held a credential (a request quoting a key, a run summary whose answer echoed
+ * one) reads differently once redacted, and the next restore would take the session for forged and
+ * drop it. Every turn left at this point passed the check against Recall's record just before the
+ * redaction, so each session's redacted turns are recorded beside the originals.
+ */
+function recordRedactedTurns(memoryDir: string): void {
+  const { index } = ThreadIndex.load(memoryDir);
+  for (const [sessionId, digests] of storedUserTurns(memoryDir)) {
+    const known = index.turnsOf(sessionId);
+    if (!known) continue; // unrecorded (an older Recall's): trusted on first use at the next restore
+    for (const digest of digests) if (!known.has(digest)) index.recordTurn(sessionId, digest);
+  }
+  index.save();
 }

@@ -131,6 +131,16 @@ const COMPACTION_CONTINUE = /^Continue if you have next steps, or stop and ask f
  * the person's in each (synthetic parts too: OpenCode sends them), except OpenCode's own
  * compaction note. A user message without text (a compaction marker, a file) says nothing.
  */
+/** The digests of the user messages of every top-level session in the store of `memoryDir`. */
+export function storedUserTurns(memoryDir: string): Map<string, string[]> {
+  const db = openStore(path.join(memoryDir, DATABASE_FILE), true);
+  try {
+    return userTurns(db);
+  } finally {
+    db.close();
+  }
+}
+
 function userTurns(db: DatabaseSync): Map<string, string[]> {
   const turns = new Map<string, string[]>();
   const rows = db

@@ -3,7 +3,7 @@
  * argument, outcome), the files it edited, and a short checklist in the thread's "working"
  * comment, updated at a bounded rate (GitHub's API is not a log stream).
  */
-import type { AgentStep } from '../agent/watch.js';
+import { shortLine, type AgentStep } from '../agent/watch.js';
 
 /** The most checklist lines the thread shows (the latest steps). */
 const SHOWN = 8;
@@ -14,6 +14,8 @@ export interface ProgressOptions {
   show?: (checklist: string) => Promise<void>;
   /** Least time between two thread updates. */
   minIntervalMs: number;
+  /** Takes the run's credentials out of a step's argument, before it is shortened for the log and the thread. */
+  redact?: (text: string) => string;
   now?: () => number;
 }
 
@@ -27,8 +29,9 @@ export class Progress {
 
   constructor(private readonly o: ProgressOptions) {}
 
-  step(step: AgentStep): void {
+  step(raw: AgentStep): void {
     if (this.closed) return;
+    const step = { ...raw, summary: shortLine(this.o.redact ? this.o.redact(raw.summary) : raw.summary) };
     this.steps.set(step.callId, step);
     if (step.status === 'done' && step.file) this.edited.add(step.file);
     if (step.status !== 'running') this.o.log(`${step.status === 'done' ? '✓' : '✗'} ${step.tool} ${step.summary}${step.status === 'failed' ? ' (failed)' : ''}`);

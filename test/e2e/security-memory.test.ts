@@ -287,3 +287,22 @@ describe('inputs that name paths', () => {
     expect(world.model.completions()).toEqual([]);
   });
 });
+
+describe('a credential in a stored turn', () => {
+  it('a run whose answer echoed a key keeps its session: the next comment continues it', async () => {
+    const key = 'sk-ant-api03-echoedKeyForTheTest0123456789abcdef';
+    const env = { ANTHROPIC_API_KEY: key };
+    world.model.script({ text: `The key in use is ${key}.` });
+    const first = await world.openIssue('9701', { number: 97, title: 'Which key?', body: 'Say which key you use.' }, { env });
+    expect(first.main.exitCode, first.main.stdout).toBe(0);
+    expect(first.main.stdout + first.post.stdout).toMatch(/took credentials out of the store before saving/);
+    freshRunner(world.machine);
+    world.model.script({ text: 'Continued.' });
+    const payload = issueComment({ issue: { number: 97, title: 'Which key?', body: 'Say which key you use.' }, body: '/recall and now?' });
+    const second = await world.runEvent('issue_comment', payload, '9702', { env });
+    expect(second.main.exitCode, second.main.stdout).toBe(0);
+    expect(second.main.stdout).not.toContain('holding a user message Recall did not send');
+    expect(second.main.stdout).toContain(`Continuing issue-97 in its session ${first.outputs['session-id']}`);
+    expect(second.outputs['session-id']).toBe(first.outputs['session-id']);
+  });
+});

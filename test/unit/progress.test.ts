@@ -21,6 +21,20 @@ describe('live progress', () => {
     expect(p.checklist().split('\n')[0]).toBe('- [x] … 6 earlier steps');
   });
 
+  it('redacts a step\'s argument before shortening it: a key cut at the end of the line is still hidden', () => {
+    const key = 'sk-ant-api03-progressKey0123456789abcdefghijklmnop';
+    const lines: string[] = [];
+    const p = new Progress({ log: (l) => lines.push(l), minIntervalMs: 1_000, redact: (t) => t.split(key).join('[redacted]') });
+    const command = `curl -s -H "content-type: application/json" -H "x-api-key: ${key}" https://api.example.com/v1/messages`;
+    p.step({ callId: 'k', tool: 'bash', summary: command, status: 'done' });
+    expect(command.indexOf(key)).toBeLessThan(70);
+    expect(command.indexOf(key) + key.length).toBeGreaterThan(80); // the cut would fall inside the key
+    expect(lines[0]).toContain('[redacted]');
+    expect(lines[0]).not.toContain(key.slice(0, 16));
+    expect(lines[0]!.length).toBeLessThanOrEqual(2 + 'bash '.length + 80);
+    expect(p.checklist()).not.toContain(key.slice(0, 16));
+  });
+
   it('updates the thread at most once per interval, and never after it is closed', async () => {
     let now = 0;
     const shown: string[] = [];
