@@ -11,6 +11,7 @@
  */
 import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
+import * as os from 'node:os';
 import * as path from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { resolveOpenCode } from '../src/agent/install.js';
@@ -93,13 +94,14 @@ async function recallRun(runId: string, prefix: string): Promise<Timing> {
 }
 
 it('the overhead Recall adds around the agent, beside a bare opencode run', async () => {
+  // Bare and Recall runs alternate, so that a machine busy for a while weighs on both alike.
   const bare: Timing[] = [];
-  for (let i = 0; i < RUNS; i++) bare.push(await bareRun(i));
-  const bareMedian = { before: median(bare.map((r) => r.before)), after: median(bare.map((r) => r.after)), whole: median(bare.map((r) => r.whole)) };
-
   // Empty memory: a prefix of its own per run, so nothing is restored.
   const empty: Timing[] = [];
-  for (let i = 0; i < RUNS; i++) empty.push(await recallRun(String(7700 + i), `bench-empty-${i}`));
+  for (let i = 0; i < RUNS; i++) {
+    bare.push(await bareRun(i));
+    empty.push(await recallRun(String(7700 + i), `bench-empty-${i}`));
+  }
 
   // 1,000 sessions: one real run's store grown, saved as Recall saves it, then restored by each run.
   const seed = path.join(world.root, 'seed');
@@ -111,7 +113,11 @@ it('the overhead Recall adds around the agent, beside a bare opencode run', asyn
   const store = createMemoryStore({ choice: { backend: 'actions-cache', path: '', endpoint: '' }, memoryDir, keys: memoryKeys('bench-1000', '1', '1'), env, log, clock: () => new Date(), credentials: () => [] });
   expect((await store.save()).saved).toBe(true);
   const full: Timing[] = [];
-  for (let i = 0; i < RUNS; i++) full.push(await recallRun(String(7800 + i), 'bench-1000'));
+  for (let i = 0; i < RUNS; i++) {
+    full.push(await recallRun(String(7800 + i), 'bench-1000'));
+    bare.push(await bareRun(RUNS + i));
+  }
+  const bareMedian = { before: median(bare.map((r) => r.before)), after: median(bare.map((r) => r.after)), whole: median(bare.map((r) => r.whole)) };
 
   // Installing OpenCode on a runner without it: npm, then Recall's cache.
   const registry = await startFakeNpmRegistry();
@@ -148,7 +154,7 @@ it('the overhead Recall adds around the agent, beside a bare opencode run', asyn
 
   console.log(
     [
-      `runs: ${RUNS} each (medians); the model answers at once; OpenCode on PATH unless said`,
+      `runs: ${RUNS} each for Recall, ${2 * RUNS} bare, alternating (medians); the model answers at once; OpenCode on PATH unless said; load average at the end ${os.loadavg()[0]!.toFixed(1)}`,
       row('bare opencode run', bare),
       row('Recall, empty memory', empty, bareMedian),
       row('Recall, 1,000 sessions', full, bareMedian),

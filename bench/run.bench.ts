@@ -37,12 +37,16 @@ it(`one run of the bundled action, ${RUNS} times on a fresh runner`, async () =>
     expect(run.main.exitCode, run.main.stdout).toBe(0);
   }
   const size = (entry: string) => fs.statSync(path.join(REPO_ROOT, 'dist', entry, 'index.js')).size;
+  // What a bundle loads at start (index.js) and what it may load later (chunks of dynamic imports: S3, the toolkit's save, artifacts).
+  const chunks = (entry: string) =>
+    fs.readdirSync(path.join(REPO_ROOT, 'dist', entry)).filter((f) => /^\d+\.index\.js$/.test(f)).map((f) => `${f} ${(fs.statSync(path.join(REPO_ROOT, 'dist', entry, f)).size / 1024 / 1024).toFixed(2)}`).join(', ');
   console.log(
     [
       `runs: ${RUNS} (sessions in memory: 0 to ${RUNS - 1})`,
       `main step: ${stats(main)}`,
       `main + post: ${stats(whole)}`,
-      `dist/main/index.js: ${(size('main') / 1024 / 1024).toFixed(2)} MiB, dist/post/index.js: ${(size('post') / 1024 / 1024).toFixed(2)} MiB`,
+      `dist/main/index.js: ${(size('main') / 1024 / 1024).toFixed(2)} MiB (chunks, MiB: ${chunks('main')})`,
+      `dist/post/index.js: ${(size('post') / 1024 / 1024).toFixed(2)} MiB (chunks, MiB: ${chunks('post')})`,
     ].join('\n'),
   );
 });

@@ -4555,8 +4555,6 @@ function errorText(error) {
 
 // EXTERNAL MODULE: external "node:stream/promises"
 var promises_ = __webpack_require__(6466);
-// EXTERNAL MODULE: ./node_modules/@aws-sdk/client-s3/dist-cjs/index.js
-var dist_cjs = __webpack_require__(3711);
 ;// CONCATENATED MODULE: ./src/memory/s3.ts
 /**
  * Memory kept in an S3-compatible object store (`memory-backend: s3`): AWS S3, Cloudflare R2,
@@ -4579,8 +4577,9 @@ var dist_cjs = __webpack_require__(3711);
 
 
 
-
 const KEEP = 3;
+/** The AWS SDK, loaded when the S3 backend is used: it is a megabyte of every bundle otherwise. */
+const sdk = () => __webpack_require__.e(/* import() */ 711).then(__webpack_require__.t.bind(__webpack_require__, 3711, 19));
 /** `s3://bucket/folder/sub` → { bucket, folder: 'folder/sub' }, or a message saying what to write. */
 function parseS3Location(value) {
     const m = /^s3:\/\/([a-z0-9][a-z0-9.-]{1,61}[a-z0-9])(?:\/(.*))?$/.exec(value.trim());
@@ -4594,9 +4593,10 @@ function parseS3Location(value) {
  * SDK's default chain (AWS_* variables, OIDC), which reach the agent only when its model provider
  * is Amazon Bedrock (environment.ts).
  */
-function s3Client(endpoint, env) {
+async function s3Client(endpoint, env) {
     const own = env.RECALL_S3_ACCESS_KEY_ID && env.RECALL_S3_SECRET_ACCESS_KEY;
-    return new dist_cjs/* S3Client */.YxF({
+    const { S3Client } = await sdk();
+    return new S3Client({
         region: env.RECALL_S3_REGION || env.AWS_REGION || env.AWS_DEFAULT_REGION || 'us-east-1',
         ...(endpoint ? { endpoint, forcePathStyle: true } : {}),
         ...(own
@@ -4645,15 +4645,19 @@ async function unpackGzip(body, dir) {
 class S3Backend {
     location;
     keys;
-    client;
+    connect;
     clock;
     prefix;
-    constructor(location, keys, client, clock) {
+    constructor(location, keys, connect, clock) {
         this.location = location;
         this.keys = keys;
-        this.client = client;
+        this.connect = connect;
         this.clock = clock;
         this.prefix = `${location.folder ? `${location.folder}/` : ''}${keys.restorePrefixes[0] ?? ''}`;
+    }
+    connected;
+    client() {
+        return (this.connected ??= this.connect());
     }
     readProblem() {
         return undefined;
@@ -4666,7 +4670,8 @@ class S3Backend {
         const keys = [];
         let token;
         do {
-            const page = await this.client.send(new dist_cjs/* ListObjectsV2Command */.u6x({ Bucket: this.location.bucket, Prefix: this.prefix, ContinuationToken: token }));
+            const { ListObjectsV2Command } = await sdk();
+            const page = await (await this.client()).send(new ListObjectsV2Command({ Bucket: this.location.bucket, Prefix: this.prefix, ContinuationToken: token }));
             for (const o of page.Contents ?? [])
                 if (o.Key?.endsWith('.tar.gz'))
                     keys.push(o.Key);
@@ -4686,7 +4691,8 @@ class S3Backend {
     async fetch(key, dir) {
         let body;
         try {
-            const got = await this.client.send(new dist_cjs/* GetObjectCommand */.jLs({ Bucket: this.location.bucket, Key: key }));
+            const { GetObjectCommand } = await sdk();
+            const got = await (await this.client()).send(new GetObjectCommand({ Bucket: this.location.bucket, Key: key }));
             body = got.Body;
         }
         catch (error) {
@@ -4712,9 +4718,10 @@ class S3Backend {
         const run_ = this.keys.primary.slice((this.keys.restorePrefixes[0] ?? '').length).replace(/-\d{8}T\d{6}Z$/, '');
         const key = `${this.prefix}${timeStamp(this.clock())}-${run_}.tar.gz`;
         const archive = await packGzip(dir);
-        await this.client.send(new dist_cjs/* PutObjectCommand */.wKZ({ Bucket: this.location.bucket, Key: key, Body: archive, ContentType: 'application/gzip' }));
+        const { PutObjectCommand, DeleteObjectCommand } = await sdk();
+        await (await this.client()).send(new PutObjectCommand({ Bucket: this.location.bucket, Key: key, Body: archive, ContentType: 'application/gzip' }));
         for (const old of (await this.snapshots()).slice(KEEP)) {
-            await this.client.send(new dist_cjs/* DeleteObjectCommand */.k4j({ Bucket: this.location.bucket, Key: old }));
+            await (await this.client()).send(new DeleteObjectCommand({ Bucket: this.location.bucket, Key: old }));
         }
         return { saved: true, key };
     }
@@ -4908,8 +4915,6 @@ function dollars(name, value) {
     return n;
 }
 
-// EXTERNAL MODULE: ./node_modules/@actions/cache/lib/cache.js + 353 modules
-var cache = __webpack_require__(289);
 ;// CONCATENATED MODULE: ./src/memory/actions-cache.ts
 
 const CACHE_MODE_FIX = 'add `cache-mode: write` to the job (or workflow), or choose another memory-backend';
@@ -5098,10 +5103,6 @@ async function copyConfined(from, to) {
 }
 
 ;// CONCATENATED MODULE: ./src/memory/factory.ts
-/**
- * The one place that turns the memory-backend choice into a MemoryStore, for main and post.
- */
-
 
 
 
@@ -5117,7 +5118,7 @@ function createMemoryStore(o) {
             const location = parseS3Location(o.choice.path);
             if (typeof location === 'string')
                 throw new Error(location);
-            backend = new S3Backend(location, o.keys, s3Client(o.choice.endpoint, o.env), o.clock);
+            backend = new S3Backend(location, o.keys, () => s3Client(o.choice.endpoint, o.env), o.clock);
             break;
         }
         case 'actions-cache': {
@@ -5130,9 +5131,10 @@ function createMemoryStore(o) {
                 cache: cache_service_usesCacheServiceV2(o.env)
                     ? new cache_service_CacheServiceClient({ env: o.env, log: o.log })
                     : {
-                        isFeatureAvailable: () => cache/* isFeatureAvailable */.w3(),
+                        isFeatureAvailable: () => v1.isFeatureAvailable(),
                         restoreCache: (paths, key, restoreKeys, options) => v1.restoreCache(paths, key, restoreKeys, options),
-                        saveCache: (paths, key) => cache/* saveCache */.Io(paths, key),
+                        // Loaded only here: the toolkit and the Azure SDK it brings are 2 MB of every bundle.
+                        saveCache: async (paths, key) => (await __webpack_require__.e(/* import() */ 289).then(__webpack_require__.bind(__webpack_require__, 289))).saveCache(paths, key),
                     },
                 cacheMode: (o.env.ACTIONS_CACHE_MODE ?? '').trim().toLowerCase(),
             });

@@ -74615,8 +74615,8 @@ function getUploadZipSpecification(filesToZip, rootDirectory) {
     return specification;
 }
 //# sourceMappingURL=upload-zip-specification.js.map
-// EXTERNAL MODULE: ./node_modules/@azure/storage-blob/dist/esm/index.js + 305 modules
-var esm = __webpack_require__(74972);
+// EXTERNAL MODULE: ./node_modules/@azure/storage-blob/dist/esm/index.js + 304 modules
+var esm = __webpack_require__(29790);
 // EXTERNAL MODULE: external "crypto"
 var external_crypto_ = __webpack_require__(76982);
 // EXTERNAL MODULE: external "stream"

@@ -1,7 +1,6 @@
 /**
  * The one place that turns the memory-backend choice into a MemoryStore, for main and post.
  */
-import * as cache from '@actions/cache';
 import type { Logger, MemoryStore } from '../ports.js';
 import type { MemoryBackendName } from '../inputs.js';
 import { ActionsCacheBackend } from './actions-cache.js';
@@ -40,7 +39,7 @@ export function createMemoryStore(o: {
     case 's3': {
       const location = parseS3Location(o.choice.path);
       if (typeof location === 'string') throw new Error(location);
-      backend = new S3Backend(location, o.keys, s3Client(o.choice.endpoint, o.env), o.clock);
+      backend = new S3Backend(location, o.keys, () => s3Client(o.choice.endpoint, o.env), o.clock);
       break;
     }
     case 'actions-cache': {
@@ -53,9 +52,10 @@ export function createMemoryStore(o: {
         cache: usesCacheServiceV2(o.env)
           ? new CacheServiceClient({ env: o.env, log: o.log })
           : {
-              isFeatureAvailable: () => cache.isFeatureAvailable(),
+              isFeatureAvailable: () => v1.isFeatureAvailable(),
               restoreCache: (paths, key, restoreKeys, options) => v1.restoreCache(paths, key, restoreKeys, options),
-              saveCache: (paths, key) => cache.saveCache(paths, key),
+              // Loaded only here: the toolkit and the Azure SDK it brings are 2 MB of every bundle.
+              saveCache: async (paths, key) => (await import('@actions/cache')).saveCache(paths, key),
             },
         cacheMode: (o.env.ACTIONS_CACHE_MODE ?? '').trim().toLowerCase(),
       });

@@ -16,19 +16,15 @@ import { once } from 'node:events';
 import * as fs from 'node:fs';
 import { pipeline } from 'node:stream/promises';
 import * as zlib from 'node:zlib';
-import {
-  DeleteObjectCommand,
-  GetObjectCommand,
-  ListObjectsV2Command,
-  PutObjectCommand,
-  S3Client,
-  type ListObjectsV2CommandOutput,
-} from '@aws-sdk/client-s3';
+import type { ListObjectsV2CommandOutput, S3Client } from '@aws-sdk/client-s3';
 import { timeStamp, type MemoryKeys } from './keys.js';
 import { UnusableSnapshotError, type SnapshotBackend } from './snapshot-store.js';
 import { emitSegments, tarLayout, TarUnpacker } from './tar.js';
 
 const KEEP = 3;
+
+/** The AWS SDK, loaded when the S3 backend is used: it is a megabyte of every bundle otherwise. */
+const sdk = () => import('@aws-sdk/client-s3');
 
 export interface S3Location {
   bucket: string;
@@ -48,8 +44,9 @@ export function parseS3Location(value: string): S3Location | string {
  * SDK's default chain (AWS_* variables, OIDC), which reach the agent only when its model provider
  * is Amazon Bedrock (environment.ts).
  */
-export function s3Client(endpoint: string, env: NodeJS.ProcessEnv): S3Client {
+export async function s3Client(endpoint: string, env: NodeJS.ProcessEnv): Promise<S3Client> {
   const own = env.RECALL_S3_ACCESS_KEY_ID && env.RECALL_S3_SECRET_ACCESS_KEY;
+  const { S3Client } = await sdk();
   return new S3Client({
     region: env.RECALL_S3_REGION || env.AWS_REGION || env.AWS_DEFAULT_REGION || 'us-east-1',
     ...(endpoint ? { endpoint, forcePathStyle: true } : {}),
@@ -102,10 +99,15 @@ export class S3Backend implements SnapshotBackend {
   constructor(
     private readonly location: S3Location,
     private readonly keys: MemoryKeys,
-    private readonly client: S3Client,
+    private readonly connect: () => Promise<S3Client>,
     private readonly clock: () => Date,
   ) {
     this.prefix = `${location.folder ? `${location.folder}/` : ''}${keys.restorePrefixes[0] ?? ''}`;
+  }
+
+  private connected?: Promise<S3Client>;
+  private client(): Promise<S3Client> {
+    return (this.connected ??= this.connect());
   }
 
   readProblem(): string | undefined {
@@ -121,7 +123,8 @@ export class S3Backend implements SnapshotBackend {
     const keys: string[] = [];
     let token: string | undefined;
     do {
-      const page: ListObjectsV2CommandOutput = await this.client.send(
+      const { ListObjectsV2Command } = await sdk();
+      const page: ListObjectsV2CommandOutput = await (await this.client()).send(
         new ListObjectsV2Command({ Bucket: this.location.bucket, Prefix: this.prefix, ContinuationToken: token }),
       );
       for (const o of page.Contents ?? []) if (o.Key?.endsWith('.tar.gz')) keys.push(o.Key);
@@ -143,7 +146,8 @@ export class S3Backend implements SnapshotBackend {
   async fetch(key: string, dir: string): Promise<boolean> {
     let body: NodeJS.ReadableStream;
     try {
-      const got = await this.client.send(new GetObjectCommand({ Bucket: this.location.bucket, Key: key }));
+      const { GetObjectCommand } = await sdk();
+      const got = await (await this.client()).send(new GetObjectCommand({ Bucket: this.location.bucket, Key: key }));
       body = got.Body as NodeJS.ReadableStream;
     } catch (error) {
       if ((error as { name?: string }).name === 'NoSuchKey') return false;
@@ -166,9 +170,10 @@ export class S3Backend implements SnapshotBackend {
     const run_ = this.keys.primary.slice((this.keys.restorePrefixes[0] ?? '').length).replace(/-\d{8}T\d{6}Z$/, '');
     const key = `${this.prefix}${timeStamp(this.clock())}-${run_}.tar.gz`;
     const archive = await packGzip(dir);
-    await this.client.send(new PutObjectCommand({ Bucket: this.location.bucket, Key: key, Body: archive, ContentType: 'application/gzip' }));
+    const { PutObjectCommand, DeleteObjectCommand } = await sdk();
+    await (await this.client()).send(new PutObjectCommand({ Bucket: this.location.bucket, Key: key, Body: archive, ContentType: 'application/gzip' }));
     for (const old of (await this.snapshots()).slice(KEEP)) {
-      await this.client.send(new DeleteObjectCommand({ Bucket: this.location.bucket, Key: old }));
+      await (await this.client()).send(new DeleteObjectCommand({ Bucket: this.location.bucket, Key: old }));
     }
     return { saved: true, key };
   }
