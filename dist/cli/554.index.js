@@ -5719,7 +5719,7 @@ const GIT_DIR = { '.git': 'deny', '.git/*': 'deny', '*/.git': 'deny', '*/.git/*'
 /** The permissions each restricted level ends with, for every agent (key order matters: "*" first). */
 const RESTRICTIONS = {
     'no-shell': { bash: 'deny', external_directory: 'deny', edit: GIT_DIR, read: GIT_DIR },
-    'read-only': { '*': 'deny', read: { '*': 'allow', ...GIT_DIR }, glob: 'allow', grep: 'allow', todowrite: 'allow', /* Recall's memory tools that only read */ ...Object.fromEntries(READING_TOOLS.map((t) => [t, 'allow'])), external_directory: 'deny' },
+    'read-only': { '*': 'deny', read: { '*': 'allow', ...GIT_DIR }, glob: 'allow', grep: 'allow', todowrite: 'allow', /* Recall's tools that only read */ ...Object.fromEntries([...READING_TOOLS, ...GITHUB_TOOL_NAMES].map((t) => [t, 'allow'])), external_directory: 'deny' },
 };
 /** Tools that must be gone from every agent's list at each level (a made-up name stands for custom and MCP tools). */
 const MUST_BE_REMOVED = {
