@@ -16,6 +16,8 @@ export class InputError extends Error {
 
 export interface Inputs {
   prompt: string;
+  /** The thread of a schedule or dispatch run ('' : the event's own). */
+  thread: string;
   model: ModelRef | undefined;
   githubToken: string;
   opencodeVersion: string;
@@ -51,6 +53,7 @@ export interface Inputs {
 /** The defaults, as action.yml declares them (a test keeps the two equal). */
 export const INPUT_DEFAULTS = {
   'prompt': '',
+  'thread': '',
   'model': '',
   'opencode-version': DEFAULT_OPENCODE_VERSION,
   'opencode-config': '',
@@ -112,8 +115,13 @@ export function readInputs(read: Read): Inputs {
   if (memoryS3Endpoint && !/^https?:\/\/[^\s/]+/.test(memoryS3Endpoint)) {
     throw new InputError(`Input memory-s3-endpoint is "${memoryS3Endpoint}": write the store's URL, e.g. https://<account>.r2.cloudflarestorage.com`);
   }
+  const thread = get('thread');
+  if (thread && !/^[\w.-]{1,100}$/.test(thread)) {
+    throw new InputError(`Input thread is "${thread}": use up to 100 letters, digits, dots, dashes and underscores, e.g. weekly-triage`);
+  }
   return {
     prompt: read('prompt').trim(),
+    thread,
     model,
     githubToken: read('github-token').trim(),
     opencodeVersion,

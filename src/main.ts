@@ -57,7 +57,7 @@ async function main(env: NodeJS.ProcessEnv): Promise<void> {
   const trigger = interpretEvent(
     ctx.eventName,
     ctx.payload,
-    { triggerPhrase: inputs.triggerPhrase, labelTrigger: inputs.labelTrigger, assigneeTrigger: inputs.assigneeTrigger, prompt: inputs.prompt },
+    { triggerPhrase: inputs.triggerPhrase, labelTrigger: inputs.labelTrigger, assigneeTrigger: inputs.assigneeTrigger, prompt: inputs.prompt, thread: inputs.thread },
     { workflow: env.GITHUB_WORKFLOW ?? '', runId: ctx.runId, repository: ctx.repository },
   );
   if (trigger.kind === 'skip') return skip(trigger.reason);
@@ -127,6 +127,8 @@ async function main(env: NodeJS.ProcessEnv): Promise<void> {
       credentials,
       untrustedCode: pull?.isFork === true,
       poster,
+      // The agent reads issues and pull requests through Recall's client: it never holds the token.
+      github: { api, repository: ctx.repository, redact: (text) => redactCredentials(text, credentials()) },
       progress,
       publish,
       transcript,

@@ -8,6 +8,7 @@ import { resolveOpenCode } from './agent/install.js';
 import type { OpenCodeCache } from './agent/opencode-cache.js';
 import { findIsolation, findRunnerRoot } from './agent/isolation.js';
 import { OpenCodeLauncher } from './agent/launcher.js';
+import type { GitHubReader } from './agent/tools/github-tools.js';
 import { ToolHost, type Poster } from './agent/tools/tool-host.js';
 import type { Inputs } from './inputs.js';
 import type { MemoryChoice } from './memory/factory.js';
@@ -41,6 +42,8 @@ export interface PipelineOptions {
   /** A fork's pull request: the agent reads, nothing more (RFC-005). */
   untrustedCode: boolean;
   poster?: Poster | undefined;
+  /** Recall's GitHub client for the agent's reading tools (github_list_issues, github_read_issue); absent: no such tools. */
+  github?: GitHubReader | undefined;
   progress: Progress;
   publish?: ((answer: string) => Promise<string | undefined>) | undefined;
   /** Keeps the run's transcript (report/transcript.ts); absent: none is written. */
@@ -135,7 +138,7 @@ export async function runPipeline(o: PipelineOptions): Promise<RunResult> {
         }),
       openTools: async (index, forTask) => {
         const dispatch = { models: inputs.dispatchModels, timeoutMs: Math.min(DISPATCH_TIMEOUT_MS, inputs.timeoutMs ?? DISPATCH_TIMEOUT_MS), env };
-        const host = new ToolHost({ index, task: forTask, runId, readOnly: untrustedCode, dispatch, ...(poster ? { poster } : {}) });
+        const host = new ToolHost({ index, task: forTask, runId, readOnly: untrustedCode, dispatch, ...(poster ? { poster } : {}), ...(o.github ? { github: o.github } : {}) });
         await host.start();
         return host;
       },

@@ -3407,19 +3407,36 @@ class OctokitGitHubApi {
     }
     async getIssue(number) {
         const { data } = await this.octokit.rest.issues.get({ ...this.where, issue_number: number });
-        return { number: data.number, title: data.title, body: data.body ?? '', author: data.user?.login ?? '', isPullRequest: Boolean(data.pull_request) };
+        return { ...issueSummary(data), body: data.body ?? '' };
+    }
+    async listIssues(query) {
+        const found = [];
+        const perPage = Math.min(100, query.limit);
+        // Pages until the limit: the API has no total, and a short page is the last.
+        for (let page = 1; found.length < query.limit; page++) {
+            const { data } = await this.octokit.rest.issues.listForRepo({
+                ...this.where,
+                state: query.state,
+                sort: 'updated',
+                direction: 'desc',
+                per_page: perPage,
+                page,
+                ...(query.labels.length ? { labels: query.labels.join(',') } : {}),
+                ...(query.since ? { since: query.since } : {}),
+            });
+            found.push(...data.map(issueSummary));
+            if (data.length < perPage)
+                break;
+        }
+        return found.slice(0, query.limit);
     }
     async listIssueComments(number) {
         const comments = await this.octokit.paginate(this.octokit.rest.issues.listComments, { ...this.where, issue_number: number, per_page: 100 });
-        return comments.map((c) => ({
-            id: c.id,
-            body: c.body ?? '',
-            author: c.user?.login ?? '',
-            authorIsBot: c.user?.type === 'Bot',
-            createdAt: c.created_at,
-            updatedAt: c.updated_at,
-            url: c.html_url,
-        }));
+        return comments.map(issueComment);
+    }
+    async issueCommentsPage(number, page, perPage) {
+        const { data } = await this.octokit.rest.issues.listComments({ ...this.where, issue_number: number, page, per_page: perPage });
+        return data.map(issueComment);
     }
     async getPull(number) {
         const { data } = await this.octokit.rest.pulls.get({ ...this.where, pull_number: number });
@@ -3481,6 +3498,31 @@ class OctokitGitHubApi {
         });
         return { id: data.id, url: data.html_url };
     }
+}
+function issueComment(c) {
+    return {
+        id: c.id,
+        body: c.body ?? '',
+        author: c.user?.login ?? '',
+        authorIsBot: c.user?.type === 'Bot',
+        createdAt: c.created_at,
+        updatedAt: c.updated_at,
+        url: c.html_url,
+    };
+}
+function issueSummary(data) {
+    return {
+        number: data.number,
+        title: data.title,
+        state: data.state ?? '',
+        author: data.user?.login ?? '',
+        labels: (data.labels ?? []).map((l) => (typeof l === 'string' ? l : (l.name ?? ''))).filter(Boolean),
+        comments: data.comments ?? 0,
+        createdAt: data.created_at ?? '',
+        updatedAt: data.updated_at ?? '',
+        isPullRequest: Boolean(data.pull_request),
+        url: data.html_url ?? '',
+    };
 }
 
 ;// CONCATENATED MODULE: ./src/github/review.ts

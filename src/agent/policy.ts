@@ -14,7 +14,7 @@
  * can do more than its level allows.
  */
 import type { ModelRef } from './opencode.js';
-import { READING_TOOLS } from './tools/definitions.js';
+import { GITHUB_TOOL_NAMES, READING_TOOLS } from './tools/definitions.js';
 
 export type AgentPolicy = 'full' | 'no-shell' | 'read-only';
 
@@ -33,7 +33,7 @@ type Rule = string | Record<string, string>;
 /** The permissions each restricted level ends with, for every agent (key order matters: "*" first). */
 const RESTRICTIONS: Record<Exclude<AgentPolicy, 'full'>, Record<string, Rule>> = {
   'no-shell': { bash: 'deny', external_directory: 'deny', edit: GIT_DIR, read: GIT_DIR },
-  'read-only': { '*': 'deny', read: { '*': 'allow', ...GIT_DIR }, glob: 'allow', grep: 'allow', todowrite: 'allow', /* Recall's memory tools that only read */ ...Object.fromEntries(READING_TOOLS.map((t) => [t, 'allow'])), external_directory: 'deny' },
+  'read-only': { '*': 'deny', read: { '*': 'allow', ...GIT_DIR }, glob: 'allow', grep: 'allow', todowrite: 'allow', /* Recall's tools that only read */ ...Object.fromEntries([...READING_TOOLS, ...GITHUB_TOOL_NAMES].map((t) => [t, 'allow'])), external_directory: 'deny' },
 };
 
 /** Tools that must be gone from every agent's list at each level (a made-up name stands for custom and MCP tools). */

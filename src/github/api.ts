@@ -42,10 +42,41 @@ export interface ReviewLineComment {
   body: string;
 }
 
+/** An issue or pull request as the issues API lists it (GitHub lists pull requests as issues too). */
+export interface IssueSummary {
+  number: number;
+  title: string;
+  state: string;
+  author: string;
+  labels: string[];
+  comments: number;
+  createdAt: string;
+  updatedAt: string;
+  isPullRequest: boolean;
+  url: string;
+}
+
+export interface IssueDetails extends IssueSummary {
+  body: string;
+}
+
+export interface IssueQuery {
+  state: 'open' | 'closed' | 'all';
+  /** Every one of these labels. */
+  labels: string[];
+  /** Updated at or after this ISO time. */
+  since?: string;
+  /** How many at most, newest update first. */
+  limit: number;
+}
+
 export interface GitHubApi {
   permissionOf(login: string): Promise<Permission>;
-  getIssue(number: number): Promise<{ number: number; title: string; body: string; author: string; isPullRequest: boolean }>;
+  getIssue(number: number): Promise<IssueDetails>;
+  listIssues(query: IssueQuery): Promise<IssueSummary[]>;
   listIssueComments(number: number): Promise<IssueComment[]>;
+  /** One page of an issue's comments, oldest first (page 1 is the first). */
+  issueCommentsPage(number: number, page: number, perPage: number): Promise<IssueComment[]>;
   getPull(number: number): Promise<PullDetails>;
   listPullFiles(number: number): Promise<PullFile[]>;
   addReaction(target: ReactionTarget, content: 'eyes' | '+1' | 'confused' | 'rocket'): Promise<void>;
@@ -93,22 +124,40 @@ export class OctokitGitHubApi implements GitHubApi {
     }
   }
 
-  async getIssue(number: number) {
+  async getIssue(number: number): Promise<IssueDetails> {
     const { data } = await this.octokit.rest.issues.get({ ...this.where, issue_number: number });
-    return { number: data.number, title: data.title, body: data.body ?? '', author: data.user?.login ?? '', isPullRequest: Boolean(data.pull_request) };
+    return { ...issueSummary(data), body: data.body ?? '' };
+  }
+
+  async listIssues(query: IssueQuery): Promise<IssueSummary[]> {
+    const found: IssueSummary[] = [];
+    const perPage = Math.min(100, query.limit);
+    // Pages until the limit: the API has no total, and a short page is the last.
+    for (let page = 1; found.length < query.limit; page++) {
+      const { data } = await this.octokit.rest.issues.listForRepo({
+        ...this.where,
+        state: query.state,
+        sort: 'updated',
+        direction: 'desc',
+        per_page: perPage,
+        page,
+        ...(query.labels.length ? { labels: query.labels.join(',') } : {}),
+        ...(query.since ? { since: query.since } : {}),
+      });
+      found.push(...data.map(issueSummary));
+      if (data.length < perPage) break;
+    }
+    return found.slice(0, query.limit);
   }
 
   async listIssueComments(number: number): Promise<IssueComment[]> {
     const comments = await this.octokit.paginate(this.octokit.rest.issues.listComments, { ...this.where, issue_number: number, per_page: 100 });
-    return comments.map((c) => ({
-      id: c.id,
-      body: c.body ?? '',
-      author: c.user?.login ?? '',
-      authorIsBot: c.user?.type === 'Bot',
-      createdAt: c.created_at,
-      updatedAt: c.updated_at,
-      url: c.html_url,
-    }));
+    return comments.map(issueComment);
+  }
+
+  async issueCommentsPage(number: number, page: number, perPage: number): Promise<IssueComment[]> {
+    const { data } = await this.octokit.rest.issues.listComments({ ...this.where, issue_number: number, page, per_page: perPage });
+    return data.map(issueComment);
   }
 
   async getPull(number: number): Promise<PullDetails> {
@@ -179,4 +228,46 @@ export class OctokitGitHubApi implements GitHubApi {
     });
     return { id: data.id, url: data.html_url };
   }
+}
+
+type RawComment = { id: number; body?: string | null; user?: { login?: string; type?: string } | null; created_at: string; updated_at: string; html_url: string };
+
+function issueComment(c: RawComment): IssueComment {
+  return {
+    id: c.id,
+    body: c.body ?? '',
+    author: c.user?.login ?? '',
+    authorIsBot: c.user?.type === 'Bot',
+    createdAt: c.created_at,
+    updatedAt: c.updated_at,
+    url: c.html_url,
+  };
+}
+
+type RawIssue = {
+  number: number;
+  title: string;
+  state?: string;
+  user?: { login?: string } | null;
+  labels?: Array<string | { name?: string | null }>;
+  comments?: number;
+  created_at?: string;
+  updated_at?: string;
+  pull_request?: unknown;
+  html_url?: string;
+};
+
+function issueSummary(data: RawIssue): IssueSummary {
+  return {
+    number: data.number,
+    title: data.title,
+    state: data.state ?? '',
+    author: data.user?.login ?? '',
+    labels: (data.labels ?? []).map((l) => (typeof l === 'string' ? l : (l.name ?? ''))).filter(Boolean),
+    comments: data.comments ?? 0,
+    createdAt: data.created_at ?? '',
+    updatedAt: data.updated_at ?? '',
+    isPullRequest: Boolean(data.pull_request),
+    url: data.html_url ?? '',
+  };
 }

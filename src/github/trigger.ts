@@ -8,6 +8,8 @@ export interface TriggerSettings {
   labelTrigger: string;
   assigneeTrigger: string;
   prompt: string;
+  /** The thread input: a schedule's or dispatch's thread instead of its own ('' : none). */
+  thread?: string;
 }
 
 export interface RunContext {
@@ -281,7 +283,8 @@ export function interpretEvent(
       return {
         kind: 'act',
         mode: 'task',
-        threadKey: eventName === 'schedule' ? `schedule-${slug(run.workflow)}` : `dispatch-${run.runId}`,
+        // The thread input lets a manual run continue a schedule's conversation (and names either).
+        threadKey: settings.thread || (eventName === 'schedule' ? `schedule-${slug(run.workflow)}` : `dispatch-${run.runId}`),
         deliveryId: `run-${run.runId}`,
         actor,
         request,

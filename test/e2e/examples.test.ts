@@ -65,6 +65,8 @@ const cases = files.flatMap((file) => {
 
 let world: World;
 let runs = 0;
+/** The session of the first job run of each example's named thread. */
+const jobSessions = new Map<string, string>();
 beforeAll(async () => {
   world = await startWorld();
   world.github.setPermission('octocat', 'admin');
@@ -106,7 +108,17 @@ describe('the example workflows run as written', () => {
     expect(run.main.exitCode, run.main.stdout).toBe(0);
     expect(run.post.exitCode, run.post.stdout).toBe(0);
     expect(run.outputs.skipped).toBe('false');
-    expect(run.outputs['thread-key']).toBe(delivery!.thread === 'dispatch-' ? `dispatch-${runId}` : delivery!.thread);
+    // A job's `thread` input names its thread (a manual run joins the schedule's); events with a subject keep their own.
+    const ownThread = delivery!.thread === 'dispatch-' ? `dispatch-${runId}` : delivery!.thread;
+    const isJob = event === 'schedule' || event === 'workflow_dispatch';
+    expect(run.outputs['thread-key']).toBe(isJob && step.with?.thread ? step.with.thread : ownThread);
+    // And a manual run then continues the session the schedule began (the example's promise).
+    if (isJob && step.with?.thread) {
+      const earlier = jobSessions.get(`${file} ${step.with.thread}`);
+      if (earlier) expect(run.outputs['session-id']).toBe(earlier);
+      expect(run.outputs['session-id']).toMatch(/^ses_/);
+      jobSessions.set(`${file} ${step.with.thread}`, run.outputs['session-id']!);
+    }
     expect(run.outputs['memory-saved'], `${file} must keep memory on ${event}`).toBe('true');
     expect(world.model.completions().length).toBe(before + 1);
     if (step.with?.prompt) expect(world.model.completions()[before]!.messageText()).toContain(resolve(step.with.prompt).slice(0, 40));

@@ -71,7 +71,7 @@ describe("a fork's pull request", () => {
     expect(tools).toContain('read');
     for (const tool of ['bash', 'edit', 'write', 'webfetch', 'skill', 'task']) expect(tools).not.toContain(tool);
     // It may search memory, but a fork cannot write a finding that later runs would be handed.
-    expect(tools).toEqual(expect.arrayContaining(['memory_search', 'memory_list', 'memory_read', 'memory_info']));
+    expect(tools).toEqual(expect.arrayContaining(['memory_search', 'memory_list', 'memory_read', 'memory_info', 'github_list_issues', 'github_read_issue']));
     expect(tools).not.toContain('memory_save_finding');
   });
 

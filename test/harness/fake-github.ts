@@ -54,6 +54,18 @@ export interface PullSeed {
   files?: Array<{ path: string; status: string; additions: number; deletions: number; patch?: string }>;
 }
 
+export interface IssueSeed {
+  number: number;
+  title: string;
+  body: string;
+  author: string;
+  /** Default "open". */
+  state?: 'open' | 'closed';
+  labels?: string[];
+  /** Default: the fake's clock when seeded. */
+  updatedAt?: string;
+}
+
 export interface FakeGitHub {
   url: string;
   calls: RecordedCall[];
@@ -64,7 +76,7 @@ export interface FakeGitHub {
   reactions(): StoredReaction[];
   reviews(): StoredReview[];
   setPermission(login: string, permission: Permission): void;
-  addIssue(issue: { number: number; title: string; body: string; author: string }): void;
+  addIssue(issue: IssueSeed): void;
   /** Issues the action opened, in order. */
   openedIssues(): Array<{ number: number; title: string; body: string }>;
   addPull(pull: PullSeed): void;
@@ -82,7 +94,7 @@ const TOKEN_USER = { login: 'github-actions[bot]', id: 41898282, type: 'Bot' };
 export async function startFakeGitHub(): Promise<FakeGitHub> {
   const calls: RecordedCall[] = [];
   const permissions = new Map<string, Permission>();
-  const issues = new Map<number, { number: number; title: string; body: string; author: string }>();
+  const issues = new Map<number, IssueSeed>();
   const opened: Array<{ number: number; title: string; body: string }> = [];
   const pulls = new Map<number, PullSeed>();
   const openedPulls: Array<{ number: number; title: string; body: string; head: string; base: string }> = [];
@@ -105,6 +117,22 @@ export async function startFakeGitHub(): Promise<FakeGitHub> {
     updated_at: c.updatedAt,
     html_url: `https://github.com/${owner}/${repo}/issues/${c.issue}#issuecomment-${c.id}`,
     issue_url: `${baseUrl}/repos/${owner}/${repo}/issues/${c.issue}`,
+  });
+
+  const seededAt = new Map<number, string>();
+  const updatedOf = (n: number) => issues.get(n)?.updatedAt ?? seededAt.get(n) ?? '';
+  const issueJson = (i: { number: number; title: string; body: string; author: string; state?: string; labels?: string[]; pull?: true }, owner: string, repo: string) => ({
+    number: i.number,
+    title: i.title,
+    body: i.body,
+    state: i.state ?? 'open',
+    user: userJson(i.author),
+    labels: (i.labels ?? []).map((name) => ({ name })),
+    comments: comments.filter((c) => c.issue === i.number).length,
+    created_at: seededAt.get(i.number) ?? '2026-10-01T00:00:00Z',
+    updated_at: updatedOf(i.number),
+    html_url: `https://github.com/${owner}/${repo}/${i.pull ? 'pull' : 'issues'}/${i.number}`,
+    ...(i.pull ? { pull_request: {} } : {}),
   });
 
   const addComment: FakeGitHub['addComment'] = (c) => {
@@ -133,9 +161,24 @@ export async function startFakeGitHub(): Promise<FakeGitHub> {
     }],
     ['GET', /^\/repos\/([^/]+)\/([^/]+)\/issues\/(\d+)$/, (m) => {
       const n = Number(m[3]);
-      const issue = issues.get(n) ?? (pulls.get(n) && { ...pulls.get(n)!, pull: true });
+      const issue = issues.get(n) ?? (pulls.get(n) && { ...pulls.get(n)!, pull: true as const });
       if (!issue) return [404, { message: 'Not Found' }];
-      return [200, { number: n, title: issue.title, body: issue.body, user: userJson(issue.author), ...('pull' in issue ? { pull_request: {} } : {}) }];
+      return [200, issueJson(issue, m[1]!, m[2]!)];
+    }],
+    // Issues and pull requests together, as GitHub lists them: filtered by state, every label and
+    // since; newest update first; paged.
+    ['GET', /^\/repos\/([^/]+)\/([^/]+)\/issues$/, (m, _b, url) => {
+      const state = url.searchParams.get('state') ?? 'open';
+      const labels = (url.searchParams.get('labels') ?? '').split(',').filter(Boolean);
+      const since = url.searchParams.get('since');
+      const page = Number(url.searchParams.get('page') ?? 1);
+      const perPage = Number(url.searchParams.get('per_page') ?? 30);
+      const all = [...issues.values(), ...[...pulls.values()].map((p) => ({ ...p, pull: true as const }))]
+        .filter((i) => state === 'all' || (i as IssueSeed).state === state || (!(i as IssueSeed).state && state === 'open'))
+        .filter((i) => labels.every((l) => ((i as IssueSeed).labels ?? []).includes(l)))
+        .filter((i) => !since || updatedOf(i.number) >= since)
+        .sort((a, b) => updatedOf(b.number).localeCompare(updatedOf(a.number)));
+      return [200, all.slice((page - 1) * perPage, page * perPage).map((i) => issueJson(i, m[1]!, m[2]!))];
     }],
     ['GET', /^\/repos\/([^/]+)\/([^/]+)\/issues\/(\d+)\/comments$/, (m, _b, url) => {
       const page = Number(url.searchParams.get('page') ?? 1);
@@ -258,9 +301,15 @@ export async function startFakeGitHub(): Promise<FakeGitHub> {
     reactions: () => reactions.map((r) => ({ ...r })),
     reviews: () => reviews.map((r) => ({ ...r })),
     setPermission: (login, permission) => void permissions.set(login, permission),
-    addIssue: (issue) => void issues.set(issue.number, issue),
+    addIssue: (issue) => {
+      seededAt.set(issue.number, now());
+      issues.set(issue.number, issue);
+    },
     openedIssues: () => opened.map(({ number, title, body }) => ({ number, title, body })),
-    addPull: (pull) => void pulls.set(pull.number, pull),
+    addPull: (pull) => {
+      seededAt.set(pull.number, now());
+      pulls.set(pull.number, pull);
+    },
     openedPulls: () => openedPulls.map((p) => ({ ...p })),
     addComment,
     failNext: (pattern, status, times = 1) => void failures.push({ pattern, status, times }),

@@ -50,6 +50,8 @@ describe('inputs', () => {
     expect(readInputs(from({ 'timeout-minutes': '0', 'inactivity-minutes': '0.5', 'max-cost-usd': '$2.50' }))).toMatchObject({ timeoutMs: undefined, inactivityMs: 30_000, maxCostUsd: 2.5 });
     expect(() => readInputs(from({ 'max-cost-usd': '0' }))).toThrow(/max-cost-usd is "0": write an amount in US dollars/);
     expect(() => readInputs(from({ 'inactivity-minutes': '-1' }))).toThrow(/inactivity-minutes is "-1": write a number of minutes/);
+    expect(readInputs(from({ thread: 'weekly-triage' })).thread).toBe('weekly-triage');
+    expect(() => readInputs(from({ thread: 'weekly triage!' }))).toThrow(/thread is "weekly triage!": use up to 100 letters, digits, dots, dashes and underscores/);
   });
 
   it('a model is provider/model', () => {

@@ -57,6 +57,14 @@ describe('the memory tools', () => {
     expect(toolsFor({ task: { ...task, kind: 'job' }, readOnly: true, poster })).toEqual(['memory_search', 'memory_list', 'memory_read', 'memory_info']);
   });
 
+  it('the GitHub reading tools wherever Recall has a GitHub client, a fork\'s read-only run too', () => {
+    const github = { api: {} as never, repository: 'o/r', redact: (t: string) => t };
+    const reading = ['github_list_issues', 'github_read_issue'];
+    expect(toolsFor({ task, readOnly: false, github })).toEqual(expect.arrayContaining(reading));
+    expect(toolsFor({ task: { ...task, kind: 'job' }, readOnly: true, github })).toEqual(['memory_search', 'memory_list', 'memory_read', 'memory_info', ...reading]);
+    expect(toolsFor({ task, readOnly: false })).not.toEqual(expect.arrayContaining([reading[0]]));
+  });
+
   it('dispatch only where dispatch-models names a model, and never for a fork', () => {
     const dispatch = { models: [{ providerID: 'openai', modelID: 'gpt-5' }], timeoutMs: 60_000, env: {} };
     expect(toolsFor({ task, readOnly: false, dispatch })).toContain('dispatch');
@@ -70,7 +78,7 @@ describe('the memory tools', () => {
       expect(def.description.length, name).toBeGreaterThan(60);
       for (const [arg, schema] of Object.entries(def.args)) {
         expect(String(schema.description), `${name}.${arg}`).toMatch(/\w/);
-        if (!['query', 'id', 'subject', 'fact', 'body', 'model', 'prompt'].includes(arg)) expect(String(schema.description), `${name}.${arg}`).toMatch(/Default: /);
+        if (!['query', 'id', 'number', 'subject', 'fact', 'body', 'model', 'prompt'].includes(arg)) expect(String(schema.description), `${name}.${arg}`).toMatch(/Default: /);
       }
     }
   });

@@ -112,6 +112,13 @@ describe('events into triggers', () => {
     expect(interpretEvent('workflow_dispatch', { inputs: { prompt: 'from the form' } }, settings, run)).toMatchObject({ threadKey: 'dispatch-77', request: 'from the form' });
   });
 
+  it('the thread input puts a schedule and a manual run in one thread; an issue keeps its own', () => {
+    const named = { ...settings, prompt: 'triage', thread: 'weekly-triage' };
+    expect(interpretEvent('schedule', {}, named, run)).toMatchObject({ threadKey: 'weekly-triage' });
+    expect(interpretEvent('workflow_dispatch', {}, named, run)).toMatchObject({ threadKey: 'weekly-triage' });
+    expect(interpretEvent('issues', recorded('issues', 'opened'), { ...named, prompt: '' }, run)).toMatchObject({ threadKey: expect.stringMatching(/^issue-\d+$/) });
+  });
+
   it('other events are skipped', () => {
     expect(interpretEvent('push', recorded('push'), settings, run)).toMatchObject({ kind: 'skip', reason: 'Recall does not act on push events' });
   });

@@ -1,7 +1,8 @@
 /**
  * Recall's side of the tools it gives the agent (RFC-003, RFC-006): a loopback HTTP endpoint, open
  * for one run and guarded by a random token, that answers the tool modules (definitions.ts): the
- * memory tools from the run's index, in a job `post_message` through Recall's own GitHub token,
+ * memory tools from the run's index, the GitHub reading tools and in a job `post_message` through
+ * Recall's own GitHub token (github-tools.ts),
  * and `dispatch` through the run's OpenCode server (dispatch.ts). The tool set is built per run.
  * The agent gets text back; a bad argument gets a sentence that says what to pass.
  */
@@ -11,8 +12,9 @@ import type { AddressInfo } from 'node:net';
 import type { AgentServer, AgentTools, PastWork, RecalledWork, Task } from '../../ports.js';
 import type { RunRecord } from '../../recall/records.js';
 import { describeCitations } from '../../recall/citations.js';
-import { DISPATCH_TOOL, JOB_TOOL_NAMES, MEMORY_TOOL_NAMES, READING_TOOLS, toolModule, type ToolName } from './definitions.js';
+import { DISPATCH_TOOL, GITHUB_TOOL_NAMES, JOB_TOOL_NAMES, MEMORY_TOOL_NAMES, READING_TOOLS, toolModule, type ToolName } from './definitions.js';
 import { dispatchDefinition, Dispatcher, type DispatchSettings } from './dispatch.js';
+import { answerGitHubTool, ToolArgumentError, type GitHubReader } from './github-tools.js';
 
 const MAX_BODY = 64 * 1024;
 const PAGE_CHARS = 8_000;
@@ -21,7 +23,7 @@ const MAX_FINDINGS = 10;
 const LIMITS = { subject: 300, fact: 3_000, why: 600, citations: 20, citation: 300, query: 2_000, title: 256, message: 60_000 };
 /** Messages one job may post. */
 const MAX_POSTS = 5;
-const ALL_TOOLS: readonly ToolName[] = [...MEMORY_TOOL_NAMES, ...JOB_TOOL_NAMES, DISPATCH_TOOL];
+const ALL_TOOLS: readonly ToolName[] = [...MEMORY_TOOL_NAMES, ...GITHUB_TOOL_NAMES, ...JOB_TOOL_NAMES, DISPATCH_TOOL];
 /** An agent's own search asks for what it names: a lower bar than the startup recall's. */
 const TOOL_SEARCH_THRESHOLD = 0.08;
 
@@ -40,17 +42,22 @@ export interface ToolHostOptions {
   poster?: Poster;
   /** The models `dispatch` may ask (dispatch-models); none: no dispatch tool. */
   dispatch?: DispatchSettings;
+  /** Recall's GitHub client for the reading tools; without it (a local run) there are none. */
+  github?: GitHubReader;
 }
 
 /**
- * The tools a run gets: memory always (reading only for a fork), post_message only in a job,
+ * The tools a run gets: memory always (reading only for a fork), the GitHub reading tools in
+ * every run Recall has a client for (a fork's too: they only read what the workflow's token reads,
+ * and the answer goes where the fork's request already goes), post_message only in a job,
  * dispatch where models are named and never in a fork's read-only run (a second model would be
  * one more place the fork's text goes with a key behind it).
  */
-export function toolsFor(o: Pick<ToolHostOptions, 'task' | 'readOnly' | 'poster' | 'dispatch'>): ToolName[] {
+export function toolsFor(o: Pick<ToolHostOptions, 'task' | 'readOnly' | 'poster' | 'dispatch' | 'github'>): ToolName[] {
   const memory: readonly ToolName[] = o.readOnly ? READING_TOOLS : MEMORY_TOOL_NAMES;
   return [
     ...memory,
+    ...(o.github ? GITHUB_TOOL_NAMES : []),
     ...(o.task.kind === 'job' && o.poster && !o.readOnly ? JOB_TOOL_NAMES : []),
     ...(o.dispatch && o.dispatch.models.length > 0 && !o.readOnly ? [DISPATCH_TOOL as ToolName] : []),
   ];
@@ -139,7 +146,7 @@ export class ToolHost implements AgentTools {
       reply(200, text);
     } catch (error) {
       this.calls.push({ tool, ok: false });
-      reply(error instanceof BadArgument ? 400 : 500, (error as Error).message);
+      reply(error instanceof BadArgument || error instanceof ToolArgumentError ? 400 : 500, (error as Error).message);
     }
   }
 
@@ -200,6 +207,11 @@ export class ToolHost implements AgentTools {
         this.saved++;
         const cited = record.citations.map((c) => `${c.path}${c.line ? `:${c.line}` : ''}${c.fingerprint ? '' : ' (not found in the checkout)'}`);
         return `Saved as ${record.id}; later runs will recall it.${cited.length ? ` Citations: ${cited.join(', ')}.` : ''}`;
+      }
+      case 'github_list_issues':
+      case 'github_read_issue': {
+        if (!this.o.github) throw new BadArgument(`${tool} is not available in this run.`);
+        return answerGitHubTool(tool, args, this.o.github);
       }
       case 'post_message': {
         if (!this.o.poster) throw new BadArgument('post_message is not available in this run.');
