@@ -38,6 +38,8 @@ export interface Inputs {
   labelTrigger: string;
   assigneeTrigger: string;
   allowedBots: string[];
+  /** People without write access who may trigger a read-only run; `everyone` for anybody. */
+  allowedUsers: string[] | 'everyone';
   allowForks: boolean;
   allowUnisolatedShell: boolean;
   /** Commit and push what the agent changed (never for a fork's pull request). */
@@ -72,6 +74,7 @@ export const INPUT_DEFAULTS = {
   'label-trigger': '',
   'assignee-trigger': '',
   'allowed-bots': '',
+  'allowed-users': '',
   'allow-forks': 'false',
   'push-changes': 'true',
   'allow-unisolated-shell': 'false',
@@ -144,6 +147,7 @@ export function readInputs(read: Read): Inputs {
       .split(/[\s,]+/)
       .map((b) => b.trim())
       .filter(Boolean),
+    allowedUsers: allowedUsers(get('allowed-users')),
     allowForks: boolean('allow-forks', get('allow-forks')),
     allowUnisolatedShell: boolean('allow-unisolated-shell', get('allow-unisolated-shell')),
     pushChanges: boolean('push-changes', get('push-changes')),
@@ -152,6 +156,23 @@ export function readInputs(read: Read): Inputs {
     uploadTranscript: boolean('upload-transcript', get('upload-transcript')),
     dispatchModels: modelList('dispatch-models', get('dispatch-models')),
   };
+}
+
+/** GitHub logins: a letter or digit, then letters, digits or single hyphens, at most 39. */
+const LOGIN = /^[a-z\d](?:[a-z\d]|-(?=[a-z\d])){0,38}$/i;
+
+/** Logins separated by commas, spaces or new lines, or `*` alone for everyone. */
+function allowedUsers(value: string): string[] | 'everyone' {
+  const names = [...new Set(value.split(/[\s,]+/).filter(Boolean).map((n) => n.replace(/^@/, '')))];
+  if (names.includes('*')) {
+    if (names.length > 1) throw new InputError('Input allowed-users mixes "*" with logins: write "*" alone to let everyone trigger read-only runs, or list the logins');
+    return 'everyone';
+  }
+  const bad = names.find((n) => !LOGIN.test(n));
+  if (bad) {
+    throw new InputError(`Input allowed-users names "${bad}", which is not a GitHub login: list people's logins separated by commas or spaces (bots go in allowed-bots), or write "*" for everyone`);
+  }
+  return names;
 }
 
 /** provider/model ids separated by commas, spaces or new lines; each once. */

@@ -68,9 +68,17 @@ async function main(env: NodeJS.ProcessEnv): Promise<void> {
   // authorizing; otherwise after. Either way once.
   let pull: PullDetails | undefined =
     trigger.pullRequest && !trigger.pullRequest.headSha ? await api.getPull(trigger.pullRequest.number) : undefined;
+  // Someone without write access listed in allowed-users: the run gets a fork's read-only mode.
+  let outsider = false;
   if (ctx.eventName !== 'schedule') {
-    const verdict = await authorize(api, trigger.actor, pull ?? trigger.pullRequest, { allowedBots: inputs.allowedBots, allowForks: inputs.allowForks });
+    const verdict = await authorize(api, trigger.actor, pull ?? trigger.pullRequest, {
+      allowedBots: inputs.allowedBots,
+      allowForks: inputs.allowForks,
+      allowedUsers: inputs.allowedUsers,
+    });
     if (!verdict.allowed) return skip(verdict.reason, trigger.threadKey);
+    outsider = verdict.restricted;
+    if (verdict.restricted) core.info(`${trigger.actor.login} has ${verdict.permission} permission and is in allowed-users: the agent reads and searches only in this run, and nothing is pushed.`);
   }
   if (trigger.pullRequest) pull ??= await api.getPull(trigger.pullRequest.number);
   const subject = trigger.subject;
@@ -116,8 +124,8 @@ async function main(env: NodeJS.ProcessEnv): Promise<void> {
     const show = reporter.progress?.bind(reporter);
     progress = new Progress({ log: core.info, minIntervalMs: PROGRESS_INTERVAL_MS, redact: (text) => redactCredentials(text, credentials()), ...(show ? { show: (text: string) => show(outbound(text, credentials(), ctx.serverUrl)) } : {}) });
     // Recall commits and pushes what the agent changed, with its own token (RFC-007); an automatic
-    // review only comments (a person asks for the fix).
-    const publish = trigger.mode === 'review' ? undefined : changePublisher(env, inputs, ctx, { api, pull, subject, task, credentials, runUrl });
+    // review only comments (a person asks for the fix), and an outsider's run changes nothing.
+    const publish = trigger.mode === 'review' || outsider ? undefined : changePublisher(env, inputs, ctx, { api, pull, subject, task, credentials, runUrl });
     const result = await runPipeline({
       env,
       inputs,
@@ -126,6 +134,7 @@ async function main(env: NodeJS.ProcessEnv): Promise<void> {
       workspace: env.GITHUB_WORKSPACE || process.cwd(),
       credentials,
       untrustedCode: pull?.isFork === true,
+      untrustedRequest: outsider,
       poster,
       // The agent reads issues and pull requests through Recall's client: it never holds the token.
       github: { api, repository: ctx.repository, redact: (text) => redactCredentials(text, credentials()) },

@@ -41,6 +41,8 @@ export interface PipelineOptions {
   credentials: () => string[];
   /** A fork's pull request: the agent reads, nothing more (RFC-005). */
   untrustedCode: boolean;
+  /** Asked by someone without write access (allowed-users): the same read-only run (RFC-004). */
+  untrustedRequest?: boolean | undefined;
   poster?: Poster | undefined;
   /** Recall's GitHub client for the agent's reading tools (github_list_issues, github_read_issue); absent: no such tools. */
   github?: GitHubReader | undefined;
@@ -57,6 +59,7 @@ export interface PipelineOptions {
 
 export async function runPipeline(o: PipelineOptions): Promise<RunResult> {
   const { env, inputs, task, layout, credentials, untrustedCode, poster, progress, publish, log } = o;
+  const readOnly = untrustedCode || o.untrustedRequest === true;
   const clock = () => new Date();
   const runId = `${env.GITHUB_RUN_ID || String(Date.now())}-${env.GITHUB_RUN_ATTEMPT || '1'}`;
   const keys = memoryKeys(inputs.memoryKeyPrefix, env.GITHUB_RUN_ID || String(Date.now()), env.GITHUB_RUN_ATTEMPT || '1');
@@ -89,10 +92,11 @@ export async function runPipeline(o: PipelineOptions): Promise<RunResult> {
     limits: { timeoutMs: inputs.timeoutMs, inactivityMs: inputs.inactivityMs, maxCostUsd: inputs.maxCostUsd },
     onStep: (step) => progress.step(step),
     untrustedCode,
+    untrustedRequest: o.untrustedRequest === true,
     allowUnisolatedShell: inputs.allowUnisolatedShell,
     extraEnv: inputs.agentEnv,
-    // A fork's read-only run has no dispatch tool, so its agent gets no further provider's key.
-    dispatchModels: untrustedCode ? [] : inputs.dispatchModels,
+    // A read-only run has no dispatch tool, so its agent gets no further provider's key.
+    dispatchModels: readOnly ? [] : inputs.dispatchModels,
     isolation: ({ binary, readable, replaced }) =>
       findIsolation({
         setting: {
@@ -138,7 +142,7 @@ export async function runPipeline(o: PipelineOptions): Promise<RunResult> {
         }),
       openTools: async (index, forTask) => {
         const dispatch = { models: inputs.dispatchModels, timeoutMs: Math.min(DISPATCH_TIMEOUT_MS, inputs.timeoutMs ?? DISPATCH_TIMEOUT_MS), env };
-        const host = new ToolHost({ index, task: forTask, runId, readOnly: untrustedCode, dispatch, ...(poster ? { poster } : {}), ...(o.github ? { github: o.github } : {}) });
+        const host = new ToolHost({ index, task: forTask, runId, readOnly, dispatch, ...(poster ? { poster } : {}), ...(o.github ? { github: o.github } : {}) });
         await host.start();
         return host;
       },

@@ -7,6 +7,7 @@ import * as path from 'node:path';
 import { convertWorkflowTemplate, NoOperationTraceWriter, parseWorkflow } from '@actions/workflow-parser';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
+import { cacheTokenIsReadOnly } from './harness/cache-service.js';
 import { REPO_ROOT } from './harness/runner.js';
 
 const EXAMPLES = path.join(REPO_ROOT, 'examples');
@@ -57,6 +58,22 @@ describe('example workflows', () => {
     const steps = recallSteps(file);
     expect(steps.length).toBeGreaterThan(0);
     expect(undeclared(steps)).toEqual([]);
+  });
+
+  it("asks for cache-mode: write wherever GitHub's rule gives its events a read-only cache token, the README's Usage workflow included", () => {
+    const readme = fs.readFileSync(path.join(REPO_ROOT, 'README.md'), 'utf8');
+    const usage = /## Usage\n\n```yaml\n([\s\S]*?)```/.exec(readme)![1]!;
+    const workflows = [['README.md Usage', usage], ...files.map((f) => [f, fs.readFileSync(path.join(EXAMPLES, f), 'utf8')])];
+    const denied = workflows.flatMap(([name, text]) => {
+      const workflow = parse(text!) as { on: Record<string, unknown>; 'cache-mode'?: string; jobs: Record<string, { 'cache-mode'?: string }> };
+      return Object.entries(workflow.jobs).flatMap(([job, spec]) =>
+        Object.keys(workflow.on)
+          .filter((event) => cacheTokenIsReadOnly(event, spec['cache-mode'] ?? workflow['cache-mode']))
+          .map((event) => `${name}: job ${job} on ${event}`),
+      );
+    });
+    expect(denied).toEqual([]);
+    expect(cacheTokenIsReadOnly('issues', undefined)).toBe(true);
   });
 
   it('a workflow with an undeclared input would be caught', () => {

@@ -4762,6 +4762,7 @@ const INPUT_DEFAULTS = {
     'label-trigger': '',
     'assignee-trigger': '',
     'allowed-bots': '',
+    'allowed-users': '',
     'allow-forks': 'false',
     'push-changes': 'true',
     'allow-unisolated-shell': 'false',
@@ -4834,6 +4835,7 @@ function readInputs(read) {
             .split(/[\s,]+/)
             .map((b) => b.trim())
             .filter(Boolean),
+        allowedUsers: allowedUsers(get('allowed-users')),
         allowForks: inputs_boolean('allow-forks', get('allow-forks')),
         allowUnisolatedShell: inputs_boolean('allow-unisolated-shell', get('allow-unisolated-shell')),
         pushChanges: inputs_boolean('push-changes', get('push-changes')),
@@ -4842,6 +4844,22 @@ function readInputs(read) {
         uploadTranscript: inputs_boolean('upload-transcript', get('upload-transcript')),
         dispatchModels: modelList('dispatch-models', get('dispatch-models')),
     };
+}
+/** GitHub logins: a letter or digit, then letters, digits or single hyphens, at most 39. */
+const LOGIN = /^[a-z\d](?:[a-z\d]|-(?=[a-z\d])){0,38}$/i;
+/** Logins separated by commas, spaces or new lines, or `*` alone for everyone. */
+function allowedUsers(value) {
+    const names = [...new Set(value.split(/[\s,]+/).filter(Boolean).map((n) => n.replace(/^@/, '')))];
+    if (names.includes('*')) {
+        if (names.length > 1)
+            throw new InputError('Input allowed-users mixes "*" with logins: write "*" alone to let everyone trigger read-only runs, or list the logins');
+        return 'everyone';
+    }
+    const bad = names.find((n) => !LOGIN.test(n));
+    if (bad) {
+        throw new InputError(`Input allowed-users names "${bad}", which is not a GitHub login: list people's logins separated by commas or spaces (bots go in allowed-bots), or write "*" for everyone`);
+    }
+    return names;
 }
 /** provider/model ids separated by commas, spaces or new lines; each once. */
 function modelList(name, value) {
@@ -4925,6 +4943,19 @@ function dollars(name, value) {
 
 const CACHE_MODE_FIX = 'add `cache-mode: write` to the job (or workflow), or choose another memory-backend';
 /**
+ * GitHub's rule (changelog 2026-06-26): a job gets a read-only cache token when someone who is not
+ * a collaborator can trigger its event and its cache scope is the default branch's. Such events,
+ * `issues` among them (field reports show issues runs denied); a review counts with its comments,
+ * since anyone can review a public pull request. push, schedule and workflow_dispatch keep writing.
+ */
+const READ_ONLY_CACHE_EVENTS = ['issues', 'issue_comment', 'pull_request_review', 'pull_request_review_comment', 'pull_request_target', 'discussion', 'discussion_comment'];
+function readOnlyTokenHint(eventName) {
+    const named = eventName && READ_ONLY_CACHE_EVENTS.includes(eventName) ? `, and ${eventName} is one` : '';
+    return ('GitHub gives a read-only cache token to every event someone who is not a collaborator can trigger ' +
+        '(issues, issue_comment, pull_request_review, pull_request_review_comment, pull_request_target and the like) ' +
+        `when the cache scope is the default branch's${named}: `);
+}
+/**
  * The cache version hashes the paths, so every call names the memory directory itself: a
  * snapshot can only be restored to the path it was saved from.
  */
@@ -4973,8 +5004,7 @@ class ActionsCacheBackend {
         return {
             saved: false,
             warning: `Memory was not saved under ${keys.primary}: the cache service refused or failed the save (see the cache message above). ` +
-                'On issue_comment, pull_request_review_comment and pull_request_target events GitHub gives a read-only cache token: ' +
-                `${CACHE_MODE_FIX}.`,
+                `${readOnlyTokenHint(this.o.eventName)}${CACHE_MODE_FIX}.`,
         };
     }
 }
@@ -5143,6 +5173,7 @@ function createMemoryStore(o) {
                         saveCache: async (paths, key) => (await __webpack_require__.e(/* import() */ 289).then(__webpack_require__.bind(__webpack_require__, 289))).saveCache(paths, key),
                     },
                 cacheMode: (o.env.ACTIONS_CACHE_MODE ?? '').trim().toLowerCase(),
+                eventName: o.env.GITHUB_EVENT_NAME,
             });
             break;
         }
@@ -6320,8 +6351,8 @@ class OpenCodeLauncher {
     async start(o = {}) {
         const { layout, workspace } = this.o;
         const binary = await this.o.binary();
-        let policy = this.o.untrustedCode ? 'read-only' : 'full';
-        if (policy === 'read-only') {
+        let policy = this.o.untrustedCode || this.o.untrustedRequest ? 'read-only' : 'full';
+        if (this.o.untrustedCode) {
             const found = agentConfigurationIn(workspace).filter((f) => FORK_CODE.includes(f));
             if (found.length > 0) {
                 throw new Error(`This fork's pull request contains OpenCode configuration (${found.join(', ')}), which could run the fork's code next to the model key; Recall does not start OpenCode on it. Review it by hand, or merge the configuration through a trusted branch first.`);
@@ -6421,7 +6452,7 @@ class OpenCodeLauncher {
             }), policy);
             if (problems.length > 0) {
                 await server.stop();
-                throw new Error(`OpenCode's configuration gives the agent more than this run allows (${policy === 'read-only' ? "a fork's pull request: read and search only" : 'no shell, no files outside the checkout'}): ${problems.slice(0, 4).join('; ')}. Recall does not run it; remove what opencode-config grants there (agent.<name>.permission, tools).`);
+                throw new Error(`OpenCode's configuration gives the agent more than this run allows (${policy === 'read-only' ? `${this.o.untrustedCode ? "a fork's pull request" : 'a request from someone without write access'}: read and search only` : 'no shell, no files outside the checkout'}): ${problems.slice(0, 4).join('; ')}. Recall does not run it; remove what opencode-config grants there (agent.<name>.permission, tools).`);
             }
             this.o.log(`Every OpenCode agent keeps to the ${policy} policy`);
         }
@@ -7349,6 +7380,7 @@ const PRIOR_WORK_LIMIT = 3;
 const DISPATCH_TIMEOUT_MS = 4 * 60_000;
 async function runPipeline(o) {
     const { env, inputs, task, layout, credentials, untrustedCode, poster, progress, publish, log } = o;
+    const readOnly = untrustedCode || o.untrustedRequest === true;
     const clock = () => new Date();
     const runId = `${env.GITHUB_RUN_ID || String(Date.now())}-${env.GITHUB_RUN_ATTEMPT || '1'}`;
     const keys = memoryKeys(inputs.memoryKeyPrefix, env.GITHUB_RUN_ID || String(Date.now()), env.GITHUB_RUN_ATTEMPT || '1');
@@ -7380,10 +7412,11 @@ async function runPipeline(o) {
         limits: { timeoutMs: inputs.timeoutMs, inactivityMs: inputs.inactivityMs, maxCostUsd: inputs.maxCostUsd },
         onStep: (step) => progress.step(step),
         untrustedCode,
+        untrustedRequest: o.untrustedRequest === true,
         allowUnisolatedShell: inputs.allowUnisolatedShell,
         extraEnv: inputs.agentEnv,
-        // A fork's read-only run has no dispatch tool, so its agent gets no further provider's key.
-        dispatchModels: untrustedCode ? [] : inputs.dispatchModels,
+        // A read-only run has no dispatch tool, so its agent gets no further provider's key.
+        dispatchModels: readOnly ? [] : inputs.dispatchModels,
         isolation: ({ binary, readable, replaced }) => findIsolation({
             setting: {
                 workspace,
@@ -7424,7 +7457,7 @@ async function runPipeline(o) {
         }),
         openTools: async (index, forTask) => {
             const dispatch = { models: inputs.dispatchModels, timeoutMs: Math.min(DISPATCH_TIMEOUT_MS, inputs.timeoutMs ?? DISPATCH_TIMEOUT_MS), env };
-            const host = new ToolHost({ index, task: forTask, runId, readOnly: untrustedCode, dispatch, ...(poster ? { poster } : {}), ...(o.github ? { github: o.github } : {}) });
+            const host = new ToolHost({ index, task: forTask, runId, readOnly, dispatch, ...(poster ? { poster } : {}), ...(o.github ? { github: o.github } : {}) });
             await host.start();
             return host;
         },

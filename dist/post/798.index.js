@@ -2196,6 +2196,19 @@ function recordRedactedTurns(memoryDir) {
 
 const CACHE_MODE_FIX = 'add `cache-mode: write` to the job (or workflow), or choose another memory-backend';
 /**
+ * GitHub's rule (changelog 2026-06-26): a job gets a read-only cache token when someone who is not
+ * a collaborator can trigger its event and its cache scope is the default branch's. Such events,
+ * `issues` among them (field reports show issues runs denied); a review counts with its comments,
+ * since anyone can review a public pull request. push, schedule and workflow_dispatch keep writing.
+ */
+const READ_ONLY_CACHE_EVENTS = ['issues', 'issue_comment', 'pull_request_review', 'pull_request_review_comment', 'pull_request_target', 'discussion', 'discussion_comment'];
+function readOnlyTokenHint(eventName) {
+    const named = eventName && READ_ONLY_CACHE_EVENTS.includes(eventName) ? `, and ${eventName} is one` : '';
+    return ('GitHub gives a read-only cache token to every event someone who is not a collaborator can trigger ' +
+        '(issues, issue_comment, pull_request_review, pull_request_review_comment, pull_request_target and the like) ' +
+        `when the cache scope is the default branch's${named}: `);
+}
+/**
  * The cache version hashes the paths, so every call names the memory directory itself: a
  * snapshot can only be restored to the path it was saved from.
  */
@@ -2244,8 +2257,7 @@ class ActionsCacheBackend {
         return {
             saved: false,
             warning: `Memory was not saved under ${keys.primary}: the cache service refused or failed the save (see the cache message above). ` +
-                'On issue_comment, pull_request_review_comment and pull_request_target events GitHub gives a read-only cache token: ' +
-                `${CACHE_MODE_FIX}.`,
+                `${readOnlyTokenHint(this.o.eventName)}${CACHE_MODE_FIX}.`,
         };
     }
 }
@@ -3268,6 +3280,7 @@ function createMemoryStore(o) {
                         saveCache: async (paths, key) => (await __webpack_require__.e(/* import() */ 691).then(__webpack_require__.bind(__webpack_require__, 1691))).saveCache(paths, key),
                     },
                 cacheMode: (o.env.ACTIONS_CACHE_MODE ?? '').trim().toLowerCase(),
+                eventName: o.env.GITHUB_EVENT_NAME,
             });
             break;
         }

@@ -32,6 +32,11 @@ export interface OpenCodeLauncherOptions {
   limits?: { timeoutMs?: number; inactivityMs?: number; maxCostUsd?: number };
   /** The checkout holds code nobody with write access vouched for (a fork's pull request). */
   untrustedCode: boolean;
+  /**
+   * The request comes from someone without write access (allowed-users): the checkout is trusted,
+   * the person is not, so the agent gets the same read-only policy as for a fork.
+   */
+  untrustedRequest?: boolean;
   /** allow-unisolated-shell: keep the shell where the sandbox cannot start. */
   allowUnisolatedShell: boolean;
   /** Extra variable names the agent may see (agent-env). */
@@ -99,8 +104,8 @@ export class OpenCodeLauncher implements AgentLauncher {
   async start(o: { tools?: Record<string, string> } = {}): Promise<AgentServer> {
     const { layout, workspace } = this.o;
     const binary = await this.o.binary();
-    let policy: AgentPolicy = this.o.untrustedCode ? 'read-only' : 'full';
-    if (policy === 'read-only') {
+    let policy: AgentPolicy = this.o.untrustedCode || this.o.untrustedRequest ? 'read-only' : 'full';
+    if (this.o.untrustedCode) {
       const found = agentConfigurationIn(workspace).filter((f) => FORK_CODE.includes(f));
       if (found.length > 0) {
         throw new Error(
@@ -202,7 +207,7 @@ export class OpenCodeLauncher implements AgentLauncher {
       if (problems.length > 0) {
         await server.stop();
         throw new Error(
-          `OpenCode's configuration gives the agent more than this run allows (${policy === 'read-only' ? "a fork's pull request: read and search only" : 'no shell, no files outside the checkout'}): ${problems.slice(0, 4).join('; ')}. Recall does not run it; remove what opencode-config grants there (agent.<name>.permission, tools).`,
+          `OpenCode's configuration gives the agent more than this run allows (${policy === 'read-only' ? `${this.o.untrustedCode ? "a fork's pull request" : 'a request from someone without write access'}: read and search only` : 'no shell, no files outside the checkout'}): ${problems.slice(0, 4).join('; ')}. Recall does not run it; remove what opencode-config grants there (agent.<name>.permission, tools).`,
         );
       }
       this.o.log(`Every OpenCode agent keeps to the ${policy} policy`);

@@ -4,7 +4,8 @@
  *  - `full`: the user's configuration, with the questions nobody can answer denied;
  *  - `no-shell`: the sandbox could not start, so nothing may read other processes' memory or
  *    files outside the checkout: no `bash`, no external directories, for every agent;
- *  - `read-only`: code nobody with write access vouched for (a fork's pull request): the agent
+ *  - `read-only`: code or a request nobody with write access vouched for (a fork's pull request,
+ *    an allowed-users run; RFC-004): the agent
  *    reads and searches the checkout and nothing else, and OpenCode loads none of its skills,
  *    instructions, language servers or formatters.
  *

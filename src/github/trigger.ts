@@ -20,7 +20,10 @@ export interface RunContext {
 
 export interface Actor {
   login: string;
+  /** Says it is a bot: of type Bot, or a login ending in [bot]. */
   isBot: boolean;
+  /** The sender's account type as GitHub sets it (User, Bot, Organization). */
+  type: string;
 }
 
 export interface PullRequestRef {
@@ -108,7 +111,8 @@ export function findMention(text: string, phrase: string): string | undefined {
 function actorOf(payload: Record<string, any>): Actor {
   const sender = payload.sender ?? {};
   const login = String(sender.login ?? '');
-  return { login, isBot: sender.type === 'Bot' || login.endsWith('[bot]') };
+  const type = String(sender.type ?? '');
+  return { login, isBot: type === 'Bot' || login.endsWith('[bot]'), type };
 }
 
 function slug(text: string): string {

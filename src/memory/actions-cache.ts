@@ -25,6 +25,8 @@ export interface ActionsCacheStoreOptions {
   cache: CacheLibrary;
   /** The runner's effective cache-mode (ACTIONS_CACHE_MODE): '', read, write, write-only or none. */
   cacheMode: string;
+  /** GITHUB_EVENT_NAME, to say in a denied save's warning whether this event gets a read-only token. */
+  eventName?: string | undefined;
   log: Logger;
   clock: () => Date;
   /** The credentials this run had, to be taken out of the store before it is saved. */
@@ -37,11 +39,28 @@ const CACHE_MODE_FIX =
   'add `cache-mode: write` to the job (or workflow), or choose another memory-backend';
 
 /**
+ * GitHub's rule (changelog 2026-06-26): a job gets a read-only cache token when someone who is not
+ * a collaborator can trigger its event and its cache scope is the default branch's. Such events,
+ * `issues` among them (field reports show issues runs denied); a review counts with its comments,
+ * since anyone can review a public pull request. push, schedule and workflow_dispatch keep writing.
+ */
+const READ_ONLY_CACHE_EVENTS: readonly string[] = ['issues', 'issue_comment', 'pull_request_review', 'pull_request_review_comment', 'pull_request_target', 'discussion', 'discussion_comment'];
+
+function readOnlyTokenHint(eventName: string | undefined): string {
+  const named = eventName && READ_ONLY_CACHE_EVENTS.includes(eventName) ? `, and ${eventName} is one` : '';
+  return (
+    'GitHub gives a read-only cache token to every event someone who is not a collaborator can trigger ' +
+    '(issues, issue_comment, pull_request_review, pull_request_review_comment, pull_request_target and the like) ' +
+    `when the cache scope is the default branch's${named}: `
+  );
+}
+
+/**
  * The cache version hashes the paths, so every call names the memory directory itself: a
  * snapshot can only be restored to the path it was saved from.
  */
 export class ActionsCacheBackend implements SnapshotBackend {
-  constructor(private readonly o: Pick<ActionsCacheStoreOptions, 'keys' | 'cache' | 'cacheMode'>) {}
+  constructor(private readonly o: Pick<ActionsCacheStoreOptions, 'keys' | 'cache' | 'cacheMode' | 'eventName'>) {}
 
   readProblem(): string | undefined {
     const { cache, cacheMode } = this.o;
@@ -90,8 +109,7 @@ export class ActionsCacheBackend implements SnapshotBackend {
       saved: false,
       warning:
         `Memory was not saved under ${keys.primary}: the cache service refused or failed the save (see the cache message above). ` +
-        'On issue_comment, pull_request_review_comment and pull_request_target events GitHub gives a read-only cache token: ' +
-        `${CACHE_MODE_FIX}.`,
+        `${readOnlyTokenHint(this.o.eventName)}${CACHE_MODE_FIX}.`,
     };
   }
 }

@@ -58,6 +58,7 @@ export function createMemoryStore(o: {
               saveCache: async (paths, key) => (await import('@actions/cache')).saveCache(paths, key),
             },
         cacheMode: (o.env.ACTIONS_CACHE_MODE ?? '').trim().toLowerCase(),
+        eventName: o.env.GITHUB_EVENT_NAME,
       });
       break;
     }

@@ -10,6 +10,7 @@ import * as path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { issueComment, issuesEvent, pullRequestEvent, REPOSITORY, reviewComment, workflowDispatch } from '../harness/payloads.js';
+import { cacheTokenIsReadOnly } from '../harness/cache-service.js';
 import { freshRunner, REPO_ROOT, RUNNER_TOKEN } from '../harness/runner.js';
 import { startWorld, type World } from '../harness/world.js';
 
@@ -18,7 +19,6 @@ interface Example {
   jobs: Record<string, { 'cache-mode'?: string; steps: Array<{ uses?: string; with?: Record<string, string>; env?: Record<string, string> }> }>;
 }
 
-const LOW_TRUST = new Set(['issue_comment', 'pull_request_review_comment', 'pull_request_target']);
 const issue = { number: 60, title: 'Search ignores accents', body: 'Searching "cafe" misses "café".' };
 const pull = { number: 61, title: 'Normalize search terms', body: 'NFD-folds the query.', headSha: 'beef61' };
 
@@ -92,7 +92,7 @@ describe('the example workflows run as written', () => {
     const step = job!.steps.find((s) => s.uses?.startsWith('recall-ai/recall@'))!;
     const inputs = Object.fromEntries(Object.entries(step.with ?? {}).map(([k, v]) => [k, resolve(v)]));
     const env = Object.fromEntries(Object.entries(step.env ?? {}).map(([k, v]) => [k, resolve(v)]));
-    world.cache.faults.denyWrites = LOW_TRUST.has(event) && job!['cache-mode'] !== 'write';
+    world.cache.faults.denyWrites = cacheTokenIsReadOnly(event, job!['cache-mode']);
 
     freshRunner(world.machine);
     const answer = `Answer for ${file} on ${event}.`;

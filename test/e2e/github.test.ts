@@ -139,16 +139,21 @@ describe('who may make the agent act', () => {
     ['a collaborator with triage', 'trish', 'User', 'triage', false],
     ['a contributor with read', 'rita', 'User', 'read', false],
     ['a stranger', 'nobody', 'User', 'none', false],
-    ['a listed bot with write', 'renovate[bot]', 'Bot', 'write', true],
-    ['an unlisted bot with admin', 'dependabot[bot]', 'Bot', 'admin', false],
+    // The fake GitHub answers the permission call for an App bot as github.com does: 404 "is not a user".
+    ['a listed App bot', 'renovate[bot]', 'Bot', 'write', true],
+    ['an unlisted App bot', 'dependabot[bot]', 'Bot', 'admin', false],
+    ['a listed login that is not of type Bot, with read', 'mallory', 'User', 'read', false],
   ];
   it.each(cases)('%s: allowed %s', async (_who, login, type, permission, allowed) => {
     world.github.setPermission(login, permission as never);
     world.model.script({ text: `Answer for ${login}` });
     const payload = issueComment({ issue, body: '/recall hello', commenter: login, commenterType: type });
-    const run = await world.runEvent('issue_comment', payload, nextRun(), { ...onRepo, inputs: { 'allowed-bots': 'renovate[bot]' } });
+    const run = await world.runEvent('issue_comment', payload, nextRun(), { ...onRepo, inputs: { 'allowed-bots': 'renovate[bot], mallory' } });
     expect(run.main.exitCode, run.main.stdout).toBe(0);
     expect(run.outputs.skipped).toBe(String(!allowed));
+    // A listed bot of type Bot is not asked for a collaborator permission it cannot have.
+    const asked = world.github.calls.filter((c) => decodeURIComponent(c.path).endsWith(`/collaborators/${login}/permission`));
+    if (type === 'Bot') expect(asked).toEqual([]);
     expect(world.model.completions().length).toBe(allowed ? 1 : 0);
     if (!allowed) {
       expect(run.main.stdout).toMatch(/::notice::Recall skipped this event/);

@@ -37,6 +37,28 @@ export interface CacheServiceFaults {
   hideKeys?: RegExp;
 }
 
+/**
+ * GitHub's rule for the cache token (changelog 2026-06-26), as the harness plays it: read-only when
+ * someone who is not a collaborator can trigger the event and its cache scope is the default
+ * branch's, unless the job declares `cache-mode: write`. Written from GitHub's statement, not
+ * from Recall's code, so a test using it catches Recall (or an example) getting the rule wrong.
+ */
+const NON_COLLABORATOR_EVENTS = new Set([
+  'issues',
+  'issue_comment',
+  'pull_request_review',
+  'pull_request_review_comment',
+  'pull_request_target',
+  'discussion',
+  'discussion_comment',
+  'fork',
+  'watch',
+]);
+
+export function cacheTokenIsReadOnly(event: string, cacheMode: string | undefined): boolean {
+  return NON_COLLABORATOR_EVENTS.has(event) && cacheMode !== 'write';
+}
+
 export interface TwirpCall {
   method: string;
   body: unknown;

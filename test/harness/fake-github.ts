@@ -154,6 +154,9 @@ export async function startFakeGitHub(): Promise<FakeGitHub> {
   const routes: Array<[string, RegExp, Handler]> = [
     ['GET', /^\/repos\/([^/]+)\/([^/]+)\/collaborators\/([^/]+)\/permission$/, (m) => {
       const login = decodeURIComponent(m[3]!);
+      // As github.com answers for a GitHub App's bot account: it is no user, so no collaborator,
+      // whatever permission the App was installed with (setPermission cannot change that).
+      if (login.endsWith('[bot]')) return [404, { message: `${login} is not a user`, documentation_url: 'https://docs.github.com/rest/collaborators/collaborators#get-repository-permissions-for-a-user', status: '404' }];
       const permission = permissions.get(login);
       if (!permission || permission === 'none') return [404, { message: 'Not Found' }];
       const legacy = permission === 'maintain' ? 'write' : permission === 'triage' ? 'read' : permission;

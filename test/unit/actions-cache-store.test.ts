@@ -21,11 +21,12 @@ describe('the Actions cache memory store', () => {
   });
   afterEach(() => fs.rmSync(path.dirname(dir), { recursive: true, force: true }));
 
-  const store = (cache: Partial<CacheLibrary>, cacheMode = '') =>
+  const store = (cache: Partial<CacheLibrary>, cacheMode = '', eventName?: string) =>
     new ActionsCacheStore({
       memoryDir: dir,
       keys,
       cacheMode,
+      eventName,
       cache: { isFeatureAvailable: () => true, restoreCache: async () => undefined, saveCache: async () => 1, ...cache },
       log: { info: () => undefined, warning: () => undefined },
       clock: () => new Date(1),
@@ -102,6 +103,17 @@ describe('the Actions cache memory store', () => {
     fs.writeFileSync(path.join(dir, 'opencode.db'), SQLITE);
     const outcome = await store({ saveCache: async () => -1 }).save();
     expect(outcome).toMatchObject({ saved: false, warning: expect.stringMatching(/cache-mode: write/) });
+  });
+
+  it("says an issues run gets a read-only token, as GitHub's rule has it, not only comment events", async () => {
+    fs.mkdirSync(dir, { recursive: true });
+    fs.writeFileSync(path.join(dir, 'opencode.db'), SQLITE);
+    const outcome = await store({ saveCache: async () => -1 }, '', 'issues').save();
+    const warning = (outcome as { warning: string }).warning;
+    expect(warning).toMatch(/GitHub gives a read-only cache token to every event someone who is not a collaborator can trigger .* default branch's, and issues is one: /);
+    expect(warning).toMatch(/add `cache-mode: write` to the job/);
+    const onPush = (await store({ saveCache: async () => -1 }, '', 'push').save()) as { warning: string };
+    expect(onPush.warning).not.toMatch(/push is one/);
   });
 
   it('does not try to save under a read-only cache-mode', async () => {

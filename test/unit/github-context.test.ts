@@ -25,7 +25,7 @@ function fakeApi(o: { permissions?: Record<string, Permission>; files?: PullFile
   return { api, asked };
 }
 
-const settings = { allowedBots: ['renovate[bot]'], allowForks: false };
+const settings = { allowedBots: ['renovate[bot]'], allowForks: false, allowedUsers: [] as string[] };
 
 describe('authorization', () => {
   it('allows write, maintain and admin, and nothing below', async () => {
@@ -35,15 +35,38 @@ describe('authorization', () => {
     expect(verdicts[3]).toMatchObject({ reason: expect.stringContaining('t has triage permission') });
   });
 
-  it('refuses an unlisted bot without asking its permission, and checks a listed one', async () => {
-    const { api, asked } = fakeApi({ permissions: { 'dependabot[bot]': 'admin', 'renovate[bot]': 'read' } });
-    expect(await authorize(api, { login: 'dependabot[bot]', isBot: true }, undefined, settings)).toMatchObject({
+  it('refuses an unlisted bot without asking its permission', async () => {
+    const { api, asked } = fakeApi({ permissions: { 'dependabot[bot]': 'admin' } });
+    expect(await authorize(api, { login: 'dependabot[bot]', isBot: true, type: 'Bot' }, undefined, settings)).toMatchObject({
       allowed: false,
       reason: expect.stringContaining('allowed-bots'),
     });
     expect(asked).toEqual([]);
-    expect((await authorize(api, { login: 'renovate[bot]', isBot: true }, undefined, settings)).allowed).toBe(false);
-    expect(asked).toEqual(['renovate[bot]']);
+  });
+
+  it('lets a listed sender of type Bot act without the collaborator check, which does not apply to App bots', async () => {
+    const { api, asked } = fakeApi({ permissions: { 'renovate[bot]': 'none' } });
+    expect(await authorize(api, { login: 'Renovate[bot]', isBot: true, type: 'Bot' }, undefined, settings)).toMatchObject({ allowed: true, as: 'bot', restricted: false });
+    expect(asked).toEqual([]);
+  });
+
+  it('checks a listed login that is not of type Bot as a user, and gives it no outsider pass', async () => {
+    const { api, asked } = fakeApi({ permissions: { 'renovate[bot]': 'read', mallory: 'read' } });
+    const asUser = { ...settings, allowedBots: ['renovate[bot]', 'mallory'], allowedUsers: 'everyone' as const };
+    expect((await authorize(api, { login: 'renovate[bot]', isBot: true, type: 'User' }, undefined, asUser)).allowed).toBe(false);
+    expect(await authorize(api, { login: 'mallory', isBot: false, type: 'User' }, undefined, asUser)).toMatchObject({ allowed: true, as: 'outsider', restricted: true });
+    expect(asked).toEqual(['renovate[bot]', 'mallory']);
+  });
+
+  it('lets listed people without write access act read-only, and nobody else', async () => {
+    const { api } = fakeApi({ permissions: { w: 'write', r: 'read', t: 'triage' } });
+    const listed = { ...settings, allowedUsers: ['R', 't'] };
+    expect(await authorize(api, { login: 'r', isBot: false }, undefined, listed)).toMatchObject({ allowed: true, restricted: true, permission: 'read' });
+    expect(await authorize(api, { login: 't', isBot: false }, undefined, listed)).toMatchObject({ allowed: true, restricted: true });
+    expect(await authorize(api, { login: 'x', isBot: false }, undefined, listed)).toMatchObject({ allowed: false, reason: expect.stringContaining('allowed-users') });
+    expect(await authorize(api, { login: 'w', isBot: false }, undefined, listed)).toMatchObject({ allowed: true, restricted: false });
+    expect(await authorize(api, { login: 'x', isBot: false }, undefined, { ...settings, allowedUsers: 'everyone' })).toMatchObject({ allowed: true, restricted: true });
+    expect((await authorize(api, { login: 'x', isBot: false }, undefined, settings)).allowed).toBe(false);
   });
 
   it('fails closed when the permission cannot be read', async () => {

@@ -72,6 +72,17 @@ describe('inputs', () => {
     );
   });
 
+  it('allowed-users: logins by commas, spaces or new lines (an @ is dropped), or "*" alone for everyone; empty is nobody', () => {
+    expect(readInputs(from({})).allowedUsers).toEqual([]);
+    expect(readInputs(from({ 'allowed-users': '@rita, sam\nrita  t-o' })).allowedUsers).toEqual(['rita', 'sam', 't-o']);
+    expect(readInputs(from({ 'allowed-users': ' * ' })).allowedUsers).toBe('everyone');
+    expect(() => readInputs(from({ 'allowed-users': '*, rita' }))).toThrow('Input allowed-users mixes "*" with logins');
+    expect(() => readInputs(from({ 'allowed-users': 'rita renovate[bot]' }))).toThrow(
+      'Input allowed-users names "renovate[bot]", which is not a GitHub login: list people\'s logins separated by commas or spaces (bots go in allowed-bots), or write "*" for everyone',
+    );
+    expect(() => readInputs(from({ 'allowed-users': '-rita' }))).toThrow(InputError);
+  });
+
   it.each([
     ['max-sessions', 'ten', /max-sessions is "ten": write a whole number/],
     ['max-age-days', '-1', /max-age-days is "-1"/],

@@ -55,7 +55,7 @@ describe('ranked recall over records', () => {
 
 describe('the query an event makes', () => {
   const act = (o: Partial<Extract<Trigger, { kind: 'act' }>>): Extract<Trigger, { kind: 'act' }> => ({
-    kind: 'act', mode: 'answer', threadKey: 'pr-7', deliveryId: 'c-1', actor: { login: 'a', isBot: false }, request: '', ...o,
+    kind: 'act', mode: 'answer', threadKey: 'pr-7', deliveryId: 'c-1', actor: { login: 'a', isBot: false, type: 'User' }, request: '', ...o,
   });
   it('leaves out bot mentions and the step prompt, and keeps labels, files and a person\'s request', () => {
     const q = recallQuery(
