@@ -537,7 +537,7 @@ if (major < 22 || (major === 22 && minor < 5)) {
     process.exitCode = 1;
 }
 else {
-    void Promise.all(/* import() */[__nccwpck_require__.e(438), __nccwpck_require__.e(418)]).then(__nccwpck_require__.bind(__nccwpck_require__, 3418)).then(({ run }) => run(process.argv.slice(2)));
+    void Promise.all(/* import() */[__nccwpck_require__.e(438), __nccwpck_require__.e(811)]).then(__nccwpck_require__.bind(__nccwpck_require__, 6811)).then(({ run }) => run(process.argv.slice(2)));
 }
 
 
