@@ -2312,7 +2312,8 @@ class ActionsCacheBackend {
         return (await this.o.cache.restoreCache([dir], key, [])) === key;
     }
     lossHint() {
-        return ('memory may have expired (the Actions cache evicts entries not used for 7 days, and the least recently used past 10 GB per repository). ' +
+        return ('memory may have expired (the Actions cache evicts entries not used for 7 days, and the least recently used past 10 GB per repository), ' +
+            "or the earlier runs' saves were refused (see their memory-saved output; a read-only cache token needs cache-mode: write). " +
             'For memory that outlasts quiet weeks choose memory-backend: directory (a self-hosted runner with a persistent disk) or s3');
     }
     async pack(dir, credentials) {
