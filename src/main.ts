@@ -14,6 +14,7 @@ import { readEventContext } from './github/context.js';
 import { gatherConversation } from './github/conversation.js';
 import { deliveryMarker, FAILED, silentReporter, ThreadReporter, WORKING, type Reporter } from './github/reporter.js';
 import { buildTask } from './github/task.js';
+import type { Task } from './ports.js';
 import { interpretEvent, type Trigger } from './github/trigger.js';
 import { fenceUntrusted, sanitizeUntrusted } from './github/untrusted.js';
 import { readInputs, type Inputs } from './inputs.js';
@@ -111,14 +112,19 @@ async function main(env: NodeJS.ProcessEnv): Promise<void> {
           { sanitize: sanitizeUntrusted, fence: fenceUntrusted },
         )
       : undefined;
-    const task = buildTask({
+    const task: Task = {
+      ...buildTask({
       trigger,
       eventName: ctx.eventName,
       conversation: conversation?.text ?? '',
       runUrl,
       changedFiles: conversation?.changedFiles ?? [],
       workflow: env.GITHUB_WORKFLOW,
-    });
+      }),
+      // Evidence, visible without memory, that an earlier run saved some: Recall's own answer in the
+      // thread. A restore that then finds nothing warns that memory may have expired.
+      answeredBefore: comments.some((c) => c.authorIsBot && c.body.includes('<!-- recall:delivery=')),
+    };
     const poster = task.kind === 'job' ? jobPoster(api, credentials, ctx.serverUrl, runUrl, ctx.eventName) : undefined;
     // What the agent does, in the log and (where someone waits) the thread: what is shown there goes out like every comment.
     const show = reporter.progress?.bind(reporter);

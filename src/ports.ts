@@ -29,8 +29,12 @@ export interface SaveOutcome {
 
 /** Where memory lives between runs (the Actions cache, a directory, ...). */
 export interface MemoryStore {
-  /** Fill the local memory directory from the newest earlier save. Never throws. */
-  restore(): Promise<RestoreOutcome>;
+  /**
+   * Fill the local memory directory from the newest earlier save. Never throws. `expectMemory`:
+   * there is evidence that Recall ran here before (it answered in this thread), so finding nothing
+   * is warned about: the memory may have expired.
+   */
+  restore(o?: { expectMemory?: boolean }): Promise<RestoreOutcome>;
   /** Store the local memory directory. Never throws. */
   save(): Promise<SaveOutcome>;
 }
@@ -133,6 +137,8 @@ export interface Task {
   prompt: string;
   /** What recall searches for: the event's title, words, labels, files and thread. */
   query: RecallQuery;
+  /** Recall answered in this thread before (its answer is there): memory was saved for it once. */
+  answeredBefore?: boolean;
   /** A short description of the triggering event, e.g. "issues opened #12". */
   event: string;
   /** Link to the workflow run, when known. */

@@ -73,6 +73,8 @@ export interface RunResult {
   duplicateOf?: string;
   response: string;
   memoryStatus: MemoryStatus;
+  /** What the restore warned about (an unusable snapshot, memory that may have expired), for the job summary. */
+  memoryWarning?: string;
   memorySave: SaveOutcome;
   recalled: RecalledWork[];
   prune: PruneReport;
@@ -112,7 +114,7 @@ export async function run(task: Task, settings: RunSettings, ports: RunPorts): P
     }
   };
 
-  const restored = await timed('Restoring memory', () => memory.restore());
+  const restored = await timed('Restoring memory', () => memory.restore({ expectMemory: task.answeredBefore === true }));
   if (restored.warning) log.warning(restored.warning);
   log.info(`Memory: ${restored.status}${restored.restoredKey ? ` (from ${restored.restoredKey})` : ''}`);
   const threads = ports.openThreads();
@@ -237,6 +239,7 @@ export async function run(task: Task, settings: RunSettings, ports: RunPorts): P
       continued,
       response: reply.text,
       memoryStatus: restored.status,
+      ...(restored.warning ? { memoryWarning: restored.warning } : {}),
       memorySave,
       recalled,
       prune,

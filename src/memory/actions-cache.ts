@@ -94,7 +94,17 @@ export class ActionsCacheBackend implements SnapshotBackend {
   }
 
   async fetch(key: string, dir: string): Promise<boolean> {
+    // A key named in a snapshot's manifest is data: only this memory's entries.
+    if (!this.o.keys.restorePrefixes.some((p) => key.startsWith(p))) return false;
     return (await this.o.cache.restoreCache([dir], key, [])) === key;
+  }
+
+  lossHint(): string {
+    return (
+      'memory may have expired (the Actions cache evicts entries not used for 7 days, and the least recently used past 10 GB per repository), ' +
+      "or the earlier runs' saves were refused (see their memory-saved output; a read-only cache token needs cache-mode: write). " +
+      'For memory that outlasts quiet weeks choose memory-backend: directory (a self-hosted runner with a persistent disk) or s3'
+    );
   }
 
   async pack(dir: string, credentials: readonly string[]): Promise<PackedSnapshot | undefined> {

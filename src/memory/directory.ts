@@ -69,6 +69,14 @@ export class DirectoryBackend implements SnapshotBackend {
     return this.snapshots()[0]?.key;
   }
 
+  lossHint(): string {
+    return `memory-path ${this.root} holds no snapshot of this memory-key-prefix (was it emptied, or is this another runner's disk?)`;
+  }
+
+  async olderKeys(): Promise<string[]> {
+    return this.snapshots().map((s) => s.key);
+  }
+
   async restoreNewest(dir: string): Promise<string | undefined> {
     const key = await this.newestKey();
     if (key && (await this.fetch(key, dir))) return key;
@@ -76,6 +84,8 @@ export class DirectoryBackend implements SnapshotBackend {
   }
 
   async fetch(key: string, dir: string): Promise<boolean> {
+    // A key named in a snapshot's manifest is data: only a snapshot folder of this prefix, right under memory-path.
+    if (key !== path.basename(key) || key.startsWith('.') || !this.keys.restorePrefixes.some((p) => key.startsWith(p))) return false;
     const from = path.join(this.root, key);
     if (!fs.lstatSync(from, { throwIfNoEntry: false })) return false;
     // Read through a descriptor held on the snapshot directory itself: another job that can write

@@ -21,6 +21,11 @@ interface Manifest {
   savedAt: string;
   /** `fingerprint` sampled (version 2), `sha256` of every byte (version 3, signed). */
   files: Record<string, { size: number; fingerprint?: string; sha256?: string }>;
+  /**
+   * The keys of the snapshots this one was built from (what its run restored, and merged), newest
+   * first: where a restore goes when this snapshot turns out unusable (RFC-002, "One bad snapshot").
+   */
+  earlier?: string[];
   /** Version 3: HMAC-SHA256 with the signing key over the manifest without this field. */
   signature?: string;
 }
@@ -69,20 +74,22 @@ function fingerprint(file: string): string {
   return hash.digest('hex');
 }
 
-export function writeManifest(memoryDir: string, now: Date, signingKey?: string): void {
+export function writeManifest(memoryDir: string, now: Date, signingKey?: string, earlier: readonly string[] = []): void {
   const files: Manifest['files'] = {};
   for (const name of memoryFiles(memoryDir)) {
     const file = path.join(memoryDir, name);
     files[name] = signingKey ? { size: fs.statSync(file).size, sha256: wholeHash(file) } : { size: fs.statSync(file).size, fingerprint: fingerprint(file) };
   }
   const manifest: Manifest = signingKey ? { version: 3, savedAt: now.toISOString(), files } : { version: 2, savedAt: now.toISOString(), files };
+  if (earlier.length > 0) manifest.earlier = [...earlier];
   if (signingKey) manifest.signature = sign(manifest, signingKey);
   writeMemoryFile(path.join(memoryDir, MANIFEST_FILE), `${JSON.stringify(manifest, null, 2)}\n`);
 }
 
 function sign(manifest: Manifest, key: string): string {
-  const { version, savedAt, files } = manifest;
-  return createHmac('sha256', key).update(JSON.stringify({ version, savedAt, files })).digest('hex');
+  const { version, savedAt, files, earlier } = manifest;
+  // The pointers are signed too when there are any (manifests without them sign as they always did).
+  return createHmac('sha256', key).update(JSON.stringify({ version, savedAt, files, ...(earlier !== undefined ? { earlier } : {}) })).digest('hex');
 }
 
 /** SHA-256 of every byte (a signed manifest vouches for all of them). */
@@ -176,6 +183,21 @@ export function checkMemory(memoryDir: string, signingKey?: string): MemoryCheck
   }
   if (problems.length === 0) return { verdict: 'ok' };
   return { verdict: databaseDiffers ? 'corrupted' : 'partial', detail: problems.join('; ') };
+}
+
+/**
+ * The earlier snapshot keys a manifest names (`earlier`), newest first; [] when it names none or
+ * cannot be read. Only names to try: each is checked in full before it is used.
+ */
+export function earlierKeysIn(memoryDir: string): string[] {
+  try {
+    const earlier: unknown = (JSON.parse(readMemoryFile(path.join(memoryDir, MANIFEST_FILE)) ?? 'null') as Manifest | null)?.earlier;
+    if (!Array.isArray(earlier)) return [];
+    // Cache keys: at most 512 characters, no commas.
+    return earlier.filter((k): k is string => typeof k === 'string' && k.length > 0 && k.length <= 512 && !k.includes(',')).slice(0, 8);
+  } catch {
+    return [];
+  }
 }
 
 /** Move unusable memory out of the way (kept for inspection) and leave an empty directory. */

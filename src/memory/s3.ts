@@ -137,6 +137,14 @@ export class S3Backend implements SnapshotBackend {
     return (await this.snapshots())[0];
   }
 
+  lossHint(): string {
+    return `s3://${this.location.bucket}/${this.prefix} holds no snapshot (were the objects deleted, or did memory-path change?)`;
+  }
+
+  olderKeys(): Promise<string[]> {
+    return this.snapshots();
+  }
+
   async restoreNewest(dir: string): Promise<string | undefined> {
     const key = await this.newestKey();
     if (key && (await this.fetch(key, dir))) return key;
@@ -144,6 +152,8 @@ export class S3Backend implements SnapshotBackend {
   }
 
   async fetch(key: string, dir: string): Promise<boolean> {
+    // A key named in a snapshot's manifest is data: only an object of this folder and prefix.
+    if (!key.startsWith(this.prefix) || key.slice(this.prefix.length).includes('/')) return false;
     let body: NodeJS.ReadableStream;
     try {
       const { GetObjectCommand } = await sdk();

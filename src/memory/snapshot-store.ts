@@ -12,12 +12,13 @@ import { describe } from '../errors.js';
 import { THREAD_INDEX_FILE, ThreadIndex } from '../recall/threads.js';
 import { credentialForms } from '../agent/credentials.js';
 import { readMemoryFile, removeStrangers, writeMemoryFile } from './files.js';
-import { checkMemory, emptyDirectory, hasMemoryFiles, moveAside, writeManifest } from './integrity.js';
-import { keyTime } from './keys.js';
+import { checkMemory, earlierKeysIn, emptyDirectory, hasMemoryFiles, moveAside, writeManifest } from './integrity.js';
 import { DATABASE_FILE } from './layout.js';
-import { mergeSessions, sessionIdsIn } from './merge.js';
+import { sessionIdsIn } from './merge.js';
+import { mergeNewerSave, type Base, type NewerSaveMerge } from './newer-save.js';
+export { UNREADABLE_HOLD_MS } from './newer-save.js';
 import { credentialsIn, redactFile, scrubSecrets, vacuumStore } from './scrub.js';
-import { mergeRecords, RECORDS_FILE } from '../recall/records.js';
+import { RECORDS_FILE } from '../recall/records.js';
 import { checkStore, storedUserTurns } from './store-check.js';
 import { MAX_UNPACKED_BYTES } from './tar.js';
 
@@ -43,8 +44,15 @@ export interface SnapshotBackend {
   restoreNewest(dir: string): Promise<string | undefined>;
   /** The key of the newest snapshot, without fetching it. */
   newestKey(dir: string): Promise<string | undefined>;
-  /** Fill `dir` with the snapshot `key`; false when it is not there. */
+  /** Fill `dir` with the snapshot `key`; false when it is not there (or not one of this memory's keys). */
   fetch(key: string, dir: string): Promise<boolean>;
+  /**
+   * Optional, for backends that can list: every snapshot key, newest first. Where a restore looks
+   * when the newest is unusable and names no earlier one (saved by an older Recall).
+   */
+  olderKeys?(): Promise<string[]>;
+  /** Why memory a run expected may be gone, said when a restore finds none (e.g. the Actions cache's eviction). */
+  lossHint?(): string;
   /**
    * Optional: make the archive put() would store, and say which of `credentials` its bytes hold
    * (looked for as the files are read, so the store need not read them a second time).
@@ -78,30 +86,28 @@ export interface SnapshotStoreOptions {
   workingFiles?: string[];
 }
 
-/** What this run started from, kept beside (not in) the memory directory for the save. */
-interface Base {
-  restoredKey?: string;
-  sessions: string[];
-}
 
-/**
- * How long a snapshot that cannot be read (the service failing, not the snapshot) holds saves
- * back: a save meanwhile would hide it behind a smaller store. A snapshot older than this (its key
- * says when its run started), or one without a time, is set aside and the save goes on.
- */
-export const UNREADABLE_HOLD_MS = 24 * 60 * 60 * 1000;
+/** How many earlier snapshots a save names, and how many a restore tries when the newest is unusable. */
+const EARLIER_KEPT = 3;
+const MAX_FALLBACKS = 4;
+
 
 export class SnapshotMemoryStore implements MemoryStore {
   constructor(private readonly so: SnapshotStoreOptions) {}
 
-  async restore(): Promise<RestoreOutcome> {
+  async restore(o: { expectMemory?: boolean } = {}): Promise<RestoreOutcome> {
     const { memoryDir, backend, workingFiles = [] } = this.so;
     emptyDirectory(memoryDir);
     for (const file of workingFiles) fs.rmSync(file, { force: true });
     const problem = backend.readProblem();
     if (problem) return { status: 'disabled', warning: problem };
-    const outcome = await this.restoreNewest();
-    this.writeBase(outcome.restoredKey);
+    const { earlier = [], setAside = [], ...outcome } = await this.restoreNewest();
+    const usable = outcome.restoredKey && !setAside.includes(outcome.restoredKey) ? [outcome.restoredKey] : [];
+    this.writeBase(outcome.restoredKey, [...usable, ...earlier].filter((k) => !setAside.includes(k)), setAside);
+    if (outcome.status === 'miss' && !outcome.warning && o.expectMemory) {
+      const why = backend.lossHint?.() ?? 'memory may have been removed from where it is kept';
+      return { ...outcome, warning: `No memory was found, though Recall answered in this thread before: ${why}. This run starts with empty memory.` };
+    }
     return outcome;
   }
 
@@ -109,14 +115,14 @@ export class SnapshotMemoryStore implements MemoryStore {
     return path.join(path.dirname(this.so.memoryDir), 'recall-base.json');
   }
 
-  private writeBase(restoredKey: string | undefined): void {
+  private writeBase(restoredKey: string | undefined, earlier: string[], setAside: string[]): void {
     let sessions: string[] = [];
     try {
       sessions = sessionIdsIn(this.so.memoryDir);
     } catch {
       // an unreadable store has no sessions to protect from a merge
     }
-    const base: Base = { restoredKey, sessions };
+    const base: Base = { restoredKey, sessions, earlier: [...new Set(earlier)].slice(0, EARLIER_KEPT), setAside };
     writeMemoryFile(this.baseFile(), JSON.stringify(base));
   }
 
@@ -124,19 +130,20 @@ export class SnapshotMemoryStore implements MemoryStore {
   private readBase(): Base {
     try {
       const base = JSON.parse(readMemoryFile(this.baseFile()) ?? '') as Partial<Base>;
-      return { restoredKey: typeof base.restoredKey === 'string' ? base.restoredKey : undefined, sessions: Array.isArray(base.sessions) ? base.sessions.map(String) : [] };
+      const strings = (v: unknown) => (Array.isArray(v) ? v.map(String) : []);
+      return { restoredKey: typeof base.restoredKey === 'string' ? base.restoredKey : undefined, sessions: strings(base.sessions), earlier: strings(base.earlier), setAside: strings(base.setAside) };
     } catch {
-      return { sessions: [] };
+      return { sessions: [], earlier: [], setAside: [] };
     }
   }
 
-  private async restoreNewest(): Promise<RestoreOutcome> {
+  private async restoreNewest(): Promise<RestoreOutcome & { earlier?: string[]; setAside?: string[] }> {
     const { memoryDir, backend } = this.so;
     let restoredKey: string | undefined;
     try {
       restoredKey = await backend.restoreNewest(memoryDir);
     } catch (error) {
-      if (error instanceof UnusableSnapshotError) return this.setAside(error.key, error.message);
+      if (error instanceof UnusableSnapshotError) return this.fallBack(error.key, error.message);
       emptyDirectory(memoryDir);
       return {
         status: 'miss',
@@ -144,25 +151,90 @@ export class SnapshotMemoryStore implements MemoryStore {
       };
     }
     if (!restoredKey) return { status: 'miss' };
+    const used = this.useRestored(restoredKey);
+    if ('unusable' in used) return used.unusable === 'empty' ? { status: 'miss', restoredKey } : this.fallBack(restoredKey, used.unusable);
+    return { ...used, earlier: earlierKeysIn(memoryDir) };
+  }
+
+  /**
+   * Checks the snapshot `key` just put in the memory directory: an outcome to go on with, or why
+   * it cannot be used ('empty' when it holds nothing).
+   */
+  private useRestored(key: string): RestoreOutcome | { unusable: string } {
+    const { memoryDir } = this.so;
     // Anything a snapshot holds is data someone else may have written: what cannot be checked is unusable.
     let check: ReturnType<typeof checkMemory>;
     let store: ReturnType<SnapshotMemoryStore['checkRestoredStore']>;
     try {
       removeStrangers(memoryDir);
       check = checkMemory(memoryDir, this.so.signingKey);
-      if (check.verdict === 'empty') return { status: 'miss', restoredKey };
-      if (check.verdict === 'corrupted') return this.setAside(restoredKey, check.detail);
+      if (check.verdict === 'empty') return { unusable: 'empty' };
+      if (check.verdict === 'corrupted') return { unusable: check.detail };
       store = this.checkRestoredStore();
     } catch (error) {
-      return this.setAside(restoredKey, describe(error));
+      return { unusable: describe(error) };
     }
-    if (store.unusable) return this.setAside(restoredKey, store.unusable);
-    const repaired = store.repaired.length > 0 ? `Memory restored from ${restoredKey} was repaired before use: ${store.repaired.join('; ')}.` : undefined;
+    if (store.unusable) return { unusable: store.unusable };
+    const repaired = store.repaired.length > 0 ? `Memory restored from ${key} was repaired before use: ${store.repaired.join('; ')}.` : undefined;
     if (check.verdict === 'partial') {
-      const incomplete = `Memory restored from ${restoredKey} is incomplete (${check.detail}); the run goes on with what arrived.`;
-      return { status: 'partial', restoredKey, warning: [incomplete, repaired].filter(Boolean).join(' ') };
+      const incomplete = `Memory restored from ${key} is incomplete (${check.detail}); the run goes on with what arrived.`;
+      return { status: 'partial', restoredKey: key, warning: [incomplete, repaired].filter(Boolean).join(' ') };
     }
-    return { status: 'hit', restoredKey, ...(repaired ? { warning: repaired } : {}) };
+    return { status: 'hit', restoredKey: key, ...(repaired ? { warning: repaired } : {}) };
+  }
+
+  /**
+   * The newest snapshot is unusable: move it aside (kept for inspection) and go on with the newest
+   * usable earlier one, so that one bad save does not cost every session before it. Where to look:
+   * the earlier keys the bad snapshot's manifest names (the only way on the Actions cache, which
+   * cannot list), then the backend's own listing, newest first. Every candidate gets the full
+   * check (signature included): a bad one is never used, and never merged into a save.
+   */
+  private async fallBack(bad: string | undefined, why: string): Promise<RestoreOutcome & { earlier?: string[]; setAside?: string[] }> {
+    const { memoryDir, backend, clock } = this.so;
+    const aside = moveAside(memoryDir, clock());
+    const setAside = bad ? [bad] : [];
+    const said = `Memory restored from ${bad ?? 'the newest snapshot'} is unusable (${why}). It was moved to ${aside}`;
+    let listed: string[] = [];
+    try {
+      listed = (await backend.olderKeys?.()) ?? [];
+    } catch {
+      // the pointers alone, then
+    }
+    const candidates = [...new Set([...earlierKeysIn(aside), ...listed])].filter((k) => k !== bad).slice(0, MAX_FALLBACKS);
+    const passed: string[] = [];
+    for (const key of candidates) {
+      emptyDirectory(memoryDir);
+      let used: RestoreOutcome | { unusable: string };
+      try {
+        used = (await backend.fetch(key, memoryDir)) ? this.useRestored(key) : { unusable: 'it is no longer stored' };
+      } catch (error) {
+        used = { unusable: describe(error) };
+      }
+      if ('unusable' in used) {
+        passed.push(`${key}: ${used.unusable}`);
+        if (used.unusable !== 'it is no longer stored') setAside.push(key);
+        continue;
+      }
+      const skipped = passed.length > 0 ? ` (skipped as unusable too: ${passed.join('; ')})` : '';
+      return {
+        status: 'corrupted',
+        restoredKey: key,
+        earlier: earlierKeysIn(memoryDir),
+        setAside,
+        warning:
+          `${said}; this run goes on with the newest usable earlier snapshot, ${key}${skipped}, and its save carries those sessions on. ` +
+          `Sessions saved only in ${bad ?? 'the unusable snapshot'} are lost.${used.warning ? ` ${used.warning}` : ''}`,
+      };
+    }
+    emptyDirectory(memoryDir);
+    const none = passed.length > 0 ? ` No earlier snapshot could be used either (${passed.join('; ')}).` : '';
+    return {
+      status: 'corrupted',
+      ...(bad ? { restoredKey: bad } : {}),
+      setAside,
+      warning: `${said} and this run starts with empty memory; the next save replaces it.${none}`,
+    };
   }
 
   /**
@@ -180,19 +252,6 @@ export class SnapshotMemoryStore implements MemoryStore {
     }
     if (strangers.length > 0) result.repaired.unshift(`removed what memory never holds (${strangers.join(', ')})`);
     return result;
-  }
-
-  /** Moves an unusable snapshot aside (kept for inspection); the run starts empty and saves anew. */
-  private setAside(key: string | undefined, why: string): RestoreOutcome {
-    const { memoryDir, clock } = this.so;
-    const aside = moveAside(memoryDir, clock());
-    return {
-      status: 'corrupted',
-      ...(key ? { restoredKey: key } : {}),
-      warning:
-        `Memory restored from ${key ?? 'the newest snapshot'} is unusable (${why}). It was moved to ${aside} ` +
-        'and this run starts with empty memory; the next save replaces it.',
-    };
   }
 
   async save(): Promise<SaveOutcome> {
@@ -226,9 +285,9 @@ export class SnapshotMemoryStore implements MemoryStore {
     if (check.unusable) return { saved: false, warning: `Memory was not saved: the session store is unusable after this run (${check.unusable}).` };
     if (check.repaired.length > 0) log.warning(`Memory: the session store was repaired before saving: ${check.repaired.join('; ')}.`);
 
-    let merge: { merged?: string[]; warning?: string; blocked?: string };
+    let merge: NewerSaveMerge;
     try {
-      merge = await this.mergeNewerSave();
+      merge = await mergeNewerSave({ ...this.so, base: this.readBase(), checkRestored: () => this.checkRestoredStore() });
     } catch (error) {
       merge = { blocked: `Memory was not saved: merging the memory of an overlapping run failed (${describe(error)}).` };
     }
@@ -236,7 +295,10 @@ export class SnapshotMemoryStore implements MemoryStore {
     if (merge.warning) log.warning(merge.warning);
     let packed: PackedSnapshot | undefined;
     try {
-      packed = await this.takeOutCredentials();
+      // What this save is built from, newest first: where a restore goes if this save turns out unusable.
+      const base = this.readBase();
+      const earlier = [...new Set([...(merge.from ? [merge.from] : []), ...base.earlier])].filter((k) => !base.setAside.includes(k));
+      packed = await this.takeOutCredentials(earlier.slice(0, EARLIER_KEPT));
     } catch (error) {
       return { saved: false, warning: `Memory was not saved: the credentials could not be taken out of the store (${describe(error)}).` };
     }
@@ -257,7 +319,7 @@ export class SnapshotMemoryStore implements MemoryStore {
    * are archived, and only packed again when old copies of a row had to be cleared. The packed
    * snapshot, checked.
    */
-  private async takeOutCredentials(): Promise<PackedSnapshot | undefined> {
+  private async takeOutCredentials(earlier: string[]): Promise<PackedSnapshot | undefined> {
     const { memoryDir, backend, clock, log, signingKey } = this.so;
     const credentials = this.so.credentials?.() ?? [];
     const forms = credentialForms(credentials);
@@ -267,86 +329,15 @@ export class SnapshotMemoryStore implements MemoryStore {
     if (inRecords > 0) removed[RECORDS_FILE] = inRecords;
     const rows = Object.entries(removed).filter(([t]) => t !== 'vacuum');
     if (rows.length > 0) log.info(`Memory: took credentials out of the store before saving (${rows.map(([t, n]) => `${n} in ${t}`).join(', ')}).`);
-    writeManifest(memoryDir, clock(), signingKey);
+    writeManifest(memoryDir, clock(), signingKey, earlier);
     let packed = await backend.pack?.(memoryDir, forms);
     if ((packed ? packed.found : credentialsIn(memoryDir, forms)).length === 0) return packed;
     // Old copies of redacted rows in free pages: rebuild the file from its live rows.
     vacuumStore(memoryDir);
-    writeManifest(memoryDir, clock(), signingKey);
+    writeManifest(memoryDir, clock(), signingKey, earlier);
     packed = await backend.pack?.(memoryDir, forms);
     if ((packed ? packed.found : credentialsIn(memoryDir, forms)).length > 0) throw new Error('a credential of this run is still in the store after redaction');
     return packed;
-  }
-
-  /**
-   * When another run saved memory after this one restored it (overlapping runs), bring that
-   * run's sessions into this save, so that the later save does not drop them (see merge.ts).
-   */
-  private async mergeNewerSave(): Promise<{ merged?: string[]; warning?: string; blocked?: string }> {
-    const { memoryDir, backend, clock } = this.so;
-    const base = this.readBase();
-    let newest: string | undefined;
-    try {
-      newest = await backend.newestKey(memoryDir);
-    } catch (error) {
-      // A run that started from nothing must not save blind: its store could hide stored memory.
-      if (!base.restoredKey) return { blocked: `Memory was not saved: the store could not be checked for earlier memory (${describe(error)}), and this run started without any.` };
-      return { warning: `Could not check for memory saved by an overlapping run (${describe(error)}); saving this run's memory as it is.` };
-    }
-    if (!newest || newest === base.restoredKey) return {};
-    this.so.log.info(`Memory: ${newest} was saved after this run restored; merging its sessions before saving.`);
-    const ours = `${memoryDir}.ours`;
-    const theirs = `${memoryDir}.theirs`;
-    fs.rmSync(ours, { recursive: true, force: true });
-    fs.rmSync(theirs, { recursive: true, force: true });
-    fs.renameSync(memoryDir, ours);
-    let problem: string | undefined;
-    let unreachable: string | undefined;
-    try {
-      fs.mkdirSync(memoryDir, { recursive: true });
-      const got = await backend.fetch(newest, memoryDir);
-      const check = got ? checkMemory(memoryDir, this.so.signingKey) : undefined;
-      const store = check && check.verdict !== 'corrupted' && check.verdict !== 'empty' ? this.checkRestoredStore() : undefined;
-      if (!got) unreachable = 'it could not be downloaded';
-      else if (check && (check.verdict === 'corrupted' || check.verdict === 'empty')) problem = `${newest} is ${check.verdict}${check.verdict === 'corrupted' ? `: ${check.detail}` : ''}`;
-      else if (store?.unusable) problem = `${newest} is unusable: ${store.unusable}`;
-      else fs.renameSync(memoryDir, theirs);
-    } catch (error) {
-      if (error instanceof UnusableSnapshotError) problem = `${newest} is unusable: ${error.message}`;
-      else unreachable = describe(error);
-    } finally {
-      fs.rmSync(memoryDir, { recursive: true, force: true });
-      fs.renameSync(ours, memoryDir);
-    }
-    if (unreachable) {
-      // A snapshot the service keeps failing to hand over holds saves back for a bounded time only.
-      const told = keyTime(newest);
-      // A time in the future is no time (a planted key must not hold saves back for good).
-      const savedAt = told && told.getTime() <= clock().getTime() + 60_000 ? told : undefined;
-      if (savedAt && clock().getTime() - savedAt.getTime() < UNREADABLE_HOLD_MS) {
-        return {
-          blocked:
-            `Memory was not saved: ${newest}, saved by another run after this one restored, could not be merged (${unreachable}). ` +
-            "Saving now would hide its sessions behind this run's smaller store, so this run's session is the one left out.",
-        };
-      }
-      return { warning: `Memory saved by another run (${newest}) could not be read for ${savedAt ? 'more than a day' : 'a while (its key carries no time)'} (${unreachable}); it is set aside and this save replaces it.` };
-    }
-    if (problem) return { warning: `Memory saved by an overlapping run was not merged (${problem}); it is set aside and this save replaces it.` };
-    try {
-      const result = mergeSessions(memoryDir, theirs, new Set(base.sessions));
-      const mine = ThreadIndex.load(memoryDir).index;
-      mine.adopt(ThreadIndex.load(theirs).index, new Set(result.added));
-      mine.save();
-      mergeRecords(memoryDir, theirs);
-      this.so.log.info(`Memory: merged ${result.added.length} session(s) from ${newest}.`);
-      const skipped = result.skipped.map((s) => `${s.sessionId}: ${s.reason}`).join('; ');
-      return { merged: result.added, ...(skipped ? { warning: `Some sessions of ${newest} could not be merged (${skipped}).` } : {}) };
-    } catch (error) {
-      return { blocked: `Memory was not saved: ${newest}, saved by another run, could not be merged (${describe(error)}), and saving would hide it.` };
-    } finally {
-      fs.rmSync(theirs, { recursive: true, force: true });
-    }
   }
 }
 

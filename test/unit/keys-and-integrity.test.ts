@@ -2,7 +2,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { checkMemory, moveAside, writeManifest } from '../../src/memory/integrity.js';
+import { checkMemory, earlierKeysIn, moveAside, writeManifest } from '../../src/memory/integrity.js';
 import { keyPrefixProblem, keyTime, memoryKeys } from '../../src/memory/keys.js';
 
 describe('memory keys', () => {
@@ -92,6 +92,23 @@ describe('memory integrity', () => {
     writeManifest(dir, new Date());
     fs.rmSync(path.join(dir, 'opencode.db-wal'));
     expect(checkMemory(dir)).toMatchObject({ verdict: 'partial', detail: 'opencode.db-wal is missing' });
+  });
+
+  it('names the snapshots a save was built from, and signs those names with the rest', () => {
+    fs.writeFileSync(path.join(dir, 'opencode.db'), sqlite);
+    const key = 'a-long-random-signing-secret-0123456789';
+    writeManifest(dir, new Date(), key, ['recall-v1-2-1-20261123T181122Z', 'recall-v1-1-1-20261122T181122Z']);
+    expect(checkMemory(dir, key)).toEqual({ verdict: 'ok' });
+    expect(earlierKeysIn(dir)).toEqual(['recall-v1-2-1-20261123T181122Z', 'recall-v1-1-1-20261122T181122Z']);
+    // Pointing a restore elsewhere breaks the signature.
+    const file = path.join(dir, 'recall-manifest.json');
+    const manifest = JSON.parse(fs.readFileSync(file, 'utf8')) as { earlier: string[] };
+    manifest.earlier = ['recall-v1-9-1-20261123T181122Z'];
+    fs.writeFileSync(file, JSON.stringify(manifest));
+    expect(checkMemory(dir, key)).toMatchObject({ verdict: 'corrupted', detail: expect.stringMatching(/signature does not match/) });
+    // Names a cache could not hold are not names.
+    fs.writeFileSync(file, JSON.stringify({ ...manifest, earlier: ['a,b', 7, '', 'recall-v1-3-1'] }));
+    expect(earlierKeysIn(dir)).toEqual(['recall-v1-3-1']);
   });
 
   it('moves unusable memory aside and leaves an empty directory', () => {

@@ -1,8 +1,8 @@
-export const id = 554;
-export const ids = [554];
+export const id = 38;
+export const ids = [38];
 export const modules = {
 
-/***/ 4554:
+/***/ 4038:
 /***/ ((__unused_webpack_module, __webpack_exports__, __webpack_require__) => {
 
 // ESM COMPAT FLAG
@@ -1440,20 +1440,23 @@ function fingerprint(file) {
     }
     return hash.digest('hex');
 }
-function writeManifest(memoryDir, now, signingKey) {
+function writeManifest(memoryDir, now, signingKey, earlier = []) {
     const files = {};
     for (const name of memoryFiles(memoryDir)) {
         const file = external_node_path_.join(memoryDir, name);
         files[name] = signingKey ? { size: external_node_fs_.statSync(file).size, sha256: wholeHash(file) } : { size: external_node_fs_.statSync(file).size, fingerprint: fingerprint(file) };
     }
     const manifest = signingKey ? { version: 3, savedAt: now.toISOString(), files } : { version: 2, savedAt: now.toISOString(), files };
+    if (earlier.length > 0)
+        manifest.earlier = [...earlier];
     if (signingKey)
         manifest.signature = sign(manifest, signingKey);
     writeMemoryFile(external_node_path_.join(memoryDir, MANIFEST_FILE), `${JSON.stringify(manifest, null, 2)}\n`);
 }
 function sign(manifest, key) {
-    const { version, savedAt, files } = manifest;
-    return (0,external_node_crypto_.createHmac)('sha256', key).update(JSON.stringify({ version, savedAt, files })).digest('hex');
+    const { version, savedAt, files, earlier } = manifest;
+    // The pointers are signed too when there are any (manifests without them sign as they always did).
+    return (0,external_node_crypto_.createHmac)('sha256', key).update(JSON.stringify({ version, savedAt, files, ...(earlier !== undefined ? { earlier } : {}) })).digest('hex');
 }
 /** SHA-256 of every byte (a signed manifest vouches for all of them). */
 function wholeHash(file) {
@@ -1556,6 +1559,22 @@ function checkMemory(memoryDir, signingKey) {
         return { verdict: 'ok' };
     return { verdict: databaseDiffers ? 'corrupted' : 'partial', detail: problems.join('; ') };
 }
+/**
+ * The earlier snapshot keys a manifest names (`earlier`), newest first; [] when it names none or
+ * cannot be read. Only names to try: each is checked in full before it is used.
+ */
+function earlierKeysIn(memoryDir) {
+    try {
+        const earlier = JSON.parse(readMemoryFile(external_node_path_.join(memoryDir, MANIFEST_FILE)) ?? 'null')?.earlier;
+        if (!Array.isArray(earlier))
+            return [];
+        // Cache keys: at most 512 characters, no commas.
+        return earlier.filter((k) => typeof k === 'string' && k.length > 0 && k.length <= 512 && !k.includes(',')).slice(0, 8);
+    }
+    catch {
+        return [];
+    }
+}
 /** Move unusable memory out of the way (kept for inspection) and leave an empty directory. */
 function moveAside(memoryDir, now) {
     const aside = `${memoryDir}.corrupted-${now.getTime()}`;
@@ -1566,60 +1585,6 @@ function moveAside(memoryDir, now) {
 function emptyDirectory(dir) {
     external_node_fs_.rmSync(dir, { recursive: true, force: true });
     external_node_fs_.mkdirSync(dir, { recursive: true });
-}
-
-;// CONCATENATED MODULE: ./src/memory/keys.ts
-/**
- * Cache keys for memory. Each run attempt saves under its own key (keys are immutable), and a
- * restore finds the newest earlier save through the shared prefix.
- *
- *   <prefix>-v1-<run id>-<run attempt>-<UTC time>      e.g. recall-v1-7712345-1-20261123T181122Z
- *
- * The time (when the run started) is how old a snapshot is, which no backend says otherwise (the
- * Actions cache does not): a snapshot that cannot be read blocks saves only while it is young.
- * Keys saved before the time was added end at the attempt.
- */
-const KEY_FORMAT_VERSION = 'v1';
-const MAX_KEY_LENGTH = 512;
-function memoryKeys(prefix, runId, runAttempt, now = new Date()) {
-    const shared = `${prefix}-${KEY_FORMAT_VERSION}-`;
-    return { primary: `${shared}${runId}-${runAttempt}-${timeStamp(now)}`, restorePrefixes: [shared] };
-}
-/** A time as keys carry it: 20261123T181122Z. */
-function timeStamp(time) {
-    return time.toISOString().replace(/[-:]/g, '').replace(/\.\d+Z$/, 'Z');
-}
-/** The time a key carries, or undefined for a key without one (saved by an older Recall). */
-function keyTime(key) {
-    const m = /(\d{4})(\d{2})(\d{2})T(\d{2})(\d{2})(\d{2})Z/.exec(key);
-    if (!m)
-        return undefined;
-    const time = new Date(Date.UTC(Number(m[1]), Number(m[2]) - 1, Number(m[3]), Number(m[4]), Number(m[5]), Number(m[6])));
-    return Number.isNaN(time.getTime()) ? undefined : time;
-}
-/** Why a memory-key-prefix cannot be used, or undefined when it can. */
-function keyPrefixProblem(prefix) {
-    if (prefix.length === 0)
-        return 'it is empty';
-    if (prefix.includes(','))
-        return 'it contains a comma, which cache keys cannot hold';
-    if (prefix.length > MAX_KEY_LENGTH - 64)
-        return `it is longer than ${MAX_KEY_LENGTH - 64} characters`;
-    if (/\s/.test(prefix))
-        return 'it contains white space';
-    // The prefix names files and folders (the directory backend's snapshots, S3 objects): nothing
-    // that could climb out of memory-path or hide as a dotfile.
-    const odd = /[^A-Za-z0-9._-]/.exec(prefix)?.[0];
-    if (odd)
-        return `it contains "${odd}"`;
-    if (prefix.startsWith('.'))
-        return 'it starts with a dot';
-    // `a-v1-x` would save under `a-v1-x-v1-...`, which the restore key `a-v1-` of prefix `a` also
-    // matches: the two would read each other's memory.
-    const marker = /-v\d+(?:-|$)/.exec(prefix)?.[0];
-    if (marker)
-        return `it contains "${marker}", the marker the key format puts after a prefix, so it would read and write the memory of the prefix before it; leave the marker out`;
-    return undefined;
 }
 
 ;// CONCATENATED MODULE: ./src/memory/merge.ts
@@ -1851,6 +1816,165 @@ function mergeRecords(dir, from) {
     return added.length;
 }
 
+;// CONCATENATED MODULE: ./src/memory/keys.ts
+/**
+ * Cache keys for memory. Each run attempt saves under its own key (keys are immutable), and a
+ * restore finds the newest earlier save through the shared prefix.
+ *
+ *   <prefix>-v1-<run id>-<run attempt>-<UTC time>      e.g. recall-v1-7712345-1-20261123T181122Z
+ *
+ * The time (when the run started) is how old a snapshot is, which no backend says otherwise (the
+ * Actions cache does not): a snapshot that cannot be read blocks saves only while it is young.
+ * Keys saved before the time was added end at the attempt.
+ */
+const KEY_FORMAT_VERSION = 'v1';
+const MAX_KEY_LENGTH = 512;
+function memoryKeys(prefix, runId, runAttempt, now = new Date()) {
+    const shared = `${prefix}-${KEY_FORMAT_VERSION}-`;
+    return { primary: `${shared}${runId}-${runAttempt}-${timeStamp(now)}`, restorePrefixes: [shared] };
+}
+/** A time as keys carry it: 20261123T181122Z. */
+function timeStamp(time) {
+    return time.toISOString().replace(/[-:]/g, '').replace(/\.\d+Z$/, 'Z');
+}
+/** The time a key carries, or undefined for a key without one (saved by an older Recall). */
+function keyTime(key) {
+    const m = /(\d{4})(\d{2})(\d{2})T(\d{2})(\d{2})(\d{2})Z/.exec(key);
+    if (!m)
+        return undefined;
+    const time = new Date(Date.UTC(Number(m[1]), Number(m[2]) - 1, Number(m[3]), Number(m[4]), Number(m[5]), Number(m[6])));
+    return Number.isNaN(time.getTime()) ? undefined : time;
+}
+/** Why a memory-key-prefix cannot be used, or undefined when it can. */
+function keyPrefixProblem(prefix) {
+    if (prefix.length === 0)
+        return 'it is empty';
+    if (prefix.includes(','))
+        return 'it contains a comma, which cache keys cannot hold';
+    if (prefix.length > MAX_KEY_LENGTH - 64)
+        return `it is longer than ${MAX_KEY_LENGTH - 64} characters`;
+    if (/\s/.test(prefix))
+        return 'it contains white space';
+    // The prefix names files and folders (the directory backend's snapshots, S3 objects): nothing
+    // that could climb out of memory-path or hide as a dotfile.
+    const odd = /[^A-Za-z0-9._-]/.exec(prefix)?.[0];
+    if (odd)
+        return `it contains "${odd}"`;
+    if (prefix.startsWith('.'))
+        return 'it starts with a dot';
+    // `a-v1-x` would save under `a-v1-x-v1-...`, which the restore key `a-v1-` of prefix `a` also
+    // matches: the two would read each other's memory.
+    const marker = /-v\d+(?:-|$)/.exec(prefix)?.[0];
+    if (marker)
+        return `it contains "${marker}", the marker the key format puts after a prefix, so it would read and write the memory of the prefix before it; leave the marker out`;
+    return undefined;
+}
+
+;// CONCATENATED MODULE: ./src/memory/newer-save.ts
+/**
+ * The save's side of overlapping runs (RFC-002): when another run saved memory after this one
+ * restored it, that run's sessions are merged into this save, so that the later save does not
+ * drop them. A snapshot that cannot be read holds saves back for a day at most; one the restore
+ * already found unusable is not merged at all.
+ */
+
+
+
+
+
+
+
+
+/**
+ * How long a snapshot that cannot be read (the service failing, not the snapshot) holds saves
+ * back: a save meanwhile would hide it behind a smaller store. A snapshot older than this (its key
+ * says when its run started), or one without a time, is set aside and the save goes on.
+ */
+const UNREADABLE_HOLD_MS = 24 * 60 * 60 * 1000;
+/**
+ * When another run saved memory after this one restored it (overlapping runs), bring that
+ * run's sessions into this save, so that the later save does not drop them (see merge.ts).
+ */
+async function mergeNewerSave(o) {
+    const { memoryDir, backend, clock, base } = o;
+    let newest;
+    try {
+        newest = await backend.newestKey(memoryDir);
+    }
+    catch (error) {
+        // A run that started from nothing must not save blind: its store could hide stored memory.
+        if (!base.restoredKey)
+            return { blocked: `Memory was not saved: the store could not be checked for earlier memory (${errors_describe(error)}), and this run started without any.` };
+        return { warning: `Could not check for memory saved by an overlapping run (${errors_describe(error)}); saving this run's memory as it is.` };
+    }
+    // A snapshot the restore found unusable was said then; it is not merged, and this save replaces it.
+    if (!newest || newest === base.restoredKey || base.setAside.includes(newest))
+        return {};
+    o.log.info(`Memory: ${newest} was saved after this run restored; merging its sessions before saving.`);
+    const ours = `${memoryDir}.ours`;
+    const theirs = `${memoryDir}.theirs`;
+    external_node_fs_.rmSync(ours, { recursive: true, force: true });
+    external_node_fs_.rmSync(theirs, { recursive: true, force: true });
+    external_node_fs_.renameSync(memoryDir, ours);
+    let problem;
+    let unreachable;
+    try {
+        external_node_fs_.mkdirSync(memoryDir, { recursive: true });
+        const got = await backend.fetch(newest, memoryDir);
+        const check = got ? checkMemory(memoryDir, o.signingKey) : undefined;
+        const store = check && check.verdict !== 'corrupted' && check.verdict !== 'empty' ? o.checkRestored() : undefined;
+        if (!got)
+            unreachable = 'it could not be downloaded';
+        else if (check && (check.verdict === 'corrupted' || check.verdict === 'empty'))
+            problem = `${newest} is ${check.verdict}${check.verdict === 'corrupted' ? `: ${check.detail}` : ''}`;
+        else if (store?.unusable)
+            problem = `${newest} is unusable: ${store.unusable}`;
+        else
+            external_node_fs_.renameSync(memoryDir, theirs);
+    }
+    catch (error) {
+        if (error instanceof UnusableSnapshotError)
+            problem = `${newest} is unusable: ${error.message}`;
+        else
+            unreachable = errors_describe(error);
+    }
+    finally {
+        external_node_fs_.rmSync(memoryDir, { recursive: true, force: true });
+        external_node_fs_.renameSync(ours, memoryDir);
+    }
+    if (unreachable) {
+        // A snapshot the service keeps failing to hand over holds saves back for a bounded time only.
+        const told = keyTime(newest);
+        // A time in the future is no time (a planted key must not hold saves back for good).
+        const savedAt = told && told.getTime() <= clock().getTime() + 60_000 ? told : undefined;
+        if (savedAt && clock().getTime() - savedAt.getTime() < UNREADABLE_HOLD_MS) {
+            return {
+                blocked: `Memory was not saved: ${newest}, saved by another run after this one restored, could not be merged (${unreachable}). ` +
+                    "Saving now would hide its sessions behind this run's smaller store, so this run's session is the one left out.",
+            };
+        }
+        return { warning: `Memory saved by another run (${newest}) could not be read for ${savedAt ? 'more than a day' : 'a while (its key carries no time)'} (${unreachable}); it is set aside and this save replaces it.` };
+    }
+    if (problem)
+        return { warning: `Memory saved by an overlapping run was not merged (${problem}); it is set aside and this save replaces it.` };
+    try {
+        const result = mergeSessions(memoryDir, theirs, new Set(base.sessions));
+        const mine = ThreadIndex.load(memoryDir).index;
+        mine.adopt(ThreadIndex.load(theirs).index, new Set(result.added));
+        mine.save();
+        mergeRecords(memoryDir, theirs);
+        o.log.info(`Memory: merged ${result.added.length} session(s) from ${newest}.`);
+        const skipped = result.skipped.map((s) => `${s.sessionId}: ${s.reason}`).join('; ');
+        return { merged: result.added, from: newest, ...(skipped ? { warning: `Some sessions of ${newest} could not be merged (${skipped}).` } : {}) };
+    }
+    catch (error) {
+        return { blocked: `Memory was not saved: ${newest}, saved by another run, could not be merged (${errors_describe(error)}), and saving would hide it.` };
+    }
+    finally {
+        external_node_fs_.rmSync(theirs, { recursive: true, force: true });
+    }
+}
+
 ;// CONCATENATED MODULE: ./src/memory/snapshot-store.ts
 /**
  * Memory as whole snapshots of the memory directory in a backend (the Actions cache, a local
@@ -1859,6 +1983,7 @@ function mergeRecords(dir, from) {
  * store others can write, RFC-005), the same check and credentials out before a save, and the
  * merge of a snapshot another run saved meanwhile (RFC-002).
  */
+
 
 
 
@@ -1884,18 +2009,15 @@ class UnusableSnapshotError extends Error {
         this.key = key;
     }
 }
-/**
- * How long a snapshot that cannot be read (the service failing, not the snapshot) holds saves
- * back: a save meanwhile would hide it behind a smaller store. A snapshot older than this (its key
- * says when its run started), or one without a time, is set aside and the save goes on.
- */
-const UNREADABLE_HOLD_MS = 24 * 60 * 60 * 1000;
+/** How many earlier snapshots a save names, and how many a restore tries when the newest is unusable. */
+const EARLIER_KEPT = 3;
+const MAX_FALLBACKS = 4;
 class SnapshotMemoryStore {
     so;
     constructor(so) {
         this.so = so;
     }
-    async restore() {
+    async restore(o = {}) {
         const { memoryDir, backend, workingFiles = [] } = this.so;
         emptyDirectory(memoryDir);
         for (const file of workingFiles)
@@ -1903,14 +2025,19 @@ class SnapshotMemoryStore {
         const problem = backend.readProblem();
         if (problem)
             return { status: 'disabled', warning: problem };
-        const outcome = await this.restoreNewest();
-        this.writeBase(outcome.restoredKey);
+        const { earlier = [], setAside = [], ...outcome } = await this.restoreNewest();
+        const usable = outcome.restoredKey && !setAside.includes(outcome.restoredKey) ? [outcome.restoredKey] : [];
+        this.writeBase(outcome.restoredKey, [...usable, ...earlier].filter((k) => !setAside.includes(k)), setAside);
+        if (outcome.status === 'miss' && !outcome.warning && o.expectMemory) {
+            const why = backend.lossHint?.() ?? 'memory may have been removed from where it is kept';
+            return { ...outcome, warning: `No memory was found, though Recall answered in this thread before: ${why}. This run starts with empty memory.` };
+        }
         return outcome;
     }
     baseFile() {
         return external_node_path_.join(external_node_path_.dirname(this.so.memoryDir), 'recall-base.json');
     }
-    writeBase(restoredKey) {
+    writeBase(restoredKey, earlier, setAside) {
         let sessions = [];
         try {
             sessions = sessionIdsIn(this.so.memoryDir);
@@ -1918,17 +2045,18 @@ class SnapshotMemoryStore {
         catch {
             // an unreadable store has no sessions to protect from a merge
         }
-        const base = { restoredKey, sessions };
+        const base = { restoredKey, sessions, earlier: [...new Set(earlier)].slice(0, EARLIER_KEPT), setAside };
         writeMemoryFile(this.baseFile(), JSON.stringify(base));
     }
     /** What this run started from; when nothing was recorded (restore was off), nothing. */
     readBase() {
         try {
             const base = JSON.parse(readMemoryFile(this.baseFile()) ?? '');
-            return { restoredKey: typeof base.restoredKey === 'string' ? base.restoredKey : undefined, sessions: Array.isArray(base.sessions) ? base.sessions.map(String) : [] };
+            const strings = (v) => (Array.isArray(v) ? v.map(String) : []);
+            return { restoredKey: typeof base.restoredKey === 'string' ? base.restoredKey : undefined, sessions: strings(base.sessions), earlier: strings(base.earlier), setAside: strings(base.setAside) };
         }
         catch {
-            return { sessions: [] };
+            return { sessions: [], earlier: [], setAside: [] };
         }
     }
     async restoreNewest() {
@@ -1939,7 +2067,7 @@ class SnapshotMemoryStore {
         }
         catch (error) {
             if (error instanceof UnusableSnapshotError)
-                return this.setAside(error.key, error.message);
+                return this.fallBack(error.key, error.message);
             emptyDirectory(memoryDir);
             return {
                 status: 'miss',
@@ -1948,6 +2076,17 @@ class SnapshotMemoryStore {
         }
         if (!restoredKey)
             return { status: 'miss' };
+        const used = this.useRestored(restoredKey);
+        if ('unusable' in used)
+            return used.unusable === 'empty' ? { status: 'miss', restoredKey } : this.fallBack(restoredKey, used.unusable);
+        return { ...used, earlier: earlierKeysIn(memoryDir) };
+    }
+    /**
+     * Checks the snapshot `key` just put in the memory directory: an outcome to go on with, or why
+     * it cannot be used ('empty' when it holds nothing).
+     */
+    useRestored(key) {
+        const { memoryDir } = this.so;
         // Anything a snapshot holds is data someone else may have written: what cannot be checked is unusable.
         let check;
         let store;
@@ -1955,22 +2094,77 @@ class SnapshotMemoryStore {
             removeStrangers(memoryDir);
             check = checkMemory(memoryDir, this.so.signingKey);
             if (check.verdict === 'empty')
-                return { status: 'miss', restoredKey };
+                return { unusable: 'empty' };
             if (check.verdict === 'corrupted')
-                return this.setAside(restoredKey, check.detail);
+                return { unusable: check.detail };
             store = this.checkRestoredStore();
         }
         catch (error) {
-            return this.setAside(restoredKey, errors_describe(error));
+            return { unusable: errors_describe(error) };
         }
         if (store.unusable)
-            return this.setAside(restoredKey, store.unusable);
-        const repaired = store.repaired.length > 0 ? `Memory restored from ${restoredKey} was repaired before use: ${store.repaired.join('; ')}.` : undefined;
+            return { unusable: store.unusable };
+        const repaired = store.repaired.length > 0 ? `Memory restored from ${key} was repaired before use: ${store.repaired.join('; ')}.` : undefined;
         if (check.verdict === 'partial') {
-            const incomplete = `Memory restored from ${restoredKey} is incomplete (${check.detail}); the run goes on with what arrived.`;
-            return { status: 'partial', restoredKey, warning: [incomplete, repaired].filter(Boolean).join(' ') };
+            const incomplete = `Memory restored from ${key} is incomplete (${check.detail}); the run goes on with what arrived.`;
+            return { status: 'partial', restoredKey: key, warning: [incomplete, repaired].filter(Boolean).join(' ') };
         }
-        return { status: 'hit', restoredKey, ...(repaired ? { warning: repaired } : {}) };
+        return { status: 'hit', restoredKey: key, ...(repaired ? { warning: repaired } : {}) };
+    }
+    /**
+     * The newest snapshot is unusable: move it aside (kept for inspection) and go on with the newest
+     * usable earlier one, so that one bad save does not cost every session before it. Where to look:
+     * the earlier keys the bad snapshot's manifest names (the only way on the Actions cache, which
+     * cannot list), then the backend's own listing, newest first. Every candidate gets the full
+     * check (signature included): a bad one is never used, and never merged into a save.
+     */
+    async fallBack(bad, why) {
+        const { memoryDir, backend, clock } = this.so;
+        const aside = moveAside(memoryDir, clock());
+        const setAside = bad ? [bad] : [];
+        const said = `Memory restored from ${bad ?? 'the newest snapshot'} is unusable (${why}). It was moved to ${aside}`;
+        let listed = [];
+        try {
+            listed = (await backend.olderKeys?.()) ?? [];
+        }
+        catch {
+            // the pointers alone, then
+        }
+        const candidates = [...new Set([...earlierKeysIn(aside), ...listed])].filter((k) => k !== bad).slice(0, MAX_FALLBACKS);
+        const passed = [];
+        for (const key of candidates) {
+            emptyDirectory(memoryDir);
+            let used;
+            try {
+                used = (await backend.fetch(key, memoryDir)) ? this.useRestored(key) : { unusable: 'it is no longer stored' };
+            }
+            catch (error) {
+                used = { unusable: errors_describe(error) };
+            }
+            if ('unusable' in used) {
+                passed.push(`${key}: ${used.unusable}`);
+                if (used.unusable !== 'it is no longer stored')
+                    setAside.push(key);
+                continue;
+            }
+            const skipped = passed.length > 0 ? ` (skipped as unusable too: ${passed.join('; ')})` : '';
+            return {
+                status: 'corrupted',
+                restoredKey: key,
+                earlier: earlierKeysIn(memoryDir),
+                setAside,
+                warning: `${said}; this run goes on with the newest usable earlier snapshot, ${key}${skipped}, and its save carries those sessions on. ` +
+                    `Sessions saved only in ${bad ?? 'the unusable snapshot'} are lost.${used.warning ? ` ${used.warning}` : ''}`,
+            };
+        }
+        emptyDirectory(memoryDir);
+        const none = passed.length > 0 ? ` No earlier snapshot could be used either (${passed.join('; ')}).` : '';
+        return {
+            status: 'corrupted',
+            ...(bad ? { restoredKey: bad } : {}),
+            setAside,
+            warning: `${said} and this run starts with empty memory; the next save replaces it.${none}`,
+        };
     }
     /**
      * The restored store's check (store-check.ts), with the thread index's record of the user
@@ -1989,17 +2183,6 @@ class SnapshotMemoryStore {
         if (strangers.length > 0)
             result.repaired.unshift(`removed what memory never holds (${strangers.join(', ')})`);
         return result;
-    }
-    /** Moves an unusable snapshot aside (kept for inspection); the run starts empty and saves anew. */
-    setAside(key, why) {
-        const { memoryDir, clock } = this.so;
-        const aside = moveAside(memoryDir, clock());
-        return {
-            status: 'corrupted',
-            ...(key ? { restoredKey: key } : {}),
-            warning: `Memory restored from ${key ?? 'the newest snapshot'} is unusable (${why}). It was moved to ${aside} ` +
-                'and this run starts with empty memory; the next save replaces it.',
-        };
     }
     async save() {
         const { memoryDir, backend, clock, log } = this.so;
@@ -2038,7 +2221,7 @@ class SnapshotMemoryStore {
             log.warning(`Memory: the session store was repaired before saving: ${check.repaired.join('; ')}.`);
         let merge;
         try {
-            merge = await this.mergeNewerSave();
+            merge = await mergeNewerSave({ ...this.so, base: this.readBase(), checkRestored: () => this.checkRestoredStore() });
         }
         catch (error) {
             merge = { blocked: `Memory was not saved: merging the memory of an overlapping run failed (${errors_describe(error)}).` };
@@ -2049,7 +2232,10 @@ class SnapshotMemoryStore {
             log.warning(merge.warning);
         let packed;
         try {
-            packed = await this.takeOutCredentials();
+            // What this save is built from, newest first: where a restore goes if this save turns out unusable.
+            const base = this.readBase();
+            const earlier = [...new Set([...(merge.from ? [merge.from] : []), ...base.earlier])].filter((k) => !base.setAside.includes(k));
+            packed = await this.takeOutCredentials(earlier.slice(0, EARLIER_KEPT));
         }
         catch (error) {
             return { saved: false, warning: `Memory was not saved: the credentials could not be taken out of the store (${errors_describe(error)}).` };
@@ -2072,7 +2258,7 @@ class SnapshotMemoryStore {
      * are archived, and only packed again when old copies of a row had to be cleared. The packed
      * snapshot, checked.
      */
-    async takeOutCredentials() {
+    async takeOutCredentials(earlier) {
         const { memoryDir, backend, clock, log, signingKey } = this.so;
         const credentials = this.so.credentials?.() ?? [];
         const forms = credentialForms(credentials);
@@ -2085,100 +2271,17 @@ class SnapshotMemoryStore {
         const rows = Object.entries(removed).filter(([t]) => t !== 'vacuum');
         if (rows.length > 0)
             log.info(`Memory: took credentials out of the store before saving (${rows.map(([t, n]) => `${n} in ${t}`).join(', ')}).`);
-        writeManifest(memoryDir, clock(), signingKey);
+        writeManifest(memoryDir, clock(), signingKey, earlier);
         let packed = await backend.pack?.(memoryDir, forms);
         if ((packed ? packed.found : credentialsIn(memoryDir, forms)).length === 0)
             return packed;
         // Old copies of redacted rows in free pages: rebuild the file from its live rows.
         vacuumStore(memoryDir);
-        writeManifest(memoryDir, clock(), signingKey);
+        writeManifest(memoryDir, clock(), signingKey, earlier);
         packed = await backend.pack?.(memoryDir, forms);
         if ((packed ? packed.found : credentialsIn(memoryDir, forms)).length > 0)
             throw new Error('a credential of this run is still in the store after redaction');
         return packed;
-    }
-    /**
-     * When another run saved memory after this one restored it (overlapping runs), bring that
-     * run's sessions into this save, so that the later save does not drop them (see merge.ts).
-     */
-    async mergeNewerSave() {
-        const { memoryDir, backend, clock } = this.so;
-        const base = this.readBase();
-        let newest;
-        try {
-            newest = await backend.newestKey(memoryDir);
-        }
-        catch (error) {
-            // A run that started from nothing must not save blind: its store could hide stored memory.
-            if (!base.restoredKey)
-                return { blocked: `Memory was not saved: the store could not be checked for earlier memory (${errors_describe(error)}), and this run started without any.` };
-            return { warning: `Could not check for memory saved by an overlapping run (${errors_describe(error)}); saving this run's memory as it is.` };
-        }
-        if (!newest || newest === base.restoredKey)
-            return {};
-        this.so.log.info(`Memory: ${newest} was saved after this run restored; merging its sessions before saving.`);
-        const ours = `${memoryDir}.ours`;
-        const theirs = `${memoryDir}.theirs`;
-        external_node_fs_.rmSync(ours, { recursive: true, force: true });
-        external_node_fs_.rmSync(theirs, { recursive: true, force: true });
-        external_node_fs_.renameSync(memoryDir, ours);
-        let problem;
-        let unreachable;
-        try {
-            external_node_fs_.mkdirSync(memoryDir, { recursive: true });
-            const got = await backend.fetch(newest, memoryDir);
-            const check = got ? checkMemory(memoryDir, this.so.signingKey) : undefined;
-            const store = check && check.verdict !== 'corrupted' && check.verdict !== 'empty' ? this.checkRestoredStore() : undefined;
-            if (!got)
-                unreachable = 'it could not be downloaded';
-            else if (check && (check.verdict === 'corrupted' || check.verdict === 'empty'))
-                problem = `${newest} is ${check.verdict}${check.verdict === 'corrupted' ? `: ${check.detail}` : ''}`;
-            else if (store?.unusable)
-                problem = `${newest} is unusable: ${store.unusable}`;
-            else
-                external_node_fs_.renameSync(memoryDir, theirs);
-        }
-        catch (error) {
-            if (error instanceof UnusableSnapshotError)
-                problem = `${newest} is unusable: ${error.message}`;
-            else
-                unreachable = errors_describe(error);
-        }
-        finally {
-            external_node_fs_.rmSync(memoryDir, { recursive: true, force: true });
-            external_node_fs_.renameSync(ours, memoryDir);
-        }
-        if (unreachable) {
-            // A snapshot the service keeps failing to hand over holds saves back for a bounded time only.
-            const told = keyTime(newest);
-            // A time in the future is no time (a planted key must not hold saves back for good).
-            const savedAt = told && told.getTime() <= clock().getTime() + 60_000 ? told : undefined;
-            if (savedAt && clock().getTime() - savedAt.getTime() < UNREADABLE_HOLD_MS) {
-                return {
-                    blocked: `Memory was not saved: ${newest}, saved by another run after this one restored, could not be merged (${unreachable}). ` +
-                        "Saving now would hide its sessions behind this run's smaller store, so this run's session is the one left out.",
-                };
-            }
-            return { warning: `Memory saved by another run (${newest}) could not be read for ${savedAt ? 'more than a day' : 'a while (its key carries no time)'} (${unreachable}); it is set aside and this save replaces it.` };
-        }
-        if (problem)
-            return { warning: `Memory saved by an overlapping run was not merged (${problem}); it is set aside and this save replaces it.` };
-        try {
-            const result = mergeSessions(memoryDir, theirs, new Set(base.sessions));
-            const mine = ThreadIndex.load(memoryDir).index;
-            mine.adopt(ThreadIndex.load(theirs).index, new Set(result.added));
-            mine.save();
-            mergeRecords(memoryDir, theirs);
-            this.so.log.info(`Memory: merged ${result.added.length} session(s) from ${newest}.`);
-            const skipped = result.skipped.map((s) => `${s.sessionId}: ${s.reason}`).join('; ');
-            return { merged: result.added, ...(skipped ? { warning: `Some sessions of ${newest} could not be merged (${skipped}).` } : {}) };
-        }
-        catch (error) {
-            return { blocked: `Memory was not saved: ${newest}, saved by another run, could not be merged (${errors_describe(error)}), and saving would hide it.` };
-        }
-        finally {
-            external_node_fs_.rmSync(theirs, { recursive: true, force: true });
-        }
     }
 }
 /**
@@ -4682,6 +4785,12 @@ class S3Backend {
     async newestKey() {
         return (await this.snapshots())[0];
     }
+    lossHint() {
+        return `s3://${this.location.bucket}/${this.prefix} holds no snapshot (were the objects deleted, or did memory-path change?)`;
+    }
+    olderKeys() {
+        return this.snapshots();
+    }
     async restoreNewest(dir) {
         const key = await this.newestKey();
         if (key && (await this.fetch(key, dir)))
@@ -4689,6 +4798,9 @@ class S3Backend {
         return undefined;
     }
     async fetch(key, dir) {
+        // A key named in a snapshot's manifest is data: only an object of this folder and prefix.
+        if (!key.startsWith(this.prefix) || key.slice(this.prefix.length).includes('/'))
+            return false;
         let body;
         try {
             const { GetObjectCommand } = await sdk();
@@ -4991,7 +5103,15 @@ class ActionsCacheBackend {
         return this.o.cache.restoreCache([dir], this.o.keys.primary, this.o.keys.restorePrefixes, { lookupOnly: true });
     }
     async fetch(key, dir) {
+        // A key named in a snapshot's manifest is data: only this memory's entries.
+        if (!this.o.keys.restorePrefixes.some((p) => key.startsWith(p)))
+            return false;
         return (await this.o.cache.restoreCache([dir], key, [])) === key;
+    }
+    lossHint() {
+        return ('memory may have expired (the Actions cache evicts entries not used for 7 days, and the least recently used past 10 GB per repository), ' +
+            "or the earlier runs' saves were refused (see their memory-saved output; a read-only cache token needs cache-mode: write). " +
+            'For memory that outlasts quiet weeks choose memory-backend: directory (a self-hosted runner with a persistent disk) or s3');
     }
     async pack(dir, credentials) {
         return this.o.cache.pack?.([dir], credentials);
@@ -5083,6 +5203,12 @@ class DirectoryBackend {
     async newestKey() {
         return this.snapshots()[0]?.key;
     }
+    lossHint() {
+        return `memory-path ${this.root} holds no snapshot of this memory-key-prefix (was it emptied, or is this another runner's disk?)`;
+    }
+    async olderKeys() {
+        return this.snapshots().map((s) => s.key);
+    }
     async restoreNewest(dir) {
         const key = await this.newestKey();
         if (key && (await this.fetch(key, dir)))
@@ -5090,6 +5216,9 @@ class DirectoryBackend {
         return undefined;
     }
     async fetch(key, dir) {
+        // A key named in a snapshot's manifest is data: only a snapshot folder of this prefix, right under memory-path.
+        if (key !== external_node_path_.basename(key) || key.startsWith('.') || !this.keys.restorePrefixes.some((p) => key.startsWith(p)))
+            return false;
         const from = external_node_path_.join(this.root, key);
         if (!external_node_fs_.lstatSync(from, { throwIfNoEntry: false }))
             return false;
@@ -7149,7 +7278,7 @@ async function run(task, settings, ports) {
             log.info(`${stage} took ${((clock().getTime() - began) / 1000).toFixed(1)} s`);
         }
     };
-    const restored = await timed('Restoring memory', () => memory.restore());
+    const restored = await timed('Restoring memory', () => memory.restore({ expectMemory: task.answeredBefore === true }));
     if (restored.warning)
         log.warning(restored.warning);
     log.info(`Memory: ${restored.status}${restored.restoredKey ? ` (from ${restored.restoredKey})` : ''}`);
@@ -7276,6 +7405,7 @@ async function run(task, settings, ports) {
             continued,
             response: reply.text,
             memoryStatus: restored.status,
+            ...(restored.warning ? { memoryWarning: restored.warning } : {}),
             memorySave,
             recalled,
             prune,

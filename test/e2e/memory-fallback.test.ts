@@ -1,0 +1,159 @@
+/**
+ * One bad snapshot must not cost the memory before it, and memory the Actions cache evicted must
+ * not vanish without a word (issue 12). Through the bundled action with the real OpenCode binary:
+ * three runs, the second's snapshot garbled where it is stored, and the runs after it still
+ * recall the first run's session.
+ */
+import { execFileSync } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { unstamped } from '../harness/cache-service.js';
+import { issueComment } from '../harness/payloads.js';
+import { GetObjectCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import { freshRunner, type ActionRunOptions } from '../harness/runner.js';
+import { startS3Server } from '../harness/s3-server.js';
+import { startWorld, type World } from '../harness/world.js';
+
+const FIRST = { number: 1, title: 'Login fails with SSO on Safari', body: 'Safari loops back to the login page after SSO.' };
+const OTHER = { number: 2, title: 'Dark mode colours wrong', body: 'Buttons are unreadable in dark mode.' };
+const LATER = { number: 3, title: 'Safari SSO login loop again', body: 'The Safari SSO login loop is back.' };
+const LAST = { number: 4, title: 'Safari SSO cookie dropped once more', body: 'Safari drops the SSO cookie again.' };
+const FINDING = 'Finding: the SSO cookie lacks Secure, so Safari drops it.';
+
+/** Overwrites the start of opencode.db inside a stored cache archive (zstd or gzip tar) with garbage. */
+function garbleDatabaseInArchive(file: string): void {
+  fs.writeFileSync(file, garbledArchive(fs.readFileSync(file)));
+}
+
+/** The archive (zstd or gzip tar) with the start of its opencode.db overwritten with garbage. */
+function garbledArchive(packed: Buffer): Buffer {
+  const tool = packed[0] === 0x1f && packed[1] === 0x8b ? 'gzip' : 'zstd';
+  const tar = execFileSync(tool, ['-d', '-q', '-c'], { input: packed, maxBuffer: 1 << 30 });
+  const text = (b: Buffer) => b.toString('latin1').replace(/\0[\s\S]*$/, '');
+  let paxPath: string | undefined;
+  let garbled = false;
+  for (let at = 0; at + 512 <= tar.length; ) {
+    const header = tar.subarray(at, at + 512);
+    if (header.every((b) => b === 0)) break;
+    const size = parseInt(text(header.subarray(124, 136)).trim() || '0', 8);
+    const type = String.fromCharCode(header[156]!);
+    const data = tar.subarray(at + 512, at + 512 + size);
+    if (type === 'x') paxPath = /\d+ path=([^\n]*)\n/.exec(data.toString('utf8'))?.[1];
+    else {
+      const name = paxPath ?? text(header.subarray(0, 100));
+      paxPath = undefined;
+      if (path.basename(name) === 'opencode.db') {
+        data.fill(0x5a, 0, Math.min(size, 8192));
+        garbled = true;
+      }
+    }
+    at += 512 + Math.ceil(size / 512) * 512;
+  }
+  if (!garbled) throw new Error('no opencode.db in the archive');
+  return execFileSync(tool, ['-q', '-c'], { input: tar, maxBuffer: 1 << 30 });
+}
+
+let world: World;
+beforeEach(async () => {
+  world = await startWorld();
+});
+afterEach(async () => {
+  await world.stop();
+});
+
+describe('a bad snapshot does not cost the memory before it', () => {
+
+  /**
+   * Run 1 finds something, run 2 works on something else, run 2's snapshot is garbled; run 3 falls
+   * back to run 1's snapshot (warned), and run 4 restores run 3's save, which carries run 1's session.
+   */
+  async function threeRunsTheSecondGarbled(extra: Partial<ActionRunOptions>, garble: (runId: string) => void | Promise<void>): Promise<void> {
+    world.model.script({ text: FINDING });
+    const first = await world.openIssue('9801', FIRST, extra);
+    expect(first.outputs['memory-saved'], first.main.stdout).toBe('true');
+    freshRunner(world.machine);
+    world.model.script({ text: 'Dark mode: the button colour token is wrong.' });
+    const second = await world.openIssue('9802', OTHER, extra);
+    expect(second.outputs).toMatchObject({ 'memory-status': 'hit', 'memory-saved': 'true' });
+    await garble('9802');
+
+    freshRunner(world.machine);
+    world.model.script({ text: 'Seen before.' });
+    const third = await world.openIssue('9803', LATER, extra);
+    expect(third.main.exitCode, third.main.stdout).toBe(0);
+    expect(third.outputs).toMatchObject({ 'memory-status': 'corrupted', 'memory-saved': 'true' });
+    const warned = third.warnings.join('\n');
+    // (The run id and the time are in every backend's key, in its own order.)
+    expect(warned).toMatch(/recall-v1-\S*9802-1\S* is unusable \(opencode\.db is not a SQLite database\)/);
+    expect(warned).toMatch(/goes on with the newest usable earlier snapshot, \S*recall-v1-\S*9801-1/);
+    // The bad snapshot is not taken for an overlapping run's save, and never merged.
+    expect(warned).not.toMatch(/overlapping run/);
+    expect(third.summary).toContain('goes on with the newest usable earlier snapshot');
+    expect(JSON.parse(third.outputs['recalled-sessions']!)).toContain(first.outputs['session-id']);
+    expect(world.model.completions().at(-1)!.messageText()).toContain(FINDING);
+
+    freshRunner(world.machine);
+    world.model.script({ text: 'Still seen.' });
+    const fourth = await world.openIssue('9804', LAST, extra);
+    expect(fourth.main.exitCode, fourth.main.stdout).toBe(0);
+    expect(fourth.outputs).toMatchObject({ 'memory-status': 'hit', 'memory-saved': 'true' });
+    expect(fourth.main.stdout).toMatch(/Memory: hit \(from \S*recall-v1-\S*9803-1/);
+    expect(fourth.warnings).toEqual([]);
+    expect(JSON.parse(fourth.outputs['recalled-sessions']!)).toContain(first.outputs['session-id']);
+    expect(world.model.completions().at(-1)!.messageText()).toContain(FINDING);
+  }
+
+  it('on the Actions cache: the bad entry names the one it was built from, and the run restores that', async () => {
+    await threeRunsTheSecondGarbled({}, (runId) => garbleDatabaseInArchive(world.cache.archiveOf(`recall-v1-${runId}-1`)));
+  });
+
+  it('on a directory, for a snapshot an older Recall saved (naming none): the newest usable one listed', async () => {
+    const store = path.join(world.root, 'shared-disk', 'recall-memory');
+    await threeRunsTheSecondGarbled({ inputs: { 'memory-backend': 'directory', 'memory-path': store } }, (runId) => {
+      const snapshot = path.join(store, fs.readdirSync(store).find((name) => unstamped(name) === `recall-v1-${runId}-1`)!);
+      const db = path.join(snapshot, 'opencode.db');
+      fs.writeFileSync(db, Buffer.alloc(fs.statSync(db).size, 0x5a));
+      // As an older Recall wrote it: a manifest without the keys of earlier snapshots.
+      const manifest = JSON.parse(fs.readFileSync(path.join(snapshot, 'recall-manifest.json'), 'utf8')) as { earlier?: string[] };
+      expect(manifest.earlier).toEqual([expect.stringMatching(/^recall-v1-9801-1-/)]);
+      delete manifest.earlier;
+      fs.writeFileSync(path.join(snapshot, 'recall-manifest.json'), JSON.stringify(manifest));
+    });
+  });
+
+  it('on S3: the bad object names the one it was built from, and the run restores that', async () => {
+    const s3 = await startS3Server(path.join(world.root, 's3'));
+    try {
+      const inputs = { 'memory-backend': 's3', 'memory-path': `s3://${s3.bucket}/team-a`, 'memory-s3-endpoint': s3.url };
+      const { AWS_ACCESS_KEY_ID: accessKeyId, AWS_SECRET_ACCESS_KEY: secretAccessKey } = s3.env();
+      const client = new S3Client({ endpoint: s3.url, forcePathStyle: true, region: 'us-east-1', credentials: { accessKeyId: accessKeyId!, secretAccessKey: secretAccessKey! } });
+      await threeRunsTheSecondGarbled({ inputs, env: s3.env() }, async (runId) => {
+        const object = s3.objectFiles().map((f) => path.relative(path.join(s3.dir, s3.bucket), f).replace(/\._S3rver_object$/, '')).find((k) => k.endsWith(`-${runId}-1.tar.gz`))!;
+        const got = await client.send(new GetObjectCommand({ Bucket: s3.bucket, Key: object }));
+        const packed = Buffer.from(await got.Body!.transformToByteArray());
+        await client.send(new PutObjectCommand({ Bucket: s3.bucket, Key: object, Body: garbledArchive(packed) }));
+      });
+    } finally {
+      await s3.stop();
+    }
+  });
+});
+
+describe('memory the Actions cache evicted', () => {
+  it('a comment in a thread Recall answered, with the cache emptied meanwhile: the run says memory may have expired', async () => {
+    world.model.script({ text: FINDING });
+    const first = await world.openIssue('9811', FIRST);
+    expect(first.outputs['memory-saved'], first.main.stdout).toBe('true');
+    // As after 7 days without a run: the service no longer hands the entry out.
+    world.cache.faults.hideKeys = /./;
+    freshRunner(world.machine);
+    world.model.script({ text: 'Starting over.' });
+    const run = await world.runEvent('issue_comment', issueComment({ issue: FIRST, body: '/recall is this still happening?' }), '9812');
+    expect(run.main.exitCode, run.main.stdout).toBe(0);
+    expect(run.outputs['memory-status']).toBe('miss');
+    const expired = /No memory was found, though Recall answered in this thread before: memory may have expired \(the Actions cache evicts entries not used for 7 days/;
+    expect(run.warnings.join('\n')).toMatch(expired);
+    expect(run.summary).toMatch(expired);
+  });
+});
