@@ -4290,9 +4290,7 @@ async function saveOpenCode(entry, env, log) {
 const exec = (0,external_node_util_.promisify)(external_node_child_process_.execFile);
 /** The OpenCode release this version of Recall is built and tested against. */
 const DEFAULT_OPENCODE_VERSION = '1.18.33';
-// npm 11 can skip a dependency's install scripts unless allowed, and opencode-ai's postinstall is
-// what puts the native binary in place: allow that one (older npm ignores the setting).
-const defaultRun = async (file, args) => (await exec(file, args, { maxBuffer: 16 * 1024 * 1024, env: { ...process.env, npm_config_allow_scripts: 'opencode-ai' } })).stdout;
+const defaultRun = async (file, args) => (await exec(file, args, { maxBuffer: 16 * 1024 * 1024 })).stdout;
 function versionProblem(version) {
     return /^\d+\.\d+\.\d+(-[0-9A-Za-z.-]+)?$/.test(version)
         ? undefined
@@ -4333,6 +4331,11 @@ async function resolveOpenCode(o) {
     if (!external_node_fs_.existsSync(binary)) {
         o.log(`Installing opencode-ai@${o.version} with npm into ${prefix}`);
         external_node_fs_.mkdirSync(prefix, { recursive: true });
+        // npm 11 skips a dependency's install scripts unless the project allows them (and refuses the
+        // setting from the command line or the environment for a project install), and opencode-ai's
+        // postinstall is what puts the native binary in place: the prefix's package.json allows that
+        // one. Older npm ignores the field.
+        external_node_fs_.writeFileSync(external_node_path_.join(prefix, 'package.json'), `${JSON.stringify({ private: true, allowScripts: { 'opencode-ai': true } }, null, 2)}\n`);
         await run('npm', ['install', '--no-save', '--no-audit', '--no-fund', '--prefix', prefix, `opencode-ai@${o.version}`]);
         if (external_node_fs_.existsSync(binary))
             o.cache?.keep(packageDir, key);

@@ -27,10 +27,8 @@ export interface InstallOptions {
   run?: (file: string, args: string[]) => Promise<string>;
 }
 
-// npm 11 can skip a dependency's install scripts unless allowed, and opencode-ai's postinstall is
-// what puts the native binary in place: allow that one (older npm ignores the setting).
 const defaultRun = async (file: string, args: string[]): Promise<string> =>
-  (await exec(file, args, { maxBuffer: 16 * 1024 * 1024, env: { ...process.env, npm_config_allow_scripts: 'opencode-ai' } })).stdout;
+  (await exec(file, args, { maxBuffer: 16 * 1024 * 1024 })).stdout;
 
 export function versionProblem(version: string): string | undefined {
   return /^\d+\.\d+\.\d+(-[0-9A-Za-z.-]+)?$/.test(version)
@@ -70,6 +68,11 @@ export async function resolveOpenCode(o: InstallOptions): Promise<string> {
   if (!fs.existsSync(binary)) {
     o.log(`Installing opencode-ai@${o.version} with npm into ${prefix}`);
     fs.mkdirSync(prefix, { recursive: true });
+    // npm 11 skips a dependency's install scripts unless the project allows them (and refuses the
+    // setting from the command line or the environment for a project install), and opencode-ai's
+    // postinstall is what puts the native binary in place: the prefix's package.json allows that
+    // one. Older npm ignores the field.
+    fs.writeFileSync(path.join(prefix, 'package.json'), `${JSON.stringify({ private: true, allowScripts: { 'opencode-ai': true } }, null, 2)}\n`);
     await run('npm', ['install', '--no-save', '--no-audit', '--no-fund', '--prefix', prefix, `opencode-ai@${o.version}`]);
     if (fs.existsSync(binary)) o.cache?.keep(packageDir, key);
   }
