@@ -15,7 +15,7 @@ import type { MemoryChoice } from './memory/factory.js';
 import { createMemoryStore } from './memory/factory.js';
 import { memoryKeys, type MemoryKeys } from './memory/keys.js';
 import type { MemoryLayout } from './memory/layout.js';
-import type { RunState, Task } from './ports.js';
+import type { MemoryStore, RunState, Task } from './ports.js';
 import { MemoryIndex } from './recall/memory-index.js';
 import { DEFAULT_RECORD_RETENTION } from './recall/records.js';
 import { ThreadIndex } from './recall/threads.js';
@@ -50,8 +50,11 @@ export interface PipelineOptions {
   publish?: ((answer: string) => Promise<string | undefined>) | undefined;
   /** Keeps the run's transcript (report/transcript.ts); absent: none is written. */
   transcript?: RunTranscript | undefined;
-  /** Where the run leaves what a later step needs (the action's post step), for these keys. */
-  state: (keys: MemoryKeys, choice: MemoryChoice) => RunState;
+  /**
+   * Where the run leaves what a later step needs to save memory after a failure (the action's post
+   * step through step state; the CLI holds the store itself).
+   */
+  state: (keys: MemoryKeys, choice: MemoryChoice, memory: MemoryStore) => RunState;
   log: { info: (line: string) => void; warning: (line: string) => void; debug: (line: string) => void };
   /** Where an npm install of OpenCode is kept between runs (the Actions cache). */
   openCodeCache?: OpenCodeCache | undefined;
@@ -65,7 +68,6 @@ export async function runPipeline(o: PipelineOptions): Promise<RunResult> {
   const keys = memoryKeys(inputs.memoryKeyPrefix, env.GITHUB_RUN_ID || String(Date.now()), env.GITHUB_RUN_ATTEMPT || '1');
   const workspace = o.workspace;
   const choice = { backend: inputs.memoryBackend, path: inputs.memoryPath, endpoint: inputs.memoryS3Endpoint };
-  const state = o.state(keys, choice);
   const memory = createMemoryStore({
     choice,
     memoryDir: layout.memoryDir,
@@ -77,6 +79,7 @@ export async function runPipeline(o: PipelineOptions): Promise<RunResult> {
     signingKey: inputs.memorySigningKey,
     workingFiles: [layout.threadIndexFile, layout.recordsFile],
   });
+  const state = o.state(keys, choice, memory);
   if (inputs.memoryBackend === 's3' && inputs.model?.providerID === 'amazon-bedrock' && !(env.RECALL_S3_ACCESS_KEY_ID && env.RECALL_S3_SECRET_ACCESS_KEY)) {
     log.warning('The agent holds the AWS credentials Recall also uses for the memory bucket (its model is on Amazon Bedrock): it could read or rewrite every memory in the bucket. Give memory credentials of its own in RECALL_S3_ACCESS_KEY_ID and RECALL_S3_SECRET_ACCESS_KEY.');
   }

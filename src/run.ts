@@ -26,6 +26,7 @@ import { sessionsToPrune, type RetentionRule } from './recall/retention.js';
 import { formatRunSummary } from './recall/run-summary.js';
 import { describe } from './errors.js';
 import { turnDigest } from './memory/store-check.js';
+import { addUsage, NO_TOKENS, type Usage } from './agent/usage.js';
 
 export interface RunSettings extends RetentionRule {
   /** How many earlier runs at most are put in the prompt. */
@@ -99,7 +100,6 @@ export class RunFailed extends Error {
 }
 
 const PRUNE_CONCURRENCY = 8;
-const NO_TOKENS: TokenUsage = { input: 0, output: 0, reasoning: 0, cacheRead: 0, cacheWrite: 0 };
 
 export async function run(task: Task, settings: RunSettings, ports: RunPorts): Promise<RunResult> {
   const { memory, agent, state, log, clock } = ports;
@@ -200,7 +200,7 @@ export async function run(task: Task, settings: RunSettings, ports: RunPorts): P
     const spentAny = !!extra && (extra.cost > 0 || Object.values(extra.tokens).some((n) => n > 0));
     if (spentAny && reply) reply = { ...reply, ...addUsage(reply, extra) };
     else if (spentAny && failure && typeof failure === 'object') {
-      const stopped = failure as { usage?: { tokens: TokenUsage; cost: number } };
+      const stopped = failure as { usage?: Usage };
       stopped.usage = addUsage(stopped.usage ?? { tokens: NO_TOKENS, cost: 0 }, extra);
     }
     await ports.keepTranscript?.(server, sessionId, { task, sent: prompt, continued, ...(reply ? {} : { failure: describe(failure) }) });
@@ -262,12 +262,6 @@ export async function run(task: Task, settings: RunSettings, ports: RunPorts): P
     }
     throw new RunFailed(describe(error), restored.status, sessionId, recalled, clock().getTime() - startedAt.getTime(), { cause: error });
   }
-}
-
-function addUsage(a: { tokens: TokenUsage; cost: number }, b: { tokens: TokenUsage; cost: number }): { tokens: TokenUsage; cost: number } {
-  const tokens = { ...a.tokens };
-  for (const k of Object.keys(tokens) as Array<keyof TokenUsage>) tokens[k] += b.tokens[k];
-  return { tokens, cost: a.cost + b.cost };
 }
 
 export function composePrompt(task: Task, recalled: readonly RecalledWork[], o: { budget: number; tools: boolean }): string {

@@ -88,20 +88,18 @@ function prefixes(): string[] {
   }
 }
 
-function workingComment(): PostState['workingComment'] {
+/** A JSON object main saved in step state, if it has the shape `pick` accepts. */
+function jsonState<T>(name: string, pick: (v: Record<string, unknown>) => T | undefined): T | undefined {
   try {
-    const parsed = JSON.parse(core.getState(WORKING_COMMENT) || 'null') as { id?: unknown; marker?: unknown } | null;
-    return parsed && typeof parsed.id === 'number' && typeof parsed.marker === 'string' ? { id: parsed.id, marker: parsed.marker } : undefined;
+    const parsed: unknown = JSON.parse(core.getState(name) || 'null');
+    return parsed && typeof parsed === 'object' ? pick(parsed as Record<string, unknown>) : undefined;
   } catch {
     return undefined;
   }
 }
 
-function openCodeEntry(): PostState['openCode'] {
-  try {
-    const parsed = JSON.parse(core.getState(OPENCODE_CACHE) || 'null') as { dir?: unknown; key?: unknown } | null;
-    return parsed && typeof parsed.dir === 'string' && typeof parsed.key === 'string' ? { dir: parsed.dir, key: parsed.key } : undefined;
-  } catch {
-    return undefined;
-  }
-}
+const workingComment = (): PostState['workingComment'] =>
+  jsonState(WORKING_COMMENT, (v) => (typeof v.id === 'number' && typeof v.marker === 'string' ? { id: v.id, marker: v.marker } : undefined));
+
+const openCodeEntry = (): PostState['openCode'] =>
+  jsonState(OPENCODE_CACHE, (v) => (typeof v.dir === 'string' && typeof v.key === 'string' ? { dir: v.dir, key: v.key } : undefined));

@@ -3485,24 +3485,18 @@ function prefixes() {
         return [];
     }
 }
-function workingComment() {
+/** A JSON object main saved in step state, if it has the shape `pick` accepts. */
+function jsonState(name, pick) {
     try {
-        const parsed = JSON.parse(lib_core/* getState */.Gu(WORKING_COMMENT) || 'null');
-        return parsed && typeof parsed.id === 'number' && typeof parsed.marker === 'string' ? { id: parsed.id, marker: parsed.marker } : undefined;
+        const parsed = JSON.parse(lib_core/* getState */.Gu(name) || 'null');
+        return parsed && typeof parsed === 'object' ? pick(parsed) : undefined;
     }
     catch {
         return undefined;
     }
 }
-function openCodeEntry() {
-    try {
-        const parsed = JSON.parse(lib_core/* getState */.Gu(OPENCODE_CACHE) || 'null');
-        return parsed && typeof parsed.dir === 'string' && typeof parsed.key === 'string' ? { dir: parsed.dir, key: parsed.key } : undefined;
-    }
-    catch {
-        return undefined;
-    }
-}
+const workingComment = () => jsonState(WORKING_COMMENT, (v) => (typeof v.id === 'number' && typeof v.marker === 'string' ? { id: v.id, marker: v.marker } : undefined));
+const openCodeEntry = () => jsonState(OPENCODE_CACHE, (v) => (typeof v.dir === 'string' && typeof v.key === 'string' ? { dir: v.dir, key: v.key } : undefined));
 
 // EXTERNAL MODULE: ./node_modules/@actions/github/lib/github.js + 22 modules
 var github = __webpack_require__(2413);

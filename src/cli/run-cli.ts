@@ -13,11 +13,9 @@ import { parseArgs } from 'node:util';
 import { redactCredentials, runCredentials } from '../agent/credentials.js';
 import { describe } from '../errors.js';
 import { InputError, readInputs, type Inputs } from '../inputs.js';
-import { createMemoryStore, type MemoryChoice } from '../memory/factory.js';
-import type { MemoryKeys } from '../memory/keys.js';
 import { memoryLayout } from '../memory/layout.js';
 import { runPipeline } from '../pipeline.js';
-import type { RunState, Task } from '../ports.js';
+import type { MemoryStore, RunState, Task } from '../ports.js';
 import { Progress } from '../report/progress.js';
 import { RunFailed } from '../run.js';
 import { UsageError } from './memory-cli.js';
@@ -58,10 +56,7 @@ interface Output {
 /** What the action's post step would do for a run that stopped before its save: here, the save itself. */
 class LocalState implements RunState {
   savePending = false;
-  constructor(
-    readonly keys: MemoryKeys,
-    readonly choice: MemoryChoice,
-  ) {}
+  constructor(readonly memory: MemoryStore) {}
   memoryPending(): void {
     this.savePending = true;
   }
@@ -125,7 +120,7 @@ export async function runCommand(args: string[], io: Output, env: NodeJS.Process
       credentials,
       untrustedCode: false,
       progress,
-      state: (keys, choice) => (state = new LocalState(keys, choice)),
+      state: (_keys, _choice, memory) => (state = new LocalState(memory)),
       log,
     });
     await progress.close();
@@ -141,7 +136,11 @@ export async function runCommand(args: string[], io: Output, env: NodeJS.Process
   } catch (error) {
     await progress.close();
     io.err(`recall: ${redactCredentials(error instanceof RunFailed ? `the agent's run failed: ${error.message}` : describe(error), credentials())}`);
-    if (state?.savePending) await saveAfterFailure(state, layout, runEnv, credentials, log);
+    if (state?.savePending) {
+      const saved = await state.memory.save().catch((e: unknown) => ({ saved: false as const, warning: describe(e), key: undefined }));
+      if (saved.warning) log.warning(saved.warning);
+      log.info(saved.saved ? `Memory saved as ${saved.key}` : 'Memory was not saved');
+    }
     return 1;
   } finally {
     fs.rmSync(scratch, { recursive: true, force: true });
@@ -184,27 +183,4 @@ function keepOutOfGit(workspace: string, memoryPath: string): void {
   if (!top || top === '..' || path.isAbsolute(top)) return; // outside the checkout
   const ignore = path.join(workspace, top, '.gitignore');
   if (!fs.existsSync(ignore)) fs.writeFileSync(ignore, '# Recall\'s local memory: not for git\n*\n');
-}
-
-async function saveAfterFailure(
-  state: LocalState,
-  layout: ReturnType<typeof memoryLayout>,
-  env: NodeJS.ProcessEnv,
-  credentials: () => string[],
-  log: { info: (l: string) => void; warning: (l: string) => void },
-): Promise<void> {
-  const store = createMemoryStore({
-    choice: state.choice,
-    memoryDir: layout.memoryDir,
-    keys: state.keys,
-    env,
-    log,
-    clock: () => new Date(),
-    credentials,
-    signingKey: '',
-    workingFiles: [layout.threadIndexFile, layout.recordsFile],
-  });
-  const saved = await store.save().catch((error: unknown) => ({ saved: false as const, warning: describe(error), key: undefined }));
-  if (saved.warning) log.warning(saved.warning);
-  log.info(saved.saved ? `Memory saved as ${saved.key}` : 'Memory was not saved');
 }

@@ -139,7 +139,7 @@ async function credentialHolders(o: PublishOptions): Promise<string[]> {
  * actions/checkout persisted for the same host (the workflow token) is cleared first, so the
  * token the user gave Recall is the one that pushes. Nothing for a remote on disk (the tests).
  */
-async function authConfig(git: Git, token: string): Promise<Array<[string, string]>> {
+export async function authConfig(git: Git, token: string): Promise<Array<[string, string]>> {
   if (!token) return [];
   const remote = (await git.run(['remote', 'get-url', 'origin'])).stdout.trim();
   let origin: string;

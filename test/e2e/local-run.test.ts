@@ -78,6 +78,15 @@ describe('recall run (a local run)', () => {
     expect(JSON.stringify(asked.body)).toContain('lacks the Secure flag');
   });
 
+  it('a run stopped at its limit still saves memory, as the action\'s post step would', async () => {
+    let release!: () => void;
+    void model.hold((req) => req.messageText().includes('Hang please'), new Promise<void>((resolve) => (release = resolve)));
+    const r = await recall(['run', '--prompt', 'Hang please', '--opencode-config', JSON.stringify(model.providerConfig()), '--timeout-minutes', '0.05', '--inactivity-minutes', '0']).finally(() => release());
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(/recall: the agent's run failed: .*timeout-minutes/);
+    expect(r.stderr).toMatch(/^Memory saved as recall-v1-/m);
+  });
+
   it('says what to pass when the prompt is missing, and exits 2', async () => {
     const r = await recall(['run']);
     expect(r.code).toBe(2);

@@ -7,7 +7,8 @@
  * unless the agent asked to keep it. Whatever goes wrong comes back to the agent as one sentence
  * (the tool call fails with it); the run goes on.
  */
-import type { AgentServer, TokenUsage } from '../../ports.js';
+import type { AgentServer } from '../../ports.js';
+import { addUsage, NO_TOKENS, type Usage } from '../usage.js';
 import type { ModelRef } from '../opencode.js';
 import { keyVariable } from '../preflight.js';
 import { TOOL_DEFINITIONS, type ToolDefinition } from './definitions.js';
@@ -48,7 +49,7 @@ export class Dispatcher {
   private count = 0;
   /** Dispatches not yet settled: the run's totals wait for them (a stopped run ends its calls). */
   private readonly inFlight = new Set<Promise<unknown>>();
-  private readonly usage = { tokens: { input: 0, output: 0, reasoning: 0, cacheRead: 0, cacheWrite: 0 } as TokenUsage, cost: 0 };
+  private usage: Usage = { tokens: { ...NO_TOKENS }, cost: 0 };
 
   constructor(private readonly settings: DispatchSettings) {}
 
@@ -56,11 +57,11 @@ export class Dispatcher {
    * Tokens and cost of every dispatched call, answered or not, once those under way have ended
    * (a stopped run aborts them; a call OpenCode did not abort is not waited for past a few seconds).
    */
-  async spent(): Promise<{ tokens: TokenUsage; cost: number }> {
+  async spent(): Promise<Usage> {
     let timer: NodeJS.Timeout | undefined;
     await Promise.race([Promise.allSettled([...this.inFlight]), new Promise((resolve) => (timer = setTimeout(resolve, SETTLE_MS)))]);
     clearTimeout(timer);
-    return { tokens: { ...this.usage.tokens }, cost: this.usage.cost };
+    return this.usage;
   }
 
   /**
@@ -103,7 +104,7 @@ export class Dispatcher {
       return keep ? `${reply.text}\n\n(The conversation with ${name} is kept as session ${childId}.)` : reply.text;
     } catch (error) {
       if (error instanceof DispatchFailed) throw error;
-      const spent = (error as { usage?: { tokens: TokenUsage; cost: number } }).usage;
+      const spent = (error as { usage?: Usage }).usage;
       if (spent) this.add(spent);
       if (timeout.aborted) throw new DispatchFailed(`The model ${name} did not answer within ${minutes(this.settings.timeoutMs)}: ask a shorter question, or another model.`);
       if (stopped.aborted) throw new DispatchFailed(`The dispatch to ${name} was stopped with the run.`);
@@ -131,9 +132,8 @@ export class Dispatcher {
     }
   }
 
-  private add(spent: { tokens: TokenUsage; cost: number }): void {
-    for (const k of Object.keys(this.usage.tokens) as Array<keyof TokenUsage>) this.usage.tokens[k] += spent.tokens[k];
-    this.usage.cost += spent.cost;
+  private add(spent: Usage): void {
+    this.usage = addUsage(this.usage, spent);
   }
 }
 

@@ -1,8 +1,8 @@
-export const id = 38;
-export const ids = [38];
+export const id = 55;
+export const ids = [55];
 export const modules = {
 
-/***/ 4038:
+/***/ 5055:
 /***/ ((__unused_webpack_module, __webpack_exports__, __webpack_require__) => {
 
 // ESM COMPAT FLAG
@@ -5054,265 +5054,6 @@ function dollars(name, value) {
     return n;
 }
 
-;// CONCATENATED MODULE: ./src/memory/actions-cache.ts
-
-const CACHE_MODE_FIX = 'add `cache-mode: write` to the job (or workflow), or choose another memory-backend';
-/**
- * GitHub's rule (changelog 2026-06-26): a job gets a read-only cache token when someone who is not
- * a collaborator can trigger its event and its cache scope is the default branch's. Such events,
- * `issues` among them (field reports show issues runs denied); a review counts with its comments,
- * since anyone can review a public pull request. push, schedule and workflow_dispatch keep writing.
- */
-const READ_ONLY_CACHE_EVENTS = ['issues', 'issue_comment', 'pull_request_review', 'pull_request_review_comment', 'pull_request_target', 'discussion', 'discussion_comment'];
-function readOnlyTokenHint(eventName) {
-    const named = eventName && READ_ONLY_CACHE_EVENTS.includes(eventName) ? `, and ${eventName} is one` : '';
-    return ('GitHub gives a read-only cache token to every event someone who is not a collaborator can trigger ' +
-        '(issues, issue_comment, pull_request_review, pull_request_review_comment, pull_request_target and the like) ' +
-        `when the cache scope is the default branch's${named}: `);
-}
-/**
- * The cache version hashes the paths, so every call names the memory directory itself: a
- * snapshot can only be restored to the path it was saved from.
- */
-class ActionsCacheBackend {
-    o;
-    constructor(o) {
-        this.o = o;
-    }
-    readProblem() {
-        const { cache, cacheMode } = this.o;
-        if (!cache.isFeatureAvailable()) {
-            return ('The Actions cache service is not available to this job (ACTIONS_RESULTS_URL is not set), ' +
-                'so memory is off for this run: the agent starts without earlier sessions and nothing is saved.');
-        }
-        if (cacheMode === 'none' || cacheMode === 'write-only') {
-            return `This job's cache-mode is '${cacheMode}', which does not allow restoring memory: ${CACHE_MODE_FIX}.`;
-        }
-        return undefined;
-    }
-    writeProblem() {
-        const { cache, cacheMode } = this.o;
-        if (!cache.isFeatureAvailable())
-            return '';
-        if (cacheMode === 'read' || cacheMode === 'none') {
-            return `Memory was not saved: this job's cache-mode is '${cacheMode}', which does not allow cache writes; ${CACHE_MODE_FIX}.`;
-        }
-        return undefined;
-    }
-    restoreNewest(dir) {
-        return this.o.cache.restoreCache([dir], this.o.keys.primary, this.o.keys.restorePrefixes);
-    }
-    newestKey(dir) {
-        return this.o.cache.restoreCache([dir], this.o.keys.primary, this.o.keys.restorePrefixes, { lookupOnly: true });
-    }
-    async fetch(key, dir) {
-        // A key named in a snapshot's manifest is data: only this memory's entries.
-        if (!this.o.keys.restorePrefixes.some((p) => key.startsWith(p)))
-            return false;
-        return (await this.o.cache.restoreCache([dir], key, [])) === key;
-    }
-    lossHint() {
-        return ('memory may have expired (the Actions cache evicts entries not used for 7 days, and the least recently used past 10 GB per repository), ' +
-            "or the earlier runs' saves were refused (see their memory-saved output; a read-only cache token needs cache-mode: write). " +
-            'For memory that outlasts quiet weeks choose memory-backend: directory (a self-hosted runner with a persistent disk) or s3');
-    }
-    async pack(dir, credentials) {
-        return this.o.cache.pack?.([dir], credentials);
-    }
-    async put(dir, packed) {
-        const { keys, cache } = this.o;
-        const id = await cache.saveCache([dir], keys.primary, packed);
-        if (id !== -1)
-            return { saved: true, key: keys.primary };
-        return {
-            saved: false,
-            warning: `Memory was not saved under ${keys.primary}: the cache service refused or failed the save (see the cache message above). ` +
-                `${readOnlyTokenHint(this.o.eventName)}${CACHE_MODE_FIX}.`,
-        };
-    }
-}
-class ActionsCacheStore extends SnapshotMemoryStore {
-    constructor(o) {
-        super({ memoryDir: o.memoryDir, backend: new ActionsCacheBackend(o), log: o.log, clock: o.clock, credentials: o.credentials, workingFiles: o.workingFiles });
-    }
-}
-
-;// CONCATENATED MODULE: ./src/memory/directory.ts
-/**
- * Memory kept in a local directory (`memory-backend: directory`, `memory-path`): for self-hosted
- * runners whose disk outlives the job, and for running Recall on a workstation.
- *
- *   <memory-path>/<prefix>-v1-<run id>-<attempt>-<UTC time>/   one snapshot: opencode.db, index, manifest
- *
- * A snapshot is copied into `.incoming-*` and renamed into place, so a reader never sees half of
- * one. The newest is the one whose manifest was written last. Older snapshots are superseded
- * (each save merges what it lacked from the newest, RFC-002), so only the newest KEEP are kept.
- *
- * Both ways the copy goes through the archive code the Actions cache uses (tar.ts): regular files
- * only, written only inside the target. A snapshot holding a link or a FIFO (another job on a
- * shared machine can write memory-path) is unusable, never followed (RFC-005).
- */
-
-
-
-
-
-
-const directory_KEEP = 3;
-class DirectoryBackend {
-    root;
-    keys;
-    constructor(root, keys) {
-        this.root = root;
-        this.keys = keys;
-    }
-    readProblem() {
-        if (external_node_fs_.existsSync(this.root) && !external_node_fs_.statSync(this.root).isDirectory()) {
-            return `memory-path ${this.root} is not a directory, so memory is off for this run: point memory-path at a directory (it is created if missing).`;
-        }
-        return undefined;
-    }
-    writeProblem() {
-        try {
-            external_node_fs_.mkdirSync(this.root, { recursive: true });
-            external_node_fs_.accessSync(this.root, external_node_fs_.constants.W_OK);
-            return undefined;
-        }
-        catch (error) {
-            return `Memory was not saved: memory-path ${this.root} cannot be written (${error.message}). Give the runner's user write access to it, or choose another memory-path.`;
-        }
-    }
-    /** Snapshots of this prefix, newest first. */
-    snapshots() {
-        if (!external_node_fs_.existsSync(this.root))
-            return [];
-        return external_node_fs_.readdirSync(this.root, { withFileTypes: true })
-            .filter((e) => e.isDirectory() && this.keys.restorePrefixes.some((p) => e.name.startsWith(p)))
-            .flatMap((e) => {
-            try {
-                return [{ key: e.name, savedAt: String(JSON.parse(readMemoryFile(external_node_path_.join(this.root, e.name, MANIFEST_FILE)) ?? '').savedAt ?? '') }];
-            }
-            catch {
-                try {
-                    return [{ key: e.name, savedAt: external_node_fs_.statSync(external_node_path_.join(this.root, e.name)).mtime.toISOString() }];
-                }
-                catch {
-                    return []; // pruned by another run between the listing and now
-                }
-            }
-        })
-            .sort((a, b) => (a.savedAt === b.savedAt ? b.key.localeCompare(a.key) : b.savedAt.localeCompare(a.savedAt)));
-    }
-    async newestKey() {
-        return this.snapshots()[0]?.key;
-    }
-    lossHint() {
-        return `memory-path ${this.root} holds no snapshot of this memory-key-prefix (was it emptied, or is this another runner's disk?)`;
-    }
-    async olderKeys() {
-        return this.snapshots().map((s) => s.key);
-    }
-    async restoreNewest(dir) {
-        const key = await this.newestKey();
-        if (key && (await this.fetch(key, dir)))
-            return key;
-        return undefined;
-    }
-    async fetch(key, dir) {
-        // A key named in a snapshot's manifest is data: only a snapshot folder of this prefix, right under memory-path.
-        if (key !== external_node_path_.basename(key) || key.startsWith('.') || !this.keys.restorePrefixes.some((p) => key.startsWith(p)))
-            return false;
-        const from = external_node_path_.join(this.root, key);
-        if (!external_node_fs_.lstatSync(from, { throwIfNoEntry: false }))
-            return false;
-        // Read through a descriptor held on the snapshot directory itself: another job that can write
-        // memory-path cannot swap it for a link between the look and the copy.
-        let held;
-        try {
-            held = external_node_fs_.openSync(from, external_node_fs_.constants.O_RDONLY | external_node_fs_.constants.O_DIRECTORY | external_node_fs_.constants.O_NOFOLLOW);
-            await copyConfined(process.platform === 'linux' ? `/proc/self/fd/${held}` : from, dir);
-        }
-        catch (error) {
-            throw new UnusableSnapshotError(`snapshot ${key} cannot be used: ${error.message}`, key);
-        }
-        finally {
-            if (held !== undefined)
-                external_node_fs_.closeSync(held);
-        }
-        return true;
-    }
-    async put(dir) {
-        const key = this.keys.primary;
-        external_node_fs_.mkdirSync(this.root, { recursive: true });
-        const incoming = external_node_fs_.mkdtempSync(external_node_path_.join(this.root, `.incoming-${key}-`));
-        const target = external_node_path_.join(this.root, key);
-        await copyConfined(dir, incoming);
-        external_node_fs_.rmSync(target, { recursive: true, force: true });
-        external_node_fs_.renameSync(incoming, target);
-        for (const old of this.snapshots().slice(directory_KEEP))
-            external_node_fs_.rmSync(external_node_path_.join(this.root, old.key), { recursive: true, force: true });
-        return { saved: true, key };
-    }
-}
-/** Copies the regular files of `from` into `to` through the archive code: never a link, never outside `to`. */
-async function copyConfined(from, to) {
-    const unpacker = new TarUnpacker('memory', to);
-    try {
-        await emitSegments(tarLayout(from, 'memory', { strict: true }), (piece, release) => {
-            unpacker.push(piece);
-            release();
-        });
-        unpacker.end();
-    }
-    catch (error) {
-        unpacker.abort();
-        throw error;
-    }
-}
-
-;// CONCATENATED MODULE: ./src/memory/factory.ts
-
-
-
-
-
-function createMemoryStore(o) {
-    let backend;
-    switch (o.choice.backend) {
-        case 'directory':
-            backend = new DirectoryBackend(o.choice.path, o.keys);
-            break;
-        case 's3': {
-            const location = parseS3Location(o.choice.path);
-            if (typeof location === 'string')
-                throw new Error(location);
-            backend = new S3Backend(location, o.keys, () => s3Client(o.choice.endpoint, o.env), o.clock);
-            break;
-        }
-        case 'actions-cache': {
-            // Recall's streaming client on protocol v2. On v1 (GitHub Enterprise Server) Recall still
-            // restores (the toolkit unpacks with `tar -P`, which writes wherever an archive says) and
-            // the toolkit saves.
-            const v1 = new cache_service_CacheServiceClient({ env: o.env, log: o.log, protocol: 'v1' });
-            backend = new ActionsCacheBackend({
-                keys: o.keys,
-                cache: cache_service_usesCacheServiceV2(o.env)
-                    ? new cache_service_CacheServiceClient({ env: o.env, log: o.log })
-                    : {
-                        isFeatureAvailable: () => v1.isFeatureAvailable(),
-                        restoreCache: (paths, key, restoreKeys, options) => v1.restoreCache(paths, key, restoreKeys, options),
-                        // Loaded only here: the toolkit and the Azure SDK it brings are 2 MB of every bundle.
-                        saveCache: async (paths, key) => (await __webpack_require__.e(/* import() */ 289).then(__webpack_require__.bind(__webpack_require__, 289))).saveCache(paths, key),
-                    },
-                cacheMode: (o.env.ACTIONS_CACHE_MODE ?? '').trim().toLowerCase(),
-                eventName: o.env.GITHUB_EVENT_NAME,
-            });
-            break;
-        }
-    }
-    return new SnapshotMemoryStore({ memoryDir: o.memoryDir, backend, log: o.log, clock: o.clock, credentials: o.credentials, signingKey: o.signingKey || undefined, workingFiles: o.workingFiles });
-}
-
 ;// CONCATENATED MODULE: ./src/agent/sandbox.ts
 /**
  * The sandbox OpenCode (and so every command the agent runs) starts in, on Linux (RFC-005).
@@ -6594,7 +6335,18 @@ class OpenCodeLauncher {
 
 // EXTERNAL MODULE: external "node:http"
 var external_node_http_ = __webpack_require__(7067);
+;// CONCATENATED MODULE: ./src/agent/usage.ts
+const NO_TOKENS = Object.freeze({ input: 0, output: 0, reasoning: 0, cacheRead: 0, cacheWrite: 0 });
+/** a + b, kind by kind. Pure. */
+function addUsage(a, b) {
+    const tokens = { ...a.tokens };
+    for (const k of Object.keys(tokens))
+        tokens[k] += b.tokens[k];
+    return { tokens, cost: a.cost + b.cost };
+}
+
 ;// CONCATENATED MODULE: ./src/agent/tools/dispatch.ts
+
 
 
 /** Dispatches one run may make: a second opinion, not a loop. */
@@ -6621,7 +6373,7 @@ class Dispatcher {
     count = 0;
     /** Dispatches not yet settled: the run's totals wait for them (a stopped run ends its calls). */
     inFlight = new Set();
-    usage = { tokens: { input: 0, output: 0, reasoning: 0, cacheRead: 0, cacheWrite: 0 }, cost: 0 };
+    usage = { tokens: { ...NO_TOKENS }, cost: 0 };
     constructor(settings) {
         this.settings = settings;
     }
@@ -6633,7 +6385,7 @@ class Dispatcher {
         let timer;
         await Promise.race([Promise.allSettled([...this.inFlight]), new Promise((resolve) => (timer = setTimeout(resolve, SETTLE_MS)))]);
         clearTimeout(timer);
-        return { tokens: { ...this.usage.tokens }, cost: this.usage.cost };
+        return this.usage;
     }
     /**
      * Asks the model `args.model` with `args.prompt` in a child session of `parentId`; its reply.
@@ -6714,9 +6466,7 @@ class Dispatcher {
         }
     }
     add(spent) {
-        for (const k of Object.keys(this.usage.tokens))
-            this.usage.tokens[k] += spent.tokens[k];
-        this.usage.cost += spent.cost;
+        this.usage = addUsage(this.usage, spent);
     }
 }
 const dispatch_minutes = (ms) => `${Number((ms / 60_000).toFixed(2))} min`;
@@ -7174,6 +6924,265 @@ function fullRecord(w) {
         .join('\n');
 }
 
+;// CONCATENATED MODULE: ./src/memory/actions-cache.ts
+
+const CACHE_MODE_FIX = 'add `cache-mode: write` to the job (or workflow), or choose another memory-backend';
+/**
+ * GitHub's rule (changelog 2026-06-26): a job gets a read-only cache token when someone who is not
+ * a collaborator can trigger its event and its cache scope is the default branch's. Such events,
+ * `issues` among them (field reports show issues runs denied); a review counts with its comments,
+ * since anyone can review a public pull request. push, schedule and workflow_dispatch keep writing.
+ */
+const READ_ONLY_CACHE_EVENTS = ['issues', 'issue_comment', 'pull_request_review', 'pull_request_review_comment', 'pull_request_target', 'discussion', 'discussion_comment'];
+function readOnlyTokenHint(eventName) {
+    const named = eventName && READ_ONLY_CACHE_EVENTS.includes(eventName) ? `, and ${eventName} is one` : '';
+    return ('GitHub gives a read-only cache token to every event someone who is not a collaborator can trigger ' +
+        '(issues, issue_comment, pull_request_review, pull_request_review_comment, pull_request_target and the like) ' +
+        `when the cache scope is the default branch's${named}: `);
+}
+/**
+ * The cache version hashes the paths, so every call names the memory directory itself: a
+ * snapshot can only be restored to the path it was saved from.
+ */
+class ActionsCacheBackend {
+    o;
+    constructor(o) {
+        this.o = o;
+    }
+    readProblem() {
+        const { cache, cacheMode } = this.o;
+        if (!cache.isFeatureAvailable()) {
+            return ('The Actions cache service is not available to this job (ACTIONS_RESULTS_URL is not set), ' +
+                'so memory is off for this run: the agent starts without earlier sessions and nothing is saved.');
+        }
+        if (cacheMode === 'none' || cacheMode === 'write-only') {
+            return `This job's cache-mode is '${cacheMode}', which does not allow restoring memory: ${CACHE_MODE_FIX}.`;
+        }
+        return undefined;
+    }
+    writeProblem() {
+        const { cache, cacheMode } = this.o;
+        if (!cache.isFeatureAvailable())
+            return '';
+        if (cacheMode === 'read' || cacheMode === 'none') {
+            return `Memory was not saved: this job's cache-mode is '${cacheMode}', which does not allow cache writes; ${CACHE_MODE_FIX}.`;
+        }
+        return undefined;
+    }
+    restoreNewest(dir) {
+        return this.o.cache.restoreCache([dir], this.o.keys.primary, this.o.keys.restorePrefixes);
+    }
+    newestKey(dir) {
+        return this.o.cache.restoreCache([dir], this.o.keys.primary, this.o.keys.restorePrefixes, { lookupOnly: true });
+    }
+    async fetch(key, dir) {
+        // A key named in a snapshot's manifest is data: only this memory's entries.
+        if (!this.o.keys.restorePrefixes.some((p) => key.startsWith(p)))
+            return false;
+        return (await this.o.cache.restoreCache([dir], key, [])) === key;
+    }
+    lossHint() {
+        return ('memory may have expired (the Actions cache evicts entries not used for 7 days, and the least recently used past 10 GB per repository), ' +
+            "or the earlier runs' saves were refused (see their memory-saved output; a read-only cache token needs cache-mode: write). " +
+            'For memory that outlasts quiet weeks choose memory-backend: directory (a self-hosted runner with a persistent disk) or s3');
+    }
+    async pack(dir, credentials) {
+        return this.o.cache.pack?.([dir], credentials);
+    }
+    async put(dir, packed) {
+        const { keys, cache } = this.o;
+        const id = await cache.saveCache([dir], keys.primary, packed);
+        if (id !== -1)
+            return { saved: true, key: keys.primary };
+        return {
+            saved: false,
+            warning: `Memory was not saved under ${keys.primary}: the cache service refused or failed the save (see the cache message above). ` +
+                `${readOnlyTokenHint(this.o.eventName)}${CACHE_MODE_FIX}.`,
+        };
+    }
+}
+class ActionsCacheStore extends SnapshotMemoryStore {
+    constructor(o) {
+        super({ memoryDir: o.memoryDir, backend: new ActionsCacheBackend(o), log: o.log, clock: o.clock, credentials: o.credentials, workingFiles: o.workingFiles });
+    }
+}
+
+;// CONCATENATED MODULE: ./src/memory/directory.ts
+/**
+ * Memory kept in a local directory (`memory-backend: directory`, `memory-path`): for self-hosted
+ * runners whose disk outlives the job, and for running Recall on a workstation.
+ *
+ *   <memory-path>/<prefix>-v1-<run id>-<attempt>-<UTC time>/   one snapshot: opencode.db, index, manifest
+ *
+ * A snapshot is copied into `.incoming-*` and renamed into place, so a reader never sees half of
+ * one. The newest is the one whose manifest was written last. Older snapshots are superseded
+ * (each save merges what it lacked from the newest, RFC-002), so only the newest KEEP are kept.
+ *
+ * Both ways the copy goes through the archive code the Actions cache uses (tar.ts): regular files
+ * only, written only inside the target. A snapshot holding a link or a FIFO (another job on a
+ * shared machine can write memory-path) is unusable, never followed (RFC-005).
+ */
+
+
+
+
+
+
+const directory_KEEP = 3;
+class DirectoryBackend {
+    root;
+    keys;
+    constructor(root, keys) {
+        this.root = root;
+        this.keys = keys;
+    }
+    readProblem() {
+        if (external_node_fs_.existsSync(this.root) && !external_node_fs_.statSync(this.root).isDirectory()) {
+            return `memory-path ${this.root} is not a directory, so memory is off for this run: point memory-path at a directory (it is created if missing).`;
+        }
+        return undefined;
+    }
+    writeProblem() {
+        try {
+            external_node_fs_.mkdirSync(this.root, { recursive: true });
+            external_node_fs_.accessSync(this.root, external_node_fs_.constants.W_OK);
+            return undefined;
+        }
+        catch (error) {
+            return `Memory was not saved: memory-path ${this.root} cannot be written (${error.message}). Give the runner's user write access to it, or choose another memory-path.`;
+        }
+    }
+    /** Snapshots of this prefix, newest first. */
+    snapshots() {
+        if (!external_node_fs_.existsSync(this.root))
+            return [];
+        return external_node_fs_.readdirSync(this.root, { withFileTypes: true })
+            .filter((e) => e.isDirectory() && this.keys.restorePrefixes.some((p) => e.name.startsWith(p)))
+            .flatMap((e) => {
+            try {
+                return [{ key: e.name, savedAt: String(JSON.parse(readMemoryFile(external_node_path_.join(this.root, e.name, MANIFEST_FILE)) ?? '').savedAt ?? '') }];
+            }
+            catch {
+                try {
+                    return [{ key: e.name, savedAt: external_node_fs_.statSync(external_node_path_.join(this.root, e.name)).mtime.toISOString() }];
+                }
+                catch {
+                    return []; // pruned by another run between the listing and now
+                }
+            }
+        })
+            .sort((a, b) => (a.savedAt === b.savedAt ? b.key.localeCompare(a.key) : b.savedAt.localeCompare(a.savedAt)));
+    }
+    async newestKey() {
+        return this.snapshots()[0]?.key;
+    }
+    lossHint() {
+        return `memory-path ${this.root} holds no snapshot of this memory-key-prefix (was it emptied, or is this another runner's disk?)`;
+    }
+    async olderKeys() {
+        return this.snapshots().map((s) => s.key);
+    }
+    async restoreNewest(dir) {
+        const key = await this.newestKey();
+        if (key && (await this.fetch(key, dir)))
+            return key;
+        return undefined;
+    }
+    async fetch(key, dir) {
+        // A key named in a snapshot's manifest is data: only a snapshot folder of this prefix, right under memory-path.
+        if (key !== external_node_path_.basename(key) || key.startsWith('.') || !this.keys.restorePrefixes.some((p) => key.startsWith(p)))
+            return false;
+        const from = external_node_path_.join(this.root, key);
+        if (!external_node_fs_.lstatSync(from, { throwIfNoEntry: false }))
+            return false;
+        // Read through a descriptor held on the snapshot directory itself: another job that can write
+        // memory-path cannot swap it for a link between the look and the copy.
+        let held;
+        try {
+            held = external_node_fs_.openSync(from, external_node_fs_.constants.O_RDONLY | external_node_fs_.constants.O_DIRECTORY | external_node_fs_.constants.O_NOFOLLOW);
+            await copyConfined(process.platform === 'linux' ? `/proc/self/fd/${held}` : from, dir);
+        }
+        catch (error) {
+            throw new UnusableSnapshotError(`snapshot ${key} cannot be used: ${error.message}`, key);
+        }
+        finally {
+            if (held !== undefined)
+                external_node_fs_.closeSync(held);
+        }
+        return true;
+    }
+    async put(dir) {
+        const key = this.keys.primary;
+        external_node_fs_.mkdirSync(this.root, { recursive: true });
+        const incoming = external_node_fs_.mkdtempSync(external_node_path_.join(this.root, `.incoming-${key}-`));
+        const target = external_node_path_.join(this.root, key);
+        await copyConfined(dir, incoming);
+        external_node_fs_.rmSync(target, { recursive: true, force: true });
+        external_node_fs_.renameSync(incoming, target);
+        for (const old of this.snapshots().slice(directory_KEEP))
+            external_node_fs_.rmSync(external_node_path_.join(this.root, old.key), { recursive: true, force: true });
+        return { saved: true, key };
+    }
+}
+/** Copies the regular files of `from` into `to` through the archive code: never a link, never outside `to`. */
+async function copyConfined(from, to) {
+    const unpacker = new TarUnpacker('memory', to);
+    try {
+        await emitSegments(tarLayout(from, 'memory', { strict: true }), (piece, release) => {
+            unpacker.push(piece);
+            release();
+        });
+        unpacker.end();
+    }
+    catch (error) {
+        unpacker.abort();
+        throw error;
+    }
+}
+
+;// CONCATENATED MODULE: ./src/memory/factory.ts
+
+
+
+
+
+function createMemoryStore(o) {
+    let backend;
+    switch (o.choice.backend) {
+        case 'directory':
+            backend = new DirectoryBackend(o.choice.path, o.keys);
+            break;
+        case 's3': {
+            const location = parseS3Location(o.choice.path);
+            if (typeof location === 'string')
+                throw new Error(location);
+            backend = new S3Backend(location, o.keys, () => s3Client(o.choice.endpoint, o.env), o.clock);
+            break;
+        }
+        case 'actions-cache': {
+            // Recall's streaming client on protocol v2. On v1 (GitHub Enterprise Server) Recall still
+            // restores (the toolkit unpacks with `tar -P`, which writes wherever an archive says) and
+            // the toolkit saves.
+            const v1 = new cache_service_CacheServiceClient({ env: o.env, log: o.log, protocol: 'v1' });
+            backend = new ActionsCacheBackend({
+                keys: o.keys,
+                cache: cache_service_usesCacheServiceV2(o.env)
+                    ? new cache_service_CacheServiceClient({ env: o.env, log: o.log })
+                    : {
+                        isFeatureAvailable: () => v1.isFeatureAvailable(),
+                        restoreCache: (paths, key, restoreKeys, options) => v1.restoreCache(paths, key, restoreKeys, options),
+                        // Loaded only here: the toolkit and the Azure SDK it brings are 2 MB of every bundle.
+                        saveCache: async (paths, key) => (await __webpack_require__.e(/* import() */ 289).then(__webpack_require__.bind(__webpack_require__, 289))).saveCache(paths, key),
+                    },
+                cacheMode: (o.env.ACTIONS_CACHE_MODE ?? '').trim().toLowerCase(),
+                eventName: o.env.GITHUB_EVENT_NAME,
+            });
+            break;
+        }
+    }
+    return new SnapshotMemoryStore({ memoryDir: o.memoryDir, backend, log: o.log, clock: o.clock, credentials: o.credentials, signingKey: o.signingKey || undefined, workingFiles: o.workingFiles });
+}
+
 ;// CONCATENATED MODULE: ./src/recall/prior-work.ts
 
 
@@ -7252,6 +7261,7 @@ function priorWorkSection(recalled, o) {
 
 
 
+
 /** A run that failed after memory was restored; carries what is known for the outputs. */
 class RunFailed extends Error {
     memoryStatus;
@@ -7268,7 +7278,6 @@ class RunFailed extends Error {
     }
 }
 const PRUNE_CONCURRENCY = 8;
-const NO_TOKENS = { input: 0, output: 0, reasoning: 0, cacheRead: 0, cacheWrite: 0 };
 async function run(task, settings, ports) {
     const { memory, agent, state, log, clock } = ports;
     const startedAt = clock();
@@ -7434,12 +7443,6 @@ async function run(task, settings, ports) {
         throw new RunFailed(errors_describe(error), restored.status, sessionId, recalled, clock().getTime() - startedAt.getTime(), { cause: error });
     }
 }
-function addUsage(a, b) {
-    const tokens = { ...a.tokens };
-    for (const k of Object.keys(tokens))
-        tokens[k] += b.tokens[k];
-    return { tokens, cost: a.cost + b.cost };
-}
 function composePrompt(task, recalled, o) {
     const prior = priorWorkSection(recalled, o);
     return prior ? `${task.prompt}\n\n${prior}` : task.prompt;
@@ -7519,7 +7522,6 @@ async function runPipeline(o) {
     const keys = memoryKeys(inputs.memoryKeyPrefix, env.GITHUB_RUN_ID || String(Date.now()), env.GITHUB_RUN_ATTEMPT || '1');
     const workspace = o.workspace;
     const choice = { backend: inputs.memoryBackend, path: inputs.memoryPath, endpoint: inputs.memoryS3Endpoint };
-    const state = o.state(keys, choice);
     const memory = createMemoryStore({
         choice,
         memoryDir: layout.memoryDir,
@@ -7531,6 +7533,7 @@ async function runPipeline(o) {
         signingKey: inputs.memorySigningKey,
         workingFiles: [layout.threadIndexFile, layout.recordsFile],
     });
+    const state = o.state(keys, choice, memory);
     if (inputs.memoryBackend === 's3' && inputs.model?.providerID === 'amazon-bedrock' && !(env.RECALL_S3_ACCESS_KEY_ID && env.RECALL_S3_SECRET_ACCESS_KEY)) {
         log.warning('The agent holds the AWS credentials Recall also uses for the memory bucket (its model is on Amazon Bedrock): it could read or rewrite every memory in the bucket. Give memory credentials of its own in RECALL_S3_ACCESS_KEY_ID and RECALL_S3_SECRET_ACCESS_KEY.');
     }
@@ -7690,7 +7693,6 @@ class Progress {
 
 
 
-
 /** The action's inputs a local run takes as flags of the same name. */
 const INPUT_FLAGS = [
     'model',
@@ -7719,12 +7721,10 @@ run printed). Other flags are the action's inputs of the same name: ${INPUT_FLAG
 The agent's changes stay in the checkout; nothing is committed.`;
 /** What the action's post step would do for a run that stopped before its save: here, the save itself. */
 class LocalState {
-    keys;
-    choice;
+    memory;
     savePending = false;
-    constructor(keys, choice) {
-        this.keys = keys;
-        this.choice = choice;
+    constructor(memory) {
+        this.memory = memory;
     }
     memoryPending() {
         this.savePending = true;
@@ -7794,7 +7794,7 @@ async function runCommand(args, io, env = process.env) {
             credentials,
             untrustedCode: false,
             progress,
-            state: (keys, choice) => (state = new LocalState(keys, choice)),
+            state: (_keys, _choice, memory) => (state = new LocalState(memory)),
             log,
         });
         await progress.close();
@@ -7810,8 +7810,12 @@ async function runCommand(args, io, env = process.env) {
     catch (error) {
         await progress.close();
         io.err(`recall: ${redactCredentials(error instanceof RunFailed ? `the agent's run failed: ${error.message}` : errors_describe(error), credentials())}`);
-        if (state?.savePending)
-            await saveAfterFailure(state, layout, runEnv, credentials, log);
+        if (state?.savePending) {
+            const saved = await state.memory.save().catch((e) => ({ saved: false, warning: errors_describe(e), key: undefined }));
+            if (saved.warning)
+                log.warning(saved.warning);
+            log.info(saved.saved ? `Memory saved as ${saved.key}` : 'Memory was not saved');
+        }
         return 1;
     }
     finally {
@@ -7854,23 +7858,6 @@ function keepOutOfGit(workspace, memoryPath) {
     const ignore = external_node_path_.join(workspace, top, '.gitignore');
     if (!external_node_fs_.existsSync(ignore))
         external_node_fs_.writeFileSync(ignore, '# Recall\'s local memory: not for git\n*\n');
-}
-async function saveAfterFailure(state, layout, env, credentials, log) {
-    const store = createMemoryStore({
-        choice: state.choice,
-        memoryDir: layout.memoryDir,
-        keys: state.keys,
-        env,
-        log,
-        clock: () => new Date(),
-        credentials,
-        signingKey: '',
-        workingFiles: [layout.threadIndexFile, layout.recordsFile],
-    });
-    const saved = await store.save().catch((error) => ({ saved: false, warning: errors_describe(error), key: undefined }));
-    if (saved.warning)
-        log.warning(saved.warning);
-    log.info(saved.saved ? `Memory saved as ${saved.key}` : 'Memory was not saved');
 }
 
 ;// CONCATENATED MODULE: ./src/cli/cli.ts
