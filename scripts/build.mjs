@@ -1,25 +1,74 @@
-// Bundles the action's entry points and the CLI with ncc into dist/<entry>/index.js.
+// Bundles the action's main and post steps and the CLI with ncc, once, into dist/bundle/, and
+// writes dist/main/index.js, dist/post/index.js and dist/cli/index.js as the few lines that start
+// each from it. RFC-001, "The bundle", has the measurements behind each choice here.
 //
-// licenses.txt is written here from the bundle's module list, not by ncc's --license: where a
-// bundle has chunks (a dynamic import, such as @actions/artifact in main and the memory code in
-// post), ncc writes one licenses.txt per chunk over the same name, so the last chunk's packages
+// One build, not one per entry: ncc builds one entry at a time, and three builds each carried
+// their own copy of what the three share (the S3 SDK, @actions/cache and the Azure SDK, undici,
+// Recall itself): 20 MB of dist/. src/bundle.ts imports each entry dynamically, so each is a chunk
+// of its own, and webpack puts what two of them share in a chunk they both load.
+//
+// Every .js file is then minified as ncc's --minify would (no compression; names of functions and
+// classes kept for stack traces), which that flag does only to the entry file, never its chunks.
+// With rolldown's minifier (oxc), not terser: terser drops the parentheses webpack puts around
+// each module's function, which V8 takes as the hint to compile it at once, and main's start was
+// 15-20 ms slower for it.
+//
+// `npm run build -- --source-map` also writes a .map beside each file, for a debugging session
+// (`node --enable-source-maps`); the code is the same, so the maps also place a line and column of
+// a shipped stack trace. They are not shipped (11 MB) and not to be committed.
+//
+// licenses.txt is written here from the bundle's module list, not by ncc's --license: with
+// chunks, ncc writes one licenses.txt per chunk over the same name, so the last chunk's packages
 // were all it named.
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
+import { minifySync } from 'rolldown/utils';
 
-const ENTRIES = { main: 'src/index.ts', post: 'src/index-post.ts', cli: 'src/cli/index.ts' };
+const sourceMap = process.argv.includes('--source-map');
+/** The three things dist/ starts, each from its export of src/bundle.ts. */
+const ENTRIES = {
+  main: "The action's main step (action.yml runs it).",
+  post: "The action's post step (action.yml runs it).",
+  cli: "Recall's CLI (package.json's bin).",
+};
+const BUNDLE = 'dist/bundle';
+
 const scratch = mkdtempSync(join(tmpdir(), 'recall-build-'));
 try {
-  for (const [entry, source] of Object.entries(ENTRIES)) {
-    rmSync(`dist/${entry}`, { recursive: true, force: true });
-    const stats = join(scratch, `${entry}.json`);
-    execFileSync('ncc', ['build', source, '--out', `dist/${entry}`, '--quiet', '--target', 'es2022', '--stats-out', stats], { stdio: 'inherit' });
-    writeFileSync(`dist/${entry}/licenses.txt`, licenses(JSON.parse(readFileSync(stats, 'utf8'))));
+  for (const dir of ['bundle', ...Object.keys(ENTRIES)]) rmSync(`dist/${dir}`, { recursive: true, force: true });
+  const stats = join(scratch, 'stats.json');
+  execFileSync('ncc', ['build', 'src/bundle.ts', '--out', BUNDLE, '--quiet', '--target', 'es2022', '--stats-out', stats, ...(sourceMap ? ['--source-map', '--no-source-map-register'] : [])], { stdio: 'inherit' });
+  for (const file of readdirSync(BUNDLE).filter((f) => f.endsWith('.js'))) shrink(join(BUNDLE, file));
+  writeFileSync(`${BUNDLE}/licenses.txt`, licenses(JSON.parse(readFileSync(stats, 'utf8'))));
+  for (const [entry, what] of Object.entries(ENTRIES)) {
+    mkdirSync(`dist/${entry}`);
+    writeFileSync(`dist/${entry}/package.json`, readFileSync(`${BUNDLE}/package.json`));
+    const file = `dist/${entry}/index.js`;
+    writeFileSync(file, `${entry === 'cli' ? '#!/usr/bin/env node\n' : ''}// ${what} Its code is in ../bundle/, built from src/ by scripts/build.mjs.\nimport { ${entry} } from '../bundle/index.js';\n\nawait ${entry}();\n`);
+    if (entry === 'cli') chmodSync(file, 0o755);
   }
 } finally {
   rmSync(scratch, { recursive: true, force: true });
+}
+
+/** Minifies one file in place (and its map with it, when there is one). */
+function shrink(file) {
+  const inputMap = sourceMap && existsSync(`${file}.map`) ? JSON.parse(readFileSync(`${file}.map`, 'utf8')) : undefined;
+  const out = minifySync(file, readFileSync(file, 'utf8'), {
+    module: true,
+    compress: false,
+    mangle: { keepNames: true },
+    codegen: { legalComments: 'inline' },
+    sourcemap: Boolean(inputMap),
+    inputMap,
+  });
+  if (out.errors.length > 0) throw new Error(`${file} could not be minified: ${out.errors.map((e) => e.message).join('; ')}`);
+  writeFileSync(file, inputMap ? `${out.code}\n//# sourceMappingURL=${basename(file)}.map\n` : out.code);
+  if (!inputMap) return;
+  // ncc names sources as seen from one level below the repository (../src/...); the bundle is two.
+  writeFileSync(`${file}.map`, JSON.stringify({ ...out.map, sources: out.map.sources.map((s) => `../${s}`) }));
 }
 
 /** Every package whose code is in the bundle (any chunk), with its license, in ncc's format. */
