@@ -1,6 +1,7 @@
 /**
  * `npm run bench -- run`: the wall time of whole runs of the bundled action with the scripted
- * model (restore, OpenCode start, recall, prompt, summary, prune, stop, save), and dist's size.
+ * model (restore, OpenCode start, recall, prompt, summary, prune, stop, save), and the size of
+ * every file under dist/.
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
@@ -24,6 +25,23 @@ function stats(ms: number[]): string {
   return `min ${(sorted[0]! / 1000).toFixed(2)} s, median ${(median / 1000).toFixed(2)} s, max ${(sorted.at(-1)! / 1000).toFixed(2)} s`;
 }
 
+it('the size of every file under dist/', () => {
+  const dist = path.join(REPO_ROOT, 'dist');
+  const files = (fs.readdirSync(dist, { recursive: true }) as string[]).map((f) => path.join(dist, f)).filter((f) => fs.statSync(f).isFile()).sort();
+  const bytes = (n: number) => n.toLocaleString('en-US').padStart(11);
+  const sizes = files.map((f) => ({ name: path.relative(REPO_ROOT, f), size: fs.statSync(f).size }));
+  const total = sizes.reduce((sum, f) => sum + f.size, 0);
+  const largest = sizes.filter((f) => f.name.endsWith('.js')).sort((a, b) => b.size - a.size)[0]!;
+  // What each step loads is in RFC-001 ("The bundle"): the entry files are a few lines each, the chunks load as the run needs them.
+  console.log(
+    [
+      'dist/, bytes:',
+      ...sizes.map((f) => `${bytes(f.size)}  ${f.name}`),
+      `${bytes(total)}  in all (${(total / 1024 / 1024).toFixed(2)} MiB, ${sizes.length} files); the largest .js: ${largest.name}, ${largest.size.toLocaleString('en-US')} bytes (at most 2,000,000)`,
+    ].join('\n'),
+  );
+});
+
 it(`one run of the bundled action, ${RUNS} times on a fresh runner`, async () => {
   const main: number[] = [];
   const whole: number[] = [];
@@ -36,17 +54,11 @@ it(`one run of the bundled action, ${RUNS} times on a fresh runner`, async () =>
     main.push(run.mainMs);
     expect(run.main.exitCode, run.main.stdout).toBe(0);
   }
-  const size = (entry: string) => fs.statSync(path.join(REPO_ROOT, 'dist', entry, 'index.js')).size;
-  // What a bundle loads at start (index.js) and what it may load later (chunks of dynamic imports: S3, the toolkit's save, artifacts).
-  const chunks = (entry: string) =>
-    fs.readdirSync(path.join(REPO_ROOT, 'dist', entry)).filter((f) => /^\d+\.index\.js$/.test(f)).map((f) => `${f} ${(fs.statSync(path.join(REPO_ROOT, 'dist', entry, f)).size / 1024 / 1024).toFixed(2)}`).join(', ');
   console.log(
     [
       `runs: ${RUNS} (sessions in memory: 0 to ${RUNS - 1})`,
       `main step: ${stats(main)}`,
       `main + post: ${stats(whole)}`,
-      `dist/main/index.js: ${(size('main') / 1024 / 1024).toFixed(2)} MiB (chunks, MiB: ${chunks('main')})`,
-      `dist/post/index.js: ${(size('post') / 1024 / 1024).toFixed(2)} MiB (chunks, MiB: ${chunks('post')})`,
     ].join('\n'),
   );
 });
