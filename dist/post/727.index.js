@@ -1,8 +1,8 @@
-export const id = 960;
-export const ids = [960];
+export const id = 727;
+export const ids = [727];
 export const modules = {
 
-/***/ 9960:
+/***/ 2727:
 /***/ ((__unused_webpack_module, __webpack_exports__, __webpack_require__) => {
 
 // ESM COMPAT FLAG
@@ -1631,6 +1631,15 @@ function memoryKeys(prefix, runId, runAttempt, now = new Date()) {
     const shared = `${prefix}-${KEY_FORMAT_VERSION}-`;
     return { primary: `${shared}${runId}-${runAttempt}-${timeStamp(now)}`, restorePrefixes: [shared] };
 }
+/**
+ * This run's key with the time first, `<prefix>-v1-<UTC time>-<run id>-<attempt>`: for backends
+ * that list their snapshots (S3, a git branch), where the newest must be the greatest name.
+ */
+function timeFirstKey(keys, time) {
+    const shared = keys.restorePrefixes[0] ?? '';
+    const run = keys.primary.slice(shared.length).replace(/-\d{8}T\d{6}Z$/, '');
+    return `${shared}${timeStamp(time)}-${run}`;
+}
 /** A time as keys carry it: 20261123T181122Z. */
 function timeStamp(time) {
     return time.toISOString().replace(/[-:]/g, '').replace(/\.\d+Z$/, 'Z');
@@ -3193,6 +3202,49 @@ async function copyConfined(from, to) {
 
 // EXTERNAL MODULE: external "node:stream/promises"
 var promises_ = __webpack_require__(6466);
+;// CONCATENATED MODULE: ./src/memory/gzip-archive.ts
+/**
+ * A snapshot as one file: a gzip tar of the memory directory's files, as the S3 and git-branch
+ * backends store it. Packed with the archive code the Actions cache uses (tar.ts), and unpacked
+ * with Recall's unpacker: regular files only, written only inside the target directory.
+ */
+
+
+
+
+/**
+ * A snapshot as one gzip member of a tar of the directory's files, named `./<file>` as
+ * `tar -czf - -C dir .` names them (snapshots saved that way still restore).
+ */
+async function packGzip(dir) {
+    const gzip = external_node_zlib_.createGzip();
+    const out = [];
+    gzip.on('data', (d) => out.push(d));
+    const ended = (0,external_node_events_.once)(gzip, 'end');
+    await emitSegments(tarLayout(dir, '.'), async (piece, release) => {
+        if (!gzip.write(piece, release))
+            await (0,external_node_events_.once)(gzip, 'drain');
+    });
+    gzip.end();
+    await ended;
+    return Buffer.concat(out);
+}
+/** Unpacks a gzip tar stream into `dir` with Recall's unpacker: regular files only, inside `dir`. */
+async function unpackGzip(body, dir) {
+    const unpacker = new tar_TarUnpacker('.', dir);
+    try {
+        await (0,promises_.pipeline)(body, external_node_zlib_.createGunzip(), async (source) => {
+            for await (const piece of source)
+                unpacker.push(piece);
+        });
+        unpacker.end();
+    }
+    catch (error) {
+        unpacker.abort();
+        throw error;
+    }
+}
+
 ;// CONCATENATED MODULE: ./src/memory/s3.ts
 /**
  * Memory kept in an S3-compatible object store (`memory-backend: s3`): AWS S3, Cloudflare R2,
@@ -3208,9 +3260,6 @@ var promises_ = __webpack_require__(6466);
  * aws-actions/configure-aws-credentials), and are never stored: the store's credential removal
  * takes every AWS_* key value out before a save.
  */
-
-
-
 
 
 
@@ -3247,38 +3296,6 @@ async function s3Client(endpoint, env) {
             }
             : {}),
     });
-}
-/**
- * A snapshot as one gzip member of a tar of the directory's files, named `./<file>` as
- * `tar -czf - -C dir .` names them (snapshots saved that way still restore).
- */
-async function packGzip(dir) {
-    const gzip = external_node_zlib_.createGzip();
-    const out = [];
-    gzip.on('data', (d) => out.push(d));
-    const ended = (0,external_node_events_.once)(gzip, 'end');
-    await emitSegments(tarLayout(dir, '.'), async (piece, release) => {
-        if (!gzip.write(piece, release))
-            await (0,external_node_events_.once)(gzip, 'drain');
-    });
-    gzip.end();
-    await ended;
-    return Buffer.concat(out);
-}
-/** Unpacks a gzip tar stream into `dir` with Recall's unpacker: regular files only, inside `dir`. */
-async function unpackGzip(body, dir) {
-    const unpacker = new tar_TarUnpacker('.', dir);
-    try {
-        await (0,promises_.pipeline)(body, external_node_zlib_.createGunzip(), async (source) => {
-            for await (const piece of source)
-                unpacker.push(piece);
-        });
-        unpacker.end();
-    }
-    catch (error) {
-        unpacker.abort();
-        throw error;
-    }
 }
 class S3Backend {
     location;
@@ -3362,8 +3379,7 @@ class S3Backend {
     }
     async put(dir) {
         // The time first, so that the newest snapshot is the greatest key and one listing finds it.
-        const run_ = this.keys.primary.slice((this.keys.restorePrefixes[0] ?? '').length).replace(/-\d{8}T\d{6}Z$/, '');
-        const key = `${this.prefix}${timeStamp(this.clock())}-${run_}.tar.gz`;
+        const key = `${this.location.folder ? `${this.location.folder}/` : ''}${timeFirstKey(this.keys, this.clock())}.tar.gz`;
         const archive = await packGzip(dir);
         const { PutObjectCommand, DeleteObjectCommand } = await sdk();
         await (await this.client()).send(new PutObjectCommand({ Bucket: this.location.bucket, Key: key, Body: archive, ContentType: 'application/gzip' }));
