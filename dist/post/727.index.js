@@ -2013,6 +2013,8 @@ class UnusableSnapshotError extends Error {
 /** How many earlier snapshots a save names, and how many a restore tries when the newest is unusable. */
 const EARLIER_KEPT = 3;
 const MAX_FALLBACKS = 4;
+/** How many times a save is put when other saves keep landing first (a backend that answers `moved`). */
+const MAX_SAVE_ATTEMPTS = 4;
 class SnapshotMemoryStore {
     so;
     constructor(so) {
@@ -2220,35 +2222,54 @@ class SnapshotMemoryStore {
             return { saved: false, warning: `Memory was not saved: the session store is unusable after this run (${check.unusable}).` };
         if (check.repaired.length > 0)
             log.warning(`Memory: the session store was repaired before saving: ${check.repaired.join('; ')}.`);
-        let merge;
-        try {
-            merge = await mergeNewerSave({ ...this.so, base: this.readBase(), checkRestored: () => this.checkRestoredStore() });
-        }
-        catch (error) {
-            merge = { blocked: `Memory was not saved: merging the memory of an overlapping run failed (${errors_describe(error)}).` };
-        }
-        if (merge.blocked)
-            return { saved: false, warning: merge.blocked };
-        if (merge.warning)
-            log.warning(merge.warning);
-        let packed;
-        try {
-            // What this save is built from, newest first: where a restore goes if this save turns out unusable.
-            const base = this.readBase();
-            const earlier = [...new Set([...(merge.from ? [merge.from] : []), ...base.earlier])].filter((k) => !base.setAside.includes(k));
-            packed = await this.takeOutCredentials(earlier.slice(0, EARLIER_KEPT));
-        }
-        catch (error) {
-            return { saved: false, warning: `Memory was not saved: the credentials could not be taken out of the store (${errors_describe(error)}).` };
-        }
-        try {
-            const put = await backend.put(memoryDir, packed);
-            if (!put.saved)
-                return put;
-            return { saved: true, key: put.key, ...(merge.merged ? { merged: merge.merged } : {}) };
-        }
-        catch (error) {
-            return { saved: false, warning: `Memory was not saved: ${errors_describe(error)}` };
+        // Merge what another run saved meanwhile, take credentials out, put. A backend that writes by
+        // compare-and-swap answers `moved` when yet another save landed between the look and the put:
+        // merge that one too and put again.
+        let base = this.readBase();
+        const mergedFrom = [];
+        const merged = [];
+        for (let attempt = 1;; attempt++) {
+            let merge;
+            try {
+                merge = await mergeNewerSave({ ...this.so, base, checkRestored: () => this.checkRestoredStore() });
+            }
+            catch (error) {
+                merge = { blocked: `Memory was not saved: merging the memory of an overlapping run failed (${errors_describe(error)}).` };
+            }
+            if (merge.blocked)
+                return { saved: false, warning: merge.blocked };
+            if (merge.warning)
+                log.warning(merge.warning);
+            if (merge.from) {
+                mergedFrom.unshift(merge.from);
+                // What this save now builds on: the same snapshot is not merged twice.
+                base = { ...base, restoredKey: merge.from };
+            }
+            merged.push(...(merge.merged ?? []));
+            let packed;
+            try {
+                // What this save is built from, newest first: where a restore goes if this save turns out unusable.
+                const earlier = [...new Set([...mergedFrom, ...base.earlier])].filter((k) => !base.setAside.includes(k));
+                packed = await this.takeOutCredentials(earlier.slice(0, EARLIER_KEPT));
+            }
+            catch (error) {
+                return { saved: false, warning: `Memory was not saved: the credentials could not be taken out of the store (${errors_describe(error)}).` };
+            }
+            let put;
+            try {
+                put = await backend.put(memoryDir, packed);
+            }
+            catch (error) {
+                return { saved: false, warning: `Memory was not saved: ${errors_describe(error)}` };
+            }
+            if (put.saved)
+                return { saved: true, key: put.key, ...(merged.length > 0 ? { merged } : {}) };
+            if (!put.moved)
+                return { saved: false, warning: put.warning };
+            if (attempt >= MAX_SAVE_ATTEMPTS) {
+                return { saved: false, warning: `Memory was not saved: other runs' saves landed first ${attempt} times in a row (the last: ${put.warning}). Their memory is kept; this run's session is not.` };
+            }
+            log.info(`Memory: ${put.warning}; merging that save and saving again.`);
         }
     }
     /**
