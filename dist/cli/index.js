@@ -537,7 +537,7 @@ if (major < 22 || (major === 22 && minor < 5)) {
     process.exitCode = 1;
 }
 else {
-    void Promise.all(/* import() */[__nccwpck_require__.e(539), __nccwpck_require__.e(498)]).then(__nccwpck_require__.bind(__nccwpck_require__, 5498)).then(({ run }) => run(process.argv.slice(2)));
+    void Promise.all(/* import() */[__nccwpck_require__.e(539), __nccwpck_require__.e(884)]).then(__nccwpck_require__.bind(__nccwpck_require__, 1884)).then(({ run }) => run(process.argv.slice(2)));
 }
 
 

@@ -122,6 +122,22 @@ describe('a bad snapshot does not cost the memory before it', () => {
     });
   });
 
+  it('on a git branch: the bad snapshot names the one it was built from, which the branch still keeps, and the run restores that', async () => {
+    const remote = path.join(world.root, 'github', 'webapp.git');
+    execFileSync('git', ['init', '-q', '--bare', remote]);
+    const git = (...args: string[]) => execFileSync('git', ['-C', remote, ...args], { encoding: 'utf8' }).trim();
+    await threeRunsTheSecondGarbled({ inputs: { 'memory-backend': 'git-branch', 'memory-path': remote } }, (runId) => {
+      // Someone with write access replaces run 2's snapshot on the branch with a garbled one.
+      const name = git('ls-tree', '--name-only', 'recall-memory').split('\n').find((f) => f.endsWith(`-${runId}-1.tar.gz`))!;
+      const garbled = garbledArchive(execFileSync('git', ['-C', remote, 'cat-file', 'blob', `recall-memory:${name}`]));
+      const blob = execFileSync('git', ['-C', remote, 'hash-object', '-w', '--stdin'], { input: garbled, encoding: 'utf8' }).trim();
+      const tree = git('ls-tree', 'recall-memory').split('\n').map((line) => (line.endsWith(`\t${name}`) ? `100644 blob ${blob}\t${name}` : line));
+      const newTree = execFileSync('git', ['-C', remote, 'mktree'], { input: `${tree.join('\n')}\n`, encoding: 'utf8' }).trim();
+      const commit = execFileSync('git', ['-C', remote, '-c', 'user.name=m', '-c', 'user.email=m@m', 'commit-tree', newTree, '-m', 'garbled'], { encoding: 'utf8' }).trim();
+      git('update-ref', 'refs/heads/recall-memory', commit);
+    });
+  });
+
   it('on S3: the bad object names the one it was built from, and the run restores that', async () => {
     const s3 = await startS3Server(path.join(world.root, 's3'));
     try {

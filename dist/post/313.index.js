@@ -1,8 +1,8 @@
-export const id = 727;
-export const ids = [727];
+export const id = 313;
+export const ids = [313];
 export const modules = {
 
-/***/ 2727:
+/***/ 5313:
 /***/ ((__unused_webpack_module, __webpack_exports__, __webpack_require__) => {
 
 // ESM COMPAT FLAG
@@ -2385,7 +2385,7 @@ class ActionsCacheBackend {
     lossHint() {
         return ('memory may have expired (the Actions cache evicts entries not used for 7 days, and the least recently used past 10 GB per repository), ' +
             "or the earlier runs' saves were refused (see their memory-saved output; a read-only cache token needs cache-mode: write). " +
-            'For memory that outlasts quiet weeks choose memory-backend: directory (a self-hosted runner with a persistent disk) or s3');
+            'For memory that outlasts quiet weeks choose memory-backend: git-branch (a branch of the repository), directory (a self-hosted runner with a persistent disk) or s3');
     }
     async pack(dir, credentials) {
         return this.o.cache.pack?.([dir], credentials);
@@ -3221,6 +3221,113 @@ async function copyConfined(from, to) {
     }
 }
 
+;// CONCATENATED MODULE: ./src/publish/git.ts
+/**
+ * git, as Recall runs it on the checkout after the agent has stopped (RFC-007): nothing the
+ * checkout's configuration or the agent's files could run is run. Hooks, an fsmonitor, signing
+ * programs and credential helpers are turned off on the command line; the push's credential
+ * reaches the git child alone, in its environment, never a file in the checkout.
+ */
+
+/** Settings that win over the checkout's own: none of them may start a program. */
+const SAFE_CONFIG = [
+    ['core.hooksPath', '/dev/null'],
+    ['core.fsmonitor', 'false'],
+    ['commit.gpgSign', 'false'],
+    ['credential.helper', ''],
+    ['protocol.ext.allow', 'never'],
+];
+class Git {
+    cwd;
+    baseEnv;
+    constructor(cwd, baseEnv) {
+        this.cwd = cwd;
+        this.baseEnv = baseEnv;
+    }
+    /**
+     * Runs `git args`; `config` adds settings through the environment (GIT_CONFIG_COUNT), where no
+     * other process of the runner can read them from a command line. `input` goes to its stdin.
+     */
+    run(args, o = {}) {
+        return new Promise((resolve, reject) => {
+            const child = this.spawn(args, o);
+            let stdout = '';
+            let stderr = '';
+            child.stdout.setEncoding('utf8').on('data', (d) => (stdout += d));
+            child.stderr.setEncoding('utf8').on('data', (d) => (stderr += d));
+            child.on('error', reject);
+            child.on('close', (code) => resolve({ code: code ?? 1, stdout, stderr }));
+            child.stdin.on('error', () => undefined); // a git that exits early closes its stdin: its exit code says why
+            child.stdin.end(o.input);
+        });
+    }
+    /** Runs `git args` with its output as a stream (a blob's bytes); `done` settles when it exits. */
+    stream(args, o = {}) {
+        const child = this.spawn(args, o);
+        child.stdin.end();
+        let stderr = '';
+        child.stderr.setEncoding('utf8').on('data', (d) => (stderr += d));
+        const done = new Promise((resolve, reject) => {
+            child.on('error', reject);
+            child.on('close', (code) => resolve({ code: code ?? 1, stdout: '', stderr }));
+        });
+        return { stdout: child.stdout, done };
+    }
+    spawn(args, o) {
+        const config = [...SAFE_CONFIG, ...(o.config ?? [])];
+        const env = {
+            PATH: this.baseEnv.PATH,
+            HOME: this.baseEnv.HOME,
+            LANG: 'C',
+            GIT_TERMINAL_PROMPT: '0',
+            GIT_CONFIG_NOSYSTEM: '1',
+            GIT_CONFIG_COUNT: String(config.length),
+            GIT_AUTHOR_NAME: 'github-actions[bot]',
+            GIT_AUTHOR_EMAIL: '41898282+github-actions[bot]@users.noreply.github.com',
+            GIT_COMMITTER_NAME: 'github-actions[bot]',
+            GIT_COMMITTER_EMAIL: '41898282+github-actions[bot]@users.noreply.github.com',
+        };
+        config.forEach(([key, value], i) => {
+            env[`GIT_CONFIG_KEY_${i}`] = key;
+            env[`GIT_CONFIG_VALUE_${i}`] = value;
+        });
+        return (0,external_node_child_process_.spawn)('git', [...args], { cwd: this.cwd, env, stdio: ['pipe', 'pipe', 'pipe'] });
+    }
+    /** Like run, but a non-zero exit throws with git's own words. */
+    async must(args, o = {}) {
+        const r = await this.run(args, o);
+        if (r.code !== 0)
+            throw new Error(`git ${args[0]} failed: ${(r.stderr || r.stdout).trim().split('\n').slice(-3).join(' ')}`);
+        return r.stdout;
+    }
+}
+/**
+ * `token` as the Authorization header git sends to `remote`'s origin (an http(s) URL; nothing for
+ * a remote on disk), through settings for the git child alone: a header persisted for the same
+ * host (actions/checkout's, for the workflow token) is cleared first, so this token is the one
+ * sent. Never on a command line, never in a config file.
+ */
+function tokenConfig(remote, token) {
+    if (!token)
+        return [];
+    let origin;
+    try {
+        const url = new URL(remote);
+        if (url.protocol !== 'https:' && url.protocol !== 'http:')
+            return [];
+        origin = `${url.protocol}//${url.host}/`;
+    }
+    catch {
+        return [];
+    }
+    const header = `AUTHORIZATION: basic ${Buffer.from(`x-access-token:${token}`).toString('base64')}`;
+    return [
+        ['http.extraheader', ''],
+        [`http.${origin}.extraheader`, ''],
+        [`http.${origin}.extraheader`, header],
+    ];
+}
+
 // EXTERNAL MODULE: external "node:stream/promises"
 var promises_ = __webpack_require__(6466);
 ;// CONCATENATED MODULE: ./src/memory/gzip-archive.ts
@@ -3264,6 +3371,357 @@ async function unpackGzip(body, dir) {
         unpacker.abort();
         throw error;
     }
+}
+
+;// CONCATENATED MODULE: ./src/memory/git-remote.ts
+/**
+ * Where the git-branch backend keeps memory, and what it may touch (RFC-002): the branch name's
+ * rules, the branches a workflow works on (never the memory branch), the remote, where the token
+ * may go, and what git's answer to a push means.
+ */
+
+
+const DEFAULT_MEMORY_BRANCH = 'recall-memory';
+/** Names a repository's own work lives on: never a memory branch, whatever the repository's default. */
+const WORK_BRANCHES = (/* unused pure expression or super */ null && (['main', 'master', 'trunk', 'develop', 'HEAD']));
+/**
+ * Why `name` cannot be the memory branch, or undefined when it can: git's rules for a branch name
+ * (git check-ref-format --branch), and none of the names repositories keep their work on.
+ */
+function memoryBranchProblem(name) {
+    if (name.length === 0)
+        return 'it is empty';
+    if (name.length > 200)
+        return 'it is longer than 200 characters';
+    if (/[\x00-\x20\x7f]/.test(name))
+        return 'it contains a space or a control character';
+    const odd = /[~^:?*[\\]/.exec(name)?.[0];
+    if (odd)
+        return `it contains "${odd}", which git does not allow in a branch name`;
+    if (name.includes('..'))
+        return 'it contains "..", which git does not allow in a branch name';
+    if (name.includes('@{') || name === '@')
+        return 'it contains "@{" or is "@", which git does not allow in a branch name';
+    if (name.startsWith('-'))
+        return 'it starts with a dash';
+    if (name.startsWith('/') || name.endsWith('/') || name.includes('//'))
+        return 'it starts or ends with "/" or has an empty part between two';
+    if (name.endsWith('.'))
+        return 'it ends with a dot';
+    const part = name.split('/').find((p) => p.startsWith('.') || p.endsWith('.lock'));
+    if (part !== undefined)
+        return `its part "${part}" starts with a dot or ends with .lock, which git does not allow`;
+    if (name.startsWith('refs/'))
+        return 'it starts with refs/: write the branch name alone, e.g. recall-memory';
+    if (WORK_BRANCHES.includes(name))
+        return `${name} is where repositories keep their work, and Recall replaces the memory branch on every save`;
+    return undefined;
+}
+/**
+ * The branches this workflow works on, which the memory branch must not be: the repository's
+ * default branch (from the event), the branch the run is on, and a pull request's head and base.
+ */
+function branchesInUse(env) {
+    const used = new Set();
+    if (env.GITHUB_REF?.startsWith('refs/heads/'))
+        used.add(env.GITHUB_REF.slice('refs/heads/'.length));
+    for (const name of [env.GITHUB_HEAD_REF, env.GITHUB_BASE_REF])
+        if (name)
+            used.add(name);
+    try {
+        const event = JSON.parse(external_node_fs_.readFileSync(env.GITHUB_EVENT_PATH ?? '', 'utf8'));
+        if (typeof event.repository?.default_branch === 'string')
+            used.add(event.repository.default_branch);
+    }
+    catch {
+        // no event (a local run): the names refused by memoryBranchProblem still are
+    }
+    return [...used];
+}
+/** Why memory-path cannot name the repository that holds the memory branch, or undefined. */
+function gitRemoteProblem(value) {
+    if (value === '')
+        return undefined;
+    if (value.startsWith('/'))
+        return undefined;
+    let url;
+    try {
+        url = new URL(value);
+    }
+    catch {
+        return 'it is neither a URL nor an absolute path';
+    }
+    if (url.protocol !== 'https:' && url.protocol !== 'file:')
+        return `its scheme is ${url.protocol.replace(/:$/, '')}: write an https:// URL, a file:// URL or an absolute path`;
+    if (url.username || url.password)
+        return 'it holds a credential: Recall sends github-token itself, so write the URL without one';
+    return undefined;
+}
+/** The repository memory goes to: memory-path, or this repository on its GitHub server. */
+function memoryRemote(memoryPath, env) {
+    if (memoryPath)
+        return memoryPath;
+    if (!env.GITHUB_REPOSITORY)
+        return undefined;
+    return `${(env.GITHUB_SERVER_URL || 'https://github.com').replace(/\/+$/, '')}/${env.GITHUB_REPOSITORY}.git`;
+}
+/**
+ * The token's settings for git (tokenConfig), only for a remote on the GitHub server this job runs
+ * against: memory-path naming another host never receives the job's token.
+ */
+function memoryAuthConfig(remote, token, serverUrl) {
+    try {
+        if (new URL(remote).origin !== new URL(serverUrl || 'https://github.com').origin)
+            return [];
+    }
+    catch {
+        return [];
+    }
+    return tokenConfig(remote, token);
+}
+/** What a refused push means: `moved` when another save landed first (merge it and try again). */
+function memoryPushRefusal(output, branch) {
+    if (/stale info|fetch first|non-fast-forward|failed to update ref|cannot lock ref|but expected|incorrect old value/i.test(output)) {
+        return { moved: true, why: `another save moved ${branch} since this one looked` };
+    }
+    if (/GH001|large files? detected|exceeds GitHub's file size limit/i.test(output)) {
+        return { moved: false, why: `the snapshot is larger than the host takes in one file (GitHub: 100 MB). Lower max-sessions or max-age-days so the store shrinks, or choose memory-backend s3` };
+    }
+    if (/protected branch|GH006|GH013|rule violations/i.test(output)) {
+        return { moved: false, why: `${branch} is protected by a branch rule or ruleset that refuses Recall's push. Exempt ${branch} from the rule (Recall replaces its one commit on every save), or set memory-branch to a branch no rule covers` };
+    }
+    if (/\b403\b|permission to \S+ denied|denied to|not allowed|unable to access|authentication failed|could not read username|pre-receive hook declined/i.test(output)) {
+        const said = lastLine(output);
+        return { moved: false, why: `the token may not push to ${branch} (${said}). Give the job \`permissions: contents: write\` (Recall pushes with github-token; the agent never holds it), or pass a token that may as github-token` };
+    }
+    return { moved: false, why: `git said: ${lastLine(output)}` };
+}
+/** git's last words: the line that says what went wrong. */
+function lastLine(output) {
+    const lines = output
+        .split('\n')
+        .map((l) => l.replace(/^remote:\s*/, '').trim())
+        .filter((l) => l && !/^(?:To |Done$|error: failed to push some refs)/.test(l));
+    return (lines.find((l) => /denied|403|declined|rejected/i.test(l)) ?? lines.at(-1) ?? 'no reason given').slice(0, 300);
+}
+
+;// CONCATENATED MODULE: ./src/memory/git-branch.ts
+/**
+ * Memory kept on a branch of the repository (`memory-backend: git-branch`, `memory-branch`):
+ * memory that lasts as long as the repository does, without the Actions cache's 7-day eviction.
+ *
+ *   <branch>: one commit, no parent
+ *     README.md                                          what the branch is
+ *     <prefix>-v1-<UTC time>-<run id>-<attempt>.tar.gz   a snapshot (the newest 3 of each prefix)
+ *
+ * Recall writes it, with github-token, never the agent: git runs in a private bare repository
+ * made for each look at the branch (outside the checkout, in RUNNER_TEMP, which the agent's
+ * sandbox hides), with hooks, signing and credential helpers off and the token in the git child's
+ * environment only. A save is one root commit replacing the branch, pushed with
+ * `--force-with-lease` on the commit the save looked at: the remote's ref update is a
+ * compare-and-swap, so a save that lands in between makes this push fail as `moved`, and the
+ * store merges that save and pushes again (RFC-002). Snapshots are gzip tars packed and unpacked
+ * like the S3 backend's (gzip-archive.ts): regular files only, inside the memory directory.
+ */
+
+
+
+
+
+
+
+const git_branch_KEEP = 3;
+const README = 'README.md';
+/** A snapshot's file on the branch: `<prefix>-v<n>-...tar.gz` (any prefix's: several may share a branch). */
+const SNAPSHOT_FILE = /^([A-Za-z0-9._-]+-v\d+-[A-Za-z0-9._-]+)\.tar\.gz$/;
+const TIP_REF = 'refs/recall/tip';
+const README_TEXT = `# Recall's memory
+
+This branch is written by [Recall](https://github.com/recall-ai/recall): each \`.tar.gz\` is a snapshot
+of the OpenCode sessions and Recall's index of past work, named \`<memory-key-prefix>-v1-<UTC time>-<run id>-<attempt>\`.
+Every save replaces the branch with one new commit that keeps the newest 3 snapshots of each prefix,
+so the branch has no history and does not grow. Do not commit here: Recall replaces what it does not
+know. Deleting the branch deletes the memory.
+`;
+/** Private git directories still on disk, removed when the process exits. */
+const leftOver = new Set();
+process.once('exit', () => {
+    for (const dir of leftOver)
+        external_node_fs_.rmSync(dir, { recursive: true, force: true });
+});
+class GitBranchBackend {
+    o;
+    gitDir;
+    tip;
+    constructor(o) {
+        this.o = o;
+    }
+    problem() {
+        const { remote, branch, inUse } = this.o;
+        if (!remote)
+            return 'memory-backend git-branch has no repository to keep memory in (GITHUB_REPOSITORY is not set): set memory-path to the repository, a URL or a path on disk';
+        if (inUse.includes(branch)) {
+            return `memory-branch ${branch} is a branch this workflow works on (the repository's default branch, or the one this run is on), and Recall replaces the memory branch on every save. Set memory-branch to a branch of its own, e.g. recall-memory`;
+        }
+        return undefined;
+    }
+    readProblem() {
+        const problem = this.problem();
+        return problem ? `${problem}. Memory is off for this run.` : undefined;
+    }
+    writeProblem() {
+        // Said once, at the restore (readProblem): the save is silently not made.
+        return this.problem() ? '' : undefined;
+    }
+    where() {
+        return `${this.o.branch} of ${this.o.remote}`;
+    }
+    git() {
+        if (!this.gitDir)
+            throw new Error('no private git directory');
+        // HOME is the private directory too: no user's git config is read.
+        return new Git(this.gitDir, { PATH: this.o.pathEnv, HOME: this.gitDir });
+    }
+    /** Settings for talking to the remote: the token (only to the job's GitHub server), and no endless stall. */
+    remoteConfig() {
+        return [...memoryAuthConfig(this.o.remote, this.o.token, this.o.serverUrl), ['http.lowSpeedLimit', '1000'], ['http.lowSpeedTime', '60']];
+    }
+    /**
+     * Looks at the branch afresh: a new private bare repository (nothing left in an earlier one is
+     * trusted), the branch's one commit fetched at depth 1. A branch that holds anything Recall does
+     * not write is refused, never replaced: the name may be someone's work.
+     */
+    async refresh() {
+        this.dispose();
+        this.gitDir = external_node_fs_.mkdtempSync(external_node_path_.join(this.o.workDir, 'memory-git-'));
+        leftOver.add(this.gitDir);
+        const git = this.git();
+        const local = [['gc.auto', '0'], ['maintenance.auto', 'false']];
+        await git.must(['init', '-q', '--bare', '--initial-branch=unused', '.'], { config: local });
+        const { branch, remote } = this.o;
+        const fetched = await git.run(['fetch', '-q', '--depth=1', '--no-tags', '--no-recurse-submodules', remote, `+refs/heads/${branch}:${TIP_REF}`], { config: [...local, ...this.remoteConfig()] });
+        if (fetched.code !== 0) {
+            if (/couldn't find remote ref/i.test(fetched.stderr))
+                return (this.tip = { commit: undefined, entries: [] });
+            const denied = /\b40[134]\b|denied|not found|authentication failed|could not read username/i.test(fetched.stderr);
+            throw new Error(`git could not fetch ${this.where()}: ${lastLine(fetched.stderr)}${denied ? ' (the job needs `permissions: contents: read`, or write to save)' : ''}`);
+        }
+        const commit = (await git.must(['rev-parse', '--verify', `${TIP_REF}^{commit}`])).trim();
+        const entries = parseTree(await git.must(['ls-tree', '-z', commit]));
+        const strangers = entries.filter((e) => !(e.type === 'blob' && e.mode === '100644' && (e.name === README || SNAPSHOT_FILE.test(e.name))));
+        if (strangers.length > 0) {
+            const named = strangers.slice(0, 3).map((e) => e.name).join(', ');
+            throw new Error(`the branch ${this.where()} holds what Recall does not write (${named}${strangers.length > 3 ? ', ...' : ''}), and Recall replaces the memory branch on every save, so it leaves this one alone. ` +
+                'Set memory-branch to a branch of its own (Recall creates it)');
+        }
+        return (this.tip = { commit, entries });
+    }
+    /** Removes the private git directory. */
+    dispose() {
+        if (!this.gitDir)
+            return;
+        external_node_fs_.rmSync(this.gitDir, { recursive: true, force: true });
+        leftOver.delete(this.gitDir);
+        this.gitDir = undefined;
+        this.tip = undefined;
+    }
+    /** This prefix's snapshot keys on the branch, newest first (the time is first in the name). */
+    keysIn(tip) {
+        const prefix = this.o.keys.restorePrefixes[0] ?? '';
+        return tip.entries
+            .map((e) => SNAPSHOT_FILE.exec(e.name)?.[1])
+            .filter((key) => key !== undefined && key.startsWith(prefix))
+            .sort()
+            .reverse();
+    }
+    async newestKey() {
+        // The look the save's merge and its compare-and-swap are built on: always a fresh one.
+        return this.keysIn(await this.refresh())[0];
+    }
+    async olderKeys() {
+        return this.keysIn(this.tip ?? (await this.refresh()));
+    }
+    lossHint() {
+        return `the branch ${this.where()} holds no snapshot of this memory-key-prefix (was the branch deleted, or did memory-branch or memory-key-prefix change?)`;
+    }
+    async restoreNewest(dir) {
+        const key = this.keysIn(await this.refresh())[0];
+        const restored = key !== undefined && (await this.fetch(key, dir));
+        // Done with the branch until the save looks again (an unusable snapshot threw: the fallback reads the same look).
+        this.dispose();
+        return restored ? key : undefined;
+    }
+    async fetch(key, dir) {
+        // A key named in a snapshot's manifest is data: only a snapshot of this prefix on the branch.
+        if (!/^[A-Za-z0-9._-]{1,500}$/.test(key) || !this.o.keys.restorePrefixes.some((p) => key.startsWith(p)))
+            return false;
+        const tip = this.tip ?? (await this.refresh());
+        const entry = tip.entries.find((e) => e.name === `${key}.tar.gz` && e.type === 'blob');
+        if (!entry)
+            return false;
+        external_node_fs_.mkdirSync(dir, { recursive: true });
+        const blob = this.git().stream(['cat-file', 'blob', entry.sha]);
+        try {
+            await unpackGzip(blob.stdout, dir);
+        }
+        catch (error) {
+            await blob.done.catch(() => undefined);
+            throw new UnusableSnapshotError(`snapshot ${key} cannot be used: ${error.message}`, key);
+        }
+        const read = await blob.done;
+        if (read.code !== 0)
+            throw new Error(`git could not read ${key}: ${lastLine(read.stderr)}`);
+        return true;
+    }
+    async put(dir) {
+        // The tip the store's merge looked at (newestKey); a fresh look when there was none.
+        const tip = this.tip ?? (await this.refresh());
+        const git = this.git();
+        const mine = this.keysIn(tip);
+        // The newest must be the greatest name: one second past the newest on the branch when that one
+        // was saved in the same second (names carry seconds) or this runner's clock is behind.
+        let time = this.o.clock();
+        const newest = mine[0] ? keyTime(mine[0]) : undefined;
+        if (newest && newest.getTime() >= Math.floor(time.getTime() / 1000) * 1000)
+            time = new Date(newest.getTime() + 1000);
+        const key = timeFirstKey(this.o.keys, time);
+        const archive = await packGzip(dir);
+        const hash = async (content) => (await git.must(['hash-object', '-w', '--stdin'], { input: content })).trim();
+        const kept = new Set(mine.slice(0, git_branch_KEEP - 1).map((k) => `${k}.tar.gz`));
+        const prefix = this.o.keys.restorePrefixes[0] ?? '';
+        const entries = [
+            { mode: '100644', type: 'blob', sha: await hash(README_TEXT), name: README },
+            { mode: '100644', type: 'blob', sha: await hash(archive), name: `${key}.tar.gz` },
+            // The newest of this prefix's, and every other prefix's snapshots (their saves keep them bounded).
+            ...tip.entries.filter((e) => e.name !== README && (kept.has(e.name) || !e.name.startsWith(prefix))),
+        ];
+        const tree = (await git.must(['mktree', '-z'], { input: entries.map((e) => `${e.mode} ${e.type} ${e.sha}\t${e.name}\0`).join('') })).trim();
+        const commit = (await git.must(['commit-tree', tree, '-m', `Recall memory: ${key}`])).trim();
+        const { branch, remote } = this.o;
+        // The compare-and-swap: the remote takes this commit only while the branch is still at the
+        // commit this save looked at (absent, when there was none).
+        const pushed = await git.run(['push', '--porcelain', `--force-with-lease=refs/heads/${branch}:${tip.commit ?? ''}`, remote, `${commit}:refs/heads/${branch}`], {
+            config: [['push.gpgSign', 'false'], ...this.remoteConfig()],
+        });
+        if (pushed.code === 0) {
+            this.dispose();
+            return { saved: true, key };
+        }
+        const refusal = memoryPushRefusal(`${pushed.stderr}\n${pushed.stdout}`, branch);
+        this.dispose();
+        return { saved: false, moved: refusal.moved, warning: refusal.moved ? refusal.why : `Memory was not saved to ${this.where()}: ${refusal.why}.` };
+    }
+}
+/** `git ls-tree -z` output: `<mode> <type> <sha>\t<name>\0` per entry. */
+function parseTree(output) {
+    return output
+        .split('\0')
+        .filter(Boolean)
+        .map((line) => {
+        const tab = line.indexOf('\t');
+        const [mode = '', type = '', sha = ''] = line.slice(0, tab).split(' ');
+        return { mode, type, sha, name: line.slice(tab + 1) };
+    });
 }
 
 ;// CONCATENATED MODULE: ./src/memory/s3.ts
@@ -3417,6 +3875,9 @@ class S3Backend {
 
 
 
+
+
+
 function createMemoryStore(o) {
     let backend;
     switch (o.choice.backend) {
@@ -3430,6 +3891,20 @@ function createMemoryStore(o) {
             backend = new S3Backend(location, o.keys, () => s3Client(o.choice.endpoint, o.env), o.clock);
             break;
         }
+        case 'git-branch':
+            backend = new GitBranchBackend({
+                remote: memoryRemote(o.choice.path, o.env),
+                branch: o.choice.branch,
+                keys: o.keys,
+                token: o.token ?? '',
+                serverUrl: o.env.GITHUB_SERVER_URL,
+                // Beside the memory directory: in RUNNER_TEMP, hidden from the agent, never in the checkout.
+                workDir: external_node_path_.dirname(o.memoryDir),
+                pathEnv: o.env.PATH,
+                inUse: branchesInUse(o.env),
+                clock: o.clock,
+            });
+            break;
         case 'actions-cache': {
             // Recall's streaming client on protocol v2. On v1 (GitHub Enterprise Server) Recall still
             // restores (the toolkit unpacks with `tar -P`, which writes wherever an archive says) and
@@ -3468,6 +3943,7 @@ const MEMORY_PREFIXES = 'memory-restore-prefixes';
 const MEMORY_BACKEND = 'memory-backend';
 const MEMORY_PATH = 'memory-path';
 const MEMORY_ENDPOINT = 'memory-s3-endpoint';
+const MEMORY_BRANCH = 'memory-branch';
 const WORKING_COMMENT = 'working-comment';
 /** Also read by index-post.ts, before the post step's bundle loads. */
 const OPENCODE_CACHE = 'opencode-cache';
@@ -3479,6 +3955,7 @@ class ActionState {
         core.saveState(MEMORY_BACKEND, memory.backend);
         core.saveState(MEMORY_PATH, memory.path);
         core.saveState(MEMORY_ENDPOINT, memory.endpoint);
+        core.saveState(MEMORY_BRANCH, memory.branch);
     }
     memoryPending() {
         core.saveState(MEMORY, 'pending');
@@ -3508,7 +3985,7 @@ function readPostState() {
         opencodePid: Number.isInteger(pid) && pid > 0 ? pid : undefined,
         memoryDir: lib_core/* getState */.Gu(MEMORY_DIR),
         keys: { primary: lib_core/* getState */.Gu(MEMORY_KEY), restorePrefixes: prefixes() },
-        memory: { backend: (lib_core/* getState */.Gu(MEMORY_BACKEND) || 'actions-cache'), path: lib_core/* getState */.Gu(MEMORY_PATH), endpoint: lib_core/* getState */.Gu(MEMORY_ENDPOINT) },
+        memory: { backend: (lib_core/* getState */.Gu(MEMORY_BACKEND) || 'actions-cache'), path: lib_core/* getState */.Gu(MEMORY_PATH), endpoint: lib_core/* getState */.Gu(MEMORY_ENDPOINT), branch: lib_core/* getState */.Gu(MEMORY_BRANCH) },
         workingComment: workingComment(),
         openCode: openCodeEntry(),
     };
@@ -4026,6 +4503,7 @@ async function post(env) {
         // The key, as main read it; a bad one failed main before it restored anything.
         signingKey: lib_core/* getInput */.V4('memory-signing-key'),
         workingFiles: [layout.threadIndexFile, layout.recordsFile],
+        token: lib_core/* getInput */.V4('github-token'),
     });
     const saved = await store.save();
     if (saved.warning)
