@@ -3,8 +3,9 @@
  * memory that lasts as long as the repository does, without the Actions cache's 7-day eviction.
  *
  *   <branch>: one commit, no parent
- *     README.md                                          what the branch is
- *     <prefix>-v1-<UTC time>-<run id>-<attempt>.tar.gz   a snapshot (the newest 3 of each prefix)
+ *     README.md                                    what the branch is
+ *     <prefix>-v1-<UTC time>-<run id>-<attempt>/   a snapshot: opencode.db, the index, the manifest, ...
+ *                                                  (the newest 3 of each prefix)
  *
  * Recall writes it, with github-token, never the agent: git runs in a private bare repository
  * made for each look at the branch (outside the checkout, in RUNNER_TEMP, which the agent's
@@ -12,30 +13,32 @@
  * environment only. A save is one root commit replacing the branch, pushed with
  * `--force-with-lease` on the commit the save looked at: the remote's ref update is a
  * compare-and-swap, so a save that lands in between makes this push fail as `moved`, and the
- * store merges that save and pushes again (RFC-002). Snapshots are gzip tars packed and unpacked
- * like the S3 backend's (gzip-archive.ts): regular files only, inside the memory directory.
+ * store merges that save and pushes again (RFC-002). A snapshot's files are blobs, so git sends
+ * and keeps a new store as a delta against the one before it. They come back through `git archive`
+ * and Recall's unpacker (regular files only, inside the memory directory).
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { Git } from '../publish/git.js';
-import { packGzip, unpackGzip } from './gzip-archive.js';
-import { lastLine, memoryAuthConfig, memoryPushRefusal } from './git-remote.js';
+import { unpackTar } from './gzip-archive.js';
+import { HOST_FILE_LIMIT, lastLine, memoryAuthConfig, memoryPushRefusal } from './git-remote.js';
 import { keyTime, timeFirstKey, type MemoryKeys } from './keys.js';
+import { MEMORY_FILES } from './layout.js';
 import { UnusableSnapshotError, type SnapshotBackend } from './snapshot-store.js';
 
 const KEEP = 3;
 const README = 'README.md';
-/** A snapshot's file on the branch: `<prefix>-v<n>-...tar.gz` (any prefix's: several may share a branch). */
-const SNAPSHOT_FILE = /^([A-Za-z0-9._-]+-v\d+-[A-Za-z0-9._-]+)\.tar\.gz$/;
+/** A snapshot's folder on the branch: `<prefix>-v<n>-...` (any prefix's: several may share a branch). */
+const SNAPSHOT_DIR = /^[A-Za-z0-9._-]+-v\d+-[A-Za-z0-9._-]+$/;
 const TIP_REF = 'refs/recall/tip';
 
 const README_TEXT = `# Recall's memory
 
-This branch is written by [Recall](https://github.com/recall-ai/recall): each \`.tar.gz\` is a snapshot
-of the OpenCode sessions and Recall's index of past work, named \`<memory-key-prefix>-v1-<UTC time>-<run id>-<attempt>\`.
+This branch is written by [Recall](https://github.com/recall-ai/recall): each folder is a snapshot of
+the OpenCode sessions and Recall's index of past work, named \`<memory-key-prefix>-v1-<UTC time>-<run id>-<attempt>\`.
 Every save replaces the branch with one new commit that keeps the newest 3 snapshots of each prefix,
-so the branch has no history and does not grow. Do not commit here: Recall replaces what it does not
-know. Deleting the branch deletes the memory.
+so the branch has no history. Do not commit here: Recall leaves a branch that holds anything else
+alone, and saves no memory until it is gone. Deleting the branch deletes the memory.
 `;
 
 export interface GitBranchOptions {
@@ -122,6 +125,7 @@ export class GitBranchBackend implements SnapshotBackend {
    */
   private async refresh(): Promise<Tip> {
     this.dispose();
+    fs.mkdirSync(this.o.workDir, { recursive: true });
     this.gitDir = fs.mkdtempSync(path.join(this.o.workDir, 'memory-git-'));
     leftOver.add(this.gitDir);
     const git = this.git();
@@ -136,7 +140,7 @@ export class GitBranchBackend implements SnapshotBackend {
     }
     const commit = (await git.must(['rev-parse', '--verify', `${TIP_REF}^{commit}`])).trim();
     const entries = parseTree(await git.must(['ls-tree', '-z', commit]));
-    const strangers = entries.filter((e) => !(e.type === 'blob' && e.mode === '100644' && (e.name === README || SNAPSHOT_FILE.test(e.name))));
+    const strangers = entries.filter((e) => !(e.name === README ? e.type === 'blob' && e.mode === '100644' : e.type === 'tree' && SNAPSHOT_DIR.test(e.name)));
     if (strangers.length > 0) {
       const named = strangers.slice(0, 3).map((e) => e.name).join(', ');
       throw new Error(
@@ -160,8 +164,8 @@ export class GitBranchBackend implements SnapshotBackend {
   private keysIn(tip: Tip): string[] {
     const prefix = this.o.keys.restorePrefixes[0] ?? '';
     return tip.entries
-      .map((e) => SNAPSHOT_FILE.exec(e.name)?.[1])
-      .filter((key): key is string => key !== undefined && key.startsWith(prefix))
+      .filter((e) => e.type === 'tree' && SNAPSHOT_DIR.test(e.name) && e.name.startsWith(prefix))
+      .map((e) => e.name)
       .sort()
       .reverse();
   }
@@ -191,22 +195,35 @@ export class GitBranchBackend implements SnapshotBackend {
     // A key named in a snapshot's manifest is data: only a snapshot of this prefix on the branch.
     if (!/^[A-Za-z0-9._-]{1,500}$/.test(key) || !this.o.keys.restorePrefixes.some((p) => key.startsWith(p))) return false;
     const tip = this.tip ?? (await this.refresh());
-    const entry = tip.entries.find((e) => e.name === `${key}.tar.gz` && e.type === 'blob');
+    const entry = tip.entries.find((e) => e.name === key && e.type === 'tree');
     if (!entry) return false;
+    const git = this.git();
+    // What git archive would write, checked first: memory's own files, as plain blobs, and nothing else.
+    const files = parseTree(await git.must(['ls-tree', '-z', entry.sha]));
+    const odd = files.find((f) => !(f.type === 'blob' && f.mode === '100644' && MEMORY_FILES.includes(f.name)));
+    if (odd) throw new UnusableSnapshotError(`snapshot ${key} cannot be used: it holds ${JSON.stringify(odd.name)} (${odd.type} ${odd.mode}), which memory never holds`, key);
     fs.mkdirSync(dir, { recursive: true });
-    const blob = this.git().stream(['cat-file', 'blob', entry.sha]);
+    const archive = git.stream(['archive', '--format=tar', '--prefix=memory/', entry.sha], { config: [['tar.umask', '022']] });
     try {
-      await unpackGzip(blob.stdout, dir);
+      await unpackTar(archive.stdout, 'memory', dir);
     } catch (error) {
-      await blob.done.catch(() => undefined);
+      await archive.done.catch(() => undefined);
       throw new UnusableSnapshotError(`snapshot ${key} cannot be used: ${(error as Error).message}`, key);
     }
-    const read = await blob.done;
+    const read = await archive.done;
     if (read.code !== 0) throw new Error(`git could not read ${key}: ${lastLine(read.stderr)}`);
     return true;
   }
 
   async put(dir: string): Promise<{ saved: true; key: string } | { saved: false; warning: string; moved?: boolean }> {
+    // The snapshot's files (the store has checked them: regular files of memory's own names).
+    const names = fs.readdirSync(dir).filter((n) => MEMORY_FILES.includes(n) && fs.lstatSync(path.join(dir, n)).isFile()).sort();
+    // GitHub refuses a push with a file over its limit: say so before uploading it.
+    const tooLarge = /^https?:/.test(this.o.remote!) ? names.find((n) => fs.statSync(path.join(dir, n)).size > HOST_FILE_LIMIT) : undefined;
+    if (tooLarge) {
+      const mib = (fs.statSync(path.join(dir, tooLarge)).size / 1024 ** 2).toFixed(0);
+      return { saved: false, warning: `Memory was not saved to ${this.where()}: ${tooLarge} is ${mib} MiB, and GitHub takes no file over ${HOST_FILE_LIMIT / 1024 ** 2} MiB in a push. Lower max-sessions or max-age-days so the store shrinks, or choose memory-backend s3.` };
+    }
     // The tip the store's merge looked at (newestKey); a fresh look when there was none.
     const tip = this.tip ?? (await this.refresh());
     const git = this.git();
@@ -217,17 +234,19 @@ export class GitBranchBackend implements SnapshotBackend {
     const newest = mine[0] ? keyTime(mine[0]) : undefined;
     if (newest && newest.getTime() >= Math.floor(time.getTime() / 1000) * 1000) time = new Date(newest.getTime() + 1000);
     const key = timeFirstKey(this.o.keys, time);
-    const archive = await packGzip(dir);
-    const hash = async (content: Buffer | string) => (await git.must(['hash-object', '-w', '--stdin'], { input: content })).trim();
-    const kept = new Set(mine.slice(0, KEEP - 1).map((k) => `${k}.tar.gz`));
+    // The files as blobs, in trees: the snapshot's folder, then the branch's one tree.
+    const blobs = (await git.must(['hash-object', '-w', '--no-filters', '--', ...names.map((n) => path.join(dir, n))])).trim().split('\n');
+    const mktree = async (entries: TreeEntry[]) => (await git.must(['mktree', '-z'], { input: entries.map((e) => `${e.mode} ${e.type} ${e.sha}\t${e.name}\0`).join('') })).trim();
+    const snapshot = await mktree(names.map((name, i) => ({ mode: '100644', type: 'blob', sha: blobs[i]!, name })));
+    const readme = (await git.must(['hash-object', '-w', '--stdin'], { input: README_TEXT })).trim();
+    const kept = new Set(mine.slice(0, KEEP - 1));
     const prefix = this.o.keys.restorePrefixes[0] ?? '';
-    const entries: TreeEntry[] = [
-      { mode: '100644', type: 'blob', sha: await hash(README_TEXT), name: README },
-      { mode: '100644', type: 'blob', sha: await hash(archive), name: `${key}.tar.gz` },
+    const tree = await mktree([
+      { mode: '100644', type: 'blob', sha: readme, name: README },
+      { mode: '040000', type: 'tree', sha: snapshot, name: key },
       // The newest of this prefix's, and every other prefix's snapshots (their saves keep them bounded).
       ...tip.entries.filter((e) => e.name !== README && (kept.has(e.name) || !e.name.startsWith(prefix))),
-    ];
-    const tree = (await git.must(['mktree', '-z'], { input: entries.map((e) => `${e.mode} ${e.type} ${e.sha}\t${e.name}\0`).join('') })).trim();
+    ]);
     const commit = (await git.must(['commit-tree', tree, '-m', `Recall memory: ${key}`])).trim();
     const { branch, remote } = this.o;
     // The compare-and-swap: the remote takes this commit only while the branch is still at the

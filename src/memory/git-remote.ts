@@ -8,6 +8,9 @@ import { tokenConfig } from '../publish/git.js';
 
 export const DEFAULT_MEMORY_BRANCH = 'recall-memory';
 
+/** The largest file GitHub takes in a push (larger ones are refused, GH001). */
+export const HOST_FILE_LIMIT = 100 * 1024 ** 2;
+
 /** Names a repository's own work lives on: never a memory branch, whatever the repository's default. */
 const WORK_BRANCHES = ['main', 'master', 'trunk', 'develop', 'HEAD'];
 
@@ -91,7 +94,7 @@ export function memoryPushRefusal(output: string, branch: string): { moved: bool
     return { moved: true, why: `another save moved ${branch} since this one looked` };
   }
   if (/GH001|large files? detected|exceeds GitHub's file size limit/i.test(output)) {
-    return { moved: false, why: `the snapshot is larger than the host takes in one file (GitHub: 100 MB). Lower max-sessions or max-age-days so the store shrinks, or choose memory-backend s3` };
+    return { moved: false, why: `a file of the snapshot is larger than the host takes (GitHub: ${HOST_FILE_LIMIT / 1024 ** 2} MiB). Lower max-sessions or max-age-days so the store shrinks, or choose memory-backend s3` };
   }
   if (/protected branch|GH006|GH013|rule violations/i.test(output)) {
     return { moved: false, why: `${branch} is protected by a branch rule or ruleset that refuses Recall's push. Exempt ${branch} from the rule (Recall replaces its one commit on every save), or set memory-branch to a branch no rule covers` };

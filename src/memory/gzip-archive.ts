@@ -1,7 +1,8 @@
 /**
- * A snapshot as one file: a gzip tar of the memory directory's files, as the S3 and git-branch
- * backends store it. Packed with the archive code the Actions cache uses (tar.ts), and unpacked
- * with Recall's unpacker: regular files only, written only inside the target directory.
+ * Snapshots as streams: a gzip tar of the memory directory's files, as the S3 backend stores one,
+ * and the tar `git archive` makes of a snapshot on the memory branch. Packed with the archive code
+ * the Actions cache uses (tar.ts), unpacked with Recall's unpacker: regular files only, written
+ * only inside the target directory.
  */
 import { once } from 'node:events';
 import { pipeline } from 'node:stream/promises';
@@ -26,12 +27,24 @@ export async function packGzip(dir: string): Promise<Buffer> {
 }
 
 /** Unpacks a gzip tar stream into `dir` with Recall's unpacker: regular files only, inside `dir`. */
-export async function unpackGzip(body: NodeJS.ReadableStream, dir: string): Promise<void> {
+export function unpackGzip(body: NodeJS.ReadableStream, dir: string): Promise<void> {
   const unpacker = new TarUnpacker('.', dir);
+  return unpackWith(unpacker, () => pipeline(body, zlib.createGunzip(), feed(unpacker)));
+}
+
+/** Unpacks a tar stream whose entries are named `<prefix>/<file>` (git archive's) into `dir`, the same way. */
+export function unpackTar(body: NodeJS.ReadableStream, prefix: string, dir: string): Promise<void> {
+  const unpacker = new TarUnpacker(prefix, dir);
+  return unpackWith(unpacker, () => pipeline(body, feed(unpacker)));
+}
+
+const feed = (unpacker: TarUnpacker) => async (source: AsyncIterable<Buffer | string>) => {
+  for await (const piece of source) unpacker.push(piece as Buffer);
+};
+
+async function unpackWith(unpacker: TarUnpacker, piped: () => Promise<void>): Promise<void> {
   try {
-    await pipeline(body, zlib.createGunzip(), async (source: AsyncIterable<Buffer>) => {
-      for await (const piece of source) unpacker.push(piece);
-    });
+    await piped();
     unpacker.end();
   } catch (error) {
     unpacker.abort();

@@ -5,7 +5,6 @@
 import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import * as zlib from 'node:zlib';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { freshRunner, RUNNER_TOKEN } from '../harness/runner.js';
 import { startWorld, type World } from '../harness/world.js';
@@ -30,8 +29,8 @@ afterEach(async () => {
   await world.stop();
 });
 
-/** The snapshot files on the memory branch, by name. */
-const snapshots = (repo = remote) => git(repo, 'ls-tree', '--name-only', 'recall-memory').split('\n').filter((f) => f.endsWith('.tar.gz'));
+/** The snapshot folders on the memory branch, by name. */
+const snapshots = (repo = remote) => git(repo, 'ls-tree', '--name-only', 'recall-memory').split('\n').filter((f) => f !== 'README.md');
 
 describe('memory on a git branch', () => {
   it('run 1 makes the branch (one commit, no history), run 2 on a fresh runner restores it and recalls run 1; nothing goes to the Actions cache', async () => {
@@ -41,11 +40,13 @@ describe('memory on a git branch', () => {
     expect(first.outputs).toMatchObject({ 'memory-status': 'miss', 'memory-saved': 'true' });
     expect(first.main.stdout).toMatch(/Memory saved as recall-v1-\d{8}T\d{6}Z-9501-1/);
     expect(git(remote, 'log', '--format=%P|%an|%s', 'recall-memory')).toMatch(/^\|github-actions\[bot\]\|Recall memory: recall-v1-\d{8}T\d{6}Z-9501-1$/);
-    expect(git(remote, 'ls-tree', '--name-only', 'recall-memory').split('\n')).toEqual(['README.md', expect.stringMatching(/^recall-v1-\d{8}T\d{6}Z-9501-1\.tar\.gz$/)]);
-    // The snapshot is the store, without the job's token; nothing of Recall's git is left on the runner.
-    const stored = zlib.gunzipSync(Buffer.from(execFileSync('git', ['-C', remote, 'cat-file', 'blob', `recall-memory:${snapshots()[0]}`])));
-    expect(stored.includes(Buffer.from('SQLite format 3'))).toBe(true);
-    expect(stored.includes(Buffer.from(RUNNER_TOKEN))).toBe(false);
+    expect(git(remote, 'ls-tree', '--name-only', 'recall-memory').split('\n')).toEqual(['README.md', expect.stringMatching(/^recall-v1-\d{8}T\d{6}Z-9501-1$/)]);
+    // The snapshot is the store's files, without the job's token; nothing of Recall's git is left on the runner.
+    const files = git(remote, 'ls-tree', '--name-only', `recall-memory:${snapshots()[0]}`).split('\n');
+    expect(files).toEqual(expect.arrayContaining(['opencode.db', 'recall-index.json', 'recall-manifest.json', 'recall-threads.json']));
+    const blob = (file: string) => execFileSync('git', ['-C', remote, 'cat-file', 'blob', `recall-memory:${snapshots()[0]}/${file}`]);
+    expect(blob('opencode.db').subarray(0, 15).toString()).toBe('SQLite format 3');
+    for (const file of files) expect(blob(file).includes(Buffer.from(RUNNER_TOKEN)), file).toBe(false);
     expect(fs.readdirSync(path.join(world.machine.runnerTemp, 'recall')).filter((f) => f.startsWith('memory-git-'))).toEqual([]);
     // The checkout is not touched: memory lives only on the remote's branch.
     expect(git(world.machine.workspace, 'branch', '--list').trim()).toBe('* main');
@@ -58,7 +59,7 @@ describe('memory on a git branch', () => {
     expect(JSON.parse(second.outputs['recalled-sessions']!)).toEqual([first.outputs['session-id']]);
     expect(world.model.completions().at(-1)!.messageText()).toContain(FINDING);
     expect(git(remote, 'rev-list', '--count', 'recall-memory')).toBe('1');
-    expect(snapshots().map((f) => /-(\d+)-1\.tar\.gz$/.exec(f)![1])).toEqual(['9501', '9502']);
+    expect(snapshots().map((f) => /-(\d+)-1$/.exec(f)![1])).toEqual(['9501', '9502']);
     expect(world.cache.calls).toEqual([]);
   });
 
@@ -92,7 +93,7 @@ describe('memory on a git branch', () => {
     expect(a.main.stdout).toMatch(/merged 1 session\(s\) from recall-v1-\d{8}T\d{6}Z-9513-1/);
     expect(fs.existsSync(path.join(remote, 'raced'))).toBe(true);
     // By name, which is by time: A's save is named after B's, which it replaced as the newest.
-    expect(snapshots().map((f) => /-(\d+)-1\.tar\.gz$/.exec(f)![1])).toEqual(['9511', '9513', '9512']);
+    expect(snapshots().map((f) => /-(\d+)-1$/.exec(f)![1])).toEqual(['9511', '9513', '9512']);
     expect(git(remote, 'rev-list', '--count', 'recall-memory')).toBe('1');
 
     freshRunner(world.machine);

@@ -63,7 +63,8 @@ describe('the git-branch backend', () => {
     expect(put).toMatchObject({ saved: true, key: expect.stringMatching(/^recall-v1-\d{8}T\d{6}Z-1-1$/) });
     expect(git('rev-list', '--count', 'recall-memory')).toBe('1');
     expect(git('log', '-1', '--format=%P|%an|%s', 'recall-memory')).toBe(`|github-actions[bot]|Recall memory: ${(put as { key: string }).key}`);
-    expect(filesOnBranch()).toEqual(['README.md', `${(put as { key: string }).key}.tar.gz`]);
+    expect(filesOnBranch()).toEqual(['README.md', (put as { key: string }).key]);
+    expect(git('ls-tree', '-r', '--name-only', 'recall-memory').split('\n')).toEqual(['README.md', `${(put as { key: string }).key}/opencode.db`, `${(put as { key: string }).key}/recall-manifest.json`]);
     const out = path.join(root, 'out');
     const work = path.join(root, 'work-2');
     fs.mkdirSync(work);
@@ -79,7 +80,7 @@ describe('the git-branch backend', () => {
     await backend('7', { keys: memoryKeys('team-b', '7', '1'), clock }).put(memoryWith('b', 'team b'));
     for (const run of ['1', '2', '3', '4', '5']) await backend(run, { clock }).put(memoryWith(run, `store ${run}`));
     const files = filesOnBranch();
-    expect(files.filter((f) => f.startsWith('recall-v1-')).map((f) => /-(\d)-1\.tar\.gz$/.exec(f)![1])).toEqual(['3', '4', '5']);
+    expect(files.filter((f) => f.startsWith('recall-v1-')).map((f) => /-(\d)-1$/.exec(f)![1])).toEqual(['3', '4', '5']);
     expect(files.filter((f) => f.startsWith('team-b-v1-'))).toHaveLength(1);
     expect(git('rev-list', '--count', 'recall-memory')).toBe('1');
     expect(await backend('9', { clock }).olderKeys()).toEqual([expect.stringMatching(/-5-1$/), expect.stringMatching(/-4-1$/), expect.stringMatching(/-3-1$/)]);
@@ -114,19 +115,21 @@ describe('the git-branch backend', () => {
     expect(await backend('2').fetch('other-v1-20261101T000000Z-1-1', path.join(root, 'out'))).toBe(false);
   });
 
-  it('a snapshot that is not a gzip tar of regular files is unusable, named by its key', async () => {
+  it('a snapshot holding a link, a folder or a file memory never holds is unusable, named by its key, and nothing is written', async () => {
     const put = (await backend('1').put(memoryWith('a', 'a'))) as { key: string };
-    // Someone with write access replaces the snapshot with a tar holding a link.
-    const bad = path.join(root, 'bad');
-    fs.mkdirSync(bad);
-    fs.symlinkSync('/etc/passwd', path.join(bad, 'opencode.db'));
-    const archive = execFileSync('tar', ['-czf', '-', '-C', bad, '.']);
-    const blob = execFileSync('git', ['-C', remote, 'hash-object', '-w', '--stdin'], { input: archive, encoding: 'utf8' }).trim();
-    const tree = execFileSync('git', ['-C', remote, 'mktree'], { input: `100644 blob ${blob}\t${put.key}.tar.gz\n`, encoding: 'utf8' }).trim();
-    const commit = execFileSync('git', ['-C', remote, '-c', 'user.name=t', '-c', 'user.email=t@t', 'commit-tree', tree, '-m', 'x'], { encoding: 'utf8' }).trim();
-    git('update-ref', 'refs/heads/recall-memory', commit);
-    await expect(backend('2').restoreNewest(path.join(root, 'out'))).rejects.toMatchObject({ name: 'UnusableSnapshotError', key: put.key });
-    expect(fs.existsSync(path.join(root, 'out', 'opencode.db'))).toBe(false);
+    const db = git('rev-parse', `recall-memory:${put.key}/opencode.db`);
+    const sub = execFileSync('git', ['-C', remote, 'mktree'], { input: `100644 blob ${db}\tx\n`, encoding: 'utf8' }).trim();
+    // Someone with write access replaces the snapshot's files.
+    for (const planted of [`120000 blob ${db}\topencode.db`, `040000 tree ${sub}\topencode.db`, `100644 blob ${db}\t.gitattributes`, `100755 blob ${db}\topencode.db`]) {
+      const snapshot = execFileSync('git', ['-C', remote, 'mktree'], { input: `${planted}\n`, encoding: 'utf8' }).trim();
+      const tree = execFileSync('git', ['-C', remote, 'mktree'], { input: `040000 tree ${snapshot}\t${put.key}\n`, encoding: 'utf8' }).trim();
+      const commit = execFileSync('git', ['-C', remote, '-c', 'user.name=t', '-c', 'user.email=t@t', 'commit-tree', tree, '-m', 'x'], { encoding: 'utf8' }).trim();
+      git('update-ref', 'refs/heads/recall-memory', commit);
+      const out = path.join(root, 'out');
+      fs.rmSync(out, { recursive: true, force: true });
+      await expect(backend('2').restoreNewest(out), planted).rejects.toMatchObject({ name: 'UnusableSnapshotError', key: put.key, message: expect.stringMatching(/which memory never holds/) });
+      expect(fs.existsSync(out) ? fs.readdirSync(out) : []).toEqual([]);
+    }
   });
 });
 
@@ -192,6 +195,13 @@ describe('the compare-and-swap on the push', () => {
     await b.newestKey();
     expect(await b.put(memoryWith('b', 'b'))).toMatchObject({ saved: false, moved: true });
     expect(git('log', '-1', '--format=%s', 'recall-memory')).toBe('other');
+  });
+
+  it("a store file over GitHub's limit is not pushed to an https remote, and the warning says what to do", async () => {
+    const dir = memoryWith('big', '');
+    fs.truncateSync(path.join(dir, 'opencode.db'), 101 * 1024 ** 2); // sparse: no 101 MiB written
+    const refused = await backend('1', { remote: 'https://github.com/octo-org/webapp.git' }).put(dir);
+    expect(refused).toEqual({ saved: false, warning: expect.stringMatching(/opencode\.db is 101 MiB, and GitHub takes no file over 100 MiB in a push\. Lower max-sessions or max-age-days/) });
   });
 
   it('a push the remote refuses for want of rights is not retried, and the warning names contents: write', async () => {

@@ -92,7 +92,7 @@ describe('a refused push', () => {
     const denied = memoryPushRefusal("remote: Permission to octo-org/webapp.git denied to github-actions[bot].\nfatal: unable to access 'https://github.com/octo-org/webapp.git/': The requested URL returned error: 403", 'recall-memory');
     expect(denied).toEqual({ moved: false, why: expect.stringMatching(/the token may not push to recall-memory \(Permission to octo-org\/webapp\.git denied to github-actions\[bot\]\.\).*`permissions: contents: write`/) });
     expect(memoryPushRefusal('remote: error: GH006: Protected branch update failed for refs/heads/recall-memory.', 'recall-memory').why).toMatch(/protected by a branch rule.*Exempt recall-memory/);
-    expect(memoryPushRefusal('remote: error: GH001: Large files detected.', 'recall-memory').why).toMatch(/larger than the host takes in one file/);
+    expect(memoryPushRefusal('remote: error: GH001: Large files detected.', 'recall-memory').why).toMatch(/a file of the snapshot is larger than the host takes \(GitHub: 100 MiB\)/);
     expect(memoryPushRefusal('fatal: the remote end hung up unexpectedly', 'recall-memory')).toEqual({ moved: false, why: 'git said: fatal: the remote end hung up unexpectedly' });
   });
 });
