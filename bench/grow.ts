@@ -9,6 +9,23 @@ import { DatabaseSync } from 'node:sqlite';
 import { sessionIdsIn } from '../src/memory/merge.js';
 import { checkStore } from '../src/memory/store-check.js';
 import { ThreadIndex } from '../src/recall/threads.js';
+import type { World } from '../test/harness/world.js';
+
+/**
+ * The real session stores are grown from: a bundled-action run with the real OpenCode (a tool
+ * call and an answer) saves memory; its memory directory, copied to `<world root>/seed`.
+ */
+export async function seedStore(world: World, runId: string): Promise<string> {
+  world.model.script(
+    { toolCalls: [{ name: 'read', arguments: { filePath: path.join(world.machine.workspace, 'src', 'auth.ts') } }] },
+    { text: 'Finding: the session cookie is set with SameSite=None but without Secure, so Safari drops it. Fix in src/auth.ts.' },
+  );
+  const run = await world.openIssue(runId, { number: 1, title: 'Login fails with SSO on Safari', body: 'Safari users loop back to the login page.' });
+  if (run.outputs['memory-saved'] !== 'true') throw new Error(`the seed run saved no memory:\n${run.main.stdout}`);
+  const seedDir = path.join(world.root, 'seed');
+  fs.cpSync(path.join(world.machine.runnerTemp, 'recall', 'memory'), seedDir, { recursive: true });
+  return seedDir;
+}
 
 /** Columns that hold a row's own id or point at a copied row: renamed in every copy. */
 const ID_COLUMNS = new Set(['id', 'session_id', 'message_id', 'aggregate_id', 'parent_id']);

@@ -20,7 +20,7 @@ async function main(): Promise<void> {
   const log = { info: () => undefined, warning: (m: string) => void warnings.push(m) };
   const credentials = (process.env.BENCH_CREDENTIALS ?? '').split(',').filter(Boolean);
   const store = createMemoryStore({
-    choice: { backend: 'actions-cache', path: '', endpoint: '' },
+    choice: { backend: 'actions-cache', path: '', endpoint: '', branch: '' },
     memoryDir,
     keys: memoryKeys(prefix, runId, '1'),
     env: process.env,

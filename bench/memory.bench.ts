@@ -17,7 +17,7 @@ import * as path from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { sessionIdsIn } from '../src/memory/merge.js';
-import { growStore } from './grow.js';
+import { growStore, seedStore } from './grow.js';
 import { startWorld, type World } from '../test/harness/world.js';
 
 const SIZES = (process.env.BENCH_SESSIONS ?? '10,100,1000').split(',').map(Number);
@@ -32,14 +32,7 @@ const credentials = ['ghs_benchToken0123456789abcdefghij', 'sk-ant-bench-provide
 
 beforeAll(async () => {
   world = await startWorld();
-  world.model.script(
-    { toolCalls: [{ name: 'read', arguments: { filePath: path.join(world.machine.workspace, 'src', 'auth.ts') } }] },
-    { text: 'Finding: the session cookie is set with SameSite=None but without Secure, so Safari drops it. Fix in src/auth.ts.' },
-  );
-  const run = await world.openIssue('8801', { number: 1, title: 'Login fails with SSO on Safari', body: 'Safari users loop back to the login page.' });
-  expect(run.outputs['memory-saved']).toBe('true');
-  seedDir = path.join(world.root, 'seed');
-  fs.cpSync(path.join(world.machine.runnerTemp, 'recall', 'memory'), seedDir, { recursive: true });
+  seedDir = await seedStore(world, '8801');
   stepDir = fs.mkdtempSync(path.join(os.tmpdir(), 'recall-bench-step-'));
   execFileSync(process.execPath, [path.join('node_modules', '@vercel', 'ncc', 'dist', 'ncc', 'cli.js'), 'build', 'bench/memory-step.ts', '-o', stepDir, '--quiet'], { stdio: 'inherit' });
   stepScript = path.join(stepDir, 'index.js');

@@ -110,7 +110,7 @@ it('the overhead Recall adds around the agent, beside a bare opencode run', asyn
   growStore(seed, 1000, memoryDir);
   const env = { ...process.env, ...world.cache.env(), GITHUB_WORKSPACE: world.machine.workspace };
   const log = { info: () => undefined, warning: (m: string) => console.log(`warning: ${m}`) };
-  const store = createMemoryStore({ choice: { backend: 'actions-cache', path: '', endpoint: '' }, memoryDir, keys: memoryKeys('bench-1000', '1', '1'), env, log, clock: () => new Date(), credentials: () => [] });
+  const store = createMemoryStore({ choice: { backend: 'actions-cache', path: '', endpoint: '', branch: '' }, memoryDir, keys: memoryKeys('bench-1000', '1', '1'), env, log, clock: () => new Date(), credentials: () => [] });
   expect((await store.save()).saved).toBe(true);
   const full: Timing[] = [];
   for (let i = 0; i < RUNS; i++) {

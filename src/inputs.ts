@@ -6,8 +6,9 @@ import { DEFAULT_OPENCODE_VERSION, versionProblem } from './agent/install.js';
 import { parseModel, type ModelRef } from './agent/opencode.js';
 import { keyPrefixProblem } from './memory/keys.js';
 import { parseS3Location } from './memory/s3.js';
+import { DEFAULT_MEMORY_BRANCH, gitRemoteProblem, memoryBranchProblem } from './memory/git-remote.js';
 
-export const MEMORY_BACKENDS = ['actions-cache', 'directory', 's3'] as const;
+export const MEMORY_BACKENDS = ['actions-cache', 'directory', 's3', 'git-branch'] as const;
 export type MemoryBackendName = (typeof MEMORY_BACKENDS)[number];
 
 export class InputError extends Error {
@@ -34,6 +35,8 @@ export interface Inputs {
   memoryBackend: MemoryBackendName;
   memoryPath: string;
   memoryS3Endpoint: string;
+  /** The branch the git-branch backend keeps memory on. */
+  memoryBranch: string;
   triggerPhrase: string;
   labelTrigger: string;
   assigneeTrigger: string;
@@ -70,6 +73,7 @@ export const INPUT_DEFAULTS = {
   'memory-backend': 'actions-cache',
   'memory-path': '',
   'memory-s3-endpoint': '',
+  'memory-branch': DEFAULT_MEMORY_BRANCH,
   'trigger-phrase': '/recall',
   'label-trigger': '',
   'assignee-trigger': '',
@@ -114,6 +118,15 @@ export function readInputs(read: Read): Inputs {
     const location = parseS3Location(memoryPath);
     if (typeof location === 'string') throw new InputError(`Input ${location}`);
   }
+  if (memoryBackend === 'git-branch') {
+    const problem = gitRemoteProblem(memoryPath);
+    if (problem) throw new InputError(`Input memory-path "${memoryPath}" cannot name the repository for memory-backend git-branch: ${problem}. Leave it empty for this repository.`);
+  }
+  const memoryBranch = get('memory-branch');
+  const branchProblem = memoryBranchProblem(memoryBranch);
+  if (branchProblem) {
+    throw new InputError(`Input memory-branch "${memoryBranch}" cannot be used: ${branchProblem}. Name a branch only Recall writes, e.g. ${DEFAULT_MEMORY_BRANCH} (Recall creates it).`);
+  }
   const memoryS3Endpoint = get('memory-s3-endpoint');
   if (memoryS3Endpoint && !/^https?:\/\/[^\s/]+/.test(memoryS3Endpoint)) {
     throw new InputError(`Input memory-s3-endpoint is "${memoryS3Endpoint}": write the store's URL, e.g. https://<account>.r2.cloudflarestorage.com`);
@@ -140,6 +153,7 @@ export function readInputs(read: Read): Inputs {
     memoryBackend,
     memoryPath,
     memoryS3Endpoint,
+    memoryBranch,
     triggerPhrase: triggerPhrase(get('trigger-phrase')),
     labelTrigger: get('label-trigger'),
     assigneeTrigger: get('assignee-trigger').replace(/^@/, ''),

@@ -67,7 +67,7 @@ export async function runPipeline(o: PipelineOptions): Promise<RunResult> {
   const runId = `${env.GITHUB_RUN_ID || String(Date.now())}-${env.GITHUB_RUN_ATTEMPT || '1'}`;
   const keys = memoryKeys(inputs.memoryKeyPrefix, env.GITHUB_RUN_ID || String(Date.now()), env.GITHUB_RUN_ATTEMPT || '1');
   const workspace = o.workspace;
-  const choice = { backend: inputs.memoryBackend, path: inputs.memoryPath, endpoint: inputs.memoryS3Endpoint };
+  const choice = { backend: inputs.memoryBackend, path: inputs.memoryPath, endpoint: inputs.memoryS3Endpoint, branch: inputs.memoryBranch };
   const memory = createMemoryStore({
     choice,
     memoryDir: layout.memoryDir,
@@ -78,6 +78,7 @@ export async function runPipeline(o: PipelineOptions): Promise<RunResult> {
     credentials,
     signingKey: inputs.memorySigningKey,
     workingFiles: [layout.threadIndexFile, layout.recordsFile],
+    token: inputs.githubToken,
   });
   const state = o.state(keys, choice, memory);
   if (inputs.memoryBackend === 's3' && inputs.model?.providerID === 'amazon-bedrock' && !(env.RECALL_S3_ACCESS_KEY_ID && env.RECALL_S3_SECRET_ACCESS_KEY)) {

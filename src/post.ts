@@ -41,6 +41,7 @@ async function post(env: NodeJS.ProcessEnv): Promise<void> {
     // The key, as main read it; a bad one failed main before it restored anything.
     signingKey: core.getInput('memory-signing-key'),
     workingFiles: [layout.threadIndexFile, layout.recordsFile],
+    token: core.getInput('github-token'),
   });
   const saved = await store.save();
   if (saved.warning) core.warning(saved.warning);

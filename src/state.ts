@@ -16,6 +16,7 @@ const MEMORY_PREFIXES = 'memory-restore-prefixes';
 const MEMORY_BACKEND = 'memory-backend';
 const MEMORY_PATH = 'memory-path';
 const MEMORY_ENDPOINT = 'memory-s3-endpoint';
+const MEMORY_BRANCH = 'memory-branch';
 const WORKING_COMMENT = 'working-comment';
 /** Also read by index-post.ts, before the post step's bundle loads. */
 export const OPENCODE_CACHE = 'opencode-cache';
@@ -41,6 +42,7 @@ export class ActionState implements RunState {
     core.saveState(MEMORY_BACKEND, memory.backend);
     core.saveState(MEMORY_PATH, memory.path);
     core.saveState(MEMORY_ENDPOINT, memory.endpoint);
+    core.saveState(MEMORY_BRANCH, memory.branch);
   }
   memoryPending(): void {
     core.saveState(MEMORY, 'pending');
@@ -73,7 +75,7 @@ export function readPostState(): PostState {
     opencodePid: Number.isInteger(pid) && pid > 0 ? pid : undefined,
     memoryDir: core.getState(MEMORY_DIR),
     keys: { primary: core.getState(MEMORY_KEY), restorePrefixes: prefixes() },
-    memory: { backend: (core.getState(MEMORY_BACKEND) || 'actions-cache') as MemoryBackendName, path: core.getState(MEMORY_PATH), endpoint: core.getState(MEMORY_ENDPOINT) },
+    memory: { backend: (core.getState(MEMORY_BACKEND) || 'actions-cache') as MemoryBackendName, path: core.getState(MEMORY_PATH), endpoint: core.getState(MEMORY_ENDPOINT), branch: core.getState(MEMORY_BRANCH) },
     workingComment: workingComment(),
     openCode: openCodeEntry(),
   };

@@ -103,7 +103,7 @@ export class ActionsCacheBackend implements SnapshotBackend {
     return (
       'memory may have expired (the Actions cache evicts entries not used for 7 days, and the least recently used past 10 GB per repository), ' +
       "or the earlier runs' saves were refused (see their memory-saved output; a read-only cache token needs cache-mode: write). " +
-      'For memory that outlasts quiet weeks choose memory-backend: directory (a self-hosted runner with a persistent disk) or s3'
+      'For memory that outlasts quiet weeks choose memory-backend: git-branch (a branch of the repository), directory (a self-hosted runner with a persistent disk) or s3'
     );
   }
 

@@ -5,17 +5,22 @@ import type { Logger, MemoryStore } from '../ports.js';
 import type { MemoryBackendName } from '../inputs.js';
 import { ActionsCacheBackend } from './actions-cache.js';
 import { CacheServiceClient, usesCacheServiceV2 } from './cache-service.js';
+import * as path from 'node:path';
 import { DirectoryBackend } from './directory.js';
+import { GitBranchBackend } from './git-branch.js';
+import { branchesInUse, memoryRemote } from './git-remote.js';
 import { parseS3Location, S3Backend, s3Client } from './s3.js';
 import type { MemoryKeys } from './keys.js';
 import { SnapshotMemoryStore, type SnapshotBackend } from './snapshot-store.js';
 
 export interface MemoryChoice {
   backend: MemoryBackendName;
-  /** memory-path: the directory, or s3://bucket/folder. */
+  /** memory-path: the directory, s3://bucket/folder, or the repository that holds the memory branch. */
   path: string;
   /** memory-s3-endpoint: '' for AWS S3. */
   endpoint: string;
+  /** memory-branch: the branch the git-branch backend keeps memory on. */
+  branch: string;
 }
 
 export function createMemoryStore(o: {
@@ -30,6 +35,8 @@ export function createMemoryStore(o: {
   signingKey?: string;
   /** Where the run keeps the thread index and the index of past work while the agent works (layout). */
   workingFiles?: string[];
+  /** github-token: what the git-branch backend pushes with (never stored, never in step state). */
+  token?: string;
 }): MemoryStore {
   let backend: SnapshotBackend;
   switch (o.choice.backend) {
@@ -42,6 +49,20 @@ export function createMemoryStore(o: {
       backend = new S3Backend(location, o.keys, () => s3Client(o.choice.endpoint, o.env), o.clock);
       break;
     }
+    case 'git-branch':
+      backend = new GitBranchBackend({
+        remote: memoryRemote(o.choice.path, o.env),
+        branch: o.choice.branch,
+        keys: o.keys,
+        token: o.token ?? '',
+        serverUrl: o.env.GITHUB_SERVER_URL,
+        // Beside the memory directory: in RUNNER_TEMP, hidden from the agent, never in the checkout.
+        workDir: path.dirname(o.memoryDir),
+        pathEnv: o.env.PATH,
+        inUse: branchesInUse(o.env),
+        clock: o.clock,
+      });
+      break;
     case 'actions-cache': {
       // Recall's streaming client on protocol v2. On v1 (GitHub Enterprise Server) Recall still
       // restores (the toolkit unpacks with `tar -P`, which writes wherever an archive says) and

@@ -21,6 +21,16 @@ export function memoryKeys(prefix: string, runId: string, runAttempt: string, no
   return { primary: `${shared}${runId}-${runAttempt}-${timeStamp(now)}`, restorePrefixes: [shared] };
 }
 
+/**
+ * This run's key with the time first, `<prefix>-v1-<UTC time>-<run id>-<attempt>`: for backends
+ * that list their snapshots (S3, a git branch), where the newest must be the greatest name.
+ */
+export function timeFirstKey(keys: MemoryKeys, time: Date): string {
+  const shared = keys.restorePrefixes[0] ?? '';
+  const run = keys.primary.slice(shared.length).replace(/-\d{8}T\d{6}Z$/, '');
+  return `${shared}${timeStamp(time)}-${run}`;
+}
+
 /** A time as keys carry it: 20261123T181122Z. */
 export function timeStamp(time: Date): string {
   return time.toISOString().replace(/[-:]/g, '').replace(/\.\d+Z$/, 'Z');

@@ -12,14 +12,11 @@
  * aws-actions/configure-aws-credentials), and are never stored: the store's credential removal
  * takes every AWS_* key value out before a save.
  */
-import { once } from 'node:events';
 import * as fs from 'node:fs';
-import { pipeline } from 'node:stream/promises';
-import * as zlib from 'node:zlib';
 import type { ListObjectsV2CommandOutput, S3Client } from '@aws-sdk/client-s3';
-import { timeStamp, type MemoryKeys } from './keys.js';
+import { timeFirstKey, type MemoryKeys } from './keys.js';
 import { UnusableSnapshotError, type SnapshotBackend } from './snapshot-store.js';
-import { emitSegments, tarLayout, TarUnpacker } from './tar.js';
+import { packGzip, unpackGzip } from './gzip-archive.js';
 
 const KEEP = 3;
 
@@ -60,37 +57,6 @@ export async function s3Client(endpoint: string, env: NodeJS.ProcessEnv): Promis
         }
       : {}),
   });
-}
-
-/**
- * A snapshot as one gzip member of a tar of the directory's files, named `./<file>` as
- * `tar -czf - -C dir .` names them (snapshots saved that way still restore).
- */
-async function packGzip(dir: string): Promise<Buffer> {
-  const gzip = zlib.createGzip();
-  const out: Buffer[] = [];
-  gzip.on('data', (d: Buffer) => out.push(d));
-  const ended = once(gzip, 'end');
-  await emitSegments(tarLayout(dir, '.'), async (piece, release) => {
-    if (!gzip.write(piece, release)) await once(gzip, 'drain');
-  });
-  gzip.end();
-  await ended;
-  return Buffer.concat(out);
-}
-
-/** Unpacks a gzip tar stream into `dir` with Recall's unpacker: regular files only, inside `dir`. */
-async function unpackGzip(body: NodeJS.ReadableStream, dir: string): Promise<void> {
-  const unpacker = new TarUnpacker('.', dir);
-  try {
-    await pipeline(body, zlib.createGunzip(), async (source: AsyncIterable<Buffer>) => {
-      for await (const piece of source) unpacker.push(piece);
-    });
-    unpacker.end();
-  } catch (error) {
-    unpacker.abort();
-    throw error;
-  }
 }
 
 export class S3Backend implements SnapshotBackend {
@@ -177,8 +143,7 @@ export class S3Backend implements SnapshotBackend {
 
   async put(dir: string): Promise<{ saved: true; key: string }> {
     // The time first, so that the newest snapshot is the greatest key and one listing finds it.
-    const run_ = this.keys.primary.slice((this.keys.restorePrefixes[0] ?? '').length).replace(/-\d{8}T\d{6}Z$/, '');
-    const key = `${this.prefix}${timeStamp(this.clock())}-${run_}.tar.gz`;
+    const key = `${this.location.folder ? `${this.location.folder}/` : ''}${timeFirstKey(this.keys, this.clock())}.tar.gz`;
     const archive = await packGzip(dir);
     const { PutObjectCommand, DeleteObjectCommand } = await sdk();
     await (await this.client()).send(new PutObjectCommand({ Bucket: this.location.bucket, Key: key, Body: archive, ContentType: 'application/gzip' }));

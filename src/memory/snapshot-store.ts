@@ -58,8 +58,12 @@ export interface SnapshotBackend {
    * (looked for as the files are read, so the store need not read them a second time).
    */
   pack?(dir: string, credentials: readonly string[]): Promise<PackedSnapshot | undefined>;
-  /** Store `dir` (as `packed`, when pack() made it) as this run's snapshot. */
-  put(dir: string, packed?: PackedSnapshot): Promise<{ saved: true; key: string } | { saved: false; warning: string }>;
+  /**
+   * Store `dir` (as `packed`, when pack() made it) as this run's snapshot. A backend whose write
+   * is a compare-and-swap on what newestKey() last saw answers `moved` when another save landed
+   * since: the store then merges that one too and puts again (a bounded number of times).
+   */
+  put(dir: string, packed?: PackedSnapshot): Promise<{ saved: true; key: string } | { saved: false; warning: string; moved?: boolean }>;
 }
 
 /** A snapshot archived ahead of its save. */
@@ -90,6 +94,8 @@ export interface SnapshotStoreOptions {
 /** How many earlier snapshots a save names, and how many a restore tries when the newest is unusable. */
 const EARLIER_KEPT = 3;
 const MAX_FALLBACKS = 4;
+/** How many times a save is put when other saves keep landing first (a backend that answers `moved`). */
+export const MAX_SAVE_ATTEMPTS = 4;
 
 
 export class SnapshotMemoryStore implements MemoryStore {
@@ -285,29 +291,47 @@ export class SnapshotMemoryStore implements MemoryStore {
     if (check.unusable) return { saved: false, warning: `Memory was not saved: the session store is unusable after this run (${check.unusable}).` };
     if (check.repaired.length > 0) log.warning(`Memory: the session store was repaired before saving: ${check.repaired.join('; ')}.`);
 
-    let merge: NewerSaveMerge;
-    try {
-      merge = await mergeNewerSave({ ...this.so, base: this.readBase(), checkRestored: () => this.checkRestoredStore() });
-    } catch (error) {
-      merge = { blocked: `Memory was not saved: merging the memory of an overlapping run failed (${describe(error)}).` };
-    }
-    if (merge.blocked) return { saved: false, warning: merge.blocked };
-    if (merge.warning) log.warning(merge.warning);
-    let packed: PackedSnapshot | undefined;
-    try {
-      // What this save is built from, newest first: where a restore goes if this save turns out unusable.
-      const base = this.readBase();
-      const earlier = [...new Set([...(merge.from ? [merge.from] : []), ...base.earlier])].filter((k) => !base.setAside.includes(k));
-      packed = await this.takeOutCredentials(earlier.slice(0, EARLIER_KEPT));
-    } catch (error) {
-      return { saved: false, warning: `Memory was not saved: the credentials could not be taken out of the store (${describe(error)}).` };
-    }
-    try {
-      const put = await backend.put(memoryDir, packed);
-      if (!put.saved) return put;
-      return { saved: true, key: put.key, ...(merge.merged ? { merged: merge.merged } : {}) };
-    } catch (error) {
-      return { saved: false, warning: `Memory was not saved: ${describe(error)}` };
+    // Merge what another run saved meanwhile, take credentials out, put. A backend that writes by
+    // compare-and-swap answers `moved` when yet another save landed between the look and the put:
+    // merge that one too and put again.
+    let base = this.readBase();
+    const mergedFrom: string[] = [];
+    const merged: string[] = [];
+    for (let attempt = 1; ; attempt++) {
+      let merge: NewerSaveMerge;
+      try {
+        merge = await mergeNewerSave({ ...this.so, base, checkRestored: () => this.checkRestoredStore() });
+      } catch (error) {
+        merge = { blocked: `Memory was not saved: merging the memory of an overlapping run failed (${describe(error)}).` };
+      }
+      if (merge.blocked) return { saved: false, warning: merge.blocked };
+      if (merge.warning) log.warning(merge.warning);
+      if (merge.from) {
+        mergedFrom.unshift(merge.from);
+        // What this save now builds on: the same snapshot is not merged twice.
+        base = { ...base, restoredKey: merge.from };
+      }
+      merged.push(...(merge.merged ?? []));
+      let packed: PackedSnapshot | undefined;
+      try {
+        // What this save is built from, newest first: where a restore goes if this save turns out unusable.
+        const earlier = [...new Set([...mergedFrom, ...base.earlier])].filter((k) => !base.setAside.includes(k));
+        packed = await this.takeOutCredentials(earlier.slice(0, EARLIER_KEPT));
+      } catch (error) {
+        return { saved: false, warning: `Memory was not saved: the credentials could not be taken out of the store (${describe(error)}).` };
+      }
+      let put: Awaited<ReturnType<SnapshotBackend['put']>>;
+      try {
+        put = await backend.put(memoryDir, packed);
+      } catch (error) {
+        return { saved: false, warning: `Memory was not saved: ${describe(error)}` };
+      }
+      if (put.saved) return { saved: true, key: put.key, ...(merged.length > 0 ? { merged } : {}) };
+      if (!put.moved) return { saved: false, warning: put.warning };
+      if (attempt >= MAX_SAVE_ATTEMPTS) {
+        return { saved: false, warning: `Memory was not saved: other runs' saves landed first ${attempt} times in a row (the last: ${put.warning}). Their memory is kept; this run's session is not.` };
+      }
+      log.info(`Memory: ${put.warning}; merging that save and saving again.`);
     }
   }
 

@@ -10,7 +10,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { redactCredentials } from '../agent/credentials.js';
 import { describe } from '../errors.js';
-import type { Git } from './git.js';
+import { tokenConfig, type Git } from './git.js';
 
 /** Where the changes go. */
 export type PublishTarget =
@@ -135,27 +135,13 @@ async function credentialHolders(o: PublishOptions): Promise<string[]> {
 }
 
 /**
- * Recall's token for an https remote, as the Authorization header git sends there; the header
- * actions/checkout persisted for the same host (the workflow token) is cleared first, so the
- * token the user gave Recall is the one that pushes. Nothing for a remote on disk (the tests).
+ * Recall's token for the checkout's https origin (tokenConfig): the header actions/checkout
+ * persisted for the same host is cleared, so the token the user gave Recall is the one that
+ * pushes. Nothing for a remote on disk (the tests).
  */
 export async function authConfig(git: Git, token: string): Promise<Array<[string, string]>> {
   if (!token) return [];
-  const remote = (await git.run(['remote', 'get-url', 'origin'])).stdout.trim();
-  let origin: string;
-  try {
-    const url = new URL(remote);
-    if (url.protocol !== 'https:' && url.protocol !== 'http:') return [];
-    origin = `${url.protocol}//${url.host}/`;
-  } catch {
-    return [];
-  }
-  const header = `AUTHORIZATION: basic ${Buffer.from(`x-access-token:${token}`).toString('base64')}`;
-  return [
-    ['http.extraheader', ''],
-    [`http.${origin}.extraheader`, ''],
-    [`http.${origin}.extraheader`, header],
-  ];
+  return tokenConfig((await git.run(['remote', 'get-url', 'origin'])).stdout.trim(), token);
 }
 
 /** Why a push was refused, and what to do about it. */

@@ -122,6 +122,26 @@ describe('a bad snapshot does not cost the memory before it', () => {
     });
   });
 
+  it('on a git branch: the bad snapshot names the one it was built from, which the branch still keeps, and the run restores that', async () => {
+    const remote = path.join(world.root, 'github', 'webapp.git');
+    execFileSync('git', ['init', '-q', '--bare', remote]);
+    const git = (...args: string[]) => execFileSync('git', ['-C', remote, ...args], { encoding: 'utf8' }).trim();
+    await threeRunsTheSecondGarbled({ inputs: { 'memory-backend': 'git-branch', 'memory-path': remote } }, (runId) => {
+      // Someone with write access garbles run 2's store on the branch.
+      const name = git('ls-tree', '--name-only', 'recall-memory').split('\n').find((f) => f.endsWith(`-${runId}-1`))!;
+      const db = execFileSync('git', ['-C', remote, 'cat-file', 'blob', `recall-memory:${name}/opencode.db`]);
+      const blob = execFileSync('git', ['-C', remote, 'hash-object', '-w', '--stdin'], { input: Buffer.alloc(db.length, 0x5a), encoding: 'utf8' }).trim();
+      const replace = (tree: string, entry: string, line: string) => {
+        const lines = git('ls-tree', tree).split('\n').map((l) => (l.endsWith(`\t${entry}`) ? line : l));
+        return execFileSync('git', ['-C', remote, 'mktree'], { input: `${lines.join('\n')}\n`, encoding: 'utf8' }).trim();
+      };
+      const snapshot = replace(`recall-memory:${name}`, 'opencode.db', `100644 blob ${blob}\topencode.db`);
+      const newTree = replace('recall-memory^{tree}', name, `040000 tree ${snapshot}\t${name}`);
+      const commit = execFileSync('git', ['-C', remote, '-c', 'user.name=m', '-c', 'user.email=m@m', 'commit-tree', newTree, '-m', 'garbled'], { encoding: 'utf8' }).trim();
+      git('update-ref', 'refs/heads/recall-memory', commit);
+    });
+  });
+
   it('on S3: the bad object names the one it was built from, and the run restores that', async () => {
     const s3 = await startS3Server(path.join(world.root, 's3'));
     try {

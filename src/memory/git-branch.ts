@@ -1,0 +1,277 @@
+/**
+ * Memory kept on a branch of the repository (`memory-backend: git-branch`, `memory-branch`):
+ * memory that lasts as long as the repository does, without the Actions cache's 7-day eviction.
+ *
+ *   <branch>: one commit, no parent
+ *     README.md                                    what the branch is
+ *     <prefix>-v1-<UTC time>-<run id>-<attempt>/   a snapshot: opencode.db, the index, the manifest, ...
+ *                                                  (the newest 3 of each prefix)
+ *
+ * Recall writes it, with github-token, never the agent: git runs in a private bare repository
+ * made for each look at the branch (outside the checkout, in RUNNER_TEMP, which the agent's
+ * sandbox hides), with hooks, signing and credential helpers off and the token in the git child's
+ * environment only. A save is one root commit replacing the branch, pushed with
+ * `--force-with-lease` on the commit the save looked at: the remote's ref update is a
+ * compare-and-swap, so a save that lands in between makes this push fail as `moved`, and the
+ * store merges that save and pushes again (RFC-002). A snapshot's files are blobs, so git sends
+ * and keeps a new store as a delta against the one before it. They come back through `git archive`
+ * and Recall's unpacker (regular files only, inside the memory directory).
+ */
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { Git } from '../publish/git.js';
+import { unpackTar } from './gzip-archive.js';
+import { HOST_FILE_LIMIT, lastLine, memoryAuthConfig, memoryPushRefusal } from './git-remote.js';
+import { keyTime, timeFirstKey, type MemoryKeys } from './keys.js';
+import { MEMORY_FILES } from './layout.js';
+import { UnusableSnapshotError, type SnapshotBackend } from './snapshot-store.js';
+
+const KEEP = 3;
+const README = 'README.md';
+/** A snapshot's folder on the branch: `<prefix>-v<n>-...` (any prefix's: several may share a branch). */
+const SNAPSHOT_DIR = /^[A-Za-z0-9._-]+-v\d+-[A-Za-z0-9._-]+$/;
+const TIP_REF = 'refs/recall/tip';
+
+const README_TEXT = `# Recall's memory
+
+This branch is written by [Recall](https://github.com/recall-ai/recall): each folder is a snapshot of
+the OpenCode sessions and Recall's index of past work, named \`<memory-key-prefix>-v1-<UTC time>-<run id>-<attempt>\`.
+Every save replaces the branch with one new commit that keeps the newest 3 snapshots of each prefix,
+so the branch has no history. Do not commit here: Recall leaves a branch that holds anything else
+alone, and saves no memory until it is gone. Deleting the branch deletes the memory.
+`;
+
+export interface GitBranchOptions {
+  /** The repository: a URL or a path on disk; undefined when none is known (no GITHUB_REPOSITORY). */
+  remote: string | undefined;
+  branch: string;
+  keys: MemoryKeys;
+  /** github-token, sent only to the job's GitHub server (memoryAuthConfig); '' for none. */
+  token: string;
+  /** GITHUB_SERVER_URL. */
+  serverUrl: string | undefined;
+  /** Where the private git directories are made (beside the memory directory). */
+  workDir: string;
+  /** PATH, to find git. */
+  pathEnv: string | undefined;
+  /** The branches this workflow works on (branchesInUse): the memory branch may be none of them. */
+  inUse: readonly string[];
+  clock: () => Date;
+}
+
+interface TreeEntry {
+  mode: string;
+  type: string;
+  sha: string;
+  name: string;
+}
+
+/** What the branch held when this process last looked: its commit (none: no branch yet) and files. */
+interface Tip {
+  commit: string | undefined;
+  entries: TreeEntry[];
+}
+
+/** Private git directories still on disk, removed when the process exits. */
+const leftOver = new Set<string>();
+process.once('exit', () => {
+  for (const dir of leftOver) fs.rmSync(dir, { recursive: true, force: true });
+});
+
+export class GitBranchBackend implements SnapshotBackend {
+  private gitDir: string | undefined;
+  private tip: Tip | undefined;
+
+  constructor(private readonly o: GitBranchOptions) {}
+
+  private problem(): string | undefined {
+    const { remote, branch, inUse } = this.o;
+    if (!remote) return 'memory-backend git-branch has no repository to keep memory in (GITHUB_REPOSITORY is not set): set memory-path to the repository, a URL or a path on disk';
+    if (inUse.includes(branch)) {
+      return `memory-branch ${branch} is a branch this workflow works on (the repository's default branch, or the one this run is on), and Recall replaces the memory branch on every save. Set memory-branch to a branch of its own, e.g. recall-memory`;
+    }
+    return undefined;
+  }
+
+  readProblem(): string | undefined {
+    const problem = this.problem();
+    return problem ? `${problem}. Memory is off for this run.` : undefined;
+  }
+
+  writeProblem(): string | undefined {
+    // Said once, at the restore (readProblem): the save is silently not made.
+    return this.problem() ? '' : undefined;
+  }
+
+  private where(): string {
+    return `${this.o.branch} of ${this.o.remote}`;
+  }
+
+  private git(): Git {
+    if (!this.gitDir) throw new Error('no private git directory');
+    // HOME is the private directory too: no user's git config is read.
+    return new Git(this.gitDir, { PATH: this.o.pathEnv, HOME: this.gitDir });
+  }
+
+  /** Settings for talking to the remote: the token (only to the job's GitHub server), and no endless stall. */
+  private remoteConfig(): Array<[string, string]> {
+    return [...memoryAuthConfig(this.o.remote!, this.o.token, this.o.serverUrl), ['http.lowSpeedLimit', '1000'], ['http.lowSpeedTime', '60']];
+  }
+
+  /**
+   * Looks at the branch afresh: a new private bare repository (nothing left in an earlier one is
+   * trusted), the branch's one commit fetched at depth 1. A branch that holds anything Recall does
+   * not write is refused, never replaced: the name may be someone's work.
+   */
+  private async refresh(): Promise<Tip> {
+    this.dispose();
+    fs.mkdirSync(this.o.workDir, { recursive: true });
+    this.gitDir = fs.mkdtempSync(path.join(this.o.workDir, 'memory-git-'));
+    leftOver.add(this.gitDir);
+    const git = this.git();
+    const local: Array<[string, string]> = [['gc.auto', '0'], ['maintenance.auto', 'false']];
+    await git.must(['init', '-q', '--bare', '--initial-branch=unused', '.'], { config: local });
+    const { branch, remote } = this.o;
+    const fetched = await git.run(['fetch', '-q', '--depth=1', '--no-tags', '--no-recurse-submodules', remote!, `+refs/heads/${branch}:${TIP_REF}`], { config: [...local, ...this.remoteConfig()] });
+    if (fetched.code !== 0) {
+      if (/couldn't find remote ref/i.test(fetched.stderr)) return (this.tip = { commit: undefined, entries: [] });
+      const denied = /\b40[134]\b|denied|not found|authentication failed|could not read username/i.test(fetched.stderr);
+      throw new Error(`git could not fetch ${this.where()}: ${lastLine(fetched.stderr)}${denied ? ' (the job needs `permissions: contents: read`, or write to save)' : ''}`);
+    }
+    const commit = (await git.must(['rev-parse', '--verify', `${TIP_REF}^{commit}`])).trim();
+    const entries = parseTree(await git.must(['ls-tree', '-z', commit]));
+    const strangers = entries.filter((e) => !(e.name === README ? e.type === 'blob' && e.mode === '100644' : e.type === 'tree' && SNAPSHOT_DIR.test(e.name)));
+    if (strangers.length > 0) {
+      const named = strangers.slice(0, 3).map((e) => e.name).join(', ');
+      throw new Error(
+        `the branch ${this.where()} holds what Recall does not write (${named}${strangers.length > 3 ? ', ...' : ''}), and Recall replaces the memory branch on every save, so it leaves this one alone. ` +
+          'Set memory-branch to a branch of its own (Recall creates it)',
+      );
+    }
+    return (this.tip = { commit, entries });
+  }
+
+  /** Removes the private git directory. */
+  private dispose(): void {
+    if (!this.gitDir) return;
+    fs.rmSync(this.gitDir, { recursive: true, force: true });
+    leftOver.delete(this.gitDir);
+    this.gitDir = undefined;
+    this.tip = undefined;
+  }
+
+  /** This prefix's snapshot keys on the branch, newest first (the time is first in the name). */
+  private keysIn(tip: Tip): string[] {
+    const prefix = this.o.keys.restorePrefixes[0] ?? '';
+    return tip.entries
+      .filter((e) => e.type === 'tree' && SNAPSHOT_DIR.test(e.name) && e.name.startsWith(prefix))
+      .map((e) => e.name)
+      .sort()
+      .reverse();
+  }
+
+  async newestKey(): Promise<string | undefined> {
+    // The look the save's merge and its compare-and-swap are built on: always a fresh one.
+    return this.keysIn(await this.refresh())[0];
+  }
+
+  async olderKeys(): Promise<string[]> {
+    return this.keysIn(this.tip ?? (await this.refresh()));
+  }
+
+  lossHint(): string {
+    return `the branch ${this.where()} holds no snapshot of this memory-key-prefix (was the branch deleted, or did memory-branch or memory-key-prefix change?)`;
+  }
+
+  async restoreNewest(dir: string): Promise<string | undefined> {
+    const key = this.keysIn(await this.refresh())[0];
+    const restored = key !== undefined && (await this.fetch(key, dir));
+    // Done with the branch until the save looks again (an unusable snapshot threw: the fallback reads the same look).
+    this.dispose();
+    return restored ? key : undefined;
+  }
+
+  async fetch(key: string, dir: string): Promise<boolean> {
+    // A key named in a snapshot's manifest is data: only a snapshot of this prefix on the branch.
+    if (!/^[A-Za-z0-9._-]{1,500}$/.test(key) || !this.o.keys.restorePrefixes.some((p) => key.startsWith(p))) return false;
+    const tip = this.tip ?? (await this.refresh());
+    const entry = tip.entries.find((e) => e.name === key && e.type === 'tree');
+    if (!entry) return false;
+    const git = this.git();
+    // What git archive would write, checked first: memory's own files, as plain blobs, and nothing else.
+    const files = parseTree(await git.must(['ls-tree', '-z', entry.sha]));
+    const odd = files.find((f) => !(f.type === 'blob' && f.mode === '100644' && MEMORY_FILES.includes(f.name)));
+    if (odd) throw new UnusableSnapshotError(`snapshot ${key} cannot be used: it holds ${JSON.stringify(odd.name)} (${odd.type} ${odd.mode}), which memory never holds`, key);
+    fs.mkdirSync(dir, { recursive: true });
+    const archive = git.stream(['archive', '--format=tar', '--prefix=memory/', entry.sha], { config: [['tar.umask', '022']] });
+    try {
+      await unpackTar(archive.stdout, 'memory', dir);
+    } catch (error) {
+      await archive.done.catch(() => undefined);
+      throw new UnusableSnapshotError(`snapshot ${key} cannot be used: ${(error as Error).message}`, key);
+    }
+    const read = await archive.done;
+    if (read.code !== 0) throw new Error(`git could not read ${key}: ${lastLine(read.stderr)}`);
+    return true;
+  }
+
+  async put(dir: string): Promise<{ saved: true; key: string } | { saved: false; warning: string; moved?: boolean }> {
+    // The snapshot's files (the store has checked them: regular files of memory's own names).
+    const names = fs.readdirSync(dir).filter((n) => MEMORY_FILES.includes(n) && fs.lstatSync(path.join(dir, n)).isFile()).sort();
+    // GitHub refuses a push with a file over its limit: say so before uploading it.
+    const tooLarge = /^https?:/.test(this.o.remote!) ? names.find((n) => fs.statSync(path.join(dir, n)).size > HOST_FILE_LIMIT) : undefined;
+    if (tooLarge) {
+      const mib = (fs.statSync(path.join(dir, tooLarge)).size / 1024 ** 2).toFixed(0);
+      return { saved: false, warning: `Memory was not saved to ${this.where()}: ${tooLarge} is ${mib} MiB, and GitHub takes no file over ${HOST_FILE_LIMIT / 1024 ** 2} MiB in a push. Lower max-sessions or max-age-days so the store shrinks, or choose memory-backend s3.` };
+    }
+    // The tip the store's merge looked at (newestKey); a fresh look when there was none.
+    const tip = this.tip ?? (await this.refresh());
+    const git = this.git();
+    const mine = this.keysIn(tip);
+    // The newest must be the greatest name: one second past the newest on the branch when that one
+    // was saved in the same second (names carry seconds) or this runner's clock is behind.
+    let time = this.o.clock();
+    const newest = mine[0] ? keyTime(mine[0]) : undefined;
+    if (newest && newest.getTime() >= Math.floor(time.getTime() / 1000) * 1000) time = new Date(newest.getTime() + 1000);
+    const key = timeFirstKey(this.o.keys, time);
+    // The files as blobs, in trees: the snapshot's folder, then the branch's one tree.
+    const blobs = (await git.must(['hash-object', '-w', '--no-filters', '--', ...names.map((n) => path.join(dir, n))])).trim().split('\n');
+    const mktree = async (entries: TreeEntry[]) => (await git.must(['mktree', '-z'], { input: entries.map((e) => `${e.mode} ${e.type} ${e.sha}\t${e.name}\0`).join('') })).trim();
+    const snapshot = await mktree(names.map((name, i) => ({ mode: '100644', type: 'blob', sha: blobs[i]!, name })));
+    const readme = (await git.must(['hash-object', '-w', '--stdin'], { input: README_TEXT })).trim();
+    const kept = new Set(mine.slice(0, KEEP - 1));
+    const prefix = this.o.keys.restorePrefixes[0] ?? '';
+    const tree = await mktree([
+      { mode: '100644', type: 'blob', sha: readme, name: README },
+      { mode: '040000', type: 'tree', sha: snapshot, name: key },
+      // The newest of this prefix's, and every other prefix's snapshots (their saves keep them bounded).
+      ...tip.entries.filter((e) => e.name !== README && (kept.has(e.name) || !e.name.startsWith(prefix))),
+    ]);
+    const commit = (await git.must(['commit-tree', tree, '-m', `Recall memory: ${key}`])).trim();
+    const { branch, remote } = this.o;
+    // The compare-and-swap: the remote takes this commit only while the branch is still at the
+    // commit this save looked at (absent, when there was none).
+    const pushed = await git.run(['push', '--porcelain', `--force-with-lease=refs/heads/${branch}:${tip.commit ?? ''}`, remote!, `${commit}:refs/heads/${branch}`], {
+      config: [['push.gpgSign', 'false'], ...this.remoteConfig()],
+    });
+    if (pushed.code === 0) {
+      this.dispose();
+      return { saved: true, key };
+    }
+    const refusal = memoryPushRefusal(`${pushed.stderr}\n${pushed.stdout}`, branch);
+    this.dispose();
+    return { saved: false, moved: refusal.moved, warning: refusal.moved ? refusal.why : `Memory was not saved to ${this.where()}: ${refusal.why}.` };
+  }
+}
+
+/** `git ls-tree -z` output: `<mode> <type> <sha>\t<name>\0` per entry. */
+function parseTree(output: string): TreeEntry[] {
+  return output
+    .split('\0')
+    .filter(Boolean)
+    .map((line) => {
+      const tab = line.indexOf('\t');
+      const [mode = '', type = '', sha = ''] = line.slice(0, tab).split(' ');
+      return { mode, type, sha, name: line.slice(tab + 1) };
+    });
+}
