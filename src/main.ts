@@ -214,6 +214,7 @@ function changePublisher(
       answer: outbound(answer, credentials(), ctx.serverUrl),
       credentials,
       token: inputs.githubToken,
+      ...(inputs.memoryBackend === 'git-branch' ? { memoryBranch: inputs.memoryBranch } : {}),
       openPull: (p) => api.createPull(p),
       commitUrl: (sha) => `${ctx.serverUrl}/${ctx.repository}/commit/${sha}`,
       log: core.info,

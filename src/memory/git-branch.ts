@@ -141,6 +141,9 @@ export class GitBranchBackend implements SnapshotBackend {
     const commit = (await git.must(['rev-parse', '--verify', `${TIP_REF}^{commit}`])).trim();
     const entries = parseTree(await git.must(['ls-tree', '-z', commit]));
     const strangers = entries.filter((e) => !(e.name === README ? e.type === 'blob' && e.mode === '100644' : e.type === 'tree' && SNAPSHOT_DIR.test(e.name)));
+    // A branch with only a README is someone's unless the README is the one Recall writes.
+    const readme = entries.find((e) => e.name === README && e.type === 'blob');
+    if (readme && !(await git.must(['cat-file', 'blob', readme.sha])).startsWith(README_TEXT.split('\n')[0]!)) strangers.push(readme);
     if (strangers.length > 0) {
       const named = strangers.slice(0, 3).map((e) => e.name).join(', ');
       throw new Error(

@@ -32,6 +32,7 @@ export function memoryBranchProblem(name: string): string | undefined {
   const part = name.split('/').find((p) => p.startsWith('.') || p.endsWith('.lock'));
   if (part !== undefined) return `its part "${part}" starts with a dot or ends with .lock, which git does not allow`;
   if (name.startsWith('refs/')) return 'it starts with refs/: write the branch name alone, e.g. recall-memory';
+  if (name === 'recall') return 'Recall pushes fixes to branches named recall/<thread>-<run>, and git cannot keep a branch recall beside them';
   if (WORK_BRANCHES.includes(name)) return `${name} is where repositories keep their work, and Recall replaces the memory branch on every save`;
   return undefined;
 }
@@ -90,6 +91,11 @@ export function memoryAuthConfig(remote: string, token: string, serverUrl: strin
 
 /** What a refused push means: `moved` when another save landed first (merge it and try again). */
 export function memoryPushRefusal(output: string, branch: string): { moved: boolean; why: string } {
+  // A name clash looks like a lost race (failed to update ref, cannot lock ref) and never goes away.
+  const clash = /cannot lock ref '[^']*': '(?:refs\/heads\/)?([^']*)' exists; cannot create/i.exec(output);
+  if (clash) {
+    return { moved: false, why: `the branch ${clash[1]} exists, and git cannot keep a branch ${branch} beside it (a name cannot be both a branch and a folder of branches). Set memory-branch to a name no branch starts with or sits under, e.g. ${DEFAULT_MEMORY_BRANCH}` };
+  }
   if (/stale info|fetch first|non-fast-forward|failed to update ref|cannot lock ref|but expected|incorrect old value/i.test(output)) {
     return { moved: true, why: `another save moved ${branch} since this one looked` };
   }

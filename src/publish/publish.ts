@@ -36,6 +36,8 @@ export interface PublishOptions {
   credentials: () => string[];
   /** Recall's token for the push; it reaches the git child alone. */
   token: string;
+  /** memory-branch when memory is kept on a branch (memory-backend git-branch): only memory saves write it. */
+  memoryBranch?: string;
   openPull: (pull: { title: string; body: string; head: string; base: string }) => Promise<{ number: number; url: string }>;
   commitUrl: (sha: string) => string;
   log: (line: string) => void;
@@ -66,6 +68,11 @@ async function publish(o: PublishOptions): Promise<string | undefined> {
 
   if (target.kind === 'pull' && target.isFork) return `The agent changed ${files}; Recall never pushes to a fork's pull request, so they were not committed.`;
   if (!o.enabled) return `The agent changed ${files}; they were not committed because \`push-changes\` is off.`;
+  const ref = target.kind === 'pull' ? target.headRef : o.branch;
+  if (ref === o.memoryBranch) {
+    // A pull request opened from the memory branch: a push would put the agent's files into the memory it restores.
+    return `The agent changed ${files}; Recall did not commit them: \`${ref}\` is Recall's memory branch (\`memory-branch\`), which only memory saves write.`;
+  }
   if (target.kind === 'pull') {
     const head = (await git.must(['rev-parse', 'HEAD'])).trim();
     if (head !== target.headSha) {
@@ -83,7 +90,6 @@ async function publish(o: PublishOptions): Promise<string | undefined> {
     await git.run(['reset', '-q']);
     return `The agent changed ${files}, but Recall did not commit them: ${leaked.map((f) => `\`${f}\``).join(', ')} ${leaked.length === 1 ? 'holds' : 'hold'} one of this run's credentials.`;
   }
-  const ref = target.kind === 'pull' ? target.headRef : o.branch;
   if (target.kind !== 'pull') await git.must(['switch', '-q', '-c', o.branch]);
   await git.must(['commit', '-q', '--no-verify', '-m', `Recall: ${o.title}`.slice(0, 120), '-m', o.links.join('\n')]);
   const sha = (await git.must(['rev-parse', 'HEAD'])).trim();

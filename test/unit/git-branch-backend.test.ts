@@ -93,15 +93,18 @@ describe('the git-branch backend', () => {
     expect(await backend('3').newestKey()).toBe((second as { key: string }).key);
   });
 
-  it('leaves a branch alone that holds anything Recall does not write, and says what to do', async () => {
+  it.each([
+    ['index.html', '<h1>docs</h1>'],
+    ['README.md', '# Our team notes\n'],
+  ])('leaves a branch alone that holds anything Recall does not write (%s), and says what to do', async (file, content) => {
     const work = path.join(root, 'checkout');
     execFileSync('git', ['init', '-q', '-b', 'recall-memory', work]);
-    fs.writeFileSync(path.join(work, 'index.html'), '<h1>docs</h1>');
+    fs.writeFileSync(path.join(work, file), content);
     execFileSync('git', ['-C', work, 'add', '.']);
     execFileSync('git', ['-C', work, '-c', 'user.name=t', '-c', 'user.email=t@t', 'commit', '-qm', 'site']);
     execFileSync('git', ['-C', work, 'push', '-q', remote, 'recall-memory']);
     const before = git('rev-parse', 'recall-memory');
-    await expect(backend('1').restoreNewest(path.join(root, 'out'))).rejects.toThrow(/holds what Recall does not write \(index\.html\).*Set memory-branch to a branch of its own/);
+    await expect(backend('1').restoreNewest(path.join(root, 'out'))).rejects.toThrow(new RegExp(`holds what Recall does not write \\(${file.replace('.', '\\.')}\\).*Set memory-branch to a branch of its own`));
     await expect(backend('1').put(memoryWith('a', 'a'))).rejects.toThrow(/holds what Recall does not write/);
     expect(git('rev-parse', 'recall-memory')).toBe(before);
   });
@@ -202,6 +205,21 @@ describe('the compare-and-swap on the push', () => {
     fs.truncateSync(path.join(dir, 'opencode.db'), 101 * 1024 ** 2); // sparse: no 101 MiB written
     const refused = await backend('1', { remote: 'https://github.com/octo-org/webapp.git' }).put(dir);
     expect(refused).toEqual({ saved: false, warning: expect.stringMatching(/opencode\.db is 101 MiB, and GitHub takes no file over 100 MiB in a push\. Lower max-sessions or max-age-days/) });
+  });
+
+  it('a memory branch whose name clashes with a branch on the remote is refused once, not retried as a lost race, and the warning names the clash', async () => {
+    // The branch Recall pushes a fix to: a branch named recall cannot sit beside it.
+    await backend('1', { branch: 'fix' }).put(memoryWith('a', 'a')); // a commit for that branch to point at
+    git('update-ref', 'refs/heads/recall/issue-1-123-1', git('rev-parse', 'fix'));
+    let puts = 0;
+    const clashing = backend('2', { branch: 'recall' });
+    const counted: SnapshotBackend = Object.assign(Object.create(clashing) as GitBranchBackend, { put: (dir: string) => (puts++, clashing.put(dir)) });
+    const s = new SnapshotMemoryStore({ memoryDir: path.join(root, 'clash', 'memory'), backend: counted, log: quiet, clock: () => new Date() });
+    expect((await s.restore()).status).toBe('miss');
+    writeStore(path.join(root, 'clash', 'memory'), [{ id: sessionId('clash') }]);
+    const saved = await s.save();
+    expect(puts).toBe(1);
+    expect(saved).toMatchObject({ saved: false, warning: expect.stringMatching(/the branch recall\/issue-1-123-1 exists, and git cannot keep a branch recall beside it.*Set memory-branch/) });
   });
 
   it('a push the remote refuses for want of rights is not retried, and the warning names contents: write', async () => {

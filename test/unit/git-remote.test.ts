@@ -36,6 +36,7 @@ describe('the memory branch name', () => {
     ['memory.lock', /ends with \.lock/],
     ['x@{1}', /"@\{"/],
     ['refs/heads/memory', /write the branch name alone/],
+    ['recall', /Recall pushes fixes to branches named recall\/<thread>-<run>/],
   ])('%j is refused: %s', (name, why) => {
     expect(memoryBranchProblem(name)).toMatch(why);
   });
@@ -93,6 +94,10 @@ describe('a refused push', () => {
     expect(denied).toEqual({ moved: false, why: expect.stringMatching(/the token may not push to recall-memory \(Permission to octo-org\/webapp\.git denied to github-actions\[bot\]\.\).*`permissions: contents: write`/) });
     expect(memoryPushRefusal('remote: error: GH006: Protected branch update failed for refs/heads/recall-memory.', 'recall-memory').why).toMatch(/protected by a branch rule.*Exempt recall-memory/);
     expect(memoryPushRefusal('remote: error: GH001: Large files detected.', 'recall-memory').why).toMatch(/a file of the snapshot is larger than the host takes \(GitHub: 100 MiB\)/);
+    // A name that clashes with a branch (or a folder of branches) fails the same way every time: not a race to retry. git's own words.
+    const clash = memoryPushRefusal("!\tHEAD:refs/heads/recall\t[remote rejected] (failed to update ref)\nremote: error: cannot lock ref 'refs/heads/recall': 'refs/heads/recall/issue-1-123-1' exists; cannot create 'refs/heads/recall'", 'recall');
+    expect(clash).toEqual({ moved: false, why: expect.stringMatching(/^the branch recall\/issue-1-123-1 exists, and git cannot keep a branch recall beside it.*Set memory-branch/) });
+    expect(memoryPushRefusal("remote: error: cannot lock ref 'refs/heads/memx/sub': 'refs/heads/memx' exists; cannot create 'refs/heads/memx/sub'", 'memx/sub').moved).toBe(false);
     expect(memoryPushRefusal('fatal: the remote end hung up unexpectedly', 'recall-memory')).toEqual({ moved: false, why: 'git said: fatal: the remote end hung up unexpectedly' });
   });
 });
