@@ -82,7 +82,8 @@ async function bareRun(i: number): Promise<Timing> {
   return timing(started, Date.now(), from);
 }
 
-async function recallRun(runId: string, prefix: string): Promise<Timing> {
+/** A Recall run on `prefix`'s memory; `memory` is the restore it must make (a miss would time the wrong thing). */
+async function recallRun(runId: string, prefix: string, memory: 'hit' | 'miss'): Promise<Timing> {
   freshRunner(world.machine);
   world.model.script({ text: ANSWER });
   const from = world.model.completions().length === 0 ? 0 : world.model.completions().at(-1)!.index + 1;
@@ -90,6 +91,7 @@ async function recallRun(runId: string, prefix: string): Promise<Timing> {
   const run = await world.openIssue(runId, { number: Number(runId) % 1000, title: 'SSO login loops on Safari', body: PROMPT }, { inputs: { 'memory-key-prefix': prefix } });
   const ended = Date.now();
   expect(run.main.exitCode, run.main.stdout).toBe(0);
+  expect(run.outputs['memory-status'], `the restore of ${prefix}`).toBe(memory);
   return timing(started, ended, from);
 }
 
@@ -100,7 +102,7 @@ it('the overhead Recall adds around the agent, beside a bare opencode run', asyn
   const empty: Timing[] = [];
   for (let i = 0; i < RUNS; i++) {
     bare.push(await bareRun(i));
-    empty.push(await recallRun(String(7700 + i), `bench-empty-${i}`));
+    empty.push(await recallRun(String(7700 + i), `bench-empty-${i}`, 'miss'));
   }
 
   // 1,000 sessions: one real run's store grown, saved as Recall saves it, then restored by each run.
@@ -114,7 +116,7 @@ it('the overhead Recall adds around the agent, beside a bare opencode run', asyn
   expect((await store.save()).saved).toBe(true);
   const full: Timing[] = [];
   for (let i = 0; i < RUNS; i++) {
-    full.push(await recallRun(String(7800 + i), 'bench-1000'));
+    full.push(await recallRun(String(7800 + i), 'bench-1000', 'hit'));
     bare.push(await bareRun(RUNS + i));
   }
   const bareMedian = { before: median(bare.map((r) => r.before)), after: median(bare.map((r) => r.after)), whole: median(bare.map((r) => r.whole)) };

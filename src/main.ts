@@ -12,7 +12,7 @@ import { createGitHubApi, type GitHubApi, type IssueComment, type PullDetails } 
 import { authorize } from './github/authorize.js';
 import { readEventContext } from './github/context.js';
 import { gatherConversation } from './github/conversation.js';
-import { deliveryMarker, FAILED, silentReporter, ThreadReporter, WORKING, type Reporter } from './github/reporter.js';
+import { deliveryMarker, FAILED, isRecallComment, silentReporter, ThreadReporter, WORKING, type Reporter } from './github/reporter.js';
 import { buildTask } from './github/task.js';
 import type { Task } from './ports.js';
 import { interpretEvent, type Trigger } from './github/trigger.js';
@@ -123,7 +123,7 @@ async function main(env: NodeJS.ProcessEnv): Promise<void> {
       }),
       // Evidence, visible without memory, that an earlier run saved some: Recall's own answer in the
       // thread. A restore that then finds nothing warns that memory may have expired.
-      answeredBefore: comments.some((c) => c.authorIsBot && c.body.includes('<!-- recall:delivery=')),
+      answeredBefore: comments.some(isRecallComment),
     };
     const poster = task.kind === 'job' ? jobPoster(api, credentials, ctx.serverUrl, runUrl, ctx.eventName) : undefined;
     // What the agent does, in the log and (where someone waits) the thread: what is shown there goes out like every comment.

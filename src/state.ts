@@ -18,8 +18,8 @@ const MEMORY_PATH = 'memory-path';
 const MEMORY_ENDPOINT = 'memory-s3-endpoint';
 const MEMORY_BRANCH = 'memory-branch';
 const WORKING_COMMENT = 'working-comment';
-/** Also read by index-post.ts, before the post step's bundle loads. */
-export const OPENCODE_CACHE = 'opencode-cache';
+/** index-post.ts reads it as STATE_opencode-cache, before the post step's bundle loads. */
+const OPENCODE_CACHE = 'opencode-cache';
 
 export interface PostState {
   /** True when main restored memory and never got to save it. */

@@ -192,12 +192,21 @@ export class OpenCodeLauncher implements AgentLauncher {
       stop: () => server.stop(),
     });
     // An unknown provider or model fails now, with OpenCode's own list, not at the prompt.
-    await checkModelKnown(agent.client, model).catch(async (error: unknown) => {
+    // One list of what OpenCode can use, for the model and every dispatch model.
+    let providers: Record<string, string[]> = {};
+    try {
+      providers = await agent.models();
+      checkModelKnown(providers, model);
+    } catch (error) {
       await server.stop();
       throw error;
-    });
+    }
     for (const other of dispatchModels) {
-      await checkModelKnown(agent.client, other).catch((error: unknown) => this.o.warn(`dispatch-models: ${(error as Error).message.replace('Fix the model input', 'Fix dispatch-models')}`));
+      try {
+        checkModelKnown(providers, other, 'dispatch-models');
+      } catch (error) {
+        this.o.warn(`dispatch-models: ${(error as Error).message}`);
+      }
     }
     if (policy !== 'full') {
       const problems = policyViolations(await agent.agentRules().catch(async (error: unknown) => {

@@ -7,7 +7,6 @@
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import type { OpencodeClient } from '@opencode-ai/sdk/v2';
 import PROVIDER_ENV from './provider-env.json' with { type: 'json' };
 import type { ModelRef } from './opencode.js';
 
@@ -59,24 +58,33 @@ function hasLogin(authFile: string, providerID: string): boolean {
   }
 }
 
-/** Once OpenCode runs: does it have the provider and the model? (It lists the providers it can use.) */
-export async function checkModelKnown(client: OpencodeClient, model: ModelRef | undefined): Promise<void> {
+/**
+ * What OpenCode lacks for `model`, from the providers it lists (those with a key) and their models:
+ * the provider, with the ones it has, or the model, with the provider's.
+ */
+export function missingModel(providers: Readonly<Record<string, readonly string[]>>, model: ModelRef): { provider: string[] } | { model: readonly string[] } | undefined {
+  const models = providers[model.providerID];
+  if (!models) return { provider: Object.keys(providers) };
+  return models.length > 0 && !models.includes(model.modelID) ? { model: models } : undefined;
+}
+
+/**
+ * Once OpenCode runs: does it have the provider and the model? `providers` is its list
+ * (AgentServer.models); `input` names where the model was given.
+ */
+export function checkModelKnown(providers: Readonly<Record<string, readonly string[]>>, model: ModelRef | undefined, input = 'the model input'): void {
   if (!model) return;
-  const { data } = await client.config.providers(undefined, { throwOnError: true });
-  const provider = data.providers.find((p) => p.id === model.providerID);
-  if (!provider) {
+  const missing = missingModel(providers, model);
+  if (!missing) return;
+  if ('provider' in missing) {
     const name = keyVariable(model.providerID);
-    const usable = data.providers.map((p) => p.id).slice(0, 12).join(', ') || 'none';
     throw new PreflightError(
       `OpenCode cannot use the provider "${model.providerID}" of the model ${model.providerID}/${model.modelID}` +
         (name ? ` (is ${name} the right key?)` : '') +
-        `. Providers it can use in this run: ${usable}. Check the model input's provider name, or define the provider in opencode-config.`,
+        `. Providers it can use in this run: ${missing.provider.slice(0, 12).join(', ') || 'none'}. Check the provider name in ${input}, or define the provider in opencode-config.`,
     );
   }
-  const models = Object.keys(provider.models ?? {});
-  if (models.length > 0 && !models.includes(model.modelID)) {
-    throw new PreflightError(`The provider ${model.providerID} has no model "${model.modelID}". Its models include: ${models.slice(0, 12).join(', ')}. Fix the model input (provider/model).`);
-  }
+  throw new PreflightError(`The provider ${model.providerID} has no model "${model.modelID}". Its models include: ${missing.model.slice(0, 12).join(', ')}. Fix ${input} (provider/model).`);
 }
 
 /** The sentence for a provider that rejected the key (HTTP 401/403). */

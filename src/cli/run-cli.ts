@@ -84,12 +84,12 @@ export async function runCommand(args: string[], io: Output, env: NodeJS.Process
   const workspace = path.resolve(String(values.workspace ?? process.cwd()));
   if (!fs.statSync(workspace, { throwIfNoEntry: false })?.isDirectory()) throw new UsageError(`--workspace ${workspace} is not a directory`);
   const memoryPath = path.resolve(workspace, String(values.memory ?? path.join('.recall', 'memory')));
+  // The thread input's rule (readInputs) checks --thread too.
   const thread = String(values.thread ?? `local-${new Date().toISOString().replace(/[-:]/g, '').replace(/\..*/, '')}-${randomBytes(2).toString('hex')}`);
-  if (!/^[\w.-]{1,100}$/.test(thread)) throw new UsageError(`--thread ${JSON.stringify(thread)}: use letters, digits, dots, dashes and underscores`);
 
   let inputs: Inputs;
   try {
-    const given: Record<string, string> = { model: env.RECALL_MODEL ?? '', 'memory-backend': 'directory', 'memory-path': memoryPath };
+    const given: Record<string, string> = { model: env.RECALL_MODEL ?? '', 'memory-backend': 'directory', 'memory-path': memoryPath, thread };
     for (const flag of INPUT_FLAGS) if (typeof values[flag] === 'string') given[flag] = values[flag] as string;
     inputs = readInputs((name) => given[name] ?? '');
   } catch (error) {

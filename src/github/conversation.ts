@@ -6,6 +6,7 @@
  * fenced as data.
  */
 import type { GitHubApi, IssueComment, PullFile } from './api.js';
+import { isRecallComment } from './reporter.js';
 
 export interface ConversationRequest {
   subject: { kind: 'issue' | 'pull request'; number: number; title: string; body: string; author: string };
@@ -74,8 +75,7 @@ export async function gatherConversation(api: GitHubApi, req: ConversationReques
   const all = [...req.comments].sort((a, b) => (a.createdAt === b.createdAt ? a.id - b.id : a.createdAt < b.createdAt ? -1 : 1));
   const earlier = triggerComment ? all.filter((c) => c.id !== triggerComment.id && before(c, triggerComment)) : all;
   const rendered = earlier.map((c) => {
-    // Anyone can write the marker into a comment; Recall's own comments come from a bot.
-    const who = c.authorIsBot && c.body.includes('<!-- recall:delivery=') ? "Recall's earlier answer" : `comment by @${c.author}`;
+    const who = isRecallComment(c) ? "Recall's earlier answer" : `comment by @${c.author}`;
     const editedLater = triggerComment && c.updatedAt > triggerComment.createdAt;
     return editedLater
       ? `### ${who} (${c.createdAt})\n(edited after the request; not shown)`

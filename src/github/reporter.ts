@@ -19,7 +19,13 @@ export const FAILED = 'Recall could not finish';
 
 /** Hidden in every comment Recall posts: marks its own comments and the delivery they answer. */
 export function deliveryMarker(deliveryId: string): string {
-  return `<!-- recall:delivery=${deliveryId} -->`;
+  return `${MARKER_START}${deliveryId} -->`;
+}
+const MARKER_START = '<!-- recall:delivery=';
+
+/** A comment Recall posted: a bot's, with the marker (anyone can write the marker; Recall's comments come from a bot). */
+export function isRecallComment(c: { authorIsBot: boolean; body: string }): boolean {
+  return c.authorIsBot && c.body.includes(MARKER_START);
 }
 
 export interface Reporter {

@@ -187,7 +187,7 @@ export class GitBranchBackend implements SnapshotBackend {
   }
 
   async restoreNewest(dir: string): Promise<string | undefined> {
-    const key = this.keysIn(await this.refresh())[0];
+    const key = await this.newestKey();
     const restored = key !== undefined && (await this.fetch(key, dir));
     // Done with the branch until the save looks again (an unusable snapshot threw: the fallback reads the same look).
     this.dispose();
@@ -220,12 +220,18 @@ export class GitBranchBackend implements SnapshotBackend {
 
   async put(dir: string): Promise<{ saved: true; key: string } | { saved: false; warning: string; moved?: boolean }> {
     // The snapshot's files (the store has checked them: regular files of memory's own names).
-    const names = fs.readdirSync(dir).filter((n) => MEMORY_FILES.includes(n) && fs.lstatSync(path.join(dir, n)).isFile()).sort();
+    const files = fs
+      .readdirSync(dir)
+      .filter((n) => MEMORY_FILES.includes(n))
+      .map((name) => ({ name, stat: fs.lstatSync(path.join(dir, name)) }))
+      .filter((f) => f.stat.isFile())
+      .sort((a, b) => (a.name < b.name ? -1 : 1));
+    const names = files.map((f) => f.name);
     // GitHub refuses a push with a file over its limit: say so before uploading it.
-    const tooLarge = /^https?:/.test(this.o.remote!) ? names.find((n) => fs.statSync(path.join(dir, n)).size > HOST_FILE_LIMIT) : undefined;
+    const tooLarge = /^https?:/.test(this.o.remote!) ? files.find((f) => f.stat.size > HOST_FILE_LIMIT) : undefined;
     if (tooLarge) {
-      const mib = (fs.statSync(path.join(dir, tooLarge)).size / 1024 ** 2).toFixed(0);
-      return { saved: false, warning: `Memory was not saved to ${this.where()}: ${tooLarge} is ${mib} MiB, and GitHub takes no file over ${HOST_FILE_LIMIT / 1024 ** 2} MiB in a push. Lower max-sessions or max-age-days so the store shrinks, or choose memory-backend s3.` };
+      const mib = (tooLarge.stat.size / 1024 ** 2).toFixed(0);
+      return { saved: false, warning: `Memory was not saved to ${this.where()}: ${tooLarge.name} is ${mib} MiB, and GitHub takes no file over ${HOST_FILE_LIMIT / 1024 ** 2} MiB in a push. Lower max-sessions or max-age-days so the store shrinks, or choose memory-backend s3.` };
     }
     // The tip the store's merge looked at (newestKey); a fresh look when there was none.
     const tip = this.tip ?? (await this.refresh());

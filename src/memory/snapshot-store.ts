@@ -16,7 +16,6 @@ import { checkMemory, earlierKeysIn, emptyDirectory, hasMemoryFiles, moveAside, 
 import { DATABASE_FILE } from './layout.js';
 import { sessionIdsIn } from './merge.js';
 import { mergeNewerSave, type Base, type NewerSaveMerge } from './newer-save.js';
-export { UNREADABLE_HOLD_MS } from './newer-save.js';
 import { credentialsIn, redactFile, scrubSecrets, vacuumStore } from './scrub.js';
 import { RECORDS_FILE } from '../recall/records.js';
 import { checkStore, storedUserTurns } from './store-check.js';
@@ -95,7 +94,7 @@ export interface SnapshotStoreOptions {
 const EARLIER_KEPT = 3;
 const MAX_FALLBACKS = 4;
 /** How many times a save is put when other saves keep landing first (a backend that answers `moved`). */
-export const MAX_SAVE_ATTEMPTS = 4;
+const MAX_SAVE_ATTEMPTS = 4;
 
 
 export class SnapshotMemoryStore implements MemoryStore {
@@ -108,8 +107,7 @@ export class SnapshotMemoryStore implements MemoryStore {
     const problem = backend.readProblem();
     if (problem) return { status: 'disabled', warning: problem };
     const { earlier = [], setAside = [], ...outcome } = await this.restoreNewest();
-    const usable = outcome.restoredKey && !setAside.includes(outcome.restoredKey) ? [outcome.restoredKey] : [];
-    this.writeBase(outcome.restoredKey, [...usable, ...earlier].filter((k) => !setAside.includes(k)), setAside);
+    this.writeBase(outcome.restoredKey, [outcome.restoredKey, ...earlier].filter((k): k is string => k !== undefined && !setAside.includes(k)), setAside);
     if (outcome.status === 'miss' && !outcome.warning && o.expectMemory) {
       const why = backend.lossHint?.() ?? 'memory may have been removed from where it is kept';
       return { ...outcome, warning: `No memory was found, though Recall answered in this thread before: ${why}. This run starts with empty memory.` };

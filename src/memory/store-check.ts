@@ -126,11 +126,6 @@ export function checkStore(
  */
 const COMPACTION_CONTINUE = /^Continue if you have next steps, or stop and ask for clarification if you are unsure how to proceed\.$/;
 
-/**
- * The digests of the user messages of every top-level session: all the text the model reads as
- * the person's in each (synthetic parts too: OpenCode sends them), except OpenCode's own
- * compaction note. A user message without text (a compaction marker, a file) says nothing.
- */
 /** The digests of the user messages of every top-level session in the store of `memoryDir`. */
 export function storedUserTurns(memoryDir: string): Map<string, string[]> {
   const db = openStore(path.join(memoryDir, DATABASE_FILE), true);
@@ -141,6 +136,11 @@ export function storedUserTurns(memoryDir: string): Map<string, string[]> {
   }
 }
 
+/**
+ * The digests of the user messages of every top-level session: all the text the model reads as
+ * the person's in each (synthetic parts too: OpenCode sends them), except OpenCode's own
+ * compaction note. A user message without text (a compaction marker, a file) says nothing.
+ */
 function userTurns(db: DatabaseSync): Map<string, string[]> {
   const turns = new Map<string, string[]>();
   const rows = db

@@ -130,11 +130,12 @@ async function credentialHolders(o: PublishOptions): Promise<string[]> {
     if (!stat) continue;
     const content = stat.isSymbolicLink() ? fs.readlinkSync(file) : stat.isFile() ? fs.readFileSync(file) : undefined;
     if (content === undefined) continue;
-    const text = typeof content === 'string' ? content : content.length <= DECODED_SCAN_LIMIT ? content.toString('utf8') : content.toString('latin1');
-    const holds =
-      typeof content !== 'string' && content.length > DECODED_SCAN_LIMIT
-        ? credentials.some((c) => content.includes(Buffer.from(c)))
-        : redactCredentials(text, credentials) !== text;
+    let holds: boolean;
+    if (typeof content !== 'string' && content.length > DECODED_SCAN_LIMIT) holds = credentials.some((c) => content.includes(Buffer.from(c)));
+    else {
+      const text = typeof content === 'string' ? content : content.toString('utf8');
+      holds = redactCredentials(text, credentials) !== text;
+    }
     if (holds) holders.push(name);
   }
   return holders;

@@ -115,6 +115,7 @@ describe('the example workflows run as written', () => {
     // And a manual run then continues the session the schedule began (the example's promise).
     if (isJob && step.with?.thread) {
       const earlier = jobSessions.get(`${file} ${step.with.thread}`);
+      if (event === 'workflow_dispatch') expect(earlier, 'the schedule ran in this thread first').toBeDefined();
       if (earlier) expect(run.outputs['session-id']).toBe(earlier);
       expect(run.outputs['session-id']).toMatch(/^ses_/);
       jobSessions.set(`${file} ${step.with.thread}`, run.outputs['session-id']!);

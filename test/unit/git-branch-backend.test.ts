@@ -113,9 +113,13 @@ describe('the git-branch backend', () => {
     expect(backend('1', { branch: 'main' }).readProblem()).toMatch(/memory-branch main is a branch this workflow works on.*Memory is off for this run/);
     expect(backend('1', { branch: 'main' }).writeProblem()).toBe(''); // said once, at the restore
     expect(backend('1', { remote: undefined }).readProblem()).toMatch(/set memory-path to the repository/);
-    await backend('1').put(memoryWith('a', 'a'));
+    const own = (await backend('1').put(memoryWith('a', 'a'))) as { key: string };
     expect(await backend('2').fetch('../../etc/passwd', path.join(root, 'out'))).toBe(false);
-    expect(await backend('2').fetch('other-v1-20261101T000000Z-1-1', path.join(root, 'out'))).toBe(false);
+    // Another prefix's snapshot, on the branch: a manifest naming it is not followed.
+    const other = (await backend('7', { keys: memoryKeys('team-b', '7', '1') }).put(memoryWith('b', 'b'))) as { key: string };
+    expect(await backend('2').fetch(other.key, path.join(root, 'out'))).toBe(false);
+    expect(fs.existsSync(path.join(root, 'out'))).toBe(false);
+    expect(await backend('2').fetch(own.key, path.join(root, 'own'))).toBe(true);
   });
 
   it('a snapshot holding a link, a folder or a file memory never holds is unusable, named by its key, and nothing is written', async () => {
@@ -157,6 +161,7 @@ describe("the job's token", () => {
       expect(files.filter((e) => needles.some((n) => fs.readFileSync(path.join(e.parentPath, e.name)).includes(n)))).toEqual([]);
       sent.length = 0;
       await expect(backend('1', { remote: `${origin}/octo-org/webapp.git`, serverUrl: 'https://github.com', token: 'ghs_memoryToken0123456789' }).newestKey()).rejects.toThrow(/could not fetch/);
+      expect(sent.length).toBeGreaterThan(0);
       expect(sent.every((h) => h === undefined)).toBe(true);
     } finally {
       server.close();

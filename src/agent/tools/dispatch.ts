@@ -10,7 +10,7 @@
 import type { AgentServer } from '../../ports.js';
 import { addUsage, NO_TOKENS, type Usage } from '../usage.js';
 import type { ModelRef } from '../opencode.js';
-import { keyVariable } from '../preflight.js';
+import { keyVariable, missingModel } from '../preflight.js';
 import { TOOL_DEFINITIONS, type ToolDefinition } from './definitions.js';
 
 /** Dispatches one run may make: a second opinion, not a loop. */
@@ -121,15 +121,13 @@ export class Dispatcher {
     const usable = await server.models().catch((error: unknown) => {
       throw new DispatchFailed(`OpenCode could not list its models for ${name}: ${(error as Error).message}`);
     });
-    const models = usable[model.providerID];
-    if (!models) {
+    const missing = missingModel(usable, model);
+    if (missing && 'provider' in missing) {
       const key = keyVariable(model.providerID);
       if (key && !this.settings.env[key]) throw new DispatchFailed(`The model ${name} cannot be used: its provider's key ${key} is not set for this step.`);
-      throw new DispatchFailed(`The model ${name} cannot be used: OpenCode has no provider "${model.providerID}" in this run (it has ${Object.keys(usable).slice(0, 8).join(', ') || 'none'}).`);
+      throw new DispatchFailed(`The model ${name} cannot be used: OpenCode has no provider "${model.providerID}" in this run (it has ${missing.provider.slice(0, 8).join(', ') || 'none'}).`);
     }
-    if (models.length > 0 && !models.includes(model.modelID)) {
-      throw new DispatchFailed(`The model ${name} cannot be used: the provider ${model.providerID} has no model "${model.modelID}" (it has ${models.slice(0, 8).join(', ')}).`);
-    }
+    if (missing) throw new DispatchFailed(`The model ${name} cannot be used: the provider ${model.providerID} has no model "${model.modelID}" (it has ${missing.model.slice(0, 8).join(', ')}).`);
   }
 
   private add(spent: Usage): void {

@@ -4,10 +4,11 @@
  * without ever holding the token. Everything GitHub returns was written by someone (titles,
  * bodies, comments, logins, even file names of a pull request): it reaches the agent sanitized and
  * fenced as data, like the conversation in the prompt, with the run's credentials taken out.
- * Arguments are checked and bounded here; a bad one throws ToolArgumentError with what to pass.
+ * Arguments are checked and bounded here; a bad one throws ToolArgumentError (arguments.ts) with what to pass.
  */
 import type { GitHubApi, IssueSummary } from '../../github/api.js';
 import { fenceUntrusted, sanitizeUntrusted } from '../../github/untrusted.js';
+import { ToolArgumentError, wholeNumber } from './arguments.js';
 
 /** What the tools need: Recall's client for this repository, and how to take credentials out. */
 export interface GitHubReader {
@@ -18,7 +19,6 @@ export interface GitHubReader {
   redact: (text: string) => string;
 }
 
-export class ToolArgumentError extends Error {}
 
 const MAX_LIST = 100;
 const DEFAULT_LIST = 20;
@@ -113,13 +113,6 @@ function choice<T extends string>(v: unknown, name: string, allowed: readonly T[
   if (v === undefined || v === null || v === '') return fallback;
   if (typeof v !== 'string' || !allowed.includes(v as T)) throw new ToolArgumentError(`${name} must be one of ${allowed.map((a) => `"${a}"`).join(', ')} (default "${fallback}").`);
   return v as T;
-}
-
-function wholeNumber(v: unknown, name: string, fallback: number, min: number, max: number): number {
-  if (v === undefined || v === null || v === '') return fallback;
-  const n = typeof v === 'string' ? Number(v) : v;
-  if (typeof n !== 'number' || !Number.isInteger(n)) throw new ToolArgumentError(`${name} must be a whole number (default ${fallback}).`);
-  return Math.min(max, Math.max(min, n));
 }
 
 function stringList(v: unknown, name: string): string[] {

@@ -14,7 +14,9 @@ import type { RunRecord } from '../../recall/records.js';
 import { describeCitations } from '../../recall/citations.js';
 import { DISPATCH_TOOL, GITHUB_TOOL_NAMES, JOB_TOOL_NAMES, MEMORY_TOOL_NAMES, READING_TOOLS, toolModule, type ToolName } from './definitions.js';
 import { dispatchDefinition, Dispatcher, type DispatchSettings } from './dispatch.js';
-import { answerGitHubTool, ToolArgumentError, type GitHubReader } from './github-tools.js';
+import { answerGitHubTool, type GitHubReader } from './github-tools.js';
+import { ToolArgumentError, wholeNumber } from './arguments.js';
+import { NO_TOKENS } from '../usage.js';
 
 const MAX_BODY = 64 * 1024;
 const PAGE_CHARS = 8_000;
@@ -27,7 +29,6 @@ const ALL_TOOLS: readonly ToolName[] = [...MEMORY_TOOL_NAMES, ...GITHUB_TOOL_NAM
 /** An agent's own search asks for what it names: a lower bar than the startup recall's. */
 const TOOL_SEARCH_THRESHOLD = 0.08;
 
-class BadArgument extends Error {}
 
 /** Posts what the agent wrote with Recall's token (main builds it: redaction, marker, footer); the link. */
 export type Poster = (message: { issue?: number; title?: string; body: string }) => Promise<string>;
@@ -100,7 +101,7 @@ export class ToolHost implements AgentTools {
   }
 
   async spent() {
-    return this.dispatcher ? this.dispatcher.spent() : { tokens: { input: 0, output: 0, reasoning: 0, cacheRead: 0, cacheWrite: 0 }, cost: 0 };
+    return this.dispatcher ? this.dispatcher.spent() : { tokens: { ...NO_TOKENS }, cost: 0 };
   }
 
   async stop(): Promise<void> {
@@ -146,7 +147,7 @@ export class ToolHost implements AgentTools {
       reply(200, text);
     } catch (error) {
       this.calls.push({ tool, ok: false });
-      reply(error instanceof BadArgument || error instanceof ToolArgumentError ? 400 : 500, (error as Error).message);
+      reply(error instanceof ToolArgumentError ? 400 : 500, (error as Error).message);
     }
   }
 
@@ -156,7 +157,7 @@ export class ToolHost implements AgentTools {
     switch (tool) {
       case 'memory_search': {
         const query = text(args.query, 'query', LIMITS.query, true);
-        const limit = integer(args.limit, 'limit', 5, 1, 20);
+        const limit = wholeNumber(args.limit, 'limit', 5, 1, 20);
         const found = index.recall({ title: '', text: query }, { limit, threshold: TOOL_SEARCH_THRESHOLD, minConcepts: 1 });
         if (found.length === 0) return `Nothing in memory matches "${query}".`;
         return found.map(summaryOf).join('\n\n');
@@ -164,18 +165,18 @@ export class ToolHost implements AgentTools {
       case 'memory_list': {
         const thread = text(args.thread, 'thread', 120, false);
         const kind = text(args.kind, 'kind', 10, false);
-        if (kind && kind !== 'run' && kind !== 'finding') throw new BadArgument('kind must be "run", "finding" or "" (both).');
-        const limit = integer(args.limit, 'limit', 10, 1, 50);
+        if (kind && kind !== 'run' && kind !== 'finding') throw new ToolArgumentError('kind must be "run", "finding" or "" (both).');
+        const limit = wholeNumber(args.limit, 'limit', 10, 1, 50);
         const records = index.list({ ...(thread ? { threadKey: thread } : {}), ...(kind ? { kind: kind as RunRecord['kind'] } : {}), limit });
         if (records.length === 0) return 'Memory holds no records like that.';
         return records.map((r) => `- ${r.id} · ${r.threadKey || 'no thread'} · ${r.at.slice(0, 10)} · ${r.outcome} · ${oneLine(r.subject ?? r.title)}`).join('\n');
       }
       case 'memory_read': {
         const id = text(args.id, 'id', 120, true);
-        const page = integer(args.page, 'page', 0, 0, 10_000);
+        const page = wholeNumber(args.page, 'page', 0, 0, 10_000);
         const record = id.startsWith('ses_') ? undefined : index.get(id);
         const sessionId = id.startsWith('ses_') ? id : record?.sessionId;
-        if (!record && !id.startsWith('ses_')) throw new BadArgument(`There is no record ${id}; memory_search or memory_list give the ids.`);
+        if (!record && !id.startsWith('ses_')) throw new ToolArgumentError(`There is no record ${id}; memory_search or memory_list give the ids.`);
         if (page === 0 && record) return fullRecord(index.check(record));
         return this.transcript(sessionId, Math.max(1, page));
       }
@@ -192,9 +193,9 @@ export class ToolHost implements AgentTools {
         return lines.join('\n');
       }
       case 'memory_save_finding': {
-        if (this.saved >= MAX_FINDINGS) throw new BadArgument(`This run already saved ${MAX_FINDINGS} findings, the most one run may.`);
+        if (this.saved >= MAX_FINDINGS) throw new ToolArgumentError(`This run already saved ${MAX_FINDINGS} findings, the most one run may.`);
         const citations = args.citations === undefined || args.citations === null ? [] : args.citations;
-        if (!Array.isArray(citations) || citations.some((c) => typeof c !== 'string')) throw new BadArgument('citations must be a list of strings like "src/x.ts:10".');
+        if (!Array.isArray(citations) || citations.some((c) => typeof c !== 'string')) throw new ToolArgumentError('citations must be a list of strings like "src/x.ts:10".');
         const record = index.addFinding(
           {
             subject: text(args.subject, 'subject', LIMITS.subject, true),
@@ -210,24 +211,24 @@ export class ToolHost implements AgentTools {
       }
       case 'github_list_issues':
       case 'github_read_issue': {
-        if (!this.o.github) throw new BadArgument(`${tool} is not available in this run.`);
+        if (!this.o.github) throw new ToolArgumentError(`${tool} is not available in this run.`);
         return answerGitHubTool(tool, args, this.o.github);
       }
       case 'post_message': {
-        if (!this.o.poster) throw new BadArgument('post_message is not available in this run.');
-        if (this.posted >= MAX_POSTS) throw new BadArgument(`This run already posted ${MAX_POSTS} messages, the most one run may.`);
-        const issue = integer(args.issue, 'issue', 0, 0, 10_000_000);
+        if (!this.o.poster) throw new ToolArgumentError('post_message is not available in this run.');
+        if (this.posted >= MAX_POSTS) throw new ToolArgumentError(`This run already posted ${MAX_POSTS} messages, the most one run may.`);
+        const issue = wholeNumber(args.issue, 'issue', 0, 0, 10_000_000);
         const title = text(args.title, 'title', LIMITS.title, false);
         const body = text(args.body, 'body', LIMITS.message, true);
-        if (issue === 0 && !title) throw new BadArgument('A new issue needs a title (or give issue: the number to comment on).');
+        if (issue === 0 && !title) throw new ToolArgumentError('A new issue needs a title (or give issue: the number to comment on).');
         const url = await this.o.poster({ ...(issue > 0 ? { issue } : { title }), body }).catch((error: unknown) => {
-          throw new BadArgument(`GitHub did not take the message: ${(error as Error).message}`);
+          throw new ToolArgumentError(`GitHub did not take the message: ${(error as Error).message}`);
         });
         this.posted++;
         return `Posted: ${url}`;
       }
       case 'dispatch': {
-        if (!this.dispatcher) throw new BadArgument('dispatch is not available in this run.');
+        if (!this.dispatcher) throw new ToolArgumentError('dispatch is not available in this run.');
         return this.dispatcher.dispatch(this.agent, this.sessionId, args, abandoned);
       }
     }
@@ -249,18 +250,11 @@ export class ToolHost implements AgentTools {
 
 function text(v: unknown, name: string, max: number, required: boolean): string {
   if (v === undefined || v === null || v === '') {
-    if (required) throw new BadArgument(`${name} is required.`);
+    if (required) throw new ToolArgumentError(`${name} is required.`);
     return '';
   }
-  if (typeof v !== 'string') throw new BadArgument(`${name} must be text.`);
+  if (typeof v !== 'string') throw new ToolArgumentError(`${name} must be text.`);
   return v.trim().slice(0, max);
-}
-
-function integer(v: unknown, name: string, fallback: number, min: number, max: number): number {
-  if (v === undefined || v === null || v === '') return fallback;
-  const n = typeof v === 'string' ? Number(v) : v;
-  if (typeof n !== 'number' || !Number.isInteger(n)) throw new BadArgument(`${name} must be a whole number (default ${fallback}).`);
-  return Math.min(max, Math.max(min, n));
 }
 
 const oneLine = (s: string) => s.replace(/\s+/g, ' ').trim();
