@@ -1,4 +1,4 @@
-export const id=910;export const ids=[910];export const modules={16910:((e,t,n)=>{n.r(t);n.d(t,{run:()=>cli_run});var r=n(73024);var i=n(48161);var a=n(76760);var o=n(57975);var s=n(23895);var c=n(10337);var l=n(8620);var u=n(25484);var d=n(38907);var f=n(54475);var p=n(89066);var m=n(44512);var h=n(82967);;class UsageError extends Error{}const g=`Usage:
+export const id=910;export const ids=[910];export const modules={16910:((e,t,n)=>{n.r(t);n.d(t,{run:()=>cli_run});var r=n(73024);var i=n(48161);var a=n(76760);var o=n(57975);var s=n(50778);var c=n(10337);var l=n(8620);var u=n(25484);var d=n(38907);var f=n(54475);var p=n(89066);var m=n(44512);var h=n(82967);;class UsageError extends Error{}const g=`Usage:
   recall memory search --store PATH --query TEXT [--limit K] [--json] [--workspace DIR]
   recall memory list   --store PATH [--thread KEY] [--kind run|finding] [--limit K] [--json]
   recall memory show   --store PATH --id RECORD_ID [--json] [--workspace DIR]

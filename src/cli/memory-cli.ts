@@ -12,7 +12,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { parseArgs } from 'node:util';
-import { unpackArchiveFile } from '../memory/cache-service.js';
+import { unpackArchiveFile } from '../memory/cache-archive.js';
 import { DATABASE_FILE, MEMORY_FILES } from '../memory/layout.js';
 import { MANIFEST_FILE, writeManifest } from '../memory/integrity.js';
 import { MemoryIndex } from '../recall/memory-index.js';

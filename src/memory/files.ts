@@ -8,7 +8,19 @@ import { randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { MEMORY_FILES } from './layout.js';
-import { READ_REGULAR } from './tar.js';
+
+/** Opened for reading without following a link, and without waiting on a FIFO. */
+export const READ_REGULAR = fs.constants.O_RDONLY | fs.constants.O_NOFOLLOW | fs.constants.O_NONBLOCK;
+
+/** Opens `file` for reading only if it is a regular file (not a link, a FIFO or a device). */
+export function openRegular(file: string): number {
+  const fd = fs.openSync(file, READ_REGULAR);
+  if (!fs.fstatSync(fd).isFile()) {
+    fs.closeSync(fd);
+    throw new Error(`${file} is not a regular file`);
+  }
+  return fd;
+}
 
 /** Recall's own files are small; a larger one is not Recall's. */
 const MAX_RECALL_FILE = 64 * 1024 * 1024;

@@ -9,9 +9,8 @@
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { readMemoryFile, writeMemoryFile } from './files.js';
+import { openRegular, readMemoryFile, writeMemoryFile } from './files.js';
 import { DATABASE_FILE } from './layout.js';
-import { openRegular } from './tar.js';
 
 export const MANIFEST_FILE = 'recall-manifest.json';
 const SQLITE_HEADER = Buffer.from('SQLite format 3\0', 'latin1');

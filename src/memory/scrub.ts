@@ -8,11 +8,10 @@
  * SQLite left in free pages: then the file is rebuilt (VACUUM).
  */
 import * as fs from 'node:fs';
-import { readMemoryFile, writeMemoryFile } from './files.js';
+import { openRegular, readMemoryFile, writeMemoryFile } from './files.js';
 import * as path from 'node:path';
 import { credentialForms } from '../agent/credentials.js';
 import { DATABASE_FILE } from './layout.js';
-import { openRegular } from './tar.js';
 import { openStore } from './store-check.js';
 
 const q = (name: string) => `"${name.replace(/"/g, '""')}"`;

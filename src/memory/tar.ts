@@ -14,6 +14,7 @@
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { openRegular } from './files.js';
 
 const BLOCK = 512;
 /**
@@ -25,8 +26,6 @@ export const MAX_UNPACKED_BYTES = 2 * 1024 ** 3;
 export const MAX_ENTRIES = 1_000;
 /** Opened for writing without following a link that is already there. */
 const WRITE_NEW = fs.constants.O_WRONLY | fs.constants.O_CREAT | fs.constants.O_TRUNC | fs.constants.O_NOFOLLOW;
-/** Opened for reading without following a link, and without waiting on a FIFO. */
-export const READ_REGULAR = fs.constants.O_RDONLY | fs.constants.O_NOFOLLOW | fs.constants.O_NONBLOCK;
 const ZEROS = Buffer.alloc(2 * BLOCK);
 /** File contents are read in pieces of this size into a ring of RING reused buffers. */
 const PIECE = 1024 * 1024;
@@ -200,16 +199,6 @@ export async function emitSegments(segments: Segment[], emit: (piece: Buffer, re
       fs.closeSync(fd);
     }
   }
-}
-
-/** Opens `file` for reading only if it is a regular file (not a link, a FIFO or a device). */
-export function openRegular(file: string): number {
-  const fd = fs.openSync(file, READ_REGULAR);
-  if (!fs.fstatSync(fd).isFile()) {
-    fs.closeSync(fd);
-    throw new Error(`${file} is not a regular file`);
-  }
-  return fd;
 }
 
 /** RING buffers of PIECE bytes, handed out and given back. */
