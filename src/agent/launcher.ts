@@ -83,14 +83,17 @@ function copyConfiguration(env: NodeJS.ProcessEnv, stateDir: string): Record<str
  * directory it reads, which offline stalls the first prompt for over a minute and online fetches
  * a package on every run: a lock file that already lists it, with an empty node_modules, tells
  * OpenCode the install is done. Tools of an earlier run in the same directory are removed.
+ * Each module holds the run's loopback token: the folder is 0700 and the files 0600, so no other
+ * user of a shared runner reads it.
  */
-function installTools(tools: Record<string, string>, configDirs: readonly string[]): void {
+export function installTools(tools: Record<string, string>, configDirs: readonly string[]): void {
   const [global] = configDirs;
   const toolsDir = path.join(global!, 'tools');
   fs.rmSync(toolsDir, { recursive: true, force: true });
   if (Object.keys(tools).length === 0) return;
-  fs.mkdirSync(toolsDir, { recursive: true });
-  for (const [name, source] of Object.entries(tools)) fs.writeFileSync(path.join(toolsDir, path.basename(name)), source, { mode: 0o644 });
+  fs.mkdirSync(toolsDir, { recursive: true, mode: 0o700 });
+  fs.chmodSync(toolsDir, 0o700); // mkdir's mode passes through the umask
+  for (const [name, source] of Object.entries(tools)) fs.writeFileSync(path.join(toolsDir, path.basename(name)), source, { mode: 0o600 });
   for (const dir of configDirs) {
     fs.mkdirSync(path.join(dir, 'node_modules'), { recursive: true });
     const lock = path.join(dir, 'package-lock.json');
