@@ -8,7 +8,7 @@ import * as path from 'node:path';
 import type { AgentLauncher, AgentServer } from '../ports.js';
 import type { MemoryLayout } from '../memory/layout.js';
 import { agentConfigurationIn, linksLeavingCheckout } from './checkout.js';
-import { buildAgentEnvironment, knowsProvider, projectConfigs } from './environment.js';
+import { buildAgentEnvironment, projectConfigs, providersInUse } from './environment.js';
 import { ISOLATION_FIX, storedGitCredentials, type Isolation } from './isolation.js';
 import { OpenCodeAgent, type ModelRef } from './opencode.js';
 import { agentConfig, policyEnvironment, policyViolations, type AgentPolicy } from './policy.js';
@@ -124,18 +124,20 @@ export class OpenCodeLauncher implements AgentLauncher {
     const project = policy === 'read-only' ? [] : projectConfigs(workspace);
     // The most common first mistake, said before anything starts: the provider's key is not set.
     const model = modelInUse(this.o.model, [this.o.userConfig, ...project]);
-    checkProviderKey({ model, configs: [this.o.userConfig, ...project], env: this.o.parentEnv, authFile: authFileIn(layout.agentStateDir) });
-    // A dispatch model that cannot work only costs the agent one tool error: warn, do not fail.
     const dispatchModels = this.o.dispatchModels ?? [];
+    // The providers whose variables the agent gets: those the workflow names, never the checkout's (environment.ts).
+    const trusted = providersInUse(this.o.userConfig, this.o.model, dispatchModels);
+    checkProviderKey({ model, configs: [this.o.userConfig, ...project], env: this.o.parentEnv, authFile: authFileIn(layout.agentStateDir), trusted });
+    // A dispatch model that cannot work only costs the agent one tool error: warn, do not fail.
     for (const other of dispatchModels) {
       try {
-        checkProviderKey({ model: other, configs: [this.o.userConfig, ...project], env: this.o.parentEnv, authFile: authFileIn(layout.agentStateDir) });
+        checkProviderKey({ model: other, configs: [this.o.userConfig, ...project], env: this.o.parentEnv, authFile: authFileIn(layout.agentStateDir), trusted });
       } catch (error) {
         this.o.warn(`dispatch-models: ${(error as Error).message}\nUntil then the dispatch tool answers the agent with an error for ${other.providerID}/${other.modelID}.`);
       }
     }
-    if (!knowsProvider({ config: this.o.userConfig, model: this.o.model, projectConfigs: project })) {
-      this.o.warn("Recall could not tell which model provider this run uses, so the agent gets no provider's key: set the `model` input (provider/model).");
+    if (trusted.length === 0) {
+      this.o.warn("Recall could not tell which model provider this run uses, so the agent gets no provider's key: set the `model` input (provider/model), or define the provider in opencode-config. The checkout's own OpenCode configuration does not count: a pull request can change it.");
     }
     const environment = (p: AgentPolicy) => ({
       ...buildAgentEnvironment({
@@ -145,7 +147,6 @@ export class OpenCodeLauncher implements AgentLauncher {
         config: agentConfig(this.o.userConfig, this.o.model, p),
         model: this.o.model,
         dispatchModels,
-        projectConfigs: project,
         extraAllowed: this.o.extraEnv,
       }),
       ...policyEnvironment(p),
@@ -199,14 +200,14 @@ export class OpenCodeLauncher implements AgentLauncher {
     let providers: Record<string, string[]> = {};
     try {
       providers = await agent.models();
-      checkModelKnown(providers, model);
+      checkModelKnown(providers, model, 'the model input', trusted);
     } catch (error) {
       await server.stop();
       throw error;
     }
     for (const other of dispatchModels) {
       try {
-        checkModelKnown(providers, other, 'dispatch-models');
+        checkModelKnown(providers, other, 'dispatch-models', trusted);
       } catch (error) {
         this.o.warn(`dispatch-models: ${(error as Error).message}`);
       }
