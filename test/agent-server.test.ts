@@ -3,174 +3,23 @@
  * fake model. Everything listens on loopback ports chosen at run time; every server is
  * stopped in afterEach even when a test fails, and temp dirs are removed.
  *
- * Besides testing src/agent/{server,environment}.ts, these tests pin the OpenCode 1.18
- * behaviour the pipeline relies on (SDK v2 call shapes and return values, listing,
+ * Besides testing src/agent/server.ts (and that the agent's shell sees the environment
+ * environment.ts builds; its rules are pinned in test/unit/environment.test.ts), these tests pin
+ * the OpenCode 1.18 behaviour the pipeline relies on (SDK v2 call shapes and return values, listing,
  * persistence, retries, errors).
  */
 import { execFileSync } from 'node:child_process';
-import { chmodSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createOpencodeClient, type Event, type OpencodeClient } from '@opencode-ai/sdk/v2';
 import { startFakeModel, type FakeModel } from './harness/fake-model.js';
-import { agentStateDirs, agentVariable, buildAgentEnvironment, configVariables, providersInUse, providerVariables } from '../src/agent/environment.js';
+import { agentStateDirs, buildAgentEnvironment } from '../src/agent/environment.js';
 import { checkpointDatabase, OpenCodeStartError, startOpenCodeServer, type OpenCodeServer } from '../src/agent/server.js';
 
 const BINARY = resolve('node_modules/.bin/opencode');
 const MODEL = { providerID: 'fake', modelID: 'scripted' };
-
-// ---------------------------------------------------------------------------------------------
-// agentVariable / buildAgentEnvironment (pure-ish, no binary)
-
-describe('agentVariable: an allow-list', () => {
-  const anthropic = { provider: new Set(providerVariables('anthropic')), extra: new Set<string>() };
-  it.each([
-    ['INPUT_GITHUB-TOKEN', 'ghs_x'],
-    ['INPUT_PROMPT', 'hello'],
-    ['input_whatever', 'x'],
-    ['GITHUB_TOKEN', 'ghs_x'],
-    ['GH_TOKEN', 'ghs_x'],
-    ['ACTIONS_RUNTIME_TOKEN', 'x'],
-    ['ACTIONS_ID_TOKEN_REQUEST_URL', 'https://x'],
-    ['ACTIONS_RESULTS_URL', 'https://x'],
-    ['ACTIONS_STEP_DEBUG', 'true'],
-    ['RECALL_S3_SECRET_ACCESS_KEY', 'x'],
-    ['GITHUB_ENV', '/x'],
-    ['GITHUB_PATH', '/x'],
-    ['GITHUB_OUTPUT', '/x'],
-    ['GITHUB_STEP_SUMMARY', '/x'],
-    ['GITHUB_STATE', '/x'],
-    ['GITHUB_EVENT_PATH', '/x'],
-    ['RUNNER_TEMP', '/x'],
-    ['NPM_TOKEN', 'x'],
-    ['NODE_AUTH_TOKEN', 'x'],
-    ['DOCKER_PASSWORD', 'x'],
-    ['MY_SECRET', 'x'],
-    ['SSH_PRIVATE_KEY', 'x'],
-    ['GCP_CREDENTIALS', 'x'],
-    ['GCP_CREDS', 'x'],
-    ['DEPLOY_KEY', 'x'],
-    ['SSH_AUTH_SOCK', '/x'],
-    ['DB_PASS', 'x'],
-    ['SMTP_PWD', 'x'],
-    ['SENTRY_DSN', 'https://abc@o1.ingest.sentry.io/1'],
-    ['DATABASE_URL', 'postgres://app:hunter2hunter2@db:5432/app'],
-    ['HTTPS_PROXY', 'http://me:proxy-pass@proxy:3128'],
-    ['OPENAI_API_KEY', 'sk-x'], // another provider's key
-    ['AWS_SECRET_ACCESS_KEY', 'x'], // Bedrock is not the provider
-    ['STRIPE_API_KEY', 'x'],
-    ['MY_FEATURE_FLAG', 'on'], // unknown: not on the list
-  ])('withholds %s', (name, value) => {
-    expect(agentVariable(name, value, anthropic)).toBe(false);
-  });
-
-  it.each([
-    ['PATH', '/usr/bin'],
-    ['LANG', 'C.UTF-8'],
-    ['LC_ALL', 'C.UTF-8'],
-    ['GITHUB_REPOSITORY', 'o/r'],
-    ['GITHUB_SHA', 'abc'],
-    ['GITHUB_WORKSPACE', '/w'],
-    ['ANTHROPIC_API_KEY', 'sk-ant'],
-    ['ANTHROPIC_BASE_URL', 'https://proxy'],
-    ['OPENCODE_DISABLE_MODELS_FETCH', '1'],
-    ['npm_config_registry', 'http://127.0.0.1:9/'],
-    ['HTTPS_PROXY', 'http://proxy:3128'],
-    ['JAVA_HOME_17_X64', '/opt/java'],
-    ['ANDROID_NDK_ROOT', '/opt/ndk'],
-    ['CARGO_HOME', '/home/runner/.cargo'],
-    ['DOTNET_ROOT', '/usr/share/dotnet'],
-  ])('passes %s', (name, value) => {
-    expect(agentVariable(name, value, anthropic)).toBe(true);
-  });
-
-  it("passes a provider's own variables, Bedrock's AWS keys only to a Bedrock run", () => {
-    const bedrock = { provider: new Set(providerVariables('amazon-bedrock')), extra: new Set<string>() };
-    expect(agentVariable('AWS_SECRET_ACCESS_KEY', 'x', bedrock)).toBe(true);
-    expect(agentVariable('AWS_SESSION_TOKEN', 'x', bedrock)).toBe(true);
-    expect(providerVariables('fake')).toContain('FAKE_API_KEY');
-    expect(providersInUse([{ provider: { fake: {} }, small_model: 'openai/gpt' }, { model: 'groq/llama' }], { providerID: 'anthropic', modelID: 'm' }).sort()).toEqual(['anthropic', 'fake', 'groq', 'openai']);
-    expect(providersInUse([{}], undefined)).toEqual([]); // none can be told: none passes
-    expect(configVariables({ provider: { x: { options: { apiKey: '{env:MY_GATEWAY_KEY}' } } } })).toEqual(['MY_GATEWAY_KEY']);
-  });
-
-  it('agent-env passes a name, even a secret-looking one, but never the runner\'s or Recall\'s own', () => {
-    const extra = (names: string[]) => ({ provider: new Set<string>(), extra: new Set(names) });
-    expect(agentVariable('DATABASE_HOST', 'db', extra(['DATABASE_HOST']))).toBe(true);
-    expect(agentVariable('GITLAB_TOKEN', 'x', extra(['GITLAB_TOKEN']))).toBe(true);
-    expect(agentVariable('GITHUB_TOKEN', 'x', extra(['GITHUB_TOKEN']))).toBe(false);
-    expect(agentVariable('INPUT_X', 'x', extra(['INPUT_X']))).toBe(false);
-    expect(agentVariable('ACTIONS_RUNTIME_TOKEN', 'x', extra(['ACTIONS_RUNTIME_TOKEN']))).toBe(false);
-  });
-});
-
-describe('buildAgentEnvironment', () => {
-  let root: string;
-  beforeEach(() => {
-    root = mkdtempSync(join(tmpdir(), 'recall-env-'));
-  });
-  afterEach(() => rmSync(root, { recursive: true, force: true }));
-
-  it('isolates HOME/XDG, sets OpenCode variables, filters secrets', () => {
-    const home = join(root, 'runner-home');
-    mkdirSync(home);
-    writeFileSync(join(home, '.gitconfig'), '[user]\n\tname = x\n[safe]\n\tdirectory = /w\n\tdirectory = /v\n[url "https://x-access-token:ghs_secret@github.com/"]\n\tinsteadOf = https://github.com/\n[credential]\n\thelper = store\n');
-    const config = { model: 'anthropic/claude-sonnet-4-5', autoupdate: false };
-    const env = buildAgentEnvironment({
-      parentEnv: {
-        PATH: '/usr/bin:/bin',
-        HOME: home,
-        XDG_CONFIG_HOME: join(home, '.config'),
-        GITHUB_TOKEN: 'ghs_x',
-        'INPUT_GITHUB-TOKEN': 'ghs_y',
-        ANTHROPIC_API_KEY: 'sk-ant',
-        OPENCODE_DB: '/elsewhere.db',
-        OPENCODE_DISABLE_MODELS_FETCH: '1',
-        npm_config_registry: 'http://127.0.0.1:9/',
-        UNDEFINED_ONE: undefined,
-      },
-      stateRoot: join(root, 'state'),
-      databasePath: join(root, 'memory', 'db', 'opencode.db'),
-      config,
-    });
-    const dirs = agentStateDirs(join(root, 'state'));
-    expect(env).toMatchObject({
-      PATH: '/usr/bin:/bin',
-      ...dirs,
-      OPENCODE_DB: join(root, 'memory', 'db', 'opencode.db'),
-      OPENCODE_CONFIG_CONTENT: JSON.stringify(config),
-      OPENCODE_DISABLE_AUTOUPDATE: '1',
-      OPENCODE_DISABLE_SHARE: '1',
-      OPENCODE_DISABLE_LSP_DOWNLOAD: '1',
-      OPENCODE_DISABLE_MODELS_FETCH: '1',
-      npm_config_registry: 'http://127.0.0.1:9/',
-      ANTHROPIC_API_KEY: 'sk-ant',
-    });
-    // The agent's own git config: who commits and which checkouts are safe, not the token.
-    const agentGit = readFileSync(join(dirs.HOME, '.gitconfig'), 'utf8');
-    expect(agentGit).toContain('name = "x"');
-    expect(agentGit).toMatch(/directory = "\/w"[\s\S]*directory = "\/v"/);
-    expect(agentGit).not.toMatch(/ghs_secret|insteadOf|helper/i);
-    expect(env).not.toHaveProperty('GIT_CONFIG_GLOBAL');
-    expect(env).not.toHaveProperty('GITHUB_TOKEN');
-    expect(env).not.toHaveProperty('INPUT_GITHUB-TOKEN');
-    expect(env).not.toHaveProperty('UNDEFINED_ONE');
-    for (const dir of Object.values(dirs)) expect(statSync(dir).isDirectory()).toBe(true);
-    // OpenCode fails with "unable to open database file" when the directory is missing.
-    expect(statSync(join(root, 'memory', 'db')).isDirectory()).toBe(true);
-  });
-
-  it("takes a GIT_CONFIG_GLOBAL the step set the same way, and writes nothing without one", () => {
-    const base = { stateRoot: join(root, 's'), databasePath: join(root, 'd', 'x.db'), config: {} };
-    buildAgentEnvironment({ ...base, parentEnv: { HOME: join(root, 'nohome') } });
-    expect(existsSync(join(agentStateDirs(join(root, 's')).HOME, '.gitconfig'))).toBe(false);
-    writeFileSync(join(root, 'custom.gitconfig'), '[user]\n\temail = a@b.c\n');
-    const env = buildAgentEnvironment({ ...base, parentEnv: { HOME: root, GIT_CONFIG_GLOBAL: join(root, 'custom.gitconfig') } });
-    expect(env).not.toHaveProperty('GIT_CONFIG_GLOBAL');
-    expect(readFileSync(join(agentStateDirs(join(root, 's')).HOME, '.gitconfig'), 'utf8')).toContain('email = "a@b.c"');
-  });
-});
 
 // ---------------------------------------------------------------------------------------------
 // The fake model on its own

@@ -22,11 +22,15 @@ export function agentConfigurationIn(workspace: string): string[] {
 }
 
 const within = (p: string, root: string) => p === root || p.startsWith(`${root}${path.sep}`);
+/** A path in a `.git` of the checkout (its own, a submodule's): where git keeps configuration and credentials. */
+const intoGit = (p: string, root: string) => path.relative(root, p).split(path.sep).includes('.git');
 
 /**
- * Links in the checkout whose target lies outside it (by the link's text, and where it exists by
- * the real path it resolves to), as `path -> target`. Committed links are found through git's
- * index; a directory that is not a git checkout is walked (up to `maxEntries`).
+ * Links in the checkout whose target lies outside it, or inside one of its `.git` folders (by the
+ * link's text, and where it exists by the real path it resolves to), as `path -> target`: OpenCode's
+ * tools check the link's own path, so `NOTES.md -> .git/config` would pass the rule that keeps them
+ * out of .git. Committed links are found through git's index; a directory that is not a git
+ * checkout is walked (up to `maxEntries`).
  */
 export function linksLeavingCheckout(workspace: string, maxEntries = 200_000): string[] {
   const root = fs.realpathSync(workspace);
@@ -47,6 +51,7 @@ export function linksLeavingCheckout(workspace: string, maxEntries = 200_000): s
       resolved = undefined; // dangling: judged by its text
     }
     if (!within(lexical, root) || (resolved !== undefined && !within(resolved, root))) leaving.push(`${rel} -> ${target}`);
+    else if (intoGit(lexical, root) || (resolved !== undefined && intoGit(resolved, root))) leaving.push(`${rel} -> ${target} (into .git)`);
   }
   return leaving;
 }

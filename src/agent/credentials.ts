@@ -8,21 +8,22 @@
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { agentStateDirs, SECRET_NAME } from './environment.js';
+import { agentStateDirs, credentialsIn, isSecretName } from './environment.js';
 
 /** Shorter values are not treated as credentials (too many false matches). */
 const MIN_LENGTH = 8;
 
-/** Every value of `env` named like a secret, and every password inside a URL. Pure. */
+/**
+ * Every value of `env` named like a secret, and every credential inside a value (a URL's password,
+ * token user or query key; a password in a -D option). Pure.
+ */
 export function credentialValues(env: NodeJS.ProcessEnv): string[] {
   const values: string[] = [];
   for (const [name, raw] of Object.entries(env)) {
     const value = raw?.trim();
     if (!value) continue;
-    if ((SECRET_NAME.test(name) || /_KEY_ID$/i.test(name)) && value.length >= MIN_LENGTH) values.push(value);
-    for (const m of value.matchAll(/[a-z][a-z0-9+.-]*:\/\/[^\s/@:]*:([^\s/@]+)@/gi)) {
-      if (m[1]!.length >= MIN_LENGTH) values.push(m[1]!);
-    }
+    if ((isSecretName(name) || /_KEY_ID$/i.test(name)) && value.length >= MIN_LENGTH) values.push(value);
+    for (const { secret } of credentialsIn(value)) if (secret.length >= MIN_LENGTH) values.push(secret);
   }
   return [...new Set(values)];
 }

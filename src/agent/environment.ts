@@ -6,13 +6,26 @@
  * `agentVariable(name, value, allowed)`, first match wins:
  *  1. never: Recall's own and the runner's credentials and files, whatever else says so: every
  *     `INPUT_*` (the GitHub token), `RECALL_*` (memory credentials), `ACTIONS_*` (cache and OIDC
- *     tokens), GITHUB_TOKEN, GH_TOKEN, the runner's command files (GITHUB_ENV, GITHUB_PATH,
- *     GITHUB_OUTPUT, GITHUB_STATE, GITHUB_STEP_SUMMARY) and the event (GITHUB_EVENT_PATH);
- *  2. the model providers' variables the run uses (`allowed.provider`, from provider-env.json),
- *     and the names the user lists in `agent-env` (`allowed.extra`);
- *  3. never: anything named like a secret (SECRET_NAME), or whose value is a URL with a password;
- *  4. the known-safe set: locale, paths, CI and GitHub context, proxies, tool locations (SAFE_*);
- *  5. nothing else.
+ *     tokens), GITHUB_TOKEN, GH_TOKEN and the enterprise pair, the runner's command files
+ *     (GITHUB_ENV, GITHUB_PATH, GITHUB_OUTPUT, GITHUB_STATE, GITHUB_STEP_SUMMARY) and the event
+ *     (GITHUB_EVENT_PATH);
+ *  2. the names the user lists in `agent-env` (`allowed.extra`): the workflow's word for a name;
+ *  3. the variables of the model providers the workflow names (`allowed.provider`): the providers of
+ *     the `model` and `dispatch-models` inputs and of `opencode-config` (its model, small_model and
+ *     provider keys; provider-env.json has their variables), and the `{env:NAME}` names in
+ *     opencode-config. Never from the checkout's own opencode.json: a pull request can change it,
+ *     and so can the agent, whose fix Recall pushes to the head the next run checks out;
+ *  4. never: a name that says secret (SECRET_NAME), also under a safe prefix (ANDROID_KEYSTORE,
+ *     HOMEBREW_GITHUB_API_TOKEN, npm_config__auth);
+ *  5. never: a value that carries a credential (credentialsIn): a URL with a password, a token as
+ *     its user or a key in its query, a `-D`/`-P` option that sets a password (JAVA_TOOL_OPTIONS,
+ *     GRADLE_OPTS ...);
+ *  6. the known-safe set: locale, paths, CI and GitHub context, proxies, tool locations (SAFE_*);
+ *  7. nothing else.
+ * The secret rules (4, 5) come after 2 and 3 because a provider's key is named like a secret
+ * (ANTHROPIC_API_KEY, AWS_SECRET_ACCESS_KEY) and passing it is the point; what the order must stop,
+ * something other than the workflow putting a secret on the list, is stopped by taking 2 and 3 from
+ * the workflow alone.
  *
  * On top of that Recall sets HOME and XDG_{DATA,CONFIG,CACHE,STATE}_HOME under `stateRoot` (so the
  * agent reads no ~/.config/opencode, ~/.claude, auth.json of the runner's user), OPENCODE_DB,
@@ -20,23 +33,101 @@
  * Because HOME moves, the agent's HOME gets a .gitconfig with the safe settings of the runner
  * user's global git config (user.name, safe.directory set by earlier steps), not its credentials.
  */
-import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { parse as parseJsonc } from 'jsonc-parser';
+import { gitConfigText, readGitConfig } from './git-config.js';
 import type { ModelRef } from './opencode.js';
 import PROVIDER_ENV from './provider-env.json' with { type: 'json' };
 
 const NEVER = new Set(['GITHUB_TOKEN', 'GH_TOKEN', 'GH_ENTERPRISE_TOKEN', 'GITHUB_ENTERPRISE_TOKEN', 'GITHUB_STATE', 'GITHUB_ENV', 'GITHUB_PATH', 'GITHUB_OUTPUT', 'GITHUB_STEP_SUMMARY', 'GITHUB_EVENT_PATH']);
 const NEVER_PREFIXES = ['INPUT_', 'RECALL_', 'ACTIONS_'];
 
-/** Names of secrets: TOKEN, SECRET, PASSWORD and kin, PAT, DSN, credentials, private keys, cookies. */
-export const SECRET_NAME =
-  /TOKEN|SECRET|PASSW|PASSPHRASE|(^|_)PASS($|_)|(^|_)PWD$|PRIVATE|CREDENTIAL|CREDS|(^|_)KEY($|_)|_KEY$|APIKEY|(^|_)AUTH|(^|_)PAT$|(^|_)DSN$|COOKIE|WEBHOOK|SIGNING|(^|_)CERT/i;
-/** A URL that carries a password (`scheme://user:password@host`). */
-const URL_WITH_PASSWORD = /[a-z][a-z0-9+.-]*:\/\/[^\s/@:]*:[^\s/@]+@/i;
+/**
+ * Names of secrets, one word a line (tested on the name as it is, and with camelCase and dots
+ * turned into underscores: `keyStorePassword` is KEY_STORE_PASSWORD).
+ */
+const SECRET_WORDS = [
+  'TOKEN',
+  'SECRET',
+  'PASSW', // PASSWORD, PASSWD
+  'PASSPHRASE',
+  '(^|_)PASS($|_)',
+  'KEYPASS', // keytool's -keypass, as Android builds name it (ANDROID_KEYPASS)
+  'STOREPASS', // keytool's -storepass
+  '(^|_)PWD$',
+  '(^|_)PRIVATE', // not GOPRIVATE, a list of module paths
+  'CREDENTIAL',
+  'CREDS',
+  '(^|_)KEY($|_)',
+  'APIKEY',
+  '(^|_)AUTH',
+  '(^|_)PAT$',
+  '(^|_)DSN$',
+  'COOKIE',
+  '(^|_)SESSION($|_)', // FASTLANE_SESSION: a logged-in Apple session
+  'WEBHOOK',
+  'SIGNING',
+  '(^|_)SIG(NATURE)?($|_)', // signed URLs: sig=, X-Amz-Signature=
+  '(^|_)CERT',
+  'KEYSTORE', // ANDROID_KEYSTORE_BASE64, the release keystore
+  '(^|_)B(ASE)?64($|_)', // a file passed as base64 is a keystore, a certificate, a service account
+  'SERVICE_ACCOUNT',
+  'CONN(ECTION)?_STR', // Azure's connection strings carry the account key
+];
+export const SECRET_NAME = new RegExp(SECRET_WORDS.join('|'), 'i');
 
-/** What a runner, a build and a test need, and is not a secret. */
+/** Whether `name` (a variable, a URL parameter, a `-D` property, a git setting) names a secret. */
+export function isSecretName(name: string): boolean {
+  return SECRET_NAME.test(name) || SECRET_NAME.test(name.replace(/([a-z0-9])([A-Z])/g, '$1_$2').replace(/[.-]/g, '_'));
+}
+
+export interface CredentialInValue {
+  kind: 'a password in a URL' | 'a token as the user of a URL' | 'a secret in the query of a URL' | 'a password in a -D/-P option';
+  /** The credential as the value spells it. */
+  secret: string;
+}
+
+/** Where a URL starts in a longer text (a command line; a proxy list, where one URL runs into the next). */
+const URL_START = /[a-z][a-z0-9+.-]*:\/\//gi;
+/** A user name this long is a token (`https://<token>@github.com`, a Sentry key), not a login such as `git`. */
+const TOKEN_AS_USER = 20;
+/** A JVM system property or a Gradle project property: `-Dsigning.password=...`, `-PstorePassword=...`. */
+const PROPERTY_OPTION = /(?:^|\s)-[DP]([\w.-]+)=("[^"]*"|'[^']*'|\S+)/g;
+
+/** The credentials a value carries in URLs and in JVM/Gradle options, whatever its name. Pure. */
+export function credentialsIn(value: string): CredentialInValue[] {
+  const found: CredentialInValue[] = [];
+  for (const start of value.matchAll(URL_START)) {
+    const url = value.slice(start.index).split(/[\s"'<>`]/, 1)[0]!;
+    const userinfo = /^[^:]+:\/\/([^/?#@]*)@/.exec(url)?.[1];
+    if (userinfo) {
+      const colon = userinfo.indexOf(':');
+      if (colon >= 0 && colon < userinfo.length - 1) found.push({ kind: 'a password in a URL', secret: userinfo.slice(colon + 1) });
+      else if (colon < 0 && userinfo.length >= TOKEN_AS_USER) found.push({ kind: 'a token as the user of a URL', secret: userinfo });
+    }
+    const query = url.slice(url.search(/[?#]/) + 1 || url.length);
+    for (const pair of query.split(/[&;#?]/)) {
+      const at = pair.indexOf('=');
+      if (at > 0 && at < pair.length - 1 && isSecretName(safeDecode(pair.slice(0, at)))) found.push({ kind: 'a secret in the query of a URL', secret: pair.slice(at + 1) });
+    }
+  }
+  for (const [, property, setting] of value.matchAll(PROPERTY_OPTION)) {
+    if (isSecretName(property!)) found.push({ kind: 'a password in a -D/-P option', secret: setting!.replace(/^(["'])(.*)\1$/, '$2') });
+  }
+  // One URL can run into the next (a proxy list): the same credential is then found twice.
+  return [...new Map(found.filter((c) => c.secret.length > 0).map((c) => [`${c.kind}\n${c.secret}`, c])).values()];
+}
+
+function safeDecode(text: string): string {
+  try {
+    return decodeURIComponent(text);
+  } catch {
+    return text;
+  }
+}
+
+/** What a runner, a build and a test need, and is not a secret (tool locations named *_HOME or *_ROOT pass by SAFE_PATTERN). */
 const SAFE_NAMES = new Set([
   'PATH', 'LANG', 'LANGUAGE', 'TZ', 'TERM', 'COLORTERM', 'SHELL', 'USER', 'LOGNAME', 'HOSTNAME', 'TMPDIR', 'CI', 'DEBIAN_FRONTEND',
   'HTTP_PROXY', 'HTTPS_PROXY', 'NO_PROXY', 'ALL_PROXY', 'http_proxy', 'https_proxy', 'no_proxy', 'all_proxy',
@@ -47,16 +138,20 @@ const SAFE_NAMES = new Set([
   'GITHUB_ACTOR_ID', 'GITHUB_TRIGGERING_ACTOR', 'GITHUB_WORKSPACE', 'GITHUB_RETENTION_DAYS',
   'RUNNER_OS', 'RUNNER_ARCH', 'RUNNER_NAME', 'RUNNER_ENVIRONMENT', 'RUNNER_TOOL_CACHE', 'RUNNER_DEBUG',
   'ImageOS', 'ImageVersion', 'AGENT_TOOLSDIRECTORY', 'GOPATH', 'GOBIN', 'GOFLAGS', 'GOPROXY', 'GOPRIVATE', 'GONOSUMDB',
-  'CARGO_HOME', 'RUSTUP_HOME', 'RUSTFLAGS', 'NODE_OPTIONS', 'NODE_PATH', 'NODE_ENV', 'PYTHONPATH', 'PYTHONUNBUFFERED',
-  'pythonLocation', 'PKG_CONFIG_PATH', 'LD_LIBRARY_PATH', 'JAVA_TOOL_OPTIONS', 'MAVEN_OPTS', 'GRADLE_OPTS', 'CONDA', 'VCPKG_INSTALLATION_ROOT',
+  'RUSTFLAGS', 'NODE_OPTIONS', 'NODE_PATH', 'NODE_ENV', 'PYTHONPATH', 'PYTHONUNBUFFERED',
+  'pythonLocation', 'PKG_CONFIG_PATH', 'LD_LIBRARY_PATH', 'JAVA_TOOL_OPTIONS', 'MAVEN_OPTS', 'GRADLE_OPTS', 'CONDA',
   'SELENIUM_JAR_PATH', 'CHROMEWEBDRIVER', 'EDGEWEBDRIVER', 'GECKOWEBDRIVER', 'SWIFT_PATH', 'BOOTSTRAP_HASKELL_NONINTERACTIVE',
   'GHCUP_INSTALL_BASE_PREFIX', 'POWERSHELL_DISTRIBUTION_CHANNEL', 'POWERSHELL_TELEMETRY_OPTOUT', 'XDG_RUNTIME_DIR',
 ]);
-/** Locale, OpenCode's own switches, and where runners keep toolchains (JAVA_HOME_17_X64, ANDROID_NDK_HOME, DOTNET_ROOT ...). */
-const SAFE_PATTERN = /^(LC_|OPENCODE_|npm_config_|NPM_CONFIG_|PIPX_|DOTNET_|ANDROID_|JAVA_HOME|GOROOT|NVM_|HOMEBREW_|Python[0-9]?_ROOT_DIR$)|_(HOME|ROOT)(_|$)/;
+/**
+ * Locale, OpenCode's own switches, and where runners keep toolchains (JAVA_HOME_17_X64, ANDROID_NDK,
+ * DOTNET_ROOT, Python_ROOT_DIR ...). Android's only by the names runners set (ANDROID_HOME,
+ * ANDROID_NDK*, ANDROID_SDK*): an Android build keeps its signing secrets under the same prefix.
+ */
+const SAFE_PATTERN = /^(LC_|OPENCODE_|npm_config_|NPM_CONFIG_|PIPX_|DOTNET_|ANDROID_(HOME|NDK|SDK)|GOROOT|NVM_|HOMEBREW_)|_(HOME|ROOT)(_|$)/;
 
 export interface AllowedVariables {
-  /** The variables of the model providers this run uses. */
+  /** The variables of the model providers the workflow names, and opencode-config's {env:NAME} names. */
   provider: ReadonlySet<string>;
   /** Names the user asked to pass (agent-env). */
   extra: ReadonlySet<string>;
@@ -66,8 +161,9 @@ export interface AllowedVariables {
 export function agentVariable(name: string, value: string, allowed: AllowedVariables): boolean {
   const upper = name.toUpperCase();
   if (NEVER.has(upper) || NEVER_PREFIXES.some((p) => upper.startsWith(p))) return false;
-  if (allowed.provider.has(name) || allowed.extra.has(name) || allowed.extra.has(upper)) return true;
-  if (SECRET_NAME.test(name) || URL_WITH_PASSWORD.test(value)) return false;
+  if (allowed.extra.has(name) || allowed.extra.has(upper)) return true;
+  if (allowed.provider.has(name)) return true;
+  if (isSecretName(name) || credentialsIn(value).length > 0) return false;
   return SAFE_NAMES.has(name) || SAFE_PATTERN.test(name);
 }
 
@@ -87,26 +183,28 @@ export function providerVariables(id: string): string[] {
 }
 
 /**
- * The providers a run uses: the model input's, the dispatch tool's models', and in each configuration (Recall's, the
- * checkout's) its `model`, `small_model` and every provider it defines. None when none can be
- * told: then the agent gets no provider's variables (the caller warns).
+ * The providers the workflow names, whose variables the agent gets: the model input's, the
+ * dispatch tool's models', and in `config` (opencode-config, with the model) its `model`,
+ * `small_model` and every provider it defines. None when none can be told: then the agent gets no
+ * provider's variables (the caller warns). The checkout's own configuration is never asked.
  */
-export function providersInUse(configs: ReadonlyArray<Record<string, unknown>>, model: ModelRef | undefined, others: readonly ModelRef[] = []): string[] {
+export function providersInUse(config: Record<string, unknown>, model: ModelRef | undefined, others: readonly ModelRef[] = []): string[] {
   const ids = new Set<string>();
   if (model) ids.add(model.providerID);
   for (const other of others) ids.add(other.providerID);
-  for (const config of configs) {
-    for (const key of ['model', 'small_model']) {
-      const value = config[key];
-      if (typeof value === 'string' && value.includes('/')) ids.add(value.slice(0, value.indexOf('/')));
-    }
-    const provider = config.provider;
-    if (provider && typeof provider === 'object') Object.keys(provider).forEach((id) => ids.add(id));
+  for (const key of ['model', 'small_model']) {
+    const value = config[key];
+    if (typeof value === 'string' && value.includes('/')) ids.add(value.slice(0, value.indexOf('/')));
   }
+  const provider = config.provider;
+  if (provider && typeof provider === 'object') Object.keys(provider).forEach((id) => ids.add(id));
   return [...ids];
 }
 
-/** The checkout's own OpenCode configuration files (JSON with comments), parsed; unreadable ones are left out. */
+/**
+ * The checkout's own OpenCode configuration files (JSON with comments), parsed; unreadable ones are
+ * left out. Read to say what is wrong when it names the model, never to widen the allow-list.
+ */
 export function projectConfigs(workspace: string): Array<Record<string, unknown>> {
   const files = ['opencode.json', 'opencode.jsonc', '.opencode/opencode.json', '.opencode/opencode.jsonc'].map((f) => join(workspace, f));
   return files.flatMap((file) => {
@@ -128,29 +226,8 @@ const SAFE_GIT_KEY = /^(user\.(name|email)|safe\.directory|core\.(autocrlf|eol|f
  * (`url.*.insteadOf` with a token, `http.*.extraheader`, credential helpers).
  */
 function writeAgentGitConfig(source: string, target: string): void {
-  let listed = '';
-  try {
-    listed = execFileSync('git', ['config', '--file', source, '--list', '-z'], { encoding: 'utf8' });
-  } catch {
-    return;
-  }
-  const sections = new Map<string, string[]>();
-  for (const entry of listed.split('\0').filter(Boolean)) {
-    const at = entry.indexOf('\n');
-    const key = at === -1 ? entry : entry.slice(0, at);
-    const value = at === -1 ? 'true' : entry.slice(at + 1);
-    if (!SAFE_GIT_KEY.test(key)) continue;
-    const dot = key.lastIndexOf('.');
-    const quoted = `"${value.replace(/\\/g, '\\\\').replace(/"/g, '\\"').replace(/\n/g, '\\n')}"`;
-    const lines = sections.get(key.slice(0, dot)) ?? [];
-    lines.push(`\t${key.slice(dot + 1)} = ${quoted}`);
-    sections.set(key.slice(0, dot), lines);
-  }
-  const text = [...sections].map(([section, lines]) => {
-    const [name, ...sub] = section.split('.');
-    return `[${name}${sub.length > 0 ? ` "${sub.join('.')}"` : ''}]\n${lines.join('\n')}`;
-  });
-  writeFileSync(target, `${text.join('\n')}\n`);
+  const settings = readGitConfig(source);
+  if (settings) writeFileSync(target, gitConfigText(settings.filter(([key]) => SAFE_GIT_KEY.test(key))));
 }
 
 /** Names the configuration reads with OpenCode's `{env:NAME}` substitution. */
@@ -171,8 +248,6 @@ export interface AgentEnvironmentOptions {
   model?: ModelRef;
   /** The models the dispatch tool may ask (dispatch-models): OpenCode calls them, so it needs their keys. */
   dispatchModels?: readonly ModelRef[];
-  /** The checkout's own OpenCode configuration (it may name the model). */
-  projectConfigs?: ReadonlyArray<Record<string, unknown>>;
   /** Names the user asked to pass (agent-env). */
   extraAllowed?: readonly string[];
 }
@@ -188,19 +263,13 @@ export function agentStateDirs(stateRoot: string) {
   };
 }
 
-/** Whether the agent was given any model provider's variables (false: Recall could not tell the provider). */
-export function knowsProvider(o: Pick<AgentEnvironmentOptions, 'config' | 'model' | 'projectConfigs'>): boolean {
-  return providersInUse([o.config, ...(o.projectConfigs ?? [])], o.model).length > 0;
-}
-
 /**
  * Builds the child environment for `opencode serve` and creates the state
  * directories (and the database's directory) it points at.
  */
 export function buildAgentEnvironment(o: AgentEnvironmentOptions): Record<string, string> {
-  const configs = [o.config, ...(o.projectConfigs ?? [])];
   const allowed: AllowedVariables = {
-    provider: new Set([...providersInUse(configs, o.model, o.dispatchModels).flatMap(providerVariables), ...configs.flatMap(configVariables)]),
+    provider: new Set([...providersInUse(o.config, o.model, o.dispatchModels).flatMap(providerVariables), ...configVariables(o.config)]),
     extra: new Set(o.extraAllowed ?? []),
   };
   const env: Record<string, string> = {};

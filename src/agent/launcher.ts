@@ -8,8 +8,10 @@ import * as path from 'node:path';
 import type { AgentLauncher, AgentServer } from '../ports.js';
 import type { MemoryLayout } from '../memory/layout.js';
 import { agentConfigurationIn, linksLeavingCheckout } from './checkout.js';
-import { buildAgentEnvironment, knowsProvider, projectConfigs } from './environment.js';
-import { ISOLATION_FIX, storedGitCredentials, type Isolation } from './isolation.js';
+import { runCredentials } from './credentials.js';
+import { buildAgentEnvironment, projectConfigs, providersInUse } from './environment.js';
+import { credentialFreeCopies, findGitCredentials, gitCredentialsWarning } from './git-credentials.js';
+import { ISOLATION_FIX, type Isolation } from './isolation.js';
 import { OpenCodeAgent, type ModelRef } from './opencode.js';
 import { agentConfig, policyEnvironment, policyViolations, type AgentPolicy } from './policy.js';
 import { startOpenCodeServer } from './server.js';
@@ -83,14 +85,17 @@ function copyConfiguration(env: NodeJS.ProcessEnv, stateDir: string): Record<str
  * directory it reads, which offline stalls the first prompt for over a minute and online fetches
  * a package on every run: a lock file that already lists it, with an empty node_modules, tells
  * OpenCode the install is done. Tools of an earlier run in the same directory are removed.
+ * Each module holds the run's loopback token: the folder is 0700 and the files 0600, so no other
+ * user of a shared runner reads it.
  */
-function installTools(tools: Record<string, string>, configDirs: readonly string[]): void {
+export function installTools(tools: Record<string, string>, configDirs: readonly string[]): void {
   const [global] = configDirs;
   const toolsDir = path.join(global!, 'tools');
   fs.rmSync(toolsDir, { recursive: true, force: true });
   if (Object.keys(tools).length === 0) return;
-  fs.mkdirSync(toolsDir, { recursive: true });
-  for (const [name, source] of Object.entries(tools)) fs.writeFileSync(path.join(toolsDir, path.basename(name)), source, { mode: 0o644 });
+  fs.mkdirSync(toolsDir, { recursive: true, mode: 0o700 });
+  fs.chmodSync(toolsDir, 0o700); // mkdir's mode passes through the umask
+  for (const [name, source] of Object.entries(tools)) fs.writeFileSync(path.join(toolsDir, path.basename(name)), source, { mode: 0o600 });
   for (const dir of configDirs) {
     fs.mkdirSync(path.join(dir, 'node_modules'), { recursive: true });
     const lock = path.join(dir, 'package-lock.json');
@@ -113,36 +118,39 @@ export class OpenCodeLauncher implements AgentLauncher {
         );
       }
     }
-    const stored = await storedGitCredentials(workspace, path.join(layout.agentStateDir, 'git'));
-    if (stored.warning) this.o.warn(stored.warning);
+    // Credentials in the git configuration the agent could read: the sandbox shows it copies without them.
+    const gitCredentials = findGitCredentials({ workspace, home: this.o.parentEnv.HOME, credentials: runCredentials(this.o.parentEnv, layout.agentStateDir) });
+    const replaced = credentialFreeCopies(gitCredentials, path.join(layout.agentStateDir, 'git'));
 
     const configCopies = copyConfiguration(this.o.parentEnv, layout.agentStateDir);
     // The checkout may name the model (OpenCode reads it; a fork's is not read).
     const project = policy === 'read-only' ? [] : projectConfigs(workspace);
     // The most common first mistake, said before anything starts: the provider's key is not set.
     const model = modelInUse(this.o.model, [this.o.userConfig, ...project]);
-    checkProviderKey({ model, configs: [this.o.userConfig, ...project], env: this.o.parentEnv, authFile: authFileIn(layout.agentStateDir) });
-    // A dispatch model that cannot work only costs the agent one tool error: warn, do not fail.
     const dispatchModels = this.o.dispatchModels ?? [];
+    // The providers whose variables the agent gets: those the workflow names, never the checkout's (environment.ts).
+    const trusted = providersInUse(this.o.userConfig, this.o.model, dispatchModels);
+    checkProviderKey({ model, configs: [this.o.userConfig, ...project], env: this.o.parentEnv, authFile: authFileIn(layout.agentStateDir), trusted });
+    // A dispatch model that cannot work only costs the agent one tool error: warn, do not fail.
     for (const other of dispatchModels) {
       try {
-        checkProviderKey({ model: other, configs: [this.o.userConfig, ...project], env: this.o.parentEnv, authFile: authFileIn(layout.agentStateDir) });
+        checkProviderKey({ model: other, configs: [this.o.userConfig, ...project], env: this.o.parentEnv, authFile: authFileIn(layout.agentStateDir), trusted });
       } catch (error) {
         this.o.warn(`dispatch-models: ${(error as Error).message}\nUntil then the dispatch tool answers the agent with an error for ${other.providerID}/${other.modelID}.`);
       }
     }
-    if (!knowsProvider({ config: this.o.userConfig, model: this.o.model, projectConfigs: project })) {
-      this.o.warn("Recall could not tell which model provider this run uses, so the agent gets no provider's key: set the `model` input (provider/model).");
+    if (trusted.length === 0) {
+      this.o.warn("Recall could not tell which model provider this run uses, so the agent gets no provider's key: set the `model` input (provider/model), or define the provider in opencode-config. The checkout's own OpenCode configuration does not count: a pull request can change it.");
     }
+    let turnedOff: string[] = [];
     const environment = (p: AgentPolicy) => ({
       ...buildAgentEnvironment({
         parentEnv: this.o.parentEnv,
         stateRoot: layout.agentStateDir,
         databasePath: layout.databasePath,
-        config: agentConfig(this.o.userConfig, this.o.model, p),
+        config: agentConfig(this.o.userConfig, this.o.model, p, turnedOff),
         model: this.o.model,
         dispatchModels,
-        projectConfigs: project,
         extraAllowed: this.o.extraEnv,
       }),
       ...policyEnvironment(p),
@@ -150,7 +158,7 @@ export class OpenCodeLauncher implements AgentLauncher {
     });
     // Files the agent's environment points OpenCode at stay readable in the sandbox.
     const readable = READ_BY_OPENCODE.flatMap((name) => environment(policy)[name] ?? []);
-    const isolation = await this.o.isolation({ binary, readable, replaced: stored.replaced });
+    const isolation = await this.o.isolation({ binary, readable, replaced });
     if (isolation.sandbox) this.o.log('OpenCode runs in a sandbox: its own processes, the checkout and its own directories writable, the runner\'s files hidden or read-only');
     else if (policy === 'full' && this.o.allowUnisolatedShell) {
       this.o.warn(`The agent runs with a shell and without the sandbox (allow-unisolated-shell): it can read other processes' environments, the GitHub token included, and write the runner's files. Why there is no sandbox: ${isolation.reason}.`);
@@ -168,6 +176,20 @@ export class OpenCodeLauncher implements AgentLauncher {
           `The checkout has links that lead outside it (${links.slice(0, 5).join(', ')}${links.length > 5 ? ', ...' : ''}); the agent could read what they point at, so Recall does not start it. Remove the links${policy === 'no-shell' ? `, or ${ISOLATION_FIX}` : ''}.`,
         );
       }
+    }
+    if (gitCredentials.length > 0) {
+      if (!isolation.sandbox && policy !== 'full') {
+        // No copies without a sandbox: the tools are kept out of .git and of paths outside the checkout
+        // (policy.ts), and grep, which searches a .git it is pointed at, is off. A file in the work tree stays open to read.
+        const open = gitCredentials.filter((f) => f.inWorkTree);
+        if (open.length > 0) {
+          throw new Error(
+            `The checkout's git configuration keeps credentials in a file of the checkout itself (${open.map((f) => f.name).join('; ')}); without the sandbox the agent's read tool could open it, so Recall does not start it. Move the credentials out of the checkout${policy === 'no-shell' ? `, or ${ISOLATION_FIX}` : ''}.`,
+          );
+        }
+        turnedOff = ['grep'];
+      }
+      this.o.warn(gitCredentialsWarning(gitCredentials, isolation.sandbox ? 'copies' : policy === 'full' ? 'exposed' : 'tools-kept-out'));
     }
 
     const env = environment(policy);
@@ -196,14 +218,14 @@ export class OpenCodeLauncher implements AgentLauncher {
     let providers: Record<string, string[]> = {};
     try {
       providers = await agent.models();
-      checkModelKnown(providers, model);
+      checkModelKnown(providers, model, 'the model input', trusted);
     } catch (error) {
       await server.stop();
       throw error;
     }
     for (const other of dispatchModels) {
       try {
-        checkModelKnown(providers, other, 'dispatch-models');
+        checkModelKnown(providers, other, 'dispatch-models', trusted);
       } catch (error) {
         this.o.warn(`dispatch-models: ${(error as Error).message}`);
       }
@@ -212,7 +234,7 @@ export class OpenCodeLauncher implements AgentLauncher {
       const problems = policyViolations(await agent.agentRules().catch(async (error: unknown) => {
         await server.stop();
         throw error;
-      }), policy);
+      }), policy, turnedOff);
       if (problems.length > 0) {
         await server.stop();
         throw new Error(

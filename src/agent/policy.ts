@@ -91,9 +91,11 @@ function appendLast(base: Config, last: Record<string, Rule>): Config {
  * The OpenCode config for a run: the user's config, with what Recall needs on top. Autoupdate
  * and sharing are always off (a CI run must not change its binary or publish a session); a write
  * outside the checkout and the `question` tool are denied unless the user's config says otherwise,
- * because nobody is there to answer (OpenCode would wait forever). Then the policy's restrictions.
+ * because nobody is there to answer (OpenCode would wait forever). Then the policy's restrictions,
+ * and at a restricted level the tools `turnedOff` for this run (grep, when .git holds credentials:
+ * it searches .git, which the read rules cannot close to it).
  */
-export function agentConfig(user: Config, model: ModelRef | undefined, policy: AgentPolicy = 'full'): Config {
+export function agentConfig(user: Config, model: ModelRef | undefined, policy: AgentPolicy = 'full', turnedOff: readonly string[] = []): Config {
   const config: Config = {
     ...user,
     ...(model ? { model: `${model.providerID}/${model.modelID}` } : {}),
@@ -102,7 +104,7 @@ export function agentConfig(user: Config, model: ModelRef | undefined, policy: A
     permission: { external_directory: 'deny', question: 'deny', ...permissionObject(user.permission) },
   };
   if (policy === 'full') return config;
-  const restriction = RESTRICTIONS[policy];
+  const restriction = { ...RESTRICTIONS[policy], ...Object.fromEntries(turnedOff.map((tool) => [tool, 'deny'])) };
   const userAgents = isObject(user.agent) ? user.agent : {};
   const agents: Config = {};
   for (const name of new Set([...NATIVE_AGENTS, ...Object.keys(userAgents)])) {
@@ -144,11 +146,11 @@ function lastRule<T>(rules: readonly T[], matches: (rule: T) => boolean): T | un
  * A tool is gone when the last rule naming it denies every pattern (how OpenCode drops it from
  * the model's list); an outside path is closed when the last rule matching it denies.
  */
-export function policyViolations(agents: readonly AgentRules[], policy: AgentPolicy): string[] {
+export function policyViolations(agents: readonly AgentRules[], policy: AgentPolicy, turnedOff: readonly string[] = []): string[] {
   if (policy === 'full') return [];
   const problems: string[] = [];
   for (const agent of agents) {
-    for (const tool of MUST_BE_REMOVED[policy]) {
+    for (const tool of [...MUST_BE_REMOVED[policy], ...turnedOff]) {
       const key = tool === 'write' ? 'edit' : tool;
       const last = lastRule(agent.permission, (r) => wildcard(key, r.permission));
       if (!last || last.pattern !== '*' || last.action !== 'deny') problems.push(`agent "${agent.name}" can use ${tool}`);

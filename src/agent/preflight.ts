@@ -33,21 +33,43 @@ export function keyVariable(providerID: string): string | undefined {
 const howToSet = (name: string) => `add it to the Recall step's env from a repository secret:\n\n    env:\n      ${name}: \${{ secrets.${name} }}`;
 
 /**
- * Fails when the model's provider reads its key from one variable and the step does not set it
- * (and no configuration gives the key, and no `opencode auth login` left one in auth.json).
+ * Why the agent gets no key for a provider only the checkout's own configuration names, and what to
+ * do: the sentence every check below ends with for such a provider.
  */
-export function checkProviderKey(o: { model: ModelRef | undefined; configs: ReadonlyArray<Record<string, unknown>>; env: NodeJS.ProcessEnv; authFile: string }): void {
+export function untrustedProviderHint(model: ModelRef): string {
+  return (
+    `Recall passes a provider's variables to the agent only for the providers the workflow names (the \`model\`, \`dispatch-models\` and \`opencode-config\` inputs), ` +
+    `not for one named only in the checkout's OpenCode configuration, which a pull request can change: set the \`model\` input to ${model.providerID}/${model.modelID}, or define the provider in opencode-config.`
+  );
+}
+
+/**
+ * Fails when the model's provider reads its key from one variable and the agent will not get it:
+ * the step does not set it, or only the checkout's configuration names the provider (`trusted` are
+ * the providers the workflow names). A configuration that gives the key itself, or an
+ * `opencode auth login` that left one in auth.json, is fine.
+ */
+export function checkProviderKey(o: {
+  model: ModelRef | undefined;
+  configs: ReadonlyArray<Record<string, unknown>>;
+  env: NodeJS.ProcessEnv;
+  authFile: string;
+  trusted: readonly string[];
+}): void {
   const model = o.model;
   if (!model) return;
   const name = keyVariable(model.providerID);
-  if (!name || o.env[name]) return;
+  if (!name) return;
   // A configuration that defines the provider's key itself ({env:OTHER} or a literal) is its business.
   const configured = o.configs.some((c) => {
     const p = (c.provider as Record<string, { options?: Record<string, unknown> }> | undefined)?.[model.providerID];
     return p?.options?.apiKey !== undefined;
   });
   if (configured || hasLogin(o.authFile, model.providerID)) return;
-  throw new PreflightError(`The model ${model.providerID}/${model.modelID} needs the provider's key in ${name}, which is not set for this step: ${howToSet(name)}`);
+  if (!o.trusted.includes(model.providerID)) {
+    throw new PreflightError(`The model ${model.providerID}/${model.modelID} needs the provider's key in ${name}, and the agent will not get it. ${untrustedProviderHint(model)}`);
+  }
+  if (!o.env[name]) throw new PreflightError(`The model ${model.providerID}/${model.modelID} needs the provider's key in ${name}, which is not set for this step: ${howToSet(name)}`);
 }
 
 function hasLogin(authFile: string, providerID: string): boolean {
@@ -72,16 +94,20 @@ export function missingModel(providers: Readonly<Record<string, readonly string[
  * Once OpenCode runs: does it have the provider and the model? `providers` is its list
  * (AgentServer.models); `input` names where the model was given.
  */
-export function checkModelKnown(providers: Readonly<Record<string, readonly string[]>>, model: ModelRef | undefined, input = 'the model input'): void {
+export function checkModelKnown(providers: Readonly<Record<string, readonly string[]>>, model: ModelRef | undefined, input = 'the model input', trusted?: readonly string[]): void {
   if (!model) return;
   const missing = missingModel(providers, model);
   if (!missing) return;
   if ('provider' in missing) {
     const name = keyVariable(model.providerID);
+    const listed = `. Providers it can use in this run: ${missing.provider.slice(0, 12).join(', ') || 'none'}.`;
+    if (trusted && !trusted.includes(model.providerID)) {
+      throw new PreflightError(`OpenCode cannot use the provider "${model.providerID}" of the model ${model.providerID}/${model.modelID}${listed} ${untrustedProviderHint(model)}`);
+    }
     throw new PreflightError(
       `OpenCode cannot use the provider "${model.providerID}" of the model ${model.providerID}/${model.modelID}` +
         (name ? ` (is ${name} the right key?)` : '') +
-        `. Providers it can use in this run: ${missing.provider.slice(0, 12).join(', ') || 'none'}. Check the provider name in ${input}, or define the provider in opencode-config.`,
+        `${listed} Check the provider name in ${input}, or define the provider in opencode-config.`,
     );
   }
   throw new PreflightError(`The provider ${model.providerID} has no model "${model.modelID}". Its models include: ${missing.model.slice(0, 12).join(', ')}. Fix ${input} (provider/model).`);

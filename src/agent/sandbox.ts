@@ -6,6 +6,8 @@
  *  - writable: the checkout and Recall's two directories OpenCode needs (its state, the memory
  *    store), held open first and bound back after anything above them is hidden;
  *  - read-only inside those: the checkout's `.git` (hooks and config run in later steps);
+ *  - replaced: git configuration files that hold credentials, by Recall's copies without them
+ *    (git-credentials.ts), in the checkout or outside it;
  *  - scratch: an empty private tmpfs over /tmp, /var/tmp and /dev/shm;
  *  - hidden: an empty read-only tmpfs over RUNNER_TEMP (the runner's command files, the event,
  *    other actions' files, Recall's own), the runner's own credentials and logs, and the
@@ -49,7 +51,7 @@ export interface SandboxSetting {
   home?: string;
   /** The runner's installation (found from the step's parent process): its credentials are hidden. */
   runnerRoot?: string;
-  /** Files the agent sees as Recall's copies without their credentials (the checkout's git config). */
+  /** Files the agent sees as Recall's copies without their credentials (git configuration, wherever it is). */
   replaced?: Array<[string, string]>;
 }
 
@@ -167,7 +169,11 @@ export function sandboxPlan(s: SandboxSetting): SandboxPlan {
     ...(binaryDir && concealed(binaryDir) ? [packageRoot(binaryDir)] : []),
     ...(s.readable ?? []).map(real).filter((p): p is string => !!p && concealed(p)),
   ]);
-  const replaced = (s.replaced ?? []).filter(([copy, target]) => isFile(copy) && isFile(target)).map(([copy, target]): [string, string] => [real(copy)!, real(target)!]);
+  // A file under a hidden or scratch directory is out of sight already (and has no path to bind over there).
+  const replaced = (s.replaced ?? [])
+    .filter(([copy, target]) => isFile(copy) && isFile(target))
+    .map(([copy, target]): [string, string] => [real(copy)!, real(target)!])
+    .filter(([, target]) => !concealed(target));
   return { writable, visible, readOnly, scratch, hidden, hiddenFiles, replaced };
 }
 

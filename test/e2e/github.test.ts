@@ -281,6 +281,6 @@ describe('credentials', () => {
     expect(afterTool).not.toContain(RUNNER_TOKEN);
     expect(afterTool).not.toContain(world.cache.env().ACTIONS_RUNTIME_TOKEN!);
     expect(afterTool).not.toMatch(/INPUT_GITHUB-TOKEN/);
-    expect(run.warnings.join('\n')).toMatch(/keeps a GitHub token in its git config.*persist-credentials: false/);
+    expect(run.warnings.join('\n')).toMatch(/git configuration holds credentials: \.git\/config \(an http extraheader.*persist-credentials: false/);
   });
 });

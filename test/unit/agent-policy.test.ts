@@ -54,6 +54,16 @@ describe("the agent's OpenCode config", () => {
     expect(readOf('.git/config')).toBe('deny'); // the checkout's token may be there
   });
 
+  it('a tool turned off for the run (grep, when .git holds credentials and no sandbox) is gone for every agent, and checked', () => {
+    const user = { permission: { grep: 'allow' }, agent: { build: { permission: { grep: 'allow' } } } };
+    for (const policy of ['no-shell', 'read-only'] as const) {
+      const config = agentConfig(user, undefined, policy, ['grep']);
+      for (const agent of ['build', 'explore']) expect(policyViolations([rulesOf(config, agent)], policy, ['grep'])).toEqual([]);
+      expect(policyViolations([rulesOf(agentConfig(user, undefined, policy), 'build')], policy, ['grep'])).toEqual(['agent "build" can use grep']);
+    }
+    expect(agentConfig(user, undefined, 'full', ['grep']).permission).toMatchObject({ grep: 'allow' }); // a shell reads .git anyway: nothing to turn off
+  });
+
   it('the check names what an agent can still do', () => {
     const open: AgentRules = { name: 'build', permission: [{ permission: '*', pattern: '*', action: 'allow' }] };
     expect(policyViolations([open], 'read-only')).toEqual(expect.arrayContaining(['agent "build" can use bash', 'agent "build" can use webfetch', 'agent "build" can use skill', 'agent "build" can reach /proc/1/environ outside the checkout']));

@@ -34,3 +34,17 @@ it('finds committed links out of the checkout, also inside a submodule, and leav
   git(outer, 'commit', '-qm', 'outer');
   expect(linksLeavingCheckout(outer).sort()).toEqual(['docs/up.md -> ../../etc/passwd', 'vendor/inner/notes.md -> /proc/self/environ']);
 });
+
+it('finds links into .git (its own or a submodule\'s), which the tools\' rule for .git does not see through', () => {
+  const repo = path.join(root, 'repo');
+  fs.mkdirSync(path.join(repo, 'docs'), { recursive: true });
+  git(repo, 'init', '-q');
+  fs.symlinkSync('.git/config', path.join(repo, 'NOTES.md'));
+  fs.symlinkSync('../.git/modules/lib/config', path.join(repo, 'docs', 'lib.md'));
+  fs.symlinkSync('../README.md', path.join(repo, 'docs', 'readme.md'));
+  fs.writeFileSync(path.join(repo, 'README.md'), 'r');
+  fs.symlinkSync('.gitignore', path.join(repo, 'ignore.md')); // a name that starts like .git is not .git
+  git(repo, 'add', '-A');
+  git(repo, 'commit', '-qm', 'links');
+  expect(linksLeavingCheckout(repo).sort()).toEqual(['NOTES.md -> .git/config (into .git)', 'docs/lib.md -> ../.git/modules/lib/config (into .git)']);
+});

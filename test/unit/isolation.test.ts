@@ -1,6 +1,6 @@
 /**
- * Finding the agent's sandbox: the probe, the fallbacks, the AppArmor gate on hosted runners,
- * and the warning about a token left in the checkout. (The e2e tests in security-*.test.ts attack
+ * Finding the agent's sandbox: the probe, the fallbacks, the AppArmor gate on hosted runners.
+ * (Credentials in git configuration: git-credentials.test.ts. The e2e tests in security-*.test.ts attack
  * the sandbox itself through the bundled action.)
  */
 import { execFileSync } from 'node:child_process';
@@ -8,7 +8,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { findIsolation, findRunnerRoot, storedGitCredentials, type FindIsolationOptions, type Probe } from '../../src/agent/isolation.js';
+import { findIsolation, findRunnerRoot, type FindIsolationOptions, type Probe } from '../../src/agent/isolation.js';
 import { sandboxPlan } from '../../src/agent/sandbox.js';
 import { OUTSIDE_TMP } from '../harness/world.js';
 
@@ -98,25 +98,5 @@ describe('isolating the agent', () => {
     const readStat = (p: string) => stats[p] ?? (() => { throw new Error('ENOENT'); })();
     expect(findRunnerRoot(readLink, readStat)).toBe('/home/runner/runners/2.330.0');
     expect(findRunnerRoot(() => '/usr/bin/node', () => '1 (node) S 1 1')).toBeUndefined();
-  });
-
-  it('copies a git config that holds the checkout token without it, for the sandbox to show instead, and warns', async () => {
-    const repo = fs.mkdtempSync(path.join(os.tmpdir(), 'recall-gitcfg-'));
-    try {
-      execFileSync('git', ['init', '-q', repo]);
-      expect(await storedGitCredentials(repo, path.join(repo, 'copies'))).toEqual({ replaced: [] });
-      execFileSync('git', ['-C', repo, 'config', 'http.https://github.com/.extraheader', 'AUTHORIZATION: basic c2VjcmV0LXRva2Vu']);
-      execFileSync('git', ['-C', repo, 'config', 'user.name', 'keeps this']);
-      const stored = await storedGitCredentials(repo, path.join(repo, 'copies'));
-      expect(stored.warning).toMatch(/http\.https:\/\/github\.com\/\.extraheader.*persist-credentials: false/);
-      expect(stored.replaced).toHaveLength(1);
-      const [copy, target] = stored.replaced[0]!;
-      expect(target).toBe(path.join(fs.realpathSync(repo), '.git', 'config'));
-      expect(fs.readFileSync(copy, 'utf8')).not.toContain('c2VjcmV0LXRva2Vu');
-      expect(fs.readFileSync(copy, 'utf8')).toContain('keeps this');
-      expect(fs.readFileSync(target, 'utf8')).toContain('c2VjcmV0LXRva2Vu'); // the checkout itself is left as it is
-    } finally {
-      fs.rmSync(repo, { recursive: true, force: true });
-    }
   });
 });

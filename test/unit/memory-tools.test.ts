@@ -4,6 +4,7 @@ import * as path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { TOOL_DEFINITIONS } from '../../src/agent/tools/definitions.js';
 import { ToolHost, toolsFor } from '../../src/agent/tools/tool-host.js';
+import { installTools } from '../../src/agent/launcher.js';
 import type { Task } from '../../src/ports.js';
 import { MemoryIndex } from '../../src/recall/memory-index.js';
 import { RECORDS_FILE, saveRecords } from '../../src/recall/records.js';
@@ -103,6 +104,25 @@ describe('the memory tools', () => {
     const hit = index.recall({ title: 'rounding of invoice sums', text: 'should we round each line of the invoice?' }, { limit: 3 }).find((w) => w.record.kind === 'finding');
     expect(hit!.record).toMatchObject({ id: 'finding-9-1-1', kind: 'finding', threadKey: 'issue-9', subject: 'Totals are rounded once' });
     expect(hit!.citations).toEqual([expect.objectContaining({ state: 'unchanged' })]);
+  });
+
+  it("the modules that hold the run's token are written 0600 in a 0700 folder, for no other user of the runner to read", async () => {
+    const h = await host();
+    const configDir = path.join(dir, 'xdg', 'config', 'opencode');
+    const old = process.umask(0o000); // the widest a runner could have
+    try {
+      installTools(h.files, [configDir]);
+    } finally {
+      process.umask(old);
+    }
+    const toolsDir = path.join(configDir, 'tools');
+    expect((fs.statSync(toolsDir).mode & 0o777).toString(8)).toBe('700');
+    const modules = fs.readdirSync(toolsDir);
+    expect(modules.sort()).toEqual(Object.keys(h.files).sort());
+    for (const name of modules) {
+      expect(fs.readFileSync(path.join(toolsDir, name), 'utf8')).toBe(h.files[name]); // each holds the token
+      expect((fs.statSync(path.join(toolsDir, name)).mode & 0o777).toString(8), name).toBe('600');
+    }
   });
 
   it('bad arguments get a sentence that says what to pass; a wrong token or a read-only run gets nothing', async () => {
