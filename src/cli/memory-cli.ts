@@ -5,15 +5,13 @@
  * store: the files are copied (or the archive unpacked) into a scratch directory first, since
  * SQLite writes beside a database it opens. Only `prune --write` changes the store, in place.
  *
- * The JSON of `search --json` is a fixed contract other tools rely on:
- *   [{ "threadKey": string, "sessionId": string | null, "score": number, "title": string, "summary": string }]
+ * The JSON of `search --json` is a fixed contract other tools rely on (an id is what `show --id` takes):
+ *   [{ "id": string, "threadKey": string, "sessionId": string | null, "score": number, "title": string, "summary": string }]
  */
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { parseArgs } from 'node:util';
-import { unpackArchiveFile } from '../memory/cache-archive.js';
-import { DATABASE_FILE, MEMORY_FILES } from '../memory/layout.js';
+import { DATABASE_FILE } from '../memory/layout.js';
 import { MANIFEST_FILE, writeManifest } from '../memory/integrity.js';
 import { MemoryIndex } from '../recall/memory-index.js';
 import { DEFAULT_RECORD_RETENTION, RECORDS_FILE, type RunRecord } from '../recall/records.js';
@@ -21,58 +19,58 @@ import { sessionsToPrune } from '../recall/retention.js';
 import { deleteSessions } from '../recall/store-writer.js';
 import { ThreadIndex } from '../recall/threads.js';
 import { describeCitations } from '../recall/citations.js';
+import { parseCommand, UsageError, wholeNumber, words } from './args.js';
+import { openStorePath, storeFolder } from './store-path.js';
 
-export class UsageError extends Error {}
+const STORE_HELP = `PATH is the memory folder \`recall run\` prints (the newest snapshot in it is read), a
+snapshot folder, a memory folder as Recall restores it (the one holding opencode.db), or an Actions
+cache archive file. Nothing is written into PATH, except by prune --write.`;
 
-export const MEMORY_USAGE = `Usage:
-  recall memory search --store PATH --query TEXT [--limit K] [--json] [--workspace DIR]
-  recall memory list   --store PATH [--thread KEY] [--kind run|finding] [--limit K] [--json]
-  recall memory show   --store PATH --id RECORD_ID [--json] [--workspace DIR]
-  recall memory prune  --store DIR [--max-sessions N] [--max-age-days D] [--record-retention-days D] [--write]
+/** Each command's usage, printed by its --help and named by its mistakes. */
+export const MEMORY_USAGES: Record<string, string> = {
+  search: `Usage: recall memory search --store PATH --query TEXT [--limit K] [--json] [--workspace DIR]
 
-PATH is a memory directory (the one holding opencode.db, as Recall restores it), a directory
-backend's snapshot or memory-path (its newest snapshot is read), or an Actions cache archive file.
-Nothing is written into PATH, except by prune --write. --workspace is the checkout citations are
-checked against (default: the current directory). prune without --write says what it would do.`;
+Searches memory as the agent's memory_search tool does: the best K records (default 5) for the
+words of TEXT. --json prints [{ id, threadKey, sessionId, score, title, summary }], best first;
+an id is what \`recall memory show --id\` takes. --workspace is the checkout the records' citations
+are checked against (default: the current folder).
+
+${STORE_HELP}`,
+  list: `Usage: recall memory list --store PATH [--thread KEY] [--kind run|finding] [--limit K] [--json]
+
+Lists the newest K records (default 20) of memory's index, or of one thread, with their ids.
+
+${STORE_HELP}`,
+  show: `Usage: recall memory show --store PATH --id RECORD_ID [--json] [--workspace DIR]
+
+Shows one record (an id from search or list): the request, the answer or finding, and what became
+of the code it cites in --workspace (default: the current folder).
+
+${STORE_HELP}`,
+  prune: `Usage: recall memory prune --store PATH [--max-sessions N] [--max-age-days D] [--record-retention-days D] [--write]
+
+Applies the retention rule: keeps the newest N sessions (default 50) and every session updated in
+the last D days (default 30), whichever keeps more; the records of pruned sessions stay in the
+index, records older than --record-retention-days (default 365) go. Says what it would do; --write
+does it, in place, in the memory folder PATH stands for (the newest snapshot of a memory-path). A
+signed memory needs RECALL_MEMORY_SIGNING_KEY set to its memory-signing-key.
+
+PATH is the memory folder \`recall run\` prints, a snapshot folder in it, or a memory folder as
+Recall restores it. An archive file cannot be pruned.`,
+};
+
+export const MEMORY_USAGE = `Usage: recall memory <search|list|show|prune> --store PATH [...]
+
+  search   the records that match some words        (recall memory search --help)
+  list     the newest records, with their ids       (recall memory list --help)
+  show     one record, and its cited code's state   (recall memory show --help)
+  prune    apply the retention rule to a store      (recall memory prune --help)
+
+${STORE_HELP}`;
 
 interface Output {
   out: (line: string) => void;
   err: (line: string) => void;
-}
-
-/** The memory directory PATH stands for, copied or unpacked into `scratch`; and what it was. */
-export async function openStorePath(store: string, scratch: string): Promise<{ dir: string; from: string }> {
-  if (!fs.existsSync(store)) throw new UsageError(`--store ${store} does not exist`);
-  const dir = path.join(scratch, 'memory');
-  if (fs.statSync(store).isFile()) {
-    await unpackArchiveFile(store, dir);
-    return { dir, from: `archive ${store}` };
-  }
-  const source = newestStore(store);
-  if (!source) throw new UsageError(`--store ${store} holds no ${DATABASE_FILE}, nor snapshots that do: point it at a memory directory, a snapshot or an archive file`);
-  fs.mkdirSync(dir, { recursive: true });
-  for (const name of MEMORY_FILES) {
-    const from = path.join(source, name);
-    if (fs.existsSync(from) && fs.lstatSync(from).isFile()) fs.copyFileSync(from, path.join(dir, name));
-  }
-  return { dir, from: source === store ? `directory ${store}` : `snapshot ${source}` };
-}
-
-/** `dir` when it holds a store, else its newest snapshot that does (by manifest time). */
-function newestStore(dir: string): string | undefined {
-  if (fs.existsSync(path.join(dir, DATABASE_FILE))) return dir;
-  const savedAt = (d: string) => {
-    try {
-      return String((JSON.parse(fs.readFileSync(path.join(d, MANIFEST_FILE), 'utf8')) as { savedAt?: unknown }).savedAt ?? '');
-    } catch {
-      return '';
-    }
-  };
-  return fs
-    .readdirSync(dir, { withFileTypes: true })
-    .filter((e) => e.isDirectory() && !e.name.startsWith('.') && fs.existsSync(path.join(dir, e.name, DATABASE_FILE)))
-    .map((e) => path.join(dir, e.name))
-    .sort((a, b) => savedAt(b).localeCompare(savedAt(a)) || fs.statSync(b).mtimeMs - fs.statSync(a).mtimeMs)[0];
 }
 
 function openIndex(dir: string, workspace: string, retentionDays?: number): MemoryIndex {
@@ -87,58 +85,81 @@ function openIndex(dir: string, workspace: string, retentionDays?: number): Memo
   });
 }
 
-const whole = (v: string | undefined, name: string, fallback: number): number => {
-  if (v === undefined) return fallback;
-  if (!/^\d+$/.test(v)) throw new UsageError(`--${name} must be a whole number, not ${JSON.stringify(v)}`);
-  return Number(v);
-};
-
 const oneLine = (s: string) => s.replace(/\s+/g, ' ').trim();
+
+const OPTIONS = {
+  store: { type: 'string' },
+  query: { type: 'string' },
+  limit: { type: 'string' },
+  json: { type: 'boolean' },
+  workspace: { type: 'string' },
+  thread: { type: 'string' },
+  kind: { type: 'string' },
+  id: { type: 'string' },
+  'max-sessions': { type: 'string' },
+  'max-age-days': { type: 'string' },
+  'record-retention-days': { type: 'string' },
+  write: { type: 'boolean' },
+} as const;
+
+/** The flags each command takes (beside --help). */
+const FLAGS: Record<string, ReadonlyArray<keyof typeof OPTIONS>> = {
+  search: ['store', 'query', 'limit', 'json', 'workspace'],
+  list: ['store', 'thread', 'kind', 'limit', 'json'],
+  show: ['store', 'id', 'json', 'workspace'],
+  prune: ['store', 'max-sessions', 'max-age-days', 'record-retention-days', 'write', 'workspace'],
+};
 
 export async function memoryCommand(args: string[], io: Output): Promise<void> {
   const [command, ...rest] = args;
-  if (!command || command === '--help' || command === 'help') {
+  if (!command || command === '--help' || command === '-h' || command === 'help') {
     io.out(MEMORY_USAGE);
     return;
   }
-  if (!['search', 'list', 'show', 'prune'].includes(command)) throw new UsageError(`recall memory has no command ${JSON.stringify(command)}`);
-  let parsed: ReturnType<typeof parse>;
-  try {
-    parsed = parse(rest);
-  } catch (error) {
-    throw new UsageError((error as Error).message);
+  const flags = FLAGS[command];
+  if (!flags) throw new UsageError(`memory has no command ${JSON.stringify(command)}: search, list, show or prune`, 'memory');
+  const name = `memory ${command}`;
+  const v = parseCommand(name, rest, Object.fromEntries(flags.map((f) => [f, OPTIONS[f]])));
+  if (v === 'help') {
+    io.out(MEMORY_USAGES[command]!);
+    return;
   }
-  const { values: v } = parsed;
-  if (!v.store) throw new UsageError('--store is required');
-  const workspace = path.resolve(v.workspace ?? process.cwd());
+  const store = words(v.store as string | undefined, 'store', 'PATH (the memory folder `recall run` prints, a snapshot or an archive file)', name);
+  const workspace = path.resolve((v.workspace as string | undefined) ?? process.cwd());
 
-  if (command === 'prune') return prune(v, io);
+  if (command === 'prune') return prune(store, v, workspace, io);
 
   const scratch = fs.mkdtempSync(path.join(os.tmpdir(), 'recall-memory-'));
   try {
-    const { dir } = await openStorePath(v.store, scratch);
-    const index = openIndex(dir, workspace);
     if (command === 'search') {
-      if (!v.query) throw new UsageError('--query is required');
-      const limit = whole(v.limit, 'limit', 5);
-      const found = index.recall({ title: '', text: v.query }, { limit, threshold: 0.08, minConcepts: 1 });
+      const query = words(v.query as string | undefined, 'query', 'the words to search for', name);
+      const limit = wholeNumber(v.limit as string | undefined, 'limit', 5, name);
+      const { dir } = await openStorePath(store, scratch, name);
+      const found = openIndex(dir, workspace).recall({ title: '', text: query }, { limit, threshold: 0.08, minConcepts: 1 });
       if (v.json) {
-        io.out(JSON.stringify(found.map((w) => ({ threadKey: w.record.threadKey, sessionId: w.record.sessionId ?? null, score: Number(w.score.toFixed(4)), title: w.record.subject ?? w.record.title, summary: oneLine(w.record.text || w.record.request).slice(0, 500) }))));
+        io.out(JSON.stringify(found.map((w) => ({ id: w.record.id, threadKey: w.record.threadKey, sessionId: w.record.sessionId ?? null, score: Number(w.score.toFixed(4)), title: w.record.subject ?? w.record.title, summary: oneLine(w.record.text || w.record.request).slice(0, 500) }))));
       } else if (found.length === 0) {
         io.out('Nothing in memory matches.');
       } else {
         for (const w of found) io.out(`${w.score.toFixed(2)}  ${line(w.record)}${w.sessionLive ? '' : ' (session pruned)'}\n      ${oneLine(w.record.text || w.record.request).slice(0, 200)}`);
       }
     } else if (command === 'list') {
-      if (v.kind && v.kind !== 'run' && v.kind !== 'finding') throw new UsageError('--kind must be run or finding');
-      const records = index.list({ ...(v.thread ? { threadKey: v.thread } : {}), ...(v.kind ? { kind: v.kind as RunRecord['kind'] } : {}), limit: whole(v.limit, 'limit', 20) });
+      const kind = v.kind as string | undefined;
+      if (kind !== undefined && kind !== 'run' && kind !== 'finding') throw new UsageError(`--kind must be run or finding, not ${JSON.stringify(kind)}`, name);
+      const limit = wholeNumber(v.limit as string | undefined, 'limit', 20, name);
+      const { dir } = await openStorePath(store, scratch, name);
+      const index = openIndex(dir, workspace);
+      const thread = v.thread as string | undefined;
+      const records = index.list({ ...(thread ? { threadKey: thread } : {}), ...(kind ? { kind: kind as RunRecord['kind'] } : {}), limit });
       if (v.json) io.out(JSON.stringify(records.map(({ terms: _t, ...r }) => r)));
       else for (const r of records) io.out(line(r));
       if (!v.json) io.err(`${index.all().length} record(s), ${index.sessions().length} session(s) in memory`);
     } else {
-      if (!v.id) throw new UsageError('--id is required (memory list gives the ids)');
-      const record = index.all().find((r) => r.id === v.id);
-      if (!record) throw new UsageError(`There is no record ${v.id} in this memory`);
+      const id = words(v.id as string | undefined, 'id', 'a record id (search and list print them)', name);
+      const { dir } = await openStorePath(store, scratch, name);
+      const index = openIndex(dir, workspace);
+      const record = index.all().find((r) => r.id === id);
+      if (!record) throw new UsageError(`there is no record ${id} in this memory: \`recall memory list --store ${store}\` lists the ids`, name);
       const checked = index.check(record);
       const { terms: _t, ...shown } = record;
       if (v.json) io.out(JSON.stringify({ ...shown, citations: checked.citations, sessionKept: checked.sessionLive }));
@@ -156,63 +177,43 @@ export async function memoryCommand(args: string[], io: Output): Promise<void> {
   }
 }
 
-function parse(args: string[]) {
-  return parseArgs({
-    args,
-    options: {
-      store: { type: 'string' },
-      query: { type: 'string' },
-      limit: { type: 'string' },
-      json: { type: 'boolean', default: false },
-      workspace: { type: 'string' },
-      thread: { type: 'string' },
-      kind: { type: 'string' },
-      id: { type: 'string' },
-      'max-sessions': { type: 'string' },
-      'max-age-days': { type: 'string' },
-      'record-retention-days': { type: 'string' },
-      write: { type: 'boolean', default: false },
-    },
-    strict: true,
-    allowPositionals: false,
-  });
-}
-
 function line(r: RunRecord): string {
   return `${r.id}  ${r.threadKey || '-'}  ${r.at.slice(0, 10)}  ${r.outcome}  ${oneLine(r.subject ?? r.title)}`;
 }
 
 /**
- * Applies the retention rule to a memory directory: sessions past it go (their child sessions
- * with them), their records stay; records past their own retention go. Says what it would do
- * unless --write.
+ * Applies the retention rule to a memory folder (the newest snapshot of a memory-path): sessions
+ * past it go (their child sessions with them), their records stay; records past their own
+ * retention go. Decided on a checked copy; says what it would do unless --write, and writes
+ * nothing into a store that could not be read.
  */
-async function prune(v: ReturnType<typeof parse>['values'], io: Output): Promise<void> {
-  const store = v.store!;
-  if (!fs.existsSync(path.join(store, DATABASE_FILE))) throw new UsageError(`prune works on a memory directory: ${store} holds no ${DATABASE_FILE}`);
+async function prune(store: string, v: Record<string, string | boolean | undefined>, workspace: string, io: Output): Promise<void> {
+  const name = 'memory prune';
+  const num = (flag: string, fallback: number) => wholeNumber(v[flag] as string | undefined, flag, fallback, name, 0);
+  const rule = { maxSessions: num('max-sessions', 50), maxAgeDays: num('max-age-days', 30) };
+  const retention = num('record-retention-days', DEFAULT_RECORD_RETENTION.maxAgeDays);
+  const folder = storeFolder(store, name);
   // A pruned store gets a new manifest; a signed one needs the key, or the next restore refuses it.
   const signingKey = process.env.RECALL_MEMORY_SIGNING_KEY || undefined;
-  const manifestFile = path.join(store, MANIFEST_FILE);
+  const manifestFile = path.join(folder, MANIFEST_FILE);
   const signed = fs.existsSync(manifestFile) && /"signature"/.test(fs.readFileSync(manifestFile, 'utf8'));
-  if (v.write && signed && !signingKey) throw new UsageError('This memory is signed (memory-signing-key): set RECALL_MEMORY_SIGNING_KEY to that key to prune it, or the next restore would refuse it');
-  const rule = { maxSessions: whole(v['max-sessions'], 'max-sessions', 50), maxAgeDays: whole(v['max-age-days'], 'max-age-days', 30) };
-  const retention = whole(v['record-retention-days'], 'record-retention-days', DEFAULT_RECORD_RETENTION.maxAgeDays);
+  if (v.write && signed && !signingKey) throw new UsageError('this memory is signed (memory-signing-key): set RECALL_MEMORY_SIGNING_KEY to that key to prune it, or the next restore would refuse it', name);
   const scratch = fs.mkdtempSync(path.join(os.tmpdir(), 'recall-memory-'));
   try {
-    // Decided on a copy; carried out on the store only with --write.
-    const { dir } = await openStorePath(store, scratch);
-    const index = openIndex(dir, path.resolve(v.workspace ?? process.cwd()), retention);
+    const { dir } = await openStorePath(folder, scratch, name);
+    const index = openIndex(dir, workspace, retention);
     const doomed = sessionsToPrune(index.sessions(), rule, new Date()).map((s) => s.id);
     const bytes = index.sizeOf(doomed);
     const dropped = index.retain();
     const verb = v.write ? 'Pruned' : 'Would prune';
+    if (folder !== store) io.err(`The newest snapshot in ${store}: ${path.basename(folder)}`);
     io.out(`${verb} ${doomed.length} of ${index.sessions().length} session(s)${doomed.length ? ` (${doomed.join(', ')})` : ''}, about ${(bytes / 1024).toFixed(1)} KiB; ${index.sessions().length - doomed.length} remain. Their records stay in the index.`);
     io.out(`${v.write ? 'Dropped' : 'Would drop'} ${dropped} record(s) past ${retention} days; ${index.all().length} remain.`);
     if (!v.write) return;
     index.save(); // the index with every pruned session's record (rebuilt where it had none)
-    fs.copyFileSync(path.join(dir, RECORDS_FILE), path.join(store, RECORDS_FILE));
-    deleteSessions(path.join(store, DATABASE_FILE), doomed);
-    if (fs.existsSync(manifestFile)) writeManifest(store, new Date(), signingKey);
+    fs.copyFileSync(path.join(dir, RECORDS_FILE), path.join(folder, RECORDS_FILE));
+    deleteSessions(path.join(folder, DATABASE_FILE), doomed);
+    if (fs.existsSync(manifestFile)) writeManifest(folder, new Date(), signingKey);
   } finally {
     fs.rmSync(scratch, { recursive: true, force: true });
   }

@@ -9,7 +9,6 @@ import { randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { parseArgs } from 'node:util';
 import { redactCredentials, runCredentials } from '../agent/credentials.js';
 import { describe } from '../errors.js';
 import { InputError, readInputs, type Inputs } from '../inputs.js';
@@ -18,7 +17,7 @@ import { runPipeline } from '../pipeline.js';
 import type { MemoryStore, RunState, Task } from '../ports.js';
 import { Progress } from '../report/progress.js';
 import { RunFailed } from '../run.js';
-import { UsageError } from './memory-cli.js';
+import { parseCommand, UsageError, words } from './args.js';
 
 /** The action's inputs a local run takes as flags of the same name. */
 const INPUT_FLAGS = [
@@ -38,8 +37,7 @@ const INPUT_FLAGS = [
   'dispatch-models',
 ] as const;
 
-export const RUN_USAGE = `Usage:
-  recall run --prompt TEXT [--thread KEY] [--memory DIR] [--workspace DIR] [--model provider/model] [--<input> VALUE ...]
+export const RUN_USAGE = `Usage: recall run --prompt TEXT [--thread KEY] [--memory DIR] [--workspace DIR] [--model provider/model] [--<input> VALUE ...]
 
 Runs the agent on the checkout in --workspace (default: the current directory) with memory in
 --memory (default: .recall/memory in the workspace, git-ignored). The model is --model, else
@@ -68,22 +66,17 @@ class LocalState implements RunState {
 }
 
 export async function runCommand(args: string[], io: Output, env: NodeJS.ProcessEnv = process.env): Promise<number> {
-  let parsed: ReturnType<typeof parseFlags>;
-  try {
-    parsed = parseFlags(args);
-  } catch (error) {
-    throw new UsageError((error as Error).message);
-  }
-  const values = parsed.values as Record<string, string | boolean | undefined>;
-  if (values.help) {
+  const parsed = parseCommand('run', args, OPTIONS);
+  if (parsed === 'help') {
     io.out(RUN_USAGE);
     return 0;
   }
-  const prompt = typeof values.prompt === 'string' ? values.prompt.trim() : '';
-  if (!prompt) throw new UsageError('run needs --prompt "what the agent should do"');
+  const values = parsed as Record<string, string | undefined>;
+  const prompt = words(values.prompt, 'prompt', '"what the agent should do"', 'run');
   const workspace = path.resolve(String(values.workspace ?? process.cwd()));
-  if (!fs.statSync(workspace, { throwIfNoEntry: false })?.isDirectory()) throw new UsageError(`--workspace ${workspace} is not a directory`);
+  if (!fs.statSync(workspace, { throwIfNoEntry: false })?.isDirectory()) throw new UsageError(`--workspace ${workspace} is not a folder: give the checkout the agent should work in`, 'run');
   const memoryPath = path.resolve(workspace, String(values.memory ?? path.join('.recall', 'memory')));
+  if (fs.statSync(memoryPath, { throwIfNoEntry: false })?.isFile()) throw new UsageError(`--memory ${memoryPath} is a file: give a folder for memory (it is created if missing)`, 'run');
   // The thread input's rule (readInputs) checks --thread too.
   const thread = String(values.thread ?? `local-${new Date().toISOString().replace(/[-:]/g, '').replace(/\..*/, '')}-${randomBytes(2).toString('hex')}`);
 
@@ -93,7 +86,7 @@ export async function runCommand(args: string[], io: Output, env: NodeJS.Process
     for (const flag of INPUT_FLAGS) if (typeof values[flag] === 'string') given[flag] = values[flag] as string;
     inputs = readInputs((name) => given[name] ?? '');
   } catch (error) {
-    if (error instanceof InputError) throw new UsageError(error.message.replace(/^Input /, '--'));
+    if (error instanceof InputError) throw new UsageError(error.message.replace(/^Input /, '--'), 'run');
     throw error;
   }
   keepOutOfGit(workspace, memoryPath);
@@ -147,20 +140,13 @@ export async function runCommand(args: string[], io: Output, env: NodeJS.Process
   }
 }
 
-function parseFlags(args: string[]) {
-  return parseArgs({
-    args,
-    options: {
-      prompt: { type: 'string' },
-      thread: { type: 'string' },
-      memory: { type: 'string' },
-      workspace: { type: 'string' },
-      help: { type: 'boolean' },
-      ...Object.fromEntries(INPUT_FLAGS.map((f) => [f, { type: 'string' as const }])),
-    },
-    strict: true,
-  });
-}
+const OPTIONS = {
+  prompt: { type: 'string' },
+  thread: { type: 'string' },
+  memory: { type: 'string' },
+  workspace: { type: 'string' },
+  ...Object.fromEntries(INPUT_FLAGS.map((f) => [f, { type: 'string' as const }])),
+} as const;
 
 /** A local run's task: a job (nobody waits in a thread) whose words are the prompt. */
 function localTask(prompt: string, thread: string): Task {

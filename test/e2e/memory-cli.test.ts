@@ -62,9 +62,13 @@ describe('recall memory (the CLI)', () => {
       const res = cli('memory', 'search', '--store', store, '--query', want.query, '--limit', '3', '--json');
       expect(res.status, `${store}: ${res.stderr}`).toBe(0);
       const found = JSON.parse(res.stdout) as Array<Record<string, unknown>>;
-      expect(found[0], store).toEqual({ threadKey: want.threadKey, sessionId: expect.stringMatching(/^ses_/), score: expect.any(Number), title: expect.stringContaining(want.title), summary: expect.stringContaining(want.summary) });
+      expect(found[0], store).toEqual({ id: expect.stringMatching(/^run-/), threadKey: want.threadKey, sessionId: expect.stringMatching(/^ses_/), score: expect.any(Number), title: expect.stringContaining(want.title), summary: expect.stringContaining(want.summary) });
       if (want === sso) expect(found[0]!.sessionId).toBe(firstSession);
-      expect(Object.keys(found[0]!).sort()).toEqual(['score', 'sessionId', 'summary', 'threadKey', 'title']);
+      expect(Object.keys(found[0]!).sort()).toEqual(['id', 'score', 'sessionId', 'summary', 'threadKey', 'title']);
+      // What search finds, show opens: its id is the one show takes.
+      const shown = cli('memory', 'show', '--store', store, '--id', String(found[0]!.id), '--json');
+      expect(shown.status, shown.stderr).toBe(0);
+      expect(JSON.parse(shown.stdout)).toMatchObject({ id: found[0]!.id, threadKey: want.threadKey });
       if (before.length) expect(listing(store), `${store} was written`).toEqual(before);
     }
   });
@@ -94,10 +98,71 @@ describe('recall memory (the CLI)', () => {
     expect(sqlite.trim()).toBe('0');
   });
 
-  it('bad use gets a message that says what to do', () => {
+  it('bad use gets one line that names the flag and what to write, exit code 2', () => {
     const res = cli('memory', 'search', '--store', restored);
     expect(res.status).toBe(2);
-    expect(res.stderr).toContain('--query is required');
-    expect(cli('memory', 'search', '--store', path.join(world.root, 'nowhere'), '--query', 'x').stderr).toContain('does not exist');
+    expect(res.stderr.trim()).toBe('recall: memory search needs --query the words to search for (recall memory search --help shows how)');
+    for (const [limit, shown] of [['-1', '"-1"'], ['0', '"0"']] as const) {
+      const bad = cli('memory', 'search', '--store', restored, '--query', 'Safari', '--limit', limit);
+      expect(bad.status).toBe(2);
+      expect(bad.stderr.trim()).toBe(`recall: --limit must be a whole number of 1 or more, not ${shown} (recall memory search --help shows how)`);
+    }
+    const blank = cli('memory', 'search', '--store', restored, '--query', '  ');
+    expect([blank.status, blank.stderr.trim()]).toEqual([2, 'recall: --query is blank: give the words to search for (recall memory search --help shows how)']);
+    const nowhere = cli('memory', 'search', '--store', path.join(world.root, 'nowhere'), '--query', 'x');
+    expect(nowhere.status).toBe(2);
+    expect(nowhere.stderr.trim().split('\n')).toEqual([expect.stringMatching(/^recall: --store \S+nowhere does not exist: give the memory folder `recall run` prints/)]);
+  });
+
+  it('memory that cannot be read is refused in one line naming the file and what to do, and nothing is written into it', () => {
+    const empty = path.join(world.root, 'empty-store');
+    fs.cpSync(restored, empty, { recursive: true });
+    fs.writeFileSync(path.join(empty, 'opencode.db'), '');
+    const truncated = path.join(world.root, 'truncated-store');
+    fs.cpSync(restored, truncated, { recursive: true });
+    fs.rmSync(path.join(truncated, 'recall-manifest.json')); // no manifest to tell: SQLite must
+    const db = path.join(truncated, 'opencode.db');
+    fs.truncateSync(db, Math.floor(fs.statSync(db).size / 2));
+    const notArchive = path.join(world.root, 'notes.txt');
+    fs.writeFileSync(notArchive, 'just some notes\n');
+    const cases: Array<[string, RegExp]> = [
+      [empty, new RegExp(`^recall: ${escape(path.join(empty, 'opencode.db'))} is empty \\(0 bytes\\): it holds no memory and was not saved by Recall; move it aside`)],
+      [truncated, new RegExp(`^recall: ${escape(db)} is damaged \\(SQLite: .+\\); move it aside and point --store at an earlier snapshot`)],
+      [notArchive, new RegExp(`^recall: --store ${escape(notArchive)} is a file Recall cannot read as an Actions cache archive \\(neither zstd nor gzip\\): give the memory folder`)],
+    ];
+    for (const [store, message] of cases) {
+      const before = fs.statSync(store).isDirectory() ? listing(store) : [];
+      for (const args of [['search', '--query', 'Safari'], ['list'], ['show', '--id', 'run-9101-1'], ['prune', '--write', '--max-sessions', '1', '--max-age-days', '0']]) {
+        const res = cli('memory', args[0]!, '--store', store, ...args.slice(1));
+        expect(res.status, `${args[0]} ${store}: ${res.stderr}`).toBe(args[0] === 'prune' && store === notArchive ? 2 : 1);
+        expect(res.stderr.trim().split('\n'), `${args[0]} ${store}`).toHaveLength(1);
+        if (!(args[0] === 'prune' && store === notArchive)) expect(res.stderr.trim(), `${args[0]} ${store}`).toMatch(message);
+        expect(res.stdout).toBe('');
+      }
+      if (before.length) expect(listing(store), `${store} was written`).toEqual(before);
+    }
+  });
+
+  it('prune works on the folder a run names (a memory-path of snapshots): on its newest snapshot only', () => {
+    const folder = path.join(world.root, 'memory-path-copy');
+    fs.cpSync(snapshots, folder, { recursive: true });
+    const [newest] = fs.readdirSync(folder).filter((d) => !d.startsWith('.'));
+    // An older snapshot beside it (the store of the runs before, saved earlier).
+    const older = path.join(folder, 'recall-v1-9102-1-20200101T000000Z');
+    fs.cpSync(restored, older, { recursive: true });
+    const olderBefore = listing(older);
+    const keepNone = ['--max-sessions', '0', '--max-age-days', '0'];
+    const dry = cli('memory', 'prune', '--store', folder, ...keepNone);
+    expect(dry.status, dry.stderr).toBe(0);
+    expect(dry.stderr).toContain(`The newest snapshot in ${folder}: ${newest}`);
+    expect(dry.stdout).toMatch(/^Would prune 1 of 1 session\(s\)/);
+    const wrote = cli('memory', 'prune', '--store', folder, ...keepNone, '--write');
+    expect(wrote.status, wrote.stderr).toBe(0);
+    expect(cli('memory', 'prune', '--store', folder, ...keepNone).stdout).toMatch(/^Would prune 0 of 0 session\(s\)/);
+    // What was pruned still passes the checks a read makes, and the older snapshot was not touched.
+    expect(cli('memory', 'list', '--store', folder).status).toBe(0);
+    expect(listing(older)).toEqual(olderBefore);
   });
 });
+
+const escape = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');

@@ -72,6 +72,21 @@ describe('the transcript', () => {
     expect(attached().map((a) => a.name)).toEqual(['recall-transcript-7306-1.md', 'recall-transcript-7307-1.md']);
   });
 
+  it('a shell command that exits non-zero is a failed step in the log and the transcript; one that succeeds is done', async () => {
+    world.model.script(
+      { toolCalls: [{ name: 'bash', arguments: { command: 'npm test --silent-missing || exit 3', description: 'Run the tests' } }] },
+      { toolCalls: [{ name: 'bash', arguments: { command: 'true', description: 'Nothing' } }] },
+      { text: 'The tests fail.' },
+    );
+    const run = await world.openIssue('7308', ISSUE);
+    expect(run.main.exitCode, run.main.stdout).toBe(0);
+    expect(run.main.stdout).toMatch(/^✗ bash npm test --silent-missing \|\| exit 3 \(failed\)$/m);
+    expect(run.main.stdout).toMatch(/^✓ bash true$/m);
+    const md = fs.readFileSync(run.outputs.transcript!, 'utf8');
+    expect(md).toMatch(/^- bash npm test --silent-missing \|\| exit 3 \(failed\)$/m);
+    expect(md).toMatch(/^- bash true$/m);
+  });
+
   it('a run stopped at a limit leaves what it did and why it stopped', async () => {
     world.model.script({ toolCalls: [{ name: 'read', arguments: { filePath: path.join(world.machine.workspace, 'src', 'auth.ts') } }] });
     // The step after the tool call never gets an answer.
