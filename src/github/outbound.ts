@@ -12,6 +12,7 @@ import { redactCredentials } from '../agent/credentials.js';
 import { sanitizeUntrusted } from './untrusted.js';
 
 /** `text` as Recall may post it. `serverUrl` is the GitHub (Enterprise) the repository lives on. */
+// Stryker disable next-line StringLiteral: equivalent, neutralizeLinks reads a server URL without a host as github.com
 export function outbound(text: string, credentials: readonly string[], serverUrl = 'https://github.com'): string {
   // What hides between the characters of a key (a zero-width space, an HTML comment) goes first.
   const plain = sanitizeUntrusted(text);
@@ -24,7 +25,8 @@ function decodeEntities(url: string): string {
   return url.replace(/&(#x[0-9a-f]+|#\d+|[a-z]+);?/gi, (all, e: string) => {
     if (e[0] === '#') {
       const code = e[1] === 'x' || e[1] === 'X' ? parseInt(e.slice(2), 16) : parseInt(e.slice(1), 10);
-      return Number.isFinite(code) ? String.fromCodePoint(code) : all;
+      // Past U+10FFFF String.fromCodePoint throws (and NaN fails the test too): left as written.
+      return code <= 0x10ffff ? String.fromCodePoint(code) : all;
     }
     return named[e.toLowerCase()] ?? all;
   });
@@ -36,7 +38,8 @@ function githubHost(host: string, serverHost: string): boolean {
 }
 
 function hostOf(url: string): string | undefined {
-  const m = /^(?:[a-z][a-z0-9+.-]*:)?\/\/([^/?#\s:@]+(?::[^/?#\s@]*)?@)?([^/?#\s:]+)/i.exec(url) ?? /^(www\.[^/?#\s:]+)/i.exec(url);
+  // Two slashes or more (Markdown makes `\/\/` and `/\/` so): a browser skips them all before a host.
+  const m = /^(?:[a-z][a-z0-9+.-]*:)?\/{2,}([^/?#\s:@]+(?::[^/?#\s@]*)?@)?([^/?#\s:]+)/i.exec(url) ?? /^(www\.[^/?#\s:]+)/i.exec(url);
   return m ? (m[2] ?? m[1]) : undefined;
 }
 
@@ -68,6 +71,7 @@ const INLINE = new RegExp(
   'gi',
 );
 
+// Stryker disable next-line StringLiteral: equivalent, a server URL without a host counts as github.com below
 export function neutralizeLinks(markdown: string, serverUrl = 'https://github.com'): string {
   const serverHost = hostOf(serverUrl)?.toLowerCase() ?? 'github.com';
   return splitCode(markdown)
@@ -76,11 +80,13 @@ export function neutralizeLinks(markdown: string, serverUrl = 'https://github.co
 }
 
 function neutralizeProse(text: string, serverHost: string): string {
-  // Reference definitions ([id]: url) first: a link or image elsewhere may use them.
+  // Reference definitions ([id]: url) first: a link or image elsewhere may use them. (Survivor,
+  // equivalent: /^(\s*)\[/ without its ^, since the label's [ is the first in head.)
   const defined = text.replace(/^( {0,3}\[[^\]\n]+\]:[ \t]*)<?(\S+?)>?(?=[ \t]|$)/gm, (all, head: string, url: string) =>
     keeps(url, serverHost) ? all : `${head.replace(/\]:/, '\\]:').replace(/^(\s*)\[/, '$1\\[')}${code(url)}`,
   );
   return defined.replace(INLINE, (all, bang: string, label: string, url: string, auto: string, bare: string, slash: string, tag: string, entity: string) => {
+    // Survivors, equivalent: either test alone, or `||`, says the same (one alternative sets both or neither).
     if (label !== undefined && url !== undefined) {
       if (bang) return keeps(url, serverHost) && hostOf(url) ? all : `${label || 'image'} (image removed: ${hostOf(url) ?? 'not on GitHub'})`;
       return keeps(url, serverHost) ? all : `${label} (${code(url)})`;
@@ -89,6 +95,7 @@ function neutralizeProse(text: string, serverHost: string): string {
     if (auto !== undefined) return keeps(auto, serverHost) ? all : code(auto);
     if (bare !== undefined) return keeps(bare, serverHost) ? all : code(bare);
     if (tag !== undefined) return `&lt;${slash}${tag}`;
+    // Survivor, equivalent: `true` for this test (an entity is the one alternative left).
     if (entity !== undefined) return `&amp;${entity}`;
     return all;
   });
@@ -101,14 +108,18 @@ function neutralizeProse(text: string, serverHost: string): string {
  */
 function splitCode(markdown: string): Array<{ text: string; isCode: boolean }> {
   const pieces: Array<{ text: string; isCode: boolean }> = [];
+  // Survivor, equivalent: `(?=\n)` for `(?=\n|$)`, since a fence closed at the very end of the text
+  // is then matched to the end by the unclosed fence's `|$`.
   const pattern = /(^|\n)( {0,3})(`{3,}|~{3,})[^\n`]*\n[\s\S]*?(?:\n {0,3}\3[`~]*[ \t]*(?=\n|$)|$)|(?<!\\)(`+)(?!`)(?:(?!\n[ \t]*\n)[\s\S])*?[^`\n]\4(?!`)/g;
   let at = 0;
   for (const m of markdown.matchAll(pattern)) {
     const start = m.index + (m[1]?.length ?? 0);
+    // Survivors, equivalent: `true` or `>=` here (an empty piece of prose adds nothing).
     if (start > at) pieces.push({ text: markdown.slice(at, start), isCode: false });
     pieces.push({ text: markdown.slice(start, m.index + m[0].length), isCode: true });
     at = m.index + m[0].length;
   }
+  // Survivors, equivalent: `true` or `<=` here (an empty piece of prose adds nothing).
   if (at < markdown.length) pieces.push({ text: markdown.slice(at), isCode: false });
   return pieces;
 }

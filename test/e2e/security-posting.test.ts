@@ -30,6 +30,10 @@ it('an answer that encodes the key or links an image elsewhere is posted without
       `Debug: ${hex} / ${spaced}`,
       '<img src="https://evil.example/p.png">',
       'Details: [log](https://evil.example/log) and https://github.com/Codertocat/Hello-World/pull/2',
+      // Markdown's escapes make each `\/` a slash: two links to //evil.example.
+      String.raw`Mirror: [copy](\/\/evil.example/m) and [copy2](/\/evil.example/m)`,
+      // An entity past the last code point once made the whole answer throw on its way out.
+      'Notes: [char](https://github.com/&#x110000;)',
     ].join('\n'),
   });
   const run = await world.runEvent('issue_comment', issueComment({ issue, body: '/recall fix it' }), '9601', { repository: REPOSITORY, env: { FAKE_API_KEY: KEY } });
@@ -38,7 +42,8 @@ it('an answer that encodes the key or links an image elsewhere is posted without
   for (const where of [posted, run.outputs.response!, run.summary]) {
     expect(where).toContain('Fixed the upload retry.');
     for (const leak of [KEY, b64.slice(24, 44), hex.slice(20, 40), spaced.slice(20, 40)]) expect(where).not.toContain(leak);
-    expect(where).not.toMatch(/!\[[^\]]*\]\(https:\/\/evil|<img|\]\(https:\/\/evil/);
+    expect(where).not.toMatch(/!\[[^\]]*\]\(https:\/\/evil|<img|\]\(https:\/\/evil|\]\([\\/]+evil/);
+    expect(where).toContain('[char](https://github.com/&#x110000;)');
   }
   expect(posted).toContain('ok (image removed: evil.example)');
   expect(posted).toContain('https://github.com/Codertocat/Hello-World/pull/2');

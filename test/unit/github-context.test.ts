@@ -32,6 +32,7 @@ describe('authorization', () => {
     const { api } = fakeApi({ permissions: { a: 'admin', m: 'maintain', w: 'write', t: 'triage', r: 'read' } });
     const verdicts = await Promise.all(['a', 'm', 'w', 't', 'r', 'x'].map((login) => authorize(api, { login, isBot: false }, undefined, settings)));
     expect(verdicts.map((v) => v.allowed)).toEqual([true, true, true, false, false, false]);
+    expect(verdicts[2]).toEqual({ allowed: true, as: 'collaborator', permission: 'write', restricted: false });
     expect(verdicts[3]).toMatchObject({ reason: expect.stringContaining('t has triage permission') });
   });
 
@@ -48,6 +49,23 @@ describe('authorization', () => {
     const { api, asked } = fakeApi({ permissions: { 'renovate[bot]': 'none' } });
     expect(await authorize(api, { login: 'Renovate[bot]', isBot: true, type: 'Bot' }, undefined, settings)).toMatchObject({ allowed: true, as: 'bot', restricted: false });
     expect(asked).toEqual([]);
+  });
+
+  it('`allowed-bots: renovate` names the App whose bot is renovate[bot]: the [bot] suffix GitHub adds is left out on both sides', async () => {
+    const { api, asked } = fakeApi();
+    const bare = { ...settings, allowedBots: ['renovate'] };
+    expect(await authorize(api, { login: 'renovate[bot]', isBot: true, type: 'Bot' }, undefined, bare)).toMatchObject({ allowed: true, as: 'bot' });
+    expect(await authorize(api, { login: 'renovate', isBot: true, type: 'Bot' }, undefined, settings)).toMatchObject({ allowed: true, as: 'bot' });
+    expect(asked).toEqual([]);
+  });
+
+  it('only a trailing [bot] is the suffix: `allowed-bots: re[bot]novate` does not let renovate[bot] in', async () => {
+    const { api } = fakeApi();
+    const odd = { ...settings, allowedBots: ['re[bot]novate'] };
+    expect(await authorize(api, { login: 'renovate[bot]', isBot: true, type: 'Bot' }, undefined, odd)).toMatchObject({
+      allowed: false,
+      reason: 'bot renovate[bot] is not in allowed-bots; add it there to let it trigger Recall.',
+    });
   });
 
   it('checks a listed login that is not of type Bot as a user, and gives it no outsider pass', async () => {
@@ -78,14 +96,22 @@ describe('authorization', () => {
   it("refuses a fork's pull request unless allow-forks, and then still checks the sender", async () => {
     const { api } = fakeApi({ permissions: { w: 'write', r: 'read' } });
     const fork = { number: 9, isFork: true };
-    expect(await authorize(api, { login: 'w', isBot: false }, fork, settings)).toMatchObject({ allowed: false, reason: expect.stringContaining('allow-forks') });
+    expect(await authorize(api, { login: 'w', isBot: false }, fork, settings)).toEqual({
+      allowed: false,
+      reason: 'pull request #9 comes from a fork; set allow-forks: true to work on fork pull requests.',
+    });
+    expect(await authorize(api, { login: 'w', isBot: false }, { isFork: true }, settings)).toMatchObject({ reason: expect.stringMatching(/^the pull request comes from a fork/) });
     expect((await authorize(api, { login: 'w', isBot: false }, fork, { ...settings, allowForks: true })).allowed).toBe(true);
     expect((await authorize(api, { login: 'r', isBot: false }, fork, { ...settings, allowForks: true })).allowed).toBe(false);
   });
 
-  it('refuses an event without a sender', async () => {
-    const { api } = fakeApi();
-    expect((await authorize(api, { login: '', isBot: false }, undefined, settings)).allowed).toBe(false);
+  it('refuses an event without a sender, without asking for a permission', async () => {
+    const { api, asked } = fakeApi({ permissions: { '': 'admin' } });
+    expect(await authorize(api, { login: '', isBot: false }, undefined, settings)).toEqual({
+      allowed: false,
+      reason: 'the event names no sender, so its permission cannot be checked.',
+    });
+    expect(asked).toEqual([]);
   });
 });
 

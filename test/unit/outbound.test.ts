@@ -93,3 +93,82 @@ describe('links and images in what is posted', () => {
     expect(neutralizeLinks('[x](https://ghe.acme.internal/o/r/pull/1)', 'https://ghe.acme.internal')).toBe('[x](https://ghe.acme.internal/o/r/pull/1)');
   });
 });
+
+describe('what stays a link, rule by rule', () => {
+  const gh = 'https://github.com';
+  const evilImage = '![i](https://evil.example/p.png)';
+  const removed = 'i (image removed: evil.example)';
+
+  it.each([
+    // Hosts: GitHub's stay, any other becomes code.
+    ['a subdomain of github.com stays', '[docs](https://docs.github.com/en/actions)', '[docs](https://docs.github.com/en/actions)'],
+    ['githubusercontent.com stays', '[raw](https://githubusercontent.com/x)', '[raw](https://githubusercontent.com/x)'],
+    ["a host with the root's trailing dot is the same host", '[x](https://github.com./o/r)', '[x](https://github.com./o/r)'],
+    ['a user name before the host does not change it', '[x](https://someone@github.com/o/r)', '[x](https://someone@github.com/o/r)'],
+    ['...nor a user name and password', '[x](https://someone:pw@github.com/o/r)', '[x](https://someone:pw@github.com/o/r)'],
+    ['github.com before an @ is a user name: the host is evil.example', '[x](https://github.com@evil.example/a)', 'x (`https://github.com@evil.example/a`)'],
+    ['github.com:password@ is a user name too', '[x](https://github.com:x@evil.example/a)', 'x (`https://github.com:x@evil.example/a`)'],
+    ['a protocol-relative link goes to another host', '[x](//evil.example/a)', 'x (`//evil.example/a`)'],
+    ['a bare www. address on another host becomes code', 'see www.evil.example/a', 'see `www.evil.example/a`'],
+    ["a bare www. address on GitHub's host stays", 'see www.github.com/o/r', 'see www.github.com/o/r'],
+    ['a backtick in a URL cannot close the code it becomes', '[x](https://evil.example/a`b)', "x (`https://evil.example/a'b`)"],
+    // Relative links stay: they lead into the repository.
+    ['a path from the root stays', '[file](/o/r/blob/main/a.ts)', '[file](/o/r/blob/main/a.ts)'],
+    ['two slashes inside a relative path are not a host', '[x](docs//guide.md)', '[x](docs//guide.md)'],
+    ['a colon after a path is not a scheme', '[line](src/a.ts:12)', '[line](src/a.ts:12)'],
+    ['www. inside a relative path is not a host', '[x](docs/www.example.md)', '[x](docs/www.example.md)'],
+    // Entities, decoded as GitHub decodes them before the host is judged.
+    ['&sol;&sol; spells a protocol-relative URL', '[x](&sol;&sol;evil.example/a)', 'x (`&sol;&sol;evil.example/a`)'],
+    ['&quest; ends the host', '[x](https://evil.example&quest;.github.com/)', 'x (`https://evil.example&quest;.github.com/`)'],
+    ['&num; ends the host', '[x](https://evil.example&num;.github.com/)', 'x (`https://evil.example&num;.github.com/`)'],
+    ['&period; is a dot: github&period;com is GitHub', '[x](https://github&period;com/o/r)', '[x](https://github&period;com/o/r)'],
+    ['&amp; is an ampersand, which no GitHub host has', '[x](https://github.com&amp;/x)', 'x (`https://github.com&amp;/x`)'],
+    ['&equals; is an equals sign, which no GitHub host has', '[x](https://github.com&equals;/x)', 'x (`https://github.com&equals;/x`)'],
+    ['hex entities, lower case', '[x](&#x2f;&#x2f;evil.example/a)', 'x (`&#x2f;&#x2f;evil.example/a`)'],
+    ['hex entities, upper case', '[x](&#X2F;&#X2F;evil.example/a)', 'x (`&#X2F;&#X2F;evil.example/a`)'],
+    ['an entity without its semicolon (browsers read those in HTML)', '[x](https&#58//evil.example/a)', 'x (`https&#58//evil.example/a`)'],
+    ['the last code point, U+10FFFF, is decoded', '[x](https://a&#x10FFFF;.github.com/)', '[x](https://a&#x10FFFF;.github.com/)'],
+    ['a number past the last code point is left as written, and does not throw', '[x](https://a&#x110000;.github.com/)', 'x (`https://a&#x110000;.github.com/`)'],
+    ['...in a bare URL too', 'see https://evil.example/&#1114112;', 'see `https://evil.example/&#1114112;`'],
+    ['a space spelled before the scheme does not hide it', '[x](&#32;https://evil.example/a)', 'x (`&#32;https://evil.example/a`)'],
+    // Backslashes count as slashes (a browser reads them so), and a browser skips every slash
+    // before a host. Markdown's escapes make `\/` a slash: the last two lead to another host.
+    ['a backslash is a slash', String.raw`[x](\\evil.example/a)`, String.raw`x (` + '`' + String.raw`\\evil.example/a` + '`)'],
+    ['...however many there are', String.raw`[x](\\\\evil.example/a)`, String.raw`x (` + '`' + String.raw`\\\\evil.example/a` + '`)'],
+    ['an escaped // is a protocol-relative link to another host', String.raw`[x](\/\/evil.example/a)`, String.raw`x (` + '`' + String.raw`\/\/evil.example/a` + '`)'],
+    ['so is a slash and an escaped one', String.raw`[x](/\/evil.example/a)`, String.raw`x (` + '`' + String.raw`/\/evil.example/a` + '`)'],
+    // Images.
+    ['an image with no alt text is named', '![](https://evil.example/p.png)', 'image (image removed: evil.example)'],
+    ['an image without a host (data:) goes', '![x](data:image/png;base64,AAAA)', 'x (image removed: not on GitHub)'],
+    ['a reference-style image is never rendered', '![x][r]', String.raw`!\[x][r]`],
+    // HTML and entities in prose.
+    ['HTML that loads nothing stays', '<details><summary>Log</summary>text</details>', '<details><summary>Log</summary>text</details>'],
+    ['a media tag is shown, not rendered, and its URL becomes code', '<img src="https://evil.example/a.png"></a>', '&lt;img src="`https://evil.example/a.png`">&lt;/a>'],
+    ['an entity is shown as written, so it spells no URL', 'a &#58; b', 'a &amp;#58; b'],
+    // Reference definitions.
+    // (The URL is then code twice over: ``url`` is a code span too.)
+    ['a definition pointing elsewhere is no longer a definition', '[logo]: https://evil.example/l.png', String.raw`\[logo\]: ` + '``https://evil.example/l.png``'],
+    ['...indented, without a space, in angle brackets, with a title', '   [logo]:<https://evil.example/l.png> "t"', String.raw`   \[logo\]:` + '``https://evil.example/l.png`` "t"'],
+    ["a definition on GitHub's host stays", '[logo]: https://github.com/o/r/raw/main/l.png', '[logo]: https://github.com/o/r/raw/main/l.png'],
+    ['text that only looks like a definition keeps its brackets', 'see [a]: https://evil.example', 'see [a]: `https://evil.example`'],
+    // Code: left as written; only what GitHub renders as code counts as code.
+    ['prose before a code span is neutralized', `${evilImage} then \`code\``, `${removed} then \`code\``],
+    ['a fenced block at the start, with a blank line inside, is left as written', `\`\`\`\na\n\n${evilImage}\n\`\`\``, `\`\`\`\na\n\n${evilImage}\n\`\`\``],
+    ['an unclosed fence runs to the end of the text, as GitHub renders it', `x\n\`\`\`\n${evilImage}`, `x\n\`\`\`\n${evilImage}`],
+    ['a fence ends at its closing line', `\`\`\`\ncode\n\`\`\`\n${evilImage}`, `\`\`\`\ncode\n\`\`\`\n${removed}`],
+    ['a longer closing fence closes', `\`\`\`\ncode\n\`\`\`\`\n${evilImage}`, `\`\`\`\ncode\n\`\`\`\`\n${removed}`],
+    ['a closing fence with spaces after it closes', `\`\`\`\ncode\n\`\`\`  \n${evilImage}`, `\`\`\`\ncode\n\`\`\`  \n${removed}`],
+    ['an indented closing fence closes', `\`\`\`\ncode\n  \`\`\`\n${evilImage}`, `\`\`\`\ncode\n  \`\`\`\n${removed}`],
+    ['a line of one or two tildes opens no block', `~\n${evilImage}\n~~`, `~\n${removed}\n~~`],
+    ['a span opened by two backticks holds a single one', `\`\`a \` ${evilImage}\`\``, `\`\`a \` ${evilImage}\`\``],
+    ['a span does not cross a line of spaces', `a \`x\n   \nsee ${evilImage}\ny\``, `a \`x\n   \nsee ${removed}\ny\``],
+  ])('%s', (_rule, text, expected) => {
+    expect(neutralizeLinks(text, gh)).toBe(expected);
+  });
+
+  it("on GitHub Enterprise github.com's links stay too; a server URL without a host counts as github.com", () => {
+    expect(neutralizeLinks('[x](https://github.com/o/r)', 'https://ghe.acme.internal')).toBe('[x](https://github.com/o/r)');
+    expect(neutralizeLinks('[x](https://github.com/o/r) [y](https://evil.example/)', 'not a url')).toBe('[x](https://github.com/o/r) y (`https://evil.example/`)');
+    expect(neutralizeLinks('[z](https://./x)', 'not a url')).toBe('z (`https://./x`)'); // a host of nothing is not the server's
+  });
+});

@@ -1,0 +1,254 @@
+/**
+ * The scrub before a save (scrub.ts, RFC-005): what it empties, where it finds a credential in the
+ * store, and what it leaves alone; the byte search of memory's files; the redaction of Recall's
+ * own text files. store-check.test.ts has the attack on a key that crosses an overflow page.
+ */
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { DatabaseSync } from 'node:sqlite';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { CredentialScanner, credentialsIn, redactFile, scrubSecrets, vacuumStore } from '../../src/memory/scrub.js';
+
+let dir: string;
+beforeEach(() => {
+  dir = fs.mkdtempSync(path.join(os.tmpdir(), 'recall-scrub-'));
+});
+afterEach(() => fs.rmSync(dir, { recursive: true, force: true }));
+
+const KEY = 'sk-ant-scrubKey0123456789abcdef';
+const store = () => path.join(dir, 'opencode.db');
+const sql = (statements: string, ...values: Array<string | Uint8Array>) => {
+  const db = new DatabaseSync(store());
+  try {
+    if (values.length > 0) db.prepare(statements).run(...values);
+    else db.exec(statements);
+  } finally {
+    db.close();
+  }
+};
+const rows = (query: string) => {
+  const db = new DatabaseSync(store());
+  try {
+    return db.prepare(query).all().map((r) => ({ ...r }));
+  } finally {
+    db.close();
+  }
+};
+const fileHolds = (text: string) => fs.readFileSync(store()).includes(text);
+/** Files under the test's directory this process holds open (Linux). */
+const openFiles = () =>
+  fs
+    .readdirSync('/proc/self/fd')
+    .map((fd) => {
+      try {
+        return fs.readlinkSync(path.join('/proc/self/fd', fd));
+      } catch {
+        return '';
+      }
+    })
+    .filter((target) => target.startsWith(dir));
+
+describe('the scrub of the store', () => {
+  it('empties every table that holds credentials or share secrets, and only those', () => {
+    const secretTables = ['account', 'account_state', 'control_account', 'credential', 'session_share'];
+    sql([...secretTables, 'message'].map((t) => `CREATE TABLE ${t} (id text, v text); INSERT INTO ${t} VALUES ('1', 'value of ${t}');`).join(''));
+    expect(scrubSecrets(dir)).toEqual(Object.fromEntries(secretTables.map((t) => [t, 1])));
+    for (const t of secretTables) expect(rows(`SELECT * FROM ${t}`), t).toEqual([]);
+    expect(rows('SELECT v FROM message')).toEqual([{ v: 'value of message' }]);
+  });
+
+  it('reports only what it changed: an empty credential table and a store without the credential give nothing', () => {
+    sql(`CREATE TABLE credential (id text); CREATE TABLE message (v text); INSERT INTO message VALUES ('nothing secret here');`);
+    expect(scrubSecrets(dir, [KEY])).toEqual({});
+    expect(rows('SELECT v FROM message')).toEqual([{ v: 'nothing secret here' }]);
+  });
+
+  it('a memory directory without a store has nothing to scrub, and gets no store', () => {
+    expect(scrubSecrets(dir, [KEY])).toEqual({});
+    expect(fs.existsSync(store())).toBe(false);
+  });
+
+  it('redacts the credential in every column that can hold text: text, character, clob, blob and untyped', () => {
+    sql('CREATE TABLE t (a, b VARCHAR(80), c CLOB, d BLOB, e TEXT, n INTEGER)');
+    sql('INSERT INTO t VALUES (?, ?, ?, ?, ?, 7)', `a ${KEY}`, `b ${KEY}`, `c ${KEY}`, Buffer.from(`d ${KEY}`), `e ${KEY}`);
+    expect(scrubSecrets(dir, [KEY])).toEqual({ t: 5 }); // a value per column
+    const [row] = rows('SELECT a, b, c, CAST(d AS text) AS d, e, n FROM t');
+    expect(row).toEqual({ a: 'a [redacted]', b: 'b [redacted]', c: 'c [redacted]', d: 'd [redacted]', e: 'e [redacted]', n: 7 });
+    expect(fileHolds(KEY)).toBe(false); // and no old copy in a freed page (secure_delete)
+  });
+
+  it('finds a credential holding a backslash, a % or an _, which LIKE would read as patterns', () => {
+    const odd = String.raw`pass\word_100%sure`;
+    sql('CREATE TABLE t (v text)');
+    sql('INSERT INTO t VALUES (?)', `key=${odd};`);
+    sql('INSERT INTO t VALUES (?)', JSON.stringify({ output: `key=${odd}` })); // its JSON form doubles the backslash
+    expect(scrubSecrets(dir, [odd])).toEqual({ t: 2 });
+    expect(rows('SELECT v FROM t')).toEqual([{ v: 'key=[redacted];' }, { v: '{"output":"key=[redacted]"}' }]);
+  });
+
+  it('the same letters in another case are not the credential: LIKE finds them, the scrub leaves them', () => {
+    sql('CREATE TABLE t (v text, b blob)');
+    sql('INSERT INTO t VALUES (?, ?)', `x ${KEY.toUpperCase()}`, Buffer.from(`y ${KEY.toUpperCase()}`));
+    expect(scrubSecrets(dir, [KEY])).toEqual({});
+    expect(rows('SELECT v, CAST(b AS text) AS b FROM t')).toEqual([{ v: `x ${KEY.toUpperCase()}`, b: `y ${KEY.toUpperCase()}` }]);
+  });
+
+  it('redacts every credential, every time it appears, in text and in blobs', () => {
+    const other = 'ghs_otherToken0123456789';
+    sql('CREATE TABLE t (v text, b blob)');
+    sql('INSERT INTO t VALUES (?, ?)', `${KEY} ${other} ${KEY}`, Buffer.from(`<${KEY}|${other}|${KEY}>`));
+    sql('INSERT INTO t VALUES (?, ?)', 'only one:', Buffer.from(`only ${other}`));
+    expect(scrubSecrets(dir, [KEY, other])).toEqual({ t: 3 });
+    expect(rows('SELECT v, CAST(b AS text) AS b FROM t')).toEqual([
+      { v: '[redacted] [redacted] [redacted]', b: '<[redacted]|[redacted]|[redacted]>' },
+      { v: 'only one:', b: 'only [redacted]' },
+    ]);
+  });
+
+  it('a table or column whose name holds a double quote is scrubbed too', () => {
+    sql(`CREATE TABLE "od""d" ("co""l" text); INSERT INTO "od""d" VALUES ('${KEY}');`);
+    expect(scrubSecrets(dir, [KEY])).toEqual({ 'od"d': 1 });
+    expect(rows('SELECT * FROM "od""d"')).toEqual([{ 'co"l': '[redacted]' }]);
+  });
+
+  it('a number that LIKE matches is not text: it does not stop the scrub', () => {
+    sql('CREATE TABLE t (v); INSERT INTO t VALUES (1234567890123)');
+    expect(scrubSecrets(dir, ['1234567890123'])).toEqual({});
+    expect(rows('SELECT v FROM t')).toEqual([{ v: 1234567890123 }]);
+  });
+
+  it('a file that is not a store: the scrub says so, and what SQLite said', () => {
+    fs.writeFileSync(store(), 'not a database, but long enough to be read as one '.repeat(20));
+    expect(() => scrubSecrets(dir, [KEY])).toThrow(/not a database/);
+  });
+
+  it('with another connection open on a WAL store, the redaction still reaches the main file', () => {
+    sql(`PRAGMA journal_mode = WAL; CREATE TABLE t (v text); INSERT INTO t VALUES ('${KEY}'); PRAGMA wal_checkpoint(TRUNCATE);`);
+    const other = new DatabaseSync(store());
+    try {
+      other.prepare('SELECT count(*) FROM t').get();
+      expect(fileHolds(KEY)).toBe(true);
+      expect(scrubSecrets(dir, [KEY])).toEqual({ t: 1 });
+      expect(fileHolds(KEY)).toBe(false);
+      expect(fs.readFileSync(`${store()}-wal`).includes(KEY)).toBe(false);
+      sql(`INSERT INTO t VALUES ('${KEY}'); DELETE FROM t WHERE v = '${KEY}'; PRAGMA wal_checkpoint(TRUNCATE);`);
+      expect(fileHolds(KEY)).toBe(true); // a deleted row, in a free page of the main file
+      vacuumStore(dir);
+      expect(fileHolds(KEY)).toBe(false);
+    } finally {
+      other.close();
+    }
+  });
+
+  it('leaves no file of the store open, whether it succeeds or fails', () => {
+    sql(`CREATE TABLE t (v text); INSERT INTO t VALUES ('${KEY}');`);
+    scrubSecrets(dir, [KEY]);
+    vacuumStore(dir);
+    expect(credentialsIn(dir, [KEY])).toEqual([]);
+    expect(openFiles()).toEqual([]);
+    sql(`CREATE TABLE guard (v text CHECK (v NOT LIKE '%redacted%')); INSERT INTO guard VALUES ('${KEY}');`);
+    expect(() => scrubSecrets(dir, [KEY])).toThrow();
+    expect(openFiles()).toEqual([]);
+  });
+
+  it('a scrub that fails part-way leaves the store as it was', () => {
+    // A table that refuses the redacted value: the credential table emptied before it comes back.
+    sql(`CREATE TABLE credential (v text); INSERT INTO credential VALUES ('stored key');
+      CREATE TABLE t (v text CHECK (v NOT LIKE '%redacted%')); INSERT INTO t VALUES ('${KEY}');`);
+    expect(() => scrubSecrets(dir, [KEY])).toThrow(/CHECK constraint failed/);
+    expect(rows('SELECT v FROM credential')).toEqual([{ v: 'stored key' }]);
+    expect(rows('SELECT v FROM t')).toEqual([{ v: KEY }]);
+  });
+
+  it('vacuumStore rebuilds the file from its live rows: a deleted row is no longer in its bytes', () => {
+    sql(`CREATE TABLE t (v text); INSERT INTO t VALUES ('kept'); INSERT INTO t VALUES ('${KEY}'); DELETE FROM t WHERE v <> 'kept';`);
+    expect(fileHolds(KEY)).toBe(true); // SQLite left the row in a free page
+    vacuumStore(dir);
+    expect(fileHolds(KEY)).toBe(false);
+    expect(rows('SELECT v FROM t')).toEqual([{ v: 'kept' }]);
+  });
+});
+
+describe('the byte search of memory files', () => {
+  it('names each credential found in a file of the directory, in the order given, and no other', () => {
+    fs.writeFileSync(path.join(dir, 'a.txt'), `one ${KEY} two`);
+    fs.writeFileSync(path.join(dir, 'b.bin'), Buffer.from('ghs_found0123456789'));
+    expect(credentialsIn(dir, ['ghs_found0123456789', 'not-there-0123456789', KEY])).toEqual(['ghs_found0123456789', KEY]);
+    expect(credentialsIn(dir, [])).toEqual([]);
+  });
+
+  it('finds a credential that crosses the boundary between two reads of a large file', () => {
+    fs.writeFileSync(path.join(dir, 'big'), Buffer.concat([Buffer.alloc(1024 * 1024 - 10, 'x'), Buffer.from(KEY), Buffer.alloc(100, 'y')]));
+    expect(credentialsIn(dir, [KEY])).toEqual([KEY]);
+  });
+
+  it('reads no folder and follows no link, and is not stopped by either', () => {
+    const outside = fs.mkdtempSync(path.join(os.tmpdir(), 'recall-outside-'));
+    try {
+      fs.writeFileSync(path.join(outside, 'secret'), KEY);
+      fs.symlinkSync(path.join(outside, 'secret'), path.join(dir, 'link'));
+      fs.mkdirSync(path.join(dir, 'folder'));
+      fs.writeFileSync(path.join(dir, 'folder', 'inside'), KEY);
+      fs.writeFileSync(path.join(dir, 'plain'), 'ghs_found0123456789');
+      expect(credentialsIn(dir, [KEY, 'ghs_found0123456789'])).toEqual(['ghs_found0123456789']);
+    } finally {
+      fs.rmSync(outside, { recursive: true, force: true });
+    }
+  });
+
+  it('the scanner finds a credential fed in pieces shorter than it, across every seam', () => {
+    const scanner = new CredentialScanner(['ghs_other0123456789', KEY]);
+    const text = Buffer.from(`before ${KEY} after`);
+    for (let i = 0; i < text.length; i += 3) scanner.feed(text.subarray(i, i + 3));
+    expect(scanner.found()).toEqual([KEY]);
+  });
+
+  it('the scanner keeps what it needs of a seam when the pieces are larger than the credential', () => {
+    const scanner = new CredentialScanner([KEY]);
+    scanner.feed(Buffer.from(`${'a'.repeat(100)}${KEY.slice(0, 5)}`));
+    scanner.feed(Buffer.from(`${KEY.slice(5)}${'b'.repeat(100)}`));
+    expect(scanner.found()).toEqual([KEY]);
+  });
+
+  it('the scanner keeps no more of what it was fed than a credential, however much it is fed', () => {
+    const scanner = new CredentialScanner([KEY]);
+    for (let i = 0; i < 8; i++) scanner.feed(Buffer.alloc(64 * 1024, 'x'));
+    // The tail is private: what it holds is the promise that a 2 GiB archive is not kept.
+    expect((scanner as unknown as { tail: Buffer }).tail.length).toBe(KEY.length - 1);
+  });
+
+  it('the scanner reports each credential once, in the order it was given', () => {
+    const scanner = new CredentialScanner([KEY, 'ghs_other0123456789']);
+    scanner.feed(Buffer.from(`ghs_other0123456789 ${KEY} ${KEY}`));
+    scanner.feed(Buffer.from(`ghs_other0123456789`));
+    expect(scanner.found()).toEqual([KEY, 'ghs_other0123456789']);
+  });
+});
+
+describe("the redaction of Recall's text files", () => {
+  const file = () => path.join(dir, 'records.jsonl');
+
+  it('replaces every occurrence, the longer credential first, and counts them', () => {
+    fs.writeFileSync(file(), 'a=abcdefghij b=abcdefghij c=abcdefgh');
+    expect(redactFile(file(), ['abcdefgh', 'abcdefghij'])).toBe(3);
+    expect(fs.readFileSync(file(), 'utf8')).toBe('a=[REDACTED] b=[REDACTED] c=[REDACTED]');
+  });
+
+  it('reads a file of any size Recall writes (the index of past work can be large)', () => {
+    fs.writeFileSync(file(), `${'x'.repeat(100_000)} abcdefgh`);
+    expect(redactFile(file(), ['abcdefgh'])).toBe(1);
+    expect(fs.readFileSync(file(), 'utf8').endsWith(' [REDACTED]')).toBe(true);
+  });
+
+  it('never looks for an empty value', () => {
+    fs.writeFileSync(file(), 'a=abcdefgh');
+    expect(redactFile(file(), ['', 'abcdefgh'])).toBe(1);
+    expect(fs.readFileSync(file(), 'utf8')).toBe('a=[REDACTED]');
+  });
+
+  it('a file that is not there holds none, and is not created', () => {
+    expect(redactFile(file(), ['abcdefgh'])).toBe(0);
+    expect(fs.existsSync(file())).toBe(false);
+  });
+});
