@@ -4,7 +4,9 @@
  * answers in the thread. Memory problems warn; a failure is said where a person is waiting.
  */
 import * as core from '@actions/core';
+import { realpathSync } from 'node:fs';
 import * as os from 'node:os';
+import * as path from 'node:path';
 import { redactCredentials, runCredentials } from './agent/credentials.js';
 import { outbound } from './github/outbound.js';
 import { describe } from './errors.js';
@@ -22,10 +24,12 @@ import { memoryLayout } from './memory/layout.js';
 import type { Poster } from './agent/tools/tool-host.js';
 import { setFailureOutputs, setRunOutputs, setSkippedOutputs, writeFailureSummary, writeJobSummary } from './report/outputs.js';
 import { RunFailed } from './run.js';
-import { runPipeline } from './pipeline.js';
+import { recallFolders, runPipeline } from './pipeline.js';
 import { Progress } from './report/progress.js';
-import { Git } from './publish/git.js';
+import { CheckoutProblem, locateCheckout, readCheckout, type CheckoutFacts } from './git/checkout.js';
 import { publishChanges, type PublishTarget } from './publish/publish.js';
+import { Staging } from './publish/staging.js';
+import type { MemoryLayout } from './memory/layout.js';
 import { ActionState, saveOpenCodeEntry, saveWorkingComment } from './state.js';
 import { actionsCacheForOpenCode } from './agent/opencode-cache.js';
 import { RunTranscript, transcriptFile } from './report/transcript.js';
@@ -129,15 +133,19 @@ async function main(env: NodeJS.ProcessEnv): Promise<void> {
     // What the agent does, in the log and (where someone waits) the thread: what is shown there goes out like every comment.
     const show = reporter.progress?.bind(reporter);
     progress = new Progress({ log: core.info, minIntervalMs: PROGRESS_INTERVAL_MS, redact: (text) => redactCredentials(text, credentials()), ...(show ? { show: (text: string) => show(outbound(text, credentials(), ctx.serverUrl)) } : {}) });
+    // The folder the agent works in, and what publish needs of it, read before the agent runs.
+    const checkout = await findCheckout(env, inputs, layout);
     // Recall commits and pushes what the agent changed, with its own token (RFC-007); an automatic
     // review only comments (a person asks for the fix), and an outsider's run changes nothing.
-    const publish = trigger.mode === 'review' || outsider ? undefined : changePublisher(env, inputs, ctx, { api, pull, subject, task, credentials, runUrl });
+    const publish =
+      trigger.mode === 'review' || outsider ? undefined : await changePublisher(env, inputs, ctx, layout, checkout, { api, pull, subject, task, credentials, runUrl });
     const result = await runPipeline({
       env,
       inputs,
       task,
       layout,
-      workspace: env.GITHUB_WORKSPACE || process.cwd(),
+      workspace: checkout.dir,
+      checkout: checkout.facts,
       credentials,
       untrustedCode: pull?.isFork === true,
       untrustedRequest: outsider,
@@ -186,26 +194,61 @@ function jobPoster(api: GitHubApi, credentials: () => string[], serverUrl: strin
   };
 }
 
+/**
+ * The folder the agent works in (git/checkout.ts): the checkout GITHUB_WORKSPACE holds or
+ * `checkout-path` names, with its facts read now, before the agent runs; else the workspace,
+ * and why nothing can be committed there.
+ */
+async function findCheckout(env: NodeJS.ProcessEnv, inputs: Inputs, layout: MemoryLayout): Promise<{ dir: string; facts?: CheckoutFacts; problem?: string }> {
+  const skip = recallFolders(env, layout);
+  const workspace = env.GITHUB_WORKSPACE || process.cwd();
+  const located = locateCheckout(workspace, inputs.checkoutPath, skip);
+  if (located.kind === 'several') core.warning(`Recall commits nothing in this run: ${located.why}.`);
+  if (located.kind === 'none') core.info(`The agent works in ${located.dir}, which is not a git checkout: nothing is committed.`);
+  if (located.kind !== 'found') return { dir: located.dir, ...(located.kind === 'several' ? { problem: located.why } : {}) };
+  if (located.dir !== fsReal(workspace)) core.info(`The agent works in the checkout ${located.dir}`);
+  try {
+    return { dir: located.dir, facts: await readCheckout(located.dir, { pathEnv: env.PATH, home: path.join(layout.root, 'git-home'), skip }) };
+  } catch (error) {
+    if (!(error instanceof CheckoutProblem)) throw error;
+    core.warning(`Recall commits nothing in this run: ${error.message}.`);
+    return { dir: located.dir, problem: error.message };
+  }
+}
+
+function fsReal(p: string): string {
+  try {
+    return realpathSync(p);
+  } catch {
+    return p;
+  }
+}
+
 /** How this run's changes reach the repository: where to (the pull request, or a new branch), and with what. */
-function changePublisher(
+async function changePublisher(
   env: NodeJS.ProcessEnv,
   inputs: Inputs,
   ctx: ReturnType<typeof readEventContext>,
+  layout: MemoryLayout,
+  checkout: { facts?: CheckoutFacts; problem?: string },
   o: { api: GitHubApi; pull: PullDetails | undefined; subject: Act['subject']; task: ReturnType<typeof buildTask>; credentials: () => string[]; runUrl: string | undefined },
-): (answer: string) => Promise<string | undefined> {
+): Promise<(answer: string) => Promise<string | undefined>> {
   const { api, pull, subject, task, credentials, runUrl } = o;
-  const workspace = env.GITHUB_WORKSPACE || process.cwd();
-  const base = String((ctx.payload.repository as { default_branch?: unknown } | undefined)?.default_branch || env.GITHUB_REF_NAME || 'main');
+  const payloadDefault = (ctx.payload.repository as { default_branch?: unknown } | undefined)?.default_branch;
+  const base = String(payloadDefault || env.GITHUB_REF_NAME || 'main');
   const target: PublishTarget = pull
     ? { kind: 'pull', number: pull.number, headRef: pull.headRef, headSha: pull.headSha, isFork: pull.isFork }
     : subject
       ? { kind: 'issue', number: subject.number, base }
       : { kind: 'job', base };
   const threadUrl = subject ? `${ctx.serverUrl}/${ctx.repository}/issues/${subject.number}` : undefined;
+  // The private git directory the commit is built in, made from the checkout as it is now.
+  const staging = checkout.facts ? await Staging.prepare(checkout.facts, { parent: layout.root, pathEnv: env.PATH }) : undefined;
   return (answer) =>
     publishChanges({
-      git: new Git(workspace, env),
-      workspace,
+      checkout: checkout.facts,
+      noCheckout: checkout.problem,
+      staging,
       target,
       enabled: inputs.pushChanges,
       branch: `recall/${task.threadKey}-${env.GITHUB_RUN_ID || Date.now()}-${env.GITHUB_RUN_ATTEMPT || '1'}`,
@@ -215,6 +258,11 @@ function changePublisher(
       credentials,
       token: inputs.githubToken,
       ...(inputs.memoryBackend === 'git-branch' ? { memoryBranch: inputs.memoryBranch } : {}),
+      gitHubChanges: inputs.pushGitHubChanges,
+      tokenLogin: () => api.tokenLogin(),
+      defaultBranch: async () => (typeof payloadDefault === 'string' && payloadDefault ? payloadDefault : api.defaultBranch()),
+      branchProtected: (ref) => api.branchProtected(ref),
+      recallDirs: recallFolders(env, layout),
       openPull: (p) => api.createPull(p),
       commitUrl: (sha) => `${ctx.serverUrl}/${ctx.repository}/commit/${sha}`,
       log: core.info,

@@ -170,7 +170,9 @@ export class OpenCodeLauncher implements AgentLauncher {
       }
     }
 
-    const env = environment(policy);
+    // OpenCode (and git run by the agent) looks for a repository in the checkout and never above it:
+    // a workspace inside another clone must not become OpenCode's project, nor have its `.git` written.
+    const env: Record<string, string> = { ...environment(policy), GIT_CEILING_DIRECTORIES: path.dirname(workspace) };
     installTools(o.tools ?? {}, [path.join(env.XDG_CONFIG_HOME!, 'opencode'), ...(env.OPENCODE_CONFIG_DIR ? [env.OPENCODE_CONFIG_DIR] : [])]);
     const server = await startOpenCodeServer({
       binary,
