@@ -72,7 +72,10 @@ describe('what the agent plants for git to run', () => {
       'cat',
       'EOF',
       '  echo f > "$1/f" && git -C "$1" add f && git -C "$1" -c user.name=a -c user.email=a@b commit -qm f &&',
-      '  git -C "$1" config filter.x.clean "sh $PWD/$1/.git/filter.sh" && echo "* filter=x" > "$1/.git/info/attributes" && touch -d 2020-01-01 "$1/f"',
+      '  git -C "$1" config filter.x.clean "sh $PWD/$1/.git/filter.sh" && echo "* filter=x" > "$1/.git/info/attributes" &&',
+      // The file's times no longer match the index, and a lock keeps any git status from recording it
+      // as clean: every status there (OpenCode's own in the sandbox, Recall's or a later step's) hashes it through the filter.
+      '  touch -d 2020-01-01 "$1/f" && touch "$1/.git/index.lock"',
       '}',
       // Straight into the submodule folder; where that is refused, move its parent away and plant in a new one.
       'plant vendor/lib 2>&1 || { mv vendor vendor-moved && mkdir -p vendor/lib && plant vendor/lib; }',
