@@ -75,7 +75,9 @@ describe('what the agent plants for git to run', () => {
       '  git -C "$1" config filter.x.clean "sh $PWD/$1/.git/filter.sh" && echo "* filter=x" > "$1/.git/info/attributes" &&',
       // The file's times no longer match the index, and a lock keeps any git status from recording it
       // as clean: every status there (OpenCode's own in the sandbox, Recall's or a later step's) hashes it through the filter.
-      '  touch -d 2020-01-01 "$1/f" && touch "$1/.git/index.lock"',
+      '  touch -d 2020-01-01 "$1/f" && touch "$1/.git/index.lock" &&',
+      // Its HEAD names the commit the superproject records, so git takes the submodule as unchanged and looks for local edits in it.
+      '  git ls-files -s vendor/lib | cut -d" " -f2 > "$1/.git/$(git -C "$1" symbolic-ref HEAD)"',
       '}',
       // Straight into the submodule folder; where that is refused, move its parent away and plant in a new one.
       'plant vendor/lib 2>&1 || { mv vendor vendor-moved && mkdir -p vendor/lib && plant vendor/lib; }',
@@ -160,6 +162,9 @@ describe('runner layouts', () => {
   it('a workspace with no .git of its own inside another repository: that repository is unchanged, nothing is committed anywhere', async () => {
     const { w, remote } = await worldWithRemote({ kind: 'inside-repository' });
     const outer = w.root;
+    // The runner's clone has an origin too: what was pushed there is looked at as well.
+    git(outer, 'remote', 'add', 'origin', remote);
+    git(outer, 'push', '-q', 'origin', 'main');
     const look = () => ({
       head: git(outer, 'rev-parse', 'HEAD'),
       refs: git(outer, 'for-each-ref'),
@@ -182,7 +187,7 @@ describe('runner layouts', () => {
     expect(fs.readFileSync(path.join(w.checkout, 'src', 'fixed.ts'), 'utf8')).toBe('export const fixed = true;\n'); // the agent worked
     expect(look()).toEqual(before);
     expect(w.github.openedPulls()).toEqual([]);
-    expect(branches(remote)).toBe('');
+    expect(branches(remote)).toBe('refs/heads/main');
     expect(botSaid(w, ISSUE.number)).not.toMatch(/Recall (opened|committed)/);
   });
 });

@@ -208,6 +208,9 @@ describe('publishChanges over real repositories', () => {
       fs.writeFileSync(path.join(lib, '.git', 'info', 'attributes'), '* filter=x\n');
       const past = new Date(Date.now() - 10_000);
       fs.utimesSync(path.join(lib, 'f'), past, past); // stat-dirty: git status there would run the clean filter
+      fs.writeFileSync(path.join(lib, '.git', 'index.lock'), ''); // and could never record it clean
+      // HEAD names the recorded commit: git takes the submodule as unchanged and looks for edits in it.
+      fs.writeFileSync(path.join(lib, '.git', sh(lib, 'symbolic-ref', 'HEAD')), `${checkout.gitlinks[0]!.sha}\n`);
       fs.writeFileSync(path.join(work, 'fix.ts'), 'fixed\n');
     };
     const said = await publish({ checkout, agent: plant });
