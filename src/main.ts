@@ -4,7 +4,6 @@
  * answers in the thread. Memory problems warn; a failure is said where a person is waiting.
  */
 import * as core from '@actions/core';
-import { realpathSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { redactCredentials, runCredentials } from './agent/credentials.js';
@@ -26,7 +25,7 @@ import { setFailureOutputs, setRunOutputs, setSkippedOutputs, writeFailureSummar
 import { RunFailed } from './run.js';
 import { recallFolders, runPipeline } from './pipeline.js';
 import { Progress } from './report/progress.js';
-import { CheckoutProblem, locateCheckout, readCheckout, type CheckoutFacts } from './git/checkout.js';
+import { findCheckout, type FoundCheckout } from './git/checkout.js';
 import { publishChanges, type PublishTarget } from './publish/publish.js';
 import { Staging } from './publish/staging.js';
 import type { MemoryLayout } from './memory/layout.js';
@@ -134,7 +133,12 @@ async function main(env: NodeJS.ProcessEnv): Promise<void> {
     const show = reporter.progress?.bind(reporter);
     progress = new Progress({ log: core.info, minIntervalMs: PROGRESS_INTERVAL_MS, redact: (text) => redactCredentials(text, credentials()), ...(show ? { show: (text: string) => show(outbound(text, credentials(), ctx.serverUrl)) } : {}) });
     // The folder the agent works in, and what publish needs of it, read before the agent runs.
-    const checkout = await findCheckout(env, inputs, layout);
+    const checkout = await findCheckout(env.GITHUB_WORKSPACE || process.cwd(), inputs.checkoutPath, {
+      pathEnv: env.PATH,
+      home: path.join(layout.root, 'git-home'),
+      skip: recallFolders(env, layout),
+      log: { info: core.info, warning: core.warning },
+    });
     // Recall commits and pushes what the agent changed, with its own token (RFC-007); an automatic
     // review only comments (a person asks for the fix), and an outsider's run changes nothing.
     const publish =
@@ -194,43 +198,13 @@ function jobPoster(api: GitHubApi, credentials: () => string[], serverUrl: strin
   };
 }
 
-/**
- * The folder the agent works in (git/checkout.ts): the checkout GITHUB_WORKSPACE holds or
- * `checkout-path` names, with its facts read now, before the agent runs; else the workspace,
- * and why nothing can be committed there.
- */
-async function findCheckout(env: NodeJS.ProcessEnv, inputs: Inputs, layout: MemoryLayout): Promise<{ dir: string; facts?: CheckoutFacts; problem?: string }> {
-  const skip = recallFolders(env, layout);
-  const workspace = env.GITHUB_WORKSPACE || process.cwd();
-  const located = locateCheckout(workspace, inputs.checkoutPath, skip);
-  if (located.kind === 'several') core.warning(`Recall commits nothing in this run: ${located.why}.`);
-  if (located.kind === 'none') core.info(`The agent works in ${located.dir}, which is not a git checkout: nothing is committed.`);
-  if (located.kind !== 'found') return { dir: located.dir, ...(located.kind === 'several' ? { problem: located.why } : {}) };
-  if (located.dir !== fsReal(workspace)) core.info(`The agent works in the checkout ${located.dir}`);
-  try {
-    return { dir: located.dir, facts: await readCheckout(located.dir, { pathEnv: env.PATH, home: path.join(layout.root, 'git-home'), skip }) };
-  } catch (error) {
-    if (!(error instanceof CheckoutProblem)) throw error;
-    core.warning(`Recall commits nothing in this run: ${error.message}.`);
-    return { dir: located.dir, problem: error.message };
-  }
-}
-
-function fsReal(p: string): string {
-  try {
-    return realpathSync(p);
-  } catch {
-    return p;
-  }
-}
-
 /** How this run's changes reach the repository: where to (the pull request, or a new branch), and with what. */
 async function changePublisher(
   env: NodeJS.ProcessEnv,
   inputs: Inputs,
   ctx: ReturnType<typeof readEventContext>,
   layout: MemoryLayout,
-  checkout: { facts?: CheckoutFacts; problem?: string },
+  checkout: FoundCheckout,
   o: { api: GitHubApi; pull: PullDetails | undefined; subject: Act['subject']; task: ReturnType<typeof buildTask>; credentials: () => string[]; runUrl: string | undefined },
 ): Promise<(answer: string) => Promise<string | undefined>> {
   const { api, pull, subject, task, credentials, runUrl } = o;

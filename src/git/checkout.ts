@@ -9,7 +9,7 @@
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { Git } from './git.js';
+import { Git, type GitRunOptions } from './git.js';
 import { scanGitEntries, type GitEntryScan } from './git-entries.js';
 
 export type CheckoutLocation =
@@ -130,7 +130,10 @@ export class CheckoutProblem extends Error {
 export async function readCheckout(dir: string, o: ReadCheckoutOptions): Promise<CheckoutFacts> {
   const top = fs.realpathSync(dir);
   fs.mkdirSync(o.home, { recursive: true, mode: 0o700 });
-  const git = new Git(top, { path: o.pathEnv, home: o.home, noWalkUp: true });
+  const repo = new Git(top, { path: o.pathEnv, home: o.home, noWalkUp: true });
+  // The folder was chosen, not found by walking: git may open it whoever owns it (a container job runs as another user).
+  const trusted: GitRunOptions = { config: [['safe.directory', top]] };
+  const git = { run: (args: string[]) => repo.run(args, trusted), must: (args: string[]) => repo.must(args, trusted) };
   const where = await git.run(['rev-parse', '--show-toplevel', '--absolute-git-dir', '--git-common-dir', '--show-object-format']);
   if (where.code !== 0) throw new CheckoutProblem(`git does not take ${top} as a checkout (${where.stderr.trim().split('\n').slice(-1)[0] ?? 'no reason given'})`);
   const [shownTop = '', gitDir = '', commonDir = '', objectFormat = 'sha1'] = where.stdout.split('\n');
@@ -188,4 +191,39 @@ export function gitPathsToProtect(top: string, facts: CheckoutFacts | undefined,
     }
   }
   return [...new Set(paths)];
+}
+
+/** The folder the agent works in, its facts when it is a checkout, and why nothing can be committed when that is worth saying. */
+export interface FoundCheckout {
+  dir: string;
+  facts?: CheckoutFacts;
+  problem?: string;
+}
+
+/**
+ * locateCheckout, then readCheckout, before the agent runs: what the log and the thread are told
+ * when there is no checkout to commit in (several: say which input to set; one git refuses).
+ */
+export async function findCheckout(
+  workspace: string,
+  checkoutPath: string,
+  o: ReadCheckoutOptions & { log: { info: (line: string) => void; warning: (line: string) => void } },
+): Promise<FoundCheckout> {
+  const located = locateCheckout(workspace, checkoutPath, o.skip ?? []);
+  if (located.kind === 'none') {
+    o.log.info(`The agent works in ${located.dir}, which is not a git checkout: nothing is committed.`);
+    return { dir: located.dir };
+  }
+  if (located.kind === 'several') {
+    o.log.warning(`Recall commits nothing in this run: ${located.why}.`);
+    return { dir: located.dir, problem: located.why };
+  }
+  if (located.dir !== fs.realpathSync(workspace)) o.log.info(`The agent works in the checkout ${located.dir}`);
+  try {
+    return { dir: located.dir, facts: await readCheckout(located.dir, o) };
+  } catch (error) {
+    if (!(error instanceof CheckoutProblem)) throw error;
+    o.log.warning(`Recall commits nothing in this run: ${error.message}.`);
+    return { dir: located.dir, problem: error.message };
+  }
 }

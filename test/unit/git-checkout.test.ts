@@ -120,6 +120,13 @@ describe("reading the checkout's facts", () => {
     expect(sh(outer, 'status', '--porcelain')).toBe('?? work/');
   });
 
+  it.runIf(process.getuid?.() === 0)('reads a checkout another user owns (a container job), which git would call dubious', async () => {
+    const ws = repo(path.join(dir, 'ws'));
+    execFileSync('chown', ['-R', '65534:65534', ws]);
+    expect(() => sh(ws, 'status')).toThrow(/dubious ownership/);
+    expect((await readCheckout(ws, options())).head).toMatch(/^[0-9a-f]{40}$/);
+  });
+
   it('reads the submodule entries of ls-tree and ls-files output', () => {
     const sha = 'a'.repeat(40);
     expect(parseGitlinks(`100644 blob ${'b'.repeat(40)}\tREADME.md\x00160000 commit ${sha}\tvendor/lib\0`)).toEqual([{ path: 'vendor/lib', sha }]);
