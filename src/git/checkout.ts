@@ -31,6 +31,18 @@ export function hasOwnGit(dir: string): boolean {
 }
 
 /**
+ * The repository that encloses `dir` when `dir` has no `.git` of its own: the nearest folder above
+ * with one (a self-hosted runner's work folder inside a clone), or undefined.
+ */
+export function enclosingRepository(dir: string): string | undefined {
+  if (hasOwnGit(dir)) return undefined;
+  for (let at = path.dirname(path.resolve(dir)); ; at = path.dirname(at)) {
+    if (hasOwnGit(at)) return at;
+    if (path.dirname(at) === at) return undefined;
+  }
+}
+
+/**
  * Where the checkout is, from the workspace and the `checkout-path` input (relative to the
  * workspace). A `checkout-path` that leads out of the workspace or to no checkout is an error
  * that says what to write; `skip` lists real paths that are never a candidate (Recall's own).

@@ -189,6 +189,18 @@ describe('runner layouts', () => {
     expect(w.github.openedPulls()).toEqual([]);
     expect(branches(remote)).toBe('refs/heads/main');
     expect(botSaid(w, ISSUE.number)).not.toMatch(/Recall (opened|committed)/);
+
+    // Where the sandbox cannot start (no read-only root to lean on), OpenCode itself looks for
+    // `.git` upwards and files its project id in the repository it finds: not in that one.
+    const shims = path.join(w.root, 'machine', 'shims');
+    fs.mkdirSync(shims, { recursive: true });
+    fs.writeFileSync(path.join(shims, 'unshare'), '#!/bin/sh\necho "unshare: write failed /proc/self/uid_map: Operation not permitted" >&2\nexit 1\n', { mode: 0o755 });
+    w.model.script({ toolCalls: [{ name: 'write', arguments: { filePath: path.join(w.checkout, 'src', 'again.ts'), content: 'export {};\n' } }] }, { text: 'Fixed again.' });
+    const unsandboxed = await w.openIssue('9309', { ...ISSUE, number: 19 }, { env: { PATH: `${shims}:${process.env.PATH}` } });
+    expect(unsandboxed.main.exitCode, unsandboxed.main.stdout + unsandboxed.main.stderr).toBe(0);
+    expect(unsandboxed.warnings.join('\n')).toContain('without its shell');
+    expect(fs.existsSync(path.join(w.checkout, 'src', 'again.ts'))).toBe(true);
+    expect(look()).toEqual(before);
   });
 });
 

@@ -7,7 +7,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { gitPathsToProtect, locateCheckout, parseGitlinks, readCheckout, CheckoutProblem } from '../../src/git/checkout.js';
+import { enclosingRepository, gitPathsToProtect, locateCheckout, parseGitlinks, readCheckout, CheckoutProblem } from '../../src/git/checkout.js';
 import { describeGitEntryChanges, gitEntryChanges, hasGitEntryChanges, removeAgentGitEntries, removeCreated, scanGitEntries } from '../../src/git/git-entries.js';
 
 let dir: string;
@@ -125,6 +125,15 @@ describe("reading the checkout's facts", () => {
     execFileSync('chown', ['-R', '65534:65534', ws]);
     expect(() => sh(ws, 'status')).toThrow(/dubious ownership/);
     expect((await readCheckout(ws, options())).head).toMatch(/^[0-9a-f]{40}$/);
+  });
+
+  it('names the repository that encloses a folder without a .git of its own, and none for a checkout', () => {
+    const outer = repo(path.join(dir, 'outer'));
+    const ws = path.join(outer, '_work', 'app', 'app');
+    fs.mkdirSync(ws, { recursive: true });
+    expect(enclosingRepository(ws)).toBe(outer);
+    expect(enclosingRepository(repo(path.join(ws, 'inner')))).toBeUndefined();
+    expect(enclosingRepository(path.join(dir, 'alone'))).toBeUndefined();
   });
 
   it('reads the submodule entries of ls-tree and ls-files output', () => {
