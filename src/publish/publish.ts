@@ -134,7 +134,7 @@ async function publish(o: PublishOptions): Promise<string | undefined> {
   if (late) return late;
   if (!checkout.origin) return `The agent changed ${changed}, but Recall did not push them: the checkout has no \`origin\` remote.`;
 
-  const sha = await staging.commit(`Recall: ${o.title}`.slice(0, 120) + `\n\n${o.links.join('\n')}\n`);
+  const sha = await staging.commit([`Recall: ${o.title}`.slice(0, 120), ...(o.links.length > 0 ? ['', ...o.links] : [])].join('\n') + '\n');
   const commit = `[\`${sha.slice(0, 7)}\`](${o.commitUrl(sha)})`;
   o.log(`Committed ${counted} as ${sha}`);
   const pushed = await staging.push(checkout.origin, sha, ref, { config: tokenConfig(checkout.origin, o.token) });

@@ -161,6 +161,7 @@ describe('publishChanges over real repositories', () => {
     expect(said).toContain('Recall opened #8');
     expect(sh(remote, 'show', 'recall/issue-7-1-1:fix.ts')).toBe('fixed');
     expect(sh(remote, 'rev-parse', 'recall/issue-7-1-1~1')).toBe(before.head);
+    expect(sh(remote, 'log', '-1', '--format=%B%an <%ae>', 'recall/issue-7-1-1')).toBe('Recall: Fix\ngithub-actions[bot] <41898282+github-actions[bot]@users.noreply.github.com>');
     expect(sh(work, 'rev-parse', 'HEAD')).toBe(before.head);
     expect(sh(work, 'for-each-ref')).toBe(before.refs);
     expect(fs.readFileSync(path.join(work, '.git', 'index'))).toEqual(before.index);
