@@ -47,6 +47,10 @@ export interface Inputs {
   allowUnisolatedShell: boolean;
   /** Commit and push what the agent changed (never for a fork's pull request). */
   pushChanges: boolean;
+  /** Changes under `.github/` may be pushed too (only with the workflow's own token). */
+  pushGitHubChanges: boolean;
+  /** The checkout the agent works in, relative to GITHUB_WORKSPACE ('' : found, git/checkout.ts). */
+  checkoutPath: string;
   agentEnv: string[];
   memorySigningKey: string;
   /** Attach the run's transcript to the workflow run as an artifact (upload-transcript). */
@@ -81,6 +85,8 @@ export const INPUT_DEFAULTS = {
   'allowed-users': '',
   'allow-forks': 'false',
   'push-changes': 'true',
+  'push-github-changes': 'false',
+  'checkout-path': '',
   'allow-unisolated-shell': 'false',
   'agent-env': '',
   'memory-signing-key': '',
@@ -165,6 +171,8 @@ export function readInputs(read: Read): Inputs {
     allowForks: boolean('allow-forks', get('allow-forks')),
     allowUnisolatedShell: boolean('allow-unisolated-shell', get('allow-unisolated-shell')),
     pushChanges: boolean('push-changes', get('push-changes')),
+    pushGitHubChanges: boolean('push-github-changes', get('push-github-changes')),
+    checkoutPath: get('checkout-path'),
     agentEnv: variableNames(get('agent-env')),
     memorySigningKey: signingKey(read('memory-signing-key').trim()),
     uploadTranscript: boolean('upload-transcript', get('upload-transcript')),

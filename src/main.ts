@@ -5,6 +5,7 @@
  */
 import * as core from '@actions/core';
 import * as os from 'node:os';
+import * as path from 'node:path';
 import { redactCredentials, runCredentials } from './agent/credentials.js';
 import { outbound } from './github/outbound.js';
 import { describe } from './errors.js';
@@ -22,10 +23,12 @@ import { memoryLayout } from './memory/layout.js';
 import type { Poster } from './agent/tools/tool-host.js';
 import { setFailureOutputs, setRunOutputs, setSkippedOutputs, writeFailureSummary, writeJobSummary } from './report/outputs.js';
 import { RunFailed } from './run.js';
-import { runPipeline } from './pipeline.js';
+import { recallFolders, runPipeline } from './pipeline.js';
 import { Progress } from './report/progress.js';
-import { Git } from './publish/git.js';
+import { findCheckout, type FoundCheckout } from './git/checkout.js';
 import { publishChanges, type PublishTarget } from './publish/publish.js';
+import { Staging } from './publish/staging.js';
+import type { MemoryLayout } from './memory/layout.js';
 import { ActionState, saveOpenCodeEntry, saveWorkingComment } from './state.js';
 import { actionsCacheForOpenCode } from './agent/opencode-cache.js';
 import { RunTranscript, transcriptFile } from './report/transcript.js';
@@ -129,15 +132,24 @@ async function main(env: NodeJS.ProcessEnv): Promise<void> {
     // What the agent does, in the log and (where someone waits) the thread: what is shown there goes out like every comment.
     const show = reporter.progress?.bind(reporter);
     progress = new Progress({ log: core.info, minIntervalMs: PROGRESS_INTERVAL_MS, redact: (text) => redactCredentials(text, credentials()), ...(show ? { show: (text: string) => show(outbound(text, credentials(), ctx.serverUrl)) } : {}) });
+    // The folder the agent works in, and what publish needs of it, read before the agent runs.
+    const checkout = await findCheckout(env.GITHUB_WORKSPACE || process.cwd(), inputs.checkoutPath, {
+      pathEnv: env.PATH,
+      home: path.join(layout.root, 'git-home'),
+      skip: recallFolders(env, layout),
+      log: { info: core.info, warning: core.warning },
+    });
     // Recall commits and pushes what the agent changed, with its own token (RFC-007); an automatic
     // review only comments (a person asks for the fix), and an outsider's run changes nothing.
-    const publish = trigger.mode === 'review' || outsider ? undefined : changePublisher(env, inputs, ctx, { api, pull, subject, task, credentials, runUrl });
+    const publish =
+      trigger.mode === 'review' || outsider ? undefined : await changePublisher(env, inputs, ctx, layout, checkout, { api, pull, subject, task, credentials, runUrl });
     const result = await runPipeline({
       env,
       inputs,
       task,
       layout,
-      workspace: env.GITHUB_WORKSPACE || process.cwd(),
+      workspace: checkout.dir,
+      checkout: checkout.facts,
       credentials,
       untrustedCode: pull?.isFork === true,
       untrustedRequest: outsider,
@@ -187,25 +199,30 @@ function jobPoster(api: GitHubApi, credentials: () => string[], serverUrl: strin
 }
 
 /** How this run's changes reach the repository: where to (the pull request, or a new branch), and with what. */
-function changePublisher(
+async function changePublisher(
   env: NodeJS.ProcessEnv,
   inputs: Inputs,
   ctx: ReturnType<typeof readEventContext>,
+  layout: MemoryLayout,
+  checkout: FoundCheckout,
   o: { api: GitHubApi; pull: PullDetails | undefined; subject: Act['subject']; task: ReturnType<typeof buildTask>; credentials: () => string[]; runUrl: string | undefined },
-): (answer: string) => Promise<string | undefined> {
+): Promise<(answer: string) => Promise<string | undefined>> {
   const { api, pull, subject, task, credentials, runUrl } = o;
-  const workspace = env.GITHUB_WORKSPACE || process.cwd();
-  const base = String((ctx.payload.repository as { default_branch?: unknown } | undefined)?.default_branch || env.GITHUB_REF_NAME || 'main');
+  const payloadDefault = (ctx.payload.repository as { default_branch?: unknown } | undefined)?.default_branch;
+  const base = String(payloadDefault || env.GITHUB_REF_NAME || 'main');
   const target: PublishTarget = pull
     ? { kind: 'pull', number: pull.number, headRef: pull.headRef, headSha: pull.headSha, isFork: pull.isFork }
     : subject
       ? { kind: 'issue', number: subject.number, base }
       : { kind: 'job', base };
   const threadUrl = subject ? `${ctx.serverUrl}/${ctx.repository}/issues/${subject.number}` : undefined;
+  // The private git directory the commit is built in, made from the checkout as it is now.
+  const staging = checkout.facts ? await Staging.prepare(checkout.facts, { parent: layout.root, pathEnv: env.PATH }) : undefined;
   return (answer) =>
     publishChanges({
-      git: new Git(workspace, env),
-      workspace,
+      checkout: checkout.facts,
+      noCheckout: checkout.problem,
+      staging,
       target,
       enabled: inputs.pushChanges,
       branch: `recall/${task.threadKey}-${env.GITHUB_RUN_ID || Date.now()}-${env.GITHUB_RUN_ATTEMPT || '1'}`,
@@ -215,6 +232,11 @@ function changePublisher(
       credentials,
       token: inputs.githubToken,
       ...(inputs.memoryBackend === 'git-branch' ? { memoryBranch: inputs.memoryBranch } : {}),
+      gitHubChanges: inputs.pushGitHubChanges,
+      tokenLogin: () => api.tokenLogin(),
+      defaultBranch: async () => (typeof payloadDefault === 'string' && payloadDefault ? payloadDefault : api.defaultBranch()),
+      branchProtected: (ref) => api.branchProtected(ref),
+      recallDirs: recallFolders(env, layout),
       openPull: (p) => api.createPull(p),
       commitUrl: (sha) => `${ctx.serverUrl}/${ctx.repository}/commit/${sha}`,
       log: core.info,

@@ -4,12 +4,16 @@
  * are published. The action's main step (main.ts) and the local `recall run` (cli/run-cli.ts)
  * both start here; each brings its own task, log and hand-over state.
  */
+import * as fs from 'node:fs';
+import * as path from 'node:path';
 import { resolveOpenCode } from './agent/install.js';
 import type { OpenCodeCache } from './agent/opencode-cache.js';
 import { findIsolation, findRunnerRoot } from './agent/isolation.js';
 import { OpenCodeLauncher } from './agent/launcher.js';
 import type { GitHubReader } from './agent/tools/github-tools.js';
 import { ToolHost, type Poster } from './agent/tools/tool-host.js';
+import { gitPathsToProtect, type CheckoutFacts } from './git/checkout.js';
+import { describeGitEntryChanges, hasGitEntryChanges, removeAgentGitEntries, scanGitEntries } from './git/git-entries.js';
 import type { Inputs } from './inputs.js';
 import type { MemoryChoice } from './memory/factory.js';
 import { createMemoryStore } from './memory/factory.js';
@@ -36,8 +40,10 @@ export interface PipelineOptions {
   inputs: Inputs;
   task: Task;
   layout: MemoryLayout;
-  /** The checkout the agent works in. */
+  /** The folder the agent works in: the checkout (git/checkout.ts), or the workspace when there is none. */
   workspace: string;
+  /** The checkout's facts, read before the agent runs; undefined when the folder is not a checkout. */
+  checkout?: CheckoutFacts | undefined;
   credentials: () => string[];
   /** A fork's pull request: the agent reads, nothing more (RFC-005). */
   untrustedCode: boolean;
@@ -67,6 +73,10 @@ export async function runPipeline(o: PipelineOptions): Promise<RunResult> {
   const runId = `${env.GITHUB_RUN_ID || String(Date.now())}-${env.GITHUB_RUN_ATTEMPT || '1'}`;
   const keys = memoryKeys(inputs.memoryKeyPrefix, env.GITHUB_RUN_ID || String(Date.now()), env.GITHUB_RUN_ATTEMPT || '1');
   const workspace = o.workspace;
+  // Every `.git` in the folder before the agent runs: the sandbox makes them read-only, and any the
+  // agent makes anyway is removed once it has stopped (RFC-007).
+  const skip = recallFolders(env, layout);
+  const gitEntries = o.checkout?.gitEntries ?? scanGitEntries(workspace, { skip });
   const choice = { backend: inputs.memoryBackend, path: inputs.memoryPath, endpoint: inputs.memoryS3Endpoint, branch: inputs.memoryBranch };
   const memory = createMemoryStore({
     choice,
@@ -109,6 +119,7 @@ export async function runPipeline(o: PipelineOptions): Promise<RunResult> {
           binary,
           readable,
           replaced,
+          protect: gitPathsToProtect(workspace, o.checkout, gitEntries),
           runnerTemp: env.RUNNER_TEMP,
           home: env.HOME,
           runnerRoot: findRunnerRoot(),
@@ -121,37 +132,59 @@ export async function runPipeline(o: PipelineOptions): Promise<RunResult> {
     warn: log.warning,
   });
   let threads: ThreadIndex | undefined;
-  return runRecall(
-    task,
-    { maxSessions: inputs.maxSessions, maxAgeDays: inputs.maxAgeDays, priorWorkLimit: PRIOR_WORK_LIMIT, priorWorkChars: inputs.priorWorkChars, runId },
-    {
-      memory,
-      agent,
-      state,
-      log,
-      clock,
-      openThreads: () => {
-        const opened = ThreadIndex.load(layout.memoryDir, { workingFile: layout.threadIndexFile });
-        threads = opened.index;
-        return opened;
+  try {
+    return await runRecall(
+      task,
+      { maxSessions: inputs.maxSessions, maxAgeDays: inputs.maxAgeDays, priorWorkLimit: PRIOR_WORK_LIMIT, priorWorkChars: inputs.priorWorkChars, runId },
+      {
+        memory,
+        agent,
+        state,
+        log,
+        clock,
+        openThreads: () => {
+          const opened = ThreadIndex.load(layout.memoryDir, { workingFile: layout.threadIndexFile });
+          threads = opened.index;
+          return opened;
+        },
+        openIndex: () =>
+          new MemoryIndex({
+            memoryDir: layout.memoryDir,
+            workingFile: layout.recordsFile,
+            workspace,
+            threadOf: (sessionId) => threads?.threadOf(sessionId),
+            retention: { maxAgeDays: inputs.recordRetentionDays, maxRecords: DEFAULT_RECORD_RETENTION.maxRecords },
+            clock,
+          }),
+        openTools: async (index, forTask) => {
+          const dispatch = { models: inputs.dispatchModels, timeoutMs: Math.min(DISPATCH_TIMEOUT_MS, inputs.timeoutMs ?? DISPATCH_TIMEOUT_MS), env };
+          const host = new ToolHost({ index, task: forTask, runId, readOnly, dispatch, ...(poster ? { poster } : {}), ...(o.github ? { github: o.github } : {}) });
+          await host.start();
+          return host;
+        },
+        ...(publish ? { publish } : {}),
+        ...(o.transcript ? { keepTranscript: (server, sessionId, run) => o.transcript!.capture(server, sessionId, run) } : {}),
       },
-      openIndex: () =>
-        new MemoryIndex({
-          memoryDir: layout.memoryDir,
-          workingFile: layout.recordsFile,
-          workspace,
-          threadOf: (sessionId) => threads?.threadOf(sessionId),
-          retention: { maxAgeDays: inputs.recordRetentionDays, maxRecords: DEFAULT_RECORD_RETENTION.maxRecords },
-          clock,
-        }),
-      openTools: async (index, forTask) => {
-        const dispatch = { models: inputs.dispatchModels, timeoutMs: Math.min(DISPATCH_TIMEOUT_MS, inputs.timeoutMs ?? DISPATCH_TIMEOUT_MS), env };
-        const host = new ToolHost({ index, task: forTask, runId, readOnly, dispatch, ...(poster ? { poster } : {}), ...(o.github ? { github: o.github } : {}) });
-        await host.start();
-        return host;
-      },
-      ...(publish ? { publish } : {}),
-      ...(o.transcript ? { keepTranscript: (server, sessionId, run) => o.transcript!.capture(server, sessionId, run) } : {}),
-    },
-  );
+    );
+  } finally {
+    // OpenCode has stopped (run.ts stops it on every path), and with it every process of the agent.
+    const { changes, removed } = removeAgentGitEntries(workspace, gitEntries, skip);
+    if (hasGitEntryChanges(changes)) {
+      log.warning(
+        `The agent created or changed git repository data in ${workspace} (${describeGitEntryChanges(changes)}).` +
+          (removed.length > 0 ? ` Recall removed what it created (${removed.join(', ')}) so that no later step's git runs what it names.` : ' Check it before a later step runs git there.'),
+      );
+    }
+  }
+}
+
+/** Recall's own folders (real paths): never looked into for `.git`, never committed. */
+export function recallFolders(env: NodeJS.ProcessEnv, layout: MemoryLayout): string[] {
+  return [env.RUNNER_TEMP, layout.root].flatMap((d) => {
+    try {
+      return d ? [fs.realpathSync(d)] : [];
+    } catch {
+      return [path.resolve(d!)];
+    }
+  });
 }

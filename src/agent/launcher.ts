@@ -7,6 +7,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { AgentLauncher, AgentServer } from '../ports.js';
 import type { MemoryLayout } from '../memory/layout.js';
+import { enclosingRepository } from '../git/checkout.js';
 import { agentConfigurationIn, linksLeavingCheckout } from './checkout.js';
 import { runCredentials } from './credentials.js';
 import { buildAgentEnvironment, projectConfigs, providersInUse } from './environment.js';
@@ -54,6 +55,9 @@ export interface OpenCodeLauncherOptions {
  * say (plugins and tools are imported by OpenCode's newer runtime without a flag check; RFC-005).
  */
 const FORK_CODE = ['.opencode', 'opencode.json', 'opencode.jsonc'];
+
+/** A git directory nobody can create (the root is read-only in the sandbox, and not the runner user's outside it). */
+const NO_REPOSITORY = '/nonexistent/recall-no-repository';
 
 /** Variables that name credential files OpenCode reads for its provider: readable in the sandbox. */
 const READ_BY_OPENCODE = ['GOOGLE_APPLICATION_CREDENTIALS', 'AWS_WEB_IDENTITY_TOKEN_FILE'];
@@ -192,7 +196,15 @@ export class OpenCodeLauncher implements AgentLauncher {
       this.o.warn(gitCredentialsWarning(gitCredentials, isolation.sandbox ? 'copies' : policy === 'full' ? 'exposed' : 'tools-kept-out'));
     }
 
-    const env = environment(policy);
+    // OpenCode (and git run by the agent) looks for a repository in the checkout and never above it:
+    // a workspace inside another clone must not become OpenCode's project, nor have its `.git`
+    // written. OpenCode finds `.git` by walking up itself and then asks git there, so where the
+    // folder is no checkout but lies inside one, git is given a git directory that does not exist.
+    const env: Record<string, string> = {
+      ...environment(policy),
+      GIT_CEILING_DIRECTORIES: path.dirname(workspace),
+      ...(enclosingRepository(workspace) ? { GIT_DIR: NO_REPOSITORY } : {}),
+    };
     installTools(o.tools ?? {}, [path.join(env.XDG_CONFIG_HOME!, 'opencode'), ...(env.OPENCODE_CONFIG_DIR ? [env.OPENCODE_CONFIG_DIR] : [])]);
     const server = await startOpenCodeServer({
       binary,

@@ -5,7 +5,10 @@
  * starts, a short shell script (SETUP below) rearranges the mounts the agent sees:
  *  - writable: the checkout and Recall's two directories OpenCode needs (its state, the memory
  *    store), held open first and bound back after anything above them is hidden;
- *  - read-only inside those: the checkout's `.git` (hooks and config run in later steps);
+ *  - read-only inside those: every `.git` of the checkout (a directory, or the pointer file of a
+ *    worktree or submodule), the git directories a pointer leads to, and the empty folders of
+ *    submodules that are not checked out, where a planted `.git` would be run by any later
+ *    `git status` (hooks, filters and config run in later steps and in Recall's publish);
  *  - replaced: git configuration files that hold credentials, by Recall's copies without them
  *    (git-credentials.ts), in the checkout or outside it;
  *  - scratch: an empty private tmpfs over /tmp, /var/tmp and /dev/shm;
@@ -25,7 +28,7 @@ export interface SandboxPlan {
   writable: string[];
   /** Files and directories under hidden ones that must stay readable (OpenCode itself, its config). */
   visible: string[];
-  /** Directories inside writable ones that the agent may only read. */
+  /** Files and directories inside writable ones that the agent may only read. */
   readOnly: string[];
   /** Directories replaced by an empty private tmpfs the agent may write. */
   scratch: string[];
@@ -53,6 +56,12 @@ export interface SandboxSetting {
   runnerRoot?: string;
   /** Files the agent sees as Recall's copies without their credentials (git configuration, wherever it is). */
   replaced?: Array<[string, string]>;
+  /**
+   * Files and directories the agent may only read (git/checkout.ts gitPathsToProtect): the
+   * checkout's `.git` entries, their git directories, empty submodule folders. Those inside a
+   * writable directory are made read-only; the checkout's own `.git` always is.
+   */
+  protect?: string[];
 }
 
 /** Where earlier steps leave credentials in a home directory (docker login, cloud CLIs, git, npm, ssh). */
@@ -139,8 +148,6 @@ export function sandboxPlan(s: SandboxSetting): SandboxPlan {
       return real(d)!;
     }),
   ]);
-  const git = path.join(workspace, '.git');
-  const readOnly = fs.lstatSync(git, { throwIfNoEntry: false })?.isDirectory() ? [git] : [];
   const scratch = outermost(SCRATCH.map(real).filter((d): d is string => !!d && isDir(d)));
   const home = s.home ? real(s.home) : undefined;
   const runnerRoot = s.runnerRoot ? real(s.runnerRoot) : undefined;
@@ -151,6 +158,12 @@ export function sandboxPlan(s: SandboxSetting): SandboxPlan {
   ].filter((d): d is string => !!d && isDir(d));
   // Scratch space is empty already; a directory the agent writes is never hidden whole.
   const hidden = outermost(candidates.filter((d) => !scratch.some((sc) => within(d, sc)) && !writable.includes(d)));
+  // What lies outside the writable directories is read-only already, and what is hidden is gone.
+  const readOnly = outermost(
+    [path.join(workspace, '.git'), ...(s.protect ?? [])]
+      .map((p) => (fs.lstatSync(p, { throwIfNoEntry: false }) ? real(p) : undefined))
+      .filter((p): p is string => !!p && p !== workspace && writable.some((w) => within(p, w)) && ![...hidden, ...scratch].some((h) => within(p, h))),
+  );
   const reachable = (f: string) => !hidden.some((h) => within(f, h)) && !scratch.some((sc) => within(f, sc));
   const hiddenFiles = unique([
     ...[

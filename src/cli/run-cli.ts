@@ -11,9 +11,10 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { redactCredentials, runCredentials } from '../agent/credentials.js';
 import { describe } from '../errors.js';
+import { hasOwnGit, readCheckout } from '../git/checkout.js';
 import { InputError, readInputs, type Inputs } from '../inputs.js';
 import { memoryLayout } from '../memory/layout.js';
-import { runPipeline } from '../pipeline.js';
+import { recallFolders, runPipeline } from '../pipeline.js';
 import type { MemoryStore, RunState, Task } from '../ports.js';
 import { Progress } from '../report/progress.js';
 import { RunFailed } from '../run.js';
@@ -104,12 +105,17 @@ export async function runCommand(args: string[], io: Output, env: NodeJS.Process
   const task = localTask(prompt, thread);
   log.info(`Thread ${thread} (continue it with --thread ${thread}); memory in ${path.relative(workspace, memoryPath) || memoryPath}`);
   try {
+    // Read before the agent runs: the sandbox keeps every `.git` of the checkout read-only (nothing is committed locally).
+    const checkout = hasOwnGit(workspace)
+      ? await readCheckout(workspace, { pathEnv: runEnv.PATH, home: path.join(layout.root, 'git-home'), skip: recallFolders(runEnv, layout) }).catch(() => undefined)
+      : undefined;
     const result = await runPipeline({
       env: runEnv,
       inputs,
       task,
       layout,
       workspace,
+      checkout,
       credentials,
       untrustedCode: false,
       progress,

@@ -88,6 +88,12 @@ export interface GitHubApi {
     pullNumber: number,
     review: { commitId: string; event: 'COMMENT' | 'REQUEST_CHANGES' | 'APPROVE'; body: string; comments: ReviewLineComment[] },
   ): Promise<{ id: number; url: string }>;
+  /** The repository's default branch. */
+  defaultBranch(): Promise<string>;
+  /** Whether `branch` is protected (GET /repos/{owner}/{repo}/branches/{branch}); false for a branch that does not exist. */
+  branchProtected(branch: string): Promise<boolean>;
+  /** The login the token belongs to (GraphQL `viewer`): `github-actions[bot]` for the workflow's own token. */
+  tokenLogin(): Promise<string>;
 }
 
 const PERMISSIONS: readonly Permission[] = ['admin', 'maintain', 'write', 'triage', 'read', 'none'];
@@ -227,6 +233,26 @@ export class OctokitGitHubApi implements GitHubApi {
       comments: review.comments.map((c) => ({ path: c.path, line: c.line, side: c.side ?? 'RIGHT', body: c.body })),
     });
     return { id: data.id, url: data.html_url };
+  }
+
+  async defaultBranch(): Promise<string> {
+    const { data } = await this.octokit.rest.repos.get(this.where);
+    return data.default_branch;
+  }
+
+  async branchProtected(branch: string): Promise<boolean> {
+    try {
+      const { data } = await this.octokit.rest.repos.getBranch({ ...this.where, branch });
+      return data.protected === true;
+    } catch (error) {
+      if ((error as { status?: number }).status === 404) return false;
+      throw error;
+    }
+  }
+
+  async tokenLogin(): Promise<string> {
+    const data = await this.octokit.graphql<{ viewer: { login: string } }>('query { viewer { login } }');
+    return data.viewer.login;
   }
 }
 

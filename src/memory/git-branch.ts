@@ -19,7 +19,7 @@
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { Git } from '../publish/git.js';
+import { Git } from '../git/git.js';
 import { unpackTar } from './gzip-archive.js';
 import { HOST_FILE_LIMIT, lastLine, memoryAuthConfig, memoryPushRefusal } from './git-remote.js';
 import { keyTime, timeFirstKey, type MemoryKeys } from './keys.js';
@@ -110,7 +110,7 @@ export class GitBranchBackend implements SnapshotBackend {
   private git(): Git {
     if (!this.gitDir) throw new Error('no private git directory');
     // HOME is the private directory too: no user's git config is read.
-    return new Git(this.gitDir, { PATH: this.o.pathEnv, HOME: this.gitDir });
+    return new Git(this.gitDir, { path: this.o.pathEnv, home: this.gitDir });
   }
 
   /** Settings for talking to the remote: the token (only to the job's GitHub server), and no endless stall. */

@@ -4,7 +4,7 @@
  * may go, and what git's answer to a push means.
  */
 import * as fs from 'node:fs';
-import { tokenConfig } from '../publish/git.js';
+import { tokenConfig } from '../git/git.js';
 
 export const DEFAULT_MEMORY_BRANCH = 'recall-memory';
 

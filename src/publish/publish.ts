@@ -5,12 +5,19 @@
  * the issue (a job's changes get a pull request of their own). What it did, or why it did not, is
  * one Markdown line for the answer in the thread. It never throws: the agent's answer stands
  * whatever becomes of the push.
+ *
+ * Nothing here runs what the agent wrote: the commit is built in a private git directory
+ * (staging.ts) with git's every program-starting setting off, never from a folder that holds a
+ * repository, and only after a look with node:fs found no `.git` the agent made.
  */
-import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { redactCredentials } from '../agent/credentials.js';
 import { describe } from '../errors.js';
-import { tokenConfig, type Git } from './git.js';
+import type { CheckoutFacts } from '../git/checkout.js';
+import { describeGitEntryChanges, gitEntryChanges, hasGitEntryChanges, scanGitEntries } from '../git/git-entries.js';
+import { tokenConfig } from '../git/git.js';
+import { files, gitHubChangesRefusal, gitlinkChanges, headBranchRefusal, isGitHubPath, LFS_REFUSAL, pathList, pathsWithAttribute, pushRefusal, stagingExclusions, type ChangedEntry } from './rules.js';
+import type { Staging } from './staging.js';
 
 /** Where the changes go. */
 export type PublishTarget =
@@ -19,8 +26,12 @@ export type PublishTarget =
   | { kind: 'job'; base: string };
 
 export interface PublishOptions {
-  git: Git;
-  workspace: string;
+  /** The checkout the agent worked in, as it was before the agent ran; undefined: there is none. */
+  checkout: CheckoutFacts | undefined;
+  /** Why there is no checkout to commit in, said in the thread (several checkouts, one git refuses); undefined: only logged. */
+  noCheckout?: string | undefined;
+  /** The private git directory made before the agent ran (staging.ts); disposed of here. */
+  staging: Staging | undefined;
   target: PublishTarget;
   /** The push-changes input: false leaves the changes in the checkout, and says so. */
   enabled: boolean;
@@ -38,6 +49,16 @@ export interface PublishOptions {
   token: string;
   /** memory-branch when memory is kept on a branch (memory-backend git-branch): only memory saves write it. */
   memoryBranch?: string;
+  /** The push-github-changes input: changes under `.github/` may go (with the workflow's own token only). */
+  gitHubChanges: boolean;
+  /** The login github-token belongs to; undefined when it cannot be told. Asked only when it matters. */
+  tokenLogin: () => Promise<string | undefined>;
+  /** The repository's default branch; undefined when it cannot be told. */
+  defaultBranch: () => Promise<string | undefined>;
+  /** Whether a branch is protected; throws when it cannot be told. */
+  branchProtected: (ref: string) => Promise<boolean>;
+  /** Recall's own folders (real paths), never looked into nor committed when they lie in the checkout. */
+  recallDirs: readonly string[];
   openPull: (pull: { title: string; body: string; head: string; base: string }) => Promise<{ number: number; url: string }>;
   commitUrl: (sha: string) => string;
   log: (line: string) => void;
@@ -52,119 +73,146 @@ export async function publishChanges(o: PublishOptions): Promise<string | undefi
     return await publish(o);
   } catch (error) {
     return `Recall could not commit the agent's changes: ${redactCredentials(describe(error), o.credentials())}.`;
+  } finally {
+    o.staging?.dispose();
   }
 }
 
 async function publish(o: PublishOptions): Promise<string | undefined> {
-  const { git, target } = o;
-  const status = await git.run(['status', '--porcelain=v1', '-z', '--untracked-files=all']);
-  if (status.code !== 0) {
-    o.log('The workspace is not a git checkout: nothing to commit.');
-    return undefined;
+  const { checkout, staging, target } = o;
+  if (!checkout || !staging) {
+    o.log(`Nothing is committed: ${o.noCheckout ?? 'the workspace is not a git checkout'}.`);
+    return o.noCheckout ? `Recall commits nothing in this run: ${o.noCheckout}.` : undefined;
   }
-  const changed = status.stdout.split('\0').filter(Boolean).length;
-  if (changed === 0) return undefined;
-  const files = `${changed} file${changed === 1 ? '' : 's'}`;
+  const inside = o.recallDirs.filter((d) => d.startsWith(`${checkout.top}${path.sep}`));
+  const planted = plantedRepositories(checkout, inside);
+  if (planted) return planted;
 
-  if (target.kind === 'pull' && target.isFork) return `The agent changed ${files}; Recall never pushes to a fork's pull request, so they were not committed.`;
-  if (!o.enabled) return `The agent changed ${files}; they were not committed because \`push-changes\` is off.`;
+  const excluded = stagingExclusions({ gitlinkPaths: checkout.gitlinkPaths, gitEntryPaths: checkout.gitEntries.entries.filter((e) => e.kind !== 'bare').map((e) => e.path), recallDirs: inside.map((d) => path.relative(checkout.top, d).split(path.sep).join('/')) });
+  const changes = await staging.stage(excluded);
+  if (changes.length === 0) return undefined;
+  const changed = files(changes.length);
+  const links = gitlinkChanges(changes);
+  if (links.length > 0) {
+    return `The agent changed ${changed}, but Recall did not commit them: ${pathList(links)} would enter the commit as a submodule (a git repository inside the checkout), which Recall never commits.`;
+  }
+  if (target.kind === 'pull' && target.isFork) return `The agent changed ${changed}; Recall never pushes to a fork's pull request, so they were not committed.`;
+  if (!o.enabled) return `The agent changed ${changed}; they were not committed because \`push-changes\` is off.`;
   const ref = target.kind === 'pull' ? target.headRef : o.branch;
   if (ref === o.memoryBranch) {
     // A pull request opened from the memory branch: a push would put the agent's files into the memory it restores.
-    return `The agent changed ${files}; Recall did not commit them: \`${ref}\` is Recall's memory branch (\`memory-branch\`), which only memory saves write.`;
+    return `The agent changed ${changed}; Recall did not commit them: \`${ref}\` is Recall's memory branch (\`memory-branch\`), which only memory saves write.`;
   }
   if (target.kind === 'pull') {
-    const head = (await git.must(['rev-parse', 'HEAD'])).trim();
-    if (head !== target.headSha) {
-      return (
-        `The agent changed ${files}, but Recall did not push them: the checkout is at \`${head.slice(0, 7)}\`, not the head of #${target.number} ` +
-        `(\`${target.headSha.slice(0, 7)}\`), so a push would carry other commits. Check out the pull request's head in the workflow: ` +
-        `\`actions/checkout\` with \`ref: refs/pull/<number>/head\` (for comments: \`refs/pull/\${{ github.event.issue.number }}/head\`).`
-      );
-    }
+    const refused = await pullRefusal(o, target, checkout.head, changed);
+    if (refused) return refused;
   }
 
-  await git.must(['add', '-A']);
-  const leaked = await credentialHolders(o);
+  // What may not go is left out; the rest is committed, and the answer says what was left out.
+  const leftOut: string[] = [];
+  const leave = async (paths: string[], why: string) => {
+    await staging.leaveOut(paths);
+    leftOut.push(`${pathList(paths)}: ${why}`);
+  };
+  const gitHub = changes.filter((c) => isGitHubPath(c.path)).map((c) => c.path);
+  const gitHubWhy = gitHub.length > 0 ? gitHubChangesRefusal(o.gitHubChanges, o.gitHubChanges ? await o.tokenLogin().catch(() => undefined) : undefined) : undefined;
+  if (gitHubWhy) await leave(gitHub, gitHubWhy);
+  const written = changes.filter((c) => c.status !== 'D' && !(gitHubWhy && gitHub.includes(c.path))).map((c) => c.path);
+  const lfs = pathsWithAttribute(await staging.attribute('filter', written), 'lfs');
+  if (lfs.length > 0) await leave(lfs, LFS_REFUSAL);
+  const kept = leftOut.length > 0 ? await staging.changes() : changes;
+  const left = leftOut.length > 0 ? ` It left out ${leftOut.join('; ')}; ${changes.length - kept.length === 1 ? 'that change stays' : 'those changes stay'} in the checkout.` : '';
+  if (kept.length === 0) return `The agent changed ${changed}; Recall committed none of them.${left}`;
+  const counted = files(kept.length);
+
+  const leaked = await credentialHolders(o, staging, kept);
   if (leaked.length > 0) {
-    await git.run(['reset', '-q']);
-    return `The agent changed ${files}, but Recall did not commit them: ${leaked.map((f) => `\`${f}\``).join(', ')} ${leaked.length === 1 ? 'holds' : 'hold'} one of this run's credentials.`;
+    return `The agent changed ${changed}, but Recall did not commit them: ${leaked.map((f) => `\`${f}\``).join(', ')} ${leaked.length === 1 ? 'holds' : 'hold'} one of this run's credentials.`;
   }
-  if (target.kind !== 'pull') await git.must(['switch', '-q', '-c', o.branch]);
-  await git.must(['commit', '-q', '--no-verify', '-m', `Recall: ${o.title}`.slice(0, 120), '-m', o.links.join('\n')]);
-  const sha = (await git.must(['rev-parse', 'HEAD'])).trim();
-  const commit = `[\`${sha.slice(0, 7)}\`](${o.commitUrl(sha)})`;
-  o.log(`Committed ${files} as ${sha}`);
+  // A process the agent left behind could still be at work: look once more before anything leaves.
+  const late = plantedRepositories(checkout, inside);
+  if (late) return late;
+  if (!checkout.origin) return `The agent changed ${changed}, but Recall did not push them: the checkout has no \`origin\` remote.`;
 
-  const pushed = await git.run(['push', '--porcelain', 'origin', `HEAD:refs/heads/${ref}`], { config: await authConfig(git, o.token) });
+  const sha = await staging.commit([`Recall: ${o.title}`.slice(0, 120), ...(o.links.length > 0 ? ['', ...o.links] : [])].join('\n') + '\n');
+  const commit = `[\`${sha.slice(0, 7)}\`](${o.commitUrl(sha)})`;
+  o.log(`Committed ${counted} as ${sha}`);
+  const pushed = await staging.push(checkout.origin, sha, ref, { config: tokenConfig(checkout.origin, o.token) });
   if (pushed.code !== 0) {
     const why = pushRefusal(`${pushed.stderr}\n${pushed.stdout}`, ref);
     o.log(`The push of ${sha} to ${ref} was refused: ${redactCredentials(pushed.stderr.trim(), o.credentials())}`);
-    return `The agent changed ${files}; Recall committed them as \`${sha.slice(0, 7)}\` but could not push to \`${ref}\`: ${why}`;
+    return `The agent changed ${changed}; Recall committed ${kept.length === changes.length ? 'them' : counted} as \`${sha.slice(0, 7)}\` but could not push to \`${ref}\`: ${why}${left}`;
   }
   o.log(`Pushed ${sha} to ${ref}`);
-  if (target.kind === 'pull') return `Recall committed the agent's changes (${files}) as ${commit} and pushed them to \`${ref}\`.`;
+  if (target.kind === 'pull') return `Recall committed the agent's changes (${counted}) as ${commit} and pushed them to \`${ref}\`.${left}`;
 
   const closes = target.kind === 'issue' ? `Closes #${target.number}.\n\n` : '';
   const answer = o.answer.length > ANSWER_IN_PULL ? `${o.answer.slice(0, ANSWER_IN_PULL)}…` : o.answer;
   try {
     const pull = await o.openPull({ title: `Recall: ${o.title}`.slice(0, 256), body: `${closes}${o.links.join('\n')}\n\n${answer}\n<!-- recall:pull -->`, head: ref, base: target.base });
-    return `Recall opened #${pull.number} with the agent's changes (${files}, commit ${commit} on \`${ref}\`).`;
+    return `Recall opened #${pull.number} with the agent's changes (${counted}, commit ${commit} on \`${ref}\`).${left}`;
   } catch (error) {
     return (
-      `Recall pushed the agent's changes (${files}) to \`${ref}\` as ${commit} but could not open a pull request: ${redactCredentials(describe(error), o.credentials())}. ` +
-      'The job needs `pull-requests: write`, and the repository must allow it (Settings → Actions → General → "Allow GitHub Actions to create and approve pull requests"); or open it by hand from the branch.'
+      `Recall pushed the agent's changes (${counted}) to \`${ref}\` as ${commit} but could not open a pull request: ${redactCredentials(describe(error), o.credentials())}. ` +
+      `The job needs \`pull-requests: write\`, and the repository must allow it (Settings → Actions → General → "Allow GitHub Actions to create and approve pull requests"); or open it by hand from the branch.${left}`
     );
   }
 }
 
+/**
+ * The refusal when the agent made (or moved, or rewrote) a `.git` anywhere in the checkout, found
+ * by node:fs before git looks at anything: git would run what such a repository's configuration
+ * names. What it made is removed once the agent has stopped (pipeline.ts).
+ */
+function plantedRepositories(checkout: CheckoutFacts, skip: readonly string[]): string | undefined {
+  const changes = gitEntryChanges(checkout.gitEntries, scanGitEntries(checkout.top, { skip }));
+  if (!hasGitEntryChanges(changes)) return undefined;
+  return (
+    `Recall did not commit the agent's changes: git repository data appeared in the checkout during the run (${describeGitEntryChanges(changes)}), ` +
+    'and git looking there would run the programs its configuration names. Recall removes what the agent created once it has stopped; nothing was pushed.'
+  );
+}
+
+/** Why a pull request's head gets no push: the checkout is elsewhere, or the branch is the default or protected. */
+async function pullRefusal(o: PublishOptions, target: Extract<PublishTarget, { kind: 'pull' }>, head: string | undefined, changed: string): Promise<string | undefined> {
+  if (head !== target.headSha) {
+    return (
+      `The agent changed ${changed}, but Recall did not push them: the checkout is at \`${(head ?? 'no commit').slice(0, 7)}\`, not the head of #${target.number} ` +
+      `(\`${target.headSha.slice(0, 7)}\`), so a push would carry other commits. Check out the pull request's head in the workflow: ` +
+      `\`actions/checkout\` with \`ref: refs/pull/<number>/head\` (for comments: \`refs/pull/\${{ github.event.issue.number }}/head\`).`
+    );
+  }
+  let why: string | undefined;
+  const defaultBranch = await o.defaultBranch().catch((error: unknown) => {
+    why = describe(error);
+    return undefined;
+  });
+  let isProtected: boolean | undefined;
+  if (defaultBranch !== undefined && defaultBranch !== target.headRef) {
+    isProtected = await o.branchProtected(target.headRef).catch((error: unknown) => {
+      why = redactCredentials(describe(error), o.credentials());
+      return undefined;
+    });
+  }
+  const refused = headBranchRefusal(target.headRef, defaultBranch, isProtected, why);
+  return refused ? `The agent changed ${changed}, but Recall did not push them: ${refused}` : undefined;
+}
+
 /** The staged files whose content (or link target) holds a credential, in any form Recall redacts. */
-async function credentialHolders(o: PublishOptions): Promise<string[]> {
+async function credentialHolders(o: PublishOptions, staging: Staging, kept: readonly ChangedEntry[]): Promise<string[]> {
   const credentials = o.credentials();
   if (credentials.length === 0) return [];
-  const staged = (await o.git.must(['diff', '--cached', '--name-only', '-z', '--diff-filter=ACMRT'])).split('\0').filter(Boolean);
   const holders: string[] = [];
-  for (const name of staged) {
-    const file = path.join(o.workspace, name);
-    const stat = fs.lstatSync(file, { throwIfNoEntry: false });
-    if (!stat) continue;
-    const content = stat.isSymbolicLink() ? fs.readlinkSync(file) : stat.isFile() ? fs.readFileSync(file) : undefined;
-    if (content === undefined) continue;
+  for (const entry of kept) {
+    if (entry.status === 'D' || !/^1[02]0/.test(entry.newMode)) continue; // deleted, or not a file or link
+    const content = await staging.blob(entry.newSha);
     let holds: boolean;
-    if (typeof content !== 'string' && content.length > DECODED_SCAN_LIMIT) holds = credentials.some((c) => content.includes(Buffer.from(c)));
+    if (content.length > DECODED_SCAN_LIMIT) holds = credentials.some((c) => content.includes(Buffer.from(c)));
     else {
-      const text = typeof content === 'string' ? content : content.toString('utf8');
+      const text = content.toString('utf8');
       holds = redactCredentials(text, credentials) !== text;
     }
-    if (holds) holders.push(name);
+    if (holds) holders.push(entry.path);
   }
   return holders;
-}
-
-/**
- * Recall's token for the checkout's https origin (tokenConfig): the header actions/checkout
- * persisted for the same host is cleared, so the token the user gave Recall is the one that
- * pushes. Nothing for a remote on disk (the tests).
- */
-export async function authConfig(git: Git, token: string): Promise<Array<[string, string]>> {
-  if (!token) return [];
-  return tokenConfig((await git.run(['remote', 'get-url', 'origin'])).stdout.trim(), token);
-}
-
-/** Why a push was refused, and what to do about it. */
-export function pushRefusal(output: string, ref: string): string {
-  if (/non-fast-forward|fetch first|\[rejected\]|stale info|\[remote rejected\].*(?:cannot lock|failed to update)/i.test(output) && !/protected|GH006|permission/i.test(output)) {
-    return `the branch moved since the checkout (someone pushed to \`${ref}\` meanwhile). Ask again to work on its new head.`;
-  }
-  if (/workflow/i.test(output) && /refusing|permission|scope/i.test(output)) {
-    return 'the changes touch `.github/workflows`, which the token may not change (GitHub asks for the `workflows` permission). Ask the agent to leave workflow files alone, or push them yourself.';
-  }
-  if (/protected branch|GH006|GH013|rule violations/i.test(output)) {
-    return `\`${ref}\` is protected by a branch rule that refuses this push.`;
-  }
-  if (/403|denied|not allowed|unable to access|authentication failed|could not read Username/i.test(output)) {
-    return 'the token may not push here. Give the job `permissions: contents: write` (and `pull-requests: write` to open pull requests), or pass a token that may as `github-token`.';
-  }
-  const last = output.trim().split('\n').filter(Boolean).slice(-1)[0] ?? 'no reason given';
-  return `git said: ${last.slice(0, 300)}`;
 }

@@ -11,7 +11,7 @@ import * as path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { issueComment } from '../harness/payloads.js';
 import { RUNNER_TOKEN } from '../harness/runner.js';
-import { startWorld, type World } from '../harness/world.js';
+import { makeCheckout, startWorld, type World } from '../harness/world.js';
 
 let world: World;
 let remote: string;
@@ -142,5 +142,54 @@ describe('fixes that reach the repository', () => {
     expect(git(remote, 'branch', '--list')).not.toContain('recall/');
     expect(fs.readFileSync(path.join(world.machine.workspace, 'src', 'auth.ts'), 'utf8')).toBe(fixed);
     expect(botSaid(7)).toContain('they were not committed because `push-changes` is off');
+  });
+
+  describe('a checkout in a folder of the workspace (actions/checkout `path:`)', () => {
+    /** A world whose checkout is `app/` in the workspace, with its origin on disk. */
+    async function folderWorld(): Promise<string> {
+      await world.stop();
+      world = await startWorld({ layout: { kind: 'folder', folder: 'app' } });
+      const bare = path.join(world.root, 'remote.git');
+      execFileSync('git', ['init', '-q', '--bare', '-b', 'main', bare]);
+      git(world.checkout, 'remote', 'add', 'origin', bare);
+      git(world.checkout, 'push', '-q', 'origin', 'main');
+      return bare;
+    }
+    const fixIn = (dir: string) =>
+      world.model.script({ toolCalls: [{ name: 'write', arguments: { filePath: path.join(dir, 'src', 'auth.ts'), content: fixed } }] }, { text: 'Set the cookie to SameSite=Lax.' });
+
+    it('is found, the agent works in it, and its fix is published end to end', async () => {
+      const bare = await folderWorld();
+      expect(world.checkout).toBe(path.join(world.machine.workspace, 'app'));
+      fixIn(world.checkout);
+      const run = await world.openIssue('7201', ISSUE);
+      expect(run.main.exitCode, run.main.stdout + run.main.stderr).toBe(0);
+      expect(run.main.stdout).toContain(`The agent works in the checkout ${fs.realpathSync(world.checkout)}`);
+      const opened = world.github.openedPulls();
+      expect(opened).toMatchObject([{ head: 'recall/issue-7-7201-1', base: 'main' }]);
+      expect(git(bare, 'show', 'recall/issue-7-7201-1:src/auth.ts') + '\n').toBe(fixed);
+      expect(git(bare, 'diff', '--name-only', 'main', 'recall/issue-7-7201-1')).toBe('src/auth.ts');
+      expect(botSaid(7)).toContain(`Recall opened #${opened[0]!.number}`);
+      // The agent's session is filed under the checkout: OpenCode ran there.
+      expect(world.model.completions()[0]!.messageText()).toContain(fs.realpathSync(world.checkout));
+    });
+
+    it('with two checkouts and no checkout-path, nothing is committed and the thread names the input; with it, the fix is published', async () => {
+      const bare = await folderWorld();
+      makeCheckout(path.join(world.machine.workspace, 'docs'));
+      fixIn(world.checkout);
+      const run = await world.openIssue('7202', ISSUE);
+      expect(run.main.exitCode, run.main.stdout + run.main.stderr).toBe(0);
+      expect(botSaid(7)).toContain('Recall commits nothing in this run: the workspace holds 2 git checkouts (`app`, `docs`) and `checkout-path` names none of them: set `checkout-path` to the one the agent works in.');
+      expect(git(bare, 'branch', '--list')).not.toContain('recall/');
+
+      const issue = { ...ISSUE, number: 8 };
+      fixIn(world.checkout);
+      git(world.checkout, 'checkout', '-q', '--', '.');
+      const chosen = await world.openIssue('7203', issue, { inputs: { 'checkout-path': 'app' } });
+      expect(chosen.main.exitCode, chosen.main.stdout + chosen.main.stderr).toBe(0);
+      expect(git(bare, 'show', 'recall/issue-8-7203-1:src/auth.ts') + '\n').toBe(fixed);
+      expect(botSaid(8)).toMatch(/Recall opened #\d+ with the agent's changes \(1 file/);
+    });
   });
 });

@@ -85,6 +85,15 @@ export interface FakeGitHub {
   addComment(comment: { issue: number; body: string; author: string; authorType?: 'User' | 'Bot'; createdAt?: string; updatedAt?: string }): StoredComment;
   /** Answer the next `times` calls whose path matches with `status`. */
   failNext(pathPattern: RegExp, status: number, times?: number): void;
+  /** The repository's default branch (GET /repos/{owner}/{repo}); "main" unless set. */
+  setDefaultBranch(name: string): void;
+  /** Marks a branch protected (GET /repos/{owner}/{repo}/branches/{branch} answers `protected: true`). */
+  protectBranch(name: string): void;
+  /**
+   * Whose a token is, as GraphQL's `viewer` answers: the runner's token (any token not set here
+   * that starts with `ghs_`) is the workflow's own, `github-actions[bot]`.
+   */
+  setTokenLogin(token: string, login: string): void;
   stop(): Promise<void>;
 }
 
@@ -103,6 +112,9 @@ export async function startFakeGitHub(): Promise<FakeGitHub> {
   const reactions: StoredReaction[] = [];
   const reviews: StoredReview[] = [];
   const failures: Array<{ pattern: RegExp; status: number; times: number }> = [];
+  let defaultBranch = 'main';
+  const protectedBranches = new Set<string>();
+  const tokenLogins = new Map<string, string>();
   let nextId = 1_000;
   let clock = Date.parse('2026-11-01T00:00:00Z');
   const now = () => new Date((clock += 1_000)).toISOString();
@@ -150,8 +162,21 @@ export async function startFakeGitHub(): Promise<FakeGitHub> {
     return stored;
   };
 
-  type Handler = (m: RegExpExecArray, body: any, url: URL) => [number, unknown];
+  type Handler = (m: RegExpExecArray, body: any, url: URL, authorization?: string) => [number, unknown];
   const routes: Array<[string, RegExp, Handler]> = [
+    ['GET', /^\/repos\/([^/]+)\/([^/]+)$/, (m) => [200, { full_name: `${m[1]}/${m[2]}`, name: m[2], default_branch: defaultBranch }]],
+    ['GET', /^\/repos\/([^/]+)\/([^/]+)\/branches\/(.+)$/, (m) => {
+      const name = decodeURIComponent(m[3]!);
+      return [200, { name, protected: protectedBranches.has(name), commit: { sha: '0'.repeat(40) } }];
+    }],
+    // GraphQL, as far as Recall asks it: whose is this token (`query { viewer { login } }`).
+    ['POST', /^\/graphql$/, (_m, body, _url, authorization) => {
+      const token = (authorization ?? '').replace(/^(token|bearer)\s+/i, '');
+      const login = tokenLogins.get(token) ?? (token.startsWith('ghs_') ? TOKEN_USER.login : undefined);
+      if (!login) return [401, { message: 'Bad credentials' }];
+      if (!/viewer\s*{\s*login\s*}/.test(String(body?.query ?? ''))) return [200, { errors: [{ message: 'the fake answers only viewer { login }' }] }];
+      return [200, { data: { viewer: { login } } }];
+    }],
     ['GET', /^\/repos\/([^/]+)\/([^/]+)\/collaborators\/([^/]+)\/permission$/, (m) => {
       const login = decodeURIComponent(m[3]!);
       // As github.com answers for a GitHub App's bot account: it is no user, so no collaborator,
@@ -287,7 +312,7 @@ export async function startFakeGitHub(): Promise<FakeGitHub> {
       }
       for (const [routeMethod, pattern, handle] of routes) {
         const m = pattern.exec(url.pathname);
-        if (m && routeMethod === method) return send(...handle(m, body, url));
+        if (m && routeMethod === method) return send(...handle(m, body, url, req.headers.authorization));
       }
       send(404, { message: 'Not Found', documentation_url: 'https://docs.github.com/rest' });
     });
@@ -316,6 +341,9 @@ export async function startFakeGitHub(): Promise<FakeGitHub> {
     openedPulls: () => openedPulls.map((p) => ({ ...p })),
     addComment,
     failNext: (pattern, status, times = 1) => void failures.push({ pattern, status, times }),
+    setDefaultBranch: (name) => void (defaultBranch = name),
+    protectBranch: (name) => void protectedBranches.add(name),
+    setTokenLogin: (token, login) => void tokenLogins.set(token, login),
     stop: () =>
       new Promise<void>((resolve) => {
         server.closeAllConnections();

@@ -15,6 +15,12 @@ import { createMachine, REPO_ROOT, runAction, stopRunningSteps, type ActionRun, 
 
 export interface World {
   root: string;
+  /**
+   * The folder holding the repository the agent works in: GITHUB_WORKSPACE itself unless the
+   * layout put the checkout elsewhere (see CheckoutLayout); for `inside-repository`, the
+   * workspace, which has no `.git`.
+   */
+  checkout: string;
   model: FakeModel;
   cache: CacheService;
   /** The artifact service on the cache service's host (the results service serves both on GitHub). */
@@ -59,12 +65,7 @@ export function makeCheckout(dir: string, commitMessage = 'initial'): void {
   fs.mkdirSync(path.join(dir, 'src'), { recursive: true });
   fs.writeFileSync(path.join(dir, 'README.md'), `# webapp\n\n${commitMessage}\n`);
   fs.writeFileSync(path.join(dir, 'src', 'auth.ts'), "export const cookie = { sameSite: 'none' };\n");
-  const git = (...args: string[]) =>
-    execFileSync('git', args, {
-      cwd: dir,
-      env: { ...process.env, GIT_AUTHOR_NAME: 't', GIT_AUTHOR_EMAIL: 't@example.com', GIT_COMMITTER_NAME: 't', GIT_COMMITTER_EMAIL: 't@example.com' },
-      stdio: 'ignore',
-    });
+  const git = (...args: string[]) => testGit(dir, ...args);
   git('init', '-q', '-b', 'main');
   git('add', '.');
   git('commit', '-q', '-m', commitMessage);
@@ -89,7 +90,54 @@ export const OUTSIDE_TMP = [path.join(REPO_ROOT, 'node_modules', '.recall-e2e'),
   }),
 ) ?? path.join(os.homedir(), '.cache', 'recall-e2e');
 
-export async function startWorld(o: { baseDir?: string } = {}): Promise<World> {
+/**
+ * Where the checkout is on the runner, as workflows and runners lay it out:
+ *  - workspace: actions/checkout's default, the repository at GITHUB_WORKSPACE;
+ *  - folder: actions/checkout with `path:`, the repository in that folder of the workspace;
+ *  - worktree: GITHUB_WORKSPACE is a `git worktree add` of a clone beside it (its `.git` is a file);
+ *  - inside-repository: GITHUB_WORKSPACE holds the files but no `.git`, and the whole runner
+ *    folder (work folder, RUNNER_TEMP, home) lies inside another repository, as on a self-hosted
+ *    runner installed in a clone. That repository is the world's root.
+ */
+export type CheckoutLayout = { kind: 'workspace' } | { kind: 'folder'; folder: string } | { kind: 'worktree' } | { kind: 'inside-repository' };
+
+const testGit = (cwd: string, ...args: string[]) =>
+  execFileSync('git', args, {
+    cwd,
+    env: { ...process.env, GIT_AUTHOR_NAME: 't', GIT_AUTHOR_EMAIL: 't@example.com', GIT_COMMITTER_NAME: 't', GIT_COMMITTER_EMAIL: 't@example.com' },
+    stdio: 'ignore',
+  });
+
+/** Lays the checkout out in `root` for `layout`; the folder that holds it. */
+function layOut(root: string, workspace: string, layout: CheckoutLayout): string {
+  switch (layout.kind) {
+    case 'workspace':
+      makeCheckout(workspace);
+      return workspace;
+    case 'folder': {
+      const dir = path.join(workspace, layout.folder);
+      makeCheckout(dir);
+      return dir;
+    }
+    case 'worktree': {
+      const clone = path.join(root, 'clone');
+      makeCheckout(clone);
+      testGit(clone, 'worktree', 'add', '-q', '--detach', workspace);
+      return workspace;
+    }
+    case 'inside-repository': {
+      makeCheckout(workspace);
+      fs.rmSync(path.join(workspace, '.git'), { recursive: true, force: true });
+      fs.writeFileSync(path.join(root, 'runner.md'), 'The runner is installed in this clone.\n');
+      testGit(root, 'init', '-q', '-b', 'main');
+      testGit(root, 'add', 'runner.md');
+      testGit(root, 'commit', '-q', '-m', 'runner');
+      return workspace;
+    }
+  }
+}
+
+export async function startWorld(o: { baseDir?: string; layout?: CheckoutLayout } = {}): Promise<World> {
   const base = o.baseDir ?? os.tmpdir();
   fs.mkdirSync(base, { recursive: true });
   const root = fs.mkdtempSync(path.join(base, 'recall-e2e-'));
@@ -104,10 +152,12 @@ export async function startWorld(o: { baseDir?: string } = {}): Promise<World> {
     started.push(github);
     github.setPermission('octocat', 'admin');
     const workspace = path.join(root, 'workspace');
-    makeCheckout(workspace);
+    fs.mkdirSync(workspace, { recursive: true });
+    const checkout = layOut(root, workspace, o.layout ?? { kind: 'workspace' });
     const machine = createMachine(path.join(root, 'machine'), workspace);
     const world: World = {
       root,
+      checkout,
       model,
       cache,
       artifacts,

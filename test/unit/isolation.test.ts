@@ -79,6 +79,37 @@ describe('isolating the agent', () => {
     expect(found.sandbox, found.reason).toBeDefined();
   });
 
+  it("makes every .git of the checkout read-only, a pointer file and the git directory it leads to, and empty submodule folders; what lies outside the writable folders is left to the read-only root", async () => {
+    const ws = setting.workspace;
+    fs.rmSync(path.join(ws, '.git'), { recursive: true });
+    // A worktree-style pointer whose git directory lies inside the checkout, a submodule's pointer, an empty submodule folder.
+    fs.mkdirSync(path.join(ws, '.repo', 'hooks'), { recursive: true });
+    fs.writeFileSync(path.join(ws, '.repo', 'config'), '[core]\n');
+    fs.writeFileSync(path.join(ws, '.git'), `gitdir: ${path.join(ws, '.repo')}\n`);
+    fs.mkdirSync(path.join(ws, 'vendor', 'lib'), { recursive: true });
+    fs.writeFileSync(path.join(ws, 'vendor', 'lib', '.git'), 'gitdir: ../../.repo/modules/lib\n');
+    fs.mkdirSync(path.join(ws, 'vendor', 'empty'), { recursive: true });
+    const protect = [path.join(ws, '.git'), path.join(ws, '.repo'), path.join(ws, 'vendor', 'lib', '.git'), path.join(ws, 'vendor', 'empty'), path.join(dir, 'elsewhere', '.git')];
+    const real = (p: string) => fs.realpathSync(p);
+    expect(sandboxPlan({ ...setting, protect }).readOnly.sort()).toEqual([path.join(real(ws), '.git'), path.join(real(ws), '.repo'), path.join(real(ws), 'vendor', 'empty'), path.join(real(ws), 'vendor', 'lib', '.git')]);
+
+    const found = await findIsolation({ setting: { ...setting, protect }, pathEnv: process.env.PATH, hostedRunner: false, log: () => undefined });
+    expect(found.sandbox, found.reason).toBeDefined();
+    const attempt = [
+      'cd "$1"',
+      'for f in .git vendor/lib/.git .repo/config; do echo "gitdir: /tmp/evil" > "$f" 2>/dev/null && echo "wrote $f"; done',
+      'touch .repo/hooks/post-checkout 2>/dev/null && echo "wrote hook"',
+      'mkdir vendor/empty/.git 2>/dev/null && echo "planted"',
+      'rm -f .git 2>/dev/null; mv vendor/lib/.git vendor/lib/moved 2>/dev/null; rmdir vendor/empty 2>/dev/null',
+      'echo fixed > fix.txt && echo "wrote fix"',
+    ].join('\n');
+    const out = execFileSync(found.sandbox!.wrapper[0]!, [...found.sandbox!.wrapper.slice(1), 'sh', '-c', attempt, 'attempt', real(ws)], { env: { PATH: process.env.PATH, ...found.sandbox!.env }, encoding: 'utf8' });
+    expect(out.trim()).toBe('wrote fix');
+    expect(fs.readFileSync(path.join(ws, '.git'), 'utf8')).toBe(`gitdir: ${path.join(ws, '.repo')}\n`);
+    expect(fs.readFileSync(path.join(ws, 'vendor', 'lib', '.git'), 'utf8')).toBe('gitdir: ../../.repo/modules/lib\n');
+    expect(fs.readdirSync(path.join(ws, 'vendor', 'empty'))).toEqual([]);
+  });
+
   it("hides the runner's credentials and logs, not its work folder (a self-hosted runner's checkout lives there)", () => {
     const runner = path.join(dir, 'actions-runner');
     fs.mkdirSync(path.join(runner, '_diag'), { recursive: true });

@@ -1,10 +1,20 @@
 /**
- * git, as Recall runs it on the checkout after the agent has stopped (RFC-007): nothing the
- * checkout's configuration or the agent's files could run is run. Hooks, an fsmonitor, signing
- * programs and credential helpers are turned off on the command line; the push's credential
- * reaches the git child alone, in its environment, never a file in the checkout.
+ * The one way Recall runs git (RFC-007): nothing a repository's files, a user's configuration or
+ * an agent could have written starts a program in Recall's process, which holds the tokens.
+ *
+ *  - No system or user configuration: GIT_CONFIG_NOSYSTEM, GIT_CONFIG_GLOBAL=/dev/null, and HOME
+ *    and XDG_CONFIG_HOME are a directory of Recall's (no ~/.gitconfig, no global attributes).
+ *  - Settings that win over any repository's own (SAFE_CONFIG): no hooks, fsmonitor, signing,
+ *    credential helper, untracked cache, attributes file, submodule recursion; only the https,
+ *    http, ssh and file transports.
+ *  - A private git directory over a work tree (GIT_DIR, GIT_WORK_TREE) when the caller gives one:
+ *    then not even the work tree's repository configuration is read (publish, after the agent).
+ *  - GIT_CEILING_DIRECTORIES when asked: git never walks up out of the folder it is given.
+ * The push's credential reaches the git child alone, in its environment, never a file or a
+ * command line.
  */
 import { spawn, type ChildProcessByStdio } from 'node:child_process';
+import * as path from 'node:path';
 import type { Readable, Writable } from 'node:stream';
 
 export interface GitResult {
@@ -13,14 +23,43 @@ export interface GitResult {
   stderr: string;
 }
 
-/** Settings that win over the checkout's own: none of them may start a program. */
-const SAFE_CONFIG: ReadonlyArray<[string, string]> = [
+/** Settings that win over every repository's own: none of them may start a program. */
+export const SAFE_CONFIG: ReadonlyArray<[string, string]> = [
   ['core.hooksPath', '/dev/null'],
   ['core.fsmonitor', 'false'],
+  ['core.untrackedCache', 'false'],
+  ['core.attributesFile', '/dev/null'],
+  ['core.excludesFile', '/dev/null'],
+  ['core.pager', 'cat'],
   ['commit.gpgSign', 'false'],
+  ['tag.gpgSign', 'false'],
   ['credential.helper', ''],
-  ['protocol.ext.allow', 'never'],
+  // Only transports that run no program named by a URL (ext::, fd:: and the like are refused).
+  ['protocol.allow', 'never'],
+  ['protocol.https.allow', 'always'],
+  ['protocol.http.allow', 'always'],
+  ['protocol.ssh.allow', 'always'],
+  ['protocol.file.allow', 'always'],
+  ['submodule.recurse', 'false'],
+  ['push.recurseSubmodules', 'no'],
+  ['fetch.recurseSubmodules', 'false'],
+  ['diff.ignoreSubmodules', 'all'],
+  ['status.submoduleSummary', 'false'],
+  ['gc.auto', '0'],
+  ['maintenance.auto', 'false'],
 ];
+
+export interface GitSetting {
+  /** PATH, to find git. */
+  path: string | undefined;
+  /** HOME and XDG_CONFIG_HOME of the git child: a directory of Recall's, so no user's configuration is read. */
+  home: string;
+  /** A private git directory (GIT_DIR) over `workTree` (GIT_WORK_TREE): the work tree's own repository is never opened. */
+  gitDir?: string;
+  workTree?: string;
+  /** GIT_CEILING_DIRECTORIES: git finds a repository only in the folder it runs in, never above it. */
+  noWalkUp?: boolean;
+}
 
 export interface GitRunOptions {
   /** Settings for this call alone, passed in the environment. */
@@ -29,10 +68,13 @@ export interface GitRunOptions {
   input?: Buffer | string;
 }
 
+const BOT_NAME = 'github-actions[bot]';
+const BOT_EMAIL = '41898282+github-actions[bot]@users.noreply.github.com';
+
 export class Git {
   constructor(
     private readonly cwd: string,
-    private readonly baseEnv: NodeJS.ProcessEnv,
+    private readonly setting: GitSetting,
   ) {}
 
   /**
@@ -66,19 +108,37 @@ export class Git {
     return { stdout: child.stdout, done };
   }
 
+  /** The bytes `git args` prints (a blob); a non-zero exit throws. */
+  async bytes(args: readonly string[]): Promise<Buffer> {
+    const { stdout, done } = this.stream(args);
+    const chunks: Buffer[] = [];
+    for await (const chunk of stdout) chunks.push(chunk as Buffer);
+    const r = await done;
+    if (r.code !== 0) throw new Error(`git ${args[0]} failed: ${lastLines(r.stderr)}`);
+    return Buffer.concat(chunks);
+  }
+
   private spawn(args: readonly string[], o: GitRunOptions): ChildProcessByStdio<Writable, Readable, Readable> {
     const config = [...SAFE_CONFIG, ...(o.config ?? [])];
+    const s = this.setting;
     const env: NodeJS.ProcessEnv = {
-      PATH: this.baseEnv.PATH,
-      HOME: this.baseEnv.HOME,
+      PATH: s.path,
+      HOME: s.home,
+      XDG_CONFIG_HOME: s.home,
       LANG: 'C',
       GIT_TERMINAL_PROMPT: '0',
       GIT_CONFIG_NOSYSTEM: '1',
+      GIT_CONFIG_GLOBAL: '/dev/null',
+      GIT_ATTR_NOSYSTEM: '1',
+      GIT_NO_REPLACE_OBJECTS: '1',
       GIT_CONFIG_COUNT: String(config.length),
-      GIT_AUTHOR_NAME: 'github-actions[bot]',
-      GIT_AUTHOR_EMAIL: '41898282+github-actions[bot]@users.noreply.github.com',
-      GIT_COMMITTER_NAME: 'github-actions[bot]',
-      GIT_COMMITTER_EMAIL: '41898282+github-actions[bot]@users.noreply.github.com',
+      GIT_AUTHOR_NAME: BOT_NAME,
+      GIT_AUTHOR_EMAIL: BOT_EMAIL,
+      GIT_COMMITTER_NAME: BOT_NAME,
+      GIT_COMMITTER_EMAIL: BOT_EMAIL,
+      ...(s.gitDir ? { GIT_DIR: s.gitDir } : {}),
+      ...(s.workTree ? { GIT_WORK_TREE: s.workTree } : {}),
+      ...(s.noWalkUp ? { GIT_CEILING_DIRECTORIES: path.dirname(path.resolve(this.cwd)) } : {}),
     };
     config.forEach(([key, value], i) => {
       env[`GIT_CONFIG_KEY_${i}`] = key;
@@ -90,9 +150,13 @@ export class Git {
   /** Like run, but a non-zero exit throws with git's own words. */
   async must(args: readonly string[], o: GitRunOptions = {}): Promise<string> {
     const r = await this.run(args, o);
-    if (r.code !== 0) throw new Error(`git ${args[0]} failed: ${(r.stderr || r.stdout).trim().split('\n').slice(-3).join(' ')}`);
+    if (r.code !== 0) throw new Error(`git ${args[0]} failed: ${lastLines(r.stderr || r.stdout)}`);
     return r.stdout;
   }
+}
+
+function lastLines(text: string): string {
+  return text.trim().split('\n').slice(-3).join(' ');
 }
 
 /**

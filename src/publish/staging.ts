@@ -1,0 +1,133 @@
+/**
+ * Where Recall builds the agent's commit (RFC-007): a private git directory over the checkout.
+ * It is made before the agent runs, in Recall's own folder (RUNNER_TEMP/recall, hidden from the
+ * agent), from what the checkout held then: a copy of its index and shallow list, and its objects
+ * reached read-only as alternates. After the agent, git runs with GIT_DIR there and GIT_WORK_TREE
+ * the checkout, so the checkout's configuration, attributes file, hooks and index are never read
+ * (the agent could not write them, and even so), and none of git's settings comes from anywhere
+ * but Recall (git/git.ts). The commit is made with plumbing (write-tree, commit-tree) and pushed
+ * from here; the checkout's own `.git` is never written.
+ */
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import type { CheckoutFacts } from '../git/checkout.js';
+import { Git, type GitRunOptions } from '../git/git.js';
+import { parseRawDiff, type ChangedEntry } from './rules.js';
+
+/** Private directories still on disk, removed when the process exits. */
+const leftOver = new Set<string>();
+process.once('exit', () => {
+  for (const dir of leftOver) fs.rmSync(dir, { recursive: true, force: true });
+});
+
+export class Staging {
+  private constructor(
+    private readonly dir: string,
+    private readonly facts: CheckoutFacts,
+    private readonly pathEnv: string | undefined,
+  ) {}
+
+  /** Makes the private git directory for `facts`' checkout under `parent` (mode 0700). */
+  static async prepare(facts: CheckoutFacts, o: { parent: string; pathEnv: string | undefined }): Promise<Staging> {
+    fs.mkdirSync(o.parent, { recursive: true, mode: 0o700 });
+    const dir = fs.mkdtempSync(path.join(o.parent, 'publish-'));
+    leftOver.add(dir);
+    const staging = new Staging(dir, facts, o.pathEnv);
+    try {
+      const home = path.join(dir, 'home');
+      fs.mkdirSync(home, { mode: 0o700 });
+      await new Git(dir, { path: o.pathEnv, home }).must(['init', '-q', '--bare', `--object-format=${facts.objectFormat}`, 'git']);
+      const gitDir = path.join(dir, 'git');
+      fs.writeFileSync(path.join(gitDir, 'objects', 'info', 'alternates'), `${fs.realpathSync(path.join(facts.commonDir, 'objects'))}\n`);
+      copyIfThere(path.join(facts.commonDir, 'shallow'), path.join(gitDir, 'shallow'));
+      copyIfThere(path.join(facts.commonDir, 'info', 'exclude'), path.join(gitDir, 'info', 'exclude'));
+      // The checkout's index as it was: its sparse-checkout and intent-to-add marks, and the
+      // file times that spare git hashing every file again.
+      copyIfThere(path.join(facts.gitDir, 'index'), path.join(gitDir, 'index'));
+      for (const name of fs.readdirSync(facts.gitDir).filter((n) => n.startsWith('sharedindex.'))) copyIfThere(path.join(facts.gitDir, name), path.join(gitDir, name));
+      if (!facts.head) fs.rmSync(path.join(gitDir, 'index'), { force: true });
+      return staging;
+    } catch (error) {
+      staging.dispose();
+      throw error;
+    }
+  }
+
+  /** git with the private directory over the checkout. */
+  git(): Git {
+    return new Git(this.facts.top, { path: this.pathEnv, home: path.join(this.dir, 'home'), gitDir: path.join(this.dir, 'git'), workTree: this.facts.top });
+  }
+
+  /**
+   * Stages every change in the work tree but under `excluded` (submodule folders, folders holding
+   * a repository, Recall's own): git never looks into them, so never into a repository there.
+   * Then the staged changes against HEAD, as git's raw diff.
+   */
+  async stage(excluded: readonly string[]): Promise<ChangedEntry[]> {
+    const git = this.git();
+    await git.must(['add', '-A', '--', '.', ...excluded.map((p) => `:(exclude,top,literal)${p}`)]);
+    return this.changes();
+  }
+
+  /** What the private index holds against HEAD (an empty tree when there is no HEAD). */
+  async changes(): Promise<ChangedEntry[]> {
+    const git = this.git();
+    const base = this.facts.head ?? (await git.must(['hash-object', '-t', 'tree', '/dev/null'])).trim();
+    return parseRawDiff(await git.must(['diff-index', '--cached', '-z', '--no-renames', '--ignore-submodules=none', base]));
+  }
+
+  /** Puts `paths` back as HEAD has them (or out of the index where HEAD has none): left out of the commit. */
+  async leaveOut(paths: readonly string[]): Promise<void> {
+    if (paths.length === 0) return;
+    const git = this.git();
+    const zero = '0'.repeat(this.facts.objectFormat === 'sha256' ? 64 : 40);
+    const inHead = new Map<string, string>();
+    if (this.facts.head) {
+      const listed = await git.must(['ls-tree', '-r', '-z', '--full-tree', this.facts.head, '--', ...paths.map((p) => `:(literal)${p}`)]);
+      for (const line of listed.split('\0').filter(Boolean)) {
+        const tab = line.indexOf('\t');
+        const [mode, , sha] = line.slice(0, tab).split(' ');
+        inHead.set(line.slice(tab + 1), `${mode} ${sha}`);
+      }
+    }
+    const info = paths.map((p) => `${inHead.get(p) ?? `0 ${zero}`}\t${p}`).join('\0');
+    await git.must(['update-index', '-z', '--index-info'], { input: `${info}\0` });
+  }
+
+  /** `git check-attr -z <attribute>` for `paths` (the attributes files are read as data; no driver runs). */
+  async attribute(attribute: string, paths: readonly string[]): Promise<string> {
+    if (paths.length === 0) return '';
+    return this.git().must(['check-attr', '-z', '--stdin', attribute], { input: `${paths.join('\0')}\0` });
+  }
+
+  /** The staged content of a blob (a file's bytes, a link's target). */
+  blob(sha: string): Promise<Buffer> {
+    return this.git().bytes(['cat-file', 'blob', sha]);
+  }
+
+  /** The commit of what is staged, on top of HEAD. */
+  async commit(message: string): Promise<string> {
+    const git = this.git();
+    const tree = (await git.must(['write-tree'])).trim();
+    const parent = this.facts.head ? ['-p', this.facts.head] : [];
+    return (await git.must(['commit-tree', tree, ...parent], { input: message })).trim();
+  }
+
+  /** Pushes `sha` to `ref` of `url` (the origin recorded before the agent ran). */
+  push(url: string, sha: string, ref: string, o: GitRunOptions = {}) {
+    return this.git().run(['push', '--porcelain', url, `${sha}:refs/heads/${ref}`], o);
+  }
+
+  dispose(): void {
+    fs.rmSync(this.dir, { recursive: true, force: true });
+    leftOver.delete(this.dir);
+  }
+}
+
+function copyIfThere(from: string, to: string): void {
+  try {
+    fs.copyFileSync(from, to);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+  }
+}
