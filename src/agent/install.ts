@@ -128,7 +128,13 @@ async function fromPath(o: InstallOptions): Promise<string | undefined> {
 async function fromToolDir(o: InstallOptions, target: () => Target): Promise<string | undefined> {
   const t = target();
   // Without a pin there is nothing to check it against: the registry installs it afresh.
-  if (!t.pin || !fs.existsSync(t.dir)) return undefined;
+  const found = t.pin ? fs.lstatSync(t.dir, { throwIfNoEntry: false }) : undefined;
+  if (!t.pin || !found) return undefined;
+  if (!found.isDirectory()) {
+    fs.rmSync(t.dir, { force: true });
+    o.warn(`The OpenCode install in the tool directory (${t.dir}) is a link or a file, not a folder Recall made: Recall removed it without running anything from it and installs OpenCode again. Something on this runner put it there: check what else writes ${o.toolDir}.`);
+    return undefined;
+  }
   if (!fs.lstatSync(binaryOf(t), { throwIfNoEntry: false })) {
     fs.rmSync(t.dir, { recursive: true, force: true }); // an install cut short: nothing that could run
     return undefined;

@@ -214,6 +214,18 @@ describe('a pinned release kept on the runner or in the Actions cache', () => {
     expect(fs.existsSync(path.join(installDir(), 'preload.so'))).toBe(false);
   });
 
+  it('is refused from the tool directory when its folder is a link to somewhere else', async () => {
+    const elsewhere = path.join(root, 'elsewhere');
+    fs.mkdirSync(path.join(elsewhere, 'bin'), { recursive: true });
+    fs.copyFileSync(NPM_CI_BINARY, path.join(elsewhere, 'bin', 'opencode'));
+    fs.mkdirSync(path.dirname(installDir()), { recursive: true });
+    fs.symlinkSync(elsewhere, installDir());
+    expect(await resolveOpenCode(options({ run: fakeNpm(() => REAL_TARBALL) }))).toBe(installed());
+    expect(warnings.at(-1)).toMatch(/is a link or a file, not a folder Recall made/);
+    expect(fs.lstatSync(installDir()).isDirectory()).toBe(true);
+    expect(fs.existsSync(path.join(elsewhere, 'bin', 'opencode'))).toBe(true); // removed the link, not what it points at
+  });
+
   it('is installed again, without a warning, when an earlier install was cut short', async () => {
     fs.mkdirSync(path.join(installDir(), 'bin'), { recursive: true });
     expect(await resolveOpenCode(options({ run: fakeNpm(() => REAL_TARBALL) }))).toBe(installed());
