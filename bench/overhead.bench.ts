@@ -4,10 +4,11 @@
  * the start to the model's first request (before), from the model's last request to the end
  * (after; the model answers at once), and the whole. Recall's whole is its main and post steps of
  * the bundled action; memory empty, then 1,000 sessions restored from the cache service; OpenCode
- * on PATH. Then what a runner without OpenCode pays: npm from a registry on loopback (from
- * scratch), and Recall's restore from the Actions cache.
+ * on PATH. Then what a runner without OpenCode pays: the registry on loopback (from scratch), and
+ * Recall's restore from the Actions cache, each checked against the pinned checksums; a
+ * self-hosted runner's tool directory, checked again; a release without pins, from the registry.
  * Targets (issue 11): whole at most 1.3x bare with empty memory, 1.5x with 1,000 sessions; an
- * install from the cache at most 2 s.
+ * install from the cache at most 2 s (issue 17: checks included).
  */
 import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
@@ -15,7 +16,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { resolveOpenCode } from '../src/agent/install.js';
-import { actionsCacheForOpenCode, saveOpenCode } from '../src/agent/opencode-cache.js';
+import { actionsCacheForOpenCode, saveOpenCode, type KeptOpenCode } from '../src/agent/opencode-cache.js';
 import { createMemoryStore } from '../src/memory/factory.js';
 import { memoryKeys } from '../src/memory/keys.js';
 import { startFakeNpmRegistry } from '../test/harness/fake-npm-registry.js';
@@ -24,6 +25,8 @@ import { startWorld, type World } from '../test/harness/world.js';
 import { growStore } from './grow.js';
 
 const RUNS = Number(process.env.BENCH_RUNS ?? 3);
+/** A version the loopback registry serves (as 1.18.33's files) and Recall has no pins for. */
+const UNPINNED = '1.18.34';
 const PROMPT = 'Why does the SSO login loop on Safari?';
 const ANSWER = 'The session cookie lacks Secure, so Safari drops it.';
 
@@ -121,26 +124,31 @@ it('the overhead Recall adds around the agent, beside a bare opencode run', asyn
   }
   const bareMedian = { before: median(bare.map((r) => r.before)), after: median(bare.map((r) => r.after)), whole: median(bare.map((r) => r.whole)) };
 
-  // Installing OpenCode on a runner without it: npm, then Recall's cache.
-  const registry = await startFakeNpmRegistry();
+  // Installing OpenCode on a runner without it: the registry, then Recall's cache; then a runner
+  // that kept it in its tool directory (checked again); then a release without pins.
+  const registry = await startFakeNpmRegistry({ aliases: [UNPINNED] });
   const toolDir = path.join(world.root, 'tool-cache');
-  const npmEnv = { ...process.env, npm_config_registry: registry.url, npm_config_cache: path.join(world.root, 'npm-cache') };
-  let kept: { dir: string; key: string } | undefined;
+  const npmEnv = { ...process.env, npm_config_registry: registry.url };
+  let kept: KeptOpenCode | undefined;
   const cache = actionsCacheForOpenCode(env, log, (entry) => (kept = entry));
   expect(cache).toBeDefined();
-  const install = async (): Promise<number> => {
+  const said: string[] = [];
+  const install = async (version = '1.18.33'): Promise<number> => {
     const began = Date.now();
     await resolveOpenCode({
-      version: '1.18.33',
+      version,
       toolDir,
       pathEnv: '',
-      log: () => undefined,
+      log: (line) => said.push(line),
+      warn: (line) => said.push(`warning: ${line}`),
       cache,
-      run: (file, args) =>
+      run: (file, args, cwd) =>
         new Promise((resolve, reject) => {
-          const child = spawn(file, args, { env: npmEnv, stdio: 'ignore' });
+          let out = '';
+          const child = spawn(file, args, { cwd, env: npmEnv, stdio: ['ignore', 'pipe', 'ignore'] });
+          child.stdout.on('data', (d: Buffer) => (out += d.toString()));
           child.on('error', reject);
-          child.on('close', (c) => (c === 0 ? resolve('') : reject(new Error(`${file} exited ${c}`))));
+          child.on('close', (c) => (c === 0 ? resolve(out) : reject(new Error(`${file} exited ${c}`))));
         }),
     });
     return Date.now() - began;
@@ -152,6 +160,11 @@ it('the overhead Recall adds around the agent, beside a bare opencode run', asyn
   const saveMs = Date.now() - saveBegan;
   fs.rmSync(toolDir, { recursive: true, force: true });
   const fromCache = await install();
+  expect(said.at(-1)).toMatch(/restored from the Actions cache/);
+  const fromToolDir = await install();
+  expect(said.at(-1)).toMatch(/matches the SHA-256 Recall pins/);
+  const unpinned = await install(UNPINNED);
+  expect(said.at(-1)).toMatch(/installed this way on every run/);
   await registry.stop();
 
   console.log(
@@ -161,8 +174,10 @@ it('the overhead Recall adds around the agent, beside a bare opencode run', asyn
       row('Recall, empty memory', empty, bareMedian),
       row('Recall, 1,000 sessions', full, bareMedian),
       `Recall's overhead, empty memory: ${s(median(empty.map((r) => r.whole)) - bareMedian.whole)}; 1,000 sessions: ${s(median(full.map((r) => r.whole)) - bareMedian.whole)}`,
-      `install OpenCode from scratch (npm, loopback registry): ${s(fromScratch)}`,
-      `install OpenCode from Recall's Actions cache: ${s(fromCache)} (the post step's save: ${s(saveMs)}, once per version)`,
+      `install OpenCode from scratch (npm pack from a loopback registry, checked against the pins): ${s(fromScratch)}`,
+      `install OpenCode from Recall's Actions cache (checked as it is unpacked): ${s(fromCache)} (the post step's save: ${s(saveMs)}, once per version)`,
+      `OpenCode kept in a self-hosted runner's tool directory, checked again: ${s(fromToolDir)}`,
+      `a release without pins (${UNPINNED}), from the registry on every run: ${s(unpinned)}`,
     ].join('\n'),
   );
 });

@@ -62,7 +62,7 @@ export interface PipelineOptions {
    */
   state: (keys: MemoryKeys, choice: MemoryChoice, memory: MemoryStore) => RunState;
   log: { info: (line: string) => void; warning: (line: string) => void; debug: (line: string) => void };
-  /** Where an npm install of OpenCode is kept between runs (the Actions cache). */
+  /** Where Recall's install of OpenCode is kept between runs (the Actions cache). */
   openCodeCache?: OpenCodeCache | undefined;
 }
 
@@ -96,7 +96,7 @@ export async function runPipeline(o: PipelineOptions): Promise<RunResult> {
   }
   const agent = new OpenCodeLauncher({
     binary: () =>
-      resolveOpenCode({ version: inputs.opencodeVersion, toolDir: env.RUNNER_TOOL_CACHE || layout.root, pathEnv: env.PATH, log: log.info, cache: o.openCodeCache }),
+      resolveOpenCode({ version: inputs.opencodeVersion, toolDir: env.RUNNER_TOOL_CACHE || layout.root, pathEnv: env.PATH, log: log.info, warn: log.warning, cache: o.openCodeCache }),
     workspace,
     layout,
     parentEnv: env,

@@ -17,7 +17,7 @@ import { saveOpenCode } from './agent/opencode-cache.js';
 
 async function post(env: NodeJS.ProcessEnv): Promise<void> {
   const state = readPostState();
-  // Main installed OpenCode with npm: keep it for the next run (it never waits on this upload).
+  // Main installed OpenCode from the registry: keep it for the next run (it never waits on this upload).
   if (state.openCode) await saveOpenCode(state.openCode, env, { info: core.info, warning: core.warning });
   if (!state.savePending) {
     core.info('Memory: nothing for the post step to do (main saved it, or never restored it).');

@@ -7,6 +7,7 @@ import type { MemoryBackendName } from './inputs.js';
 import type { MemoryChoice } from './memory/factory.js';
 import type { MemoryKeys } from './memory/keys.js';
 import type { RunState } from './ports.js';
+import type { KeptOpenCode } from './agent/opencode-cache.js';
 
 const MEMORY = 'memory';
 const OPENCODE_PID = 'opencode-pid';
@@ -30,8 +31,8 @@ export interface PostState {
   memory: MemoryChoice;
   /** The thread's "working" comment, when main posted one and never replaced it (cancelled, killed). */
   workingComment: { id: number; marker: string } | undefined;
-  /** OpenCode as main installed it with npm, for the post step to keep in the Actions cache. */
-  openCode: { dir: string; key: string } | undefined;
+  /** OpenCode as main installed it from the registry, for the post step to keep in the Actions cache. */
+  openCode: KeptOpenCode | undefined;
 }
 
 export class ActionState implements RunState {
@@ -58,8 +59,8 @@ export class ActionState implements RunState {
   }
 }
 
-/** Main installed OpenCode with npm: the post step saves it to the Actions cache (opencode-cache.ts). */
-export function saveOpenCodeEntry(entry: { dir: string; key: string }): void {
+/** Main installed OpenCode from the registry: the post step saves it to the Actions cache (opencode-cache.ts). */
+export function saveOpenCodeEntry(entry: KeptOpenCode): void {
   core.saveState(OPENCODE_CACHE, JSON.stringify(entry));
 }
 
@@ -104,4 +105,6 @@ const workingComment = (): PostState['workingComment'] =>
   jsonState(WORKING_COMMENT, (v) => (typeof v.id === 'number' && typeof v.marker === 'string' ? { id: v.id, marker: v.marker } : undefined));
 
 const openCodeEntry = (): PostState['openCode'] =>
-  jsonState(OPENCODE_CACHE, (v) => (typeof v.dir === 'string' && typeof v.key === 'string' ? { dir: v.dir, key: v.key } : undefined));
+  jsonState(OPENCODE_CACHE, (v) =>
+    typeof v.dir === 'string' && typeof v.version === 'string' && typeof v.package === 'string' ? { dir: v.dir, version: v.version, package: v.package } : undefined,
+  );

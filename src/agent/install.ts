@@ -1,7 +1,15 @@
 /**
- * Find the OpenCode binary Recall runs: an `opencode` already on PATH at the wanted version
- * (a self-hosted runner or a test harness that provides it), else install the npm package
- * `opencode-ai` at that version into a tool directory, once per runner.
+ * Find the OpenCode binary Recall runs (RFC-005, "The OpenCode binary"). The places it can come
+ * from are tried in order (`SOURCES`); the first that yields a binary wins:
+ *  1. an `opencode` on PATH at the wanted version: the runner's owner or the workflow put it
+ *     there, and Recall runs it as is, saying it did not check it;
+ *  2. Recall's own install in the tool directory (RUNNER_TOOL_CACHE, kept by self-hosted runners),
+ *     checked against the pinned checksum on every run;
+ *  3. the copy an earlier run's post step kept in the Actions cache, checked the same way;
+ *  4. the platform package fetched from the npm registry with `npm pack` (npm checks the registry's
+ *     integrity; no package's install script runs), checked against the pin where there is one,
+ *     its binary unpacked by Recall.
+ * Whatever Recall installs is checked before anything runs it; a mismatch is refused and said.
  */
 import { execFile } from 'node:child_process';
 import * as fs from 'node:fs';
@@ -9,10 +17,12 @@ import * as path from 'node:path';
 import { promisify } from 'node:util';
 import { describe } from '../errors.js';
 import { openCodeCacheKey, type OpenCodeCache } from './opencode-cache.js';
+import { installProblem, pinFor, pinnedPackages, unpackBinary, type Pin } from './opencode-pins.js';
+import { binaryInPackage, platformPackages } from './opencode-platform.js';
 
 const exec = promisify(execFile);
 
-/** The OpenCode release this version of Recall is built and tested against. */
+/** The OpenCode release this version of Recall is built and tested against (its checksums are pinned). */
 export const DEFAULT_OPENCODE_VERSION = '1.18.33';
 
 export interface InstallOptions {
@@ -21,14 +31,17 @@ export interface InstallOptions {
   toolDir: string;
   pathEnv: string | undefined;
   log: (message: string) => void;
-  /** Where an install is kept between runs (the Actions cache); absent: npm every time. */
+  /** A binary Recall refused, and why: worth an annotation. */
+  warn: (message: string) => void;
+  /** Where an install is kept between runs (the Actions cache); absent: the registry every time. */
   cache?: OpenCodeCache | undefined;
-  /** Run a command and return its stdout; injectable for tests. */
-  run?: (file: string, args: string[]) => Promise<string>;
+  /** Run a command in `cwd` and return its stdout; injectable for tests. */
+  run?: (file: string, args: string[], cwd: string) => Promise<string>;
+  /** OpenCode's platform packages for this machine, preferred first (opencode-platform.ts); injectable for tests. */
+  packages?: readonly string[];
 }
 
-const defaultRun = async (file: string, args: string[]): Promise<string> =>
-  (await exec(file, args, { maxBuffer: 16 * 1024 * 1024 })).stdout;
+const defaultRun = async (file: string, args: string[], cwd: string): Promise<string> => (await exec(file, args, { cwd, maxBuffer: 16 * 1024 * 1024 })).stdout;
 
 export function versionProblem(version: string): string | undefined {
   return /^\d+\.\d+\.\d+(-[0-9A-Za-z.-]+)?$/.test(version)
@@ -36,52 +49,228 @@ export function versionProblem(version: string): string | undefined {
     : `opencode-version "${version}" is not an exact version: write one like ${DEFAULT_OPENCODE_VERSION}`;
 }
 
+/** Recall's install of one platform package of one release. */
+interface Target {
+  version: string;
+  package: string;
+  /** The checksums pinned for it, or why there are none (then the registry's integrity is what is checked). */
+  pin: Pin | undefined;
+  unpinned: string;
+  /** `<toolDir>/recall-opencode/<version>/<package>`: the binary under its path in the package, nothing else. */
+  dir: string;
+  /** The binary's path inside the package and inside `dir`. */
+  inPackage: string;
+  key: string;
+  /** The Actions cache holds an entry under `key` already (keys are immutable: nothing to keep). */
+  entryTaken?: boolean;
+}
+
+const binaryOf = (t: Target) => path.join(t.dir, t.inPackage);
+const seconds = (since: number) => `${((Date.now() - since) / 1000).toFixed(1)} s`;
+
+/** A place OpenCode can come from: the binary to run, or undefined to try the next place. */
+type Source = (o: InstallOptions, target: () => Target) => Promise<string | undefined>;
+
+/** In order; the first binary found runs. */
+const SOURCES: Source[] = [fromPath, fromToolDir, fromActionsCache, fromRegistry];
+
 export async function resolveOpenCode(o: InstallOptions): Promise<string> {
-  const run = o.run ?? defaultRun;
+  let target: Target | undefined;
+  const once = () => (target ??= targetFor(o, preferredPackage(o)));
+  for (const source of SOURCES) {
+    const binary = await source(o, once);
+    if (binary) return binary;
+  }
+  throw new Error(`OpenCode ${o.version} could not be found or installed`); // fromRegistry throws first
+}
+
+/** The platform package this runner needs: OpenCode's installer's first choice that the release has. */
+function preferredPackage(o: InstallOptions): string {
+  const candidates = o.packages ?? platformPackages();
+  const listed = pinnedPackages(o.version);
+  return candidates.find((p) => !listed || listed.includes(p)) ?? candidates[0]!;
+}
+
+function targetFor(o: InstallOptions, pkg: string): Target {
+  const pinned = pinFor(o.version, pkg);
+  const pin = 'pin' in pinned ? pinned.pin : undefined;
+  return {
+    version: o.version,
+    package: pkg,
+    pin,
+    unpinned: 'unpinned' in pinned ? pinned.unpinned : '',
+    dir: path.join(o.toolDir, 'recall-opencode', o.version, pkg),
+    inPackage: pin?.binary ?? binaryInPackage(pkg),
+    key: openCodeCacheKey(o.version, pkg),
+  };
+}
+
+/**
+ * 1. An `opencode` on PATH at the wanted version, which Recall did not install: the runner's
+ * owner chose it (the runner image, an earlier step, a self-hosted runner's setup; the tests'
+ * harness puts node_modules/.bin there). Used as is, and the log says it was not checked.
+ */
+async function fromPath(o: InstallOptions): Promise<string | undefined> {
   const onPath = findOnPath('opencode', o.pathEnv);
-  if (onPath) {
-    // An npm install says its version in its package.json: reading it spares spawning the binary (0.75 s).
-    const found = (packageVersion(onPath) ?? (await run(onPath, ['--version']).catch(() => ''))).trim();
-    if (found === o.version) {
-      o.log(`Using OpenCode ${found} from ${onPath}`);
-      return onPath;
-    }
-    o.log(`OpenCode on PATH is ${found || 'unknown'}, not ${o.version}; installing ${o.version}`);
+  if (!onPath) return undefined;
+  const run = o.run ?? defaultRun;
+  // An npm install says its version in its package.json: reading it spares spawning the binary (0.75 s).
+  const found = (packageVersion(onPath) ?? (await run(onPath, ['--version'], path.dirname(onPath)).catch(() => ''))).trim();
+  if (found === o.version) {
+    o.log(`Using OpenCode ${found} from ${onPath}, as found on PATH: Recall did not install it and did not check it (it checks only the copies it installs; remove it from PATH to have Recall install a checked one)`);
+    return onPath;
   }
-  const prefix = path.join(o.toolDir, 'recall-opencode', o.version);
-  // The package holds the native binary itself (its postinstall put it there): that directory alone is what runs.
-  const packageDir = path.join(prefix, 'node_modules', 'opencode-ai');
-  const binary = path.join(packageDir, 'bin', 'opencode.exe');
-  const key = openCodeCacheKey(o.version);
-  if (!fs.existsSync(binary) && o.cache) {
-    const began = Date.now();
+  o.log(`OpenCode on PATH is ${found || 'unknown'}, not ${o.version}; installing ${o.version}`);
+  return undefined;
+}
+
+/** 2. Recall's install from an earlier run on this runner, checked against the pin every time. */
+async function fromToolDir(o: InstallOptions, target: () => Target): Promise<string | undefined> {
+  const t = target();
+  // Without a pin there is nothing to check it against: the registry installs it afresh.
+  const found = t.pin ? fs.lstatSync(t.dir, { throwIfNoEntry: false }) : undefined;
+  if (!t.pin || !found) return undefined;
+  if (!found.isDirectory()) {
+    fs.rmSync(t.dir, { force: true });
+    o.warn(`The OpenCode install in the tool directory (${t.dir}) is a link or a file, not a folder Recall made: Recall removed it without running anything from it and installs OpenCode again. Something on this runner put it there: check what else writes ${o.toolDir}.`);
+    return undefined;
+  }
+  if (!fs.lstatSync(binaryOf(t), { throwIfNoEntry: false })) {
+    fs.rmSync(t.dir, { recursive: true, force: true }); // an install cut short: nothing that could run
+    return undefined;
+  }
+  const began = Date.now();
+  const problem = installProblem(t.dir, t.pin);
+  if (!problem) {
+    o.log(`Using OpenCode ${t.version} (${t.package}) installed in ${t.dir}: it matches the SHA-256 Recall pins for it (checked in ${seconds(began)})`);
+    return binaryOf(t);
+  }
+  fs.rmSync(t.dir, { recursive: true, force: true });
+  o.warn(`The OpenCode binary in the tool directory (${binaryOf(t)}) is not the one Recall pins for ${t.package}@${t.version}: ${problem}. Recall removed it without running it and installs OpenCode again. Something on this runner changed it: check what else writes ${o.toolDir}.`);
+  return undefined;
+}
+
+/** 3. The copy an earlier run kept in the Actions cache, checked against the pin as it is unpacked. */
+async function fromActionsCache(o: InstallOptions, target: () => Target): Promise<string | undefined> {
+  const t = target();
+  if (!t.pin || !o.cache) return undefined;
+  const began = Date.now();
+  let problem: string;
+  try {
+    const digests = await o.cache.restore(t.dir, t.key, [t.inPackage]);
+    if (!digests) {
+      fs.rmSync(t.dir, { recursive: true, force: true }); // the unpacker made it, ready for a hit
+      return undefined;
+    }
+    t.entryTaken = true;
+    const sha256 = digests.get(t.inPackage);
+    problem = sha256 ? (installProblem(t.dir, t.pin, sha256) ?? '') : `the entry holds no ${t.inPackage}`;
+    if (!problem) {
+      fs.chmodSync(binaryOf(t), 0o755);
+      o.log(`OpenCode ${t.version} (${t.package}) restored from the Actions cache (${t.key}) in ${seconds(began)}: it matches the SHA-256 Recall pins for it`);
+      return binaryOf(t);
+    }
+  } catch (error) {
+    fs.rmSync(t.dir, { recursive: true, force: true }); // what a cut restore left
+    o.log(`OpenCode could not be restored from the Actions cache (${describe(error)}); installing it from the npm registry`);
+    return undefined;
+  }
+  fs.rmSync(t.dir, { recursive: true, force: true });
+  o.warn(
+    `The OpenCode binary restored from the Actions cache (${t.key}) is not the one Recall pins for ${t.package}@${t.version}: ${problem}. Recall did not run it and installs OpenCode from the npm registry instead. Any workflow run on the default branch can write this repository's cache: delete the entry (gh cache delete ${t.key}) so that a later run keeps a good copy, and look at which job saved it.`,
+  );
+  return undefined;
+}
+
+/** npm could not find the package at that version (E404, ETARGET): another platform package may do. */
+class NotServed extends Error {}
+
+/** 4. The platform package from the npm registry, checked, its binary unpacked by Recall. Throws when it cannot. */
+async function fromRegistry(o: InstallOptions, target: () => Target): Promise<string> {
+  const first = target();
+  const targets = [first, ...(o.packages ?? platformPackages()).filter((p) => p !== first.package).map((p) => targetFor(o, p))];
+  for (const [i, t] of targets.entries()) {
     try {
-      if (await o.cache.restore(packageDir, key)) {
-        if (packageVersion(binary) === o.version) o.log(`OpenCode ${o.version} restored from the Actions cache (${key}) in ${((Date.now() - began) / 1000).toFixed(1)} s`);
-        else fs.rmSync(packageDir, { recursive: true, force: true }); // not what the key says: npm installs it
-      }
+      return await installFromRegistry(o, t);
     } catch (error) {
-      fs.rmSync(packageDir, { recursive: true, force: true }); // what a cut restore left
-      o.log(`OpenCode could not be restored from the Actions cache (${describe(error)}); installing it with npm`);
+      if (!(error instanceof NotServed) || i === targets.length - 1) throw error;
+      o.log(`The npm registry has no ${t.package}@${t.version}; trying ${targets[i + 1]!.package}, as OpenCode's installer would`);
     }
   }
-  if (!fs.existsSync(binary)) {
-    o.log(`Installing opencode-ai@${o.version} with npm into ${prefix}`);
-    fs.mkdirSync(prefix, { recursive: true });
-    // npm 11 skips a dependency's install scripts unless the project allows them (and refuses the
-    // setting from the command line or the environment for a project install), and opencode-ai's
-    // postinstall is what puts the native binary in place: the prefix's package.json allows that
-    // one. Older npm ignores the field.
-    fs.writeFileSync(path.join(prefix, 'package.json'), `${JSON.stringify({ private: true, allowScripts: { 'opencode-ai': true } }, null, 2)}\n`);
-    await run('npm', ['install', '--no-save', '--no-audit', '--no-fund', '--prefix', prefix, `opencode-ai@${o.version}`]);
-    if (fs.existsSync(binary)) o.cache?.keep(packageDir, key);
+  throw new Error('no platform package to install'); // targets is never empty
+}
+
+async function installFromRegistry(o: InstallOptions, t: Target): Promise<string> {
+  const spec = `${t.package}@${t.version}`;
+  const began = Date.now();
+  o.log(`Installing OpenCode ${t.version} from the npm registry (${spec})`);
+  const parent = path.dirname(t.dir);
+  fs.mkdirSync(parent, { recursive: true });
+  // Private to this run: npm's download and cache (another job's npm cache could hold a planted
+  // answer), and the binary until it is checked. The working directory is outside the checkout, so
+  // no project .npmrc there chooses the registry; the user's npm config (registry, proxy, auth) applies.
+  const work = fs.mkdtempSync(path.join(parent, `.${t.package}-`));
+  try {
+    const args = ['pack', spec, '--pack-destination', work, '--cache', path.join(work, 'npm-cache'), '--ignore-scripts', '--json', '--loglevel=error'];
+    let out: string;
+    try {
+      out = await (o.run ?? defaultRun)('npm', args, work);
+    } catch (error) {
+      const stderr = ((error as { stderr?: string }).stderr ?? '').trim();
+      const said = stderr || describe(error);
+      const what = `check that OpenCode ${t.version} exists (npm view opencode-ai versions) and that npm reaches its registry (npm config get registry)`;
+      if (/\b(E404|ETARGET)\b/.test(said)) throw new NotServed(`The npm registry has no ${spec}: ${what}`);
+      throw new Error(`npm could not fetch ${spec} (${npmReason(said)}): ${what}`);
+    }
+    const packed = packResult(out, spec);
+    const staged = path.join(work, 'package');
+    const got = await unpackBinary(path.join(work, packed.filename), staged, t.inPackage);
+    if (t.pin) {
+      const problem = got.integrity !== t.pin.integrity ? `its integrity is ${got.integrity}, not the pinned ${t.pin.integrity}` : got.sha256 !== t.pin.sha256 ? `its binary's SHA-256 is ${got.sha256}, not the pinned ${t.pin.sha256}` : undefined;
+      if (problem) {
+        throw new Error(
+          `The npm registry served a ${spec} that is not the one Recall pins for it (${problem}): Recall did not run it. The registry npm uses here, or a proxy on the way, serves a different file from the one npm's public registry served when this Recall release was made. Check \`npm config get registry\` and this runner's proxy settings; or put an OpenCode ${t.version} you trust on PATH, which Recall then runs as is.`,
+        );
+      }
+    } else if (got.integrity !== packed.integrity) {
+      // npm checked the download against the registry's integrity; this is the same file, unchanged since.
+      throw new Error(`The ${spec} tarball Recall unpacked (${got.integrity}) is not the one npm checked against the registry (${packed.integrity}): Recall did not run it. Run the job again; if it persists, something on this runner changes files under ${parent}.`);
+    }
+    fs.chmodSync(path.join(staged, t.inPackage), 0o755);
+    fs.rmSync(t.dir, { recursive: true, force: true });
+    fs.renameSync(staged, t.dir);
+    if (t.pin) {
+      o.log(`OpenCode ${t.version} (${t.package}) installed from the npm registry in ${seconds(began)}: it matches the checksums Recall pins for it`);
+      if (!t.entryTaken) o.cache?.keep({ dir: t.dir, version: t.version, package: t.package });
+    } else {
+      o.log(`OpenCode ${t.version} (${t.package}) installed from the npm registry in ${seconds(began)}, checked against the registry's integrity (${packed.integrity}); ${t.unpinned}, so it is installed this way on every run and never kept in the Actions cache`);
+    }
+    return binaryOf(t);
+  } finally {
+    fs.rmSync(work, { recursive: true, force: true });
   }
-  if (!fs.existsSync(binary)) {
-    throw new Error(
-      `Installing opencode-ai@${o.version} did not produce ${binary}: check that the version exists (npm view opencode-ai versions) and that npm can reach its registry`,
-    );
+}
+
+/** What `npm pack --json` said it wrote, checked to be the package asked for. */
+function packResult(out: string, spec: string): { filename: string; integrity: string } {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(out);
+  } catch {
+    parsed = undefined;
   }
-  return binary;
+  const first = (Array.isArray(parsed) ? parsed[0] : undefined) as { id?: unknown; filename?: unknown; integrity?: unknown } | undefined;
+  if (first?.id !== spec || typeof first.filename !== 'string' || path.basename(first.filename) !== first.filename || typeof first.integrity !== 'string') {
+    throw new Error(`npm pack ${spec} did not say which tarball it wrote (${out.slice(0, 200) || 'no output'}): check that this runner's npm is version 7 or later`);
+  }
+  return { filename: first.filename, integrity: first.integrity };
+}
+
+/** npm's error code and first line of explanation, without the pointer to its log file. */
+function npmReason(said: string): string {
+  const lines = said.split('\n').map((l) => l.trim()).filter((l) => l && !/complete log of this run/.test(l));
+  const errors = lines.filter((l) => l.startsWith('npm error'));
+  return (errors.length > 0 ? errors : lines).slice(0, 2).join(' ').replace(/\s+/g, ' ').slice(0, 400);
 }
 
 /** The version of the `opencode-ai` package a binary belongs to, when it sits in one (npm's layout). */

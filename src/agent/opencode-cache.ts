@@ -1,54 +1,85 @@
 /**
  * OpenCode kept in the Actions cache (RFC-003, "Startup costs"): a hosted runner's tool cache does
- * not outlive the job, so without this every run installs OpenCode with npm (5-8 s, more than all
- * of Recall's own overhead). The installed package directory (the native binary and its
- * package.json, about 185 MB, 57 MB compressed) is saved once per version and platform, by the post step
- * so that the agent never waits for the upload, and restored through Recall's own cache client:
- * the same confined unpacker as memory (regular files only, inside the directory, modes kept).
+ * not outlive the job, so without this every run installs OpenCode from the registry (several
+ * seconds, more than all of Recall's own overhead). The install directory of a pinned release (the
+ * platform package's binary alone, about 185 MB, 57 MB compressed) is saved once per version and
+ * platform package, by the post step so that the agent never waits for the upload, and restored
+ * through Recall's own cache client: the same confined unpacker as memory, writing the binary
+ * alone and hashing it as it is written.
+ *
+ * Anyone who can write the repository's cache scope can write this key (RFC-005, "The OpenCode
+ * binary"): what a restore brings is run only when it matches the pinned checksum (install.ts),
+ * and the post step saves only a binary that matches it.
  */
 import * as path from 'node:path';
 import type { Logger } from '../ports.js';
 import { CacheServiceClient, usesCacheServiceV2 } from '../memory/cache-service.js';
 import { describe } from '../errors.js';
+import { installProblem, pinFor } from './opencode-pins.js';
 
-/** How resolveOpenCode (install.ts) uses a cache: restore before npm, keep after it. */
-export interface OpenCodeCache {
-  /** Restores the package directory saved under `key` into `dir`; false on a miss. */
-  restore(dir: string, key: string): Promise<boolean>;
-  /** npm installed into `dir`: keep it under `key` for the next run. */
-  keep(dir: string, key: string): void;
+/** What main installed and verified, for the post step to keep. */
+export interface KeptOpenCode {
+  /** The install directory (the platform package's binary, under its path in the package). */
+  dir: string;
+  version: string;
+  /** The platform package it came from (`opencode-linux-x64`). */
+  package: string;
 }
 
-/** One entry per OpenCode version and platform: the binary is native. */
-export function openCodeCacheKey(version: string): string {
-  return `recall-opencode-${version}-${process.platform}-${process.arch}`;
+/** How resolveOpenCode (install.ts) uses a cache: restore before the registry, keep after it. */
+export interface OpenCodeCache {
+  /**
+   * Restores the entry saved under `key` into `dir`, writing only `files` (paths inside it): the
+   * SHA-256 of each file written, or undefined on a miss.
+   */
+  restore(dir: string, key: string, files: readonly string[]): Promise<Map<string, string> | undefined>;
+  /** Recall installed and verified `entry`: keep it for the next run. */
+  keep(entry: KeptOpenCode): void;
+}
+
+/**
+ * One entry per OpenCode version and platform package: the binary is native, and the avx2 and
+ * baseline builds of one platform are packages of their own.
+ */
+export function openCodeCacheKey(version: string, pkg: string): string {
+  return `recall-opencode-${version}-${pkg}`;
 }
 
 /**
  * The Actions cache for OpenCode on protocol v2 (github.com), or undefined where Recall's client
- * does not run (GitHub Enterprise Server, no cache service): npm installs as before there.
- * `keep` hands the directory to the post step (`onKeep` saves step state).
+ * does not run (GitHub Enterprise Server, no cache service): the registry every time there.
+ * `keep` hands the install to the post step (`onKeep` saves step state).
  */
-export function actionsCacheForOpenCode(env: NodeJS.ProcessEnv, log: Logger, onKeep: (entry: { dir: string; key: string }) => void): OpenCodeCache | undefined {
+export function actionsCacheForOpenCode(env: NodeJS.ProcessEnv, log: Logger, onKeep: (entry: KeptOpenCode) => void): OpenCodeCache | undefined {
   if (!usesCacheServiceV2(env)) return undefined;
   const client = new CacheServiceClient({ env, log });
   if (!client.isFeatureAvailable()) return undefined;
   return {
-    restore: async (dir, key) => (await client.restoreCache([dir], key)) !== undefined,
-    keep: (dir, key) => onKeep({ dir, key }),
+    restore: (dir, key, files) => client.restoreFiles(dir, key, files),
+    keep: onKeep,
   };
 }
 
-/** The post step's half: saves what main installed. Never throws; says what happened. */
-export async function saveOpenCode(entry: { dir: string; key: string }, env: NodeJS.ProcessEnv, log: Logger): Promise<void> {
+/**
+ * The post step's half: saves what main installed, if it still is the pinned binary (a bad entry
+ * under an immutable key would cost every later run the registry). Never throws; says what happened.
+ */
+export async function saveOpenCode(entry: KeptOpenCode, env: NodeJS.ProcessEnv, log: Logger): Promise<void> {
   if (!path.isAbsolute(entry.dir)) return;
+  const key = openCodeCacheKey(entry.version, entry.package);
+  const pinned = pinFor(entry.version, entry.package);
+  const problem = 'pin' in pinned ? installProblem(entry.dir, pinned.pin) : pinned.unpinned;
+  if (problem) {
+    log.warning(`OpenCode was not saved to the Actions cache (${key}): ${problem}.`);
+    return;
+  }
   const client = new CacheServiceClient({ env, log });
   const began = Date.now();
   try {
-    const id = await client.saveCache([entry.dir], entry.key, await client.pack([entry.dir], []));
-    if (id === -1) log.info(`OpenCode was not saved to the Actions cache (${entry.key}): the cache refused it (a read-only cache token, or another job saved it first).`);
-    else log.info(`OpenCode saved to the Actions cache as ${entry.key} in ${((Date.now() - began) / 1000).toFixed(1)} s: later runs restore it instead of installing.`);
+    const id = await client.saveCache([entry.dir], key, await client.pack([entry.dir], []));
+    if (id === -1) log.info(`OpenCode was not saved to the Actions cache (${key}): the cache refused it (a read-only cache token, or another job saved it first).`);
+    else log.info(`OpenCode saved to the Actions cache as ${key} in ${((Date.now() - began) / 1000).toFixed(1)} s: later runs restore it instead of installing.`);
   } catch (error) {
-    log.warning(`Could not save OpenCode to the Actions cache: ${describe(error)}. The next run installs it with npm again.`);
+    log.warning(`Could not save OpenCode to the Actions cache: ${describe(error)}. The next run installs it from the registry again.`);
   }
 }

@@ -29,7 +29,7 @@ import type { Logger } from '../ports.js';
 import { describe } from '../errors.js';
 import type { CacheLibrary } from './actions-cache.js';
 import type { PackedSnapshot } from './snapshot-store.js';
-import { headOf, lengthOf, MAX_ENTRIES, MAX_UNPACKED_BYTES, splitLayout, tarLayout, TarUnpacker } from './tar.js';
+import { headOf, lengthOf, MAX_ENTRIES, MAX_UNPACKED_BYTES, splitLayout, tarLayout, TarUnpacker, type UnpackOptions } from './tar.js';
 import { compressPart, GzipDecoder, ZLIB_INPUT, ZstdFileDecoder, type Compression, type Decoder } from './cache-archive.js';
 import { UnusableSnapshotError } from './snapshot-store.js';
 
@@ -134,13 +134,39 @@ export class CacheServiceClient implements CacheLibrary {
    * service could not be asked or the download failed, so a failure is never taken for a miss.
    */
   async restoreCache(paths: string[], primaryKey: string, restoreKeys: string[] = [], options: { lookupOnly?: boolean } = {}): Promise<string | undefined> {
+    return (await this.restore(paths, primaryKey, restoreKeys, options))?.matched;
+  }
+
+  /**
+   * The entry saved under exactly `key`, restored as restoreCache does, writing only the files in
+   * `only` (paths inside the directory) and hashing each as it is written: its SHA-256s by path,
+   * or undefined on a miss. For a large file checked against a known digest (the OpenCode binary,
+   * agent/opencode-cache.ts), the check then costs no second read.
+   */
+  async restoreFiles(dir: string, key: string, only: readonly string[]): Promise<Map<string, string> | undefined> {
+    return (await this.restore([dir], key, [], {}, { only, sha256: true }))?.digests;
+  }
+
+  private async restore(
+    paths: string[],
+    primaryKey: string,
+    restoreKeys: string[],
+    options: { lookupOnly?: boolean },
+    select: Pick<UnpackOptions, 'only' | 'sha256'> = {},
+  ): Promise<{ matched: string; digests: Map<string, string> } | undefined> {
     const compression = this.compression();
     const dir = onlyPath(paths);
     const version = cacheVersion(paths, compression);
     const asking = this.o.protocol === 'v1' ? this.lookupV1([primaryKey, ...restoreKeys], version) : this.lookupV2(primaryKey, restoreKeys, version);
     asking.catch(() => undefined); // awaited below; a throw in between must not leave it unhandled
+    // The unpacker of the attempt that finished: what it wrote and hashed.
+    let unpacker: TarUnpacker | undefined;
+    const decoder = () => {
+      unpacker = this.unpacker(dir, select);
+      return this.decoder(compression, dir, unpacker);
+    };
     // The decompressor (a child process: 7 ms to start) starts while the lookup is on its way.
-    let ready: Decoder | undefined = options.lookupOnly ? undefined : this.decoder(compression, dir);
+    let ready: Decoder | undefined = options.lookupOnly ? undefined : decoder();
     let found: { matched: string; url: string } | undefined;
     try {
       found = await asking;
@@ -153,15 +179,15 @@ export class CacheServiceClient implements CacheLibrary {
       return undefined;
     }
     const { matched, url } = found;
-    if (options.lookupOnly) return matched;
+    if (options.lookupOnly) return { matched, digests: new Map() };
     // A cut download is tried once more, not four times: it is most often a fault of the archive.
     try {
       await this.retrying(
         'the download',
         () => {
-          const decoder = ready ?? this.decoder(compression, dir);
+          const next = ready ?? decoder();
           ready = undefined;
-          return this.download(url, decoder);
+          return this.download(url, next);
         },
         2,
       );
@@ -169,7 +195,7 @@ export class CacheServiceClient implements CacheLibrary {
       if (error instanceof UnusableSnapshotError) error.key ??= matched;
       throw error;
     }
-    return matched;
+    return { matched, digests: unpacker?.digests ?? new Map() };
   }
 
   /** Protocol v2's lookup (field names as the toolkit sends them); undefined on a miss. */
@@ -269,10 +295,14 @@ export class CacheServiceClient implements CacheLibrary {
     return path.relative(this.workspace(), path.resolve(dir)).split(path.sep).join('/') || '.';
   }
 
-  /** What turns a download into the memory directory `dir` (only entries under it are written). */
-  private decoder(compression: Compression, dir: string): Decoder {
+  /** What writes a download into the directory `dir` (only entries under it are written). */
+  private unpacker(dir: string, select: Pick<UnpackOptions, 'only' | 'sha256'>): TarUnpacker {
+    return new TarUnpacker(this.archiveName(dir), dir, { maxBytes: this.o.maxUnpackedBytes ?? MAX_UNPACKED_BYTES, maxEntries: MAX_ENTRIES, ...select });
+  }
+
+  /** What turns a download into `unpacker`'s directory. */
+  private decoder(compression: Compression, dir: string, unpacker: TarUnpacker): Decoder {
     const maxBytes = this.o.maxUnpackedBytes ?? MAX_UNPACKED_BYTES;
-    const unpacker = new TarUnpacker(this.archiveName(dir), dir, { maxBytes, maxEntries: MAX_ENTRIES });
     // The tar itself may hold headers and padding beyond the files: a little more than the files.
     return compression === 'gzip' ? new GzipDecoder(unpacker) : new ZstdFileDecoder(unpacker, `${dir}.tar`, maxBytes + MAX_ENTRIES * 1024);
   }

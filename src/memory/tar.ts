@@ -12,6 +12,7 @@
  * refuses `..`, absolute names and links, and checks every header's checksum, so a damaged or
  * hostile archive is an error, never files elsewhere on the runner.
  */
+import { createHash, type Hash } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { openRegular } from './files.js';
@@ -247,6 +248,19 @@ function paxPath(data: Buffer): string | undefined {
   return found;
 }
 
+/** What an unpacker may write, and what it tells about what it wrote. */
+export interface UnpackOptions {
+  maxBytes: number;
+  maxEntries: number;
+  /**
+   * Only these files (paths inside the directory, with `/`) are written; every other entry is read
+   * past, directories included (a file's directory is made for it). Absent: every entry.
+   */
+  only?: readonly string[];
+  /** Hash each file as it is written (`digests`): a check costs no second read of a large file. */
+  sha256?: boolean;
+}
+
 /**
  * Writes the entries of a tar stream that lie under `<prefix>/` into `dir`, as the stream arrives:
  * push() each piece, then end(). Throws on a bad checksum, a stream cut short, a link, or a name
@@ -267,13 +281,17 @@ export class TarUnpacker {
   private longName?: string;
   private ended = false;
   files = 0;
+  /** With `sha256`: each file written, by its path inside the directory, and the SHA-256 of what was written (hex). */
+  readonly digests = new Map<string, string>();
+  /** The file being written, and its hash so far. */
+  private current?: { inside: string; hash: Hash | undefined };
   private entries = 0;
   private written = 0;
 
   constructor(
     prefix: string,
     private readonly dir: string,
-    private readonly limits: { maxBytes: number; maxEntries: number } = { maxBytes: MAX_UNPACKED_BYTES, maxEntries: MAX_ENTRIES },
+    private readonly limits: UnpackOptions = { maxBytes: MAX_UNPACKED_BYTES, maxEntries: MAX_ENTRIES },
   ) {
     // '.' (an archive of a directory's contents, as `tar -C dir .` makes) means every entry; '*'
     // means the directory the archive starts with, whatever its name (recall memory ... --store FILE).
@@ -292,6 +310,7 @@ export class TarUnpacker {
             this.written += n;
             if (this.written > this.limits.maxBytes) throw new Error(`the archive unpacks to more than ${this.limits.maxBytes} bytes, more than any memory Recall saves`);
             fs.writeSync(this.fd, piece, at, n);
+            this.current?.hash?.update(piece.subarray(at, at + n));
           }
           if (this.meta) this.meta.fill += piece.copy(this.meta.data, this.meta.fill, at, at + n);
           this.left -= n;
@@ -371,11 +390,14 @@ export class TarUnpacker {
       throw new Error(`the archive names ${JSON.stringify(name)}, which leaves the memory directory`);
     }
     const target = path.join(this.dir, inside);
+    const file = type === '0' || type === '\0' || type === '7';
+    if (this.limits.only && !(file && this.limits.only.includes(inside))) return; // read past, never written
     if (type === '5') {
       fs.mkdirSync(target, { recursive: true });
-    } else if (type === '0' || type === '\0' || type === '7') {
+    } else if (file) {
       fs.mkdirSync(path.dirname(target), { recursive: true });
       this.fd = fs.openSync(target, WRITE_NEW, octal(h, 100, 8) & 0o777);
+      this.current = { inside, hash: this.limits.sha256 ? createHash('sha256') : undefined };
       this.files++;
     } else {
       throw new Error(`the archive holds ${JSON.stringify(name)} of type '${type}' (a link or device), which memory never holds`);
@@ -384,6 +406,8 @@ export class TarUnpacker {
 
   private entryDone(): void {
     this.close();
+    if (this.current?.hash) this.digests.set(this.current.inside, this.current.hash.digest('hex'));
+    this.current = undefined;
     const meta = this.meta;
     this.meta = undefined;
     if (meta?.type === 'x') this.longName = paxPath(meta.data) ?? this.longName;

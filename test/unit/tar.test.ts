@@ -3,6 +3,7 @@
  * and a damaged or hostile archive is an error that writes nothing outside the memory directory.
  */
 import { execFileSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -121,5 +122,20 @@ describe('the in-memory tar', () => {
     execFileSync('tar', ['-cf', path.join(tmp, 'e.tar'), '-P', '-C', path.join(tmp, 'ws2'), 'm/../evil']);
     expect(() => unpackInto(fs.readFileSync(path.join(tmp, 'e.tar')), 'm', path.join(tmp, 'ws3', 'm'))).toThrow(/leaves the memory directory/);
     expect(fs.existsSync(path.join(tmp, 'ws3', 'evil'))).toBe(false);
+  });
+
+  it('writes only the files asked for and hashes each as it writes it', async () => {
+    const files = makeStore(path.join(tmp, 'store'));
+    const archive = await packDirectory(path.join(tmp, 'store'), 'm');
+    const unpacker = new TarUnpacker('m', path.join(tmp, 'out'), { maxBytes: 1e9, maxEntries: 100, only: ['opencode.db'], sha256: true });
+    for (let at = 0; at < archive.length; at += 70_000) unpacker.push(archive.subarray(at, at + 70_000));
+    unpacker.end();
+    expect(fs.readdirSync(path.join(tmp, 'out'))).toEqual(['opencode.db']);
+    expect([...unpacker.digests]).toEqual([['opencode.db', createHash('sha256').update(files['opencode.db']!).digest('hex')]]);
+    // Without `sha256`, nothing is hashed.
+    const plain = new TarUnpacker('m', path.join(tmp, 'plain'));
+    plain.push(archive);
+    plain.end();
+    expect(plain.digests.size).toBe(0);
   });
 });
