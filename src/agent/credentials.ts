@@ -13,13 +13,20 @@ import { agentStateDirs, SECRET_NAME } from './environment.js';
 /** Shorter values are not treated as credentials (too many false matches). */
 const MIN_LENGTH = 8;
 
+/**
+ * The working directories a shell exports (`cd` sets them): paths, though `PWD` is named like a
+ * password (SMTP_PWD). Taken for credentials, the checkout's path (or a runner's, which the
+ * checkout's starts with) was redacted from memory, and OpenCode could no longer open the sessions.
+ */
+const SHELL_DIRECTORIES = new Set(['PWD', 'OLDPWD']);
+
 /** Every value of `env` named like a secret, and every password inside a URL. Pure. */
 export function credentialValues(env: NodeJS.ProcessEnv): string[] {
   const values: string[] = [];
   for (const [name, raw] of Object.entries(env)) {
     const value = raw?.trim();
     if (!value) continue;
-    if ((SECRET_NAME.test(name) || /_KEY_ID$/i.test(name)) && value.length >= MIN_LENGTH) values.push(value);
+    if ((SECRET_NAME.test(name) || /_KEY_ID$/i.test(name)) && !SHELL_DIRECTORIES.has(name) && value.length >= MIN_LENGTH) values.push(value);
     for (const m of value.matchAll(/[a-z][a-z0-9+.-]*:\/\/[^\s/@:]*:([^\s/@]+)@/gi)) {
       if (m[1]!.length >= MIN_LENGTH) values.push(m[1]!);
     }
