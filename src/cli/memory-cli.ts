@@ -14,7 +14,8 @@ import * as path from 'node:path';
 import { parseArgs } from 'node:util';
 import { unpackArchiveFile } from '../memory/cache-archive.js';
 import { DATABASE_FILE, MEMORY_FILES } from '../memory/layout.js';
-import { MANIFEST_FILE, writeManifest } from '../memory/integrity.js';
+import { MANIFEST_FILE, readManifest, writeManifest } from '../memory/integrity.js';
+import { isFutureDated } from '../memory/keys.js';
 import { MemoryIndex } from '../recall/memory-index.js';
 import { DEFAULT_RECORD_RETENTION, RECORDS_FILE, type RunRecord } from '../recall/records.js';
 import { sessionsToPrune } from '../recall/retention.js';
@@ -58,21 +59,23 @@ export async function openStorePath(store: string, scratch: string): Promise<{ d
   return { dir, from: source === store ? `directory ${store}` : `snapshot ${source}` };
 }
 
-/** `dir` when it holds a store, else its newest snapshot that does (by manifest time). */
+/**
+ * `dir` when it holds a store, else its newest snapshot that does (by manifest time, as a restore
+ * chooses: one dated ahead of this clock is not the newest).
+ */
 function newestStore(dir: string): string | undefined {
   if (fs.existsSync(path.join(dir, DATABASE_FILE))) return dir;
+  const now = new Date();
   const savedAt = (d: string) => {
-    try {
-      return String((JSON.parse(fs.readFileSync(path.join(d, MANIFEST_FILE), 'utf8')) as { savedAt?: unknown }).savedAt ?? '');
-    } catch {
-      return '';
-    }
+    const told = Date.parse(String(readManifest(d)?.savedAt));
+    return Number.isNaN(told) ? fs.statSync(d).mtimeMs : told;
   };
   return fs
     .readdirSync(dir, { withFileTypes: true })
     .filter((e) => e.isDirectory() && !e.name.startsWith('.') && fs.existsSync(path.join(dir, e.name, DATABASE_FILE)))
-    .map((e) => path.join(dir, e.name))
-    .sort((a, b) => savedAt(b).localeCompare(savedAt(a)) || fs.statSync(b).mtimeMs - fs.statSync(a).mtimeMs)[0];
+    .map((e) => ({ dir: path.join(dir, e.name), at: savedAt(path.join(dir, e.name)) }))
+    .filter((s) => !isFutureDated(new Date(s.at), now))
+    .sort((a, b) => b.at - a.at)[0]?.dir;
 }
 
 function openIndex(dir: string, workspace: string, retentionDays?: number): MemoryIndex {
@@ -193,7 +196,8 @@ async function prune(v: ReturnType<typeof parse>['values'], io: Output): Promise
   // A pruned store gets a new manifest; a signed one needs the key, or the next restore refuses it.
   const signingKey = process.env.RECALL_MEMORY_SIGNING_KEY || undefined;
   const manifestFile = path.join(store, MANIFEST_FILE);
-  const signed = fs.existsSync(manifestFile) && /"signature"/.test(fs.readFileSync(manifestFile, 'utf8'));
+  const manifest = readManifest(store);
+  const signed = typeof manifest?.signature === 'string';
   if (v.write && signed && !signingKey) throw new UsageError('This memory is signed (memory-signing-key): set RECALL_MEMORY_SIGNING_KEY to that key to prune it, or the next restore would refuse it');
   const rule = { maxSessions: whole(v['max-sessions'], 'max-sessions', 50), maxAgeDays: whole(v['max-age-days'], 'max-age-days', 30) };
   const retention = whole(v['record-retention-days'], 'record-retention-days', DEFAULT_RECORD_RETENTION.maxAgeDays);
@@ -212,7 +216,11 @@ async function prune(v: ReturnType<typeof parse>['values'], io: Output): Promise
     index.save(); // the index with every pruned session's record (rebuilt where it had none)
     fs.copyFileSync(path.join(dir, RECORDS_FILE), path.join(store, RECORDS_FILE));
     deleteSessions(path.join(store, DATABASE_FILE), doomed);
-    if (fs.existsSync(manifestFile)) writeManifest(store, new Date(), signingKey);
+    // The snapshot stays what it was: the same key, place and earlier snapshots, signed again.
+    if (fs.existsSync(manifestFile)) {
+      const text = (v: unknown) => (typeof v === 'string' ? v : undefined);
+      writeManifest(store, { now: new Date(), signingKey, earlier: Array.isArray(manifest?.earlier) ? manifest.earlier.filter((k) => typeof k === 'string') : undefined, key: text(manifest?.key), place: text(manifest?.place) });
+    }
   } finally {
     fs.rmSync(scratch, { recursive: true, force: true });
   }

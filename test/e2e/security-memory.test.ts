@@ -32,7 +32,7 @@ const encoded = (command: string) => `echo ${Buffer.from(command).toString('base
 function plantEntry(edit: (dir: string) => void, o: { manifest?: boolean } = {}): string {
   const dir = memoryDir();
   edit(dir);
-  if (o.manifest !== false) writeManifest(dir, new Date());
+  if (o.manifest !== false) writeManifest(dir, { now: new Date() });
   const tar = execFileSync('tar', ['--posix', '-cf', '-', '-P', '-C', world.machine.workspace, path.relative(world.machine.workspace, dir)]);
   const key = `recall-v1-99${runs}-1-20991231T000000Z`;
   world.cache.plant(key, world.cache.entries()[0]!.version, execFileSync('zstd', ['-q', '-c'], { input: tar }));
@@ -247,6 +247,50 @@ describe('the live store, written by the agent', () => {
   });
 });
 
+describe('with memory-signing-key, a signed snapshot is used only under its own key and in its own repository', () => {
+  const signed = (extra: Record<string, unknown> = {}) => ({ inputs: { 'memory-signing-key': 'a-long-random-signing-secret-0123456789' }, ...extra });
+
+  it('one signed for another repository that shares the secret (a replay) is refused', async () => {
+    // What only the session in memory holds (the answer is in the thread too): a tool's output.
+    world.model.script({ toolCalls: [{ name: 'bash', arguments: { command: 'echo SESSION-ONLY-$((6*7))', description: 'Look' } }] }, { text: 'First answer.' });
+    const first = await ask('/recall look', signed({ env: { GITHUB_REPOSITORY_ID: '1001' } }));
+    expect(seen()).toContain('SESSION-ONLY-42');
+    expect(first.outputs['memory-saved'], first.main.stdout).toBe('true');
+    // The same entry, read by a repository whose workflows hold the same secret (an organisation secret).
+    freshRunner(world.machine);
+    const before = world.model.completions().length;
+    world.model.script({ text: 'Second answer.' });
+    const second = await world.runEvent('issue_comment', issueComment({ issue, body: '/recall continue' }), nextRun(), signed({ repository: 'octo-org/other', env: { GITHUB_REPOSITORY_ID: '2002' } }));
+    expect(second.main.exitCode, second.main.stdout).toBe(0);
+    expect(second.outputs['memory-status']).toBe('corrupted');
+    expect(second.warnings.join('\n')).toContain('it was saved to actions-cache https://github.com/repository-id:1001, not to actions-cache https://github.com/repository-id:2002: a snapshot moved from elsewhere is not used');
+    expect(world.model.completions().slice(before).map((r) => r.messageText()).join('\n')).not.toContain('SESSION-ONLY-42');
+  });
+
+  it('an older signed snapshot put under a newer key (a rollback) is refused', async () => {
+    world.model.script({ toolCalls: [{ name: 'bash', arguments: { command: 'echo SESSION-ONLY-$((6*7))', description: 'Look' } }] }, { text: 'First answer.' });
+    expect((await ask('/recall look', signed())).outputs['memory-saved']).toBe('true');
+    expect(seen()).toContain('SESSION-ONLY-42');
+    const older = world.cache.entries()[0]!;
+    freshRunner(world.machine);
+    world.model.script({ text: 'Second answer.' });
+    const second = await ask('/recall and now', signed());
+    expect(second.outputs).toMatchObject({ 'memory-status': 'hit', 'memory-saved': 'true' });
+    // A job of the default branch saves the first snapshot again, under a newer key: the newest entry.
+    const replayed = 'recall-v1-9902-1-20991231T000000Z';
+    world.cache.plant(replayed, older.version, fs.readFileSync(world.cache.archiveOf(older.key)));
+    freshRunner(world.machine);
+    const before = world.model.completions().length;
+    world.model.script({ text: 'Third answer.' });
+    const third = await ask('/recall continue', signed());
+    expect(third.main.exitCode, third.main.stdout).toBe(0);
+    expect(third.outputs['memory-status']).toBe('corrupted');
+    expect(third.warnings.join('\n')).toContain(`${replayed} is unusable (it is not memory Recall saved with this memory-signing-key: it was saved as ${older.key}, not ${replayed}: an older snapshot put under a newer key is not used)`);
+    // The first snapshot's session (its tool output) is not what the run continued.
+    expect(world.model.completions().slice(before).map((r) => r.messageText()).join('\n')).not.toContain('SESSION-ONLY-42');
+  });
+});
+
 describe('the directory backend and GitHub Enterprise Server', () => {
   it('a snapshot directory with a link, or a FIFO, is set aside: nothing outside is written, the run does not hang', async () => {
     const store = path.join(world.root, 'shared-disk');
@@ -255,6 +299,8 @@ describe('the directory backend and GitHub Enterprise Server', () => {
     expect((await ask('/recall look', { inputs })).outputs['memory-saved']).toBe('true');
     const saved = path.join(store, fs.readdirSync(store)[0]!);
     /** A copy of the saved snapshot, newer, with one file replaced by what another job planted. */
+    /** A key of this prefix dated `ms` from now: newer than what was saved, within the clocks' tolerance. */
+    const newer = (run: string, ms: number) => `recall-v1-${run}-1-${new Date(Date.now() + ms).toISOString().replace(/[-:]/g, '').replace(/\.\d+Z$/, 'Z')}`;
     const plant = (name: string, file: string, replace: (target: string) => void) => {
       const planted = path.join(store, name);
       fs.cpSync(saved, planted, { recursive: true });
@@ -262,28 +308,30 @@ describe('the directory backend and GitHub Enterprise Server', () => {
       replace(path.join(planted, file));
       // Newest by its manifest's time (or, without a readable one, the directory's).
       const manifest = path.join(planted, 'recall-manifest.json');
-      if (fs.lstatSync(manifest).isFile()) fs.writeFileSync(manifest, JSON.stringify({ ...JSON.parse(fs.readFileSync(manifest, 'utf8')), savedAt: new Date(Date.now() + 3_600_000).toISOString() }));
-      fs.utimesSync(planted, new Date(), new Date(Date.now() + 3_600_000));
+      if (fs.lstatSync(manifest).isFile()) fs.writeFileSync(manifest, JSON.stringify({ ...JSON.parse(fs.readFileSync(manifest, 'utf8')), savedAt: new Date(Date.now() + 120_000).toISOString() }));
+      fs.utimesSync(planted, new Date(), new Date(Date.now() + 120_000));
     };
     const outside = path.join(world.root, 'outside.txt');
     fs.writeFileSync(outside, 'precious\n');
     // A link where Recall writes its manifest at the save.
-    plant('recall-v1-2-1-20991231T000000Z', 'recall-manifest.json', (target) => fs.symlinkSync(outside, target));
+    const link = newer('2', 120_000);
+    plant(link, 'recall-manifest.json', (target) => fs.symlinkSync(outside, target));
     freshRunner(world.machine);
     world.model.script({ text: 'Second answer.' });
     const second = await ask('/recall again', { inputs, mainTimeoutMs: 60_000 });
     expect(second.main.exitCode, second.main.stdout).toBe(0);
     expect(second.outputs).toMatchObject({ 'memory-status': 'corrupted', 'memory-saved': 'true' });
-    expect(second.warnings.join('\n')).toMatch(/recall-v1-2-1-20991231T000000Z is unusable/);
+    expect(second.warnings.join('\n')).toContain(`${link} is unusable`);
     expect(fs.readFileSync(outside, 'utf8')).toBe('precious\n');
     // A FIFO where Recall reads its thread index: reading it waits for a writer that never comes.
-    plant('recall-v1-3-1-20991231T000001Z', 'recall-threads.json', (target) => execFileSync('mkfifo', [target]));
+    const fifo = newer('3', 180_000);
+    plant(fifo, 'recall-threads.json', (target) => execFileSync('mkfifo', [target]));
     freshRunner(world.machine);
     world.model.script({ text: 'Third answer.' });
     const third = await ask('/recall and again', { inputs, mainTimeoutMs: 60_000 });
     expect(third.main.exitCode, third.main.stdout).toBe(0);
     expect(third.outputs).toMatchObject({ 'memory-status': 'corrupted', 'memory-saved': 'true' });
-    expect(third.warnings.join('\n')).toMatch(/recall-v1-3-1-20991231T000001Z is unusable/);
+    expect(third.warnings.join('\n')).toContain(`${fifo} is unusable`);
   });
 
   it('on protocol v1, an entry naming ../../ paths writes nothing outside the memory directory; what the toolkit saved restores', async () => {
