@@ -22,19 +22,21 @@ import { sessionsToPrune } from '../recall/retention.js';
 import { deleteSessions } from '../recall/store-writer.js';
 import { ThreadIndex } from '../recall/threads.js';
 import { describeCitations } from '../recall/citations.js';
+import { projectMemoryPath } from './project-memory.js';
 
 export class UsageError extends Error {}
 
 export const MEMORY_USAGE = `Usage:
-  recall memory search --store PATH --query TEXT [--limit K] [--json] [--workspace DIR]
-  recall memory list   --store PATH [--thread KEY] [--kind run|finding] [--limit K] [--json]
-  recall memory show   --store PATH --id RECORD_ID [--json] [--workspace DIR]
+  recall memory search [--store PATH] --query TEXT [--limit K] [--json] [--workspace DIR]
+  recall memory list   [--store PATH] [--thread KEY] [--kind run|finding] [--limit K] [--json] [--workspace DIR]
+  recall memory show   [--store PATH] --id RECORD_ID [--json] [--workspace DIR]
   recall memory prune  --store DIR [--max-sessions N] [--max-age-days D] [--record-retention-days D] [--write]
 
 PATH is a memory directory (the one holding opencode.db, as Recall restores it), a directory
-backend's snapshot or memory-path (its newest snapshot is read), or an Actions cache archive file.
-Nothing is written into PATH, except by prune --write. --workspace is the checkout citations are
-checked against (default: the current directory). prune without --write says what it would do.`;
+backend's snapshot or memory-path (its newest snapshot is read), or an Actions cache archive file;
+search, list and show read the memory \`recall run\` keeps for the checkout in --workspace when it
+is not given. Nothing is written into PATH, except by prune --write. --workspace is the checkout
+(default: the current directory). prune without --write says what it would do.`;
 
 interface Output {
   out: (line: string) => void;
@@ -78,6 +80,15 @@ function newestStore(dir: string): string | undefined {
     .sort((a, b) => b.at - a.at)[0]?.dir;
 }
 
+/** --store, or the memory `recall run` keeps for the checkout `workspace` (said on stderr). */
+function storeOf(given: string | undefined, workspace: string, io: Output): string {
+  if (given) return given;
+  const local = projectMemoryPath(fs.realpathSync(workspace), { name: process.platform, env: process.env, home: os.homedir() });
+  if (!fs.existsSync(local)) throw new UsageError(`--store is required: ${workspace} has no local memory at ${local} (where recall run keeps it)`);
+  io.err(`Reading the local memory of ${workspace}: ${local}`);
+  return local;
+}
+
 function openIndex(dir: string, workspace: string, retentionDays?: number): MemoryIndex {
   const threads = ThreadIndex.load(dir).index;
   return new MemoryIndex({
@@ -112,14 +123,18 @@ export async function memoryCommand(args: string[], io: Output): Promise<void> {
     throw new UsageError((error as Error).message);
   }
   const { values: v } = parsed;
-  if (!v.store) throw new UsageError('--store is required');
   const workspace = path.resolve(v.workspace ?? process.cwd());
 
-  if (command === 'prune') return prune(v, io);
+  // prune changes a memory directory in place: it is always named.
+  if (command === 'prune') {
+    if (!v.store) throw new UsageError('--store is required');
+    return prune(v, io);
+  }
 
+  const store = storeOf(v.store, workspace, io);
   const scratch = fs.mkdtempSync(path.join(os.tmpdir(), 'recall-memory-'));
   try {
-    const { dir } = await openStorePath(v.store, scratch);
+    const { dir } = await openStorePath(store, scratch);
     const index = openIndex(dir, workspace);
     if (command === 'search') {
       if (!v.query) throw new UsageError('--query is required');
