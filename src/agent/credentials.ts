@@ -14,6 +14,13 @@ import { agentStateDirs, credentialsIn, isSecretName } from './environment.js';
 const MIN_LENGTH = 8;
 
 /**
+ * The working directories a shell exports (`cd` sets them): paths, though `PWD` is named like a
+ * password (SMTP_PWD). Taken for credentials, the checkout's path (or a runner's, which the
+ * checkout's starts with) was redacted from memory, and OpenCode could no longer open the sessions.
+ */
+const SHELL_DIRECTORIES = new Set(['PWD', 'OLDPWD']);
+
+/**
  * Every value of `env` named like a secret, and every credential inside a value (a URL's password,
  * token user or query key; a password in a -D option). Pure.
  */
@@ -22,7 +29,7 @@ export function credentialValues(env: NodeJS.ProcessEnv): string[] {
   for (const [name, raw] of Object.entries(env)) {
     const value = raw?.trim();
     if (!value) continue;
-    if ((isSecretName(name) || /_KEY_ID$/i.test(name)) && value.length >= MIN_LENGTH) values.push(value);
+    if ((isSecretName(name) || /_KEY_ID$/i.test(name)) && !SHELL_DIRECTORIES.has(name) && value.length >= MIN_LENGTH) values.push(value);
     for (const { secret } of credentialsIn(value)) if (secret.length >= MIN_LENGTH) values.push(secret);
   }
   return [...new Set(values)];

@@ -12,7 +12,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { DATABASE_FILE } from '../memory/layout.js';
-import { MANIFEST_FILE, writeManifest } from '../memory/integrity.js';
+import { MANIFEST_FILE, readManifest, writeManifest } from '../memory/integrity.js';
 import { MemoryIndex } from '../recall/memory-index.js';
 import { DEFAULT_RECORD_RETENTION, RECORDS_FILE, type RunRecord } from '../recall/records.js';
 import { sessionsToPrune } from '../recall/retention.js';
@@ -20,15 +20,17 @@ import { deleteSessions } from '../recall/store-writer.js';
 import { ThreadIndex } from '../recall/threads.js';
 import { describeCitations } from '../recall/citations.js';
 import { parseCommand, UsageError, wholeNumber, words } from './args.js';
+import { projectMemoryPath } from './project-memory.js';
 import { openStorePath, storeFolder } from './store-path.js';
 
 const STORE_HELP = `PATH is the memory folder \`recall run\` prints (the newest snapshot in it is read), a
 snapshot folder, a memory folder as Recall restores it (the one holding opencode.db), or an Actions
-cache archive file. Nothing is written into PATH, except by prune --write.`;
+cache archive file; without --store, the memory \`recall run\` keeps for the checkout in --workspace.
+Nothing is written into PATH, except by prune --write.`;
 
 /** Each command's usage, printed by its --help and named by its mistakes. */
 export const MEMORY_USAGES: Record<string, string> = {
-  search: `Usage: recall memory search --store PATH --query TEXT [--limit K] [--json] [--workspace DIR]
+  search: `Usage: recall memory search [--store PATH] --query TEXT [--limit K] [--json] [--workspace DIR]
 
 Searches memory as the agent's memory_search tool does: the best K records (default 5) for the
 words of TEXT. --json prints [{ id, threadKey, sessionId, score, title, summary }], best first;
@@ -36,12 +38,12 @@ an id is what \`recall memory show --id\` takes. --workspace is the checkout the
 are checked against (default: the current folder).
 
 ${STORE_HELP}`,
-  list: `Usage: recall memory list --store PATH [--thread KEY] [--kind run|finding] [--limit K] [--json]
+  list: `Usage: recall memory list [--store PATH] [--thread KEY] [--kind run|finding] [--limit K] [--json]
 
 Lists the newest K records (default 20) of memory's index, or of one thread, with their ids.
 
 ${STORE_HELP}`,
-  show: `Usage: recall memory show --store PATH --id RECORD_ID [--json] [--workspace DIR]
+  show: `Usage: recall memory show [--store PATH] --id RECORD_ID [--json] [--workspace DIR]
 
 Shows one record (an id from search or list): the request, the answer or finding, and what became
 of the code it cites in --workspace (default: the current folder).
@@ -105,7 +107,7 @@ const OPTIONS = {
 /** The flags each command takes (beside --help). */
 const FLAGS: Record<string, ReadonlyArray<keyof typeof OPTIONS>> = {
   search: ['store', 'query', 'limit', 'json', 'workspace'],
-  list: ['store', 'thread', 'kind', 'limit', 'json'],
+  list: ['store', 'thread', 'kind', 'limit', 'json', 'workspace'],
   show: ['store', 'id', 'json', 'workspace'],
   prune: ['store', 'max-sessions', 'max-age-days', 'record-retention-days', 'write', 'workspace'],
 };
@@ -124,10 +126,10 @@ export async function memoryCommand(args: string[], io: Output): Promise<void> {
     io.out(MEMORY_USAGES[command]!);
     return;
   }
-  const store = words(v.store as string | undefined, 'store', 'PATH (the memory folder `recall run` prints, a snapshot or an archive file)', name);
   const workspace = path.resolve((v.workspace as string | undefined) ?? process.cwd());
-
-  if (command === 'prune') return prune(store, v, workspace, io);
+  // prune changes a memory folder in place: it is always named.
+  if (command === 'prune') return prune(words(v.store as string | undefined, 'store', 'PATH (the memory folder `recall run` prints)', name), v, workspace, io);
+  const store = v.store === undefined ? localMemory(workspace, name, io) : words(v.store as string, 'store', 'PATH (the memory folder `recall run` prints, a snapshot or an archive file)', name);
 
   const scratch = fs.mkdtempSync(path.join(os.tmpdir(), 'recall-memory-'));
   try {
@@ -177,6 +179,14 @@ export async function memoryCommand(args: string[], io: Output): Promise<void> {
   }
 }
 
+/** The memory `recall run` keeps for the checkout `workspace` (said on stderr), when there is some. */
+function localMemory(workspace: string, command: string, io: Output): string {
+  const local = projectMemoryPath(fs.existsSync(workspace) ? fs.realpathSync(workspace) : workspace, { name: process.platform, env: process.env, home: os.homedir() });
+  if (!fs.existsSync(local)) throw new UsageError(`${workspace} has no local memory (recall run keeps it in ${local}): run recall run there first, or name a memory with --store`, command);
+  io.err(`Reading the local memory of ${workspace}: ${local}`);
+  return local;
+}
+
 function line(r: RunRecord): string {
   return `${r.id}  ${r.threadKey || '-'}  ${r.at.slice(0, 10)}  ${r.outcome}  ${oneLine(r.subject ?? r.title)}`;
 }
@@ -196,7 +206,8 @@ async function prune(store: string, v: Record<string, string | boolean | undefin
   // A pruned store gets a new manifest; a signed one needs the key, or the next restore refuses it.
   const signingKey = process.env.RECALL_MEMORY_SIGNING_KEY || undefined;
   const manifestFile = path.join(folder, MANIFEST_FILE);
-  const signed = fs.existsSync(manifestFile) && /"signature"/.test(fs.readFileSync(manifestFile, 'utf8'));
+  const manifest = readManifest(folder);
+  const signed = typeof manifest?.signature === 'string';
   if (v.write && signed && !signingKey) throw new UsageError('this memory is signed (memory-signing-key): set RECALL_MEMORY_SIGNING_KEY to that key to prune it, or the next restore would refuse it', name);
   const scratch = fs.mkdtempSync(path.join(os.tmpdir(), 'recall-memory-'));
   try {
@@ -213,7 +224,12 @@ async function prune(store: string, v: Record<string, string | boolean | undefin
     index.save(); // the index with every pruned session's record (rebuilt where it had none)
     fs.copyFileSync(path.join(dir, RECORDS_FILE), path.join(folder, RECORDS_FILE));
     deleteSessions(path.join(folder, DATABASE_FILE), doomed);
-    if (fs.existsSync(manifestFile)) writeManifest(folder, new Date(), signingKey);
+    // The snapshot stays what it was: the same key, place and earlier snapshots, signed again.
+    if (fs.existsSync(manifestFile)) {
+      const text = (value: unknown) => (typeof value === 'string' ? value : undefined);
+      const earlier = Array.isArray(manifest?.earlier) ? manifest.earlier.filter((k): k is string => typeof k === 'string') : undefined;
+      writeManifest(folder, { now: new Date(), signingKey, earlier, key: text(manifest?.key), place: text(manifest?.place) });
+    }
   } finally {
     fs.rmSync(scratch, { recursive: true, force: true });
   }

@@ -1,9 +1,11 @@
 /**
  * `recall run --prompt "..."` (RFC-003): the action's pipeline on a laptop or a self-hosted box, no
- * GitHub needed. Memory is the directory backend in the project (`.recall/memory`, git-ignored by
- * a `.gitignore` of its own), the model and its key come from the environment (or --model), the
- * answer goes to stdout and the log to stderr. Each run is its own thread unless --thread names
- * one to continue; earlier runs are recalled as prior work like in the action.
+ * GitHub needed. Memory is the directory backend in the project's folder of Recall's state folder
+ * (project-memory.ts), outside the checkout the agent can write; --memory chooses another (one
+ * inside the checkout is git-ignored by a `.gitignore` of its own). The model and its key come from
+ * the environment (or --model), the answer goes to stdout and the log to stderr. Each run is its own
+ * thread unless --thread names one to continue; earlier runs are recalled as prior work like in the
+ * action.
  */
 import { randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
@@ -19,6 +21,7 @@ import type { MemoryStore, RunState, Task } from '../ports.js';
 import { Progress } from '../report/progress.js';
 import { RunFailed } from '../run.js';
 import { parseCommand, UsageError, words } from './args.js';
+import { projectMemoryPath } from './project-memory.js';
 
 /** The action's inputs a local run takes as flags of the same name. */
 const INPUT_FLAGS = [
@@ -41,7 +44,9 @@ const INPUT_FLAGS = [
 export const RUN_USAGE = `Usage: recall run --prompt TEXT [--thread KEY] [--memory DIR] [--workspace DIR] [--model provider/model] [--<input> VALUE ...]
 
 Runs the agent on the checkout in --workspace (default: the current directory) with memory in
---memory (default: .recall/memory in the workspace, git-ignored). The model is --model, else
+--memory (default: this checkout's folder in Recall's state folder, outside the checkout:
+~/.local/state/recall/memory/<name>-<hash> on Linux, ~/Library/Application Support/recall/... on
+macOS, %LOCALAPPDATA%\\recall\\... on Windows; every run prints it). The model is --model, else
 RECALL_MODEL, else OpenCode's own configuration; its key comes from the environment (e.g.
 ANTHROPIC_API_KEY). Each run is a new thread unless --thread names one to continue (e.g. the key a
 run printed). Other flags are the action's inputs of the same name: ${INPUT_FLAGS.filter((f) => f !== 'model').join(', ')}.
@@ -76,7 +81,8 @@ export async function runCommand(args: string[], io: Output, env: NodeJS.Process
   const prompt = words(values.prompt, 'prompt', '"what the agent should do"', 'run');
   const workspace = path.resolve(String(values.workspace ?? process.cwd()));
   if (!fs.statSync(workspace, { throwIfNoEntry: false })?.isDirectory()) throw new UsageError(`--workspace ${workspace} is not a folder: give the checkout the agent should work in`, 'run');
-  const memoryPath = path.resolve(workspace, String(values.memory ?? path.join('.recall', 'memory')));
+  const memoryPath =
+    typeof values.memory === 'string' ? path.resolve(workspace, values.memory) : projectMemoryPath(fs.realpathSync(workspace), { name: process.platform, env, home: os.homedir() });
   if (fs.statSync(memoryPath, { throwIfNoEntry: false })?.isFile()) throw new UsageError(`--memory ${memoryPath} is a file: give a folder for memory (it is created if missing)`, 'run');
   // The thread input's rule (readInputs) checks --thread too.
   const thread = String(values.thread ?? `local-${new Date().toISOString().replace(/[-:]/g, '').replace(/\..*/, '')}-${randomBytes(2).toString('hex')}`);
@@ -103,7 +109,14 @@ export async function runCommand(args: string[], io: Output, env: NodeJS.Process
   const progress = new Progress({ log: log.info, minIntervalMs: 0, redact: (text) => redactCredentials(text, credentials()) });
   let state: LocalState | undefined;
   const task = localTask(prompt, thread);
-  log.info(`Thread ${thread} (continue it with --thread ${thread}); memory in ${path.relative(workspace, memoryPath) || memoryPath}`);
+  log.info(`Thread ${thread} (continue it with --thread ${thread}); memory in ${memoryPath}`);
+  const earlier = path.join(workspace, '.recall', 'memory');
+  if (values.memory === undefined && fs.existsSync(earlier)) {
+    log.warning(
+      `Memory of earlier local runs is in ${earlier}, inside the checkout, where the agent can rewrite it; local runs now keep memory in ${memoryPath}. ` +
+        `To carry it on, move the snapshot folders of ${earlier} there (or pass --memory .recall/memory to keep using it as it is).`,
+    );
+  }
   try {
     // Read before the agent runs: the sandbox keeps every `.git` of the checkout read-only (nothing is committed locally).
     const checkout = hasOwnGit(workspace)

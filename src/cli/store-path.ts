@@ -8,7 +8,8 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { unpackArchiveFile } from '../memory/cache-archive.js';
-import { checkMemory, MANIFEST_FILE } from '../memory/integrity.js';
+import { checkMemory, readManifest } from '../memory/integrity.js';
+import { isFutureDated } from '../memory/keys.js';
 import { DATABASE_FILE, MEMORY_FILES } from '../memory/layout.js';
 import { openStore } from '../memory/store-check.js';
 import { UsageError } from './args.js';
@@ -85,19 +86,21 @@ function checkReadable(dir: string, where: string): void {
   }
 }
 
-/** `dir` when it holds a store, else its newest snapshot that does (by the time its manifest says, then the folder's). */
+/**
+ * `dir` when it holds a store, else its newest snapshot that does, as a restore chooses it: by the
+ * time its manifest says (else the folder's), one dated ahead of this clock is not the newest.
+ */
 function newestStore(dir: string): string | undefined {
   if (fs.existsSync(path.join(dir, DATABASE_FILE))) return dir;
+  const now = new Date();
   const savedAt = (d: string) => {
-    try {
-      return String((JSON.parse(fs.readFileSync(path.join(d, MANIFEST_FILE), 'utf8')) as { savedAt?: unknown }).savedAt ?? '');
-    } catch {
-      return '';
-    }
+    const told = Date.parse(String(readManifest(d)?.savedAt));
+    return Number.isNaN(told) ? fs.statSync(d).mtimeMs : told;
   };
   return fs
     .readdirSync(dir, { withFileTypes: true })
     .filter((e) => e.isDirectory() && !e.name.startsWith('.') && fs.existsSync(path.join(dir, e.name, DATABASE_FILE)))
-    .map((e) => path.join(dir, e.name))
-    .sort((a, b) => savedAt(b).localeCompare(savedAt(a)) || fs.statSync(b).mtimeMs - fs.statSync(a).mtimeMs)[0];
+    .map((e) => ({ dir: path.join(dir, e.name), at: savedAt(path.join(dir, e.name)) }))
+    .filter((s) => !isFutureDated(new Date(s.at), now))
+    .sort((a, b) => b.at - a.at)[0]?.dir;
 }

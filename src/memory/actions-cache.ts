@@ -111,14 +111,17 @@ export class ActionsCacheBackend implements SnapshotBackend {
     return this.o.cache.pack?.([dir], credentials);
   }
 
-  async put(dir: string, packed?: PackedSnapshot): Promise<{ saved: true; key: string } | { saved: false; warning: string }> {
-    const { keys, cache } = this.o;
-    const id = await cache.saveCache([dir], keys.primary, packed);
-    if (id !== -1) return { saved: true, key: keys.primary };
+  async saveKey(): Promise<string> {
+    return this.o.keys.primary;
+  }
+
+  async put(dir: string, { key, packed }: { key: string; packed?: PackedSnapshot | undefined }): Promise<{ saved: true; key: string } | { saved: false; warning: string }> {
+    const id = await this.o.cache.saveCache([dir], key, packed);
+    if (id !== -1) return { saved: true, key };
     return {
       saved: false,
       warning:
-        `Memory was not saved under ${keys.primary}: the cache service refused or failed the save (see the cache message above). ` +
+        `Memory was not saved under ${key}: the cache service refused or failed the save (see the cache message above). ` +
         `${readOnlyTokenHint(this.o.eventName)}${CACHE_MODE_FIX}.`,
     };
   }

@@ -7,6 +7,9 @@
  * A snapshot is copied into `.incoming-*` and renamed into place, so a reader never sees half of
  * one. The newest is the one whose manifest was written last. Older snapshots are superseded
  * (each save merges what it lacked from the newest, RFC-002), so only the newest KEEP are kept.
+ * The manifest's time, and the one in the folder's name, are whatever the writer of memory-path
+ * chose: a snapshot dated ahead of this clock is left out (and left where it is), or one dated 9999
+ * would win every restore.
  *
  * Both ways the copy goes through the archive code the Actions cache uses (tar.ts): regular files
  * only, written only inside the target. A snapshot holding a link or a FIFO (another job on a
@@ -16,16 +19,19 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { readMemoryFile } from './files.js';
 import { MANIFEST_FILE } from './integrity.js';
-import type { MemoryKeys } from './keys.js';
+import { isFutureDated, keyTime, type MemoryKeys } from './keys.js';
 import { UnusableSnapshotError, type SnapshotBackend } from './snapshot-store.js';
 import { emitSegments, tarLayout, TarUnpacker } from './tar.js';
 
 const KEEP = 3;
 
 export class DirectoryBackend implements SnapshotBackend {
+  private future: string[] = [];
+
   constructor(
     private readonly root: string,
     private readonly keys: MemoryKeys,
+    private readonly clock: () => Date = () => new Date(),
   ) {}
 
   readProblem(): string | undefined {
@@ -45,24 +51,42 @@ export class DirectoryBackend implements SnapshotBackend {
     }
   }
 
-  /** Snapshots of this prefix, newest first. */
-  private snapshots(): Array<{ key: string; savedAt: string }> {
+  /**
+   * Snapshots of this prefix, newest first by the time their manifest says they were saved (the
+   * folder's time when it says none); those dated ahead of this clock are left out (futureDated).
+   */
+  private snapshots(): Array<{ key: string; savedAt: number }> {
+    this.future = [];
     if (!fs.existsSync(this.root)) return [];
+    const now = this.clock();
     return fs
       .readdirSync(this.root, { withFileTypes: true })
       .filter((e) => e.isDirectory() && this.keys.restorePrefixes.some((p) => e.name.startsWith(p)))
       .flatMap((e) => {
-        try {
-          return [{ key: e.name, savedAt: String((JSON.parse(readMemoryFile(path.join(this.root, e.name, MANIFEST_FILE)) ?? '') as { savedAt?: string }).savedAt ?? '') }];
-        } catch {
-          try {
-            return [{ key: e.name, savedAt: fs.statSync(path.join(this.root, e.name)).mtime.toISOString() }];
-          } catch {
-            return []; // pruned by another run between the listing and now
-          }
+        const savedAt = this.savedAt(e.name);
+        if (savedAt === undefined) return []; // pruned by another run between the listing and now
+        if (isFutureDated(new Date(savedAt), now) || isFutureDated(keyTime(e.name), now)) {
+          this.future.push(e.name);
+          return [];
         }
+        return [{ key: e.name, savedAt }];
       })
-      .sort((a, b) => (a.savedAt === b.savedAt ? b.key.localeCompare(a.key) : b.savedAt.localeCompare(a.savedAt)));
+      .sort((a, b) => (a.savedAt === b.savedAt ? b.key.localeCompare(a.key) : b.savedAt - a.savedAt));
+  }
+
+  /** When the snapshot `key` was saved, in ms: its manifest's savedAt, else the folder's time. */
+  private savedAt(key: string): number | undefined {
+    try {
+      const told = Date.parse(String((JSON.parse(readMemoryFile(path.join(this.root, key, MANIFEST_FILE)) ?? '') as { savedAt?: unknown }).savedAt));
+      if (!Number.isNaN(told)) return told;
+    } catch {
+      // no manifest that reads: the folder's time
+    }
+    return fs.statSync(path.join(this.root, key), { throwIfNoEntry: false })?.mtimeMs;
+  }
+
+  futureDated(): string[] {
+    return [...this.future];
   }
 
   async newestKey(): Promise<string | undefined> {
@@ -102,8 +126,11 @@ export class DirectoryBackend implements SnapshotBackend {
     return true;
   }
 
-  async put(dir: string): Promise<{ saved: true; key: string }> {
-    const key = this.keys.primary;
+  async saveKey(): Promise<string> {
+    return this.keys.primary;
+  }
+
+  async put(dir: string, { key }: { key: string }): Promise<{ saved: true; key: string }> {
     fs.mkdirSync(this.root, { recursive: true });
     const incoming = fs.mkdtempSync(path.join(this.root, `.incoming-${key}-`));
     const target = path.join(this.root, key);

@@ -41,7 +41,7 @@ export function createMemoryStore(o: {
   let backend: SnapshotBackend;
   switch (o.choice.backend) {
     case 'directory':
-      backend = new DirectoryBackend(o.choice.path, o.keys);
+      backend = new DirectoryBackend(o.choice.path, o.keys, o.clock);
       break;
     case 's3': {
       const location = parseS3Location(o.choice.path);
@@ -84,5 +84,38 @@ export function createMemoryStore(o: {
       break;
     }
   }
-  return new SnapshotMemoryStore({ memoryDir: o.memoryDir, backend, log: o.log, clock: o.clock, credentials: o.credentials, signingKey: o.signingKey || undefined, workingFiles: o.workingFiles });
+  return new SnapshotMemoryStore({
+    memoryDir: o.memoryDir,
+    backend,
+    log: o.log,
+    clock: o.clock,
+    credentials: o.credentials,
+    signingKey: o.signingKey || undefined,
+    place: memoryPlace(o.choice, o.env),
+    workingFiles: o.workingFiles,
+  });
+}
+
+/**
+ * Where memory is kept, as a snapshot's signature names it (integrity.ts): a signed snapshot is
+ * used only from the place it was saved to. For the Actions cache that is this repository (by its
+ * id, which a rename keeps; the cache has no other scope a restore could share); for the other
+ * backends it is what memory-path and memory-branch name, which whoever points there shares on
+ * purpose (several repositories may share a bucket folder, a directory or a memory repository).
+ */
+export function memoryPlace(choice: MemoryChoice, env: NodeJS.ProcessEnv): string {
+  const server = (env.GITHUB_SERVER_URL || 'https://github.com').replace(/\/+$/, '');
+  const repository = `${server}/${env.GITHUB_REPOSITORY_ID ? `repository-id:${env.GITHUB_REPOSITORY_ID}` : (env.GITHUB_REPOSITORY ?? '')}`;
+  switch (choice.backend) {
+    case 'actions-cache':
+      return `actions-cache ${repository}`;
+    case 'git-branch':
+      return `git-branch ${choice.path.trim() || repository}#${choice.branch}`;
+    case 's3': {
+      const location = parseS3Location(choice.path);
+      return typeof location === 'string' ? `s3 ${choice.path}` : `s3 s3://${location.bucket}/${location.folder}`;
+    }
+    case 'directory':
+      return `directory ${path.resolve(choice.path)}`;
+  }
 }

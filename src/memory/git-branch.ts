@@ -15,14 +15,16 @@
  * compare-and-swap, so a save that lands in between makes this push fail as `moved`, and the
  * store merges that save and pushes again (RFC-002). A snapshot's files are blobs, so git sends
  * and keeps a new store as a delta against the one before it. They come back through `git archive`
- * and Recall's unpacker (regular files only, inside the memory directory).
+ * and Recall's unpacker (regular files only, inside the memory directory). A folder whose name is
+ * dated ahead of this clock is left out of every look (and kept on the branch as it is): anyone
+ * who can push could otherwise name one 9999 and win every restore.
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { Git } from '../git/git.js';
 import { unpackTar } from './gzip-archive.js';
 import { HOST_FILE_LIMIT, lastLine, memoryAuthConfig, memoryPushRefusal } from './git-remote.js';
-import { keyTime, timeFirstKey, type MemoryKeys } from './keys.js';
+import { isFutureDated, keyTime, leadingTime, timeFirstKey, type MemoryKeys } from './keys.js';
 import { MEMORY_FILES } from './layout.js';
 import { UnusableSnapshotError, type SnapshotBackend } from './snapshot-store.js';
 
@@ -81,6 +83,7 @@ process.once('exit', () => {
 export class GitBranchBackend implements SnapshotBackend {
   private gitDir: string | undefined;
   private tip: Tip | undefined;
+  private future: string[] = [];
 
   constructor(private readonly o: GitBranchOptions) {}
 
@@ -163,14 +166,23 @@ export class GitBranchBackend implements SnapshotBackend {
     this.tip = undefined;
   }
 
-  /** This prefix's snapshot keys on the branch, newest first (the time is first in the name). */
+  /**
+   * This prefix's snapshot keys on the branch, newest first (the time is first in the name), without
+   * those dated ahead of this clock (futureDated) or whose name holds no time Recall writes.
+   */
   private keysIn(tip: Tip): string[] {
     const prefix = this.o.keys.restorePrefixes[0] ?? '';
-    return tip.entries
-      .filter((e) => e.type === 'tree' && SNAPSHOT_DIR.test(e.name) && e.name.startsWith(prefix))
-      .map((e) => e.name)
+    const now = this.o.clock();
+    const names = tip.entries.filter((e) => e.type === 'tree' && SNAPSHOT_DIR.test(e.name) && e.name.startsWith(prefix)).map((e) => e.name);
+    this.future = names.filter((n) => isFutureDated(leadingTime(n.slice(prefix.length)), now));
+    return names
+      .filter((n) => leadingTime(n.slice(prefix.length)) !== undefined && !this.future.includes(n))
       .sort()
       .reverse();
+  }
+
+  futureDated(): string[] {
+    return [...this.future];
   }
 
   async newestKey(): Promise<string | undefined> {
@@ -218,7 +230,20 @@ export class GitBranchBackend implements SnapshotBackend {
     return true;
   }
 
-  async put(dir: string): Promise<{ saved: true; key: string } | { saved: false; warning: string; moved?: boolean }> {
+  /**
+   * The key of the next put(), from the look the save's merge was built on (newestKey): now, or one
+   * second past the newest on the branch when that one was saved in the same second (names carry
+   * seconds) or this runner's clock is behind, so that the newest is the greatest name.
+   */
+  async saveKey(): Promise<string> {
+    const newest = this.keysIn(this.tip ?? (await this.refresh()))[0];
+    const told = newest ? keyTime(newest) : undefined;
+    let time = this.o.clock();
+    if (told && told.getTime() >= Math.floor(time.getTime() / 1000) * 1000) time = new Date(told.getTime() + 1000);
+    return timeFirstKey(this.o.keys, time);
+  }
+
+  async put(dir: string, { key }: { key: string }): Promise<{ saved: true; key: string } | { saved: false; warning: string; moved?: boolean }> {
     // The snapshot's files (the store has checked them: regular files of memory's own names).
     const files = fs
       .readdirSync(dir)
@@ -237,18 +262,13 @@ export class GitBranchBackend implements SnapshotBackend {
     const tip = this.tip ?? (await this.refresh());
     const git = this.git();
     const mine = this.keysIn(tip);
-    // The newest must be the greatest name: one second past the newest on the branch when that one
-    // was saved in the same second (names carry seconds) or this runner's clock is behind.
-    let time = this.o.clock();
-    const newest = mine[0] ? keyTime(mine[0]) : undefined;
-    if (newest && newest.getTime() >= Math.floor(time.getTime() / 1000) * 1000) time = new Date(newest.getTime() + 1000);
-    const key = timeFirstKey(this.o.keys, time);
     // The files as blobs, in trees: the snapshot's folder, then the branch's one tree.
     const blobs = (await git.must(['hash-object', '-w', '--no-filters', '--', ...names.map((n) => path.join(dir, n))])).trim().split('\n');
     const mktree = async (entries: TreeEntry[]) => (await git.must(['mktree', '-z'], { input: entries.map((e) => `${e.mode} ${e.type} ${e.sha}\t${e.name}\0`).join('') })).trim();
     const snapshot = await mktree(names.map((name, i) => ({ mode: '100644', type: 'blob', sha: blobs[i]!, name })));
     const readme = (await git.must(['hash-object', '-w', '--stdin'], { input: README_TEXT })).trim();
-    const kept = new Set(mine.slice(0, KEEP - 1));
+    // The newest of this prefix's, and those dated ahead of the clock as they are (not used, not removed).
+    const kept = new Set([...mine.slice(0, KEEP - 1), ...this.future]);
     const prefix = this.o.keys.restorePrefixes[0] ?? '';
     const tree = await mktree([
       { mode: '100644', type: 'blob', sha: readme, name: README },

@@ -3,8 +3,10 @@
  * is the database there, does it look like SQLite, and did every file arrive as it was saved.
  *
  * With a signing key (memory-signing-key, a secret only Recall holds), the manifest holds the
- * SHA-256 of every byte of every file and an HMAC over itself, and a restore takes only a snapshot
- * whose signature holds and whose files match it: memory someone else wrote is never used (RFC-005).
+ * SHA-256 of every byte of every file and an HMAC over itself, the key the snapshot was saved under
+ * and the place it was saved to included, and a restore takes only a snapshot whose signature holds,
+ * whose files match it, and that comes from that key at that place: memory someone else wrote is
+ * never used, nor is an older snapshot put under a newer key or one moved from elsewhere (RFC-005).
  */
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
 import * as fs from 'node:fs';
@@ -16,23 +18,44 @@ export const MANIFEST_FILE = 'recall-manifest.json';
 const SQLITE_HEADER = Buffer.from('SQLite format 3\0', 'latin1');
 
 interface Manifest {
-  version: 2 | 3;
+  version: 2 | 3 | 4;
   savedAt: string;
-  /** `fingerprint` sampled (version 2), `sha256` of every byte (version 3, signed). */
+  /** `fingerprint` sampled (version 2), `sha256` of every byte (versions 3 and 4, signed). */
   files: Record<string, { size: number; fingerprint?: string; sha256?: string }>;
   /**
    * The keys of the snapshots this one was built from (what its run restored, and merged), newest
    * first: where a restore goes when this snapshot turns out unusable (RFC-002, "One bad snapshot").
    */
   earlier?: string[];
-  /** Version 3: HMAC-SHA256 with the signing key over the manifest without this field. */
+  /** The key the snapshot was saved under, and where (memoryPlace): signed from version 4 on. */
+  key?: string;
+  place?: string;
+  /** Versions 3 and 4: HMAC-SHA256 with the signing key over the manifest without this field. */
   signature?: string;
+}
+
+/** What a manifest says about its snapshot besides the files. */
+export interface ManifestFields {
+  now: Date;
+  /** memory-signing-key: sign the manifest. */
+  signingKey?: string | undefined;
+  /** The snapshots this one was built from, newest first. */
+  earlier?: readonly string[] | undefined;
+  /** The key the snapshot is saved under, and the place it is saved to (memoryPlace). */
+  key?: string | undefined;
+  place?: string | undefined;
+}
+
+/** Where a restore found the snapshot it checks: the key it was restored under, at which place. */
+export interface RestoredAs {
+  key: string;
+  place: string;
 }
 
 export type MemoryCheck =
   | { verdict: 'empty' }
-  | { verdict: 'ok' }
-  | { verdict: 'partial'; detail: string }
+  | { verdict: 'ok'; note?: string }
+  | { verdict: 'partial'; detail: string; note?: string }
   | { verdict: 'corrupted'; detail: string };
 
 function memoryFiles(memoryDir: string): string[] {
@@ -73,22 +96,40 @@ function fingerprint(file: string): string {
   return hash.digest('hex');
 }
 
-export function writeManifest(memoryDir: string, now: Date, signingKey?: string, earlier: readonly string[] = []): void {
+export function writeManifest(memoryDir: string, o: ManifestFields): void {
+  const { signingKey, key, place } = o;
   const files: Manifest['files'] = {};
   for (const name of memoryFiles(memoryDir)) {
     const file = path.join(memoryDir, name);
     files[name] = signingKey ? { size: fs.statSync(file).size, sha256: wholeHash(file) } : { size: fs.statSync(file).size, fingerprint: fingerprint(file) };
   }
-  const manifest: Manifest = signingKey ? { version: 3, savedAt: now.toISOString(), files } : { version: 2, savedAt: now.toISOString(), files };
-  if (earlier.length > 0) manifest.earlier = [...earlier];
+  // Signed with where it is saved (version 4) when that is known; `recall memory prune` re-signs a
+  // snapshot an older Recall saved without it as it was (version 3).
+  const bound = key !== undefined && place !== undefined;
+  const manifest: Manifest = { version: signingKey ? (bound ? 4 : 3) : 2, savedAt: o.now.toISOString(), files };
+  if (o.earlier && o.earlier.length > 0) manifest.earlier = [...o.earlier];
+  if (key !== undefined) manifest.key = key;
+  if (place !== undefined) manifest.place = place;
   if (signingKey) manifest.signature = sign(manifest, signingKey);
   writeMemoryFile(path.join(memoryDir, MANIFEST_FILE), `${JSON.stringify(manifest, null, 2)}\n`);
 }
 
-function sign(manifest: Manifest, key: string): string {
-  const { version, savedAt, files, earlier } = manifest;
-  // The pointers are signed too when there are any (manifests without them sign as they always did).
-  return createHmac('sha256', key).update(JSON.stringify({ version, savedAt, files, ...(earlier !== undefined ? { earlier } : {}) })).digest('hex');
+/** The manifest in `memoryDir` as written, or undefined when there is none that reads as JSON. */
+export function readManifest(memoryDir: string): Partial<Manifest> | undefined {
+  try {
+    const manifest: unknown = JSON.parse(readMemoryFile(path.join(memoryDir, MANIFEST_FILE)) ?? 'null');
+    return typeof manifest === 'object' && manifest !== null ? (manifest as Partial<Manifest>) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function sign(manifest: Manifest, secret: string): string {
+  const { version, savedAt, files, earlier, key, place } = manifest;
+  // The pointers are signed too when there are any (manifests without them sign as they always
+  // did); from version 4 on, the key and the place.
+  const signed = { version, savedAt, files, ...(earlier !== undefined ? { earlier } : {}), ...(version >= 4 ? { key, place } : {}) };
+  return createHmac('sha256', secret).update(JSON.stringify(signed)).digest('hex');
 }
 
 /** SHA-256 of every byte (a signed manifest vouches for all of them). */
@@ -108,9 +149,9 @@ function wholeHash(file: string): string {
  * With a signing key: why the snapshot in `memoryDir` is not one Recall signed, or undefined when
  * its manifest's signature holds and every file matches it (and no file is there that it omits).
  */
-function signatureProblem(memoryDir: string, manifest: Manifest, key: string): string | undefined {
-  if (manifest.version !== 3 || typeof manifest.signature !== 'string') return 'it is not signed';
-  const expected = Buffer.from(sign(manifest, key), 'hex');
+function signatureProblem(memoryDir: string, manifest: Manifest, secret: string): string | undefined {
+  if ((manifest.version !== 3 && manifest.version !== 4) || typeof manifest.signature !== 'string') return 'it is not signed';
+  const expected = Buffer.from(sign(manifest, secret), 'hex');
   const given = Buffer.from(manifest.signature, 'hex');
   if (given.length !== expected.length || !timingSafeEqual(given, expected)) return 'its signature does not match memory-signing-key';
   const present = memoryFiles(memoryDir);
@@ -124,24 +165,45 @@ function signatureProblem(memoryDir: string, manifest: Manifest, key: string): s
   return undefined;
 }
 
+/**
+ * A signed manifest (its signature checked) against where the restore found it: why it belongs to
+ * another key or place, or undefined when it is this one's. A snapshot re-saved under a newer key
+ * would otherwise win as the newest (a rollback to older memory); one moved from another
+ * repository's cache, bucket folder, directory or branch that shares the secret, a replay.
+ */
+export function bindingProblem(manifest: Pick<Manifest, 'version' | 'key' | 'place'>, restoredAs: RestoredAs): string | undefined {
+  if (manifest.version !== 4) return undefined; // signed by an older Recall: checkMemory says so in a note
+  if (manifest.key !== restoredAs.key) return `it was saved as ${String(manifest.key)}, not ${restoredAs.key}: an older snapshot put under a newer key is not used`;
+  if (manifest.place !== restoredAs.place) return `it was saved to ${String(manifest.place)}, not to ${restoredAs.place}: a snapshot moved from elsewhere is not used`;
+  return undefined;
+}
+
 export function hasMemoryFiles(memoryDir: string): boolean {
   return memoryFiles(memoryDir).length > 0;
 }
 
-export function checkMemory(memoryDir: string, signingKey?: string): MemoryCheck {
+/**
+ * Whether the snapshot in `memoryDir` arrived whole and, with `signingKey`, is one Recall signed
+ * for the key and place it was restored from (`restoredAs`; a signed check without it refuses a
+ * version-4 snapshot). An `ok` or `partial` verdict may carry a note to say as a warning.
+ */
+export function checkMemory(memoryDir: string, o: { signingKey?: string | undefined; restoredAs?: RestoredAs | undefined } = {}): MemoryCheck {
   const present = memoryFiles(memoryDir);
   if (present.length === 0 && !fs.existsSync(path.join(memoryDir, MANIFEST_FILE))) {
     return { verdict: 'empty' };
   }
-  if (signingKey) {
-    let manifest: Manifest | undefined;
-    try {
-      manifest = JSON.parse(readMemoryFile(path.join(memoryDir, MANIFEST_FILE)) ?? 'null') as Manifest;
-    } catch {
-      manifest = undefined;
-    }
-    const problem = manifest?.files ? signatureProblem(memoryDir, manifest, signingKey) : 'it has no manifest Recall wrote';
+  let note: string | undefined;
+  if (o.signingKey) {
+    const manifest = readManifest(memoryDir) as Manifest | undefined;
+    const problem = manifest?.files
+      ? (signatureProblem(memoryDir, manifest, o.signingKey) ?? bindingProblem(manifest, o.restoredAs ?? { key: '', place: '' }))
+      : 'it has no manifest Recall wrote';
     if (problem) return { verdict: 'corrupted', detail: `it is not memory Recall saved with this memory-signing-key: ${problem}` };
+    if (manifest!.version === 3) {
+      note =
+        'It was signed by an older Recall, whose signature does not cover the key and the place a snapshot was saved to; it is used, and the next save signs them. ' +
+        'If Recall was not just upgraded, someone may have put an older signed snapshot here: set a new memory-signing-key to refuse every one signed before (memory starts afresh).';
+    }
   }
   const database = path.join(memoryDir, DATABASE_FILE);
   if (!present.includes(DATABASE_FILE)) {
@@ -180,23 +242,24 @@ export function checkMemory(memoryDir: string, signingKey?: string): MemoryCheck
       databaseDiffers ||= name === DATABASE_FILE;
     }
   }
-  if (problems.length === 0) return { verdict: 'ok' };
-  return { verdict: databaseDiffers ? 'corrupted' : 'partial', detail: problems.join('; ') };
+  if (problems.length === 0) return note ? { verdict: 'ok', note } : { verdict: 'ok' };
+  if (databaseDiffers) return { verdict: 'corrupted', detail: problems.join('; ') };
+  return note ? { verdict: 'partial', detail: problems.join('; '), note } : { verdict: 'partial', detail: problems.join('; ') };
 }
 
 /**
  * The earlier snapshot keys a manifest names (`earlier`), newest first; [] when it names none or
- * cannot be read. Only names to try: each is checked in full before it is used.
+ * cannot be read, or when it says it was saved under another key or to another place than
+ * `restoredAs` (a snapshot put under a newer key: its pointers lead to the past of another save,
+ * not to what came before the newest). Only names to try: each is checked in full before it is used.
  */
-export function earlierKeysIn(memoryDir: string): string[] {
-  try {
-    const earlier: unknown = (JSON.parse(readMemoryFile(path.join(memoryDir, MANIFEST_FILE)) ?? 'null') as Manifest | null)?.earlier;
-    if (!Array.isArray(earlier)) return [];
-    // Cache keys: at most 512 characters, no commas.
-    return earlier.filter((k): k is string => typeof k === 'string' && k.length > 0 && k.length <= 512 && !k.includes(',')).slice(0, 8);
-  } catch {
-    return [];
-  }
+export function earlierKeysIn(memoryDir: string, restoredAs?: RestoredAs): string[] {
+  const manifest = readManifest(memoryDir);
+  if (restoredAs && manifest && ((manifest.key !== undefined && manifest.key !== restoredAs.key) || (manifest.place !== undefined && manifest.place !== restoredAs.place))) return [];
+  const earlier: unknown = manifest?.earlier;
+  if (!Array.isArray(earlier)) return [];
+  // Cache keys: at most 512 characters, no commas.
+  return earlier.filter((k): k is string => typeof k === 'string' && k.length > 0 && k.length <= 512 && !k.includes(',')).slice(0, 8);
 }
 
 /** Move unusable memory out of the way (kept for inspection) and leave an empty directory. */

@@ -36,12 +36,35 @@ export function timeStamp(time: Date): string {
   return time.toISOString().replace(/[-:]/g, '').replace(/\.\d+Z$/, 'Z');
 }
 
-/** The time a key carries, or undefined for a key without one (saved by an older Recall). */
+/**
+ * The time a key carries, or undefined for a key without one (saved by an older Recall) or with a
+ * stamp no clock writes (month 13, hour 99: Date would roll it over into another time).
+ */
 export function keyTime(key: string): Date | undefined {
   const m = /(\d{4})(\d{2})(\d{2})T(\d{2})(\d{2})(\d{2})Z/.exec(key);
   if (!m) return undefined;
   const time = new Date(Date.UTC(Number(m[1]), Number(m[2]) - 1, Number(m[3]), Number(m[4]), Number(m[5]), Number(m[6])));
-  return Number.isNaN(time.getTime()) ? undefined : time;
+  return timeStamp(time) === m[0] ? time : undefined;
+}
+
+/**
+ * How far ahead of this runner's clock a snapshot's time may be and still be believed: runners'
+ * clocks differ by seconds, a self-hosted machine's by minutes. The time in a name or a manifest is
+ * written by whoever wrote the snapshot, and the newest wins a restore: past this, it is a lie.
+ */
+export const CLOCK_SKEW_MS = 10 * 60_000;
+
+/** Whether `time` is further ahead of `now` than clocks differ (CLOCK_SKEW_MS); no time is not. */
+export function isFutureDated(time: Date | undefined, now: Date): boolean {
+  return time !== undefined && time.getTime() > now.getTime() + CLOCK_SKEW_MS;
+}
+
+/**
+ * The time at the start of `rest`, the part of a time-first key after its prefix
+ * (`20261123T181122Z-...`, S3 and the git branch), or undefined when it does not start with one.
+ */
+export function leadingTime(rest: string): Date | undefined {
+  return /^\d{8}T\d{6}Z(?:-|$)/.test(rest) ? keyTime(rest.slice(0, 16)) : undefined;
 }
 
 /** Why a memory-key-prefix cannot be used, or undefined when it can. */

@@ -9,8 +9,8 @@ import type { Logger } from '../ports.js';
 import { describe } from '../errors.js';
 import { ThreadIndex } from '../recall/threads.js';
 import { mergeRecords } from '../recall/records.js';
-import { checkMemory } from './integrity.js';
-import { keyTime } from './keys.js';
+import { checkMemory, type RestoredAs } from './integrity.js';
+import { isFutureDated, keyTime } from './keys.js';
 import { mergeSessions } from './merge.js';
 import { UnusableSnapshotError, type SnapshotBackend } from './snapshot-store.js';
 
@@ -40,6 +40,8 @@ export interface NewerSaveContext {
   base: Base;
   /** The store's check of a snapshot just fetched into the memory directory (snapshot-store.ts). */
   checkRestored: () => { unusable?: string };
+  /** Where a snapshot fetched as `key` must say it was saved, when signed (integrity.ts). */
+  restoredAs: (key: string) => RestoredAs;
 }
 
 /** What the merge did: the sessions it added and from which key, or why the save must not go ahead. */
@@ -77,7 +79,7 @@ export async function mergeNewerSave(o: NewerSaveContext): Promise<NewerSaveMerg
   try {
     fs.mkdirSync(memoryDir, { recursive: true });
     const got = await backend.fetch(newest, memoryDir);
-    const check = got ? checkMemory(memoryDir, o.signingKey) : undefined;
+    const check = got ? checkMemory(memoryDir, { signingKey: o.signingKey, restoredAs: o.restoredAs(newest) }) : undefined;
     const store = check && check.verdict !== 'corrupted' && check.verdict !== 'empty' ? o.checkRestored() : undefined;
     if (!got) unreachable = 'it could not be downloaded';
     else if (check && (check.verdict === 'corrupted' || check.verdict === 'empty')) problem = `${newest} is ${check.verdict}${check.verdict === 'corrupted' ? `: ${check.detail}` : ''}`;
@@ -94,7 +96,7 @@ export async function mergeNewerSave(o: NewerSaveContext): Promise<NewerSaveMerg
     // A snapshot the service keeps failing to hand over holds saves back for a bounded time only.
     const told = keyTime(newest);
     // A time in the future is no time (a planted key must not hold saves back for good).
-    const savedAt = told && told.getTime() <= clock().getTime() + 60_000 ? told : undefined;
+    const savedAt = told && !isFutureDated(told, clock()) ? told : undefined;
     if (savedAt && clock().getTime() - savedAt.getTime() < UNREADABLE_HOLD_MS) {
       return {
         blocked:

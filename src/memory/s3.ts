@@ -6,7 +6,9 @@
  *   memory-path: s3://<bucket>/<folder>        memory-s3-endpoint: for R2, MinIO, ... (optional)
  *   object: <folder>/<prefix>-v1-<UTC time>-<run id>-<attempt>.tar.gz
  *
- * The time in the name makes the newest snapshot the greatest key, so one listing finds it.
+ * The time in the name makes the newest snapshot the greatest key, so one listing finds it. The
+ * name is the writer's choice: an object dated ahead of this clock, or whose name holds no time
+ * Recall writes, is left out (and left in the bucket), or one dated 9999 would win every restore.
  * Credentials come from the AWS SDK's default chain: AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY /
  * AWS_SESSION_TOKEN, or AWS_ROLE_ARN with AWS_WEB_IDENTITY_TOKEN_FILE (GitHub OIDC through
  * aws-actions/configure-aws-credentials), and are never stored: the store's credential removal
@@ -14,7 +16,7 @@
  */
 import * as fs from 'node:fs';
 import type { ListObjectsV2CommandOutput, S3Client } from '@aws-sdk/client-s3';
-import { timeFirstKey, type MemoryKeys } from './keys.js';
+import { isFutureDated, leadingTime, timeFirstKey, type MemoryKeys } from './keys.js';
 import { UnusableSnapshotError, type SnapshotBackend } from './snapshot-store.js';
 import { packGzip, unpackGzip } from './gzip-archive.js';
 
@@ -61,6 +63,7 @@ export async function s3Client(endpoint: string, env: NodeJS.ProcessEnv): Promis
 
 export class S3Backend implements SnapshotBackend {
   private readonly prefix: string;
+  private future: string[] = [];
 
   constructor(
     private readonly location: S3Location,
@@ -84,7 +87,7 @@ export class S3Backend implements SnapshotBackend {
     return undefined;
   }
 
-  /** Snapshot object keys under this prefix, newest first. */
+  /** Snapshot object keys under this prefix, newest first, without those dated ahead of this clock (futureDated). */
   private async snapshots(): Promise<string[]> {
     const keys: string[] = [];
     let token: string | undefined;
@@ -96,7 +99,16 @@ export class S3Backend implements SnapshotBackend {
       for (const o of page.Contents ?? []) if (o.Key?.endsWith('.tar.gz')) keys.push(o.Key);
       token = page.IsTruncated ? page.NextContinuationToken : undefined;
     } while (token);
-    return keys.sort().reverse();
+    const now = this.clock();
+    this.future = keys.filter((k) => isFutureDated(leadingTime(k.slice(this.prefix.length)), now));
+    return keys
+      .filter((k) => leadingTime(k.slice(this.prefix.length)) !== undefined && !this.future.includes(k))
+      .sort()
+      .reverse();
+  }
+
+  futureDated(): string[] {
+    return [...this.future];
   }
 
   async newestKey(): Promise<string | undefined> {
@@ -141,9 +153,12 @@ export class S3Backend implements SnapshotBackend {
     return true;
   }
 
-  async put(dir: string): Promise<{ saved: true; key: string }> {
+  async saveKey(): Promise<string> {
     // The time first, so that the newest snapshot is the greatest key and one listing finds it.
-    const key = `${this.location.folder ? `${this.location.folder}/` : ''}${timeFirstKey(this.keys, this.clock())}.tar.gz`;
+    return `${this.location.folder ? `${this.location.folder}/` : ''}${timeFirstKey(this.keys, this.clock())}.tar.gz`;
+  }
+
+  async put(dir: string, { key }: { key: string }): Promise<{ saved: true; key: string }> {
     const archive = await packGzip(dir);
     const { PutObjectCommand, DeleteObjectCommand } = await sdk();
     await (await this.client()).send(new PutObjectCommand({ Bucket: this.location.bucket, Key: key, Body: archive, ContentType: 'application/gzip' }));

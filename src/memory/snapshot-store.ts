@@ -46,6 +46,18 @@ export interface SnapshotBackend {
   /** Fill `dir` with the snapshot `key`; false when it is not there (or not one of this memory's keys). */
   fetch(key: string, dir: string): Promise<boolean>;
   /**
+   * The key the next put() stores this save under, chosen before the manifest is written (the
+   * manifest signs it), and asked again before each put (a backend that answered `moved` looked
+   * again; its next key may differ).
+   */
+  saveKey(): Promise<string>;
+  /**
+   * Optional, for backends that order snapshots by a time their writer chooses (a manifest's
+   * savedAt, a time in the name): the snapshots the last look left out because that time is ahead
+   * of this clock (keys.ts, isFutureDated). One dated 9999 would otherwise win every restore.
+   */
+  futureDated?(): string[];
+  /**
    * Optional, for backends that can list: every snapshot key, newest first. Where a restore looks
    * when the newest is unusable and names no earlier one (saved by an older Recall).
    */
@@ -58,11 +70,12 @@ export interface SnapshotBackend {
    */
   pack?(dir: string, credentials: readonly string[]): Promise<PackedSnapshot | undefined>;
   /**
-   * Store `dir` (as `packed`, when pack() made it) as this run's snapshot. A backend whose write
-   * is a compare-and-swap on what newestKey() last saw answers `moved` when another save landed
-   * since: the store then merges that one too and puts again (a bounded number of times).
+   * Store `dir` (as `packed`, when pack() made it) as this run's snapshot under `key` (saveKey()).
+   * A backend whose write is a compare-and-swap on what newestKey() last saw answers `moved` when
+   * another save landed since: the store then merges that one too and puts again (a bounded number
+   * of times).
    */
-  put(dir: string, packed?: PackedSnapshot): Promise<{ saved: true; key: string } | { saved: false; warning: string; moved?: boolean }>;
+  put(dir: string, o: { key: string; packed?: PackedSnapshot | undefined }): Promise<{ saved: true; key: string } | { saved: false; warning: string; moved?: boolean }>;
 }
 
 /** A snapshot archived ahead of its save. */
@@ -81,7 +94,12 @@ export interface SnapshotStoreOptions {
   /** The credentials this run had, to be taken out of the store before it is saved. */
   credentials?: () => string[];
   /** memory-signing-key: sign what is saved, and use only what was signed with it. */
-  signingKey?: string;
+  signingKey?: string | undefined;
+  /**
+   * Where memory is kept (factory.ts, memoryPlace: this repository's Actions cache, the bucket
+   * folder, the directory, the branch): signed with each snapshot, which is used only there.
+   */
+  place?: string;
   /**
    * Where the run keeps Recall's own files while the agent works (the thread index, the index of
    * past work): copied into memory by name at the save, over what the agent may have written there.
@@ -106,13 +124,19 @@ export class SnapshotMemoryStore implements MemoryStore {
     for (const file of workingFiles) fs.rmSync(file, { force: true });
     const problem = backend.readProblem();
     if (problem) return { status: 'disabled', warning: problem };
-    const { earlier = [], setAside = [], ...outcome } = await this.restoreNewest();
-    this.writeBase(outcome.restoredKey, [outcome.restoredKey, ...earlier].filter((k): k is string => k !== undefined && !setAside.includes(k)), setAside);
-    if (outcome.status === 'miss' && !outcome.warning && o.expectMemory) {
+    const { earlier = [], setAside = [], ...restored } = await this.restoreNewest();
+    this.writeBase(restored.restoredKey, [restored.restoredKey, ...earlier].filter((k): k is string => k !== undefined && !setAside.includes(k)), setAside);
+    const outcome = withWarning(restored, futureWarning(backend.futureDated?.() ?? []));
+    if (outcome.status === 'miss' && !restored.warning && o.expectMemory) {
       const why = backend.lossHint?.() ?? 'memory may have been removed from where it is kept';
-      return { ...outcome, warning: `No memory was found, though Recall answered in this thread before: ${why}. This run starts with empty memory.` };
+      return withWarning(outcome, `No memory was found, though Recall answered in this thread before: ${why}. This run starts with empty memory.`);
     }
     return outcome;
+  }
+
+  /** Where a snapshot restored under `key` must say it was saved (integrity.ts, bindingProblem). */
+  private restoredAs(key: string) {
+    return { key, place: this.so.place ?? '' };
   }
 
   private baseFile(): string {
@@ -171,7 +195,7 @@ export class SnapshotMemoryStore implements MemoryStore {
     let store: ReturnType<SnapshotMemoryStore['checkRestoredStore']>;
     try {
       removeStrangers(memoryDir);
-      check = checkMemory(memoryDir, this.so.signingKey);
+      check = checkMemory(memoryDir, { signingKey: this.so.signingKey, restoredAs: this.restoredAs(key) });
       if (check.verdict === 'empty') return { unusable: 'empty' };
       if (check.verdict === 'corrupted') return { unusable: check.detail };
       store = this.checkRestoredStore();
@@ -180,11 +204,12 @@ export class SnapshotMemoryStore implements MemoryStore {
     }
     if (store.unusable) return { unusable: store.unusable };
     const repaired = store.repaired.length > 0 ? `Memory restored from ${key} was repaired before use: ${store.repaired.join('; ')}.` : undefined;
+    const signed = check.note ? `Memory restored from ${key}: ${check.note}` : undefined;
     if (check.verdict === 'partial') {
       const incomplete = `Memory restored from ${key} is incomplete (${check.detail}); the run goes on with what arrived.`;
-      return { status: 'partial', restoredKey: key, warning: [incomplete, repaired].filter(Boolean).join(' ') };
+      return { status: 'partial', restoredKey: key, warning: [incomplete, repaired, signed].filter(Boolean).join(' ') };
     }
-    return { status: 'hit', restoredKey: key, ...(repaired ? { warning: repaired } : {}) };
+    return withWarning<RestoreOutcome>({ status: 'hit', restoredKey: key }, [repaired, signed].filter(Boolean).join(' '));
   }
 
   /**
@@ -205,7 +230,9 @@ export class SnapshotMemoryStore implements MemoryStore {
     } catch {
       // the pointers alone, then
     }
-    const candidates = [...new Set([...earlierKeysIn(aside), ...listed])].filter((k) => k !== bad).slice(0, MAX_FALLBACKS);
+    // The pointers of a snapshot that says it was saved under another key are not followed: they
+    // lead to the past of an older save (earlierKeysIn).
+    const candidates = [...new Set([...earlierKeysIn(aside, bad ? this.restoredAs(bad) : undefined), ...listed])].filter((k) => k !== bad).slice(0, MAX_FALLBACKS);
     const passed: string[] = [];
     for (const key of candidates) {
       emptyDirectory(memoryDir);
@@ -298,7 +325,7 @@ export class SnapshotMemoryStore implements MemoryStore {
     for (let attempt = 1; ; attempt++) {
       let merge: NewerSaveMerge;
       try {
-        merge = await mergeNewerSave({ ...this.so, base, checkRestored: () => this.checkRestoredStore() });
+        merge = await mergeNewerSave({ ...this.so, base, checkRestored: () => this.checkRestoredStore(), restoredAs: (key) => this.restoredAs(key) });
       } catch (error) {
         merge = { blocked: `Memory was not saved: merging the memory of an overlapping run failed (${describe(error)}).` };
       }
@@ -310,17 +337,23 @@ export class SnapshotMemoryStore implements MemoryStore {
         base = { ...base, restoredKey: merge.from };
       }
       merged.push(...(merge.merged ?? []));
+      let key: string;
+      try {
+        key = await backend.saveKey();
+      } catch (error) {
+        return { saved: false, warning: `Memory was not saved: ${describe(error)}` };
+      }
       let packed: PackedSnapshot | undefined;
       try {
         // What this save is built from, newest first: where a restore goes if this save turns out unusable.
         const earlier = [...new Set([...mergedFrom, ...base.earlier])].filter((k) => !base.setAside.includes(k));
-        packed = await this.takeOutCredentials(earlier.slice(0, EARLIER_KEPT));
+        packed = await this.takeOutCredentials(earlier.slice(0, EARLIER_KEPT), key);
       } catch (error) {
         return { saved: false, warning: `Memory was not saved: the credentials could not be taken out of the store (${describe(error)}).` };
       }
       let put: Awaited<ReturnType<SnapshotBackend['put']>>;
       try {
-        put = await backend.put(memoryDir, packed);
+        put = await backend.put(memoryDir, { key, packed });
       } catch (error) {
         return { saved: false, warning: `Memory was not saved: ${describe(error)}` };
       }
@@ -339,10 +372,10 @@ export class SnapshotMemoryStore implements MemoryStore {
    * where a byte search cannot see it whole), writes the manifest, and makes sure no credential is
    * in the bytes about to be stored. With a backend that packs, those bytes are read once, as they
    * are archived, and only packed again when old copies of a row had to be cleared. The packed
-   * snapshot, checked.
+   * snapshot, checked. The manifest signs `key`, the key it is saved under, and the place.
    */
-  private async takeOutCredentials(earlier: string[]): Promise<PackedSnapshot | undefined> {
-    const { memoryDir, backend, clock, log, signingKey } = this.so;
+  private async takeOutCredentials(earlier: string[], key: string): Promise<PackedSnapshot | undefined> {
+    const { memoryDir, backend, clock, log, signingKey, place = '' } = this.so;
     const credentials = this.so.credentials?.() ?? [];
     const forms = credentialForms(credentials);
     const removed = scrubSecrets(memoryDir, credentials);
@@ -351,16 +384,32 @@ export class SnapshotMemoryStore implements MemoryStore {
     if (inRecords > 0) removed[RECORDS_FILE] = inRecords;
     const rows = Object.entries(removed).filter(([t]) => t !== 'vacuum');
     if (rows.length > 0) log.info(`Memory: took credentials out of the store before saving (${rows.map(([t, n]) => `${n} in ${t}`).join(', ')}).`);
-    writeManifest(memoryDir, clock(), signingKey, earlier);
+    writeManifest(memoryDir, { now: clock(), signingKey, earlier, key, place });
     let packed = await backend.pack?.(memoryDir, forms);
     if ((packed ? packed.found : credentialsIn(memoryDir, forms)).length === 0) return packed;
     // Old copies of redacted rows in free pages: rebuild the file from its live rows.
     vacuumStore(memoryDir);
-    writeManifest(memoryDir, clock(), signingKey, earlier);
+    writeManifest(memoryDir, { now: clock(), signingKey, earlier, key, place });
     packed = await backend.pack?.(memoryDir, forms);
     if ((packed ? packed.found : credentialsIn(memoryDir, forms)).length > 0) throw new Error('a credential of this run is still in the store after redaction');
     return packed;
   }
+}
+
+/** The outcome with `warning` said after what it already says. */
+function withWarning<T extends { warning?: string }>(outcome: T, warning: string | undefined): T {
+  if (!warning) return outcome;
+  return { ...outcome, warning: outcome.warning ? `${outcome.warning} ${warning}` : warning };
+}
+
+/** The warning for snapshots a listing left out because they are dated ahead of this clock. */
+function futureWarning(keys: readonly string[]): string | undefined {
+  if (keys.length === 0) return undefined;
+  const named = `${keys.slice(0, 3).join(', ')}${keys.length > 3 ? `, and ${keys.length - 3} more` : ''}`;
+  return (
+    `Ignored ${keys.length} snapshot(s) dated ahead of this clock (${named}): the newest snapshot is the one with the latest time, which whoever writes where memory is kept chooses, ` +
+    `so one dated in the future would win every restore. Remove them unless a runner with a clock that far ahead saved them (they are used once their time has come).`
+  );
 }
 
 /**

@@ -8,9 +8,12 @@
  *    for example to copy the next run's secrets past the scrub); a virtual table, or a store that
  *    fails SQLite's `quick_check`, makes the snapshot unusable;
  *  - sessions whose ids or times are out of range are removed;
+ *  - messages are read the way OpenCode reads them (JSON.parse, the last of duplicate keys wins),
+ *    and a session holding a row other readers could read differently (a key written twice, or
+ *    with an escape) or that OpenCode cannot read is removed whole;
  *  - a session with a user message Recall did not send (a forged "earlier turn", which OpenCode
- *    would hand the model as the person's words when the thread continues; synthetic parts count,
- *    as OpenCode sends them too) is removed whole.
+ *    would hand the model as the person's words when the thread continues; every part counts,
+ *    files and synthetic text too, as OpenCode sends them) is removed whole.
  * Tables OpenCode does not have are left alone: without triggers or views they do nothing, and a
  * newer OpenCode may have added them.
  */
@@ -18,6 +21,7 @@ import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
+import { visit } from 'jsonc-parser';
 import { isSessionId } from '../recall/threads.js';
 import { DATABASE_FILE } from './layout.js';
 
@@ -98,9 +102,15 @@ export function checkStore(
       result.repaired.push(`removed ${badIds.length} session(s) whose id or time is out of range`);
     }
 
+    const stored = userTurns(db);
+    if (stored.refused.size > 0) {
+      removeSessions(db, tables, [...stored.refused.keys()]);
+      const said = [...stored.refused].slice(0, 3).map(([id, why]) => `${id}: ${why}`);
+      result.repaired.push(`removed ${stored.refused.size} session(s) holding a row OpenCode would read differently from other readers, or not at all (${said.join('; ')})`);
+    }
     if (o.turns) {
       const forged: string[] = [];
-      for (const [sessionId, digests] of userTurns(db)) {
+      for (const [sessionId, digests] of stored.turns) {
         const recorded = o.turns(sessionId);
         if (!recorded) result.unrecorded.set(sessionId, digests);
         else if (digests.some((d) => !recorded.has(d))) forged.push(sessionId);
@@ -120,63 +130,169 @@ export function checkStore(
 }
 
 /**
- * What OpenCode itself writes as a user message after it compacts a long session (1.18.33): one
- * synthetic part with this text and `metadata.compaction_continue`. The only user message Recall
- * takes without a record of sending it.
+ * The data of a message or part row as OpenCode reads it, or why Recall refuses the row. OpenCode
+ * reads these columns with JSON.parse (drizzle's JSON mode, 1.18.33), where the last of duplicate
+ * keys wins; SQLite's json_extract takes the first. A row with a key written twice in one object,
+ * or spelled with an escape (`"r\u006fle"`), is one readers can disagree on, and JSON.stringify,
+ * which writes every row OpenCode makes, writes neither: such a row is refused, as is one that is
+ * not a JSON object (OpenCode cannot read it).
  */
-const COMPACTION_CONTINUE = /^Continue if you have next steps, or stop and ask for clarification if you are unsure how to proceed\.$/;
+export function readRowData(raw: unknown): { data: Record<string, unknown> } | { refused: string } {
+  if (typeof raw !== 'string') return { refused: 'its data is not text' };
+  let data: unknown;
+  try {
+    data = JSON.parse(raw);
+  } catch {
+    return { refused: 'its data is not JSON' };
+  }
+  if (typeof data !== 'object' || data === null || Array.isArray(data)) return { refused: 'its data is not a JSON object' };
+  let problem: string | undefined;
+  try {
+    // What JSON.stringify wrote (every row OpenCode makes) holds no key twice: only its escapes need
+    // a look. Anything else is read key by key (about half the check's time, measured, RFC-005).
+    problem = JSON.stringify(data) === raw ? escapedKey(data) : keyProblem(raw);
+  } catch (error) {
+    problem = `its data cannot be read (${(error as Error).message})`; // nested past the stack
+  }
+  return problem ? { refused: problem } : { data: data as Record<string, unknown> };
+}
+
+/** A key JSON.stringify writes with an escape, anywhere in `value`, said as keyProblem says it. */
+function escapedKey(value: unknown): string | undefined {
+  if (typeof value !== 'object' || value === null) return undefined;
+  for (const [key, inner] of Object.entries(value)) {
+    if (!Array.isArray(value) && JSON.stringify(key).length !== key.length + 2) return `the key ${JSON.stringify(key)} is written with an escape`;
+    const found = escapedKey(inner);
+    if (found) return found;
+  }
+  return undefined;
+}
+
+/**
+ * A key in the JSON text `json` that is written twice in one object, or with an escape, said as a
+ * sentence; undefined when there is none. jsonc-parser's visitor hands over each key as decoded and
+ * where its raw text is, so both are seen at any depth.
+ */
+export function keyProblem(json: string): string | undefined {
+  const objects: Array<Set<string>> = [];
+  let problem: string | undefined;
+  visit(json, {
+    onObjectBegin: () => void objects.push(new Set()),
+    onObjectEnd: () => void objects.pop(),
+    onObjectProperty: (key, offset, length) => {
+      const seen = objects[objects.length - 1]!;
+      if (json.slice(offset, offset + length).includes('\\')) problem ??= `the key ${JSON.stringify(key)} is written with an escape`;
+      else if (seen.has(key)) problem ??= `the key ${JSON.stringify(key)} is written twice`;
+      seen.add(key);
+    },
+  });
+  return problem;
+}
+
+/**
+ * The note OpenCode (1.18.33) writes as a user message when it goes on by itself after compacting
+ * a long session: one synthetic text part with `metadata.compaction_continue`, this text, after
+ * OVERFLOW_NOTE when the compaction dropped media that overflowed the provider's limit.
+ */
+const COMPACTION_CONTINUE = 'Continue if you have next steps, or stop and ask for clarification if you are unsure how to proceed.';
+const OVERFLOW_NOTE =
+  "The previous request exceeded the provider's size limit due to large media attachments. The conversation was compacted and media files were removed from context. " +
+  'If the user was asking about attached images or files, explain that the attachments were too large to process and suggest they try again with smaller or fewer files.\n';
+
+function isContinueNote(part: Record<string, unknown>): boolean {
+  const metadata = part.metadata as { compaction_continue?: unknown } | undefined;
+  return (
+    part.type === 'text' &&
+    part.synthetic === true &&
+    metadata?.compaction_continue === true &&
+    (part.text === COMPACTION_CONTINUE || part.text === `${OVERFLOW_NOTE}${COMPACTION_CONTINUE}`)
+  );
+}
+
+/**
+ * Whether a user message's parts are one OpenCode writes itself: its compaction marker (parts of
+ * type `compaction` alone, which the model reads as "What did we do so far?") or its note to go on
+ * after a compaction. The only user messages Recall takes without a record of sending them.
+ */
+export function isOpenCodesOwn(parts: ReadonlyArray<Record<string, unknown>>): boolean {
+  return parts.length > 0 && (parts.every((p) => p.type === 'compaction') || parts.every(isContinueNote));
+}
+
+/**
+ * The digest of what the model reads as the person's words in one user message, or undefined when
+ * it reads nothing there (no parts) or the message is OpenCode's own. Every part counts: text
+ * (synthetic too), files (OpenCode sends them; Recall never does), subtasks, anything. A message of
+ * text parts alone has the digest of its text, the one Recall records when it sends a message; any
+ * other part makes the digest cover every part, which Recall never records.
+ */
+export function userTurnDigest(parts: ReadonlyArray<Record<string, unknown>>): string | undefined {
+  if (parts.length === 0 || isOpenCodesOwn(parts)) return undefined;
+  if (parts.every((p) => p.type === 'text')) return turnDigest(parts.map((p) => String(p.text ?? '')).join(''));
+  // The row's own ids aside (OpenCode takes them from the columns).
+  return turnDigest(JSON.stringify(parts.map(({ id: _id, messageID: _message, sessionID: _session, ...part }) => part)));
+}
 
 /** The digests of the user messages of every top-level session in the store of `memoryDir`. */
 export function storedUserTurns(memoryDir: string): Map<string, string[]> {
   const db = openStore(path.join(memoryDir, DATABASE_FILE), true);
   try {
-    return userTurns(db);
+    return userTurns(db).turns;
   } finally {
     db.close();
   }
 }
 
 /**
- * The digests of the user messages of every top-level session: all the text the model reads as
- * the person's in each (synthetic parts too: OpenCode sends them), except OpenCode's own
- * compaction note. A user message without text (a compaction marker, a file) says nothing.
+ * Every top-level session's user turns (userTurnDigest), read as OpenCode reads them: a message is
+ * the user's when its data, parsed as OpenCode parses it, says so, and its parts are the rows that
+ * name it. Sessions holding a row readRowData refuses are in `refused`, with the reason. Two
+ * passes: every message row, then the parts of the user messages alone, fetched in one query that
+ * needs no index (a store someone else wrote may have none) and never reads a tool's output.
  */
-function userTurns(db: DatabaseSync): Map<string, string[]> {
+function userTurns(db: DatabaseSync): { turns: Map<string, string[]>; refused: Map<string, string> } {
   const turns = new Map<string, string[]>();
-  const rows = db
-    .prepare(
-      `SELECT m.session_id AS session_id, m.id AS message_id, p.data AS part
-         FROM message m JOIN session s ON s.id = m.session_id
-         LEFT JOIN part p ON p.message_id = m.id
-        WHERE s.parent_id IS NULL AND json_extract(m.data, '$.role') = 'user'
-        ORDER BY m.session_id, m.id, p.id`,
-    )
-    .all();
-  type Text = { text: string; synthetic: boolean; compaction: boolean };
-  let current: { session: string; message: string; texts: Text[] } | undefined;
-  const flush = () => {
-    if (!current || current.texts.length === 0) return;
-    const openCodesOwn = current.texts.every((t) => t.synthetic && t.compaction && COMPACTION_CONTINUE.test(t.text));
-    if (!openCodesOwn) turns.set(current.session, [...(turns.get(current.session) ?? []), turnDigest(current.texts.map((t) => t.text).join(''))]);
-  };
-  for (const row of rows) {
+  const refused = new Map<string, string>();
+  const users: Array<{ session: string; id: string }> = [];
+  const messages = db.prepare(
+    `SELECT m.session_id AS session_id, m.id AS id, m.data AS data
+       FROM message m JOIN session s ON s.id = m.session_id
+      WHERE s.parent_id IS NULL
+      ORDER BY m.session_id, m.id`,
+  );
+  for (const row of messages.iterate()) {
     const session = String(row.session_id);
-    const message = String(row.message_id);
-    if (current?.message !== message) {
-      flush();
-      current = { session, message, texts: [] };
-      if (!turns.has(session)) turns.set(session, []);
+    if (!turns.has(session)) turns.set(session, []);
+    const message = readRowData(row.data);
+    if ('refused' in message) {
+      if (!refused.has(session)) refused.set(session, `message ${String(row.id)}: ${message.refused}`);
+    } else if (message.data.role === 'user') {
+      users.push({ session, id: String(row.id) });
     }
-    let part: { type?: string; text?: unknown; synthetic?: boolean; metadata?: { compaction_continue?: boolean } } = {};
-    try {
-      part = JSON.parse(String(row.part ?? '{}')) as typeof part;
-    } catch {
-      // a part that is not JSON is not a text part
-    }
-    if (part.type === 'text') current.texts.push({ text: String(part.text ?? ''), synthetic: part.synthetic === true, compaction: part.metadata?.compaction_continue === true });
   }
-  flush();
-  return turns;
+  const partsOf = new Map<string, Array<{ id: string; data: unknown }>>();
+  const parts = db.prepare('SELECT message_id, id, data FROM part WHERE message_id IN (SELECT value FROM json_each(?)) ORDER BY message_id, id');
+  for (const p of parts.iterate(JSON.stringify(users.map((u) => u.id)))) {
+    const list = partsOf.get(String(p.message_id)) ?? [];
+    list.push({ id: String(p.id), data: p.data });
+    partsOf.set(String(p.message_id), list);
+  }
+  for (const { session, id } of users) {
+    if (refused.has(session)) continue;
+    const read: Array<Record<string, unknown>> = [];
+    for (const p of partsOf.get(id) ?? []) {
+      const part = readRowData(p.data);
+      if ('refused' in part) {
+        refused.set(session, `part ${p.id}: ${part.refused}`);
+        break;
+      }
+      read.push(part.data);
+    }
+    if (refused.has(session)) continue;
+    const digest = userTurnDigest(read);
+    if (digest) turns.get(session)!.push(digest);
+  }
+  for (const id of refused.keys()) turns.delete(id);
+  return { turns, refused };
 }
 
 /** Removes sessions, their children, and every row keyed by them. */

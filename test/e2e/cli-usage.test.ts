@@ -25,9 +25,9 @@ describe('recall on the command line', () => {
     [['run', '--prompt', 'x', '-h'], /^Usage: recall run --prompt TEXT/],
     [['memory', '--help'], /^Usage: recall memory <search\|list\|show\|prune>/],
     [['memory', '-h'], /^Usage: recall memory <search\|list\|show\|prune>/],
-    [['memory', 'search', '--help'], /^Usage: recall memory search --store PATH --query TEXT/],
-    [['memory', 'list', '-h'], /^Usage: recall memory list --store PATH/],
-    [['memory', 'show', '--help'], /^Usage: recall memory show --store PATH --id RECORD_ID/],
+    [["memory", "search", "--help"], /^Usage: recall memory search \[--store PATH\] --query TEXT/],
+    [['memory', 'list', '-h'], /^Usage: recall memory list \[--store PATH\]/],
+    [['memory', 'show', '--help'], /^Usage: recall memory show \[--store PATH\] --id RECORD_ID/],
     [['memory', 'prune', '--store', 'x', '-h'], /^Usage: recall memory prune --store PATH/],
   ])('recall %j prints its own usage and exits 0', (args, usage) => {
     const res = cli(...args);

@@ -1,16 +1,17 @@
 /**
- * `recall run` as it ships (dist/cli/index.js) on a checkout with no GitHub at all: the real
- * OpenCode answers from the scripted model, memory goes to the directory backend in the project
- * (git-ignored), and a second local run recalls the first.
+ * `recall run` as it ships (dist/cli/index.js) on a checkout with no GitHub at all, started the way
+ * a person starts it: from a shell, in the checkout, with their own environment (this test's) and
+ * their home. The real OpenCode answers from the scripted model; memory goes to the directory
+ * backend in Recall's state folder, outside the checkout, and a second local run recalls the first.
+ * The attacks: the agent planting a snapshot where memory is, and a snapshot dated 9999.
  */
 import { execFileSync, spawn } from 'node:child_process';
 import * as fs from 'node:fs';
-import * as os from 'node:os';
 import * as path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startFakeModel, type FakeModel } from '../harness/fake-model.js';
 import { REPO_ROOT } from '../harness/runner.js';
-import { makeCheckout } from '../harness/world.js';
+import { makeCheckout, OUTSIDE_TMP } from '../harness/world.js';
 
 const CLI = path.join(REPO_ROOT, 'dist', 'cli', 'index.js');
 let model: FakeModel;
@@ -18,18 +19,25 @@ let root: string;
 let workspace: string;
 let home: string;
 
-/** Runs the CLI as a person would in their checkout: no GITHUB_* or RUNNER_* variables. */
+/**
+ * Runs the CLI as a person would in their checkout: `bash -c` in it, with this process's own
+ * environment (no GITHUB_* or RUNNER_* variables here), their HOME and PWD, the model from
+ * RECALL_MODEL, and OpenCode kept offline.
+ */
 function recall(args: string[], extraEnv: Record<string, string> = {}): Promise<{ code: number; stdout: string; stderr: string }> {
-  const env: Record<string, string> = {
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
     PATH: `${path.join(REPO_ROOT, 'node_modules', '.bin')}${path.delimiter}${process.env.PATH ?? ''}`,
     HOME: home,
+    PWD: workspace,
     OPENCODE_DISABLE_MODELS_FETCH: '1',
     npm_config_registry: 'http://127.0.0.1:9/',
     RECALL_MODEL: 'fake/scripted',
     ...extraEnv,
   };
+  const quoted = [CLI, ...args].map((a) => `'${a.replace(/'/g, `'\\''`)}'`).join(' ');
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [CLI, ...args], { cwd: workspace, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn('bash', ['-c', `node ${quoted}`], { cwd: workspace, env, stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
     child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
@@ -43,9 +51,18 @@ function recall(args: string[], extraEnv: Record<string, string> = {}): Promise<
   });
 }
 
+/** Where a run said memory is, and what it saved memory as. */
+const memoryOf = (stderr: string) => /; memory in (.+)$/m.exec(stderr)?.[1];
+const savedAs = (stderr: string) => /memory saved as (\S+)/.exec(stderr)?.[1];
+
+/** A command the agent runs, encoded so that OpenCode's look at the paths it names sees none. */
+const encoded = (command: string) => `echo ${Buffer.from(command).toString('base64')} | base64 -d | sh`;
+
 beforeAll(async () => {
   model = await startFakeModel();
-  root = fs.mkdtempSync(path.join(os.tmpdir(), 'recall-local-'));
+  // Outside /tmp, as a person's home and checkout are: the sandbox gives the agent a /tmp of its own.
+  fs.mkdirSync(OUTSIDE_TMP, { recursive: true });
+  root = fs.mkdtempSync(path.join(OUTSIDE_TMP, 'recall-local-'));
   workspace = path.join(root, 'webapp');
   home = path.join(root, 'home');
   fs.mkdirSync(home);
@@ -57,25 +74,88 @@ afterAll(async () => {
 });
 
 describe('recall run (a local run)', () => {
-  it('answers from the model with directory memory in the project, and a second run recalls the first', async () => {
+  it('answers from the model with memory in the state folder, outside the checkout, and a second run recalls the first', async () => {
     const config = JSON.stringify(model.providerConfig());
     model.script({ text: 'The SAML session cookie lacks the Secure flag, so Safari drops it after the redirect.' });
     const first = await recall(['run', '--prompt', 'Why does SSO login loop on Safari?', '--opencode-config', config]);
     expect(first.code, first.stderr).toBe(0);
     expect(first.stdout.trim()).toBe('The SAML session cookie lacks the Secure flag, so Safari drops it after the redirect.');
     expect(first.stderr).toMatch(/memory saved as /);
-    // Memory is a directory backend snapshot in the project, and git does not see it.
-    const memory = path.join(workspace, '.recall', 'memory');
-    expect(fs.readdirSync(memory).length).toBeGreaterThan(0);
-    expect(execFileSync('git', ['status', '--porcelain'], { cwd: workspace, encoding: 'utf8' })).toBe('');
+    // Memory is a directory backend snapshot in ~/.local/state/recall (or $XDG_STATE_HOME/recall), in a
+    // folder named after the project; nothing of it is in the checkout.
+    const memory = memoryOf(first.stderr)!;
+    const state = process.env.XDG_STATE_HOME?.startsWith('/') ? process.env.XDG_STATE_HOME : path.join(home, '.local', 'state');
+    expect(memory).toMatch(new RegExp(`^${state.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}/recall/memory/webapp-[0-9a-f]{12}$`));
+    expect(fs.readdirSync(memory)).toEqual([savedAs(first.stderr)]);
+    expect(fs.existsSync(path.join(workspace, '.recall'))).toBe(false);
+    expect(execFileSync('git', ['status', '--porcelain', '--ignored'], { cwd: workspace, encoding: 'utf8' })).toBe('');
 
     model.script({ text: 'Same cause as before: set Secure on the session cookie.' });
     const second = await recall(['run', '--prompt', 'Safari users still loop back to the SSO login page', '--opencode-config', config]);
     expect(second.code, second.stderr).toBe(0);
+    expect(memoryOf(second.stderr)).toBe(memory);
     expect(second.stderr).toMatch(/prior work: (?!none\b)\S/);
     // The model saw the first run's answer as prior work.
     const asked = model.completions().at(-1)!;
     expect(JSON.stringify(asked.body)).toContain('lacks the Secure flag');
+
+    // The memory CLI, run in the same checkout without --store, reads that memory.
+    const listed = await recall(['memory', 'list']);
+    expect(listed.code, listed.stderr).toBe(0);
+    expect(listed.stderr).toContain(`Reading the local memory of ${workspace}: ${memory}`);
+    expect(listed.stdout).toMatch(/Safari/);
+  });
+
+  it('the agent cannot plant a snapshot where memory is by default: the state folder is read-only to it', async () => {
+    const config = JSON.stringify(model.providerConfig());
+    model.script({ text: 'Noted.' });
+    const first = await recall(['run', '--prompt', 'Remember that the staging database is read-only.', '--opencode-config', config]);
+    expect(first.code, first.stderr).toBe(0);
+    const memory = memoryOf(first.stderr)!;
+    const before = fs.readdirSync(memory).sort();
+    // An injected agent copies the newest snapshot under a newer name (within the clocks' tolerance,
+    // so only where memory is keeps it out), to rewrite it at leisure.
+    const planted = path.join(memory, `recall-v1-1-1-${new Date(Date.now() + 60_000).toISOString().replace(/[-:]/g, '').replace(/\.\d+Z$/, 'Z')}`);
+    const plant = `cp -r '${path.join(memory, savedAs(first.stderr)!)}' '${planted}' 2>&1; echo "PLANTED-$?"`;
+    model.script({ toolCalls: [{ name: 'bash', arguments: { command: encoded(plant), description: 'Tidy up' } }] }, { text: 'Done.' });
+    const second = await recall(['run', '--prompt', 'Tidy up the memory folder.', '--opencode-config', config]);
+    expect(second.code, second.stderr).toBe(0);
+    const toolOutput = model.completions().at(-1)!.messageText();
+    expect(toolOutput).toMatch(/PLANTED-[1-9]/); // the command ran, and failed
+    expect(toolOutput).toMatch(/Read-only file system/);
+    expect(fs.existsSync(planted)).toBe(false);
+    // Only what Recall saved is there (the newest 3 are kept).
+    expect(fs.readdirSync(memory)).toContain(savedAs(second.stderr));
+    expect(fs.readdirSync(memory).filter((k) => ![...before, savedAs(second.stderr)].includes(k))).toEqual([]);
+  });
+
+  it('with --memory in the checkout, a snapshot the agent dates 9999 is ignored with a warning, and the next run restores the real newest', async () => {
+    const config = JSON.stringify(model.providerConfig());
+    const inCheckout = ['--memory', '.recall/memory', '--opencode-config', config];
+    model.script({ text: 'The feature flag service times out after 2 s.' });
+    const first = await recall(['run', '--prompt', 'Why do feature flags fail at startup?', ...inCheckout]);
+    expect(first.code, first.stderr).toBe(0);
+    const memory = path.join(workspace, '.recall', 'memory');
+    expect(memoryOf(first.stderr)).toBe(memory);
+    // The agent copies that snapshot under a name and a manifest dated 9999: the newest by far.
+    const planted = path.join(memory, 'recall-v1-1-1-99991231T235959Z');
+    const plant = [
+      `cp -r '${path.join(memory, savedAs(first.stderr)!)}' '${planted}'`,
+      `node -e 'const f=process.argv[1];const m=JSON.parse(require("fs").readFileSync(f,"utf8"));m.savedAt="9999-12-31T23:59:59.000Z";require("fs").writeFileSync(f,JSON.stringify(m))' '${path.join(planted, 'recall-manifest.json')}'`,
+      'echo "PLANTED-$?"',
+    ].join(' && ');
+    model.script({ toolCalls: [{ name: 'bash', arguments: { command: encoded(plant), description: 'Tidy up' } }] }, { text: 'The CSV writer skips row zero: slice(1) in export.ts drops the header.' });
+    const second = await recall(['run', '--prompt', 'Why does the CSV export drop the header row?', ...inCheckout]);
+    expect(second.code, second.stderr).toBe(0);
+    expect(model.completions().at(-1)!.messageText()).toContain('PLANTED-0');
+    expect(fs.existsSync(planted)).toBe(true);
+
+    model.script({ text: 'Same as before.' });
+    const third = await recall(['run', '--prompt', 'The CSV export still has no header row', ...inCheckout]);
+    expect(third.code, third.stderr).toBe(0);
+    expect(third.stderr).toContain('warning: Ignored 1 snapshot(s) dated ahead of this clock (recall-v1-1-1-99991231T235959Z)');
+    // The real newest (the second run's save) was restored: its answer is prior work.
+    expect(JSON.stringify(model.completions().at(-1)!.body)).toContain('slice(1) in export.ts');
   });
 
   it('a run stopped at its limit still saves memory, as the action\'s post step would', async () => {

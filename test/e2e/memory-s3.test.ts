@@ -73,7 +73,9 @@ describe('memory in an S3-compatible bucket', () => {
     execFileSync('mkfifo', [path.join(planted, 'recall-manifest.json')]);
     const archive = execFileSync('tar', ['-czf', '-', '-C', planted, '.']);
     const client = new S3Client({ endpoint: s3.url, forcePathStyle: true, region: 'us-east-1', credentials: { accessKeyId: s3.env().AWS_ACCESS_KEY_ID!, secretAccessKey: s3.env().AWS_SECRET_ACCESS_KEY! } });
-    await client.send(new PutObjectCommand({ Bucket: s3.bucket, Key: 'team-a/recall-v1-20991231T000000Z-1-1.tar.gz', Body: archive }));
+    // Named for now: the newest (one dated in the future would be ignored, which another test pins).
+    const now = new Date().toISOString().replace(/[-:]/g, '').replace(/\.\d+Z$/, 'Z');
+    await client.send(new PutObjectCommand({ Bucket: s3.bucket, Key: `team-a/recall-v1-${now}-1-1.tar.gz`, Body: archive }));
     world.model.script({ text: 'Answered.' });
     const run = await world.openIssue('9731', { number: 5, title: 't', body: 'b' }, { inputs, env: s3.env(), mainTimeoutMs: 60_000 });
     expect(run.main.exitCode, run.main.stdout).toBe(0);

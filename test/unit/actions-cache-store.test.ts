@@ -49,7 +49,7 @@ describe('the Actions cache memory store', () => {
     const s = store({
       restoreCache: async () => {
         fs.writeFileSync(path.join(dir, 'opencode.db'), SQLITE);
-        writeManifest(dir, new Date(0));
+        writeManifest(dir, { now: new Date(0) });
         return 'recall-v1-6-1';
       },
     });
@@ -61,7 +61,7 @@ describe('the Actions cache memory store', () => {
       restoreCache: async () => {
         fs.writeFileSync(path.join(dir, 'opencode.db'), SQLITE);
         fs.writeFileSync(path.join(dir, 'opencode.db-wal'), 'wal');
-        writeManifest(dir, new Date(0));
+        writeManifest(dir, { now: new Date(0) });
         fs.rmSync(path.join(dir, 'opencode.db-wal'));
         return 'recall-v1-6-1';
       },
@@ -265,7 +265,7 @@ describe('the Actions cache memory store', () => {
           if (options?.lookupOnly) return 'recall-v1-6-1';
           downloads++;
           fs.writeFileSync(path.join(paths[0]!, 'opencode.db'), SQLITE);
-          writeManifest(paths[0]!, new Date(0));
+          writeManifest(paths[0]!, { now: new Date(0) });
           return 'recall-v1-6-1';
         },
       });

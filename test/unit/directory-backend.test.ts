@@ -2,12 +2,18 @@ import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { Readable } from 'node:stream';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { DirectoryBackend } from '../../src/memory/directory.js';
 import { writeManifest } from '../../src/memory/integrity.js';
 import { memoryKeys } from '../../src/memory/keys.js';
 import { readInputs } from '../../src/inputs.js';
-import { parseS3Location } from '../../src/memory/s3.js';
+import { parseS3Location, S3Backend } from '../../src/memory/s3.js';
+import { memoryPlace } from '../../src/memory/factory.js';
+import { sessionIdsIn } from '../../src/memory/merge.js';
+import { SnapshotMemoryStore, type SnapshotBackend } from '../../src/memory/snapshot-store.js';
+import { sessionId, writeStore } from '../harness/store-fixture.js';
+import type { S3Client } from '@aws-sdk/client-s3';
 
 let root: string;
 beforeEach(() => {
@@ -19,7 +25,7 @@ function memoryAt(name: string, savedAt: number, content: string): string {
   const dir = path.join(root, 'work', name);
   fs.mkdirSync(dir, { recursive: true });
   fs.writeFileSync(path.join(dir, 'opencode.db'), content);
-  writeManifest(dir, new Date(savedAt));
+  writeManifest(dir, { now: new Date(savedAt) });
   return dir;
 }
 
@@ -35,7 +41,7 @@ describe('the directory backend', () => {
     // Neither the run ids nor the order of the puts agree with the save times.
     const key = (run: string) => memoryKeys('recall', run, '1', new Date(0));
     for (const [run, at] of [['9', 3000], ['10', 5000], ['11', 1000], ['12', 4000]] as const) {
-      await new DirectoryBackend(dir, key(run)).put(memoryAt(run, at, `store of run ${run}`));
+      await new DirectoryBackend(dir, key(run)).put(memoryAt(run, at, `store of run ${run}`), { key: key(run).primary });
     }
     expect(fs.readdirSync(dir).sort()).toEqual([key('10').primary, key('12').primary, key('9').primary]);
     const out = path.join(root, 'out');
@@ -45,7 +51,7 @@ describe('the directory backend', () => {
 
   it('keeps prefixes apart', async () => {
     const dir = path.join(root, 'store');
-    await new DirectoryBackend(dir, memoryKeys('team-a', '1', '1')).put(memoryAt('a', 1000, 'a'));
+    await new DirectoryBackend(dir, memoryKeys('team-a', '1', '1')).put(memoryAt('a', 1000, 'a'), { key: memoryKeys('team-a', '1', '1').primary });
     expect(await new DirectoryBackend(dir, memoryKeys('team-b', '2', '1')).newestKey()).toBeUndefined();
   });
 
@@ -66,10 +72,142 @@ describe('the directory backend', () => {
     expect(fs.existsSync(path.join(out, 'recall-threads.json'))).toBe(false);
   });
 
+  it('leaves out a snapshot dated ahead of the clock, by its manifest, its name or its folder time, and says which; leaves it in place', async () => {
+    const dir = path.join(root, 'store');
+    const now = Date.UTC(2026, 10, 25, 12);
+    const real = memoryKeys('recall', '1', '1', new Date(now - 60_000));
+    await new DirectoryBackend(dir, real).put(memoryAt('real', now - 60_000, 'real'), { key: real.primary });
+    // Whoever writes memory-path: a manifest dated 9999, a name dated 9999, no manifest and a folder time in 9999.
+    const byManifest = memoryKeys('recall', '2', '1', new Date(now - 120_000)).primary;
+    await new DirectoryBackend(dir, memoryKeys('recall', '2', '1')).put(memoryAt('m', Date.UTC(9999, 11, 31), 'planted'), { key: byManifest });
+    const byName = memoryKeys('recall', '3', '1', new Date(Date.UTC(9999, 11, 31))).primary;
+    await new DirectoryBackend(dir, memoryKeys('recall', '3', '1')).put(memoryAt('n', now - 180_000, 'planted'), { key: byName });
+    const byFolder = memoryKeys('recall', '4', '1', new Date(now - 240_000)).primary;
+    fs.mkdirSync(path.join(dir, byFolder));
+    fs.writeFileSync(path.join(dir, byFolder, 'opencode.db'), 'planted');
+    fs.utimesSync(path.join(dir, byFolder), new Date(Date.UTC(9999, 0, 1)), new Date(Date.UTC(9999, 0, 1)));
+    const reader = new DirectoryBackend(dir, memoryKeys('recall', '5', '1'), () => new Date(now));
+    const out = path.join(root, 'out');
+    expect(await reader.restoreNewest(out)).toBe(real.primary);
+    expect(fs.readFileSync(path.join(out, 'opencode.db'), 'utf8')).toBe('real');
+    expect(reader.futureDated().sort()).toEqual([byManifest, byName, byFolder].sort());
+    expect(await reader.olderKeys()).toEqual([real.primary]);
+    // A save prunes among the snapshots it believes, and leaves the others where they are.
+    const next = memoryKeys('recall', '6', '1', new Date(now));
+    await new DirectoryBackend(dir, next, () => new Date(now)).put(memoryAt('next', now, 'next'), { key: next.primary });
+    expect(fs.readdirSync(dir).sort()).toEqual([real.primary, byManifest, byName, byFolder, next.primary].sort());
+    // Once its time has come, a snapshot is believed.
+    expect(await new DirectoryBackend(dir, next, () => new Date(Date.UTC(9999, 11, 31, 1))).newestKey()).toBe(byManifest);
+  });
+
+  it('the S3 listing leaves out objects dated ahead of the clock or named without a time', async () => {
+    const listed = ['ci/recall-v1-20261125T115900Z-1-1.tar.gz', 'ci/recall-v1-99991231T000000Z-2-1.tar.gz', 'ci/recall-v1-zzzz.tar.gz', 'ci/recall-v1-20261125T115800Z-0-1.tar.gz'];
+    const client = { send: async () => ({ Contents: listed.map((Key) => ({ Key })), IsTruncated: false }) } as unknown as S3Client;
+    const b = new S3Backend({ bucket: 'team', folder: 'ci' }, memoryKeys('recall', '3', '1'), async () => client, () => new Date(Date.UTC(2026, 10, 25, 12)));
+    expect(await b.newestKey()).toBe('ci/recall-v1-20261125T115900Z-1-1.tar.gz');
+    expect(await b.olderKeys()).toEqual(['ci/recall-v1-20261125T115900Z-1-1.tar.gz', 'ci/recall-v1-20261125T115800Z-0-1.tar.gz']);
+    expect(b.futureDated()).toEqual(['ci/recall-v1-99991231T000000Z-2-1.tar.gz']);
+    expect(await b.saveKey()).toBe('ci/recall-v1-20261125T120000Z-3-1.tar.gz');
+  });
+
   it('says what to do when memory-path is a file', () => {
     const file = path.join(root, 'file');
     fs.writeFileSync(file, '');
     expect(new DirectoryBackend(file, memoryKeys('recall', '1', '1')).readProblem()).toMatch(/is not a directory.*point memory-path at a directory/);
+  });
+});
+
+/** An S3 bucket in memory, answering the four calls the S3 backend makes. */
+function fakeBucket(): { client: S3Client; objects: Map<string, Buffer> } {
+  const objects = new Map<string, Buffer>();
+  const send = async (command: { constructor: { name: string }; input: Record<string, unknown> }) => {
+    const { Key, Prefix, Body } = command.input as { Key?: string; Prefix?: string; Body?: Buffer };
+    switch (command.constructor.name) {
+      case 'ListObjectsV2Command':
+        return { Contents: [...objects.keys()].filter((k) => k.startsWith(Prefix ?? '')).map((k) => ({ Key: k })), IsTruncated: false };
+      case 'GetObjectCommand':
+        if (!objects.has(Key!)) throw Object.assign(new Error('no such key'), { name: 'NoSuchKey' });
+        return { Body: Readable.from([objects.get(Key!)!]) };
+      case 'PutObjectCommand':
+        objects.set(Key!, Buffer.from(Body!));
+        return {};
+      case 'DeleteObjectCommand':
+        objects.delete(Key!);
+        return {};
+    }
+    throw new Error(`unexpected ${command.constructor.name}`);
+  };
+  return { client: { send } as unknown as S3Client, objects };
+}
+
+describe('the store, with memory-signing-key and a time it is told', () => {
+  const secret = 'a-long-random-signing-secret-0123456789';
+  const warnings: string[] = [];
+  const log = { info: () => undefined, warning: (w: string) => void warnings.push(w) };
+  const now = Date.UTC(2026, 10, 25, 12);
+  /** One run on `backend`: restore, the store then holds what it restored and `sessions`, save. */
+  async function runOn(backend: (clock: () => Date, keys: ReturnType<typeof memoryKeys>) => SnapshotBackend, run: string, at: number, sessions: string[], o: { signingKey?: string; place: string }) {
+    const memoryDir = path.join(root, `runner-${run}`, 'memory');
+    const clock = () => new Date(at);
+    const keys = memoryKeys('recall', run, '1', clock());
+    const store = new SnapshotMemoryStore({ memoryDir, backend: backend(clock, keys), log, clock, ...o });
+    const restored = await store.restore();
+    const had = fs.existsSync(path.join(memoryDir, 'opencode.db')) ? sessionIdsIn(memoryDir) : [];
+    for (const f of ['opencode.db', 'opencode.db-wal', 'opencode.db-shm']) fs.rmSync(path.join(memoryDir, f), { force: true });
+    writeStore(memoryDir, [...new Set([...had, ...sessions.map(sessionId)])].map((id) => ({ id })));
+    const saved = await store.save();
+    return { restored, had, saved: saved.saved ? saved.key : undefined };
+  }
+
+  it('an older signed snapshot put under a newer key is set aside, and the real newest is used, not the older one\'s past', async () => {
+    const { client, objects } = fakeBucket();
+    const s3 = (clock: () => Date, keys: ReturnType<typeof memoryKeys>) => new S3Backend({ bucket: 'team', folder: 'ci' }, keys, async () => client, clock);
+    const o = { signingKey: secret, place: 's3 s3://team/ci' };
+    const first = await runOn(s3, '1', now, ['one'], o);
+    const second = await runOn(s3, '2', now + 60_000, ['two'], o);
+    const third = await runOn(s3, '3', now + 120_000, ['three'], o);
+    expect(third.had.sort()).toEqual([sessionId('one'), sessionId('two')].sort());
+    // Whoever can write the bucket puts the second snapshot back under a newer name (S3 orders by name).
+    const replayed = `ci/recall-v1-20261125T120300Z-9-1.tar.gz`;
+    objects.set(replayed, objects.get(second.saved!)!);
+    const fourth = await runOn(s3, '4', now + 240_000, ['four'], o);
+    expect(fourth.restored).toMatchObject({ status: 'corrupted', restoredKey: third.saved });
+    expect(fourth.restored.warning).toContain(`${replayed} is unusable (it is not memory Recall saved with this memory-signing-key: it was saved as ${second.saved}, not ${replayed}: an older snapshot put under a newer key is not used)`);
+    // Not the first snapshot its manifest points to: the newest real one, with every session.
+    expect(fourth.had.sort()).toEqual([sessionId('one'), sessionId('two'), sessionId('three')].sort());
+    expect(first.saved).toBeDefined();
+  });
+
+  it('a snapshot dated in the future is ignored by the restore, which says so, and the newest real one is used', async () => {
+    const memoryPath = path.join(root, 'store');
+    const dir = (clock: () => Date, keys: ReturnType<typeof memoryKeys>) => new DirectoryBackend(memoryPath, keys, clock);
+    const o = { place: `directory ${memoryPath}` };
+    const first = await runOn(dir, '1', now, ['one'], o);
+    const planted = memoryKeys('recall', '9', '1', new Date(Date.UTC(9999, 11, 31))).primary;
+    fs.cpSync(path.join(memoryPath, first.saved!), path.join(memoryPath, planted), { recursive: true });
+    fs.rmSync(path.join(memoryPath, planted, 'opencode.db'));
+    writeStore(path.join(memoryPath, planted), [{ id: sessionId('planted') }]);
+    warnings.length = 0;
+    const second = await runOn(dir, '2', now + 60_000, ['two'], o);
+    expect(second.restored).toMatchObject({ status: 'hit', restoredKey: first.saved, warning: expect.stringContaining(`Ignored 1 snapshot(s) dated ahead of this clock (${planted})`) });
+    expect(second.had).toEqual([sessionId('one')]);
+    // The save merged nothing from it: the planted one is not "a newer save".
+    expect(warnings.join()).not.toContain(planted);
+  });
+});
+
+describe('where memory is, as signatures name it', () => {
+  it('the Actions cache is the repository (by id, which a rename keeps); the other backends are what memory-path and memory-branch name', () => {
+    const env = { GITHUB_SERVER_URL: 'https://github.com', GITHUB_REPOSITORY: 'octo-org/webapp', GITHUB_REPOSITORY_ID: '1001' };
+    const choice = (backend: 'actions-cache' | 'directory' | 's3' | 'git-branch', p = '', branch = 'recall-memory') => ({ backend, path: p, endpoint: '', branch });
+    expect(memoryPlace(choice('actions-cache'), env)).toBe('actions-cache https://github.com/repository-id:1001');
+    expect(memoryPlace(choice('actions-cache'), { ...env, GITHUB_REPOSITORY: 'octo-org/renamed' })).toBe('actions-cache https://github.com/repository-id:1001');
+    expect(memoryPlace(choice('actions-cache'), { ...env, GITHUB_REPOSITORY_ID: '' })).toBe('actions-cache https://github.com/octo-org/webapp');
+    expect(memoryPlace(choice('actions-cache'), { GITHUB_SERVER_URL: 'https://ghe.example.com/', GITHUB_REPOSITORY_ID: '7' })).toBe('actions-cache https://ghe.example.com/repository-id:7');
+    expect(memoryPlace(choice('git-branch'), env)).toBe('git-branch https://github.com/repository-id:1001#recall-memory');
+    expect(memoryPlace(choice('git-branch', ' https://github.com/octo-org/memory.git ', 'team'), env)).toBe('git-branch https://github.com/octo-org/memory.git#team');
+    expect(memoryPlace(choice('s3', 's3://team-memory/ci/'), env)).toBe('s3 s3://team-memory/ci');
+    expect(memoryPlace(choice('directory', '/srv/recall/../memory'), env)).toBe('directory /srv/memory');
   });
 });
 

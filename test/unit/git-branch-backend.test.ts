@@ -50,16 +50,19 @@ function memoryWith(name: string, content: string): string {
   const dir = path.join(root, 'mem', name);
   fs.mkdirSync(dir, { recursive: true });
   fs.writeFileSync(path.join(dir, 'opencode.db'), content);
-  writeManifest(dir, new Date());
+  writeManifest(dir, { now: new Date() });
   return dir;
 }
+
+/** A put as the store makes it: under the key the backend chooses for it. */
+const putNew = async (b: SnapshotBackend, dir: string) => b.put(dir, { key: await b.saveKey() });
 
 const filesOnBranch = () => git('ls-tree', '--name-only', 'recall-memory').split('\n').sort();
 
 describe('the git-branch backend', () => {
   it('finds nothing before the branch exists, and its first save makes the branch: one root commit with a README and the snapshot', async () => {
     expect(await backend('1').newestKey()).toBeUndefined();
-    const put = await backend('1').put(memoryWith('a', 'store of run 1'));
+    const put = await putNew(backend('1'), memoryWith('a', 'store of run 1'));
     expect(put).toMatchObject({ saved: true, key: expect.stringMatching(/^recall-v1-\d{8}T\d{6}Z-1-1$/) });
     expect(git('rev-list', '--count', 'recall-memory')).toBe('1');
     expect(git('log', '-1', '--format=%P|%an|%s', 'recall-memory')).toBe(`|github-actions[bot]|Recall memory: ${(put as { key: string }).key}`);
@@ -77,8 +80,8 @@ describe('the git-branch backend', () => {
   it("keeps the newest three of its prefix and every other prefix's, in one commit with no history", async () => {
     let time = Date.UTC(2026, 10, 1);
     const clock = () => new Date((time += 60_000));
-    await backend('7', { keys: memoryKeys('team-b', '7', '1'), clock }).put(memoryWith('b', 'team b'));
-    for (const run of ['1', '2', '3', '4', '5']) await backend(run, { clock }).put(memoryWith(run, `store ${run}`));
+    await putNew(backend('7', { keys: memoryKeys('team-b', '7', '1'), clock }), memoryWith('b', 'team b'));
+    for (const run of ['1', '2', '3', '4', '5']) await putNew(backend(run, { clock }), memoryWith(run, `store ${run}`));
     const files = filesOnBranch();
     expect(files.filter((f) => f.startsWith('recall-v1-')).map((f) => /-(\d)-1$/.exec(f)![1])).toEqual(['3', '4', '5']);
     expect(files.filter((f) => f.startsWith('team-b-v1-'))).toHaveLength(1);
@@ -87,10 +90,29 @@ describe('the git-branch backend', () => {
   });
 
   it('names a save after the newest on the branch when this runner\'s clock is behind, so the newest is still the greatest name', async () => {
-    const first = await backend('1', { clock: () => new Date(Date.UTC(2026, 10, 1, 12)) }).put(memoryWith('a', 'a'));
-    const second = await backend('2', { clock: () => new Date(Date.UTC(2026, 10, 1, 11)) }).put(memoryWith('b', 'b'));
+    const first = await putNew(backend('1', { clock: () => new Date(Date.UTC(2026, 10, 1, 12, 5)) }), memoryWith('a', 'a'));
+    const second = await putNew(backend('2', { clock: () => new Date(Date.UTC(2026, 10, 1, 12)) }), memoryWith('b', 'b'));
     expect((second as { key: string }).key > (first as { key: string }).key).toBe(true);
     expect(await backend('3').newestKey()).toBe((second as { key: string }).key);
+  });
+
+  it('leaves out a snapshot dated ahead of the clock (anyone who can push names it), says which, and keeps it on the branch', async () => {
+    const now = Date.UTC(2026, 10, 1, 12);
+    const real = (await putNew(backend('1', { clock: () => new Date(now) }), memoryWith('a', 'real'))) as { key: string };
+    const planted = (await putNew(backend('2', { clock: () => new Date(Date.UTC(9999, 11, 31)) }), memoryWith('b', 'planted'))) as { key: string };
+    expect(planted.key).toBe('recall-v1-99991231T000000Z-2-1');
+    const reader = backend('3', { clock: () => new Date(now + 60_000) });
+    const out = path.join(root, 'out');
+    expect(await reader.restoreNewest(out)).toBe(real.key);
+    expect(fs.readFileSync(path.join(out, 'opencode.db'), 'utf8')).toBe('real');
+    expect(reader.futureDated()).toEqual([planted.key]);
+    expect(await reader.olderKeys()).toEqual([real.key]);
+    // Within the clocks' tolerance a time ahead is believed.
+    expect(await backend('4', { clock: () => new Date(now - 5 * 60_000) }).newestKey()).toBe(real.key);
+    // A save names itself after the real newest and leaves the planted one where it is.
+    const next = (await putNew(backend('5', { clock: () => new Date(now + 120_000) }), memoryWith('c', 'next'))) as { key: string };
+    expect(next.key).toBe('recall-v1-20261101T120200Z-5-1');
+    expect(filesOnBranch()).toEqual(['README.md', real.key, next.key, planted.key].sort());
   });
 
   it.each([
@@ -105,7 +127,7 @@ describe('the git-branch backend', () => {
     execFileSync('git', ['-C', work, 'push', '-q', remote, 'recall-memory']);
     const before = git('rev-parse', 'recall-memory');
     await expect(backend('1').restoreNewest(path.join(root, 'out'))).rejects.toThrow(new RegExp(`holds what Recall does not write \\(${file.replace('.', '\\.')}\\).*Set memory-branch to a branch of its own`));
-    await expect(backend('1').put(memoryWith('a', 'a'))).rejects.toThrow(/holds what Recall does not write/);
+    await expect(putNew(backend('1'), memoryWith('a', 'a'))).rejects.toThrow(/holds what Recall does not write/);
     expect(git('rev-parse', 'recall-memory')).toBe(before);
   });
 
@@ -113,17 +135,17 @@ describe('the git-branch backend', () => {
     expect(backend('1', { branch: 'main' }).readProblem()).toMatch(/memory-branch main is a branch this workflow works on.*Memory is off for this run/);
     expect(backend('1', { branch: 'main' }).writeProblem()).toBe(''); // said once, at the restore
     expect(backend('1', { remote: undefined }).readProblem()).toMatch(/set memory-path to the repository/);
-    const own = (await backend('1').put(memoryWith('a', 'a'))) as { key: string };
+    const own = (await putNew(backend('1'), memoryWith('a', 'a'))) as { key: string };
     expect(await backend('2').fetch('../../etc/passwd', path.join(root, 'out'))).toBe(false);
     // Another prefix's snapshot, on the branch: a manifest naming it is not followed.
-    const other = (await backend('7', { keys: memoryKeys('team-b', '7', '1') }).put(memoryWith('b', 'b'))) as { key: string };
+    const other = (await putNew(backend('7', { keys: memoryKeys('team-b', '7', '1') }), memoryWith('b', 'b'))) as { key: string };
     expect(await backend('2').fetch(other.key, path.join(root, 'out'))).toBe(false);
     expect(fs.existsSync(path.join(root, 'out'))).toBe(false);
     expect(await backend('2').fetch(own.key, path.join(root, 'own'))).toBe(true);
   });
 
   it('a snapshot holding a link, a folder or a file memory never holds is unusable, named by its key, and nothing is written', async () => {
-    const put = (await backend('1').put(memoryWith('a', 'a'))) as { key: string };
+    const put = (await putNew(backend('1'), memoryWith('a', 'a'))) as { key: string };
     const db = git('rev-parse', `recall-memory:${put.key}/opencode.db`);
     const sub = execFileSync('git', ['-C', remote, 'mktree'], { input: `100644 blob ${db}\tx\n`, encoding: 'utf8' }).trim();
     // Someone with write access replaces the snapshot's files.
@@ -171,20 +193,20 @@ describe("the job's token", () => {
 
 describe('the compare-and-swap on the push', () => {
   it('a save that landed after this one looked makes its push fail as moved, and the branch keeps the other save', async () => {
-    await backend('1').put(memoryWith('base', 'base'));
+    await putNew(backend('1'), memoryWith('base', 'base'));
     const slow = backend('2');
     expect(await slow.newestKey()).toMatch(/-1-1$/);
-    const fast = (await backend('3').put(memoryWith('fast', 'fast'))) as { key: string };
-    const refused = await slow.put(memoryWith('slow', 'slow'));
+    const fast = (await putNew(backend('3'), memoryWith('fast', 'fast'))) as { key: string };
+    const refused = await putNew(slow, memoryWith('slow', 'slow'));
     expect(refused).toMatchObject({ saved: false, moved: true, warning: expect.stringMatching(/another save moved recall-memory since this one looked/) });
     expect(await backend('4').newestKey()).toBe(fast.key);
     // A new look, and the same save goes through.
     expect(await slow.newestKey()).toBe(fast.key);
-    expect(await slow.put(memoryWith('slow', 'slow'))).toMatchObject({ saved: true });
+    expect(await putNew(slow, memoryWith('slow', 'slow'))).toMatchObject({ saved: true });
   });
 
   it("the remote checks the old commit itself: a push racing past the lease's look is refused as moved", async () => {
-    await backend('1').put(memoryWith('base', 'base'));
+    await putNew(backend('1'), memoryWith('base', 'base'));
     // Between the advertisement the lease is checked against and the ref update, another push lands.
     fs.writeFileSync(
       path.join(remote, 'hooks', 'pre-receive'),
@@ -201,24 +223,24 @@ describe('the compare-and-swap on the push', () => {
     );
     const b = backend('2');
     await b.newestKey();
-    expect(await b.put(memoryWith('b', 'b'))).toMatchObject({ saved: false, moved: true });
+    expect(await putNew(b, memoryWith('b', 'b'))).toMatchObject({ saved: false, moved: true });
     expect(git('log', '-1', '--format=%s', 'recall-memory')).toBe('other');
   });
 
   it("a store file over GitHub's limit is not pushed to an https remote, and the warning says what to do", async () => {
     const dir = memoryWith('big', '');
     fs.truncateSync(path.join(dir, 'opencode.db'), 101 * 1024 ** 2); // sparse: no 101 MiB written
-    const refused = await backend('1', { remote: 'https://github.com/octo-org/webapp.git' }).put(dir);
+    const refused = await backend('1', { remote: 'https://github.com/octo-org/webapp.git' }).put(dir, { key: 'recall-v1-20261101T000000Z-1-1' });
     expect(refused).toEqual({ saved: false, warning: expect.stringMatching(/opencode\.db is 101 MiB, and GitHub takes no file over 100 MiB in a push\. Lower max-sessions or max-age-days/) });
   });
 
   it('a memory branch whose name clashes with a branch on the remote is refused once, not retried as a lost race, and the warning names the clash', async () => {
     // The branch Recall pushes a fix to: a branch named recall cannot sit beside it.
-    await backend('1', { branch: 'fix' }).put(memoryWith('a', 'a')); // a commit for that branch to point at
+    await putNew(backend('1', { branch: 'fix' }), memoryWith('a', 'a')); // a commit for that branch to point at
     git('update-ref', 'refs/heads/recall/issue-1-123-1', git('rev-parse', 'fix'));
     let puts = 0;
     const clashing = backend('2', { branch: 'recall' });
-    const counted: SnapshotBackend = Object.assign(Object.create(clashing) as GitBranchBackend, { put: (dir: string) => (puts++, clashing.put(dir)) });
+    const counted: SnapshotBackend = Object.assign(Object.create(clashing) as GitBranchBackend, { put: (dir: string, o: { key: string }) => (puts++, clashing.put(dir, o)) });
     const s = new SnapshotMemoryStore({ memoryDir: path.join(root, 'clash', 'memory'), backend: counted, log: quiet, clock: () => new Date() });
     expect((await s.restore()).status).toBe('miss');
     writeStore(path.join(root, 'clash', 'memory'), [{ id: sessionId('clash') }]);
@@ -229,7 +251,7 @@ describe('the compare-and-swap on the push', () => {
 
   it('a push the remote refuses for want of rights is not retried, and the warning names contents: write', async () => {
     fs.writeFileSync(path.join(remote, 'hooks', 'pre-receive'), '#!/bin/sh\necho "Permission to octo-org/webapp.git denied to github-actions[bot]." >&2\nexit 1\n', { mode: 0o755 });
-    const refused = await backend('1').put(memoryWith('a', 'a'));
+    const refused = await putNew(backend('1'), memoryWith('a', 'a'));
     expect(refused).toMatchObject({ saved: false, moved: false });
     expect((refused as { warning: string }).warning).toMatch(/Memory was not saved to recall-memory of .*the token may not push to recall-memory \(Permission to octo-org\/webapp\.git denied to github-actions\[bot\]\.\).*`permissions: contents: write`/);
   });
@@ -245,9 +267,10 @@ describe('two overlapping saves through the store', () => {
       newestKey: () => inner.newestKey(),
       fetch: (key, dir) => inner.fetch(key, dir),
       olderKeys: () => inner.olderKeys(),
-      put: async (dir) => {
+      saveKey: () => inner.saveKey(),
+      put: async (dir, o) => {
         await before();
-        return inner.put(dir);
+        return inner.put(dir, o);
       },
     };
   }
@@ -295,7 +318,7 @@ describe('two overlapping saves through the store', () => {
     await runOn(first, 'first', ['zero']);
     await first.save();
     let competing = 0;
-    const alwaysLate = racing(backend('2'), () => backend(String(10 + competing++)).put(memoryWith(`late-${competing}`, 'other')));
+    const alwaysLate = racing(backend('2'), () => putNew(backend(String(10 + competing++)), memoryWith(`late-${competing}`, 'other')));
     const s = new SnapshotMemoryStore({ memoryDir: path.join(root, 'late', 'memory'), backend: alwaysLate, log: quiet, clock: () => new Date() });
     await runOn(s, 'late', ['zero', 'late']);
     const saved = await s.save();

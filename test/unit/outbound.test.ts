@@ -4,7 +4,7 @@
  * through the bundled action.
  */
 import { describe, expect, it } from 'vitest';
-import { redactCredentials } from '../../src/agent/credentials.js';
+import { credentialValues, redactCredentials } from '../../src/agent/credentials.js';
 import { neutralizeLinks } from '../../src/github/outbound.js';
 
 const TOKEN = 'ghs_16C7e42F292c6912E7710c838347Ae178B4a';
@@ -36,6 +36,12 @@ describe('redaction', () => {
     for (const hidden of [`${TOKEN.slice(0, 10)}\u200b${TOKEN.slice(10)}`, `${TOKEN.slice(0, 10)}<!-- -->${TOKEN.slice(10)}`]) {
       expect(outbound(`key: ${hidden}`, [TOKEN])).toBe('key: [redacted]');
     }
+  });
+
+  it("takes a shell's working directories for the paths they are, though PWD is named like a password", () => {
+    // A local run started from a shell has PWD (the checkout): redacted, it broke every session in memory.
+    const env = { PWD: '/home/ada/src/webapp', OLDPWD: '/home/ada/src', SMTP_PWD: 'mail-secret-123', DB_PASSWORD: 'db-secret-456' };
+    expect(credentialValues(env).sort()).toEqual(['db-secret-456', 'mail-secret-123']);
   });
 
   it('leaves ordinary text alone', () => {
