@@ -19,6 +19,22 @@ const MIN_LENGTH = 8;
  * checkout's starts with) was redacted from memory, and OpenCode could no longer open the sessions.
  */
 const SHELL_DIRECTORIES = new Set(['PWD', 'OLDPWD']);
+/** Values people write where a secret would go that are not one: taken for credentials, every mention of the word in memory would go. */
+const COMMON_VALUES = new Set(['disabled', 'enabled', 'required', 'optional', 'password', 'changeme', 'localhost', 'undefined', 'anonymous', 'unused', 'default', 'placeholder', 'redacted', '[redacted]']);
+/** An absolute path (POSIX, home-relative or Windows): a secret lives in such a file, not in its name. */
+const ABSOLUTE_PATH = /^(?:\/|~\/|[A-Za-z]:[\\/])[^\s]*$/;
+
+/**
+ * Whether the variable `name` holds a value that is no secret whatever its name says (issue 18):
+ * the shell's working directories; the runner's step state (`STATE_*`, main's hand-over to post,
+ * which is Recall's own: the memory key, a comment id); a path; a common word. Each, taken for a
+ * credential, was redacted out of memory wherever it appears: a path out of every session's
+ * directory (OpenCode could no longer open them), the memory key out of the manifest that names it
+ * (the post step's save was refused).
+ */
+export function plainValue(name: string, value: string): boolean {
+  return SHELL_DIRECTORIES.has(name) || /^STATE_/i.test(name) || ABSOLUTE_PATH.test(value) || COMMON_VALUES.has(value.toLowerCase());
+}
 
 /**
  * Every value of `env` named like a secret, and every credential inside a value (a URL's password,
@@ -29,7 +45,8 @@ export function credentialValues(env: NodeJS.ProcessEnv): string[] {
   for (const [name, raw] of Object.entries(env)) {
     const value = raw?.trim();
     if (!value) continue;
-    if ((isSecretName(name) || /_KEY_ID$/i.test(name)) && !SHELL_DIRECTORIES.has(name) && value.length >= MIN_LENGTH) values.push(value);
+    if (/^STATE_/i.test(name)) continue;
+    if ((isSecretName(name) || /_KEY_ID$/i.test(name)) && !plainValue(name, value) && value.length >= MIN_LENGTH) values.push(value);
     for (const { secret } of credentialsIn(value)) if (secret.length >= MIN_LENGTH) values.push(secret);
   }
   return [...new Set(values)];

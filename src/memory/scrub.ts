@@ -20,8 +20,47 @@ const q = (name: string) => `"${name.replace(/"/g, '""')}"`;
 const SECRET_TABLES = ['account', 'account_state', 'control_account', 'credential', 'session_share'];
 
 /**
+ * What identifies a row or the folder a session belongs to, which redaction never rewrites
+ * (issue 18): a row's key and unique columns, ids, and the directories OpenCode opens a session
+ * in. Rewritten, OpenCode could no longer open the store ("Unexpected server error"), and two
+ * rows redacted to one value broke a UNIQUE constraint. A credential found there is not taken out:
+ * the save is refused instead (StoreWouldBreak), and the earlier memory kept.
+ */
+function identityColumns(db: ReturnType<typeof openStore>, table: string): Set<string> {
+  const columns = new Set(
+    db
+      .prepare('SELECT name, pk FROM pragma_table_info(?)')
+      .all(table)
+      .filter((c) => Number(c.pk) > 0 || /^(id|.+_id|directory|worktree)$/i.test(String(c.name)))
+      .map((c) => String(c.name)),
+  );
+  for (const index of db.prepare('SELECT name FROM pragma_index_list(?) WHERE "unique" = 1').all(table)) {
+    for (const c of db.prepare('SELECT name FROM pragma_index_info(?)').all(String(index.name))) if (c.name !== null) columns.add(String(c.name));
+  }
+  return columns;
+}
+
+/** A credential of the run sits where redaction would break the store: the save must not go on. */
+export class StoreWouldBreak extends Error {
+  override name = 'StoreWouldBreak';
+}
+
+/** A text that is a JSON object or array (OpenCode's rows), which a redaction must leave one. */
+const isJson = (text: string) => {
+  if (!/^\s*[[{]/.test(text)) return false;
+  try {
+    JSON.parse(text);
+    return true;
+  } catch {
+    return false;
+  }
+};
+
+/**
  * Empties the credential tables and redacts every form of every credential in `values` in every
- * text and blob value of the store. Returns the rows changed per table.
+ * text and blob value of the store, but for the identity columns. Returns the rows changed per
+ * table. Throws StoreWouldBreak, before anything is written, when a credential sits in an
+ * identity column or its redaction would leave a JSON row unreadable.
  */
 // Stryker disable next-line ArrayDeclaration: equivalent in effect, Stryker's stand-in value is in no store
 export function scrubSecrets(memoryDir: string, values: readonly string[] = []): Record<string, number> {
@@ -51,6 +90,7 @@ export function scrubSecrets(memoryDir: string, values: readonly string[] = []):
       // text SQLite keeps in a column declared INTEGER or REAL would be redacted too. The filter is
       // for speed: OpenCode writes text only to text columns, and a credential left anywhere is
       // still found by the byte search after the scrub, which then refuses the save.
+      const identity = identityColumns(db, table);
       const columns = db
         .prepare('SELECT name, type FROM pragma_table_info(?)')
         .all(table)
@@ -62,12 +102,22 @@ export function scrubSecrets(memoryDir: string, values: readonly string[] = []):
       for (const column of columns) {
         const c = q(column);
         const where = patterns.map((_, i) => `${c} LIKE ?${i + 1} ESCAPE '\\'`).join(' OR ');
+        if (identity.has(column)) {
+          const held = db.prepare(`SELECT ${c} AS v FROM ${q(table)} WHERE ${where} LIMIT 1`).get(...patterns);
+          if (held && typeof held.v === 'string' && forms.some((f) => (held.v as string).includes(f))) {
+            throw new StoreWouldBreak(`a credential of this run is part of ${table}.${column}, which OpenCode needs to open its sessions (an id or a directory); taken out, the store would no longer open`);
+          }
+          continue;
+        }
         const update = db.prepare(`UPDATE ${q(table)} SET ${c} = ? WHERE rowid = ?`);
         const changed: Array<{ rowid: number | bigint; value: string | Uint8Array }> = [];
         for (const row of db.prepare(`SELECT rowid AS r, ${c} AS v FROM ${q(table)} WHERE ${where}`).iterate(...patterns)) {
           const value = row.v;
           if (typeof value === 'string') {
-            if (forms.some((f) => value.includes(f))) changed.push({ rowid: row.r as number, value: forms.reduce((t, f) => t.split(f).join('[redacted]'), value) });
+            if (!forms.some((f) => value.includes(f))) continue;
+            const redacted = forms.reduce((t, f) => t.split(f).join('[redacted]'), value);
+            if (isJson(value) && !isJson(redacted)) throw new StoreWouldBreak(`taking a credential of this run out of ${table}.${column} would leave a row OpenCode cannot read`);
+            changed.push({ rowid: row.r as number, value: redacted });
           } else if (value instanceof Uint8Array) {
             const buffer = Buffer.from(value.buffer, value.byteOffset, value.byteLength);
             if (bytes.some((b) => buffer.includes(b))) changed.push({ rowid: row.r as number, value: redactBytes(buffer, bytes) });

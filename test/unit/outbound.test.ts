@@ -4,7 +4,7 @@
  * through the bundled action.
  */
 import { describe, expect, it } from 'vitest';
-import { credentialValues, redactCredentials } from '../../src/agent/credentials.js';
+import { credentialValues, plainValue, redactCredentials } from '../../src/agent/credentials.js';
 import { neutralizeLinks } from '../../src/github/outbound.js';
 
 const TOKEN = 'ghs_16C7e42F292c6912E7710c838347Ae178B4a';
@@ -42,6 +42,25 @@ describe('redaction', () => {
     // A local run started from a shell has PWD (the checkout): redacted, it broke every session in memory.
     const env = { PWD: '/home/ada/src/webapp', OLDPWD: '/home/ada/src', SMTP_PWD: 'mail-secret-123', DB_PASSWORD: 'db-secret-456' };
     expect(credentialValues(env).sort()).toEqual(['db-secret-456', 'mail-secret-123']);
+  });
+
+  it("never takes for a secret what is none whatever its name (issue 18): the runner's step state, paths, common words", () => {
+    const env = {
+      // The post step's hand-over from main: `memory-key` reads as KEY, and the key is named in the manifest it saves.
+      'STATE_memory-key': 'recall-v1-2001-1-20261125T232010Z',
+      'STATE_working-comment': '{"id":1234567890}',
+      GOOGLE_APPLICATION_CREDENTIALS: '/home/runner/work/_temp/gcp-creds.json',
+      SIGNING_KEY_FILE: 'C:\\keys\\release.jks',
+      SSH_AUTH_SOCK: '/run/user/1001/ssh-agent.sock',
+      DB_PASSWORD: 'password',
+      FEATURE_AUTH: 'disabled',
+      API_TOKEN: 'tok-real-0123456789',
+    };
+    expect(credentialValues(env)).toEqual(['tok-real-0123456789']);
+    expect(plainValue('SMTP_PWD', 'mail-secret-123')).toBe(false);
+    expect(plainValue('PWD', 'anything-at-all')).toBe(true);
+    expect(plainValue('state_memory-key', 'x')).toBe(true);
+    expect(plainValue('WEBHOOK_URL', 'https://hooks.slack.com/services/T0/B0/abc')).toBe(false);
   });
 
   it('leaves ordinary text alone', () => {

@@ -8,7 +8,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { CredentialScanner, credentialsIn, redactFile, scrubSecrets, vacuumStore } from '../../src/memory/scrub.js';
+import { CredentialScanner, credentialsIn, redactFile, scrubSecrets, StoreWouldBreak, vacuumStore } from '../../src/memory/scrub.js';
 
 let dir: string;
 beforeEach(() => {
@@ -50,6 +50,41 @@ const openFiles = () =>
     .filter((target) => target.startsWith(dir));
 
 describe('the scrub of the store', () => {
+  it("never rewrites what OpenCode opens a session by (ids, unique columns, directories): a credential there refuses the save, and nothing is written", () => {
+    sql(`CREATE TABLE session (id text PRIMARY KEY, project_id text, directory text, title text);
+         CREATE TABLE project_directory (project_id text, directory text, note text, UNIQUE (project_id, directory));
+         INSERT INTO session VALUES ('ses_1', 'prj_1', '/work/${KEY}/app', 'about ${KEY}');
+         INSERT INTO project_directory VALUES ('prj_1', '/work/a', 'n');`);
+    expect(() => scrubSecrets(dir, [KEY])).toThrow(StoreWouldBreak);
+    expect(() => scrubSecrets(dir, [KEY])).toThrow(/session\.directory, which OpenCode needs to open its sessions/);
+    // Nothing was written: not even the title, which alone would have been redacted.
+    expect(rows('SELECT directory, title FROM session')).toEqual([{ directory: `/work/${KEY}/app`, title: `about ${KEY}` }]);
+    // Two rows a redaction would have made one (the UNIQUE constraint a self-hosted runner's save broke on).
+    sql(`DELETE FROM session; INSERT INTO project_directory VALUES ('prj_1', '/w/${KEY}', 'x'), ('prj_1', '/w/other-${KEY}', 'y');`);
+    expect(() => scrubSecrets(dir, [KEY])).toThrow(/project_directory\.directory/);
+    expect(rows('SELECT count(*) AS n FROM project_directory')).toEqual([{ n: 3 }]);
+  });
+
+  it('a unique column not named like an id is left alone too', () => {
+    sql(`CREATE TABLE alias (name text, value text); CREATE UNIQUE INDEX alias_name ON alias(name); INSERT INTO alias VALUES ('x-${KEY}', 'v-${KEY}');`);
+    expect(() => scrubSecrets(dir, [KEY])).toThrow(/alias\.name/);
+    sql(`DELETE FROM alias; INSERT INTO alias VALUES ('plain', 'v-${KEY}');`);
+    expect(scrubSecrets(dir, [KEY])).toEqual({ alias: 1 });
+    expect(rows('SELECT * FROM alias')).toEqual([{ name: 'plain', value: 'v-[redacted]' }]);
+  });
+
+  it('refuses a redaction that would leave a JSON row OpenCode cannot read', () => {
+    // A value that takes in the row's own punctuation: taken out, the JSON breaks.
+    sql('CREATE TABLE message (id text PRIMARY KEY, data text)');
+    sql('INSERT INTO message VALUES (?, ?)', 'msg_1', '{"n":123456789,"b":2}');
+    expect(() => scrubSecrets(dir, ['123456789,"b'])).toThrow(/message\.data would leave a row OpenCode cannot read/);
+    expect(rows('SELECT data FROM message')).toEqual([{ data: '{"n":123456789,"b":2}' }]);
+    // A plain one inside a string stays valid, and is taken out.
+    sql('UPDATE message SET data = ?', `{"text":"key ${KEY} here"}`);
+    expect(scrubSecrets(dir, [KEY])).toEqual({ message: 1 });
+    expect(JSON.parse(String(rows('SELECT data FROM message')[0]!.data))).toEqual({ text: 'key [redacted] here' });
+  });
+
   it('empties every table that holds credentials or share secrets, and only those', () => {
     const secretTables = ['account', 'account_state', 'control_account', 'credential', 'session_share'];
     sql([...secretTables, 'message'].map((t) => `CREATE TABLE ${t} (id text, v text); INSERT INTO ${t} VALUES ('1', 'value of ${t}');`).join(''));
