@@ -64,6 +64,8 @@ export interface PipelineOptions {
   log: { info: (line: string) => void; warning: (line: string) => void; debug: (line: string) => void };
   /** Where Recall's install of OpenCode is kept between runs (the Actions cache). */
   openCodeCache?: OpenCodeCache | undefined;
+  /** Where Recall is installed with its dependencies, for a local run from a clone: its OpenCode is used first. */
+  recallHome?: string | undefined;
 }
 
 export async function runPipeline(o: PipelineOptions): Promise<RunResult> {
@@ -96,7 +98,7 @@ export async function runPipeline(o: PipelineOptions): Promise<RunResult> {
   }
   const agent = new OpenCodeLauncher({
     binary: () =>
-      resolveOpenCode({ version: inputs.opencodeVersion, toolDir: env.RUNNER_TOOL_CACHE || layout.root, pathEnv: env.PATH, log: log.info, warn: log.warning, cache: o.openCodeCache }),
+      resolveOpenCode({ version: inputs.opencodeVersion, toolDir: env.RUNNER_TOOL_CACHE || layout.root, pathEnv: env.PATH, log: log.info, warn: log.warning, cache: o.openCodeCache, beside: o.recallHome }),
     workspace,
     layout,
     parentEnv: env,

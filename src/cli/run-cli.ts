@@ -133,6 +133,7 @@ export async function runCommand(args: string[], io: Output, env: NodeJS.Process
       untrustedCode: false,
       progress,
       state: (_keys, _choice, memory) => (state = new LocalState(memory)),
+      recallHome: recallHome(),
       log,
     });
     await progress.close();
@@ -188,4 +189,16 @@ function keepOutOfGit(workspace: string, memoryPath: string): void {
   if (!top || top === '..' || path.isAbsolute(top)) return; // outside the checkout
   const ignore = path.join(workspace, top, '.gitignore');
   if (!fs.existsSync(ignore)) fs.writeFileSync(ignore, '# Recall\'s local memory: not for git\n*\n');
+}
+
+/**
+ * The clone Recall runs from (`<clone>/dist/cli/index.js`, also through npm's bin link), when its
+ * dependencies are installed there: the OpenCode `npm ci` put beside it is used before anything
+ * else, so a local run never installs OpenCode again.
+ */
+function recallHome(): string | undefined {
+  const script = process.argv[1];
+  if (!script || !fs.existsSync(script)) return undefined;
+  const home = path.resolve(path.dirname(fs.realpathSync(script)), '..', '..');
+  return fs.existsSync(path.join(home, 'node_modules')) ? home : undefined;
 }

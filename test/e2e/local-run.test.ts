@@ -167,6 +167,21 @@ describe('recall run (a local run)', () => {
     expect(r.stderr).toMatch(/^Memory saved as recall-v1-/m);
   });
 
+  it('uses the OpenCode npm ci installed beside Recall, checked, with no opencode on PATH and no registry: it never installs it', async () => {
+    // A PATH with node and nothing else of this clone's: no opencode, and the registry is closed.
+    const bin = path.join(root, 'node-only');
+    fs.mkdirSync(bin, { recursive: true });
+    if (!fs.existsSync(path.join(bin, 'node'))) fs.symlinkSync(process.execPath, path.join(bin, 'node'));
+    const config = JSON.stringify(model.providerConfig());
+    model.script({ text: 'Answered with the OpenCode beside Recall.' });
+    const run = await recall(['run', '--prompt', 'Which OpenCode answers?', '--opencode-config', config], { PATH: `${bin}${path.delimiter}/usr/bin${path.delimiter}/bin` });
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.stdout.trim()).toBe('Answered with the OpenCode beside Recall.');
+    const beside = path.join(REPO_ROOT, 'node_modules', 'opencode-linux-x64', 'bin', 'opencode');
+    expect(run.stderr).toMatch(new RegExp(`Using OpenCode 1\\.18\\.33 \\(opencode-linux-x64(-baseline)?\\) that npm installed beside Recall \\(${path.dirname(path.dirname(path.dirname(beside))).replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}/opencode-linux-x64(-baseline)?/bin/opencode\\): it matches the SHA-256 Recall pins for it`));
+    expect(run.stderr).not.toMatch(/Installing|npm pack|from the npm registry/);
+  });
+
   it('says what to pass when the prompt is missing, and exits 2', async () => {
     const r = await recall(['run']);
     expect(r.code).toBe(2);
