@@ -134,6 +134,7 @@ export async function runCommand(args: string[], io: Output, env: NodeJS.Process
       progress,
       state: (_keys, _choice, memory) => (state = new LocalState(memory)),
       recallHome: recallHome(),
+      audience: 'shell',
       log,
     });
     await progress.close();

@@ -182,6 +182,17 @@ describe('recall run (a local run)', () => {
     expect(run.stderr).not.toMatch(/Installing|npm pack|from the npm registry/);
   });
 
+  it('a missing key or no model at all fails at once, in words for a shell: export, --model, RECALL_MODEL', async () => {
+    const noKey = await recall(['run', '--prompt', 'Why?', '--model', 'anthropic/claude-sonnet-4-5'], { ANTHROPIC_API_KEY: '' });
+    expect(noKey.code).toBe(1);
+    expect(noKey.stderr).toContain("recall: The model anthropic/claude-sonnet-4-5 needs the provider's key in ANTHROPIC_API_KEY, which is not set for this run: set it in the shell that runs recall:\n\n    export ANTHROPIC_API_KEY=...");
+    expect(noKey.stderr).not.toMatch(/secrets\.|Restoring memory|Starting OpenCode|Using OpenCode/);
+
+    const noModel = await recall(['run', '--prompt', 'Why?'], { RECALL_MODEL: '' });
+    expect(noModel.code).toBe(1);
+    expect(noModel.stderr).toContain('recall: No model is set for this run: pass --model provider/model (e.g. anthropic/claude-sonnet-4-5), or export RECALL_MODEL=provider/model');
+  });
+
   it('says what to pass when the prompt is missing, and exits 2', async () => {
     const r = await recall(['run']);
     expect(r.code).toBe(2);
