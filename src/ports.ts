@@ -96,6 +96,8 @@ export interface AgentServer {
   deleteSession(sessionId: string): Promise<void>;
   /** The session's messages, oldest first, as a transcript shows them (absent: no transcript). */
   transcript?(sessionId: string): Promise<TranscriptMessage[]>;
+  /** What the agent is told of this run's rules (what is refused, and why), after its task. */
+  readonly rulesForPrompt?: string | undefined;
   /** A failure's message with the server's pointer to its log replaced by what the log says. */
   explain?(message: string): string;
   /** The server's warnings and errors so far, oldest first (kept beside the transcript). */

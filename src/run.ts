@@ -186,7 +186,7 @@ export async function run(task: Task, settings: RunSettings, ports: RunPorts): P
     sessionId = continued ? earlier! : await server.createSession(task.title);
     threads.index.remember(task.threadKey, sessionId, clock());
     tools?.attach(server, sessionId);
-    const prompt = composePrompt(task, recalled, { budget: settings.priorWorkChars, tools: !!tools });
+    const prompt = composePrompt(task, recalled, { budget: settings.priorWorkChars, tools: !!tools, ...(live.rulesForPrompt ? { rules: live.rulesForPrompt } : {}) });
     // The user messages Recall sends are recorded, on disk before the agent starts: a session
     // holding one it did not send was forged, and is not kept (store-check.ts).
     threads.index.recordTurn(sessionId, turnDigest(prompt));
@@ -270,9 +270,9 @@ export async function run(task: Task, settings: RunSettings, ports: RunPorts): P
   }
 }
 
-export function composePrompt(task: Task, recalled: readonly RecalledWork[], o: { budget: number; tools: boolean }): string {
+export function composePrompt(task: Task, recalled: readonly RecalledWork[], o: { budget: number; tools: boolean; rules?: string }): string {
   const prior = priorWorkSection(recalled, o);
-  return prior ? `${task.prompt}\n\n${prior}` : task.prompt;
+  return [task.prompt, ...(o.rules ? [o.rules] : []), ...(prior ? [prior] : [])].join('\n\n');
 }
 
 async function writeSummary(

@@ -14,7 +14,7 @@ import { buildAgentEnvironment, projectConfigs, providersInUse } from './environ
 import { credentialFreeCopies, findGitCredentials, gitCredentialsWarning } from './git-credentials.js';
 import { ISOLATION_FIX, type Isolation } from './isolation.js';
 import { OpenCodeAgent, type ModelRef } from './opencode.js';
-import { agentConfig, policyEnvironment, policyViolations, type AgentPolicy } from './policy.js';
+import { agentConfig, policyEnvironment, policyViolations, unansweredAsks, type AgentPolicy } from './policy.js';
 import { startOpenCodeServer } from './server.js';
 import { ServerLog } from './server-log.js';
 import type { AgentStep } from './watch.js';
@@ -51,6 +51,11 @@ export interface OpenCodeLauncherOptions {
   warn: (message: string) => void;
   /** Who reads a preflight's error: a workflow's author (the default) or a person at a shell (the CLI). */
   audience?: Audience;
+  /**
+   * Let the agent do what OpenCode would stop to ask about (reading .env files, a tool call in a
+   * loop): only for a person running Recall locally who says so (--allow-asked). Denied otherwise.
+   */
+  allowAsked?: boolean;
 }
 
 /**
@@ -110,6 +115,10 @@ export function installTools(tools: Record<string, string>, configDirs: readonly
   }
 }
 
+/** What the agent is told of the questions Recall answered for it (policy.ts, askedDecisions). */
+const ASKED_NOTE =
+  'Nobody can answer questions during this run, so what OpenCode would ask about is refused: reading .env files (they hold secrets; .env.example is readable) and repeating the same tool call in a loop.';
+
 export class OpenCodeLauncher implements AgentLauncher {
   constructor(private readonly o: OpenCodeLauncherOptions) {}
 
@@ -167,7 +176,7 @@ export class OpenCodeLauncher implements AgentLauncher {
         parentEnv: this.o.parentEnv,
         stateRoot: layout.agentStateDir,
         databasePath: layout.databasePath,
-        config: agentConfig(this.o.userConfig, this.o.model, p, turnedOff),
+        config: agentConfig(this.o.userConfig, this.o.model, p, turnedOff, this.o.allowAsked ? 'allow' : 'deny'),
         model: this.o.model,
         dispatchModels,
         extraAllowed: this.o.extraEnv,
@@ -264,11 +273,21 @@ export class OpenCodeLauncher implements AgentLauncher {
         this.o.warn(`dispatch-models: ${(error as Error).message}`);
       }
     }
+    const rules = await agent.agentRules().catch(async (error: unknown) => {
+      await server.stop();
+      throw error;
+    });
+    // Nothing may wait for an answer nobody can give: OpenCode would hold the run until inactivity-minutes.
+    const asks = unansweredAsks(rules);
+    if (asks.length > 0) {
+      await server.stop();
+      throw new Error(
+        `OpenCode would stop to ask about ${asks.slice(0, 4).join('; ')}${asks.length > 4 ? ` and ${asks.length - 4} more` : ''}, and nobody can answer in this run: decide each in opencode-config (permission.<name>: "deny" or "allow"; for one agent, agent.<name>.permission).`,
+      );
+    }
+    if (!this.o.allowAsked) agent.rulesForPrompt = ASKED_NOTE;
     if (policy !== 'full') {
-      const problems = policyViolations(await agent.agentRules().catch(async (error: unknown) => {
-        await server.stop();
-        throw error;
-      }), policy, turnedOff);
+      const problems = policyViolations(rules, policy, turnedOff);
       if (problems.length > 0) {
         await server.stop();
         throw new Error(

@@ -59,6 +59,8 @@ const ASK_POLL_MS = 1_000;
 export class OpenCodeAgent implements AgentServer {
   readonly client: OpencodeClient;
   readonly pid: number;
+  /** What the agent is told of this run's rules, after its task (launcher.ts). */
+  rulesForPrompt: string | undefined;
 
   constructor(private readonly o: OpenCodeAgentOptions) {
     this.client = createOpencodeClient({ baseUrl: o.url, directory: o.directory });

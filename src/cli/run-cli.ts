@@ -41,7 +41,7 @@ const INPUT_FLAGS = [
   'dispatch-models',
 ] as const;
 
-export const RUN_USAGE = `Usage: recall run --prompt TEXT [--thread KEY] [--memory DIR] [--workspace DIR] [--model provider/model] [--<input> VALUE ...]
+export const RUN_USAGE = `Usage: recall run --prompt TEXT [--thread KEY] [--memory DIR] [--workspace DIR] [--model provider/model] [--allow-asked] [--<input> VALUE ...]
 
 Runs the agent on the checkout in --workspace (default: the current directory) with memory in
 --memory (default: this checkout's folder in Recall's state folder, outside the checkout:
@@ -50,7 +50,9 @@ macOS, %LOCALAPPDATA%\\recall\\... on Windows; every run prints it). The model i
 RECALL_MODEL, else OpenCode's own configuration; its key comes from the environment (e.g.
 ANTHROPIC_API_KEY). Each run is a new thread unless --thread names one to continue (e.g. the key a
 run printed). Other flags are the action's inputs of the same name: ${INPUT_FLAGS.filter((f) => f !== 'model').join(', ')}.
-The agent's changes stay in the checkout; nothing is committed.`;
+The agent's changes stay in the checkout; nothing is committed. Nobody answers OpenCode's questions
+during a run, so what it would stop to ask about (reading .env files, a tool call repeated in a loop)
+is refused, as in a workflow; --allow-asked lets the agent do it instead.`;
 
 interface Output {
   out: (line: string) => void;
@@ -135,6 +137,7 @@ export async function runCommand(args: string[], io: Output, env: NodeJS.Process
       state: (_keys, _choice, memory) => (state = new LocalState(memory)),
       recallHome: recallHome(),
       audience: 'shell',
+      allowAsked: parsed['allow-asked'] === true,
       log,
     });
     await progress.close();
@@ -163,6 +166,7 @@ export async function runCommand(args: string[], io: Output, env: NodeJS.Process
 
 const OPTIONS = {
   prompt: { type: 'string' },
+  'allow-asked': { type: 'boolean' },
   thread: { type: 'string' },
   memory: { type: 'string' },
   workspace: { type: 'string' },

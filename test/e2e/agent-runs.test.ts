@@ -118,6 +118,26 @@ describe('running the agent', () => {
     expect(rejected.main.stdout).toMatch(/::error::.*Incorrect API key provided.*The provider rejected the key: check the secret in FAKE_API_KEY/);
   });
 
+  it('an agent that reads a .env file is refused at once, not left waiting for an answer nobody can give; it is told why', async () => {
+    const secret = 'DATABASE_URL=postgres://app:env-file-secret-42@db/app';
+    fs.writeFileSync(path.join(world.machine.workspace, '.env'), `${secret}\n`);
+    fs.writeFileSync(path.join(world.machine.workspace, '.env.example'), 'DATABASE_URL=postgres://user:pass@localhost/app\n');
+    world.model.script(
+      { toolCalls: [{ name: 'read', arguments: { filePath: path.join(world.machine.workspace, '.env') } }] },
+      { toolCalls: [{ name: 'read', arguments: { filePath: path.join(world.machine.workspace, '.env.example') } }] },
+      { text: 'The example shows the shape of DATABASE_URL.' },
+    );
+    // Were the read left to OpenCode's default ("ask"), the run would wait until inactivity stopped it.
+    const run = await world.openIssue('6112', ISSUE, { inputs: { 'inactivity-minutes': '0.5' } });
+    expect(run.main.exitCode, run.main.stdout).toBe(0);
+    const seen = world.model.completions().map((r) => r.messageText()).join('\n');
+    expect(seen).not.toContain('env-file-secret-42');
+    expect(seen).toContain('postgres://user:pass@localhost/app');
+    expect(seen).toMatch(/prevents you from using this specific tool call|rejected|denied/i);
+    expect(world.model.completions()[0]!.messageText()).toContain('what OpenCode would ask about is refused: reading .env files');
+    expect(botSaid()).toContain('The example shows the shape of DATABASE_URL.');
+  });
+
   it('no model at all fails at once, saying which input to set', async () => {
     const config = world.model.providerConfig() as Record<string, unknown>;
     delete config.model;

@@ -193,6 +193,24 @@ describe('recall run (a local run)', () => {
     expect(noModel.stderr).toContain('recall: No model is set for this run: pass --model provider/model (e.g. anthropic/claude-sonnet-4-5), or export RECALL_MODEL=provider/model');
   });
 
+  it('refuses a .env read as a workflow does, unless the person running it passes --allow-asked', async () => {
+    fs.writeFileSync(path.join(workspace, '.env'), 'LOCAL_ONLY=env-local-value-7\n');
+    const config = JSON.stringify(model.providerConfig());
+    const readEnv = { toolCalls: [{ name: 'read', arguments: { filePath: path.join(workspace, '.env') } }] };
+    try {
+      model.script(readEnv, { text: 'Refused.' });
+      const refused = await recall(['run', '--prompt', 'What is in .env?', '--opencode-config', config, '--inactivity-minutes', '0.5']);
+      expect(refused.code, refused.stderr).toBe(0);
+      expect(model.completions().at(-1)!.messageText()).not.toContain('env-local-value-7');
+      model.script(readEnv, { text: 'Read it.' });
+      const allowed = await recall(['run', '--prompt', 'What is in .env?', '--opencode-config', config, '--inactivity-minutes', '0.5', '--allow-asked']);
+      expect(allowed.code, allowed.stderr).toBe(0);
+      expect(model.completions().at(-1)!.messageText()).toContain('env-local-value-7');
+    } finally {
+      fs.rmSync(path.join(workspace, '.env'));
+    }
+  });
+
   it('says what to pass when the prompt is missing, and exits 2', async () => {
     const r = await recall(['run']);
     expect(r.code).toBe(2);
