@@ -64,6 +64,12 @@ export interface PipelineOptions {
   log: { info: (line: string) => void; warning: (line: string) => void; debug: (line: string) => void };
   /** Where Recall's install of OpenCode is kept between runs (the Actions cache). */
   openCodeCache?: OpenCodeCache | undefined;
+  /** Let the agent do what OpenCode would stop to ask about (a person running Recall locally said so). */
+  allowAsked?: boolean | undefined;
+  /** Who reads a preflight's error: the workflow's author (the action) or a person at a shell (the CLI). */
+  audience?: 'workflow' | 'shell' | undefined;
+  /** Where Recall is installed with its dependencies, for a local run from a clone: its OpenCode is used first. */
+  recallHome?: string | undefined;
 }
 
 export async function runPipeline(o: PipelineOptions): Promise<RunResult> {
@@ -96,7 +102,7 @@ export async function runPipeline(o: PipelineOptions): Promise<RunResult> {
   }
   const agent = new OpenCodeLauncher({
     binary: () =>
-      resolveOpenCode({ version: inputs.opencodeVersion, toolDir: env.RUNNER_TOOL_CACHE || layout.root, pathEnv: env.PATH, log: log.info, warn: log.warning, cache: o.openCodeCache }),
+      resolveOpenCode({ version: inputs.opencodeVersion, toolDir: env.RUNNER_TOOL_CACHE || layout.root, pathEnv: env.PATH, log: log.info, warn: log.warning, cache: o.openCodeCache, beside: o.recallHome }),
     workspace,
     layout,
     parentEnv: env,
@@ -130,6 +136,8 @@ export async function runPipeline(o: PipelineOptions): Promise<RunResult> {
       }),
     log: log.debug,
     warn: log.warning,
+    ...(o.audience ? { audience: o.audience } : {}),
+    ...(o.allowAsked ? { allowAsked: true } : {}),
   });
   let threads: ThreadIndex | undefined;
   try {

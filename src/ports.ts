@@ -96,11 +96,22 @@ export interface AgentServer {
   deleteSession(sessionId: string): Promise<void>;
   /** The session's messages, oldest first, as a transcript shows them (absent: no transcript). */
   transcript?(sessionId: string): Promise<TranscriptMessage[]>;
+  /** What the agent is told of this run's rules (what is refused, and why), after its task. */
+  readonly rulesForPrompt?: string | undefined;
+  /** A failure's message with the server's pointer to its log replaced by what the log says. */
+  explain?(message: string): string;
+  /** The server's warnings and errors so far, oldest first (kept beside the transcript). */
+  logLines?(): string[];
   /** Stop the server and wait until its files are closed. Idempotent. */
   stop(): Promise<void>;
 }
 
 export interface AgentLauncher {
+  /**
+   * What can fail before anything starts (no model, a key not set): throws with what to do. Run
+   * first, before memory is restored or OpenCode installed.
+   */
+  preflight?(): void;
   /** Start OpenCode with these custom tools (file name -> module source) in its config. */
   start(o?: { tools?: Record<string, string> }): Promise<AgentServer>;
 }

@@ -114,6 +114,8 @@ export async function run(task: Task, settings: RunSettings, ports: RunPorts): P
     }
   };
 
+  // The most common first mistakes (no model, a key not set) fail in milliseconds, before memory or OpenCode is touched.
+  agent.preflight?.();
   const restored = await timed('Restoring memory', () => memory.restore({ expectMemory: task.answeredBefore === true }));
   if (restored.warning) log.warning(restored.warning);
   log.info(`Memory: ${restored.status}${restored.restoredKey ? ` (from ${restored.restoredKey})` : ''}`);
@@ -184,7 +186,7 @@ export async function run(task: Task, settings: RunSettings, ports: RunPorts): P
     sessionId = continued ? earlier! : await server.createSession(task.title);
     threads.index.remember(task.threadKey, sessionId, clock());
     tools?.attach(server, sessionId);
-    const prompt = composePrompt(task, recalled, { budget: settings.priorWorkChars, tools: !!tools });
+    const prompt = composePrompt(task, recalled, { budget: settings.priorWorkChars, tools: !!tools, ...(live.rulesForPrompt ? { rules: live.rulesForPrompt } : {}) });
     // The user messages Recall sends are recorded, on disk before the agent starts: a session
     // holding one it did not send was forged, and is not kept (store-check.ts).
     threads.index.recordTurn(sessionId, turnDigest(prompt));
@@ -203,7 +205,9 @@ export async function run(task: Task, settings: RunSettings, ports: RunPorts): P
       const stopped = failure as { usage?: Usage };
       stopped.usage = addUsage(stopped.usage ?? { tokens: NO_TOKENS, cost: 0 }, extra);
     }
-    await ports.keepTranscript?.(server, sessionId, { task, sent: prompt, continued, ...(reply ? {} : { failure: describe(failure) }) });
+    // OpenCode's "check server logs" points nowhere on a runner: the failure says what its log says.
+    const failed = reply ? undefined : (live.explain?.(describe(failure)) ?? describe(failure));
+    await ports.keepTranscript?.(server, sessionId, { task, sent: prompt, continued, ...(failed ? { failure: failed } : {}) });
     // Before the summary and the record, so that memory and the thread both link the commit.
     const publish = ports.publish;
     if (reply && publish) {
@@ -214,8 +218,8 @@ export async function run(task: Task, settings: RunSettings, ports: RunPorts): P
         reply = { ...reply, text: `${reply.text}\n\n${said}` };
       }
     }
-    await writeSummary(server, sessionId, threads.index, task, recalled, clock(), reply ? { answer: reply.text } : { error: describe(failure) }, log);
-    index.addRun({ task, runId: settings.runId, sessionId, text: reply ? reply.text : describe(failure), failed: !reply, tokens: reply?.tokens ?? NO_TOKENS, cost: reply?.cost ?? 0 });
+    await writeSummary(server, sessionId, threads.index, task, recalled, clock(), reply ? { answer: reply.text } : { error: failed! }, log);
+    index.addRun({ task, runId: settings.runId, sessionId, text: reply ? reply.text : failed!, failed: !reply, tokens: reply?.tokens ?? NO_TOKENS, cost: reply?.cost ?? 0 });
     if (!reply) throw failure;
     threads.index.answeredWith(task.deliveryId, sessionId, clock());
 
@@ -260,13 +264,15 @@ export async function run(task: Task, settings: RunSettings, ports: RunPorts): P
         // the post step saves what there is
       }
     }
-    throw new RunFailed(describe(error), restored.status, sessionId, recalled, clock().getTime() - startedAt.getTime(), { cause: error });
+    // OpenCode's "check server logs" points nowhere on a runner: say what its log says.
+    const message = server?.explain?.(describe(error)) ?? describe(error);
+    throw new RunFailed(message, restored.status, sessionId, recalled, clock().getTime() - startedAt.getTime(), { cause: error });
   }
 }
 
-export function composePrompt(task: Task, recalled: readonly RecalledWork[], o: { budget: number; tools: boolean }): string {
+export function composePrompt(task: Task, recalled: readonly RecalledWork[], o: { budget: number; tools: boolean; rules?: string }): string {
   const prior = priorWorkSection(recalled, o);
-  return prior ? `${task.prompt}\n\n${prior}` : task.prompt;
+  return [task.prompt, ...(o.rules ? [o.rules] : []), ...(prior ? [prior] : [])].join('\n\n');
 }
 
 async function writeSummary(

@@ -1,6 +1,9 @@
 /**
  * Find the OpenCode binary Recall runs (RFC-005, "The OpenCode binary"). The places it can come
  * from are tried in order (`SOURCES`); the first that yields a binary wins:
+ *  0. for a local run, the OpenCode `npm ci` installed beside Recall (its own dependency, at the
+ *     version package-lock.json pins), checked against the pinned checksum where there is one:
+ *     a local run never installs OpenCode again;
  *  1. an `opencode` on PATH at the wanted version: the runner's owner or the workflow put it
  *     there, and Recall runs it as is, saying it did not check it;
  *  2. Recall's own install in the tool directory (RUNNER_TOOL_CACHE, kept by self-hosted runners),
@@ -17,7 +20,7 @@ import * as path from 'node:path';
 import { promisify } from 'node:util';
 import { describe } from '../errors.js';
 import { openCodeCacheKey, type OpenCodeCache } from './opencode-cache.js';
-import { installProblem, pinFor, pinnedPackages, unpackBinary, type Pin } from './opencode-pins.js';
+import { binaryProblem, installProblem, pinFor, pinnedPackages, unpackBinary, type Pin } from './opencode-pins.js';
 import { binaryInPackage, platformPackages } from './opencode-platform.js';
 
 const exec = promisify(execFile);
@@ -39,6 +42,8 @@ export interface InstallOptions {
   run?: (file: string, args: string[], cwd: string) => Promise<string>;
   /** OpenCode's platform packages for this machine, preferred first (opencode-platform.ts); injectable for tests. */
   packages?: readonly string[];
+  /** Where Recall itself is installed with its dependencies (a clone after `npm ci`: the local CLI); absent in a workflow. */
+  beside?: string | undefined;
 }
 
 const defaultRun = async (file: string, args: string[], cwd: string): Promise<string> => (await exec(file, args, { cwd, maxBuffer: 16 * 1024 * 1024 })).stdout;
@@ -72,7 +77,7 @@ const seconds = (since: number) => `${((Date.now() - since) / 1000).toFixed(1)} 
 type Source = (o: InstallOptions, target: () => Target) => Promise<string | undefined>;
 
 /** In order; the first binary found runs. */
-const SOURCES: Source[] = [fromPath, fromToolDir, fromActionsCache, fromRegistry];
+const SOURCES: Source[] = [fromBeside, fromPath, fromToolDir, fromActionsCache, fromRegistry];
 
 export async function resolveOpenCode(o: InstallOptions): Promise<string> {
   let target: Target | undefined;
@@ -103,6 +108,39 @@ function targetFor(o: InstallOptions, pkg: string): Target {
     inPackage: pin?.binary ?? binaryInPackage(pkg),
     key: openCodeCacheKey(o.version, pkg),
   };
+}
+
+/**
+ * 0. The OpenCode Recall's own `npm ci` installed (a local run from a clone): the platform package
+ * this machine takes, at the wanted version. Checked against the pin where there is one (about
+ * 0.3 s); where there is none, npm checked it against the registry's integrity when it installed it.
+ */
+async function fromBeside(o: InstallOptions): Promise<string | undefined> {
+  if (!o.beside) return undefined;
+  for (const pkg of o.packages ?? platformPackages()) {
+    const dir = path.join(o.beside, 'node_modules', pkg);
+    const binary = path.join(dir, binaryInPackage(pkg));
+    if (!fs.existsSync(binary)) continue;
+    const version = packageVersionIn(dir);
+    if (version !== o.version) {
+      o.log(`The OpenCode npm installed beside Recall (${dir}) is ${version ?? 'of an unknown version'}, not ${o.version}; looking elsewhere`);
+      return undefined;
+    }
+    const pinned = pinFor(o.version, pkg);
+    if (!('pin' in pinned)) {
+      o.log(`Using OpenCode ${o.version} (${pkg}) that npm installed beside Recall (${binary}): npm checked it against the registry's integrity (${pinned.unpinned})`);
+      return binary;
+    }
+    const began = Date.now();
+    const problem = binaryProblem(binary, pinned.pin, { hardLinks: true });
+    if (!problem) {
+      o.log(`Using OpenCode ${o.version} (${pkg}) that npm installed beside Recall (${binary}): it matches the SHA-256 Recall pins for it (checked in ${seconds(began)})`);
+      return binary;
+    }
+    o.warn(`The OpenCode npm installed beside Recall (${binary}) is not the one Recall pins for ${pkg}@${o.version}: ${problem}. Recall did not run it; run \`npm ci\` in the Recall clone again.`);
+    return undefined;
+  }
+  return undefined;
 }
 
 /**
@@ -280,6 +318,16 @@ function packageVersion(binary: string): string | undefined {
     const manifest = path.join(path.dirname(path.dirname(real)), 'package.json');
     const parsed = JSON.parse(fs.readFileSync(manifest, 'utf8')) as { name?: unknown; version?: unknown };
     return parsed.name === 'opencode-ai' && typeof parsed.version === 'string' ? parsed.version : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The version an installed package's package.json says, or undefined. */
+function packageVersionIn(dir: string): string | undefined {
+  try {
+    const parsed = JSON.parse(fs.readFileSync(path.join(dir, 'package.json'), 'utf8')) as { version?: unknown };
+    return typeof parsed.version === 'string' ? parsed.version : undefined;
   } catch {
     return undefined;
   }

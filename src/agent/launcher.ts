@@ -14,10 +14,11 @@ import { buildAgentEnvironment, projectConfigs, providersInUse } from './environ
 import { credentialFreeCopies, findGitCredentials, gitCredentialsWarning } from './git-credentials.js';
 import { ISOLATION_FIX, type Isolation } from './isolation.js';
 import { OpenCodeAgent, type ModelRef } from './opencode.js';
-import { agentConfig, policyEnvironment, policyViolations, type AgentPolicy } from './policy.js';
+import { agentConfig, policyEnvironment, policyViolations, unansweredAsks, type AgentPolicy } from './policy.js';
 import { startOpenCodeServer } from './server.js';
+import { ServerLog } from './server-log.js';
 import type { AgentStep } from './watch.js';
-import { authFileIn, checkModelKnown, checkProviderKey, modelInUse, rejectedKeyHint } from './preflight.js';
+import { authFileIn, checkModelKnown, checkProviderKey, modelInUse, noModelError, rejectedKeyHint, type Audience } from './preflight.js';
 
 export interface OpenCodeLauncherOptions {
   binary: () => Promise<string>;
@@ -48,6 +49,13 @@ export interface OpenCodeLauncherOptions {
   isolation: (needs: { binary: string; readable: string[]; replaced: Array<[string, string]> }) => Promise<Isolation>;
   log: (line: string) => void;
   warn: (message: string) => void;
+  /** Who reads a preflight's error: a workflow's author (the default) or a person at a shell (the CLI). */
+  audience?: Audience;
+  /**
+   * Let the agent do what OpenCode would stop to ask about (reading .env files, a tool call in a
+   * loop): only for a person running Recall locally who says so (--allow-asked). Denied otherwise.
+   */
+  allowAsked?: boolean;
 }
 
 /**
@@ -107,8 +115,25 @@ export function installTools(tools: Record<string, string>, configDirs: readonly
   }
 }
 
+/** What the agent is told of the questions Recall answered for it (policy.ts, askedDecisions). */
+const ASKED_NOTE =
+  'Nobody can answer questions during this run, so what OpenCode would ask about is refused: reading .env files (they hold secrets; .env.example is readable) and repeating the same tool call in a loop.';
+
 export class OpenCodeLauncher implements AgentLauncher {
   constructor(private readonly o: OpenCodeLauncherOptions) {}
+
+  /**
+   * The most common first mistakes, found in milliseconds, before memory is restored or OpenCode
+   * installed or started: no model at all, the provider's key (or a variable its configuration
+   * reads) not set. The error says where to set it, for who reads it (RFC-003, "Preflight").
+   */
+  preflight(): void {
+    const project = this.o.untrustedCode || this.o.untrustedRequest ? [] : projectConfigs(this.o.workspace);
+    const model = modelInUse(this.o.model, [this.o.userConfig, ...project]);
+    if (!model) throw noModelError(this.o.audience ?? 'workflow');
+    const trusted = providersInUse(this.o.userConfig, this.o.model, this.o.dispatchModels ?? []);
+    checkProviderKey({ model, configs: [this.o.userConfig, ...project], env: this.o.parentEnv, authFile: authFileIn(this.o.layout.agentStateDir), trusted, audience: this.o.audience ?? 'workflow' });
+  }
 
   async start(o: { tools?: Record<string, string> } = {}): Promise<AgentServer> {
     const { layout, workspace } = this.o;
@@ -129,12 +154,11 @@ export class OpenCodeLauncher implements AgentLauncher {
     const configCopies = copyConfiguration(this.o.parentEnv, layout.agentStateDir);
     // The checkout may name the model (OpenCode reads it; a fork's is not read).
     const project = policy === 'read-only' ? [] : projectConfigs(workspace);
-    // The most common first mistake, said before anything starts: the provider's key is not set.
+    // The model and its key were checked by preflight(), before anything started.
     const model = modelInUse(this.o.model, [this.o.userConfig, ...project]);
     const dispatchModels = this.o.dispatchModels ?? [];
     // The providers whose variables the agent gets: those the workflow names, never the checkout's (environment.ts).
     const trusted = providersInUse(this.o.userConfig, this.o.model, dispatchModels);
-    checkProviderKey({ model, configs: [this.o.userConfig, ...project], env: this.o.parentEnv, authFile: authFileIn(layout.agentStateDir), trusted });
     // A dispatch model that cannot work only costs the agent one tool error: warn, do not fail.
     for (const other of dispatchModels) {
       try {
@@ -152,7 +176,7 @@ export class OpenCodeLauncher implements AgentLauncher {
         parentEnv: this.o.parentEnv,
         stateRoot: layout.agentStateDir,
         databasePath: layout.databasePath,
-        config: agentConfig(this.o.userConfig, this.o.model, p, turnedOff),
+        config: agentConfig(this.o.userConfig, this.o.model, p, turnedOff, this.o.allowAsked ? 'allow' : 'deny'),
         model: this.o.model,
         dispatchModels,
         extraAllowed: this.o.extraEnv,
@@ -206,11 +230,17 @@ export class OpenCodeLauncher implements AgentLauncher {
       ...(enclosingRepository(workspace) ? { GIT_DIR: NO_REPOSITORY } : {}),
     };
     installTools(o.tools ?? {}, [path.join(env.XDG_CONFIG_HOME!, 'opencode'), ...(env.OPENCODE_CONFIG_DIR ? [env.OPENCODE_CONFIG_DIR] : [])]);
+    // OpenCode's warnings and errors come on its output, not into a log folder the run throws away (server-log.ts).
+    const serverLog = new ServerLog();
     const server = await startOpenCodeServer({
       binary,
       cwd: workspace,
       env: { ...env, ...isolation.sandbox?.env },
-      onLog: this.o.log,
+      onLog: (line) => {
+        serverLog.add(line);
+        this.o.log(line);
+      },
+      extraArgs: ['--print-logs', '--log-level', 'WARN'],
       wrapper: isolation.sandbox?.wrapper,
     });
     this.o.log(`OpenCode is listening on ${server.url} (pid ${server.pid})`);
@@ -221,8 +251,9 @@ export class OpenCodeLauncher implements AgentLauncher {
       model: this.o.model,
       maxModelRetries: this.o.maxModelRetries,
       ...(this.o.limits ? { limits: this.o.limits } : {}),
-      rejectedKeyHint: rejectedKeyHint(model),
+      rejectedKeyHint: rejectedKeyHint(model, [this.o.userConfig, ...project]),
       ...(this.o.onStep ? { onStep: this.o.onStep } : {}),
+      serverLog,
       stop: () => server.stop(),
     });
     // An unknown provider or model fails now, with OpenCode's own list, not at the prompt.
@@ -242,11 +273,21 @@ export class OpenCodeLauncher implements AgentLauncher {
         this.o.warn(`dispatch-models: ${(error as Error).message}`);
       }
     }
+    const rules = await agent.agentRules().catch(async (error: unknown) => {
+      await server.stop();
+      throw error;
+    });
+    // Nothing may wait for an answer nobody can give: OpenCode would hold the run until inactivity-minutes.
+    const asks = unansweredAsks(rules);
+    if (asks.length > 0) {
+      await server.stop();
+      throw new Error(
+        `OpenCode would stop to ask about ${asks.slice(0, 4).join('; ')}${asks.length > 4 ? ` and ${asks.length - 4} more` : ''}, and nobody can answer in this run: decide each in opencode-config (permission.<name>: "deny" or "allow"; for one agent, agent.<name>.permission).`,
+      );
+    }
+    if (!this.o.allowAsked) agent.rulesForPrompt = ASKED_NOTE;
     if (policy !== 'full') {
-      const problems = policyViolations(await agent.agentRules().catch(async (error: unknown) => {
-        await server.stop();
-        throw error;
-      }), policy, turnedOff);
+      const problems = policyViolations(rules, policy, turnedOff);
       if (problems.length > 0) {
         await server.stop();
         throw new Error(

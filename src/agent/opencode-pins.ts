@@ -59,21 +59,29 @@ function sha256Of(fd: number): string {
  * the binary was written (a restore), which spares reading it again.
  */
 export function installProblem(dir: string, pin: Pin, sha256?: string): string | undefined {
-  const binary = path.join(dir, pin.binary);
   const strangers = filesUnder(dir).filter((f) => f !== pin.binary);
   if (strangers.length > 0) return `the directory holds ${strangers.slice(0, 3).join(', ')} besides ${pin.binary}`;
+  return binaryProblem(path.join(dir, pin.binary), pin, { sha256 });
+}
+
+/**
+ * What is wrong with the binary `file`, or undefined when it is the pinned one: a regular file of
+ * the pinned size and SHA-256, with no other name (a hard link) unless `hardLinks` (npm's own
+ * install links the platform package's binary into opencode-ai's bin/).
+ */
+export function binaryProblem(file: string, pin: Pin, o: { sha256?: string | undefined; hardLinks?: boolean } = {}): string | undefined {
   let fd: number;
   try {
-    fd = openRegular(binary);
+    fd = openRegular(file);
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
     return code === 'ENOENT' ? `${pin.binary} is missing` : code === 'ELOOP' ? `${pin.binary} is a link` : `${pin.binary} is not a regular file`;
   }
   try {
     const st = fs.fstatSync(fd);
-    if (st.nlink !== 1) return `${pin.binary} has another name elsewhere (a hard link)`;
+    if (st.nlink !== 1 && !o.hardLinks) return `${pin.binary} has another name elsewhere (a hard link)`;
     if (st.size !== pin.size) return `${pin.binary} is ${st.size} bytes, not the pinned ${pin.size}`;
-    const found = sha256 ?? sha256Of(fd);
+    const found = o.sha256 ?? sha256Of(fd);
     if (found !== pin.sha256) return `the SHA-256 of ${pin.binary} is ${found}, not the pinned ${pin.sha256}`;
     return undefined;
   } finally {

@@ -6,6 +6,7 @@ import type { AgentReply, AgentServer, TokenUsage, TranscriptMessage } from '../
 import { describe } from '../errors.js';
 import type { AgentRules } from './policy.js';
 import { stepSummary, toolOutcome, watchPrompt, type AgentStep, type RunLimits } from './watch.js';
+import type { ServerLog } from './server-log.js';
 
 export interface ModelRef {
   providerID: string;
@@ -34,6 +35,8 @@ export interface OpenCodeAgentOptions {
   onStep?: (step: AgentStep) => void;
   /** The run's limits: time, inactivity, cost (watch.ts). */
   limits?: Omit<RunLimits, 'maxModelRetries'>;
+  /** The server's warnings and errors (server-log.ts): what a failure's "check server logs" points at. */
+  serverLog?: ServerLog;
   stop: () => Promise<void>;
 }
 
@@ -56,6 +59,8 @@ const ASK_POLL_MS = 1_000;
 export class OpenCodeAgent implements AgentServer {
   readonly client: OpencodeClient;
   readonly pid: number;
+  /** What the agent is told of this run's rules, after its task (launcher.ts). */
+  rulesForPrompt: string | undefined;
 
   constructor(private readonly o: OpenCodeAgentOptions) {
     this.client = createOpencodeClient({ baseUrl: o.url, directory: o.directory });
@@ -190,6 +195,14 @@ export class OpenCodeAgent implements AgentServer {
   async agentRules(): Promise<AgentRules[]> {
     const { data } = await this.client.app.agents(undefined, { throwOnError: true });
     return data.map((a) => ({ name: a.name, permission: a.permission.map((r) => ({ permission: r.permission, pattern: r.pattern, action: r.action })) }));
+  }
+
+  explain(message: string): string {
+    return this.o.serverLog?.explain(message) ?? message;
+  }
+
+  logLines(): string[] {
+    return this.o.serverLog?.lines() ?? [];
   }
 
   async deleteSession(sessionId: string): Promise<void> {

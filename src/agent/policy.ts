@@ -88,27 +88,63 @@ function appendLast(base: Config, last: Record<string, Rule>): Config {
 }
 
 /**
+ * What OpenCode 1.18.33 stops to ask about by default (its rules with the action "ask", read off
+ * `GET /agent`): a tool call repeated in a loop, and reading `.env` files. Nobody can answer in a
+ * run, so the run would wait until inactivity-minutes: Recall decides each before the run starts.
+ * `.env.example` stays readable, as OpenCode has it.
+ */
+function askedDecisions(decision: 'deny' | 'allow'): Record<string, Rule> {
+  return { doom_loop: decision, read: { '*.env': decision, '*.env.*': decision, '*.env.example': 'allow' } };
+}
+
+/** `permission` with every "ask" the user wrote decided as `decision` (top level and per agent). */
+function decideAsked(permission: Config, decision: 'deny' | 'allow'): Config {
+  return Object.fromEntries(
+    Object.entries(permission).map(([key, rule]) => {
+      if (rule === 'ask') return [key, decision];
+      if (isObject(rule)) return [key, Object.fromEntries(Object.entries(rule).map(([pattern, action]) => [pattern, action === 'ask' ? decision : action]))];
+      return [key, rule];
+    }),
+  );
+}
+
+/** The user's `permission` after Recall's own decisions: theirs win, pattern by pattern. */
+function userOver(base: Record<string, Rule>, user: Config): Config {
+  const merged: Config = { ...base };
+  for (const [key, rule] of Object.entries(user)) {
+    const own = merged[key];
+    merged[key] = isObject(rule) && (isObject(own) || typeof own === 'string') ? { ...(typeof own === 'string' ? { '*': own } : own), ...rule } : rule;
+  }
+  return merged;
+}
+
+/**
  * The OpenCode config for a run: the user's config, with what Recall needs on top. Autoupdate
  * and sharing are always off (a CI run must not change its binary or publish a session); a write
  * outside the checkout and the `question` tool are denied unless the user's config says otherwise,
- * because nobody is there to answer (OpenCode would wait forever). Then the policy's restrictions,
- * and at a restricted level the tools `turnedOff` for this run (grep, when .git holds credentials:
- * it searches .git, which the read rules cannot close to it).
+ * and so is everything OpenCode would stop to ask about (`asked`: 'allow' only when a person
+ * running Recall locally says so), because nobody is there to answer (OpenCode would wait until
+ * inactivity-minutes); an "ask" in the user's own rules is decided the same way. Then the
+ * policy's restrictions, and at a restricted level the tools `turnedOff` for this run (grep, when
+ * .git holds credentials: it searches .git, which the read rules cannot close to it).
  */
-export function agentConfig(user: Config, model: ModelRef | undefined, policy: AgentPolicy = 'full', turnedOff: readonly string[] = []): Config {
+export function agentConfig(user: Config, model: ModelRef | undefined, policy: AgentPolicy = 'full', turnedOff: readonly string[] = [], asked: 'deny' | 'allow' = 'deny'): Config {
+  const userAgents = isObject(user.agent) ? user.agent : {};
   const config: Config = {
     ...user,
     ...(model ? { model: `${model.providerID}/${model.modelID}` } : {}),
     autoupdate: false,
     share: 'disabled',
-    permission: { external_directory: 'deny', question: 'deny', ...permissionObject(user.permission) },
+    permission: decideAsked(userOver({ external_directory: 'deny', question: 'deny', ...askedDecisions(asked) }, permissionObject(user.permission)), asked),
+    ...(Object.keys(userAgents).length > 0
+      ? { agent: Object.fromEntries(Object.entries(userAgents).map(([name, a]) => [name, isObject(a) && a.permission !== undefined ? { ...a, permission: decideAsked(permissionObject(a.permission), asked) } : a])) }
+      : {}),
   };
   if (policy === 'full') return config;
   const restriction = { ...RESTRICTIONS[policy], ...Object.fromEntries(turnedOff.map((tool) => [tool, 'deny'])) };
-  const userAgents = isObject(user.agent) ? user.agent : {};
   const agents: Config = {};
   for (const name of new Set([...NATIVE_AGENTS, ...Object.keys(userAgents)])) {
-    const agent = isObject(userAgents[name]) ? userAgents[name] : {};
+    const agent = isObject((config.agent as Config | undefined)?.[name]) ? ((config.agent as Config)[name] as Config) : {};
     const { tools: _legacyTools, ...rest } = agent; // `tools: {bash: true}` is read as a permission too
     const own = policy === 'read-only' ? {} : permissionObject(agent.permission);
     agents[name] = { ...rest, permission: appendLast(own, restriction) };
@@ -139,6 +175,23 @@ export function wildcard(value: string, pattern: string): boolean {
 function lastRule<T>(rules: readonly T[], matches: (rule: T) => boolean): T | undefined {
   for (let i = rules.length - 1; i >= 0; i--) if (matches(rules[i]!)) return rules[i];
   return undefined;
+}
+
+/**
+ * What an agent would still stop to ask about: a rule "ask" that no later rule of the agent decides
+ * for every value it covers (OpenCode takes the last rule that matches), as `agent: permission
+ * pattern`; [] when there is none. OpenCode would wait for an answer nobody can give in a run.
+ */
+export function unansweredAsks(agents: readonly AgentRules[]): string[] {
+  const asks: string[] = [];
+  for (const agent of agents) {
+    agent.permission.forEach((rule, i) => {
+      if (rule.action !== 'ask') return;
+      const decided = agent.permission.slice(i + 1).some((later) => later.action !== 'ask' && wildcard(rule.permission, later.permission) && wildcard(rule.pattern, later.pattern));
+      if (!decided) asks.push(`${agent.name}: ${rule.permission} ${rule.pattern}`);
+    });
+  }
+  return asks;
 }
 
 /**

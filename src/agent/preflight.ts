@@ -14,6 +14,28 @@ export class PreflightError extends Error {
   override name = 'PreflightError';
 }
 
+/**
+ * Who reads a preflight's sentence, so that it names the fix where they are: a workflow's author
+ * (the step's `env:` and inputs) or a person at a shell (`export`, the CLI's flags).
+ */
+export type Audience = 'workflow' | 'shell';
+
+/** How to give the variable `name` to a run, where the reader is. */
+export function howToSet(name: string, audience: Audience): string {
+  return audience === 'shell'
+    ? `set it in the shell that runs recall:\n\n    export ${name}=...`
+    : `add it to the Recall step's env from a repository secret:\n\n    env:\n      ${name}: \${{ secrets.${name} }}`;
+}
+
+/** The error for a run with no model at all (OpenCode would pick one and fail much later, "Cannot connect to API"). */
+export function noModelError(audience: Audience): PreflightError {
+  return new PreflightError(
+    audience === 'shell'
+      ? 'No model is set for this run: pass --model provider/model (e.g. anthropic/claude-sonnet-4-5), or export RECALL_MODEL=provider/model, or name one as "model" in --opencode-config.'
+      : 'No model is set for this run: set the `model` input (provider/model, e.g. anthropic/claude-sonnet-4-5), or name one as "model" in opencode-config.',
+  );
+}
+
 /** The provider/model the run uses: the model input's, else the first configuration that names one. */
 export function modelInUse(model: ModelRef | undefined, configs: ReadonlyArray<Record<string, unknown>>): ModelRef | undefined {
   if (model) return model;
@@ -30,7 +52,6 @@ export function keyVariable(providerID: string): string | undefined {
   return vars && vars.length === 1 ? vars[0] : undefined;
 }
 
-const howToSet = (name: string) => `add it to the Recall step's env from a repository secret:\n\n    env:\n      ${name}: \${{ secrets.${name} }}`;
 
 /**
  * Why the agent gets no key for a provider only the checkout's own configuration names, and what to
@@ -51,25 +72,48 @@ export function untrustedProviderHint(model: ModelRef): string {
  */
 export function checkProviderKey(o: {
   model: ModelRef | undefined;
+  /** The workflow's configuration (opencode-config) first, then the checkout's. */
   configs: ReadonlyArray<Record<string, unknown>>;
   env: NodeJS.ProcessEnv;
   authFile: string;
   trusted: readonly string[];
+  audience?: Audience;
 }): void {
   const model = o.model;
   if (!model) return;
+  const audience = o.audience ?? 'workflow';
+  // The provider's own configuration reads variables ({env:NAME} in its apiKey, baseURL ...): each must be set,
+  // or OpenCode sends the provider an empty key and the provider's "incorrect API key" names none. Only the
+  // workflow's configuration counts (configs[0]): the agent gets no variable the checkout's names.
+  const entries = providerEntries(o.configs, model.providerID);
+  const unset = [...new Set(providerEntries(o.configs.slice(0, 1), model.providerID).flatMap(envReferences))].filter((name) => !o.env[name]);
+  if (unset.length > 0) {
+    throw new PreflightError(
+      `The model ${model.providerID}/${model.modelID} reads ${unset.length === 1 ? 'the variable' : 'the variables'} ${unset.join(', ')} (${unset.map((n) => `{env:${n}}`).join(', ')} in its provider's configuration), ${unset.length === 1 ? 'which is' : 'which are'} not set for this ${audience === 'shell' ? 'run' : 'step'}: ${howToSet(unset[0]!, audience)}`,
+    );
+  }
   const name = keyVariable(model.providerID);
   if (!name) return;
-  // A configuration that defines the provider's key itself ({env:OTHER} or a literal) is its business.
-  const configured = o.configs.some((c) => {
-    const p = (c.provider as Record<string, { options?: Record<string, unknown> }> | undefined)?.[model.providerID];
-    return p?.options?.apiKey !== undefined;
-  });
+  // A configuration that defines the provider's key itself ({env:OTHER}, checked above, or a literal) is its business.
+  const configured = entries.some((p) => (p.options as Record<string, unknown> | undefined)?.apiKey !== undefined);
   if (configured || hasLogin(o.authFile, model.providerID)) return;
   if (!o.trusted.includes(model.providerID)) {
     throw new PreflightError(`The model ${model.providerID}/${model.modelID} needs the provider's key in ${name}, and the agent will not get it. ${untrustedProviderHint(model)}`);
   }
-  if (!o.env[name]) throw new PreflightError(`The model ${model.providerID}/${model.modelID} needs the provider's key in ${name}, which is not set for this step: ${howToSet(name)}`);
+  if (!o.env[name]) throw new PreflightError(`The model ${model.providerID}/${model.modelID} needs the provider's key in ${name}, which is not set for this ${audience === 'shell' ? 'run' : 'step'}: ${howToSet(name, audience)}`);
+}
+
+/** The configuration blocks of provider `id` in each configuration, where any defines it. */
+function providerEntries(configs: ReadonlyArray<Record<string, unknown>>, id: string): Array<Record<string, unknown>> {
+  return configs.flatMap((c) => {
+    const entry = (c.provider as Record<string, unknown> | undefined)?.[id];
+    return entry && typeof entry === 'object' && !Array.isArray(entry) ? [entry as Record<string, unknown>] : [];
+  });
+}
+
+/** The names a configuration block reads with OpenCode's `{env:NAME}` substitution. */
+function envReferences(block: Record<string, unknown>): string[] {
+  return [...JSON.stringify(block).matchAll(/\{env:([A-Za-z_][A-Za-z0-9_]*)\}/g)].map((m) => m[1]!);
 }
 
 function hasLogin(authFile: string, providerID: string): boolean {
@@ -113,10 +157,17 @@ export function checkModelKnown(providers: Readonly<Record<string, readonly stri
   throw new PreflightError(`The provider ${model.providerID} has no model "${model.modelID}". Its models include: ${missing.model.slice(0, 12).join(', ')}. Fix ${input} (provider/model).`);
 }
 
-/** The sentence for a provider that rejected the key (HTTP 401/403). */
-export function rejectedKeyHint(model: ModelRef | undefined): string {
-  const name = model && keyVariable(model.providerID);
-  return name ? ` The provider rejected the key: check the secret in ${name} (its value, and that it is a ${model!.providerID} key).` : ' The provider rejected the credentials.';
+/**
+ * The sentence for a provider that rejected the key (HTTP 401/403): the variable the key came
+ * from, the provider's own or the one its configuration reads (`{env:NAME}` in its apiKey).
+ */
+export function rejectedKeyHint(model: ModelRef | undefined, configs: ReadonlyArray<Record<string, unknown>> = []): string {
+  if (!model) return ' The provider rejected the credentials.';
+  const configured = providerEntries(configs, model.providerID).map((p) => (p.options as Record<string, unknown> | undefined)?.apiKey).find((k) => k !== undefined);
+  const fromConfig = typeof configured === 'string' ? /^\{env:([A-Za-z_][A-Za-z0-9_]*)\}$/.exec(configured)?.[1] : undefined;
+  const name = fromConfig ?? (configured === undefined ? keyVariable(model.providerID) : undefined);
+  if (name) return ` The provider rejected the key: check the secret in ${name} (its value, and that it is a key for ${model.providerID}).`;
+  return configured !== undefined ? ` The provider rejected the key written in its configuration (provider.${model.providerID}.options.apiKey).` : ' The provider rejected the credentials.';
 }
 
 export const authFileIn = (stateRoot: string) => path.join(stateRoot, 'xdg', 'data', 'opencode', 'auth.json');

@@ -41,7 +41,7 @@ const INPUT_FLAGS = [
   'dispatch-models',
 ] as const;
 
-export const RUN_USAGE = `Usage: recall run --prompt TEXT [--thread KEY] [--memory DIR] [--workspace DIR] [--model provider/model] [--<input> VALUE ...]
+export const RUN_USAGE = `Usage: recall run --prompt TEXT [--thread KEY] [--memory DIR] [--workspace DIR] [--model provider/model] [--allow-asked] [--<input> VALUE ...]
 
 Runs the agent on the checkout in --workspace (default: the current directory) with memory in
 --memory (default: this checkout's folder in Recall's state folder, outside the checkout:
@@ -50,7 +50,9 @@ macOS, %LOCALAPPDATA%\\recall\\... on Windows; every run prints it). The model i
 RECALL_MODEL, else OpenCode's own configuration; its key comes from the environment (e.g.
 ANTHROPIC_API_KEY). Each run is a new thread unless --thread names one to continue (e.g. the key a
 run printed). Other flags are the action's inputs of the same name: ${INPUT_FLAGS.filter((f) => f !== 'model').join(', ')}.
-The agent's changes stay in the checkout; nothing is committed.`;
+The agent's changes stay in the checkout; nothing is committed. Nobody answers OpenCode's questions
+during a run, so what it would stop to ask about (reading .env files, a tool call repeated in a loop)
+is refused, as in a workflow; --allow-asked lets the agent do it instead.`;
 
 interface Output {
   out: (line: string) => void;
@@ -133,6 +135,9 @@ export async function runCommand(args: string[], io: Output, env: NodeJS.Process
       untrustedCode: false,
       progress,
       state: (_keys, _choice, memory) => (state = new LocalState(memory)),
+      recallHome: recallHome(),
+      audience: 'shell',
+      allowAsked: parsed['allow-asked'] === true,
       log,
     });
     await progress.close();
@@ -161,6 +166,7 @@ export async function runCommand(args: string[], io: Output, env: NodeJS.Process
 
 const OPTIONS = {
   prompt: { type: 'string' },
+  'allow-asked': { type: 'boolean' },
   thread: { type: 'string' },
   memory: { type: 'string' },
   workspace: { type: 'string' },
@@ -188,4 +194,16 @@ function keepOutOfGit(workspace: string, memoryPath: string): void {
   if (!top || top === '..' || path.isAbsolute(top)) return; // outside the checkout
   const ignore = path.join(workspace, top, '.gitignore');
   if (!fs.existsSync(ignore)) fs.writeFileSync(ignore, '# Recall\'s local memory: not for git\n*\n');
+}
+
+/**
+ * The clone Recall runs from (`<clone>/dist/cli/index.js`, also through npm's bin link), when its
+ * dependencies are installed there: the OpenCode `npm ci` put beside it is used before anything
+ * else, so a local run never installs OpenCode again.
+ */
+function recallHome(): string | undefined {
+  const script = process.argv[1];
+  if (!script || !fs.existsSync(script)) return undefined;
+  const home = path.resolve(path.dirname(fs.realpathSync(script)), '..', '..');
+  return fs.existsSync(path.join(home, 'node_modules')) ? home : undefined;
 }

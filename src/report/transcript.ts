@@ -30,6 +30,9 @@ export interface TranscriptContext extends TranscriptRun {
   runUrl?: string;
 }
 
+/** How many of OpenCode's log lines a failed run prints. */
+const LOG_TAIL = 12;
+
 const PRIOR_WORK_LEFT_OUT =
   "_(Recall's prior-work section followed here: what it recalled of earlier runs. It is left out of the transcript; the job summary and the `recalled-sessions` output name those runs.)_";
 
@@ -128,6 +131,26 @@ export class RunTranscript {
       this.o.info(`Transcript of this run: ${this.o.file}`);
     } catch (error) {
       this.o.warn(`Recall could not write this run's transcript: ${describe(error)}`);
+    }
+    this.keepServerLog(server, run);
+  }
+
+  /**
+   * OpenCode's warnings and errors, redacted, beside the transcript (`<transcript>.opencode.log`):
+   * its own log folder goes with the run's temporary directory. When the run failed, the last of
+   * them go into the step's log too.
+   */
+  private keepServerLog(server: AgentServer, run: TranscriptRun): void {
+    const lines = server.logLines?.() ?? [];
+    if (lines.length === 0) return;
+    const file = this.o.file.replace(/\.md$/, '.opencode.log');
+    try {
+      const text = this.o.redact(lines.join('\n'));
+      fs.mkdirSync(path.dirname(file), { recursive: true });
+      fs.writeFileSync(file, `${text}\n`);
+      if (run.failure) this.o.info(`OpenCode's last warnings and errors (all ${lines.length} in ${file}):\n${text.split('\n').slice(-LOG_TAIL).join('\n')}`);
+    } catch (error) {
+      this.o.warn(`Recall could not keep OpenCode's log of this run: ${describe(error)}`);
     }
   }
 

@@ -5,6 +5,7 @@
  * saved by the post step. Tokens, cost and duration come out as outputs; a missing key, an unknown
  * model and a rejected key fail with what to fix.
  */
+import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { issueComment } from '../harness/payloads.js';
@@ -98,6 +99,52 @@ describe('running the agent', () => {
     }
     expect(botSaid()).toContain('ANTHROPIC_API_KEY: ${{ secrets.ANTHROPIC_API_KEY }}');
     expect(world.model.completions()).toEqual([]);
+    // Found before memory was restored or OpenCode installed or started.
+    expect(run.main.stdout).not.toMatch(/Restoring memory|Starting OpenCode|Using OpenCode|Installing/);
+  });
+
+  it("a key the provider's own configuration reads ({env:NAME}) is checked like a built-in provider's, and named when missing or rejected", async () => {
+    const config = world.model.providerConfig() as { provider: { fake: { options: Record<string, unknown> } } };
+    config.provider.fake.options.apiKey = '{env:FAKE_API_KEY}';
+    const inputs = { 'opencode-config': JSON.stringify(config) };
+    const unset = await world.openIssue('6109', ISSUE, { inputs });
+    expect(unset.main.exitCode).toBe(1);
+    expect(unset.main.stdout).toContain('The model fake/scripted reads the variable FAKE_API_KEY ({env:FAKE_API_KEY} in its provider\'s configuration), which is not set for this step');
+    expect(botSaid()).toContain('FAKE_API_KEY: ${{ secrets.FAKE_API_KEY }}');
+    expect(unset.main.stdout).not.toMatch(/Restoring memory|Starting OpenCode/);
+    world.model.setDefault({ status: 401, body: '{"error":{"message":"Incorrect API key provided"}}' });
+    const rejected = await world.openIssue('6110', { ...ISSUE, number: 9 }, { inputs, env: { FAKE_API_KEY: 'fake-key-wrong-0123' } });
+    expect(rejected.main.exitCode).toBe(1);
+    expect(rejected.main.stdout).toMatch(/::error::.*Incorrect API key provided.*The provider rejected the key: check the secret in FAKE_API_KEY/);
+  });
+
+  it('an agent that reads a .env file is refused at once, not left waiting for an answer nobody can give; it is told why', async () => {
+    const secret = 'DATABASE_URL=postgres://app:env-file-secret-42@db/app';
+    fs.writeFileSync(path.join(world.machine.workspace, '.env'), `${secret}\n`);
+    fs.writeFileSync(path.join(world.machine.workspace, '.env.example'), 'DATABASE_URL=postgres://user:pass@localhost/app\n');
+    world.model.script(
+      { toolCalls: [{ name: 'read', arguments: { filePath: path.join(world.machine.workspace, '.env') } }] },
+      { toolCalls: [{ name: 'read', arguments: { filePath: path.join(world.machine.workspace, '.env.example') } }] },
+      { text: 'The example shows the shape of DATABASE_URL.' },
+    );
+    // Were the read left to OpenCode's default ("ask"), the run would wait until inactivity stopped it.
+    const run = await world.openIssue('6112', ISSUE, { inputs: { 'inactivity-minutes': '0.5' } });
+    expect(run.main.exitCode, run.main.stdout).toBe(0);
+    const seen = world.model.completions().map((r) => r.messageText()).join('\n');
+    expect(seen).not.toContain('env-file-secret-42');
+    expect(seen).toContain('postgres://user:pass@localhost/app');
+    expect(seen).toMatch(/prevents you from using this specific tool call|rejected|denied/i);
+    expect(world.model.completions()[0]!.messageText()).toContain('what OpenCode would ask about is refused: reading .env files');
+    expect(botSaid()).toContain('The example shows the shape of DATABASE_URL.');
+  });
+
+  it('no model at all fails at once, saying which input to set', async () => {
+    const config = world.model.providerConfig() as Record<string, unknown>;
+    delete config.model;
+    const run = await world.openIssue('6111', ISSUE, { inputs: { model: '', 'opencode-config': JSON.stringify(config) } });
+    expect(run.main.exitCode).toBe(1);
+    expect(run.main.stdout).toContain('No model is set for this run: set the `model` input (provider/model, e.g. anthropic/claude-sonnet-4-5)');
+    expect(run.main.stdout).not.toMatch(/Restoring memory|Starting OpenCode/);
   });
 
   it('an unknown model, and a key the provider rejects, fail with what to fix', async () => {
@@ -107,7 +154,11 @@ describe('running the agent', () => {
     world.model.setDefault({ status: 401, body: '{"error":{"message":"invalid x-api-key"}}' });
     const rejected = await world.openIssue('6108', { ...ISSUE, number: 8 }, {});
     expect(rejected.main.exitCode).toBe(1);
-    expect(rejected.main.stdout).toMatch(/::error::.*HTTP 401.*invalid x-api-key.*The provider rejected the credentials/);
+    expect(rejected.main.stdout).toMatch(/::error::.*HTTP 401.*invalid x-api-key.*The provider rejected the key written in its configuration \(provider\.fake\.options\.apiKey\)/);
+    // OpenCode's own errors are kept beside the transcript, and the last of them printed (its log folder goes with RUNNER_TEMP).
+    const kept = rejected.outputs.transcript!.replace(/\.md$/, '.opencode.log');
+    expect(fs.readFileSync(kept, 'utf8')).toMatch(/level=ERROR .*invalid x-api-key/);
+    expect(rejected.main.stdout).toMatch(new RegExp(`OpenCode's last warnings and errors \\(all \\d+ in ${kept.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\\):\\n.*level=ERROR`));
   });
 
   it('a job gets post_message and a conversation does not; what a job posts goes out through Recall', async () => {

@@ -167,6 +167,50 @@ describe('recall run (a local run)', () => {
     expect(r.stderr).toMatch(/^Memory saved as recall-v1-/m);
   });
 
+  it('uses the OpenCode npm ci installed beside Recall, checked, with no opencode on PATH and no registry: it never installs it', async () => {
+    // A PATH with node and nothing else of this clone's: no opencode, and the registry is closed.
+    const bin = path.join(root, 'node-only');
+    fs.mkdirSync(bin, { recursive: true });
+    if (!fs.existsSync(path.join(bin, 'node'))) fs.symlinkSync(process.execPath, path.join(bin, 'node'));
+    const config = JSON.stringify(model.providerConfig());
+    model.script({ text: 'Answered with the OpenCode beside Recall.' });
+    const run = await recall(['run', '--prompt', 'Which OpenCode answers?', '--opencode-config', config], { PATH: `${bin}${path.delimiter}/usr/bin${path.delimiter}/bin` });
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.stdout.trim()).toBe('Answered with the OpenCode beside Recall.');
+    const beside = path.join(REPO_ROOT, 'node_modules', 'opencode-linux-x64', 'bin', 'opencode');
+    expect(run.stderr).toMatch(new RegExp(`Using OpenCode 1\\.18\\.33 \\(opencode-linux-x64(-baseline)?\\) that npm installed beside Recall \\(${path.dirname(path.dirname(path.dirname(beside))).replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}/opencode-linux-x64(-baseline)?/bin/opencode\\): it matches the SHA-256 Recall pins for it`));
+    expect(run.stderr).not.toMatch(/Installing|npm pack|from the npm registry/);
+  });
+
+  it('a missing key or no model at all fails at once, in words for a shell: export, --model, RECALL_MODEL', async () => {
+    const noKey = await recall(['run', '--prompt', 'Why?', '--model', 'anthropic/claude-sonnet-4-5'], { ANTHROPIC_API_KEY: '' });
+    expect(noKey.code).toBe(1);
+    expect(noKey.stderr).toContain("recall: The model anthropic/claude-sonnet-4-5 needs the provider's key in ANTHROPIC_API_KEY, which is not set for this run: set it in the shell that runs recall:\n\n    export ANTHROPIC_API_KEY=...");
+    expect(noKey.stderr).not.toMatch(/secrets\.|Restoring memory|Starting OpenCode|Using OpenCode/);
+
+    const noModel = await recall(['run', '--prompt', 'Why?'], { RECALL_MODEL: '' });
+    expect(noModel.code).toBe(1);
+    expect(noModel.stderr).toContain('recall: No model is set for this run: pass --model provider/model (e.g. anthropic/claude-sonnet-4-5), or export RECALL_MODEL=provider/model');
+  });
+
+  it('refuses a .env read as a workflow does, unless the person running it passes --allow-asked', async () => {
+    fs.writeFileSync(path.join(workspace, '.env'), 'LOCAL_ONLY=env-local-value-7\n');
+    const config = JSON.stringify(model.providerConfig());
+    const readEnv = { toolCalls: [{ name: 'read', arguments: { filePath: path.join(workspace, '.env') } }] };
+    try {
+      model.script(readEnv, { text: 'Refused.' });
+      const refused = await recall(['run', '--prompt', 'What is in .env?', '--opencode-config', config, '--inactivity-minutes', '0.5']);
+      expect(refused.code, refused.stderr).toBe(0);
+      expect(model.completions().at(-1)!.messageText()).not.toContain('env-local-value-7');
+      model.script(readEnv, { text: 'Read it.' });
+      const allowed = await recall(['run', '--prompt', 'What is in .env?', '--opencode-config', config, '--inactivity-minutes', '0.5', '--allow-asked']);
+      expect(allowed.code, allowed.stderr).toBe(0);
+      expect(model.completions().at(-1)!.messageText()).toContain('env-local-value-7');
+    } finally {
+      fs.rmSync(path.join(workspace, '.env'));
+    }
+  });
+
   it('says what to pass when the prompt is missing, and exits 2', async () => {
     const r = await recall(['run']);
     expect(r.code).toBe(2);

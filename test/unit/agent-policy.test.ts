@@ -5,7 +5,7 @@
 import { execFileSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
 import { REPO_ROOT } from '../harness/runner.js';
-import { agentConfig, policyViolations, wildcard, type AgentRules } from '../../src/agent/policy.js';
+import { agentConfig, policyViolations, unansweredAsks, wildcard, type AgentRules } from '../../src/agent/policy.js';
 
 /** OpenCode's evaluation (1.18.33): defaults, then top-level permission, then the agent's own, last rule wins. */
 function rulesOf(config: Record<string, any>, agent: string): AgentRules {
@@ -24,8 +24,35 @@ describe("the agent's OpenCode config", () => {
   });
 
   it('denies questions and writes outside the checkout unless the user allows them', () => {
-    expect(agentConfig({}, undefined).permission).toEqual({ external_directory: 'deny', question: 'deny' });
+    expect(agentConfig({}, undefined).permission).toMatchObject({ external_directory: 'deny', question: 'deny' });
     expect(agentConfig({ permission: { external_directory: 'allow' } }, undefined).permission).toMatchObject({ external_directory: 'allow' });
+  });
+
+  it("decides what OpenCode would stop to ask about (a loop, a .env file), since nobody can answer: deny, or allow when a person says so", () => {
+    expect(agentConfig({}, undefined).permission).toEqual({
+      external_directory: 'deny',
+      question: 'deny',
+      doom_loop: 'deny',
+      read: { '*.env': 'deny', '*.env.*': 'deny', '*.env.example': 'allow' },
+    });
+    expect(agentConfig({}, undefined, 'full', [], 'allow').permission).toMatchObject({ doom_loop: 'allow', read: { '*.env': 'allow', '*.env.*': 'allow' } });
+  });
+
+  it("decides the user's own asks the same way, and keeps the user's own decisions pattern by pattern", () => {
+    const user = { permission: { bash: { '*': 'allow', 'git push*': 'ask' }, read: { 'secrets/*': 'deny', '*.env': 'allow' }, webfetch: 'ask' }, agent: { build: { permission: { edit: 'ask' } } } };
+    const config = agentConfig(user, undefined);
+    expect(config.permission).toMatchObject({ bash: { '*': 'allow', 'git push*': 'deny' }, webfetch: 'deny', read: { '*.env': 'allow', '*.env.*': 'deny', 'secrets/*': 'deny' } });
+    expect((config.agent as Record<string, { permission: unknown }>).build!.permission).toEqual({ edit: 'deny' });
+    expect(JSON.stringify(agentConfig(user, undefined, 'no-shell'))).not.toContain('"ask"');
+  });
+
+  it('finds an ask no later rule decides, as OpenCode would leave it waiting', () => {
+    const rules = (permission: Array<[string, string, string]>) => [{ name: 'build', permission: permission.map(([p, pattern, action]) => ({ permission: p, pattern, action })) }];
+    expect(unansweredAsks(rules([['read', '*.env', 'ask'], ['read', '*.env', 'deny']]))).toEqual([]);
+    expect(unansweredAsks(rules([['read', '*.env', 'ask'], ['read', '*', 'allow']]))).toEqual([]);
+    expect(unansweredAsks(rules([['read', '*.env', 'ask'], ['read', 'src/*', 'deny']]))).toEqual(['build: read *.env']);
+    expect(unansweredAsks(rules([['doom_loop', '*', 'ask'], ['*', '*', 'deny']]))).toEqual([]);
+    expect(unansweredAsks(rules([['doom_loop', '*', 'ask'], ['edit', '*', 'deny']]))).toEqual(['build: doom_loop *']);
   });
 
   it("no-shell: the agent keeps editing the checkout but not its .git, on top of the user's own rules", () => {

@@ -98,6 +98,44 @@ const options = (o: Partial<InstallOptions> = {}): InstallOptions => ({
   ...o,
 });
 
+describe("the OpenCode npm ci installed beside Recall (a local run from a clone)", () => {
+  /** A clone's node_modules with the platform package: the real binary npm ci unpacked, or other bytes. */
+  function clone(binary: Buffer | undefined, version = DEFAULT_OPENCODE_VERSION): string {
+    const home = path.join(root, 'recall-clone');
+    const pkg = path.join(home, 'node_modules', PKG);
+    fs.mkdirSync(path.join(pkg, 'bin'), { recursive: true });
+    fs.writeFileSync(path.join(pkg, 'package.json'), JSON.stringify({ name: PKG, version }));
+    if (binary) fs.writeFileSync(path.join(pkg, 'bin', 'opencode'), binary, { mode: 0o755 });
+    else fs.linkSync(NPM_CI_BINARY, path.join(pkg, 'bin', 'opencode'));
+    return home;
+  }
+
+  it('comes first, checked against the pin, before PATH, the tool directory or the registry', async () => {
+    const home = clone(undefined);
+    const ran: string[] = [];
+    const found = await resolveOpenCode(options({ beside: home, run: async (file) => (ran.push(file), '') }));
+    expect(found).toBe(path.join(home, 'node_modules', PKG, 'bin', 'opencode'));
+    expect(logs.join('\n')).toMatch(/that npm installed beside Recall .*: it matches the SHA-256 Recall pins for it/);
+    expect(ran).toEqual([]);
+    expect(fs.existsSync(toolDir)).toBe(false);
+  });
+
+  it('is refused when it is not the pinned binary, and Recall looks elsewhere', async () => {
+    const home = clone(Buffer.alloc(PIN.size, 1));
+    const run = fakeNpm(() => REAL_TARBALL);
+    const found = await resolveOpenCode(options({ beside: home, run }));
+    expect(found).toBe(installed());
+    expect(warnings.join('\n')).toMatch(/not the one Recall pins for opencode-linux-x64@1\.18\.33: the SHA-256 .* Recall did not run it; run `npm ci` in the Recall clone again/);
+  });
+
+  it('at another version is passed over', async () => {
+    const home = clone(undefined, '1.0.0');
+    const found = await resolveOpenCode(options({ beside: home, run: fakeNpm(() => REAL_TARBALL) }));
+    expect(found).toBe(installed());
+    expect(logs.join('\n')).toContain('is 1.0.0, not 1.18.33; looking elsewhere');
+  });
+});
+
 describe('an opencode on PATH (the runner owner\'s)', () => {
   function fakeOpencodeOnPath(version: string): string {
     const bin = path.join(root, 'bin');
