@@ -160,7 +160,11 @@ describe('5. never: a value that carries a credential', () => {
   it.each([
     ['a password in a URL', 'HTTPS_PROXY', 'http://me:proxy-pass@proxy:3128', 'proxy-pass'],
     ['a password in a URL', 'GOPROXY', 'https://proxy.golang.org,https://ci:go-pass@goproxy.corp/', 'go-pass'],
+    // The login runs to the last '@' before the host, as Node, npm, Go and Python read it.
+    ['a password in a URL', 'HTTPS_PROXY', 'http://ci@corp.example:email-login-pass@proxy:3128', 'email-login-pass'],
+    ['a password in a URL', 'HTTPS_PROXY', 'http://me:p@ss:word@proxy:3128', 'p@ss:word'],
     ['a token as the user of a URL', 'GOPROXY', 'https://ghp_0123456789abcdefghij@goproxy.corp/', 'ghp_0123456789abcdefghij'],
+    ['a token as the user of a URL', 'GOPROXY', 'https://ghp_0123456789abcdefghij:@goproxy.corp/', 'ghp_0123456789abcdefghij'], // an empty password after it
     ['a secret in the query of a URL', 'HTTPS_PROXY', 'http://proxy:3128/?token=proxy-token-1', 'proxy-token-1'],
     ['a secret in the query of a URL', 'npm_config_registry', 'https://registry.corp/npm/?x=1&sig=abc123', 'abc123'],
     ['a secret in the query of a URL', 'NO_PROXY', 'https://h/?api-key=k1', 'k1'],
@@ -173,6 +177,18 @@ describe('5. never: a value that carries a credential', () => {
     ['a password in a -D/-P option', 'JAVA_TOOL_OPTIONS', '-Djavax.net.ssl.keyStorePassword=jks-pass', 'jks-pass'],
     ['a password in a -D/-P option', 'MAVEN_OPTS', '-Xmx1g -Dgpg.passphrase="two words"', 'two words'],
     ['a password in a -D/-P option', 'GRADLE_OPTS', "-PstorePassword='quoted'", 'quoted'],
+    // The JVM and gradlew drop quotes wherever they stand in a word: around the whole option, inside the setting.
+    ['a password in a -D/-P option', 'JAVA_TOOL_OPTIONS', '"-Djavax.net.ssl.keyStorePassword=whole option quoted"', 'whole option quoted'],
+    ['a password in a -D/-P option', 'GRADLE_OPTS', "'-Psigning.password=single quoted'", 'single quoted'],
+    ['a password in a -D/-P option', 'JAVA_TOOL_OPTIONS', '-Dsigning.password=pa"ss wo"rd', 'pass word'],
+    ['a password in a -D/-P option', 'JAVA_TOOL_OPTIONS', `-Dsigning.password="it's"`, "it's"],
+    ['a password in a -D/-P option', 'JAVA_TOOL_OPTIONS', `-Dsigning.password='say "hi"'`, 'say "hi"'],
+    // An unclosed quote runs to the end of the line.
+    ['a password in a -D/-P option', 'JAVA_TOOL_OPTIONS', '-Dsigning.password="unclosed double', 'unclosed double'],
+    ['a password in a -D/-P option', 'JAVA_TOOL_OPTIONS', "-Dsigning.password='unclosed single", 'unclosed single'],
+    // An option inside another's setting: Gradle starts its daemon with org.gradle.jvmargs.
+    ['a password in a -D/-P option', 'GRADLE_OPTS', '-Dorg.gradle.jvmargs="-Xmx2g -Djavax.net.ssl.keyStorePassword=nested-pass"', 'nested-pass'],
+    ['a password in a -D/-P option', 'GRADLE_OPTS', '-Dorg.gradle.jvmargs=-Djavax.net.ssl.keyStorePassword=nested-bare', 'nested-bare'],
   ])('%s: %s=%s', (kind, name, value, secret) => {
     expect(agentVariable(name, value, nothing)).toBe(false);
     expect(credentialsIn(value)).toContainEqual({ kind, secret });
@@ -189,6 +205,8 @@ describe('5. never: a value that carries a credential', () => {
     ['GRADLE_OPTS', '-Dsigning.password=""'], // set to nothing
     ['JAVA_TOOL_OPTIONS', '-Xmx2g'],
     ['MAVEN_OPTS', 'x-Dsigning.password=not-an-option'],
+    ['JAVA_TOOL_OPTIONS', '-Dsigning.password'], // no setting
+    ['GRADLE_OPTS', '-Dorg.gradle.jvmargs="-Xmx2g -XX:+UseParallelGC"'], // an option inside another's setting, not a secret
   ])('passes %s=%s', (name, value) => {
     expect(credentialsIn(value)).toEqual([]);
     expect(agentVariable(name, value, nothing)).toBe(true);
@@ -197,6 +215,20 @@ describe('5. never: a value that carries a credential', () => {
   it('a token as the user of a URL starts at 20 characters', () => {
     expect(credentialsIn('https://abcdefghij0123456789@h/')).toEqual([{ kind: 'a token as the user of a URL', secret: 'abcdefghij0123456789' }]);
     expect(credentialsIn('https://abcdefghij012345678@h/')).toEqual([]);
+    expect(credentialsIn('https://abcdefghij012345678:@h/')).toEqual([]);
+  });
+
+  it('a URL with both a token as its user and a password gives both, for redaction', () => {
+    // GitHub's documented form: the token is the user, x-oauth-basic a placeholder password.
+    expect(credentialsIn('https://ghp_0123456789abcdefghij:x-oauth-basic@github.com/o/r')).toEqual([
+      { kind: 'a password in a URL', secret: 'x-oauth-basic' },
+      { kind: 'a token as the user of a URL', secret: 'ghp_0123456789abcdefghij' },
+    ]);
+  });
+
+  it('a URL with no user and a password gives the password alone (an Azure DevOps personal access token)', () => {
+    const pat = 'azdopat0123456789abcdefghijklmnopqrstuvwxyz0123456789';
+    expect(credentialsIn(`https://:${pat}@dev.azure.com/org/_git/repo`)).toEqual([{ kind: 'a password in a URL', secret: pat }]);
   });
 
   it('every credential a value carries is found, for redaction', () => {
