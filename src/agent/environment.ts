@@ -88,8 +88,14 @@ export interface CredentialInValue {
   secret: string;
 }
 
-/** Where a URL starts in a longer text (a command line; a proxy list, where one URL runs into the next). */
-const URL_START = /[a-z][a-z0-9+.-]*:\/\//gi;
+/**
+ * Where a URL starts in a longer text (a command line; a proxy list, where one URL runs into the
+ * next): a whole run of scheme characters before `://`, never a start inside the run. A pattern that
+ * may start anywhere in a run tries every position of a long word, each to its end: 64 KB of letters
+ * (a stranger's comment passed in a step's env) took 6 s. What is read is the same: only the text
+ * after `://` is looked at.
+ */
+const URL_START = /(?<![a-z0-9+.-])[a-z0-9+.-]+:\/\//gi;
 /** A user name this long is a token (`https://<token>@github.com`, a Sentry key), not a login such as `git`. */
 const TOKEN_AS_USER = 20;
 /**
