@@ -147,9 +147,12 @@ export function credentialsIn(value: string): CredentialInValue[] {
       found.push({ kind: 'a password in a URL', secret: colon < 0 ? '' : userinfo.slice(colon + 1) });
       if (user.length >= TOKEN_AS_USER) found.push({ kind: 'a token as the user of a URL', secret: user });
     }
+    // Stryker disable next-line ArithmeticOperator: equivalent, `- 1` adds a piece of at most two characters (before the '?', or a URL's last two without one), too short for name=value
     const query = url.slice(url.search(/[?#]/) + 1 || url.length);
     for (const pair of query.split(/[&;#?]/)) {
       const at = pair.indexOf('=');
+      // Survivors, equivalent: `at >= 0` (an empty name is no secret word), and `true`, `<=` or `+ 1`
+      // for the second test (an empty value is dropped below with every empty secret).
       if (at > 0 && at < pair.length - 1 && isSecretName(safeDecode(pair.slice(0, at)))) found.push({ kind: 'a secret in the query of a URL', secret: pair.slice(at + 1) });
     }
   }
@@ -309,6 +312,7 @@ export function agentStateDirs(stateRoot: string) {
 export function buildAgentEnvironment(o: AgentEnvironmentOptions): Record<string, string> {
   const allowed: AllowedVariables = {
     provider: new Set([...providersInUse(o.config, o.model, o.dispatchModels).flatMap(providerVariables), ...configVariables(o.config)]),
+    // Stryker disable next-line ArrayDeclaration: equivalent in effect, no variable is named with Stryker's stand-in value
     extra: new Set(o.extraAllowed ?? []),
   };
   const env: Record<string, string> = {};
@@ -321,6 +325,10 @@ export function buildAgentEnvironment(o: AgentEnvironmentOptions): Record<string
   mkdirSync(dirname(o.databasePath), { recursive: true });
 
   const globalGit = o.parentEnv.GIT_CONFIG_GLOBAL || (o.parentEnv.HOME ? join(o.parentEnv.HOME, '.gitconfig') : undefined);
+  // Survivors, equivalent: `true` or `||` for the first two tests, since a file that is missing (or
+  // none named) is one git cannot read: readGitConfig says undefined and nothing is written.
+  // existsSync only saves starting git. The third test: the runner user's file is only ever read,
+  // also when a step's HOME already is the agent's.
   if (globalGit && existsSync(globalGit) && globalGit !== join(dirs.HOME, '.gitconfig')) writeAgentGitConfig(globalGit, join(dirs.HOME, '.gitconfig'));
 
   // Windows keeps the home directory in USERPROFILE; isolate it too.
