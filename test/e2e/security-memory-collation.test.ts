@@ -1,13 +1,13 @@
 /**
- * Review of issue 17 (attack, not yet defended): the store check finds a session's messages with a
- * JOIN (`s.id = m.session_id`, compared with session.id's collation, BINARY), OpenCode with
+ * An attack an independent review of issue 17 found: the store check finds a session's messages
+ * with a JOIN (`s.id = m.session_id`, compared with session.id's collation, BINARY), OpenCode with
  * `message.session_id = ?` (compared with that column's collation). The agent, who can write the
- * live store, rebuilds the message table with `session_id ... COLLATE NOCASE` (the usual
- * rebuild: new table, copy, drop, rename) and adds a user message whose session_id is the thread's
- * session id in upper case: the check never sees it, OpenCode loads it into the session, and the
- * next run on the thread sends it to the model as the person's words. Expected to FAIL until the
- * check reads messages and parts with the queries OpenCode runs (or refuses a schema that is not
- * OpenCode's, collations included).
+ * live store, rebuilds the message table with `session_id ... COLLATE NOCASE` (the usual rebuild:
+ * new table, copy, drop, rename) and adds a user message whose session_id is the thread's session
+ * id in upper case: the check would never see it, OpenCode would load it into the session, and the
+ * next run on the thread would send it to the model as the person's words. A store that declares a
+ * collation is refused (OpenCode declares none): that run's memory is not saved, and the forged turn
+ * never reaches the model.
  */
 import * as path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -53,10 +53,10 @@ describe('the live store, written by the agent', () => {
     const first = await ask('/recall look');
     expect(first.main.exitCode, first.main.stdout).toBe(0);
     const toolOut = world.model.completions().map((r) => r.messageText()).join('\n');
-    console.log('agent:', /FORGED-42.*|Error.*/.exec(toolOut)?.[0]);
-    expect(toolOut).toContain('FORGED-42');
-    expect(first.outputs['memory-saved']).toBe('true');
-    console.log('warnings of the first run:', first.warnings.filter((w) => /memory|session/i.test(w)).join(' | ') || 'none');
+    // The forgery took: OpenCode's query sees 3 messages in the session, the join 2.
+    expect(toolOut).toContain('FORGED-42 3 2');
+    expect(first.outputs['memory-saved']).toBe('false');
+    expect(first.warnings.join('\n')).toMatch(/Memory was not saved: the session store is unusable after this run \(it declares a collation \(in table message\)/);
 
     freshRunner(world.machine);
     const before = world.model.completions().length;
@@ -64,9 +64,6 @@ describe('the live store, written by the agent', () => {
     const second = await ask('/recall continue');
     expect(second.main.exitCode, second.main.stdout).toBe(0);
     const sent = world.model.completions().slice(before).map((r) => r.messageText()).join('\n');
-    console.log('second run: memory', second.outputs['memory-status'], '| forged turn sent to the model:', sent.includes(forged), '| warnings:', second.warnings.join(' | ') || 'none');
-    const roles = world.model.completions().slice(before).flatMap((r) => (Array.isArray(r.body?.messages) ? r.body.messages : []).filter((m: { content?: unknown }) => JSON.stringify(m.content ?? '').includes(forged)).map((m: { role: string }) => m.role));
-    console.log('the forged words arrive in messages of role:', roles.join(', ') || 'none');
     expect(sent).toContain('continue');
     expect(sent).not.toContain(forged);
   });
