@@ -1,11 +1,11 @@
 /**
- * Review of issue 17 (attack, not yet defended): Recall replaces the git configuration files of
+ * An attack an independent review of issue 17 found: Recall replaced the git configuration files of
  * the checkout, its submodules and its worktrees, but not those of other repositories inside the
  * folder the agent works in. A second actions/checkout with `path:` (another repository, a private
  * tool, with `token: ${{ secrets.SOME_PAT }}`) is a nested clone whose .git/config holds that
  * token as an extraheader, and so is each checkout when the workspace holds several (the agent then
- * works in the whole workspace). The agent reads them with cat. Expected to FAIL until every `.git`
- * the look finds (scanGitEntries) has its configuration checked, or the run refused.
+ * works in the whole workspace). The agent reads them with cat: it sees copies without the token,
+ * and the warning names the file.
  */
 import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
@@ -54,8 +54,9 @@ describe('credentials in the git configuration of other repositories in the fold
       fs.appendFileSync(path.join(w.checkout, '.git', 'info', 'exclude'), 'tools/\n');
       return 'tools';
     });
-    console.log('nested checkout: token seen by the model:', FORMS.some((f) => seen.includes(f)), '| warning:', warnings.find((w) => w.includes('credentials')) ?? 'none');
     for (const form of FORMS) expect(seen).not.toContain(form);
+    expect(seen).toContain('[core]'); // the agent read the copy
+    expect(warnings.join('\n')).toContain('tools/.git/config');
   });
 
   it('two checkouts side by side in the workspace (the agent works in the whole workspace): the agent never reads their tokens', async () => {
@@ -63,7 +64,8 @@ describe('credentials in the git configuration of other repositories in the fold
       checkoutWithToken(path.join(w.machine.workspace, 'tools'));
       return 'tools';
     });
-    console.log('side by side: token seen by the model:', FORMS.some((f) => seen.includes(f)), '| warning:', warnings.find((w) => w.includes('credentials') || w.includes('commits nothing')) ?? 'none');
     for (const form of FORMS) expect(seen).not.toContain(form);
+    expect(seen).toContain('[core]'); // the agent read the copy
+    expect(warnings.join('\n')).toContain('tools/.git/config');
   });
 });
