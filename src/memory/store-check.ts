@@ -79,6 +79,11 @@ export function checkStore(
     const schema = db.prepare("SELECT type, name, sql FROM sqlite_master WHERE name NOT LIKE 'sqlite_%'").all();
     const virtual = schema.find((r) => r.type === 'table' && /^\s*CREATE\s+VIRTUAL\s+TABLE/i.test(String(r.sql ?? '')));
     if (virtual) return { ...result, unusable: `it holds a virtual table (${String(virtual.name)}), which OpenCode never makes` };
+    // OpenCode finds a session's messages with `message.session_id = ?`, compared with that column's
+    // collation; a table rebuilt with COLLATE NOCASE would hand OpenCode rows this check's lookups
+    // (and the signature's) never see. OpenCode 1.18 declares no collation anywhere.
+    const collated = schema.find((r) => /\bCOLLATE\b/i.test(String(r.sql ?? '')));
+    if (collated) return { ...result, unusable: `it declares a collation (in ${String(collated.type)} ${String(collated.name)}), which OpenCode never does: OpenCode's lookups could find rows Recall's check does not` };
     const tables = new Set(schema.filter((r) => r.type === 'table').map((r) => String(r.name)));
     for (const needed of ['session', 'message', 'part']) {
       if (!tables.has(needed)) return { ...result, unusable: `it has no ${needed} table: it is not OpenCode's store` };

