@@ -19,7 +19,7 @@
  *     HOMEBREW_GITHUB_API_TOKEN, npm_config__auth);
  *  5. never: a value that carries a credential (credentialsIn): a URL with a password, a token as
  *     its user or a key in its query, a `-D`/`-P` option that sets a password (JAVA_TOOL_OPTIONS,
- *     GRADLE_OPTS ...);
+ *     GRADLE_OPTS ...; quoted, or inside org.gradle.jvmargs);
  *  6. the known-safe set: locale, paths, CI and GitHub context, proxies, tool locations (SAFE_*);
  *  7. nothing else.
  * The secret rules (4, 5) come after 2 and 3 because a provider's key is named like a secret
@@ -88,33 +88,75 @@ export interface CredentialInValue {
   secret: string;
 }
 
-/** Where a URL starts in a longer text (a command line; a proxy list, where one URL runs into the next). */
-const URL_START = /[a-z][a-z0-9+.-]*:\/\//gi;
+/**
+ * Where a URL starts in a longer text (a command line; a proxy list, where one URL runs into the
+ * next): a whole run of scheme characters before `://`, never a start inside the run. A pattern that
+ * may start anywhere in a run tries every position of a long word, each to its end: 64 KB of letters
+ * (a stranger's comment passed in a step's env) took 6 s. What is read is the same: only the text
+ * after `://` is looked at.
+ */
+const URL_START = /(?<![a-z0-9+.-])[a-z0-9+.-]+:\/\//gi;
 /** A user name this long is a token (`https://<token>@github.com`, a Sentry key), not a login such as `git`. */
 const TOKEN_AS_USER = 20;
-/** A JVM system property or a Gradle project property: `-Dsigning.password=...`, `-PstorePassword=...`. */
-const PROPERTY_OPTION = /(?:^|\s)-[DP]([\w.-]+)=("[^"]*"|'[^']*'|\S+)/g;
+/**
+ * The words of a command line as the JVM (JAVA_TOOL_OPTIONS) and gradlew (GRADLE_OPTS, through
+ * xargs) split it: at white space, where quotes group and are dropped wherever they stand
+ * (`"-Dsigning.password=x"` and `-Dsigning.password="x"` both set the property to x). An unclosed
+ * quote runs to the end. Backslashes are left as written (the JVM reads them so).
+ */
+function words(line: string): string[] {
+  return [...line.matchAll(/(?:[^\s"']|"[^"]*"?|'[^']*'?)+/g)].map(([word]) => word.replace(/"([^"]*)"?|'([^']*)'?/g, '$1$2'));
+}
+
+/** A JVM system property or a Gradle project property, and its setting: `-Dsigning.password=...`, `-PstorePassword=...`. */
+const PROPERTY = /^-[DP]([\w.-]+)=(.*)/s;
+
+/**
+ * The properties a command line sets, [name, setting], and those one level down, inside another's
+ * setting: Gradle starts its daemon with org.gradle.jvmargs, split at white space
+ * (`-Dorg.gradle.jvmargs="-Xmx2g -Djavax.net.ssl.keyStorePassword=x"`). Not deeper, and not by
+ * recursion: the value can be a stranger's text (a step's `env: BODY: ${{ ... }}`), and each level
+ * down would read the rest of it again.
+ */
+function* properties(line: string): Generator<[name: string, setting: string]> {
+  for (const word of words(line)) {
+    const option = PROPERTY.exec(word);
+    if (!option) continue;
+    yield [option[1]!, option[2]!];
+    for (const part of option[2]!.split(/\s/)) {
+      const inner = PROPERTY.exec(part);
+      if (inner) yield [inner[1]!, inner[2]!];
+    }
+  }
+}
 
 /** The credentials a value carries in URLs and in JVM/Gradle options, whatever its name. Pure. */
 export function credentialsIn(value: string): CredentialInValue[] {
   const found: CredentialInValue[] = [];
   for (const start of value.matchAll(URL_START)) {
     const url = value.slice(start.index).split(/[\s"'<>`]/, 1)[0]!;
-    const userinfo = /^[^:]+:\/\/([^/?#@]*)@/.exec(url)?.[1];
+    // The login runs to the authority's last '@', as WHATWG URL (Node, npm), Go and Python read it:
+    // `http://me@corp.example:pw@proxy` is the user me@corp.example with the password pw.
+    const userinfo = /^[^:]+:\/\/([^/?#]*)@/.exec(url)?.[1];
     if (userinfo) {
+      // `user:password`, `user`, `:password`. A user this long is a token whether a password follows
+      // or not (`https://<token>:x-oauth-basic@github.com`, `https://<token>:@host`). An empty password
+      // (`user:@host`) is pushed and dropped below with every empty secret.
       const colon = userinfo.indexOf(':');
-      if (colon >= 0 && colon < userinfo.length - 1) found.push({ kind: 'a password in a URL', secret: userinfo.slice(colon + 1) });
-      else if (colon < 0 && userinfo.length >= TOKEN_AS_USER) found.push({ kind: 'a token as the user of a URL', secret: userinfo });
+      const user = colon < 0 ? userinfo : userinfo.slice(0, colon);
+      found.push({ kind: 'a password in a URL', secret: colon < 0 ? '' : userinfo.slice(colon + 1) });
+      if (user.length >= TOKEN_AS_USER) found.push({ kind: 'a token as the user of a URL', secret: user });
     }
+    // Stryker disable next-line ArithmeticOperator: equivalent, `- 1` adds a piece of at most two characters (before the '?', or a URL's last two without one), too short for name=value
     const query = url.slice(url.search(/[?#]/) + 1 || url.length);
     for (const pair of query.split(/[&;#?]/)) {
       const at = pair.indexOf('=');
+      // Survivors, equivalent: `at >= 0` (an empty name is no secret word), and `true`, `<=` or `+ 1`
+      // for the second test (an empty value is dropped below with every empty secret).
       if (at > 0 && at < pair.length - 1 && isSecretName(safeDecode(pair.slice(0, at)))) found.push({ kind: 'a secret in the query of a URL', secret: pair.slice(at + 1) });
     }
   }
-  for (const [, property, setting] of value.matchAll(PROPERTY_OPTION)) {
-    if (isSecretName(property!)) found.push({ kind: 'a password in a -D/-P option', secret: setting!.replace(/^(["'])(.*)\1$/, '$2') });
-  }
+  for (const [name, setting] of properties(value)) if (isSecretName(name)) found.push({ kind: 'a password in a -D/-P option', secret: setting });
   // One URL can run into the next (a proxy list): the same credential is then found twice.
   return [...new Map(found.filter((c) => c.secret.length > 0).map((c) => [`${c.kind}\n${c.secret}`, c])).values()];
 }
@@ -270,6 +312,7 @@ export function agentStateDirs(stateRoot: string) {
 export function buildAgentEnvironment(o: AgentEnvironmentOptions): Record<string, string> {
   const allowed: AllowedVariables = {
     provider: new Set([...providersInUse(o.config, o.model, o.dispatchModels).flatMap(providerVariables), ...configVariables(o.config)]),
+    // Stryker disable next-line ArrayDeclaration: equivalent in effect, no variable is named with Stryker's stand-in value
     extra: new Set(o.extraAllowed ?? []),
   };
   const env: Record<string, string> = {};
@@ -282,6 +325,10 @@ export function buildAgentEnvironment(o: AgentEnvironmentOptions): Record<string
   mkdirSync(dirname(o.databasePath), { recursive: true });
 
   const globalGit = o.parentEnv.GIT_CONFIG_GLOBAL || (o.parentEnv.HOME ? join(o.parentEnv.HOME, '.gitconfig') : undefined);
+  // Survivors, equivalent: `true` or `||` for the first two tests, since a file that is missing (or
+  // none named) is one git cannot read: readGitConfig says undefined and nothing is written.
+  // existsSync only saves starting git. The third test: the runner user's file is only ever read,
+  // also when a step's HOME already is the agent's.
   if (globalGit && existsSync(globalGit) && globalGit !== join(dirs.HOME, '.gitconfig')) writeAgentGitConfig(globalGit, join(dirs.HOME, '.gitconfig'));
 
   // Windows keeps the home directory in USERPROFILE; isolate it too.

@@ -7,6 +7,7 @@
 import * as path from 'node:path';
 import type { TokenUsage } from '../ports.js';
 import { readMemoryFile, writeMemoryFile } from '../memory/files.js';
+import { validCard, type Card } from './card.js';
 import { isSessionId } from './threads.js';
 
 export const RECORDS_FILE = 'recall-index.json';
@@ -61,6 +62,8 @@ export interface RunRecord {
    * stemming version; a record without them, or with another version, is stemmed afresh.
    */
   terms?: string;
+  /** What a model wrote about the run from its own request and answer (card.ts), once it has one. */
+  card?: Card;
 }
 
 interface RecordsFile {
@@ -119,6 +122,7 @@ export function validRecord(v: unknown): RunRecord | undefined {
     ...(isSessionId(r.sessionId) ? { sessionId: r.sessionId as string } : {}),
     ...(typeof r.runUrl === 'string' && /^https:\/\/[^\s]+$/.test(r.runUrl) ? { runUrl: r.runUrl.slice(0, LIMITS.item) } : {}),
     ...(typeof r.terms === 'string' && r.terms.length <= LIMITS.terms ? { terms: r.terms } : {}),
+    ...(validCard(r.card) ? { card: validCard(r.card) } : {}),
   };
 }
 

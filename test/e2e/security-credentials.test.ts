@@ -180,6 +180,21 @@ describe("the agent's environment", () => {
     }
   });
 
+  it('credentials inside safe values as people write them never reach it: an e-mail login, a token before an empty password, quoted and nested -D options', async () => {
+    const secrets = {
+      // Node, npm, Go and Python read the login to the last '@': the password is goproxy-email-pass-123.
+      GOPROXY: ['https://ci@corp.example:goproxy-email-pass-123@goproxy.corp.example', 'goproxy-email-pass-123'],
+      NVM_NODEJS_ORG_MIRROR: ['https://ghp_mirror0123456789token:@mirror.corp.example/node', 'ghp_mirror0123456789token'],
+      // The JVM drops the quotes and sets the property.
+      JAVA_TOOL_OPTIONS: ['"-Djavax.net.ssl.keyStorePassword=jks-quoted-pass-123"', 'jks-quoted-pass-123'],
+      // Gradle starts its daemon with these arguments.
+      GRADLE_OPTS: ['-Dorg.gradle.jvmargs="-Xmx2g -Djavax.net.ssl.trustStorePassword=gradle-nested-pass-123"', 'gradle-nested-pass-123'],
+    };
+    const seen = await agentEnvironment({ ...Object.fromEntries(Object.entries(secrets).map(([name, [value]]) => [name, value!])), GOFLAGS: '-mod=mod' });
+    expect(seen).toContain('GOFLAGS=-mod=mod'); // beside them, a safe value still passes
+    for (const [name, [, secret]] of Object.entries(secrets)) expect.soft(seen, name).not.toContain(secret);
+  });
+
   it("the checkout's opencode.json does not widen the list: naming amazon-bedrock and {env:AWS_SECRET_ACCESS_KEY} passes no AWS variable", async () => {
     const ws = world.machine.workspace;
     fs.writeFileSync(

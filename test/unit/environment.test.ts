@@ -2,9 +2,12 @@
  * The agent's environment (src/agent/environment.ts): the allow-list, rule by rule, so that taking
  * any one rule out fails a test here (RFC-005). Each secret word and each never-pass name is tried
  * where nothing else would stop it: a secret word under a safe prefix, a never-pass name listed in
- * agent-env and as a provider's variable. The e2e tests (github.test.ts, security-sandbox.test.ts)
+ * agent-env and as a provider's variable. The rest of the file is pinned the same way, down to its
+ * regular expressions (`npm run mutate -- src/agent/environment.ts`; RFC-005, "Tests that pin the
+ * rules"). The e2e tests (github.test.ts, security-sandbox.test.ts, security-credentials.test.ts)
  * scan the real agent's environment through the bundled action.
  */
+import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync, existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -22,6 +25,8 @@ import {
   type AllowedVariables,
 } from '../../src/agent/environment.js';
 import { credentialValues } from '../../src/agent/credentials.js';
+import { readGitConfig } from '../../src/agent/git-config.js';
+import { authFileIn } from '../../src/agent/preflight.js';
 
 const nothing: AllowedVariables = { provider: new Set(), extra: new Set() };
 const listed = (names: string[]): AllowedVariables => ({ provider: new Set(), extra: new Set(names) });
@@ -160,7 +165,14 @@ describe('5. never: a value that carries a credential', () => {
   it.each([
     ['a password in a URL', 'HTTPS_PROXY', 'http://me:proxy-pass@proxy:3128', 'proxy-pass'],
     ['a password in a URL', 'GOPROXY', 'https://proxy.golang.org,https://ci:go-pass@goproxy.corp/', 'go-pass'],
+    // The login runs to the last '@' before the host, as Node, npm, Go and Python read it.
+    ['a password in a URL', 'HTTPS_PROXY', 'http://ci@corp.example:email-login-pass@proxy:3128', 'email-login-pass'],
+    ['a password in a URL', 'HTTPS_PROXY', 'http://me:p@ss:word@proxy:3128', 'p@ss:word'],
+    // Any scheme: one that ends in a digit, one of a single letter.
+    ['a password in a URL', 'GOPROXY', 's3://AKIAEXAMPLE:s3-secret-key@bucket/go', 's3-secret-key'],
+    ['a password in a URL', 'GOPROXY', 'direct,z://me:z-pass@h', 'z-pass'],
     ['a token as the user of a URL', 'GOPROXY', 'https://ghp_0123456789abcdefghij@goproxy.corp/', 'ghp_0123456789abcdefghij'],
+    ['a token as the user of a URL', 'GOPROXY', 'https://ghp_0123456789abcdefghij:@goproxy.corp/', 'ghp_0123456789abcdefghij'], // an empty password after it
     ['a secret in the query of a URL', 'HTTPS_PROXY', 'http://proxy:3128/?token=proxy-token-1', 'proxy-token-1'],
     ['a secret in the query of a URL', 'npm_config_registry', 'https://registry.corp/npm/?x=1&sig=abc123', 'abc123'],
     ['a secret in the query of a URL', 'NO_PROXY', 'https://h/?api-key=k1', 'k1'],
@@ -173,6 +185,19 @@ describe('5. never: a value that carries a credential', () => {
     ['a password in a -D/-P option', 'JAVA_TOOL_OPTIONS', '-Djavax.net.ssl.keyStorePassword=jks-pass', 'jks-pass'],
     ['a password in a -D/-P option', 'MAVEN_OPTS', '-Xmx1g -Dgpg.passphrase="two words"', 'two words'],
     ['a password in a -D/-P option', 'GRADLE_OPTS', "-PstorePassword='quoted'", 'quoted'],
+    ['a password in a -D/-P option', 'GRADLE_OPTS', "-PstorePassword='two words'", 'two words'],
+    // The JVM and gradlew drop quotes wherever they stand in a word: around the whole option, inside the setting.
+    ['a password in a -D/-P option', 'JAVA_TOOL_OPTIONS', '"-Djavax.net.ssl.keyStorePassword=whole option quoted"', 'whole option quoted'],
+    ['a password in a -D/-P option', 'GRADLE_OPTS', "'-Psigning.password=single quoted'", 'single quoted'],
+    ['a password in a -D/-P option', 'JAVA_TOOL_OPTIONS', '-Dsigning.password=pa"ss wo"rd', 'pass word'],
+    ['a password in a -D/-P option', 'JAVA_TOOL_OPTIONS', `-Dsigning.password="it's"`, "it's"],
+    ['a password in a -D/-P option', 'JAVA_TOOL_OPTIONS', `-Dsigning.password='say "hi"'`, 'say "hi"'],
+    // An unclosed quote runs to the end of the line.
+    ['a password in a -D/-P option', 'JAVA_TOOL_OPTIONS', '-Dsigning.password="unclosed double', 'unclosed double'],
+    ['a password in a -D/-P option', 'JAVA_TOOL_OPTIONS', "-Dsigning.password='unclosed single", 'unclosed single'],
+    // An option inside another's setting: Gradle starts its daemon with org.gradle.jvmargs.
+    ['a password in a -D/-P option', 'GRADLE_OPTS', '-Dorg.gradle.jvmargs="-Xmx2g -Djavax.net.ssl.keyStorePassword=nested-pass"', 'nested-pass'],
+    ['a password in a -D/-P option', 'GRADLE_OPTS', '-Dorg.gradle.jvmargs=-Djavax.net.ssl.keyStorePassword=nested-bare', 'nested-bare'],
   ])('%s: %s=%s', (kind, name, value, secret) => {
     expect(agentVariable(name, value, nothing)).toBe(false);
     expect(credentialsIn(value)).toContainEqual({ kind, secret });
@@ -189,6 +214,11 @@ describe('5. never: a value that carries a credential', () => {
     ['GRADLE_OPTS', '-Dsigning.password=""'], // set to nothing
     ['JAVA_TOOL_OPTIONS', '-Xmx2g'],
     ['MAVEN_OPTS', 'x-Dsigning.password=not-an-option'],
+    ['JAVA_TOOL_OPTIONS', '-Dsigning.password'], // no setting
+    ['GRADLE_OPTS', '-Dorg.gradle.jvmargs="-Xmx2g -XX:+UseParallelGC"'], // an option inside another's setting, not a secret
+    ['NO_PROXY', 'https://api.example/?with_credentials'], // a flag: no value to carry
+    ['GOPROXY', 'https://releases.corp/signing/key=2024/'], // the path is not read as settings, only the query and fragment
+    ['NO_PROXY', 'https://search.example/?q=://user:pw@'], // a login is read only right after the scheme
   ])('passes %s=%s', (name, value) => {
     expect(credentialsIn(value)).toEqual([]);
     expect(agentVariable(name, value, nothing)).toBe(true);
@@ -197,6 +227,20 @@ describe('5. never: a value that carries a credential', () => {
   it('a token as the user of a URL starts at 20 characters', () => {
     expect(credentialsIn('https://abcdefghij0123456789@h/')).toEqual([{ kind: 'a token as the user of a URL', secret: 'abcdefghij0123456789' }]);
     expect(credentialsIn('https://abcdefghij012345678@h/')).toEqual([]);
+    expect(credentialsIn('https://abcdefghij012345678:@h/')).toEqual([]);
+  });
+
+  it('a URL with both a token as its user and a password gives both, for redaction', () => {
+    // GitHub's documented form: the token is the user, x-oauth-basic a placeholder password.
+    expect(credentialsIn('https://ghp_0123456789abcdefghij:x-oauth-basic@github.com/o/r')).toEqual([
+      { kind: 'a password in a URL', secret: 'x-oauth-basic' },
+      { kind: 'a token as the user of a URL', secret: 'ghp_0123456789abcdefghij' },
+    ]);
+  });
+
+  it('a URL with no user and a password gives the password alone (an Azure DevOps personal access token)', () => {
+    const pat = 'azdopat0123456789abcdefghijklmnopqrstuvwxyz0123456789';
+    expect(credentialsIn(`https://:${pat}@dev.azure.com/org/_git/repo`)).toEqual([{ kind: 'a password in a URL', secret: pat }]);
   });
 
   it('every credential a value carries is found, for redaction', () => {
@@ -342,6 +386,71 @@ describe('files', () => {
     for (const dir of Object.values(dirs)) expect(statSync(dir).isDirectory()).toBe(true);
     // OpenCode fails with "unable to open database file" when the directory is missing.
     expect(statSync(join(root, 'memory', 'db')).isDirectory()).toBe(true);
+  });
+
+  it("the agent's git config keeps who commits, which checkouts are safe and how text looks; nothing that runs, reaches out or signs", () => {
+    const home = join(root, 'runner-home');
+    mkdirSync(home);
+    const kept = [
+      'user.name', 'user.email', 'safe.directory',
+      'core.autocrlf', 'core.eol', 'core.filemode', 'core.longpaths', 'core.quotepath', 'core.ignorecase', 'core.precomposeunicode',
+      'init.defaultbranch', 'pull.rebase', 'pull.ff', 'push.default', 'color.ui', 'color.diff.meta', 'advice.detachedhead',
+    ];
+    const dropped = [
+      'user.signingkey', 'credential.helper', 'core.sshcommand', 'core.askpass', 'core.hookspath', 'core.fsmonitor', 'include.path', 'alias.co',
+      'url.https://x-access-token:ghs_secret@github.com/.insteadof', 'http.https://github.com/.extraheader',
+      // The whole key is matched, not its start or its end: a subsection (which can hold a URL with a
+      // token) ending or starting like a safe setting is not one.
+      'url.https://x-access-token:ghs_secret@github.com/o/user.name', 'color.https://x-access-token:ghs_secret@github.com/.ui',
+    ];
+    for (const key of [...kept, ...dropped]) execFileSync('git', ['config', '--file', join(home, '.gitconfig'), '--add', key, 'value']);
+    const stateRoot = join(root, 'state');
+    buildAgentEnvironment({ parentEnv: { HOME: home }, stateRoot, databasePath: join(root, 'db', 'x.db'), config: {} });
+    expect(readGitConfig(join(agentStateDirs(stateRoot).HOME, '.gitconfig'))).toEqual(kept.map((key) => [key, 'value']));
+  });
+
+  it("a ~/.gitconfig git cannot read is left out: the agent starts with none", () => {
+    const home = join(root, 'runner-home');
+    mkdirSync(home);
+    writeFileSync(join(home, '.gitconfig'), '[user\n\tname = x\n');
+    const stateRoot = join(root, 'state');
+    const env = buildAgentEnvironment({ parentEnv: { HOME: home }, stateRoot, databasePath: join(root, 'db', 'x.db'), config: {} });
+    expect(env.HOME).toBe(agentStateDirs(stateRoot).HOME);
+    expect(existsSync(join(env.HOME!, '.gitconfig'))).toBe(false);
+  });
+
+  it("the runner user's git config is only read, never rewritten, even when the step's HOME already is the agent's", () => {
+    const stateRoot = join(root, 'state');
+    const agentHome = agentStateDirs(stateRoot).HOME;
+    mkdirSync(agentHome, { recursive: true });
+    const text = '[user]\n\tname = x\n[alias]\n\tco = checkout\n';
+    writeFileSync(join(agentHome, '.gitconfig'), text);
+    buildAgentEnvironment({ parentEnv: { HOME: agentHome }, stateRoot, databasePath: join(root, 'db', 'x.db'), config: {} });
+    expect(readFileSync(join(agentHome, '.gitconfig'), 'utf8')).toBe(text);
+  });
+
+  it("the agent's HOME and XDG folders are folders of their own under stateRoot, where the rest of Recall looks for them", () => {
+    expect(agentStateDirs('/state')).toEqual({
+      HOME: '/state/home',
+      XDG_DATA_HOME: '/state/xdg/data',
+      XDG_CONFIG_HOME: '/state/xdg/config',
+      XDG_CACHE_HOME: '/state/xdg/cache',
+      XDG_STATE_HOME: '/state/xdg/state',
+    });
+    // The preflight check reads the key a provider's login left in OpenCode's data folder.
+    expect(authFileIn('/state')).toBe(join(agentStateDirs('/state').XDG_DATA_HOME, 'opencode', 'auth.json'));
+  });
+
+  it('on Windows, where the home folder is USERPROFILE, moves that too; elsewhere USERPROFILE is not passed', () => {
+    const base = { parentEnv: { USERPROFILE: 'C:\\Users\\runner' }, stateRoot: join(root, 'state'), databasePath: join(root, 'db', 'x.db'), config: {} };
+    expect(buildAgentEnvironment(base)).not.toHaveProperty('USERPROFILE');
+    const platform = Object.getOwnPropertyDescriptor(process, 'platform')!;
+    Object.defineProperty(process, 'platform', { ...platform, value: 'win32' });
+    try {
+      expect(buildAgentEnvironment(base).USERPROFILE).toBe(agentStateDirs(join(root, 'state')).HOME);
+    } finally {
+      Object.defineProperty(process, 'platform', platform);
+    }
   });
 
   it('takes a GIT_CONFIG_GLOBAL the step set the same way, and writes nothing without one', () => {
