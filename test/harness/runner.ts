@@ -51,6 +51,24 @@ export function runnerLayout(root: string, kind: RunnerKind = 'github-hosted', n
   return { kind, home, work, runnerFolder, runnerTemp: path.join(work, '_temp'), toolCache: path.join(work, '_tool'), workspace: path.join(work, name, name) };
 }
 
+/**
+ * A `sudo` that refuses, first on every step's PATH: a hosted runner's passwordless sudo is the
+ * job's alone, but this machine is a developer's. With RUNNER_ENVIRONMENT=github-hosted, Recall
+ * clears the AppArmor gate with `sudo -n sysctl` when its sandbox cannot start (isolation.ts), and
+ * a test that makes the sandbox fail must not change the kernel setting of the machine it runs on.
+ * It goes after the test's own folders on PATH (shims under the machine's root: a test of that
+ * path brings its own sudo) and before every other.
+ */
+function guardSudo(pathValue: string, root: string): string {
+  const dir = path.join(root, 'harness-bin');
+  fs.mkdirSync(dir, { recursive: true });
+  fs.writeFileSync(path.join(dir, 'sudo'), '#!/bin/sh\necho "sudo: the test harness refuses sudo (a test never changes this machine\'s settings)" >&2\nexit 1\n', { mode: 0o755 });
+  const dirs = pathValue.split(path.delimiter).filter((d) => d && d !== dir);
+  const first = dirs.findIndex((d) => !d.startsWith(`${root}${path.sep}`));
+  dirs.splice(first < 0 ? dirs.length : first, 0, dir);
+  return dirs.join(path.delimiter);
+}
+
 export function createMachine(root: string, layout: Omit<Machine, 'root'>): Machine {
   const machine = { root, ...layout };
   for (const dir of [machine.runnerTemp, machine.toolCache, machine.home]) fs.mkdirSync(dir, { recursive: true });
@@ -239,6 +257,7 @@ export async function runAction(o: ActionRunOptions): Promise<ActionRun> {
     ...Object.fromEntries(Object.entries(inputs).map(([k, v]) => [`INPUT_${k.replace(/ /g, '_').toUpperCase()}`, v])),
     ...o.env,
   };
+  env.PATH = guardSudo(env.PATH ?? '', machine.root);
 
   const started = Date.now();
   const main = await runStep(machine, files.state, path.join(REPO_ROOT, 'dist', 'main', 'index.js'), env, o.mainTimeoutMs ?? 300_000, o.onMainStarted);
