@@ -60,18 +60,27 @@ export function runnerLayout(root: string, kind: RunnerKind = 'github-hosted', n
  * path brings its own sudo) and before every other.
  */
 function guardSudo(pathValue: string, root: string): string {
-  const dir = path.join(root, 'harness-bin');
-  fs.mkdirSync(dir, { recursive: true });
-  fs.writeFileSync(path.join(dir, 'sudo'), '#!/bin/sh\necho "sudo: the test harness refuses sudo (a test never changes this machine\'s settings)" >&2\nexit 1\n', { mode: 0o755 });
+  const dir = sudoGuardDir(root);
   const dirs = pathValue.split(path.delimiter).filter((d) => d && d !== dir);
   const first = dirs.findIndex((d) => !d.startsWith(`${root}${path.sep}`));
   dirs.splice(first < 0 ? dirs.length : first, 0, dir);
   return dirs.join(path.delimiter);
 }
 
+/** The folder of the refusing sudo (made with the machine, so that it is there before any test looks). */
+function sudoGuardDir(root: string): string {
+  const dir = path.join(root, 'harness-bin');
+  if (!fs.existsSync(path.join(dir, 'sudo'))) {
+    fs.mkdirSync(dir, { recursive: true });
+    fs.writeFileSync(path.join(dir, 'sudo'), '#!/bin/sh\necho "sudo: the test harness refuses sudo (a test never changes this machine\'s settings)" >&2\nexit 1\n', { mode: 0o755 });
+  }
+  return dir;
+}
+
 export function createMachine(root: string, layout: Omit<Machine, 'root'>): Machine {
   const machine = { root, ...layout };
   for (const dir of [machine.runnerTemp, machine.toolCache, machine.home]) fs.mkdirSync(dir, { recursive: true });
+  sudoGuardDir(root);
   if (machine.runnerFolder) {
     // What ./config.sh leaves in the runner's folder beside the work folder.
     for (const dir of ['bin', 'externals', '_diag']) fs.mkdirSync(path.join(machine.runnerFolder, dir), { recursive: true });
