@@ -21,7 +21,9 @@ import { describeCitations } from '../recall/citations.js';
 import { parseCommand, UsageError, wholeNumber, words } from './args.js';
 import { projectMemoryPath } from './project-memory.js';
 import { openStorePath, storeFolder } from './store-path.js';
-import { forgetCommand, resignManifest, signingKeyFor } from './forget-cli.js';
+import { forgetCommand } from './forget-cli.js';
+import { importCommand } from './import-cli.js';
+import { resignManifest, signingKeyFor } from './change-folder.js';
 
 const STORE_HELP = `PATH is the memory folder \`recall run\` prints (the newest snapshot in it is read), a
 snapshot folder, a memory folder as Recall restores it (the one holding opencode.db), or an Actions
@@ -69,15 +71,28 @@ signed memory needs RECALL_MEMORY_SIGNING_KEY set to its memory-signing-key. On 
 
 PATH is the memory folder \`recall run\` prints (its newest snapshot is changed), a snapshot folder
 in it, or a memory folder as Recall restores it. An archive file cannot be changed.`,
+  import: `Usage: recall memory import --store PATH (--file FILE.jsonl | --from-github OWNER/REPO [--since DAYS])
+
+Adds memory, in place: from --file, one JSON object a line (the README's "Importing memory" gives
+the format): a card for a session's record, {"sessionId", "card"}, or a record with no session,
+{"id", "kind", "title", "request", "answer", "files", "labels", "createdAt", "card"?}. With
+--from-github, a record for each issue closed and each pull request merged in the last DAYS days
+(default 90), read through the GitHub API (GITHUB_TOKEN or GH_TOKEN; GITHUB_API_URL for GitHub
+Enterprise Server). Importing again adds nothing. Prints what it added, merged and refused, and why.
+Text is checked, bounded and cleaned like all memory; this process's credentials are redacted.
+
+PATH is the memory folder \`recall run\` prints (its newest snapshot is changed), a snapshot folder
+in it, or a memory folder as Recall restores it. An archive file cannot be changed.`,
 };
 
-export const MEMORY_USAGE = `Usage: recall memory <search|list|show|prune|forget> --store PATH [...]
+export const MEMORY_USAGE = `Usage: recall memory <search|list|show|prune|forget|import> --store PATH [...]
 
   search   the records that match some words        (recall memory search --help)
   list     the newest records, with their ids       (recall memory list --help)
   show     one record, and its cited code's state   (recall memory show --help)
   prune    apply the retention rule to a store      (recall memory prune --help)
   forget   remove one record and its session        (recall memory forget --help)
+  import   add records and cards from a file or GitHub (recall memory import --help)
 
 ${STORE_HELP}`;
 
@@ -113,6 +128,9 @@ const OPTIONS = {
   'max-age-days': { type: 'string' },
   'record-retention-days': { type: 'string' },
   write: { type: 'boolean' },
+  file: { type: 'string' },
+  'from-github': { type: 'string' },
+  since: { type: 'string' },
 } as const;
 
 /** The flags each command takes (beside --help). */
@@ -122,6 +140,7 @@ const FLAGS: Record<string, ReadonlyArray<keyof typeof OPTIONS>> = {
   show: ['store', 'id', 'json', 'workspace'],
   prune: ['store', 'max-sessions', 'max-age-days', 'record-retention-days', 'write', 'workspace'],
   forget: ['store', 'id'],
+  import: ['store', 'file', 'from-github', 'since'],
 };
 
 export async function memoryCommand(args: string[], io: Output): Promise<void> {
@@ -131,7 +150,7 @@ export async function memoryCommand(args: string[], io: Output): Promise<void> {
     return;
   }
   const flags = FLAGS[command];
-  if (!flags) throw new UsageError(`memory has no command ${JSON.stringify(command)}: search, list, show, prune or forget`, 'memory');
+  if (!flags) throw new UsageError(`memory has no command ${JSON.stringify(command)}: search, list, show, prune, forget or import`, 'memory');
   const name = `memory ${command}`;
   const v = parseCommand(name, rest, Object.fromEntries(flags.map((f) => [f, OPTIONS[f]])));
   if (v === 'help') {
@@ -140,6 +159,7 @@ export async function memoryCommand(args: string[], io: Output): Promise<void> {
   }
   const workspace = path.resolve((v.workspace as string | undefined) ?? process.cwd());
   // prune changes a memory folder in place: it is always named.
+  if (command === 'import') return importCommand(words(v.store as string | undefined, 'store', 'PATH (the memory folder `recall run` prints)', name), v as Parameters<typeof importCommand>[1], io);
   if (command === 'forget') return forgetCommand(words(v.store as string | undefined, 'store', 'PATH (the memory folder `recall run` prints)', name), words(v.id as string | undefined, 'id', 'a record id (search and list print them)', name), io);
   if (command === 'prune') return prune(words(v.store as string | undefined, 'store', 'PATH (the memory folder `recall run` prints)', name), v, workspace, io);
   const store = v.store === undefined ? localMemory(workspace, name, io) : words(v.store as string, 'store', 'PATH (the memory folder `recall run` prints, a snapshot or an archive file)', name);

@@ -11,6 +11,7 @@ import * as path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { unstamped } from '../harness/cache-service.js';
 import { freshRunner, REPO_ROOT } from '../harness/runner.js';
+import { listing } from '../harness/listing.js';
 import { startWorld, type World } from '../harness/world.js';
 
 const CLI = path.join(REPO_ROOT, 'dist', 'cli', 'index.js');
@@ -18,14 +19,6 @@ const cli = (...args: string[]) => spawnSync(process.execPath, [CLI, ...args], {
 const SSO_ANSWER = 'The SAML session cookie lacks Secure, so Safari drops it after the redirect.';
 const DARK_ANSWER = 'The chart theme ignores the dark mode colour tokens.';
 
-/** Every file under `dir` with its size and modification time. */
-function listing(dir: string): string[] {
-  return fs.readdirSync(dir, { recursive: true, withFileTypes: true }).map((e) => {
-    const file = path.join(e.parentPath, e.name);
-    const st = fs.statSync(file);
-    return `${path.relative(dir, file)} ${st.size} ${st.mtimeMs}`;
-  }).sort();
-}
 const allText = (dir: string) => fs.readdirSync(dir).map((f) => fs.readFileSync(path.join(dir, f)).toString('latin1')).join('\n');
 
 describe('recall memory forget (the CLI)', () => {
