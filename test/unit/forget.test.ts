@@ -4,7 +4,9 @@ import * as path from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { forgetRecord, markWrong, recallFilesMerge } from '../../src/forget/forget.js';
-import { memoryRequestIn } from '../../src/forget/on-github.js';
+import { answerMemoryRequest, memoryRequestIn } from '../../src/forget/on-github.js';
+import type { Authorization } from '../../src/github/authorize.js';
+import type { MemoryStore, SaveOutcome } from '../../src/ports.js';
 import { sessionIdsIn } from '../../src/memory/merge.js';
 import type { RecalledWork } from '../../src/ports.js';
 import { MemoryIndex } from '../../src/recall/memory-index.js';
@@ -159,5 +161,60 @@ describe('a forget or wrong comment', () => {
     expect(memoryRequestIn('forget it')).toBeUndefined();
     expect(memoryRequestIn('forget run-1-1 and fix the login')).toBeUndefined();
     expect(memoryRequestIn('please forget run-1-1')).toBeUndefined();
+  });
+});
+
+describe('answering a forget comment', () => {
+  const setup = (verdict: Authorization, o: { save?: SaveOutcome; isBot?: boolean } = {}) => {
+    const dir = path.join(root, 'memory');
+    writeStore(dir, [{ id: sessionId('one'), said: ['hi'] }]);
+    saveRecords(path.join(dir, RECORDS_FILE), [record('run-1-1', { sessionId: sessionId('one') })]);
+    const said: string[] = [];
+    const calls: string[] = [];
+    const memory: MemoryStore = {
+      restore: async () => (calls.push('restore'), { status: 'hit' }),
+      save: async () => (calls.push('save'), o.save ?? { saved: true, key: 'k' }),
+    };
+    const run = (id: string) =>
+      answerMemoryRequest({
+        ask: { verb: 'forget', id },
+        actor: { login: 'mallory', isBot: o.isBot ?? false },
+        authorize: async () => verdict,
+        memory: () => memory,
+        memoryDir: dir,
+        reply: async (t) => void said.push(t),
+        clock: () => new Date('2026-11-20T00:00:00Z'),
+        log: { info: () => undefined, warning: () => undefined },
+      });
+    return { dir, said, calls, run };
+  };
+
+  it('from someone without write access (allowed-users included) touches no memory', async () => {
+    for (const verdict of [{ allowed: false, reason: 'read' }, { allowed: true, as: 'outsider', permission: 'read', restricted: true }] as Authorization[]) {
+      const { dir, said, calls, run } = setup(verdict);
+      await run('run-1-1');
+      expect(said).toEqual(["@mallory: only people with write access to this repository can change Recall's memory; nothing was forgotten."]);
+      expect(calls).toEqual([]);
+      expect(loadRecords(dir).records.map((r) => r.id)).toEqual(['run-1-1']);
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('from a bot nobody listed says nothing', async () => {
+    const { said, calls, run } = setup({ allowed: false, reason: 'bot x is not in allowed-bots' }, { isBot: true });
+    expect(await run('run-1-1')).toEqual({ said: '', silent: 'bot x is not in allowed-bots' });
+    expect([said, calls]).toEqual([[], []]);
+  });
+
+  it('with an unknown id saves nothing; a save that fails is said', async () => {
+    const collaborator: Authorization = { allowed: true, as: 'collaborator', permission: 'write', restricted: false };
+    const unknown = setup(collaborator);
+    await unknown.run('run-9-9');
+    expect(unknown.calls).toEqual(['restore']);
+    expect(unknown.said[0]).toMatch(/^There is no record `run-9-9` in Recall's memory; nothing was changed/);
+    fs.rmSync(unknown.dir, { recursive: true, force: true });
+    const failed = setup(collaborator, { save: { saved: false, warning: 'cache write denied' } });
+    await failed.run('run-1-1');
+    expect(failed.said[0]).toMatch(/But memory could not be saved \(cache write denied\), so the change is lost/);
   });
 });
