@@ -21,9 +21,10 @@ import { fenceUntrusted, sanitizeUntrusted } from './github/untrusted.js';
 import { readInputs, type Inputs } from './inputs.js';
 import { memoryLayout } from './memory/layout.js';
 import type { Poster } from './agent/tools/tool-host.js';
-import { setFailureOutputs, setRunOutputs, setSkippedOutputs, writeFailureSummary, writeJobSummary } from './report/outputs.js';
+import { reportMemoryChange, setFailureOutputs, setRunOutputs, setSkippedOutputs, writeFailureSummary, writeJobSummary } from './report/outputs.js';
 import { RunFailed } from './run.js';
-import { recallFolders, runPipeline } from './pipeline.js';
+import { openMemory, recallFolders, runPipeline } from './pipeline.js';
+import { answerMemoryRequest, memoryRequestIn, type MemoryRequest } from './forget/on-github.js';
 import { Progress } from './report/progress.js';
 import { findCheckout, type FoundCheckout } from './git/checkout.js';
 import { publishChanges, type PublishTarget } from './publish/publish.js';
@@ -68,6 +69,9 @@ async function main(env: NodeJS.ProcessEnv): Promise<void> {
   core.setOutput('thread-key', trigger.threadKey);
 
   const api = createGitHubApi(inputs.githubToken, ctx.repository);
+  // `<trigger> forget <id>` and `<trigger> wrong <id>`: Recall changes its memory itself, no agent runs.
+  const memoryAsk = trigger.triggerComment && trigger.subject ? memoryRequestIn(trigger.request) : undefined;
+  if (memoryAsk) return changeMemory(env, inputs, ctx, { ...trigger, subject: trigger.subject! }, api, memoryAsk);
   // A comment's payload does not say whether its pull request comes from a fork: ask before
   // authorizing; otherwise after. Either way once.
   let pull: PullDetails | undefined =
@@ -183,6 +187,37 @@ async function main(env: NodeJS.ProcessEnv): Promise<void> {
   } finally {
     await transcript.publish({ upload: inputs.uploadTranscript });
   }
+}
+
+/** Answers a forget or wrong comment (forget/on-github.ts): the commenter's permission, then memory restored, changed and saved. */
+async function changeMemory(env: NodeJS.ProcessEnv, inputs: Inputs, ctx: ReturnType<typeof readEventContext>, trigger: Act & { subject: NonNullable<Act['subject']> }, api: GitHubApi, ask: MemoryRequest): Promise<void> {
+  const layout = memoryLayout(env.RUNNER_TEMP || os.tmpdir());
+  const credentials = () => runCredentials(env, layout.agentStateDir);
+  const log = { info: core.info, warning: core.warning, debug: core.debug };
+  const clock = () => new Date();
+  const outcome = await answerMemoryRequest({
+    ask,
+    actor: trigger.actor,
+    // The permission alone: whether the thread is a fork's pull request does not matter to memory.
+    authorize: () => authorize(api, trigger.actor, undefined, { allowedBots: inputs.allowedBots, allowForks: inputs.allowForks, allowedUsers: inputs.allowedUsers }),
+    memory: () => openMemory({ env, inputs, layout, credentials, log, clock }).memory,
+    memoryDir: layout.memoryDir,
+    reply: async (text) => {
+      await api.createComment(trigger.subject.number, `${outbound(text, credentials(), ctx.serverUrl)}\n\n${deliveryMarker(trigger.deliveryId)}`);
+    },
+    clock,
+    log,
+  });
+  if (outcome.silent) return skip(outcome.silent, trigger.threadKey);
+  core.info(outcome.said);
+  const change = outcome.change;
+  await reportMemoryChange(trigger.threadKey, {
+    request: `${ask.verb} ${ask.id} (by @${trigger.actor.login})`,
+    said: outcome.said,
+    ...(change?.done === 'forgotten' ? { forgotten: { id: change.id, sessions: change.sessions } } : {}),
+    ...(change?.done === 'marked wrong' ? { marked: change.id } : {}),
+    ...(outcome.save ? { save: outcome.save } : {}),
+  });
 }
 
 /**

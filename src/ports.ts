@@ -27,6 +27,18 @@ export interface SaveOutcome {
   merged?: string[];
 }
 
+/**
+ * Recall's own files in a memory directory (its thread index, its index of past work and what people
+ * told it to forget), as the save's merge of an overlapping run's memory needs them: memory/ knows
+ * them only through this (recall/forgotten.ts is the real one).
+ */
+export interface RecallFilesMerge {
+  /** Sessions that must neither come in from `theirs` nor stay in `ours`: forgotten in either. */
+  forgottenSessions(ours: string, theirs: string): ReadonlySet<string>;
+  /** Merges Recall's files of `theirs` into `ours`, given the sessions merged in; what either forgot leaves `ours`. */
+  merge(ours: string, theirs: string, mergedSessions: ReadonlySet<string>): void;
+}
+
 /** Where memory lives between runs (the Actions cache, a directory, ...). */
 export interface MemoryStore {
   /**

@@ -3,7 +3,7 @@
  */
 import * as core from '@actions/core';
 import type { PruneReport, RunFailed, RunResult } from '../run.js';
-import type { RecalledWork, Task, TokenUsage } from '../ports.js';
+import type { RecalledWork, SaveOutcome, Task, TokenUsage } from '../ports.js';
 
 export const OUTPUT_NAMES = [
   'session-id',
@@ -95,4 +95,22 @@ export async function writeJobSummary(task: Task, result: RunResult): Promise<vo
 /** The job summary of a run that failed: what failed and what to do, as the thread says it. */
 export async function writeFailureSummary(threadKey: string, message: string): Promise<void> {
   await core.summary.addHeading('Recall', 2).addRaw(`Thread: ${threadKey}`, true).addHeading('The run failed', 3).addRaw(message, true).write();
+}
+
+/**
+ * A `forget` or `wrong` comment, answered without the agent (forget/on-github.ts): the outputs of a
+ * run that ran no agent, and a job summary that lists what was forgotten or marked.
+ */
+export async function reportMemoryChange(threadKey: string, o: { request: string; said: string; forgotten?: { id: string; sessions: string[] }; marked?: string; save?: SaveOutcome }): Promise<void> {
+  setSkippedOutputs(threadKey);
+  core.setOutput('skipped', 'false');
+  core.setOutput('memory-saved', String(o.save?.saved === true));
+  const rows = [
+    [{ data: 'Thread', header: true }, threadKey],
+    [{ data: 'Request', header: true }, o.request],
+    [{ data: 'Forgotten', header: true }, o.forgotten ? `${o.forgotten.id}${o.forgotten.sessions.length > 0 ? ` (sessions ${o.forgotten.sessions.join(', ')})` : ''}` : 'nothing'],
+    ...(o.marked ? [[{ data: 'Marked wrong', header: true }, o.marked]] : []),
+    [{ data: 'Memory saved', header: true }, o.save ? (o.save.saved ? `yes, as ${o.save.key}` : `no${o.save.warning ? `: ${o.save.warning}` : ''}`) : 'no change to save'],
+  ];
+  await core.summary.addHeading('Recall', 2).addTable(rows).addHeading('Reply', 3).addRaw(o.said, true).write();
 }

@@ -23,12 +23,13 @@ describe('recall on the command line', () => {
     [['run', '--help'], /^Usage: recall run --prompt TEXT/],
     [['run', '-h'], /^Usage: recall run --prompt TEXT/],
     [['run', '--prompt', 'x', '-h'], /^Usage: recall run --prompt TEXT/],
-    [['memory', '--help'], /^Usage: recall memory <search\|list\|show\|prune>/],
-    [['memory', '-h'], /^Usage: recall memory <search\|list\|show\|prune>/],
+    [['memory', '--help'], /^Usage: recall memory <search\|list\|show\|prune\|forget\|import>/],
+    [['memory', '-h'], /^Usage: recall memory <search\|list\|show\|prune\|forget\|import>/],
     [["memory", "search", "--help"], /^Usage: recall memory search \[--store PATH\] --query TEXT/],
     [['memory', 'list', '-h'], /^Usage: recall memory list \[--store PATH\]/],
     [['memory', 'show', '--help'], /^Usage: recall memory show \[--store PATH\] --id RECORD_ID/],
     [['memory', 'prune', '--store', 'x', '-h'], /^Usage: recall memory prune --store PATH/],
+    [['memory', 'forget', '-h'], /^Usage: recall memory forget --store PATH --id RECORD_ID/],
   ])('recall %j prints its own usage and exits 0', (args, usage) => {
     const res = cli(...args);
     expect(res.status, res.stderr).toBe(0);
@@ -46,7 +47,7 @@ describe('recall on the command line', () => {
 
   it.each([
     [['frob'], 'recall: there is no command "frob": run or memory (recall --help)'],
-    [['memory', 'frob'], 'recall: memory has no command "frob": search, list, show or prune (recall memory --help shows how)'],
+    [['memory', 'frob'], 'recall: memory has no command "frob": search, list, show, prune, forget or import (recall memory --help shows how)'],
     [['memory', 'search', '--store', '/x', '--query', 'a', '--bogus'], 'recall: memory search has no option --bogus (recall memory search --help shows how)'],
     [['memory', 'list', '--store'], 'recall: --store needs a value (recall memory list --help shows how)'],
     [['memory', 'list', '--store', '/x', '--limit', '-5'], 'recall: --limit must be a whole number of 1 or more, not "-5" (recall memory list --help shows how)'],
