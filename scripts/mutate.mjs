@@ -22,6 +22,7 @@ const TARGETS = [
   'src/memory/scrub.ts',
   'src/github/outbound.ts',
   'src/publish/publish.ts',
+  'src/publish/rules.ts',
 ];
 /** Where the tests that count are: unit tests, and the older ones beside them; never test/e2e. */
 const TEST_DIRS = ['test/unit', 'test'];

@@ -102,7 +102,7 @@ export async function runPipeline(o: PipelineOptions): Promise<RunResult> {
   }
   const agent = new OpenCodeLauncher({
     binary: () =>
-      resolveOpenCode({ version: inputs.opencodeVersion, toolDir: env.RUNNER_TOOL_CACHE || layout.root, pathEnv: env.PATH, log: log.info, warn: log.warning, cache: o.openCodeCache, beside: o.recallHome }),
+      resolveOpenCode({ version: inputs.opencodeVersion, toolDir: env.RUNNER_TOOL_CACHE || layout.root, pathEnv: env.PATH, log: log.info, warn: log.warning, cache: o.openCodeCache, beside: o.recallHome, agentWritable: [workspace, layout.agentStateDir, layout.memoryDir] }),
     workspace,
     layout,
     parentEnv: env,

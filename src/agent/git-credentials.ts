@@ -4,8 +4,9 @@
  * `persist-credentials: false`); with `submodules: true` in every submodule's
  * `.git/modules/<name>/config` too, and since v6 in a file the config includes from RUNNER_TEMP.
  * Other steps write URLs with a password or a token. Recall reads every configuration file git
- * reads for the checkout, its submodules and its worktrees, and the files they include wherever
- * those are, and finds in them:
+ * reads for the checkout, its submodules and its worktrees, and for every other repository in the
+ * folder the agent works in (a second checkout with `path:`, checkouts side by side), and the
+ * files they include wherever those are, and finds in them:
  *  - `http.*.extraheader` (whatever header it sets);
  *  - a URL that carries a credential (environment.ts's `credentialsIn`), in a value
  *    (`remote.origin.url`) or in a section's name (`url.<with token>.insteadOf`);
@@ -17,6 +18,7 @@
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { scanGitEntries } from '../git/git-entries.js';
 import { redactCredentials } from './credentials.js';
 import { credentialsIn, isSecretName } from './environment.js';
 import { gitConfigText, readGitConfig, type GitSetting } from './git-config.js';
@@ -102,6 +104,14 @@ function configFilesOf(root: string): string[] {
     }
   };
   addWorkTree(root, 0);
+  // Every other repository in the folder the agent works in: a second actions/checkout with `path:`
+  // inside the checkout, or the checkouts side by side when the agent works in the whole workspace.
+  // Each keeps the token its checkout step was given (found with node:fs: git would read them).
+  for (const entry of scanGitEntries(root).entries) {
+    const at = path.join(root, entry.path);
+    if (entry.kind === 'bare') addGitDir(at, 1);
+    else if (entry.kind === 'dir' || entry.kind === 'file') addWorkTree(path.dirname(at), 1);
+  }
   return files;
 }
 

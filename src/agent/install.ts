@@ -44,9 +44,30 @@ export interface InstallOptions {
   packages?: readonly string[];
   /** Where Recall itself is installed with its dependencies (a clone after `npm ci`: the local CLI); absent in a workflow. */
   beside?: string | undefined;
+  /**
+   * Folders the agent writes (the checkout, Recall's folders for OpenCode): an `opencode` in a PATH
+   * folder inside one is the agent's, not the runner owner's, and is never used or run.
+   */
+  agentWritable?: readonly string[];
 }
 
 const defaultRun = async (file: string, args: string[], cwd: string): Promise<string> => (await exec(file, args, { cwd, maxBuffer: 16 * 1024 * 1024 })).stdout;
+
+/**
+ * Asks a runner's own `opencode` its version: outside the sandbox, so with nothing of the step's
+ * environment but PATH and HOME (no token, no key), in a folder of its own, for at most 10 s.
+ */
+const versionProbe = async (file: string, args: string[], cwd: string): Promise<string> =>
+  (await exec(file, args, { cwd, env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: process.env.HOME ?? cwd }, timeout: 10_000, maxBuffer: 1024 * 1024 })).stdout;
+
+/** The real path of `p`, or `p` itself when it does not exist. */
+function realOr(p: string): string {
+  try {
+    return fs.realpathSync(p);
+  } catch {
+    return path.resolve(p);
+  }
+}
 
 export function versionProblem(version: string): string | undefined {
   return /^\d+\.\d+\.\d+(-[0-9A-Za-z.-]+)?$/.test(version)
@@ -149,9 +170,14 @@ async function fromBeside(o: InstallOptions): Promise<string | undefined> {
  * harness puts node_modules/.bin there). Used as is, and the log says it was not checked.
  */
 async function fromPath(o: InstallOptions): Promise<string | undefined> {
-  const onPath = findOnPath('opencode', o.pathEnv);
+  const writable = (o.agentWritable ?? []).map((d) => realOr(d));
+  const inAgentsReach = (dir: string) => writable.some((w) => realOr(dir) === w || realOr(dir).startsWith(`${w}${path.sep}`));
+  const skipped = (o.pathEnv ?? '').split(path.delimiter).filter((dir) => dir && inAgentsReach(dir) && fs.existsSync(path.join(dir, 'opencode')));
+  for (const dir of skipped) o.warn(`An opencode in ${dir}, a PATH folder inside what the agent writes (the checkout or Recall's own folders), was passed over: Recall neither runs nor uses it. Take that folder off PATH, or keep OpenCode outside the checkout.`);
+  const pathEnv = (o.pathEnv ?? '').split(path.delimiter).filter((dir) => dir && !inAgentsReach(dir)).join(path.delimiter);
+  const onPath = findOnPath('opencode', pathEnv);
   if (!onPath) return undefined;
-  const run = o.run ?? defaultRun;
+  const run = o.run ?? versionProbe;
   // An npm install says its version in its package.json: reading it spares spawning the binary (0.75 s).
   const found = (packageVersion(onPath) ?? (await run(onPath, ['--version'], path.dirname(onPath)).catch(() => ''))).trim();
   if (found === o.version) {

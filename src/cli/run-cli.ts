@@ -86,6 +86,15 @@ export async function runCommand(args: string[], io: Output, env: NodeJS.Process
   const memoryPath =
     typeof values.memory === 'string' ? path.resolve(workspace, values.memory) : projectMemoryPath(fs.realpathSync(workspace), { name: process.platform, env, home: os.homedir() });
   if (fs.statSync(memoryPath, { throwIfNoEntry: false })?.isFile()) throw new UsageError(`--memory ${memoryPath} is a file: give a folder for memory (it is created if missing)`, 'run');
+  // The agent writes the checkout with a shell: memory there is memory it can plant what the next run recalls in.
+  if (isInside(memoryPath, workspace)) {
+    throw new UsageError(
+      typeof values.memory === 'string'
+        ? `--memory ${memoryPath} is inside the checkout the agent works in, where it could plant what later runs recall: give a folder outside it (the default is Recall's state folder)`
+        : `the checkout ${workspace} holds Recall's state folder (${memoryPath}), where the agent could plant what later runs recall: give --memory a folder outside the checkout`,
+      'run',
+    );
+  }
   // The thread input's rule (readInputs) checks --thread too.
   const thread = String(values.thread ?? `local-${new Date().toISOString().replace(/[-:]/g, '').replace(/\..*/, '')}-${randomBytes(2).toString('hex')}`);
 
@@ -98,7 +107,7 @@ export async function runCommand(args: string[], io: Output, env: NodeJS.Process
     if (error instanceof InputError) throw new UsageError(error.message.replace(/^Input /, '--'), 'run');
     throw error;
   }
-  keepOutOfGit(workspace, memoryPath);
+  fs.mkdirSync(memoryPath, { recursive: true });
 
   // Recall's working files (the restored store, OpenCode's state) live outside the checkout, as
   // RUNNER_TEMP does on a runner: the agent works in the checkout and never sees them.
@@ -116,7 +125,7 @@ export async function runCommand(args: string[], io: Output, env: NodeJS.Process
   if (values.memory === undefined && fs.existsSync(earlier)) {
     log.warning(
       `Memory of earlier local runs is in ${earlier}, inside the checkout, where the agent can rewrite it; local runs now keep memory in ${memoryPath}. ` +
-        `To carry it on, move the snapshot folders of ${earlier} there (or pass --memory .recall/memory to keep using it as it is).`,
+        `Runs no longer read it. Move its snapshot folders to ${memoryPath} only if you trust them (the agent could write them), or delete it.`,
     );
   }
   try {
@@ -187,15 +196,6 @@ function localTask(prompt: string, thread: string): Task {
   };
 }
 
-/** Memory is never committed by accident: the folder ignores itself. */
-function keepOutOfGit(workspace: string, memoryPath: string): void {
-  fs.mkdirSync(memoryPath, { recursive: true });
-  const top = path.relative(workspace, memoryPath).split(path.sep)[0];
-  if (!top || top === '..' || path.isAbsolute(top)) return; // outside the checkout
-  const ignore = path.join(workspace, top, '.gitignore');
-  if (!fs.existsSync(ignore)) fs.writeFileSync(ignore, '# Recall\'s local memory: not for git\n*\n');
-}
-
 /**
  * The clone Recall runs from (`<clone>/dist/cli/index.js`, also through npm's bin link), when its
  * dependencies are installed there: the OpenCode `npm ci` put beside it is used before anything
@@ -206,4 +206,19 @@ function recallHome(): string | undefined {
   if (!script || !fs.existsSync(script)) return undefined;
   const home = path.resolve(path.dirname(fs.realpathSync(script)), '..', '..');
   return fs.existsSync(path.join(home, 'node_modules')) ? home : undefined;
+}
+
+/** Whether `p` is `dir` or lies under it, by their real paths (a link does not take memory out of the checkout). */
+function isInside(p: string, dir: string): boolean {
+  const real = (x: string): string => {
+    try {
+      return fs.realpathSync(x);
+    } catch {
+      const parent = path.dirname(x);
+      return parent === x ? x : path.join(real(parent), path.basename(x));
+    }
+  };
+  const rp = real(p);
+  const rd = real(dir);
+  return rp === rd || rp.startsWith(`${rd}${path.sep}`);
 }

@@ -96,6 +96,7 @@ async function publish(o: PublishOptions): Promise<string | undefined> {
   if (links.length > 0) {
     return `The agent changed ${changed}, but Recall did not commit them: ${pathList(links)} would enter the commit as a submodule (a git repository inside the checkout), which Recall never commits.`;
   }
+  // Mutation: `target.kind === 'pull'` made `true` survives, equivalent: only a pull request has isFork.
   if (target.kind === 'pull' && target.isFork) return `The agent changed ${changed}; Recall never pushes to a fork's pull request, so they were not committed.`;
   if (!o.enabled) return `The agent changed ${changed}; they were not committed because \`push-changes\` is off.`;
   const ref = target.kind === 'pull' ? target.headRef : o.branch;
@@ -120,6 +121,7 @@ async function publish(o: PublishOptions): Promise<string | undefined> {
   const written = changes.filter((c) => c.status !== 'D' && !(gitHubWhy && gitHub.includes(c.path))).map((c) => c.path);
   const lfs = pathsWithAttribute(await staging.attribute('filter', written), 'lfs');
   if (lfs.length > 0) await leave(lfs, LFS_REFUSAL);
+  // Mutation: made `true` (or `>= 0`) this survives, equivalent: with nothing left out git is asked again for the same changes.
   const kept = leftOut.length > 0 ? await staging.changes() : changes;
   const left = leftOut.length > 0 ? ` It left out ${leftOut.join('; ')}; ${changes.length - kept.length === 1 ? 'that change stays' : 'those changes stay'} in the checkout.` : '';
   if (kept.length === 0) return `The agent changed ${changed}; Recall committed none of them.${left}`;
@@ -204,6 +206,10 @@ async function credentialHolders(o: PublishOptions, staging: Staging, kept: read
   if (credentials.length === 0) return [];
   const holders: string[] = [];
   for (const entry of kept) {
+    // A deletion's new mode is 000000 already, so the status test is for the reader: the mutants that
+    // drop it (`&&`, `false`, `''`) survive, equivalent, as does `/1[02]0/` without `^` (no mode git
+    // writes, 100644, 100755, 120000, 160000, 000000, holds 100 or 120 but at its start).
+    // Stryker disable next-line LogicalOperator,StringLiteral: equivalent, as said above
     if (entry.status === 'D' || !/^1[02]0/.test(entry.newMode)) continue; // deleted, or not a file or link
     const content = await staging.blob(entry.newSha);
     let holds: boolean;

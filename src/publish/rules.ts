@@ -19,6 +19,9 @@ export function parseRawDiff(raw: string): ChangedEntry[] {
   for (let i = 0; i + 1 < parts.length; i += 2) {
     const head = parts[i]!;
     if (!head.startsWith(':')) break;
+    // Mutation: oldMode's default is never reached (split gives one item at least), and `status`
+    // for `status.charAt(0)` survives, equivalent: with --no-renames every status is one letter
+    // (only R and C carry a score). Both left in the count: the line's other such mutants are killed.
     const [oldMode = '', newMode = '', , newSha = '', status = ''] = head.slice(1).split(' ');
     entries.push({ status: status.charAt(0), path: parts[i + 1]!, oldMode, newMode, newSha });
   }
@@ -74,6 +77,7 @@ export function gitHubChangesRefusal(allowed: boolean, tokenLogin: string | unde
  * Recall does not guess).
  */
 export function headBranchRefusal(ref: string, defaultBranch: string | undefined, isProtected: boolean | undefined, why?: string): string | undefined {
+  // Mutation: `defaultBranch !== undefined` made `true` survives, equivalent: a ref is never undefined.
   if (defaultBranch !== undefined && ref === defaultBranch) {
     return `\`${ref}\` is the repository's default branch, which Recall never pushes to. Open the pull request from a branch of its own.`;
   }
@@ -87,6 +91,8 @@ export function headBranchRefusal(ref: string, defaultBranch: string | undefined
 export function pathsWithAttribute(output: string, value: string): string[] {
   const parts = output.split('\0');
   const found: string[] = [];
+  // Mutation: `<=` and `i - 2` in the loop's test survive, equivalent: past the end parts[i + 2] is
+  // undefined, never the value.
   for (let i = 0; i + 2 < parts.length; i += 3) if (parts[i + 2] === value) found.push(parts[i]!);
   return found;
 }

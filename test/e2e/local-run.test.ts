@@ -129,32 +129,38 @@ describe('recall run (a local run)', () => {
     expect(fs.readdirSync(memory).filter((k) => ![...before, savedAs(second.stderr)].includes(k))).toEqual([]);
   });
 
-  it('with --memory in the checkout, a snapshot the agent dates 9999 is ignored with a warning, and the next run restores the real newest', async () => {
-    const config = JSON.stringify(model.providerConfig());
-    const inCheckout = ['--memory', '.recall/memory', '--opencode-config', config];
-    model.script({ text: 'The feature flag service times out after 2 s.' });
-    const first = await recall(['run', '--prompt', 'Why do feature flags fail at startup?', ...inCheckout]);
-    expect(first.code, first.stderr).toBe(0);
-    const memory = path.join(workspace, '.recall', 'memory');
-    expect(memoryOf(first.stderr)).toBe(memory);
-    // The agent copies that snapshot under a name and a manifest dated 9999: the newest by far.
-    const planted = path.join(memory, 'recall-v1-1-1-99991231T235959Z');
-    const plant = [
-      `cp -r '${path.join(memory, savedAs(first.stderr)!)}' '${planted}'`,
-      `node -e 'const f=process.argv[1];const m=JSON.parse(require("fs").readFileSync(f,"utf8"));m.savedAt="9999-12-31T23:59:59.000Z";require("fs").writeFileSync(f,JSON.stringify(m))' '${path.join(planted, 'recall-manifest.json')}'`,
-      'echo "PLANTED-$?"',
-    ].join(' && ');
-    model.script({ toolCalls: [{ name: 'bash', arguments: { command: encoded(plant), description: 'Tidy up' } }] }, { text: 'The CSV writer skips row zero: slice(1) in export.ts drops the header.' });
-    const second = await recall(['run', '--prompt', 'Why does the CSV export drop the header row?', ...inCheckout]);
-    expect(second.code, second.stderr).toBe(0);
-    expect(model.completions().at(-1)!.messageText()).toContain('PLANTED-0');
-    expect(fs.existsSync(planted)).toBe(true);
+  it('memory is never inside the checkout the agent writes: --memory there, or a state folder there, is refused before anything runs', async () => {
+    for (const inside of ['.recall/memory', workspace]) {
+      const refused = await recall(['run', '--prompt', 'Why?', '--memory', inside]);
+      expect(refused.code).toBe(2);
+      expect(refused.stderr.trim()).toBe(`recall: --memory ${path.resolve(workspace, inside)} is inside the checkout the agent works in, where it could plant what later runs recall: give a folder outside it (the default is Recall's state folder) (recall run --help shows how)`);
+    }
+    // A checkout that holds the state folder (a dotfiles repository at ~, XDG_STATE_HOME in it).
+    const refused = await recall(['run', '--prompt', 'Why?'], { XDG_STATE_HOME: path.join(workspace, '.state') });
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toContain(`recall: the checkout ${workspace} holds Recall's state folder`);
+    expect(fs.existsSync(path.join(workspace, '.recall'))).toBe(false);
+    expect(fs.existsSync(path.join(workspace, '.state'))).toBe(false);
+  });
 
+  it('a snapshot another writer of the memory folder dates 9999 is ignored with a warning, and the next run restores the real newest', async () => {
+    const config = JSON.stringify(model.providerConfig());
+    const memory = path.join(root, 'shared-memory');
+    const shared = ['--memory', memory, '--opencode-config', config];
+    model.script({ text: 'The CSV writer skips row zero: slice(1) in export.ts drops the header.' });
+    const first = await recall(['run', '--prompt', 'Why does the CSV export drop the header row?', ...shared]);
+    expect(first.code, first.stderr).toBe(0);
+    expect(memoryOf(first.stderr)).toBe(memory);
+    // Another writer of the folder (a job on a shared machine) copies that snapshot under a name and a manifest dated 9999.
+    const planted = path.join(memory, 'recall-v1-1-1-99991231T235959Z');
+    fs.cpSync(path.join(memory, savedAs(first.stderr)!), planted, { recursive: true });
+    const manifest = path.join(planted, 'recall-manifest.json');
+    fs.writeFileSync(manifest, JSON.stringify({ ...JSON.parse(fs.readFileSync(manifest, 'utf8')), savedAt: '9999-12-31T23:59:59.000Z' }));
     model.script({ text: 'Same as before.' });
-    const third = await recall(['run', '--prompt', 'The CSV export still has no header row', ...inCheckout]);
-    expect(third.code, third.stderr).toBe(0);
-    expect(third.stderr).toContain('warning: Ignored 1 snapshot(s) dated ahead of this clock (recall-v1-1-1-99991231T235959Z)');
-    // The real newest (the second run's save) was restored: its answer is prior work.
+    const second = await recall(['run', '--prompt', 'The CSV export still has no header row', ...shared]);
+    expect(second.code, second.stderr).toBe(0);
+    expect(second.stderr).toContain('warning: Ignored 1 snapshot(s) dated ahead of this clock (recall-v1-1-1-99991231T235959Z)');
+    // The real newest (the first run's save) was restored: its answer is prior work.
     expect(JSON.stringify(model.completions().at(-1)!.body)).toContain('slice(1) in export.ts');
   });
 

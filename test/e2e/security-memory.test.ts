@@ -111,6 +111,26 @@ describe('a snapshot planted in the store', () => {
     expect(stored.includes(Buffer.from(key).toString('hex').toUpperCase())).toBe(false);
   });
 
+  it('with a virtual table whose statement is written another way (`CREATE/**/VIRTUAL TABLE`): the snapshot is unusable, not used', async () => {
+    world.model.script({ text: 'First answer.' });
+    expect((await ask('/recall look')).outputs['memory-saved']).toBe('true');
+    // Any SQLite but node's defensive default writes sqlite_master's text as it is told.
+    const key = plantEntry((dir) =>
+      execFileSync(process.execPath, [
+        '-e',
+        `const {DatabaseSync}=require('node:sqlite');const d=new DatabaseSync(${JSON.stringify(path.join(dir, 'opencode.db'))},{defensive:false});
+         d.exec("CREATE VIRTUAL TABLE notes USING fts5(body); INSERT INTO notes VALUES ('planted'); PRAGMA writable_schema = ON");
+         d.prepare("UPDATE sqlite_master SET sql = ? WHERE name = 'notes'").run('CREATE/**/VIRTUAL TABLE notes USING fts5(body)');d.close()`,
+      ]),
+    );
+    freshRunner(world.machine);
+    world.model.script({ text: 'Second answer.' });
+    const second = await ask('/recall again');
+    expect(second.main.exitCode, second.main.stdout).toBe(0);
+    expect(second.outputs['memory-status']).toBe('corrupted');
+    expect(second.warnings.join('\n')).toContain(`Memory restored from ${key} is unusable (it holds a virtual table (notes), which OpenCode never makes)`);
+  });
+
   it('that cannot be unpacked is set aside, and saves go on (they used to stop for good)', async () => {
     world.model.script({ text: 'First answer.' });
     expect((await ask('/recall look')).outputs['memory-saved']).toBe('true');

@@ -26,9 +26,14 @@ describe('memory keys', () => {
     expect(keyPrefixProblem('.hidden')).toBe('it starts with a dot');
     expect(keyPrefixProblem('team.a_b-1')).toBeUndefined();
     expect(keyPrefixProblem('x'.repeat(500))).toMatch(/longer/);
+    // 64 characters are kept for what follows the prefix (-v1-, run id, attempt, time) within the cache's 512.
+    expect(keyPrefixProblem('x'.repeat(448))).toBeUndefined();
+    expect(keyPrefixProblem('x'.repeat(449))).toBe('it is longer than 448 characters');
+    expect(keyPrefixProblem('')).toBe('it is empty');
     // A prefix that would share listings with another: recall-v1-team-v1-... starts with recall-v1-.
     expect(keyPrefixProblem('recall-v1-team')).toMatch(/contains "-v1-", the marker/);
     expect(keyPrefixProblem('recall-v2')).toMatch(/contains "-v2"/);
+    expect(keyPrefixProblem('recall-v12-team')).toMatch(/contains "-v12-"/); // any later format's marker too
     expect(keyPrefixProblem('recall-v1x')).toBeUndefined();
     expect(keyPrefixProblem('team-velocity')).toBeUndefined();
     for (const [a, b] of [['recall', 'recall-team'], ['recall', 'recall-v1x'], ['a-b', 'a']]) {
@@ -60,10 +65,17 @@ describe('snapshot times', () => {
     expect(leadingTime('7-2-20261125T120000Z')).toBeUndefined();
     expect(leadingTime('zzzz-1-1')).toBeUndefined();
     expect(leadingTime('20261125T120000Zx')).toBeUndefined();
+    expect(leadingTime('20261125T120000Zx-7-2-20261125T120000Z')).toBeUndefined(); // a time later in the name is not its start
     // Date would roll these over into another time: month 13, hour 99.
     expect(keyTime('recall-v1-20261325T120000Z-7-2')).toBeUndefined();
     expect(keyTime('recall-v1-7-2-20261125T990000Z')).toBeUndefined();
     expect(leadingTime('20261325T120000Z-7-2')).toBeUndefined();
+  });
+
+  it("a time-first key moves only the run's own time, the one at the end of its key, even where the prefixes were lost", () => {
+    // The post step reads the keys from the step's state; a prefix list it cannot read is empty.
+    const keys = { primary: 'team-20250101T000000Z-v1-7-2-20261124T120000Z', restorePrefixes: [] };
+    expect(timeFirstKey(keys, now)).toBe('20261125T120000Z-team-20250101T000000Z-v1-7-2');
   });
 });
 

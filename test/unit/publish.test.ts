@@ -11,8 +11,9 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { readCheckout, type CheckoutFacts } from '../../src/git/checkout.js';
+import { scanGitEntries } from '../../src/git/git-entries.js';
 import { tokenConfig } from '../../src/git/git.js';
-import { publishChanges, type PublishOptions } from '../../src/publish/publish.js';
+import { publishChanges, type PublishOptions, type PublishTarget } from '../../src/publish/publish.js';
 import {
   files,
   gitHubChangesRefusal,
@@ -24,6 +25,7 @@ import {
   pathsWithAttribute,
   pushRefusal,
   stagingExclusions,
+  type ChangedEntry,
 } from '../../src/publish/rules.js';
 import { Staging } from '../../src/publish/staging.js';
 
@@ -32,8 +34,22 @@ describe('why a push was refused', () => {
     expect(pushRefusal(' ! [rejected]        HEAD -> feature (fetch first)\nerror: failed to push some refs', 'feature')).toContain('the branch moved since the checkout');
     expect(pushRefusal('remote: Permission to octo-org/webapp.git denied to github-actions[bot].\nfatal: unable to access', 'feature')).toContain('permissions: contents: write');
     expect(pushRefusal('remote: error: GH006: Protected branch update failed for refs/heads/main.', 'main')).toContain('`main` is protected');
-    expect(pushRefusal("! [remote rejected] HEAD -> feature (refusing to allow a GitHub App to create or update workflow `.github/workflows/ci.yml` without `workflows` permission)", 'feature')).toContain('.github/workflows');
+    expect(pushRefusal("! [remote rejected] HEAD -> feature (refusing to allow a GitHub App to create or update workflow `.github/workflows/ci.yml` without `workflows` permission)", 'feature')).toBe(
+      'the changes touch `.github/workflows`, which the token may not change (GitHub asks for the `workflows` permission). Ask the agent to leave workflow files alone, or push them yourself.',
+    );
     expect(pushRefusal('fatal: something else entirely', 'feature')).toBe('git said: fatal: something else entirely');
+  });
+
+  it('a ref the remote could not lock moved meanwhile; a protected branch is not a moved one', () => {
+    expect(pushRefusal("! [remote rejected] feature -> feature (cannot lock ref 'refs/heads/feature': is at 1111111 but expected 2222222)", 'feature')).toContain('the branch moved since the checkout');
+    expect(pushRefusal('! [remote rejected] feature -> feature (failed to update ref)', 'feature')).toContain('the branch moved since the checkout');
+    expect(pushRefusal(' ! [rejected] main -> main (protected branch hook declined)', 'main')).toBe('`main` is protected by a branch rule that refuses this push.');
+  });
+
+  it("otherwise says git's last line, cut short; or that there was none", () => {
+    expect(pushRefusal('error: one\nfatal: the last one\n\n', 'feature')).toBe('git said: fatal: the last one');
+    expect(pushRefusal(`fatal: ${'x'.repeat(400)}`, 'feature')).toBe(`git said: fatal: ${'x'.repeat(293)}`);
+    expect(pushRefusal('  \n', 'feature')).toBe('git said: no reason given');
   });
 });
 
@@ -47,6 +63,10 @@ describe("publish's rules", () => {
       { status: 'D', path: 'gone', oldMode: '100644', newMode: '000000', newSha: z },
     ]);
     expect(parseRawDiff('')).toEqual([]);
+    // What is not raw format, or is cut off before its path, is not an entry; a head cut short does not throw.
+    expect(parseRawDiff('warning: not raw\0x\0')).toEqual([]);
+    expect(parseRawDiff(`${raw}:100644 100644`).map((e) => e.path)).toEqual(['src/a b.ts', 'vendor/lib', 'gone']);
+    expect(parseRawDiff(':\0p\0')).toEqual([{ status: '', path: 'p', oldMode: '', newMode: '', newSha: '' }]);
   });
 
   it('a submodule entry added, changed or removed is a gitlink change; files are not', () => {
@@ -87,6 +107,9 @@ describe("publish's rules", () => {
     expect(headBranchRefusal('release', 'main', undefined, 'HTTP 500')).toContain('could not tell whether `release` is protected (HTTP 500)');
     expect(headBranchRefusal('release', undefined, false, 'HTTP 404')).toContain("could not tell the repository's default branch (HTTP 404)");
     expect(headBranchRefusal('feature', 'main', false)).toBeUndefined();
+    // Without a reason to give, none is given.
+    expect(headBranchRefusal('release', undefined, false)).toBe("Recall could not tell the repository's default branch, and never pushes to it.");
+    expect(headBranchRefusal('release', 'main', undefined)).toBe('Recall could not tell whether `release` is protected, and never pushes to a protected branch. The job needs `contents: read`.');
   });
 
   it("reads git check-attr's output for the paths with a value", () => {
@@ -99,6 +122,368 @@ describe("publish's rules", () => {
     expect(files(2)).toBe('2 files');
     expect(pathList(['a', 'b'])).toBe('`a`, `b`');
     expect(pathList(['a', 'b', 'c', 'd', 'e'])).toBe('`a`, `b`, `c` and 2 more');
+    expect(pathList(['a', 'b', 'c'])).toBe('`a`, `b`, `c`');
+  });
+});
+
+/**
+ * A stand-in for the private git directory (staging.ts), for publish's decisions: what it was
+ * asked, and what it answers. The tests over real repositories below run the real one.
+ */
+class FakeStaging {
+  excluded: readonly string[] | undefined;
+  leftOut: string[] = [];
+  attributeAsked: Array<{ attribute: string; paths: readonly string[] }> = [];
+  blobsRead: string[] = [];
+  message: string | undefined;
+  pushed: { url: string; sha: string; ref: string; config: unknown } | undefined;
+  disposed = 0;
+  constructor(
+    private readonly entries: ChangedEntry[],
+    private readonly o: { attributes?: string; blobs?: Record<string, Buffer | string>; push?: { code: number; stdout: string; stderr: string }; onBlob?: () => void; stage?: () => Promise<ChangedEntry[]> } = {},
+  ) {}
+  async stage(excluded: readonly string[]): Promise<ChangedEntry[]> {
+    this.excluded = excluded;
+    return this.o.stage ? this.o.stage() : this.entries;
+  }
+  async changes(): Promise<ChangedEntry[]> {
+    return this.entries.filter((e) => !this.leftOut.includes(e.path));
+  }
+  async leaveOut(paths: readonly string[]): Promise<void> {
+    this.leftOut.push(...paths);
+  }
+  async attribute(attribute: string, paths: readonly string[]): Promise<string> {
+    this.attributeAsked.push({ attribute, paths });
+    return this.o.attributes ?? '';
+  }
+  async blob(sha: string): Promise<Buffer> {
+    this.blobsRead.push(sha);
+    this.o.onBlob?.();
+    return Buffer.from(this.o.blobs?.[sha] ?? 'plain content\n');
+  }
+  async commit(message: string): Promise<string> {
+    this.message = message;
+    return `c0ffee${'1'.repeat(34)}`;
+  }
+  async push(url: string, sha: string, ref: string, o: { config?: unknown } = {}) {
+    this.pushed = { url, sha, ref, config: o.config };
+    return this.o.push ?? { code: 0, stdout: '', stderr: '' };
+  }
+  dispose(): void {
+    this.disposed++;
+  }
+}
+
+/** A staged change: a file changed unless said otherwise. */
+const change = (p: string, status = 'M', newMode = '100644', oldMode = '100644'): ChangedEntry => ({ status, path: p, oldMode, newMode, newSha: `blob-of-${p}` });
+const SHA = `c0ffee${'1'.repeat(34)}`;
+const HEAD = 'a'.repeat(40);
+const TOKEN = 'ghs_publishTestToken0123456789';
+
+describe("publish's decisions, with a stand-in for git", () => {
+  let top: string;
+  beforeEach(() => {
+    top = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'recall-decide-')));
+    fs.mkdirSync(path.join(top, '.git'));
+  });
+  afterEach(() => fs.rmSync(top, { recursive: true, force: true }));
+
+  /** The checkout's facts as read before the agent ran: the folder as it is now. */
+  const factsOf = (over: Partial<CheckoutFacts> = {}): CheckoutFacts => ({
+    top,
+    gitDir: path.join(top, '.git'),
+    commonDir: path.join(top, '.git'),
+    objectFormat: 'sha1',
+    head: HEAD,
+    branch: 'main',
+    origin: 'https://github.com/octo-org/webapp.git',
+    gitlinks: [],
+    gitlinkPaths: [],
+    gitEntries: scanGitEntries(top),
+    ...over,
+  });
+
+  /** Publishes `entries` (or with `staging`); what it said, what it logged, asked and opened. */
+  async function decide(o: Partial<PublishOptions> & { entries?: ChangedEntry[]; fake?: FakeStaging } = {}) {
+    const { entries = [change('fix.ts')], fake = new FakeStaging(entries), ...over } = o;
+    const log: string[] = [];
+    const asked: string[] = [];
+    const opened: Array<{ title: string; body: string; head: string; base: string }> = [];
+    const said = await publishChanges({
+      checkout: factsOf(),
+      staging: fake as unknown as Staging,
+      target: { kind: 'issue', number: 7, base: 'main' },
+      enabled: true,
+      branch: 'recall/issue-7-1-1',
+      title: 'Fix the header row',
+      links: ['https://github.com/octo-org/webapp/issues/7', 'https://github.com/octo-org/webapp/actions/runs/1'],
+      answer: 'Done.',
+      credentials: () => [TOKEN],
+      token: TOKEN,
+      gitHubChanges: false,
+      tokenLogin: async () => (asked.push('login'), 'github-actions[bot]'),
+      defaultBranch: async () => (asked.push('default'), 'main'),
+      branchProtected: async (ref) => (asked.push(`protected ${ref}`), false),
+      recallDirs: [],
+      openPull: async (pull) => (opened.push(pull), { number: 8, url: 'https://github.com/octo-org/webapp/pull/8' }),
+      commitUrl: (sha) => `https://github.com/octo-org/webapp/commit/${sha}`,
+      log: (line) => log.push(line),
+      ...over,
+    });
+    return { said, log, asked, opened, fake };
+  }
+  const pull = (over: Partial<Extract<PublishTarget, { kind: 'pull' }>> = {}): PublishTarget => ({ kind: 'pull', number: 3, headRef: 'feature', headSha: HEAD, isFork: false, ...over });
+  const commit = `[\`c0ffee1\`](https://github.com/octo-org/webapp/commit/${SHA})`;
+
+  it('commits what changed, pushes it to a branch of its own and opens a pull request that closes the issue', async () => {
+    const { said, log, opened, fake } = await decide({ entries: [change('fix.ts'), change('old.ts', 'D', '000000')] });
+    expect(said).toBe(`Recall opened #8 with the agent's changes (2 files, commit ${commit} on \`recall/issue-7-1-1\`).`);
+    expect(fake.message).toBe('Recall: Fix the header row\n\nhttps://github.com/octo-org/webapp/issues/7\nhttps://github.com/octo-org/webapp/actions/runs/1\n');
+    expect(fake.pushed).toEqual({ url: 'https://github.com/octo-org/webapp.git', sha: SHA, ref: 'recall/issue-7-1-1', config: tokenConfig('https://github.com/octo-org/webapp.git', TOKEN) });
+    expect(opened).toEqual([
+      {
+        title: 'Recall: Fix the header row',
+        body: 'Closes #7.\n\nhttps://github.com/octo-org/webapp/issues/7\nhttps://github.com/octo-org/webapp/actions/runs/1\n\nDone.\n<!-- recall:pull -->',
+        head: 'recall/issue-7-1-1',
+        base: 'main',
+      },
+    ]);
+    expect(log).toEqual([`Committed 2 files as ${SHA}`, `Pushed ${SHA} to recall/issue-7-1-1`]);
+    expect(fake.excluded).toEqual([]);
+    expect(fake.disposed).toBe(1);
+  });
+
+  it("a job's pull request closes nothing; a long title and answer are cut; a commit without links has none", async () => {
+    const { said, opened, fake } = await decide({ target: { kind: 'job', base: 'develop' }, title: 'T'.repeat(300), links: [], answer: 'A'.repeat(4_001) });
+    expect(said).toContain("Recall opened #8 with the agent's changes (1 file,");
+    expect(fake.message).toBe(`Recall: ${'T'.repeat(112)}\n`);
+    expect(opened[0]).toEqual({ title: `Recall: ${'T'.repeat(248)}`, body: `\n\n${'A'.repeat(4_000)}…\n<!-- recall:pull -->`, head: 'recall/issue-7-1-1', base: 'develop' });
+    const exact = await decide({ target: { kind: 'job', base: 'main' }, answer: 'A'.repeat(4_000) });
+    expect(exact.opened[0]!.body).toContain(`\n\n${'A'.repeat(4_000)}\n<!-- recall:pull -->`);
+  });
+
+  it("to a pull request's head: pushed there, and no pull request opened", async () => {
+    const { said, opened, asked, fake } = await decide({ target: pull() });
+    expect(said).toBe(`Recall committed the agent's changes (1 file) as ${commit} and pushed them to \`feature\`.`);
+    expect(fake.pushed?.ref).toBe('feature');
+    expect(opened).toEqual([]);
+    expect(asked).toEqual(['default', 'protected feature']);
+  });
+
+  it('a pull request that cannot be opened: the push stands, and the answer says what the job needs, without the token', async () => {
+    const { said } = await decide({
+      openPull: async () => {
+        throw new Error(`HTTP 403 for token ${TOKEN}`);
+      },
+    });
+    expect(said).toBe(
+      `Recall pushed the agent's changes (1 file) to \`recall/issue-7-1-1\` as ${commit} but could not open a pull request: HTTP 403 for token [redacted]. ` +
+        'The job needs `pull-requests: write`, and the repository must allow it (Settings → Actions → General → "Allow GitHub Actions to create and approve pull requests"); or open it by hand from the branch.',
+    );
+  });
+
+  it('a refused push says why, logs what git said without the token, and opens nothing', async () => {
+    const fake = new FakeStaging([change('fix.ts'), change('.github/workflows/x.yml')], { push: { code: 1, stdout: '', stderr: ` ! [rejected] HEAD -> recall/issue-7-1-1 (fetch first)\nerror: token ${TOKEN}\n` } });
+    const { said, log, opened } = await decide({ fake });
+    expect(said).toBe(
+      "The agent changed 2 files; Recall committed 1 file as `c0ffee1` but could not push to `recall/issue-7-1-1`: the branch moved since the checkout (someone pushed to `recall/issue-7-1-1` meanwhile). Ask again to work on its new head. " +
+        "It left out `.github/workflows/x.yml`: changes under `.github/` are not pushed unless `push-github-changes` is on; that change stays in the checkout.",
+    );
+    expect(log).toContain(`The push of ${SHA} to recall/issue-7-1-1 was refused: ! [rejected] HEAD -> recall/issue-7-1-1 (fetch first)\nerror: token [redacted]`);
+    expect(opened).toEqual([]);
+    const all = await decide({ fake: new FakeStaging([change('fix.ts')], { push: { code: 128, stdout: 'fatal: the last word', stderr: '' } }) });
+    expect(all.said).toBe('The agent changed 1 file; Recall committed them as `c0ffee1` but could not push to `recall/issue-7-1-1`: git said: fatal: the last word');
+  });
+
+  it('without a checkout or its private git directory nothing is committed; the thread hears why only when there is a reason to give', async () => {
+    const none = await decide({ checkout: undefined, staging: undefined });
+    expect(none.said).toBeUndefined();
+    expect(none.log).toEqual(['Nothing is committed: the workspace is not a git checkout.']);
+    const several = await decide({ checkout: undefined, staging: undefined, noCheckout: 'the workspace holds several checkouts; name one in `checkout-path`' });
+    expect(several.said).toBe('Recall commits nothing in this run: the workspace holds several checkouts; name one in `checkout-path`.');
+    expect(several.log).toEqual(['Nothing is committed: the workspace holds several checkouts; name one in `checkout-path`.']);
+    const fake = new FakeStaging([change('fix.ts')]);
+    expect((await decide({ staging: undefined, fake })).said).toBeUndefined();
+    expect(fake.excluded).toBeUndefined();
+    const noStaging = await decide({ checkout: undefined, fake });
+    expect(noStaging.said).toBeUndefined();
+    expect(fake.disposed).toBe(1); // what was made is disposed of all the same
+  });
+
+  it('anything that fails is said without the token, and the private directory is disposed of', async () => {
+    const fake = new FakeStaging([], {
+      stage: async () => {
+        throw new Error(`git add failed for ${TOKEN}`);
+      },
+    });
+    const { said } = await decide({ fake });
+    expect(said).toBe("Recall could not commit the agent's changes: git add failed for [redacted].");
+    expect(fake.disposed).toBe(1);
+  });
+
+  it('nothing changed: nothing is said, committed or asked', async () => {
+    const { said, asked, fake } = await decide({ entries: [] });
+    expect(said).toBeUndefined();
+    expect(fake.message).toBeUndefined();
+    expect(asked).toEqual([]);
+  });
+
+  it("git never looks into submodule folders, folders that held a repository, or Recall's folders in the checkout", async () => {
+    fs.mkdirSync(path.join(top, 'vendor', 'x'), { recursive: true });
+    fs.writeFileSync(path.join(top, 'vendor', 'x', '.git'), 'gitdir: ../../.git/modules/x\n');
+    for (const part of ['objects', 'refs']) fs.mkdirSync(path.join(top, 'tools', 'mirror.git', part), { recursive: true });
+    fs.writeFileSync(path.join(top, 'tools', 'mirror.git', 'HEAD'), 'ref: refs/heads/main\n');
+    fs.mkdirSync(path.join(top, '_temp'));
+    fs.mkdirSync(path.join(top, '_work', 'recall'), { recursive: true });
+    const checkout = factsOf({ gitlinkPaths: ['lib/sub'] });
+    expect(checkout.gitEntries.entries.map((e) => `${e.kind} ${e.path}`)).toEqual(['dir .git', 'bare tools/mirror.git', 'file vendor/x/.git']);
+    // Recall's own folder in the checkout may hold a repository of its own (memory on a branch).
+    fs.mkdirSync(path.join(top, '_temp', 'memory', '.git'), { recursive: true });
+    const fake = new FakeStaging([change('fix.ts')]);
+    const { said } = await decide({ checkout, fake, recallDirs: [path.join(top, '_temp'), path.join(top, '_work', 'recall'), `${top}-elsewhere`, '/srv/recall'] });
+    expect(said).toContain("Recall opened #8 with the agent's changes");
+    // A bare repository is its own folder: its parent is not left out.
+    expect(fake.excluded).toEqual(['_temp', '_work/recall', 'lib/sub', 'vendor/x']);
+  });
+
+  it('a .git the agent made anywhere refuses the publish before git looks, and again just before the push', async () => {
+    const early = new FakeStaging([change('fix.ts')]);
+    fs.mkdirSync(path.join(top, 'src', '.git'), { recursive: true });
+    const before = factsOf({ gitEntries: { entries: scanGitEntries(top).entries.filter((e) => e.path === '.git'), unreadable: [], complete: true } });
+    const refused = await decide({ checkout: before, fake: early });
+    expect(refused.said).toBe(
+      "Recall did not commit the agent's changes: git repository data appeared in the checkout during the run (`src/.git`), and git looking there would run the programs its configuration names. Recall removes what the agent created once it has stopped; nothing was pushed.",
+    );
+    expect(early.excluded).toBeUndefined();
+    fs.rmSync(path.join(top, 'src'), { recursive: true });
+
+    // A process the agent left behind plants one while the staged files are read.
+    const late = new FakeStaging([change('fix.ts')], { onBlob: () => fs.mkdirSync(path.join(top, 'late', '.git'), { recursive: true }) });
+    const second = await decide({ fake: late });
+    expect(second.said).toContain('git repository data appeared in the checkout during the run (`late/.git`)');
+    expect(late.message).toBeUndefined();
+    expect(late.pushed).toBeUndefined();
+  });
+
+  it('a submodule entry in what was staged is never committed', async () => {
+    const fake = new FakeStaging([change('fix.ts'), change('emb', 'A', '160000', '000000'), change('a'), change('b'), change('c')]);
+    const { said } = await decide({ fake });
+    expect(said).toBe('The agent changed 5 files, but Recall did not commit them: `emb` would enter the commit as a submodule (a git repository inside the checkout), which Recall never commits.');
+    expect(fake.message).toBeUndefined();
+  });
+
+  it("never a fork's pull request, nothing with push-changes off, never the memory branch", async () => {
+    expect((await decide({ target: pull({ isFork: true }) })).said).toBe("The agent changed 1 file; Recall never pushes to a fork's pull request, so they were not committed.");
+    expect((await decide({ enabled: false })).said).toBe('The agent changed 1 file; they were not committed because `push-changes` is off.');
+    const memory = "Recall did not commit them: `recall-memory` is Recall's memory branch (`memory-branch`), which only memory saves write.";
+    expect((await decide({ memoryBranch: 'recall-memory', target: pull({ headRef: 'recall-memory' }) })).said).toBe(`The agent changed 1 file; ${memory}`);
+    expect((await decide({ memoryBranch: 'recall-memory', branch: 'recall-memory' })).said).toBe(`The agent changed 1 file; ${memory}`);
+    expect((await decide({ memoryBranch: 'recall-memory' })).said).toContain('Recall opened #8');
+  });
+
+  it("a pull request's head: the checkout must be at it, and it may be neither the default branch nor protected, nor unknown", async () => {
+    const elsewhere = await decide({ target: pull({ headSha: 'b'.repeat(40) }) });
+    expect(elsewhere.said).toBe(
+      'The agent changed 1 file, but Recall did not push them: the checkout is at `aaaaaaa`, not the head of #3 (`bbbbbbb`), so a push would carry other commits. ' +
+        'Check out the pull request\'s head in the workflow: `actions/checkout` with `ref: refs/pull/<number>/head` (for comments: `refs/pull/${{ github.event.issue.number }}/head`).',
+    );
+    expect(elsewhere.asked).toEqual([]);
+    const unborn = await decide({ checkout: factsOf({ head: undefined }), target: pull() });
+    expect(unborn.said).toContain('the checkout is at `no comm`, not the head of #3');
+
+    const onDefault = await decide({ target: pull({ headRef: 'main' }) });
+    expect(onDefault.said).toBe("The agent changed 1 file, but Recall did not push them: `main` is the repository's default branch, which Recall never pushes to. Open the pull request from a branch of its own.");
+    expect(onDefault.asked).toEqual(['default']); // the default branch is never asked about protection
+
+    const noDefault = await decide({
+      target: pull(),
+      defaultBranch: async () => {
+        throw new Error('HTTP 404');
+      },
+    });
+    expect(noDefault.said).toBe("The agent changed 1 file, but Recall did not push them: Recall could not tell the repository's default branch (HTTP 404), and never pushes to it.");
+    expect(noDefault.asked).toEqual([]);
+
+    const unknown = await decide({
+      target: pull(),
+      branchProtected: async () => {
+        throw new Error(`HTTP 502 with ${TOKEN}`);
+      },
+    });
+    expect(unknown.said).toBe('The agent changed 1 file, but Recall did not push them: Recall could not tell whether `feature` is protected (HTTP 502 with [redacted]), and never pushes to a protected branch. The job needs `contents: read`.');
+    expect((await decide({ target: pull(), branchProtected: async () => true })).said).toContain('`feature` is a protected branch');
+  });
+
+  it('changes under .github/ are left out unless allowed with the workflow token; the login is asked only then, and an error is not that token', async () => {
+    const entries = [change('fix.ts'), change('.github/workflows/x.yml'), change('.github/CODEOWNERS', 'D', '000000')];
+    const off = await decide({ entries });
+    expect(off.asked).toEqual([]);
+    expect(off.fake.leftOut).toEqual(['.github/workflows/x.yml', '.github/CODEOWNERS']);
+    expect(off.said).toContain("It left out `.github/workflows/x.yml`, `.github/CODEOWNERS`: changes under `.github/` are not pushed unless `push-github-changes` is on; those changes stay in the checkout.");
+    // Only what is written is asked for its attributes: not what was left out, nor a deletion.
+    expect(off.fake.attributeAsked).toEqual([{ attribute: 'filter', paths: ['fix.ts'] }]);
+
+    const failed = await decide({
+      entries,
+      gitHubChanges: true,
+      tokenLogin: async () => {
+        throw new Error('GraphQL down');
+      },
+    });
+    expect(failed.said).toContain("changes under `.github/` are pushed only with the workflow's own token, and github-token could not be identified");
+
+    const own = await decide({ entries, gitHubChanges: true });
+    expect(own.asked).toContain('login');
+    expect(own.fake.leftOut).toEqual([]);
+    expect(own.fake.attributeAsked).toEqual([{ attribute: 'filter', paths: ['fix.ts', '.github/workflows/x.yml'] }]);
+    expect(own.said).toBe(`Recall opened #8 with the agent's changes (3 files, commit ${commit} on \`recall/issue-7-1-1\`).`);
+  });
+
+  it('files Git LFS stores are left out; when nothing is left, nothing is committed', async () => {
+    const fake = new FakeStaging([change('model.bin'), change('fix.ts')], { attributes: 'model.bin\0filter\0lfs\0fix.ts\0filter\0unspecified\0' });
+    const { said } = await decide({ fake });
+    expect(fake.leftOut).toEqual(['model.bin']);
+    expect(said).toMatch(/^Recall opened #8 with the agent's changes \(1 file, .*\. It left out `model\.bin`: Recall does not run Git LFS's filter .*; that change stays in the checkout\.$/);
+    const both = new FakeStaging([change('model.bin'), change('.github/CODEOWNERS'), change('fix.ts')], { attributes: 'model.bin\0filter\0lfs\0' });
+    expect((await decide({ fake: both })).said).toMatch(/It left out `\.github\/CODEOWNERS`: changes under `\.github\/` are not pushed unless `push-github-changes` is on; `model\.bin`: Recall does not run .*; those changes stay in the checkout\.$/);
+    const only = new FakeStaging([change('.github/CODEOWNERS')]);
+    expect((await decide({ fake: only })).said).toBe(
+      'The agent changed 1 file; Recall committed none of them. It left out `.github/CODEOWNERS`: changes under `.github/` are not pushed unless `push-github-changes` is on; that change stays in the checkout.',
+    );
+    expect(only.message).toBeUndefined();
+  });
+
+  it('a staged file or link that holds a credential, in any form Recall redacts, stops the commit', async () => {
+    const base64 = Buffer.from(TOKEN).toString('base64');
+    const fake = new FakeStaging([change('a.ts'), change('run.sh', 'M', '100755'), change('link', 'A', '120000', '000000'), change('gone.ts', 'D', '000000')], {
+      blobs: { 'blob-of-a.ts': 'fine\n', 'blob-of-run.sh': `echo ${base64}\n`, 'blob-of-link': `/tmp/${TOKEN}` },
+    });
+    const { said } = await decide({ fake });
+    expect(said).toBe("The agent changed 4 files, but Recall did not commit them: `run.sh`, `link` hold one of this run's credentials.");
+    expect(fake.blobsRead).toEqual(['blob-of-a.ts', 'blob-of-run.sh', 'blob-of-link']); // not a deletion's
+    const one = new FakeStaging([change('a.ts')], { blobs: { 'blob-of-a.ts': TOKEN } });
+    expect((await decide({ fake: one })).said).toBe("The agent changed 1 file, but Recall did not commit them: `a.ts` holds one of this run's credentials.");
+    const none = new FakeStaging([change('a.ts')], { blobs: { 'blob-of-a.ts': TOKEN } });
+    expect((await decide({ fake: none, credentials: () => [] })).said).toContain('Recall opened #8');
+    expect(none.blobsRead).toEqual([]);
+  });
+
+  it('a file past 4 MiB is searched for the credential as it is, not for its encoded forms', async () => {
+    const big = (text: string) => Buffer.concat([Buffer.alloc(4 * 1024 * 1024, 0x20), Buffer.from(text)]);
+    const encoded = new FakeStaging([change('dump.bin')], { blobs: { 'blob-of-dump.bin': big(Buffer.from(TOKEN).toString('base64')) } });
+    expect((await decide({ fake: encoded })).said).toContain('Recall opened #8');
+    const raw = new FakeStaging([change('dump.bin')], { blobs: { 'blob-of-dump.bin': big(TOKEN) } });
+    expect((await decide({ fake: raw, credentials: () => ['sk-other-credential-0123', TOKEN] })).said).toContain('`dump.bin` holds one of this run\'s credentials');
+    // At 4 MiB exactly the encoded forms are still looked for.
+    const edge = Buffer.from(TOKEN).toString('base64');
+    const atLimit = new FakeStaging([change('dump.bin')], { blobs: { 'blob-of-dump.bin': Buffer.concat([Buffer.alloc(4 * 1024 * 1024 - edge.length, 0x20), Buffer.from(edge)]) } });
+    expect((await decide({ fake: atLimit })).said).toContain('`dump.bin` holds one of this run\'s credentials');
+  });
+
+  it('a checkout without an origin remote commits nothing', async () => {
+    const { said, fake } = await decide({ checkout: factsOf({ origin: undefined }) });
+    expect(said).toBe('The agent changed 1 file, but Recall did not push them: the checkout has no `origin` remote.');
+    expect(fake.message).toBeUndefined();
   });
 });
 
