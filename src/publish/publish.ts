@@ -10,13 +10,12 @@
  * (staging.ts) with git's every program-starting setting off, never from a folder that holds a
  * repository, and only after a look with node:fs found no `.git` the agent made.
  */
-import * as path from 'node:path';
 import { redactCredentials } from '../agent/credentials.js';
 import { describe } from '../errors.js';
 import type { CheckoutFacts } from '../git/checkout.js';
 import { describeGitEntryChanges, gitEntryChanges, hasGitEntryChanges, scanGitEntries } from '../git/git-entries.js';
 import { tokenConfig } from '../git/git.js';
-import { files, gitHubChangesRefusal, gitlinkChanges, headBranchRefusal, isGitHubPath, LFS_REFUSAL, pathList, pathsWithAttribute, pushRefusal, stagingExclusions, type ChangedEntry } from './rules.js';
+import { files, gitHubChangesRefusal, gitlinkChanges, headBranchRefusal, isGitHubPath, LFS_REFUSAL, pathList, pathsWithAttribute, pushRefusal, checkoutExclusions, foldersInside, type ChangedEntry } from './rules.js';
 import type { Staging } from './staging.js';
 
 /** Where the changes go. */
@@ -84,12 +83,13 @@ async function publish(o: PublishOptions): Promise<string | undefined> {
     o.log(`Nothing is committed: ${o.noCheckout ?? 'the workspace is not a git checkout'}.`);
     return o.noCheckout ? `Recall commits nothing in this run: ${o.noCheckout}.` : undefined;
   }
-  const inside = o.recallDirs.filter((d) => d.startsWith(`${checkout.top}${path.sep}`));
+  const inside = foldersInside(checkout.top, o.recallDirs);
   const planted = plantedRepositories(checkout, inside);
   if (planted) return planted;
 
-  const excluded = stagingExclusions({ gitlinkPaths: checkout.gitlinkPaths, gitEntryPaths: checkout.gitEntries.entries.filter((e) => e.kind !== 'bare').map((e) => e.path), recallDirs: inside.map((d) => path.relative(checkout.top, d).split(path.sep).join('/')) });
-  const changes = await staging.stage(excluded);
+  const changes = await staging.stage(checkoutExclusions(checkout, o.recallDirs));
+  const before = staging.changedBefore();
+  if (before.length > 0) o.log(`Left out ${files(before.length)} that changed before the agent ran (earlier steps of the job), never committed: ${pathList(before, 10)}`);
   if (changes.length === 0) return undefined;
   const changed = files(changes.length);
   const links = gitlinkChanges(changes);

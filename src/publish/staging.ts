@@ -7,12 +7,18 @@
  * (the agent could not write them, and even so), and none of git's settings comes from anywhere
  * but Recall (git/git.ts). The commit is made with plumbing (write-tree, commit-tree) and pushed
  * from here; the checkout's own `.git` is never written.
+ *
+ * Only what the agent changed is committed: before it runs, the work tree is staged here once
+ * (what earlier steps of the job left in the checkout among it: google-github-actions/auth's
+ * gha-creds-*.json, a build's output) and kept as a tree; afterwards a path whose entry is the same
+ * as in that tree is put back as HEAD has it. A file an earlier step changed and the agent then
+ * changed again is the agent's change, and is committed.
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { CheckoutFacts } from '../git/checkout.js';
 import { Git, type GitRunOptions } from '../git/git.js';
-import { parseRawDiff, type ChangedEntry } from './rules.js';
+import { checkoutExclusions, parseRawDiff, type ChangedEntry } from './rules.js';
 
 /** Private directories still on disk, removed when the process exits. */
 const leftOver = new Set<string>();
@@ -21,14 +27,23 @@ process.once('exit', () => {
 });
 
 export class Staging {
+  /** The tree of the work tree as it was before the agent ran. */
+  private before = '';
+  /** The paths the last stage() put back: changed before the agent ran, not by it. */
+  private earlier: string[] = [];
+
   private constructor(
     private readonly dir: string,
     private readonly facts: CheckoutFacts,
     private readonly pathEnv: string | undefined,
   ) {}
 
-  /** Makes the private git directory for `facts`' checkout under `parent` (mode 0700). */
-  static async prepare(facts: CheckoutFacts, o: { parent: string; pathEnv: string | undefined }): Promise<Staging> {
+  /**
+   * Makes the private git directory for `facts`' checkout under `parent` (mode 0700), and stages
+   * the work tree as it is now (before the agent), but for what stage() leaves out too.
+   * `recallDirs`: Recall's own folders (real paths), never staged.
+   */
+  static async prepare(facts: CheckoutFacts, o: { parent: string; pathEnv: string | undefined; recallDirs: readonly string[] }): Promise<Staging> {
     fs.mkdirSync(o.parent, { recursive: true, mode: 0o700 });
     const dir = fs.mkdtempSync(path.join(o.parent, 'publish-'));
     leftOver.add(dir);
@@ -46,6 +61,9 @@ export class Staging {
       copyIfThere(path.join(facts.gitDir, 'index'), path.join(gitDir, 'index'));
       for (const name of fs.readdirSync(facts.gitDir).filter((n) => n.startsWith('sharedindex.'))) copyIfThere(path.join(facts.gitDir, name), path.join(gitDir, name));
       if (!facts.head) fs.rmSync(path.join(gitDir, 'index'), { force: true });
+      const git = staging.git();
+      await staging.add(checkoutExclusions(facts, o.recallDirs));
+      staging.before = (await git.must(['write-tree'])).trim();
       return staging;
     } catch (error) {
       staging.dispose();
@@ -64,9 +82,23 @@ export class Staging {
    * Then the staged changes against HEAD, as git's raw diff.
    */
   async stage(excluded: readonly string[]): Promise<ChangedEntry[]> {
+    await this.add(excluded);
     const git = this.git();
-    await git.must(['add', '-A', '--', '.', ...excluded.map((p) => `:(exclude,top,literal)${p}`)]);
+    const since = new Set(parseRawDiff(await git.must(['diff-index', '--cached', '-z', '--no-renames', '--ignore-submodules=none', this.before])).map((e) => e.path));
+    const all = await this.changes();
+    this.earlier = all.filter((e) => !since.has(e.path)).map((e) => e.path);
+    if (this.earlier.length === 0) return all;
+    await this.leaveOut(this.earlier);
     return this.changes();
+  }
+
+  /** The paths the last stage() left out because they had changed before the agent ran (earlier steps'). */
+  changedBefore(): string[] {
+    return [...this.earlier];
+  }
+
+  private async add(excluded: readonly string[]): Promise<void> {
+    await this.git().must(['add', '-A', '--', '.', ...excluded.map((p) => `:(exclude,top,literal)${p}`)]);
   }
 
   /** What the private index holds against HEAD (an empty tree when there is no HEAD). */
