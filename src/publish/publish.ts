@@ -17,6 +17,7 @@ import { describeGitEntryChanges, gitEntryChanges, hasGitEntryChanges, scanGitEn
 import { tokenConfig } from '../git/git.js';
 import { files, gitHubChangesRefusal, gitlinkChanges, headBranchRefusal, isGitHubPath, LFS_REFUSAL, pathList, pathsWithAttribute, pushRefusal, checkoutExclusions, foldersInside, type ChangedEntry } from './rules.js';
 import type { Staging } from './staging.js';
+import { pathsThroughLinks } from './worktree.js';
 
 /** Where the changes go. */
 export type PublishTarget =
@@ -92,6 +93,11 @@ async function publish(o: PublishOptions): Promise<string | undefined> {
   if (before.length > 0) o.log(`Left out ${files(before.length)} that changed before the agent ran (earlier steps of the job), never committed: ${pathList(before, 10)}`);
   if (changes.length === 0) return undefined;
   const changed = files(changes.length);
+  // Nothing the agent started runs now (run.ts): a folder that is a link after git walked it was swapped while it did.
+  const linked = pathsThroughLinks(checkout.top, changes.filter((c) => c.status !== 'D').map((c) => c.path));
+  if (linked.length > 0) {
+    return `The agent changed ${changed}, but Recall did not commit them: a folder of ${pathList(linked)} is a link now (or gone), so what git read there may lie outside the checkout. Nothing was pushed.`;
+  }
   const links = gitlinkChanges(changes);
   if (links.length > 0) {
     return `The agent changed ${changed}, but Recall did not commit them: ${pathList(links)} would enter the commit as a submodule (a git repository inside the checkout), which Recall never commits.`;

@@ -6,6 +6,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { pathsThroughLinks } from '../../src/publish/worktree.js';
 import { publishRepo, sh, type PublishRepo } from '../harness/publish-repo.js';
 
 let repo: PublishRepo;
@@ -57,3 +58,14 @@ describe('only what the agent changed is committed', () => {
     expect(sh(repo.remote, 'branch', '--list')).not.toContain('recall/');
   });
 });
+
+describe('folders that are links after staging', () => {
+  it('a path below a link, or below a folder gone since, is named; real folders and top-level files are not', () => {
+    write('src/a/fix.ts', 'x\n');
+    fs.symlinkSync(path.join(repo.dir, 'remote.git'), path.join(repo.work, 'link'));
+    write('file', 'f\n');
+    fs.symlinkSync('file', path.join(repo.work, 'file-link'));
+    expect(pathsThroughLinks(repo.work, ['src/a/fix.ts', 'README.md', 'link/config', 'gone/x/y', 'file-link/x', 'src/a/fix.ts/z'])).toEqual(['link/config', 'gone/x/y', 'file-link/x', 'src/a/fix.ts/z']);
+  });
+});
+

@@ -143,9 +143,13 @@ class FakeStaging {
     private readonly entries: ChangedEntry[],
     private readonly o: { attributes?: string; blobs?: Record<string, Buffer | string>; push?: { code: number; stdout: string; stderr: string }; onBlob?: () => void; stage?: () => Promise<ChangedEntry[]>; before?: string[] } = {},
   ) {}
+  /** The checkout: the staged paths' folders are made there, as the agent would have made them. */
+  root: string | undefined;
   async stage(excluded: readonly string[]): Promise<ChangedEntry[]> {
     this.excluded = excluded;
-    return this.o.stage ? this.o.stage() : this.entries;
+    const staged = this.o.stage ? await this.o.stage() : this.entries;
+    for (const e of staged) if (this.root) fs.mkdirSync(path.dirname(path.join(this.root, e.path)), { recursive: true });
+    return staged;
   }
   async changes(): Promise<ChangedEntry[]> {
     return this.entries.filter((e) => !this.leftOut.includes(e.path));
@@ -210,6 +214,7 @@ describe("publish's decisions, with a stand-in for git", () => {
   /** Publishes `entries` (or with `staging`); what it said, what it logged, asked and opened. */
   async function decide(o: Partial<PublishOptions> & { entries?: ChangedEntry[]; fake?: FakeStaging } = {}) {
     const { entries = [change('fix.ts')], fake = new FakeStaging(entries), ...over } = o;
+    fake.root ??= top;
     const log: string[] = [];
     const asked: string[] = [];
     const opened: Array<{ title: string; body: string; head: string; base: string }> = [];
@@ -482,6 +487,22 @@ describe("publish's decisions, with a stand-in for git", () => {
     const edge = Buffer.from(TOKEN).toString('base64');
     const atLimit = new FakeStaging([change('dump.bin')], { blobs: { 'blob-of-dump.bin': Buffer.concat([Buffer.alloc(4 * 1024 * 1024 - edge.length, 0x20), Buffer.from(edge)]) } });
     expect((await decide({ fake: atLimit })).said).toContain('`dump.bin` holds one of this run\'s credentials');
+  });
+
+  it('a staged path below a folder that is a link after staging (swapped while git walked) stops the publish', async () => {
+    const outside = fs.mkdtempSync(path.join(os.tmpdir(), 'recall-hidden-'));
+    try {
+      const swap = async () => {
+        fs.mkdirSync(path.join(top, 'notes'));
+        fs.symlinkSync(outside, path.join(top, 'notes', 'x'));
+        return [change('src/fix.ts'), change('notes/x/id_rsa', 'A'), change('notes/gone/old.md', 'D', '000000')];
+      };
+      const { said, fake } = await decide({ fake: new FakeStaging([], { stage: swap }) });
+      expect(said).toBe('The agent changed 3 files, but Recall did not commit them: a folder of `notes/x/id_rsa` is a link now (or gone), so what git read there may lie outside the checkout. Nothing was pushed.');
+      expect(fake.pushed).toBeUndefined();
+    } finally {
+      fs.rmSync(outside, { recursive: true, force: true });
+    }
   });
 
   it('a checkout without an origin remote commits nothing', async () => {
