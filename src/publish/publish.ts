@@ -15,7 +15,7 @@ import { describe } from '../errors.js';
 import type { CheckoutFacts } from '../git/checkout.js';
 import { describeGitEntryChanges, gitEntryChanges, hasGitEntryChanges, scanGitEntries } from '../git/git-entries.js';
 import { tokenConfig } from '../git/git.js';
-import { files, gitHubChangesRefusal, gitlinkChanges, headBranchRefusal, isGitHubPath, LFS_REFUSAL, pathList, pathsWithAttribute, pushRefusal, checkoutExclusions, foldersInside, type ChangedEntry } from './rules.js';
+import { files, gitHubChangesRefusal, gitlinkChanges, headBranchRefusal, isGitHubPath, LARGE_REFUSAL, LFS_REFUSAL, pathList, pathsWithAttribute, pushRefusal, checkoutExclusions, foldersInside, type ChangedEntry } from './rules.js';
 import type { Staging } from './staging.js';
 import { pathsThroughLinks } from './worktree.js';
 
@@ -91,8 +91,10 @@ async function publish(o: PublishOptions): Promise<string | undefined> {
   const changes = await staging.stage(checkoutExclusions(checkout, o.recallDirs));
   const before = staging.changedBefore();
   if (before.length > 0) o.log(`Left out ${files(before.length)} that changed before the agent ran (earlier steps of the job), never committed: ${pathList(before, 10)}`);
-  if (changes.length === 0) return undefined;
-  const changed = files(changes.length);
+  const large = staging.tooLarge();
+  if (large.length > 0) o.log(`Left out ${files(large.length)} past the size cap: ${pathList(large, 10)}`);
+  if (changes.length + large.length === 0) return undefined;
+  const changed = files(changes.length + large.length);
   // Nothing the agent started runs now (run.ts): a folder that is a link after git walked it was swapped while it did.
   const linked = pathsThroughLinks(checkout.top, changes.filter((c) => c.status !== 'D').map((c) => c.path));
   if (linked.length > 0) {
@@ -116,7 +118,7 @@ async function publish(o: PublishOptions): Promise<string | undefined> {
   }
 
   // What may not go is left out; the rest is committed, and the answer says what was left out.
-  const leftOut: string[] = [];
+  const leftOut: string[] = large.length > 0 ? [`${pathList(large)}: ${LARGE_REFUSAL}`] : [];
   const leave = async (paths: string[], why: string) => {
     await staging.leaveOut(paths);
     leftOut.push(`${pathList(paths)}: ${why}`);
@@ -129,7 +131,7 @@ async function publish(o: PublishOptions): Promise<string | undefined> {
   if (lfs.length > 0) await leave(lfs, LFS_REFUSAL);
   // Mutation: made `true` (or `>= 0`) this survives, equivalent: with nothing left out git is asked again for the same changes.
   const kept = leftOut.length > 0 ? await staging.changes() : changes;
-  const left = leftOut.length > 0 ? ` It left out ${leftOut.join('; ')}; ${changes.length - kept.length === 1 ? 'that change stays' : 'those changes stay'} in the checkout.` : '';
+  const left = leftOut.length > 0 ? ` It left out ${leftOut.join('; ')}; ${changes.length + large.length - kept.length === 1 ? 'that change stays' : 'those changes stay'} in the checkout.` : '';
   if (kept.length === 0) return `The agent changed ${changed}; Recall committed none of them.${left}`;
   const counted = files(kept.length);
 

@@ -118,6 +118,9 @@ export function pathsWithAttribute(output: string, value: string): string[] {
 /** Why files Git LFS stores are left out: Recall runs no filter, so they would be committed whole. */
 export const LFS_REFUSAL = "Recall does not run Git LFS's filter (a program named in git's configuration), so a file LFS stores would be committed whole instead of as its LFS pointer";
 
+/** Why a file past the size cap (staging.ts MAX_FILE_BYTES) is left out. */
+export const LARGE_REFUSAL = 'larger than 100 MiB, the most Recall commits in one file (GitHub refuses more)';
+
 /** Why a push was refused, and what to do about it. */
 export function pushRefusal(output: string, ref: string): string {
   if (/non-fast-forward|fetch first|\[rejected\]|stale info|\[remote rejected\].*(?:cannot lock|failed to update)/i.test(output) && !/protected|GH006|permission/i.test(output)) {

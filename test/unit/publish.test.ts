@@ -141,7 +141,7 @@ class FakeStaging {
   disposed = 0;
   constructor(
     private readonly entries: ChangedEntry[],
-    private readonly o: { attributes?: string; blobs?: Record<string, Buffer | string>; push?: { code: number; stdout: string; stderr: string }; onBlob?: () => void; stage?: () => Promise<ChangedEntry[]>; before?: string[] } = {},
+    private readonly o: { attributes?: string; blobs?: Record<string, Buffer | string>; push?: { code: number; stdout: string; stderr: string }; onBlob?: () => void; stage?: () => Promise<ChangedEntry[]>; before?: string[]; large?: string[] } = {},
   ) {}
   /** The checkout: the staged paths' folders are made there, as the agent would have made them. */
   root: string | undefined;
@@ -156,6 +156,9 @@ class FakeStaging {
   }
   changedBefore(): string[] {
     return this.o.before ?? [];
+  }
+  tooLarge(): string[] {
+    return this.o.large ?? [];
   }
   async leaveOut(paths: readonly string[]): Promise<void> {
     this.leftOut.push(...paths);
