@@ -17,6 +17,7 @@ import { publishChanges, type PublishOptions, type PublishTarget } from '../../s
 import {
   files,
   gitHubChangesRefusal,
+  LARGE_REFUSAL,
   gitlinkChanges,
   headBranchRefusal,
   isGitHubPath,
@@ -148,7 +149,7 @@ class FakeStaging {
   async stage(excluded: readonly string[]): Promise<ChangedEntry[]> {
     this.excluded = excluded;
     const staged = this.o.stage ? await this.o.stage() : this.entries;
-    for (const e of staged) if (this.root) fs.mkdirSync(path.dirname(path.join(this.root, e.path)), { recursive: true });
+    for (const e of staged) if (this.root && e.status !== 'D') fs.mkdirSync(path.dirname(path.join(this.root, e.path)), { recursive: true });
     return staged;
   }
   async changes(): Promise<ChangedEntry[]> {
@@ -506,6 +507,22 @@ describe("publish's decisions, with a stand-in for git", () => {
     } finally {
       fs.rmSync(outside, { recursive: true, force: true });
     }
+  });
+
+  it('files past the size cap are counted, named and logged; the rest is committed', async () => {
+    const fake = new FakeStaging([change('fix.ts')], { large: ['big.bin'] });
+    const { said, log } = await decide({ fake });
+    expect(said).toBe(`Recall opened #8 with the agent's changes (1 file, commit ${commit} on \`recall/issue-7-1-1\`). It left out \`big.bin\`: ${LARGE_REFUSAL}; that change stays in the checkout.`);
+    expect(LARGE_REFUSAL).toBe('larger than 100 MiB, the most Recall commits in one file (GitHub refuses more)');
+    expect(log[0]).toBe('Left out 1 file past the size cap: `big.bin`');
+    const only = await decide({ fake: new FakeStaging([], { large: ['a.bin', 'b.bin'] }) });
+    expect(only.said).toBe(`The agent changed 2 files; Recall committed none of them. It left out \`a.bin\`, \`b.bin\`: ${LARGE_REFUSAL}; those changes stay in the checkout.`);
+  });
+
+  it('a deletion in a folder that is gone reads nothing and is committed', async () => {
+    const { said, fake } = await decide({ entries: [change('gone/old.ts', 'D', '000000'), change('fix.ts')] });
+    expect(said).toContain("Recall opened #8 with the agent's changes (2 files,");
+    expect(fake.pushed).toBeDefined();
   });
 
   it('a checkout without an origin remote commits nothing', async () => {
