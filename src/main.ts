@@ -251,8 +251,9 @@ async function changePublisher(
       ? { kind: 'issue', number: subject.number, base }
       : { kind: 'job', base };
   const threadUrl = subject ? `${ctx.serverUrl}/${ctx.repository}/issues/${subject.number}` : undefined;
-  // The private git directory the commit is built in, made from the checkout as it is now.
-  const staging = checkout.facts ? await Staging.prepare(checkout.facts, { parent: layout.root, pathEnv: env.PATH }) : undefined;
+  // The private git directory the commit is built in, made from the checkout as it is now: what
+  // differs from it after the agent is what the agent changed.
+  const staging = checkout.facts ? await Staging.prepare(checkout.facts, { parent: layout.root, pathEnv: env.PATH, recallDirs: recallFolders(env, layout) }) : undefined;
   return (answer) =>
     publishChanges({
       checkout: checkout.facts,

@@ -116,6 +116,11 @@ export interface AgentServer {
   logLines?(): string[];
   /** Stop the server and wait until its files are closed. Idempotent. */
   stop(): Promise<void>;
+  /**
+   * Stops every process the agent started that still runs (a helper it put in the background),
+   * leaving OpenCode serving; how many could not be stopped (0: none is left). Absent: none can be.
+   */
+  stopAgentProcesses?(): Promise<number>;
 }
 
 export interface AgentLauncher {

@@ -212,7 +212,10 @@ export async function run(task: Task, settings: RunSettings, ports: RunPorts): P
     const publish = ports.publish;
     if (reply && publish) {
       const answer = reply.text;
-      const said = await timed('Publishing changes', () => publish(answer));
+      // Nothing the agent started may run while Recall reads the checkout: a helper left in the
+      // background could swap a folder git has listed for a link to what the sandbox hides (RFC-007).
+      const left = (await live.stopAgentProcesses?.()) ?? 0;
+      const said = left > 0 ? processesLeft(left) : await timed('Publishing changes', () => publish(answer));
       if (said) {
         log.info(said);
         reply = { ...reply, text: `${reply.text}\n\n${said}` };
@@ -268,6 +271,11 @@ export async function run(task: Task, settings: RunSettings, ports: RunPorts): P
     const message = server?.explain?.(describe(error)) ?? describe(error);
     throw new RunFailed(message, restored.status, sessionId, recalled, clock().getTime() - startedAt.getTime(), { cause: error });
   }
+}
+
+/** Why nothing is published when processes the agent started could not be stopped. */
+export function processesLeft(left: number): string {
+  return `Recall did not commit the agent's changes: ${left === 1 ? 'a process' : `${left} processes`} the agent started could not be stopped, and Recall reads the checkout only when nothing the agent started runs. Nothing was pushed; the changes stay in the checkout.`;
 }
 
 export function composePrompt(task: Task, recalled: readonly RecalledWork[], o: { budget: number; tools: boolean; rules?: string }): string {

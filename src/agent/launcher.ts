@@ -255,6 +255,7 @@ export class OpenCodeLauncher implements AgentLauncher {
       ...(this.o.onStep ? { onStep: this.o.onStep } : {}),
       serverLog,
       stop: () => server.stop(),
+      stopAgentProcesses: () => server.stopAgentProcesses(),
     });
     // An unknown provider or model fails now, with OpenCode's own list, not at the prompt.
     // One list of what OpenCode can use, for the model and every dispatch model.

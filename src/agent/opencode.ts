@@ -38,6 +38,8 @@ export interface OpenCodeAgentOptions {
   /** The server's warnings and errors (server-log.ts): what a failure's "check server logs" points at. */
   serverLog?: ServerLog;
   stop: () => Promise<void>;
+  /** Stops what the agent left running below the server (server.ts); how many are left. */
+  stopAgentProcesses?: () => Promise<number>;
 }
 
 export function parseModel(model: string): ModelRef | undefined {
@@ -211,6 +213,10 @@ export class OpenCodeAgent implements AgentServer {
 
   stop(): Promise<void> {
     return this.o.stop();
+  }
+
+  async stopAgentProcesses(): Promise<number> {
+    return (await this.o.stopAgentProcesses?.()) ?? 0;
   }
 
   /** Tokens and cost of every assistant message that answered the user message `parentId`. */

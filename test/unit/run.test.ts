@@ -176,6 +176,18 @@ function harness(restore: RestoreOutcome, save: SaveOutcome, fail?: Error) {
 }
 
 describe('the pipeline', () => {
+  it("stops the agent's processes before publishing, and publishes nothing when one is left", async () => {
+    for (const left of [0, 1, 3]) {
+      const h = harness({ status: 'hit' }, { saved: true });
+      const server = h.server as FakeServer & { stopAgentProcesses: () => Promise<number> };
+      server.stopAgentProcesses = async () => (h.events.push('stop agent processes'), left);
+      const result = await run(task, settings, { ...h.ports, publish: async () => (h.events.push('publish'), 'Recall opened #8.') });
+      expect(h.events.slice(h.events.indexOf('prompt') + 1, h.events.indexOf('note'))).toEqual(left === 0 ? ['stop agent processes', 'publish'] : ['stop agent processes']);
+      const said = left === 0 ? 'Recall opened #8.' : `Recall did not commit the agent's changes: ${left === 1 ? 'a process' : '3 processes'} the agent started could not be stopped`;
+      expect(result.response).toContain(said);
+    }
+  });
+
   it('runs the stages in order and stops the server before saving memory', async () => {
     const h = harness({ status: 'hit', restoredKey: 'recall-v1-1-1' }, { saved: true, key: 'recall-v1-2-1' });
     const result = await run(task, settings, h.ports);
