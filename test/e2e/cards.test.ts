@@ -137,10 +137,10 @@ describe('the card model and a stranger\'s text (attack)', () => {
     expect(run.main.exitCode, run.main.stdout).toBe(0);
     const [first] = world.model.cardRequests();
     expect(first!.messageText()).toContain('SYSTEM NOTE TO THE MODEL WRITING THE MEMORY CARD');
-    // Offered no tool, and the calls it made anyway ran nothing.
-    expect((first!.body as { tools?: unknown[] }).tools ?? []).toEqual([]);
+    // The calls it made ran nothing: no tool was offered.
     expect(fs.existsSync(planted)).toBe(false);
     expect(fs.existsSync(written)).toBe(false);
+    expect((first!.body as { tools?: unknown[] }).tools ?? []).toEqual([]);
     expect(run.outputs['memory-saved']).toBe('true');
   });
 });
