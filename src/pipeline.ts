@@ -28,6 +28,7 @@ import type { RunTranscript } from './report/transcript.js';
 import { run as runRecall, type Delivered, type RunResult } from './run.js';
 import { redactCredentials } from './agent/credentials.js';
 import { CARD_TIMEOUT_MS } from './cards/card-writer.js';
+import { CARD_AGENT, CARD_SYSTEM } from './cards/card-prompt.js';
 
 const MAX_MODEL_RETRIES = 3;
 const PRIOR_WORK_LIMIT = 3;
@@ -142,6 +143,7 @@ export async function runPipeline(o: PipelineOptions): Promise<RunResult> {
     warn: log.warning,
     ...(o.audience ? { audience: o.audience } : {}),
     ...(o.allowAsked ? { allowAsked: true } : {}),
+    ...(inputs.memoryCards ? { toolFreeAgents: { [CARD_AGENT]: CARD_SYSTEM } } : {}),
   });
   let threads: ThreadIndex | undefined;
   try {

@@ -126,7 +126,7 @@ export class OpenCodeAgent implements AgentServer {
     return { ...(model ? { model } : {}), ...(small ? { small } : {}) };
   }
 
-  async ask(sessionId: string, model: ModelRef, text: string, signal: AbortSignal, system = SECOND_OPINION): Promise<AgentReply> {
+  async ask(sessionId: string, model: ModelRef, text: string, signal: AbortSignal, o: { agent?: string } = {}): Promise<AgentReply> {
     const abort = () => void this.client.session.abort({ sessionID: sessionId }).catch(() => undefined);
     signal.addEventListener('abort', abort, { once: true });
     // OpenCode retries a failing provider forever: a dispatched prompt gives up when the run's would.
@@ -145,7 +145,7 @@ export class OpenCodeAgent implements AgentServer {
     const spent = () => this.usageOf(sessionId, () => true);
     try {
       const result = await this.client.session.prompt(
-        { sessionID: sessionId, model, system, tools: { '*': false }, parts: [{ type: 'text', text }] },
+        { sessionID: sessionId, model, ...(o.agent ? { agent: o.agent } : { system: SECOND_OPINION }), tools: { '*': false }, parts: [{ type: 'text', text }] },
         { signal },
       );
       if (result.error || !result.data) throw new AgentError(`OpenCode refused the prompt: ${JSON.stringify(result.error ?? 'no answer')}`);

@@ -14,7 +14,7 @@ import type { Card } from '../recall/card.js';
 import type { RunRecord } from '../recall/records.js';
 import { addUsage, NO_TOKENS, type Usage } from '../agent/usage.js';
 import { describe } from '../errors.js';
-import { CARD_SYSTEM, cardPrompt, parseCard, type CardSource } from './card-prompt.js';
+import { CARD_AGENT, cardPrompt, parseCard, type CardSource } from './card-prompt.js';
 
 export interface ModelName {
   providerID: string;
@@ -62,7 +62,7 @@ export async function writeCard(server: AgentServer, parentId: string, model: Mo
   let sessionId: string | undefined;
   try {
     sessionId = await server.createChildSession(parentId, 'recall: card');
-    const reply = await server.ask(sessionId, model, cardPrompt(source), AbortSignal.timeout(settings.timeoutMs), CARD_SYSTEM);
+    const reply = await server.ask(sessionId, model, cardPrompt(source), AbortSignal.timeout(settings.timeoutMs), { agent: CARD_AGENT });
     usage = { tokens: reply.tokens, cost: reply.cost };
     const parsed = parseCard(reply.text);
     if ('problem' in parsed) return { problem: parsed.problem, usage };

@@ -135,7 +135,7 @@ class FakeServer implements AgentServer {
   async models() {
     return {};
   }
-  async ask(_session: string, _model: { providerID: string; modelID: string }, _text: string, _signal: AbortSignal, _system?: string): Promise<AgentReply> {
+  async ask(_session: string, _model: { providerID: string; modelID: string }, _text: string, _signal: AbortSignal, _o?: { agent?: string }): Promise<AgentReply> {
     throw new Error('the pipeline asks a model only for a card (none without ports.cards)');
   }
   async deleteSession(id: string) {
@@ -256,7 +256,7 @@ describe('the pipeline', () => {
 
 /** A server that also answers card requests: in a child session, with `cardReply` as the model's text. */
 class CardServer extends FakeServer {
-  asked: Array<{ session: string; model: string; text: string; system?: string }> = [];
+  asked: Array<{ session: string; model: string; text: string; agent?: string }> = [];
   constructor(events: string[], private readonly cardReply: string) {
     super(events);
   }
@@ -267,9 +267,9 @@ class CardServer extends FakeServer {
   async configuredModels() {
     return { model: { providerID: 'fake', modelID: 'big' }, small: { providerID: 'fake', modelID: 'small' } };
   }
-  override async ask(session: string, model: { providerID: string; modelID: string }, text: string, _signal: AbortSignal, system?: string): Promise<AgentReply> {
+  override async ask(session: string, model: { providerID: string; modelID: string }, text: string, _signal: AbortSignal, o?: { agent?: string }): Promise<AgentReply> {
     this.events.push('card asked');
-    this.asked.push({ session, model: `${model.providerID}/${model.modelID}`, text, ...(system ? { system } : {}) });
+    this.asked.push({ session, model: `${model.providerID}/${model.modelID}`, text, ...(o?.agent ? { agent: o.agent } : {}) });
     return { text: this.cardReply, tokens: { input: 300, output: 60, reasoning: 0, cacheRead: 0, cacheWrite: 0 }, cost: 0.002 };
   }
 }
@@ -303,7 +303,7 @@ describe('the card of a run', () => {
     ]);
     // OpenCode's small_model, the run's request and answer and the files the agent edited; never the agent's session.
     expect(h.server.asked).toMatchObject([{ session: 'ses_card0000000', model: 'fake/small' }]);
-    expect(h.server.asked[0]!.system).toMatch(/^You write the memory card/);
+    expect(h.server.asked[0]!.agent).toBe('recall-card');
     expect(h.server.asked[0]!.text).toContain('Why does SSO fail on Safari?');
     expect(h.server.asked[0]!.text).toContain('Because of SameSite.');
     expect(h.server.asked[0]!.text).toContain('src/auth.ts');
