@@ -207,7 +207,7 @@ function localTask(prompt: string, thread: string): Task {
  * dependencies are installed there: the OpenCode `npm ci` put beside it is used before anything
  * else, so a local run never installs OpenCode again.
  */
-function recallHome(): string | undefined {
+export function recallHome(): string | undefined {
   const script = process.argv[1];
   if (!script || !fs.existsSync(script)) return undefined;
   const home = path.resolve(path.dirname(fs.realpathSync(script)), '..', '..');
