@@ -27,11 +27,7 @@ import { formatRunSummary } from './recall/run-summary.js';
 import { describe } from './errors.js';
 import { turnDigest } from './memory/store-check.js';
 import { addUsage, NO_TOKENS, type Usage } from './agent/usage.js';
-import { writeCards, type CardSettings } from './cards/card-writer.js';
-import { cardSource } from './cards/card-prompt.js';
-
-/** The most cards one run writes: its own and a few of its findings (`recall memory cards` writes the rest). */
-const CARDS_PER_RUN = 4;
+import { runCardSources, writeCards, type CardSettings } from './cards/card-writer.js';
 
 export interface RunSettings extends RetentionRule {
   /** How many earlier runs at most are put in the prompt. */
@@ -256,12 +252,7 @@ export async function run(task: Task, settings: RunSettings, ports: RunPorts): P
     let cards: RunResult['cards'];
     if (ports.cards) {
       const settingsOfCards = ports.cards;
-      const findings = index.list({ kind: 'finding', limit: CARDS_PER_RUN * 4 }).filter((r) => r.id.startsWith(`finding-${settings.runId}-`) && !r.card);
-      const touched = settingsOfCards.touched?.() ?? [];
-      const sources = [
-        { record, source: cardSource(record, { request: task.query.text, answer: reply.text, touched }) },
-        ...findings.reverse().map((r) => ({ record: r, source: cardSource(r) })),
-      ].slice(0, CARDS_PER_RUN);
+      const sources = runCardSources(record, index, { runId: settings.runId, request: task.query.text, answer: reply.text, touched: settingsOfCards.touched?.() ?? [] });
       let written = 0;
       const id = sessionId;
       const spent = await timed('Writing the card', () => writeCards(live, id, index, sources, settingsOfCards, log, (_r, outcome) => void (written += 'card' in outcome ? 1 : 0)));

@@ -14,7 +14,7 @@ import type { Card } from '../recall/card.js';
 import type { RunRecord } from '../recall/records.js';
 import { addUsage, NO_TOKENS, type Usage } from '../agent/usage.js';
 import { describe } from '../errors.js';
-import { CARD_AGENT, cardPrompt, parseCard, type CardSource } from './card-prompt.js';
+import { CARD_AGENT, cardPrompt, cardSource, parseCard, type CardSource } from './card-prompt.js';
 
 export interface ModelName {
   providerID: string;
@@ -35,6 +35,25 @@ export interface CardSettings {
 export type CardOutcome = { card: Card; usage: Usage } | { problem: string; usage: Usage };
 
 export const CARD_TIMEOUT_MS = 90_000;
+
+/** The most cards one run writes: its own and a few of its findings (`recall memory cards` writes the rest). */
+export const CARDS_PER_RUN = 4;
+
+/**
+ * What a run's cards are written from: its record, from the run's own words (the record keeps them
+ * clipped), then the findings it saved that have no card, oldest first; at most CARDS_PER_RUN.
+ */
+export function runCardSources(
+  record: RunRecord,
+  index: Pick<PastWork, 'list'>,
+  run: { runId: string; request: string; answer: string; touched: readonly string[] },
+): Array<{ record: RunRecord; source: CardSource }> {
+  const findings = index.list({ kind: 'finding', limit: CARDS_PER_RUN * 4 }).filter((r) => r.id.startsWith(`finding-${run.runId}-`) && !r.card);
+  return [
+    { record, source: cardSource(record, { request: run.request, answer: run.answer, touched: run.touched }) },
+    ...findings.reverse().map((r) => ({ record: r, source: cardSource(r) })),
+  ].slice(0, CARDS_PER_RUN);
+}
 
 const name = (m: ModelName) => `${m.providerID}/${m.modelID}`;
 

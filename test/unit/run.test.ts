@@ -316,6 +316,18 @@ describe('the card of a run', () => {
     expect(result.cards).toMatchObject({ written: 1, dropped: 0, tokens: { input: 300, output: 60 } });
   });
 
+  it('the findings the agent saved in the run get a card too, each from its own words', async () => {
+    const h = cardHarness(CARD);
+    const finding: RunRecord = { ...oldRecord, id: 'finding-77-1-1', kind: 'finding', outcome: 'finding', subject: 'Safari drops the SSO cookie', why: 'logins loop', text: 'SameSite=None needs Secure' };
+    const earlier: RunRecord = { ...finding, id: 'finding-5-1-1', subject: 'an earlier run\'s finding' };
+    Object.assign(h.index, { list: () => [finding, earlier] });
+    await run(task, settings, h.ports);
+    expect(h.cards.map((c) => c.id)).toEqual(['run-5-1', 'finding-77-1-1']);
+    expect(h.server.asked[1]!.text).toContain('Safari drops the SSO cookie');
+    expect(h.server.asked[1]!.text).toContain('SameSite=None needs Secure');
+    expect(h.server.asked.map((a) => a.text).join('\n')).not.toContain("an earlier run's finding");
+  });
+
   it('uses memory-card-model when it is set', async () => {
     const h = cardHarness(CARD, { model: { providerID: 'other', modelID: 'tiny' } });
     await run(task, settings, h.ports);
