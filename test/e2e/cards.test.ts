@@ -93,6 +93,22 @@ describe('the card of a run', () => {
     expect(query(saved.dir, `SELECT count(*) AS n FROM part WHERE data LIKE '%${CARD.phrasings[0]}%'`)).toEqual([{ n: 0 }]);
   });
 
+  it('a finding the agent saved gets a card of its own, from its own words', async () => {
+    const finding = { subject: 'Safari drops a SameSite=None cookie without Secure', fact: 'The session cookie in src/auth.ts lacks Secure, so Safari rejects it after the SSO redirect.', citations: ['src/auth.ts:1'], why: 'Every SSO login on Safari meets it.' };
+    world.model.script({ toolCalls: [{ name: 'memory_save_finding', arguments: finding }] }, { text: ANSWER });
+    const run = await world.openIssue('2005', ISSUE);
+    expect(run.main.exitCode, run.main.stdout).toBe(0);
+    const asked = world.model.cardRequests();
+    expect(asked).toHaveLength(2);
+    expect(asked[1]!.messageText()).toContain(finding.subject);
+    expect(asked[1]!.messageText()).toContain(finding.fact);
+    expect(asked[1]!.messageText()).not.toContain(ANSWER);
+    const records = (await savedMemory('recall-v1-2005-1')).index.records;
+    expect(records.find((r) => r.id === 'finding-2005-1-1')!.card).toMatchObject({ plain: expect.stringContaining('Login fails with SSO on Safari'), by: 'fake/scripted' });
+    expect(records.find((r) => r.id === 'run-2005-1')!.card).toBeDefined();
+    expect(run.summary).toMatch(/Memory cards.*2 written/s);
+  });
+
   it('memory-cards: false writes none', async () => {
     world.model.script({ text: ANSWER });
     const run = await world.openIssue('2002', ISSUE, { inputs: { 'memory-cards': 'false' } });
