@@ -4,11 +4,11 @@
  * saves each into the snapshot as it is made (a second call continues), prints them with tokens
  * and cost, and the next run of the action restores the memory (signed again) with the cards kept.
  */
-import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { freshRunner, REPO_ROOT } from '../harness/runner.js';
+import { spawned } from '../harness/spawned.js';
 import { startWorld, type World } from '../harness/world.js';
 
 const CLI = path.join(REPO_ROOT, 'dist', 'cli', 'index.js');
@@ -23,22 +23,9 @@ afterEach(async () => {
 
 /** The CLI from a shell, with the model's key-free scripted provider and OpenCode offline. */
 function recall(args: string[], env: Record<string, string> = {}): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [CLI, ...args], {
-      cwd: world.root,
-      env: { ...process.env, HOME: path.join(world.root, 'home'), OPENCODE_DISABLE_MODELS_FETCH: '1', npm_config_registry: 'http://127.0.0.1:9/', ...env },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
-    child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
-    const timer = setTimeout(() => child.kill('SIGKILL'), 120_000);
-    child.on('error', reject);
-    child.on('close', (code) => {
-      clearTimeout(timer);
-      resolve({ code: code ?? 1, stdout, stderr });
-    });
+  return spawned(process.execPath, [CLI, ...args], {
+    cwd: world.root,
+    env: { ...process.env, HOME: path.join(world.root, 'home'), OPENCODE_DISABLE_MODELS_FETCH: '1', npm_config_registry: 'http://127.0.0.1:9/', ...env },
   });
 }
 
