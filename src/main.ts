@@ -135,7 +135,7 @@ async function main(env: NodeJS.ProcessEnv): Promise<void> {
     const poster = task.kind === 'job' ? jobPoster(api, credentials, ctx.serverUrl, runUrl, ctx.eventName) : undefined;
     // What the agent does, in the log and (where someone waits) the thread: what is shown there goes out like every comment.
     const show = reporter.progress?.bind(reporter);
-    progress = new Progress({ log: core.info, minIntervalMs: PROGRESS_INTERVAL_MS, redact: (text) => redactCredentials(text, credentials()), ...(show ? { show: (text: string) => show(outbound(text, credentials(), ctx.serverUrl)) } : {}) });
+    const checklist = (progress = new Progress({ log: core.info, minIntervalMs: PROGRESS_INTERVAL_MS, redact: (text) => redactCredentials(text, credentials()), ...(show ? { show: (text: string) => show(outbound(text, credentials(), ctx.serverUrl)) } : {}) }));
     // The folder the agent works in, and what publish needs of it, read before the agent runs.
     const checkout = await findCheckout(env.GITHUB_WORKSPACE || process.cwd(), inputs.checkoutPath, {
       pathEnv: env.PATH,
@@ -162,6 +162,13 @@ async function main(env: NodeJS.ProcessEnv): Promise<void> {
       github: { api, repository: ctx.repository, redact: (text) => redactCredentials(text, credentials()) },
       progress,
       publish,
+      // The answer is posted as soon as the agent gave it: the card, the prune and the save come after (run.ts).
+      deliver: async (answer) => {
+        await checklist.close();
+        // The agent had the model provider's keys: none of the run's credentials leaves in what is
+        // posted, and nothing it wrote makes GitHub fetch another host (outbound.ts).
+        await reporter.answered({ ...answer, response: outbound(answer.response, credentials(), ctx.serverUrl) });
+      },
       transcript,
       state: (keys, choice) => new ActionState(layout.memoryDir, keys, choice),
       openCodeCache: actionsCacheForOpenCode(env, { info: core.info, warning: core.warning }, saveOpenCodeEntry),
@@ -172,12 +179,11 @@ async function main(env: NodeJS.ProcessEnv): Promise<void> {
     });
     await progress.close();
     if (progress.filesEdited().length > 0) core.info(`Files edited: ${progress.filesEdited().join(', ')}`);
-    // The agent had the model provider's keys: none of the run's credentials leaves in what is
-    // posted, and nothing it wrote makes GitHub fetch another host (outbound.ts).
     result.response = outbound(result.response, credentials(), ctx.serverUrl);
     setRunOutputs(result, task.threadKey);
     await writeJobSummary(task, result);
-    await reporter.answered(result);
+    // A delivery answered before was not run: it is said now.
+    if (result.duplicateOf) await reporter.answered(result);
   } catch (error) {
     await progress?.close();
     const said = outbound(failureMessage(error), credentials(), ctx.serverUrl);

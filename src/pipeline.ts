@@ -26,7 +26,10 @@ import { DEFAULT_RECORD_RETENTION } from './recall/records.js';
 import { ThreadIndex } from './recall/threads.js';
 import type { Progress } from './report/progress.js';
 import type { RunTranscript } from './report/transcript.js';
-import { run as runRecall, type RunResult } from './run.js';
+import { run as runRecall, type Delivered, type RunResult } from './run.js';
+import { redactCredentials } from './agent/credentials.js';
+import { CARD_TIMEOUT_MS } from './cards/card-writer.js';
+import { CARD_AGENT, CARD_SYSTEM } from './cards/card-prompt.js';
 
 const MAX_MODEL_RETRIES = 3;
 const PRIOR_WORK_LIMIT = 3;
@@ -55,6 +58,8 @@ export interface PipelineOptions {
   github?: GitHubReader | undefined;
   progress: Progress;
   publish?: ((answer: string) => Promise<string | undefined>) | undefined;
+  /** Posts (or prints) the answer as soon as it exists, before the card and the save (run.ts). */
+  deliver?: ((answer: Delivered) => Promise<void>) | undefined;
   /** Keeps the run's transcript (report/transcript.ts); absent: none is written. */
   transcript?: RunTranscript | undefined;
   /**
@@ -126,6 +131,7 @@ export async function runPipeline(o: PipelineOptions): Promise<RunResult> {
     warn: log.warning,
     ...(o.audience ? { audience: o.audience } : {}),
     ...(o.allowAsked ? { allowAsked: true } : {}),
+    ...(inputs.memoryCards ? { toolFreeAgents: { [CARD_AGENT]: CARD_SYSTEM } } : {}),
   });
   let threads: ThreadIndex | undefined;
   try {
@@ -159,6 +165,11 @@ export async function runPipeline(o: PipelineOptions): Promise<RunResult> {
           return host;
         },
         ...(publish ? { publish } : {}),
+        ...(o.deliver ? { deliver: o.deliver } : {}),
+        // The card is written from the run's request, answer and the files the agent edited, in a session with no tools (cards/).
+        ...(inputs.memoryCards
+          ? { cards: { model: inputs.memoryCardModel, timeoutMs: CARD_TIMEOUT_MS, redact: (text: string) => redactCredentials(text, credentials()), clock, touched: () => progress.filesEdited() } }
+          : {}),
         ...(o.transcript ? { keepTranscript: (server, sessionId, run) => o.transcript!.capture(server, sessionId, run) } : {}),
       },
     );

@@ -1,3 +1,4 @@
+import type { Card } from './recall/card.js';
 import type { CheckedCitation } from './recall/citations.js';
 import type { RunRecord } from './recall/records.js';
 import type { Finding, MemoryInfo } from './recall/memory-index.js';
@@ -98,9 +99,16 @@ export interface AgentServer {
   models(): Promise<Record<string, string[]>>;
   /**
    * Ask `model` once in `sessionId` (no tools, no limits watch: the caller bounds it with `signal`);
-   * its answer and usage. Rejects with an AgentError that says why.
+   * its answer and usage. `agent`: an agent of the run's configuration that may use no tool, whose
+   * prompt replaces OpenCode's (a card's); else the model is told it gives a second opinion.
+   * Rejects with an AgentError that says why.
    */
-  ask(sessionId: string, model: { providerID: string; modelID: string }, text: string, signal: AbortSignal): Promise<AgentReply>;
+  ask(sessionId: string, model: { providerID: string; modelID: string }, text: string, signal: AbortSignal, o?: { agent?: string }): Promise<AgentReply>;
+  /**
+   * The models OpenCode's configuration names (the run's `model` input first, then `model`) and
+   * its `small_model`, for work that is not the agent's (a run's card). Absent: not known.
+   */
+  configuredModels?(): Promise<{ model?: { providerID: string; modelID: string }; small?: { providerID: string; modelID: string } }>;
   /** Ask the model; resolves with its final answer or rejects with an AgentError. */
   prompt(sessionId: string, text: string): Promise<AgentReply>;
   /** Add a message to the session without calling the model. */
@@ -226,6 +234,8 @@ export interface PastWork {
   check(record: RunRecord): RecalledWork;
   addRun(run: RunOutcome): RunRecord;
   addFinding(finding: Finding, run: { task: Task; runId: string; sessionId?: string }): RunRecord;
+  /** Gives record `id` its card (cards/); false when there is no such record. */
+  addCard?(id: string, card: Card): boolean;
   /** Drops records past their retention; how many. */
   retain(): number;
   save(): void;

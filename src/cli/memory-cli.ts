@@ -12,11 +12,11 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { DATABASE_FILE } from '../memory/layout.js';
-import { MemoryIndex } from '../recall/memory-index.js';
 import { DEFAULT_RECORD_RETENTION, RECORDS_FILE, type RunRecord } from '../recall/records.js';
 import { sessionsToPrune } from '../recall/retention.js';
 import { deleteSessions } from '../recall/store-writer.js';
-import { ThreadIndex } from '../recall/threads.js';
+import { CARDS_FLAGS, CARDS_USAGE, writeMissingCards } from './memory-cards-cli.js';
+import { openIndex } from './memory-folder.js';
 import { describeCitations } from '../recall/citations.js';
 import { parseCommand, UsageError, wholeNumber, words } from './args.js';
 import { projectMemoryPath } from './project-memory.js';
@@ -51,6 +51,7 @@ Shows one record (an id from search or list): the request, the answer or finding
 of the code it cites in --workspace (default: the current folder).
 
 ${STORE_HELP}`,
+  cards: CARDS_USAGE,
   prune: `Usage: recall memory prune --store PATH [--max-sessions N] [--max-age-days D] [--record-retention-days D] [--write]
 
 Applies the retention rule: keeps the newest N sessions (default 50) and every session updated in
@@ -85,11 +86,12 @@ PATH is the memory folder \`recall run\` prints (its newest snapshot is changed)
 in it, or a memory folder as Recall restores it. An archive file cannot be changed.`,
 };
 
-export const MEMORY_USAGE = `Usage: recall memory <search|list|show|prune|forget|import> --store PATH [...]
+export const MEMORY_USAGE = `Usage: recall memory <search|list|show|cards|prune|forget|import> --store PATH [...]
 
   search   the records that match some words        (recall memory search --help)
   list     the newest records, with their ids       (recall memory list --help)
   show     one record, and its cited code's state   (recall memory show --help)
+  cards    write the cards records have not got     (recall memory cards --help)
   prune    apply the retention rule to a store      (recall memory prune --help)
   forget   remove one record and its session        (recall memory forget --help)
   import   add records and cards from a file or GitHub (recall memory import --help)
@@ -99,18 +101,6 @@ ${STORE_HELP}`;
 interface Output {
   out: (line: string) => void;
   err: (line: string) => void;
-}
-
-function openIndex(dir: string, workspace: string, retentionDays?: number): MemoryIndex {
-  const threads = ThreadIndex.load(dir).index;
-  return new MemoryIndex({
-    memoryDir: dir,
-    workingFile: path.join(dir, RECORDS_FILE),
-    workspace,
-    threadOf: (id) => threads.threadOf(id),
-    clock: () => new Date(),
-    ...(retentionDays !== undefined ? { retention: { maxAgeDays: retentionDays, maxRecords: DEFAULT_RECORD_RETENTION.maxRecords } } : {}),
-  });
 }
 
 const oneLine = (s: string) => s.replace(/\s+/g, ' ').trim();
@@ -131,6 +121,8 @@ const OPTIONS = {
   file: { type: 'string' },
   'from-github': { type: 'string' },
   since: { type: 'string' },
+  model: { type: 'string' },
+  'opencode-config': { type: 'string' },
 } as const;
 
 /** The flags each command takes (beside --help). */
@@ -138,6 +130,7 @@ const FLAGS: Record<string, ReadonlyArray<keyof typeof OPTIONS>> = {
   search: ['store', 'query', 'limit', 'json', 'workspace'],
   list: ['store', 'thread', 'kind', 'limit', 'json', 'workspace'],
   show: ['store', 'id', 'json', 'workspace'],
+  cards: CARDS_FLAGS,
   prune: ['store', 'max-sessions', 'max-age-days', 'record-retention-days', 'write', 'workspace'],
   forget: ['store', 'id'],
   import: ['store', 'file', 'from-github', 'since'],
@@ -150,7 +143,7 @@ export async function memoryCommand(args: string[], io: Output): Promise<void> {
     return;
   }
   const flags = FLAGS[command];
-  if (!flags) throw new UsageError(`memory has no command ${JSON.stringify(command)}: search, list, show, prune, forget or import`, 'memory');
+  if (!flags) throw new UsageError(`memory has no command ${JSON.stringify(command)}: search, list, show, cards, prune, forget or import`, 'memory');
   const name = `memory ${command}`;
   const v = parseCommand(name, rest, Object.fromEntries(flags.map((f) => [f, OPTIONS[f]])));
   if (v === 'help') {
@@ -161,6 +154,7 @@ export async function memoryCommand(args: string[], io: Output): Promise<void> {
   // prune changes a memory folder in place: it is always named.
   if (command === 'import') return importCommand(words(v.store as string | undefined, 'store', 'PATH (the memory folder `recall run` prints)', name), v as Parameters<typeof importCommand>[1], io);
   if (command === 'forget') return forgetCommand(words(v.store as string | undefined, 'store', 'PATH (the memory folder `recall run` prints)', name), words(v.id as string | undefined, 'id', 'a record id (search and list print them)', name), io);
+  if (command === 'cards') return writeMissingCards(words(v.store as string | undefined, 'store', 'PATH (the memory folder `recall run` prints)', name), v, io);
   if (command === 'prune') return prune(words(v.store as string | undefined, 'store', 'PATH (the memory folder `recall run` prints)', name), v, workspace, io);
   const store = v.store === undefined ? localMemory(workspace, name, io) : words(v.store as string, 'store', 'PATH (the memory folder `recall run` prints, a snapshot or an archive file)', name);
 

@@ -5,6 +5,7 @@
  * memory directory (out of the agent's reach); the save copies it in.
  */
 import type { PastWork, RecalledWork, RunOutcome, SessionSummary, TokenUsage } from '../ports.js';
+import type { Card } from './card.js';
 import { checkCitation, citationsIn } from './citations.js';
 import { DEFAULT_RECORD_RETENTION, loadRecords, retainRecords, saveRecords, type RecordRetention, type RunRecord } from './records.js';
 import { recordFromSession } from './rebuild.js';
@@ -179,6 +180,14 @@ export class MemoryIndex implements PastWork {
     };
     this.records.push(record);
     return record;
+  }
+
+  /** Gives record `id` its card (cards/); false when there is no such record. */
+  addCard(id: string, card: Card): boolean {
+    const record = this.records.find((r) => r.id === id);
+    if (!record) return false;
+    record.card = card;
+    return true;
   }
 
   /** A record by id; reading it is a use, and extends its life. */

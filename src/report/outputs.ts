@@ -85,11 +85,20 @@ export async function writeJobSummary(task: Task, result: RunResult): Promise<vo
       [{ data: 'Pruned sessions', header: true }, pruneLine(result.prune)],
       [{ data: 'Tokens', header: true }, `${t.input} in, ${t.output} out, ${t.reasoning} reasoning, ${t.cacheRead} cache read, ${t.cacheWrite} cache write`],
       [{ data: 'Cost', header: true }, `$${result.cost.toFixed(4)}`],
+      [{ data: 'Memory cards', header: true }, cardsLine(result.cards)],
       [{ data: 'Duration', header: true }, `${(result.durationMs / 1000).toFixed(1)} s`],
     ])
     .addHeading('Answer', 3)
     .addRaw(result.response || '_(the agent gave no text answer)_', true)
     .write();
+}
+
+/** The cards the run wrote (RFC-006), what they cost (in the totals above). */
+function cardsLine(cards: RunResult['cards']): string {
+  if (!cards) return 'off (memory-cards: false)';
+  const t = cards.tokens;
+  const dropped = cards.dropped > 0 ? `, ${cards.dropped} dropped (see the warnings)` : '';
+  return `${cards.written} written${dropped}; ${t.input} tokens in, ${t.output} out, $${cards.cost.toFixed(4)} (in the totals)`;
 }
 
 /** The job summary of a run that failed: what failed and what to do, as the thread says it. */
