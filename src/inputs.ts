@@ -57,6 +57,10 @@ export interface Inputs {
   uploadTranscript: boolean;
   /** The models the agent may ask with its dispatch tool (none: no tool). */
   dispatchModels: ModelRef[];
+  /** Write a card for every run once its answer is posted (memory-cards). */
+  memoryCards: boolean;
+  /** The model cards are written with (memory-card-model); undefined: OpenCode's small_model, else the run's model. */
+  memoryCardModel: ModelRef | undefined;
 }
 
 /** The defaults, as action.yml declares them (a test keeps the two equal). */
@@ -92,6 +96,8 @@ export const INPUT_DEFAULTS = {
   'memory-signing-key': '',
   'upload-transcript': 'true',
   'dispatch-models': '',
+  'memory-cards': 'true',
+  'memory-card-model': '',
 } as const;
 
 type Read = (name: string) => string;
@@ -177,6 +183,8 @@ export function readInputs(read: Read): Inputs {
     memorySigningKey: signingKey(read('memory-signing-key').trim()),
     uploadTranscript: boolean('upload-transcript', get('upload-transcript')),
     dispatchModels: modelList('dispatch-models', get('dispatch-models')),
+    memoryCards: boolean('memory-cards', get('memory-cards')),
+    memoryCardModel: cardModel(get('memory-card-model')),
   };
 }
 
@@ -207,6 +215,14 @@ function modelList(name: string, value: string): ModelRef[] {
       throw new InputError(`Input ${name} names "${id}", which is not provider/model: list models like openai/gpt-5 or anthropic/claude-sonnet-4-5, separated by commas or new lines`);
     }
   });
+}
+
+function cardModel(value: string): ModelRef | undefined {
+  try {
+    return parseModel(value);
+  } catch {
+    throw new InputError(`Input memory-card-model is "${value}", which is not provider/model: write one like anthropic/claude-haiku-4-5, or leave it empty to use OpenCode's small_model (else the run's model)`);
+  }
 }
 
 function signingKey(value: string): string {

@@ -21,9 +21,10 @@ import { fenceUntrusted, sanitizeUntrusted } from './github/untrusted.js';
 import { readInputs, type Inputs } from './inputs.js';
 import { memoryLayout } from './memory/layout.js';
 import type { Poster } from './agent/tools/tool-host.js';
-import { setFailureOutputs, setRunOutputs, setSkippedOutputs, writeFailureSummary, writeJobSummary } from './report/outputs.js';
+import { reportMemoryChange, setFailureOutputs, setRunOutputs, setSkippedOutputs, writeFailureSummary, writeJobSummary } from './report/outputs.js';
 import { RunFailed } from './run.js';
-import { recallFolders, runPipeline } from './pipeline.js';
+import { openMemory, recallFolders, runPipeline } from './pipeline.js';
+import { answerMemoryRequest, memoryRequestIn, type MemoryRequest } from './forget/on-github.js';
 import { Progress } from './report/progress.js';
 import { findCheckout, type FoundCheckout } from './git/checkout.js';
 import { publishChanges, type PublishTarget } from './publish/publish.js';
@@ -68,6 +69,9 @@ async function main(env: NodeJS.ProcessEnv): Promise<void> {
   core.setOutput('thread-key', trigger.threadKey);
 
   const api = createGitHubApi(inputs.githubToken, ctx.repository);
+  // `<trigger> forget <id>` and `<trigger> wrong <id>`: Recall changes its memory itself, no agent runs.
+  const memoryAsk = trigger.triggerComment && trigger.subject ? memoryRequestIn(trigger.request) : undefined;
+  if (memoryAsk) return changeMemory(env, inputs, ctx, { ...trigger, subject: trigger.subject! }, api, memoryAsk);
   // A comment's payload does not say whether its pull request comes from a fork: ask before
   // authorizing; otherwise after. Either way once.
   let pull: PullDetails | undefined =
@@ -131,7 +135,7 @@ async function main(env: NodeJS.ProcessEnv): Promise<void> {
     const poster = task.kind === 'job' ? jobPoster(api, credentials, ctx.serverUrl, runUrl, ctx.eventName) : undefined;
     // What the agent does, in the log and (where someone waits) the thread: what is shown there goes out like every comment.
     const show = reporter.progress?.bind(reporter);
-    progress = new Progress({ log: core.info, minIntervalMs: PROGRESS_INTERVAL_MS, redact: (text) => redactCredentials(text, credentials()), ...(show ? { show: (text: string) => show(outbound(text, credentials(), ctx.serverUrl)) } : {}) });
+    const checklist = (progress = new Progress({ log: core.info, minIntervalMs: PROGRESS_INTERVAL_MS, redact: (text) => redactCredentials(text, credentials()), ...(show ? { show: (text: string) => show(outbound(text, credentials(), ctx.serverUrl)) } : {}) }));
     // The folder the agent works in, and what publish needs of it, read before the agent runs.
     const checkout = await findCheckout(env.GITHUB_WORKSPACE || process.cwd(), inputs.checkoutPath, {
       pathEnv: env.PATH,
@@ -158,6 +162,13 @@ async function main(env: NodeJS.ProcessEnv): Promise<void> {
       github: { api, repository: ctx.repository, redact: (text) => redactCredentials(text, credentials()) },
       progress,
       publish,
+      // The answer is posted as soon as the agent gave it: the card, the prune and the save come after (run.ts).
+      deliver: async (answer) => {
+        await checklist.close();
+        // The agent had the model provider's keys: none of the run's credentials leaves in what is
+        // posted, and nothing it wrote makes GitHub fetch another host (outbound.ts).
+        await reporter.answered({ ...answer, response: outbound(answer.response, credentials(), ctx.serverUrl) });
+      },
       transcript,
       state: (keys, choice) => new ActionState(layout.memoryDir, keys, choice),
       openCodeCache: actionsCacheForOpenCode(env, { info: core.info, warning: core.warning }, saveOpenCodeEntry),
@@ -168,12 +179,11 @@ async function main(env: NodeJS.ProcessEnv): Promise<void> {
     });
     await progress.close();
     if (progress.filesEdited().length > 0) core.info(`Files edited: ${progress.filesEdited().join(', ')}`);
-    // The agent had the model provider's keys: none of the run's credentials leaves in what is
-    // posted, and nothing it wrote makes GitHub fetch another host (outbound.ts).
     result.response = outbound(result.response, credentials(), ctx.serverUrl);
     setRunOutputs(result, task.threadKey);
     await writeJobSummary(task, result);
-    await reporter.answered(result);
+    // A delivery answered before was not run: it is said now.
+    if (result.duplicateOf) await reporter.answered(result);
   } catch (error) {
     await progress?.close();
     const said = outbound(failureMessage(error), credentials(), ctx.serverUrl);
@@ -183,6 +193,37 @@ async function main(env: NodeJS.ProcessEnv): Promise<void> {
   } finally {
     await transcript.publish({ upload: inputs.uploadTranscript });
   }
+}
+
+/** Answers a forget or wrong comment (forget/on-github.ts): the commenter's permission, then memory restored, changed and saved. */
+async function changeMemory(env: NodeJS.ProcessEnv, inputs: Inputs, ctx: ReturnType<typeof readEventContext>, trigger: Act & { subject: NonNullable<Act['subject']> }, api: GitHubApi, ask: MemoryRequest): Promise<void> {
+  const layout = memoryLayout(env.RUNNER_TEMP || os.tmpdir());
+  const credentials = () => runCredentials(env, layout.agentStateDir);
+  const log = { info: core.info, warning: core.warning, debug: core.debug };
+  const clock = () => new Date();
+  const outcome = await answerMemoryRequest({
+    ask,
+    actor: trigger.actor,
+    // The permission alone: whether the thread is a fork's pull request does not matter to memory.
+    authorize: () => authorize(api, trigger.actor, undefined, { allowedBots: inputs.allowedBots, allowForks: inputs.allowForks, allowedUsers: inputs.allowedUsers }),
+    memory: () => openMemory({ env, inputs, layout, credentials, log, clock }).memory,
+    memoryDir: layout.memoryDir,
+    reply: async (text) => {
+      await api.createComment(trigger.subject.number, `${outbound(text, credentials(), ctx.serverUrl)}\n\n${deliveryMarker(trigger.deliveryId)}`);
+    },
+    clock,
+    log,
+  });
+  if (outcome.silent) return skip(outcome.silent, trigger.threadKey);
+  core.info(outcome.said);
+  const change = outcome.change;
+  await reportMemoryChange(trigger.threadKey, {
+    request: `${ask.verb} ${ask.id} (by @${trigger.actor.login})`,
+    said: outcome.said,
+    ...(change?.done === 'forgotten' ? { forgotten: { id: change.id, sessions: change.sessions } } : {}),
+    ...(change?.done === 'marked wrong' ? { marked: change.id } : {}),
+    ...(outcome.save ? { save: outcome.save } : {}),
+  });
 }
 
 /**
@@ -216,8 +257,9 @@ async function changePublisher(
       ? { kind: 'issue', number: subject.number, base }
       : { kind: 'job', base };
   const threadUrl = subject ? `${ctx.serverUrl}/${ctx.repository}/issues/${subject.number}` : undefined;
-  // The private git directory the commit is built in, made from the checkout as it is now.
-  const staging = checkout.facts ? await Staging.prepare(checkout.facts, { parent: layout.root, pathEnv: env.PATH }) : undefined;
+  // The private git directory the commit is built in, made from the checkout as it is now: what
+  // differs from it after the agent is what the agent changed.
+  const staging = checkout.facts ? await Staging.prepare(checkout.facts, { parent: layout.root, pathEnv: env.PATH, recallDirs: recallFolders(env, layout) }) : undefined;
   return (answer) =>
     publishChanges({
       checkout: checkout.facts,

@@ -17,6 +17,7 @@ import { describeGitEntryChanges, hasGitEntryChanges, removeAgentGitEntries, sca
 import type { Inputs } from './inputs.js';
 import type { MemoryChoice } from './memory/factory.js';
 import { createMemoryStore } from './memory/factory.js';
+import { recallFilesMerge } from './forget/forget.js';
 import { memoryKeys, type MemoryKeys } from './memory/keys.js';
 import type { MemoryLayout } from './memory/layout.js';
 import type { MemoryStore, RunState, Task } from './ports.js';
@@ -25,7 +26,10 @@ import { DEFAULT_RECORD_RETENTION } from './recall/records.js';
 import { ThreadIndex } from './recall/threads.js';
 import type { Progress } from './report/progress.js';
 import type { RunTranscript } from './report/transcript.js';
-import { run as runRecall, type RunResult } from './run.js';
+import { run as runRecall, type Delivered, type RunResult } from './run.js';
+import { redactCredentials } from './agent/credentials.js';
+import { CARD_TIMEOUT_MS } from './cards/card-writer.js';
+import { CARD_AGENT, CARD_SYSTEM } from './cards/card-prompt.js';
 
 const MAX_MODEL_RETRIES = 3;
 const PRIOR_WORK_LIMIT = 3;
@@ -54,6 +58,8 @@ export interface PipelineOptions {
   github?: GitHubReader | undefined;
   progress: Progress;
   publish?: ((answer: string) => Promise<string | undefined>) | undefined;
+  /** Posts (or prints) the answer as soon as it exists, before the card and the save (run.ts). */
+  deliver?: ((answer: Delivered) => Promise<void>) | undefined;
   /** Keeps the run's transcript (report/transcript.ts); absent: none is written. */
   transcript?: RunTranscript | undefined;
   /**
@@ -77,25 +83,12 @@ export async function runPipeline(o: PipelineOptions): Promise<RunResult> {
   const readOnly = untrustedCode || o.untrustedRequest === true;
   const clock = () => new Date();
   const runId = `${env.GITHUB_RUN_ID || String(Date.now())}-${env.GITHUB_RUN_ATTEMPT || '1'}`;
-  const keys = memoryKeys(inputs.memoryKeyPrefix, env.GITHUB_RUN_ID || String(Date.now()), env.GITHUB_RUN_ATTEMPT || '1');
   const workspace = o.workspace;
   // Every `.git` in the folder before the agent runs: the sandbox makes them read-only, and any the
   // agent makes anyway is removed once it has stopped (RFC-007).
   const skip = recallFolders(env, layout);
   const gitEntries = o.checkout?.gitEntries ?? scanGitEntries(workspace, { skip });
-  const choice = { backend: inputs.memoryBackend, path: inputs.memoryPath, endpoint: inputs.memoryS3Endpoint, branch: inputs.memoryBranch };
-  const memory = createMemoryStore({
-    choice,
-    memoryDir: layout.memoryDir,
-    keys,
-    env,
-    log,
-    clock,
-    credentials,
-    signingKey: inputs.memorySigningKey,
-    workingFiles: [layout.threadIndexFile, layout.recordsFile],
-    token: inputs.githubToken,
-  });
+  const { memory, keys, choice } = openMemory({ env, inputs, layout, credentials, log, clock });
   const state = o.state(keys, choice, memory);
   if (inputs.memoryBackend === 's3' && inputs.model?.providerID === 'amazon-bedrock' && !(env.RECALL_S3_ACCESS_KEY_ID && env.RECALL_S3_SECRET_ACCESS_KEY)) {
     log.warning('The agent holds the AWS credentials Recall also uses for the memory bucket (its model is on Amazon Bedrock): it could read or rewrite every memory in the bucket. Give memory credentials of its own in RECALL_S3_ACCESS_KEY_ID and RECALL_S3_SECRET_ACCESS_KEY.');
@@ -138,6 +131,7 @@ export async function runPipeline(o: PipelineOptions): Promise<RunResult> {
     warn: log.warning,
     ...(o.audience ? { audience: o.audience } : {}),
     ...(o.allowAsked ? { allowAsked: true } : {}),
+    ...(inputs.memoryCards ? { toolFreeAgents: { [CARD_AGENT]: CARD_SYSTEM } } : {}),
   });
   let threads: ThreadIndex | undefined;
   try {
@@ -171,6 +165,11 @@ export async function runPipeline(o: PipelineOptions): Promise<RunResult> {
           return host;
         },
         ...(publish ? { publish } : {}),
+        ...(o.deliver ? { deliver: o.deliver } : {}),
+        // The card is written from the run's request, answer and the files the agent edited, in a session with no tools (cards/).
+        ...(inputs.memoryCards
+          ? { cards: { model: inputs.memoryCardModel, timeoutMs: CARD_TIMEOUT_MS, redact: (text: string) => redactCredentials(text, credentials()), clock, touched: () => progress.filesEdited() } }
+          : {}),
         ...(o.transcript ? { keepTranscript: (server, sessionId, run) => o.transcript!.capture(server, sessionId, run) } : {}),
       },
     );
@@ -184,6 +183,27 @@ export async function runPipeline(o: PipelineOptions): Promise<RunResult> {
       );
     }
   }
+}
+
+/** The memory the inputs choose, as this run's attempt saves it (and its keys and choice, for the post step). */
+export function openMemory(o: { env: NodeJS.ProcessEnv; inputs: Inputs; layout: MemoryLayout; credentials: () => string[]; log: PipelineOptions['log']; clock: () => Date }) {
+  const { env, inputs, layout } = o;
+  const keys = memoryKeys(inputs.memoryKeyPrefix, env.GITHUB_RUN_ID || String(Date.now()), env.GITHUB_RUN_ATTEMPT || '1');
+  const choice: MemoryChoice = { backend: inputs.memoryBackend, path: inputs.memoryPath, endpoint: inputs.memoryS3Endpoint, branch: inputs.memoryBranch };
+  const memory = createMemoryStore({
+    choice,
+    memoryDir: layout.memoryDir,
+    keys,
+    env,
+    log: o.log,
+    clock: o.clock,
+    credentials: o.credentials,
+    signingKey: inputs.memorySigningKey,
+    workingFiles: [layout.threadIndexFile, layout.recordsFile],
+    token: inputs.githubToken,
+    recallFiles: recallFilesMerge,
+  });
+  return { memory, keys, choice };
 }
 
 /** Recall's own folders (real paths): never looked into for `.git`, never committed. */

@@ -1,3 +1,4 @@
+import type { Card } from './recall/card.js';
 import type { CheckedCitation } from './recall/citations.js';
 import type { RunRecord } from './recall/records.js';
 import type { Finding, MemoryInfo } from './recall/memory-index.js';
@@ -25,6 +26,18 @@ export interface SaveOutcome {
   warning?: string;
   /** Sessions another run saved meanwhile, merged in before this save. */
   merged?: string[];
+}
+
+/**
+ * Recall's own files in a memory directory (its thread index, its index of past work and what people
+ * told it to forget), as the save's merge of an overlapping run's memory needs them: memory/ knows
+ * them only through this (recall/forgotten.ts is the real one).
+ */
+export interface RecallFilesMerge {
+  /** Sessions that must neither come in from `theirs` nor stay in `ours`: forgotten in either. */
+  forgottenSessions(ours: string, theirs: string): ReadonlySet<string>;
+  /** Merges Recall's files of `theirs` into `ours`, given the sessions merged in; what either forgot leaves `ours`. */
+  merge(ours: string, theirs: string, mergedSessions: ReadonlySet<string>): void;
 }
 
 /** Where memory lives between runs (the Actions cache, a directory, ...). */
@@ -86,9 +99,16 @@ export interface AgentServer {
   models(): Promise<Record<string, string[]>>;
   /**
    * Ask `model` once in `sessionId` (no tools, no limits watch: the caller bounds it with `signal`);
-   * its answer and usage. Rejects with an AgentError that says why.
+   * its answer and usage. `agent`: an agent of the run's configuration that may use no tool, whose
+   * prompt replaces OpenCode's (a card's); else the model is told it gives a second opinion.
+   * Rejects with an AgentError that says why.
    */
-  ask(sessionId: string, model: { providerID: string; modelID: string }, text: string, signal: AbortSignal): Promise<AgentReply>;
+  ask(sessionId: string, model: { providerID: string; modelID: string }, text: string, signal: AbortSignal, o?: { agent?: string }): Promise<AgentReply>;
+  /**
+   * The models OpenCode's configuration names (the run's `model` input first, then `model`) and
+   * its `small_model`, for work that is not the agent's (a run's card). Absent: not known.
+   */
+  configuredModels?(): Promise<{ model?: { providerID: string; modelID: string }; small?: { providerID: string; modelID: string } }>;
   /** Ask the model; resolves with its final answer or rejects with an AgentError. */
   prompt(sessionId: string, text: string): Promise<AgentReply>;
   /** Add a message to the session without calling the model. */
@@ -104,6 +124,11 @@ export interface AgentServer {
   logLines?(): string[];
   /** Stop the server and wait until its files are closed. Idempotent. */
   stop(): Promise<void>;
+  /**
+   * Stops every process the agent started that still runs (a helper it put in the background),
+   * leaving OpenCode serving; how many could not be stopped (0: none is left). Absent: none can be.
+   */
+  stopAgentProcesses?(): Promise<number>;
 }
 
 export interface AgentLauncher {
@@ -209,6 +234,8 @@ export interface PastWork {
   check(record: RunRecord): RecalledWork;
   addRun(run: RunOutcome): RunRecord;
   addFinding(finding: Finding, run: { task: Task; runId: string; sessionId?: string }): RunRecord;
+  /** Gives record `id` its card (cards/); false when there is no such record. */
+  addCard?(id: string, card: Card): boolean;
   /** Drops records past their retention; how many. */
   retain(): number;
   save(): void;

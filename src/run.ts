@@ -27,6 +27,7 @@ import { formatRunSummary } from './recall/run-summary.js';
 import { describe } from './errors.js';
 import { turnDigest } from './memory/store-check.js';
 import { addUsage, NO_TOKENS, type Usage } from './agent/usage.js';
+import { runCardSources, writeCards, type CardSettings } from './cards/card-writer.js';
 
 export interface RunSettings extends RetentionRule {
   /** How many earlier runs at most are put in the prompt. */
@@ -54,6 +55,17 @@ export interface RunPorts {
    * the answer, or nothing when nothing changed. Never throws.
    */
   publish?: (answer: string) => Promise<string | undefined>;
+  /**
+   * Posts the answer where it is awaited, as soon as the run's record is made: before its card,
+   * the prune and the save, which never delay it. A failure to post is thrown by run() once memory
+   * is saved.
+   */
+  deliver?: (answer: Delivered) => Promise<void>;
+  /**
+   * Writes the cards of the run's record and its findings once the answer is out (cards/), on the
+   * still running OpenCode; `touched`: the files the agent edited. Absent: no cards (memory-cards: false).
+   */
+  cards?: CardSettings & { touched?: () => readonly string[] };
   /** Keeps the run's transcript once the agent answered, failed or was stopped (report/transcript.ts); never throws. */
   keepTranscript?: (server: AgentServer, sessionId: string, run: { task: Task; sent: string; continued: boolean; failure?: string }) => Promise<void>;
 }
@@ -81,8 +93,13 @@ export interface RunResult {
   prune: PruneReport;
   tokens: TokenUsage;
   cost: number;
+  /** The cards this run wrote (their tokens and cost are in `tokens` and `cost`). */
+  cards?: { written: number; dropped: number; tokens: TokenUsage; cost: number };
   durationMs: number;
 }
+
+/** What is posted once the agent answered (run() has not saved memory yet), or for a delivery answered before. */
+export type Delivered = Pick<RunResult, 'sessionId' | 'continued' | 'duplicateOf' | 'response' | 'recalled' | 'tokens' | 'cost' | 'durationMs'>;
 
 /** A run that failed after memory was restored; carries what is known for the outputs. */
 export class RunFailed extends Error {
@@ -175,6 +192,7 @@ export async function run(task: Task, settings: RunSettings, ports: RunPorts): P
   let sessionId: string | undefined;
   let reply: AgentReply | undefined;
   let failure: unknown;
+  let undelivered: { error: unknown } | undefined;
   try {
     tools = ports.openTools ? await ports.openTools(index, task) : undefined;
     server = await timed('Starting OpenCode', () => agent.start({ tools: tools?.files ?? {} }));
@@ -212,16 +230,38 @@ export async function run(task: Task, settings: RunSettings, ports: RunPorts): P
     const publish = ports.publish;
     if (reply && publish) {
       const answer = reply.text;
-      const said = await timed('Publishing changes', () => publish(answer));
+      // Nothing the agent started may run while Recall reads the checkout: a helper left in the
+      // background could swap a folder git has listed for a link to what the sandbox hides (RFC-007).
+      const left = (await live.stopAgentProcesses?.()) ?? 0;
+      const said = left > 0 ? processesLeft(left) : await timed('Publishing changes', () => publish(answer));
       if (said) {
         log.info(said);
         reply = { ...reply, text: `${reply.text}\n\n${said}` };
       }
     }
     await writeSummary(server, sessionId, threads.index, task, recalled, clock(), reply ? { answer: reply.text } : { error: failed! }, log);
-    index.addRun({ task, runId: settings.runId, sessionId, text: reply ? reply.text : failed!, failed: !reply, tokens: reply?.tokens ?? NO_TOKENS, cost: reply?.cost ?? 0 });
+    const record = index.addRun({ task, runId: settings.runId, sessionId, text: reply ? reply.text : failed!, failed: !reply, tokens: reply?.tokens ?? NO_TOKENS, cost: reply?.cost ?? 0 });
     if (!reply) throw failure;
     threads.index.answeredWith(task.deliveryId, sessionId, clock());
+
+    // The answer goes out now; what follows (the card, the prune, the save) never delays it.
+    const deliver = ports.deliver;
+    if (deliver) {
+      const answer: Delivered = { sessionId, continued, response: reply.text, recalled, tokens: reply.tokens, cost: reply.cost, durationMs: clock().getTime() - startedAt.getTime() };
+      await deliver(answer).catch((error: unknown) => {
+        undelivered = { error };
+      });
+    }
+    let cards: RunResult['cards'];
+    if (ports.cards) {
+      const settingsOfCards = ports.cards;
+      const sources = runCardSources(record, index, { runId: settings.runId, request: task.query.text, answer: reply.text, touched: settingsOfCards.touched?.() ?? [] });
+      let written = 0;
+      const id = sessionId;
+      const spent = await timed('Writing the card', () => writeCards(live, id, index, sources, settingsOfCards, log, (_r, outcome) => void (written += 'card' in outcome ? 1 : 0)));
+      cards = { written, dropped: sources.length - written, ...spent };
+      reply = { ...reply, ...addUsage(reply, spent) };
+    }
 
     const prune = await pruneSessions(server, doomed, children, sessions.length + (continued ? 0 : 1), freedBytes, log);
     const dropped = index.retain();
@@ -238,7 +278,7 @@ export async function run(task: Task, settings: RunSettings, ports: RunPorts): P
     if (memorySave.warning) log.warning(memorySave.warning);
     log.info(memorySave.saved ? `Memory saved as ${memorySave.key}` : 'Memory was not saved');
 
-    return {
+    const result: RunResult = {
       sessionId,
       continued,
       response: reply.text,
@@ -249,9 +289,14 @@ export async function run(task: Task, settings: RunSettings, ports: RunPorts): P
       prune,
       tokens: reply.tokens,
       cost: reply.cost,
+      ...(cards ? { cards } : {}),
       durationMs: clock().getTime() - startedAt.getTime(),
     };
+    if (undelivered) throw undelivered.error;
+    return result;
   } catch (error) {
+    // The answer could not be posted, after memory was saved: said as it is, not as a failed run.
+    if (undelivered && error === undelivered.error) throw error;
     await tools?.stop().catch(() => undefined);
     if (server) {
       await server.stop().catch(() => undefined);
@@ -268,6 +313,11 @@ export async function run(task: Task, settings: RunSettings, ports: RunPorts): P
     const message = server?.explain?.(describe(error)) ?? describe(error);
     throw new RunFailed(message, restored.status, sessionId, recalled, clock().getTime() - startedAt.getTime(), { cause: error });
   }
+}
+
+/** Why nothing is published when processes the agent started could not be stopped. */
+export function processesLeft(left: number): string {
+  return `Recall did not commit the agent's changes: ${left === 1 ? 'a process' : `${left} processes`} the agent started could not be stopped, and Recall reads the checkout only when nothing the agent started runs. Nothing was pushed; the changes stay in the checkout.`;
 }
 
 export function composePrompt(task: Task, recalled: readonly RecalledWork[], o: { budget: number; tools: boolean; rules?: string }): string {

@@ -14,7 +14,7 @@ import { buildAgentEnvironment, projectConfigs, providersInUse } from './environ
 import { credentialFreeCopies, findGitCredentials, gitCredentialsWarning } from './git-credentials.js';
 import { ISOLATION_FIX, type Isolation } from './isolation.js';
 import { OpenCodeAgent, type ModelRef } from './opencode.js';
-import { agentConfig, policyEnvironment, policyViolations, unansweredAsks, type AgentPolicy } from './policy.js';
+import { agentConfig, policyEnvironment, policyViolations, unansweredAsks, withToolFreeAgents, type AgentPolicy } from './policy.js';
 import { startOpenCodeServer } from './server.js';
 import { ServerLog } from './server-log.js';
 import type { AgentStep } from './watch.js';
@@ -56,6 +56,8 @@ export interface OpenCodeLauncherOptions {
    * loop): only for a person running Recall locally who says so (--allow-asked). Denied otherwise.
    */
   allowAsked?: boolean;
+  /** Agents of Recall's own that may use no tool, name -> prompt (the card writer's, cards/). */
+  toolFreeAgents?: Readonly<Record<string, string>>;
 }
 
 /**
@@ -176,7 +178,7 @@ export class OpenCodeLauncher implements AgentLauncher {
         parentEnv: this.o.parentEnv,
         stateRoot: layout.agentStateDir,
         databasePath: layout.databasePath,
-        config: agentConfig(this.o.userConfig, this.o.model, p, turnedOff, this.o.allowAsked ? 'allow' : 'deny'),
+        config: withToolFreeAgents(agentConfig(this.o.userConfig, this.o.model, p, turnedOff, this.o.allowAsked ? 'allow' : 'deny'), this.o.toolFreeAgents ?? {}),
         model: this.o.model,
         dispatchModels,
         extraAllowed: this.o.extraEnv,
@@ -255,6 +257,7 @@ export class OpenCodeLauncher implements AgentLauncher {
       ...(this.o.onStep ? { onStep: this.o.onStep } : {}),
       serverLog,
       stop: () => server.stop(),
+      stopAgentProcesses: () => server.stopAgentProcesses(),
     });
     // An unknown provider or model fails now, with OpenCode's own list, not at the prompt.
     // One list of what OpenCode can use, for the model and every dispatch model.

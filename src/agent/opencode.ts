@@ -38,6 +38,8 @@ export interface OpenCodeAgentOptions {
   /** The server's warnings and errors (server-log.ts): what a failure's "check server logs" points at. */
   serverLog?: ServerLog;
   stop: () => Promise<void>;
+  /** Stops what the agent left running below the server (server.ts); how many are left. */
+  stopAgentProcesses?: () => Promise<number>;
 }
 
 export function parseModel(model: string): ModelRef | undefined {
@@ -112,7 +114,21 @@ export class OpenCodeAgent implements AgentServer {
     return Object.fromEntries(data.providers.map((p) => [p.id, Object.keys(p.models ?? {})]));
   }
 
-  async ask(sessionId: string, model: ModelRef, text: string, signal: AbortSignal): Promise<AgentReply> {
+  async configuredModels(): Promise<{ model?: ModelRef; small?: ModelRef }> {
+    const { data } = await this.client.config.get(undefined, { throwOnError: true });
+    const named = (m: unknown) => {
+      try {
+        return typeof m === 'string' ? parseModel(m) : undefined;
+      } catch {
+        return undefined; // not provider/model: OpenCode would not use it either
+      }
+    };
+    const model = this.o.model ?? named(data.model);
+    const small = named(data.small_model);
+    return { ...(model ? { model } : {}), ...(small ? { small } : {}) };
+  }
+
+  async ask(sessionId: string, model: ModelRef, text: string, signal: AbortSignal, o: { agent?: string } = {}): Promise<AgentReply> {
     const abort = () => void this.client.session.abort({ sessionID: sessionId }).catch(() => undefined);
     signal.addEventListener('abort', abort, { once: true });
     // OpenCode retries a failing provider forever: a dispatched prompt gives up when the run's would.
@@ -131,7 +147,7 @@ export class OpenCodeAgent implements AgentServer {
     const spent = () => this.usageOf(sessionId, () => true);
     try {
       const result = await this.client.session.prompt(
-        { sessionID: sessionId, model, system: SECOND_OPINION, tools: { '*': false }, parts: [{ type: 'text', text }] },
+        { sessionID: sessionId, model, ...(o.agent ? { agent: o.agent } : { system: SECOND_OPINION }), tools: { '*': false }, parts: [{ type: 'text', text }] },
         { signal },
       );
       if (result.error || !result.data) throw new AgentError(`OpenCode refused the prompt: ${JSON.stringify(result.error ?? 'no answer')}`);
@@ -211,6 +227,10 @@ export class OpenCodeAgent implements AgentServer {
 
   stop(): Promise<void> {
     return this.o.stop();
+  }
+
+  async stopAgentProcesses(): Promise<number> {
+    return (await this.o.stopAgentProcesses?.()) ?? 0;
   }
 
   /** Tokens and cost of every assistant message that answered the user message `parentId`. */

@@ -160,6 +160,20 @@ export function agentConfig(user: Config, model: ModelRef | undefined, policy: A
   return config;
 }
 
+/**
+ * `config` with agents of Recall's own (name -> prompt) that may use no tool: every permission
+ * denied, hidden from the agent's choices, and at most two model calls (a model that calls a tool
+ * anyway is told on the second that tools are off; with one step OpenCode says so on the first,
+ * asking for a summary instead of the answer). A run's card is written by one (cards/); the user's
+ * configuration cannot widen them.
+ */
+export function withToolFreeAgents(config: Config, prompts: Readonly<Record<string, string>>): Config {
+  if (Object.keys(prompts).length === 0) return config;
+  const agents = isObject(config.agent) ? config.agent : {};
+  const quiet = Object.fromEntries(Object.entries(prompts).map(([name, prompt]) => [name, { mode: 'subagent', hidden: true, description: 'Recall writes a run\'s memory card (no tools).', prompt, steps: 2, permission: { '*': 'deny' } }]));
+  return { ...config, agent: { ...agents, ...quiet } };
+}
+
 export interface AgentRules {
   name: string;
   permission: Array<{ permission: string; pattern: string; action: string }>;

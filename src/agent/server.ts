@@ -26,6 +26,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer, type AddressInfo } from 'node:net';
 import { createInterface } from 'node:readline';
+import { AgentProcesses } from './agent-processes.js';
 import { signalProcessTree } from './stop-process.js';
 
 export interface OpenCodeServerOptions {
@@ -59,6 +60,11 @@ export interface OpenCodeServer {
   stop(): Promise<void>;
   /** Resolves with the exit code, or null when the process ended by a signal (the normal case after stop()). */
   exited: Promise<number | null>;
+  /**
+   * Stops every process below the server but those that ran when it became ready (the wrapper,
+   * the sandbox's first process, OpenCode): what the agent left running. How many are left (0: none).
+   */
+  stopAgentProcesses(withinMs?: number): Promise<number>;
 }
 
 const LISTENING = /opencode server listening on (https?:\/\/\S+)/;
@@ -216,7 +222,9 @@ async function launch(o: OpenCodeServerOptions, port: number, deadline: number):
       );
     });
     if (child.pid === undefined) throw new OpenCodeStartError('OpenCode has no pid', [...recent]);
-    return { url, pid: child.pid, stop, exited };
+    // Before the agent has run anything: what runs below the server now is OpenCode's own.
+    const own = AgentProcesses.record(child.pid);
+    return { url, pid: child.pid, stop, exited, stopAgentProcesses: (withinMs) => own.stop(withinMs) };
   } catch (err) {
     await stop();
     throw err;

@@ -14,7 +14,7 @@ import PACKAGE from '../../package.json' with { type: 'json' };
 const USAGE = `Usage: recall <command> [--help]
 
   run      run the agent on a checkout, with memory          (recall run --help)
-  memory   search, list, show or prune a memory              (recall memory --help)
+  memory   search, list, show, prune, forget or import memory (recall memory --help)
 
   recall --version   prints Recall's version and the OpenCode release it runs`;
 

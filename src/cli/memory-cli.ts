@@ -12,16 +12,18 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { DATABASE_FILE } from '../memory/layout.js';
-import { MANIFEST_FILE, readManifest, writeManifest } from '../memory/integrity.js';
-import { MemoryIndex } from '../recall/memory-index.js';
 import { DEFAULT_RECORD_RETENTION, RECORDS_FILE, type RunRecord } from '../recall/records.js';
 import { sessionsToPrune } from '../recall/retention.js';
 import { deleteSessions } from '../recall/store-writer.js';
-import { ThreadIndex } from '../recall/threads.js';
+import { CARDS_FLAGS, CARDS_USAGE, writeMissingCards } from './memory-cards-cli.js';
+import { openIndex } from './memory-folder.js';
 import { describeCitations } from '../recall/citations.js';
 import { parseCommand, UsageError, wholeNumber, words } from './args.js';
 import { projectMemoryPath } from './project-memory.js';
 import { openStorePath, storeFolder } from './store-path.js';
+import { forgetCommand } from './forget-cli.js';
+import { importCommand } from './import-cli.js';
+import { resignManifest, signingKeyFor } from './change-folder.js';
 
 const STORE_HELP = `PATH is the memory folder \`recall run\` prints (the newest snapshot in it is read), a
 snapshot folder, a memory folder as Recall restores it (the one holding opencode.db), or an Actions
@@ -49,6 +51,7 @@ Shows one record (an id from search or list): the request, the answer or finding
 of the code it cites in --workspace (default: the current folder).
 
 ${STORE_HELP}`,
+  cards: CARDS_USAGE,
   prune: `Usage: recall memory prune --store PATH [--max-sessions N] [--max-age-days D] [--record-retention-days D] [--write]
 
 Applies the retention rule: keeps the newest N sessions (default 50) and every session updated in
@@ -59,32 +62,45 @@ signed memory needs RECALL_MEMORY_SIGNING_KEY set to its memory-signing-key.
 
 PATH is the memory folder \`recall run\` prints, a snapshot folder in it, or a memory folder as
 Recall restores it. An archive file cannot be pruned.`,
+  forget: `Usage: recall memory forget --store PATH --id RECORD_ID
+
+Forgets one record (an id from search or list), in place: the record and its card, its session
+and the session's child sessions are removed, the store is vacuumed, and a tombstone in the index
+keeps a save that merges another run's memory from bringing them back. Prints what it removed. A
+signed memory needs RECALL_MEMORY_SIGNING_KEY set to its memory-signing-key. On GitHub, a comment
+\`<trigger> forget RECORD_ID\` by someone with write access does the same at the next save.
+
+PATH is the memory folder \`recall run\` prints (its newest snapshot is changed), a snapshot folder
+in it, or a memory folder as Recall restores it. An archive file cannot be changed.`,
+  import: `Usage: recall memory import --store PATH (--file FILE.jsonl | --from-github OWNER/REPO [--since DAYS])
+
+Adds memory, in place: from --file, one JSON object a line (the README's "Importing memory" gives
+the format): a card for a session's record, {"sessionId", "card"}, or a record with no session,
+{"id", "kind", "title", "request", "answer", "files", "labels", "createdAt", "card"?}. With
+--from-github, a record for each issue closed and each pull request merged in the last DAYS days
+(default 90), read through the GitHub API (GITHUB_TOKEN or GH_TOKEN; GITHUB_API_URL for GitHub
+Enterprise Server). Importing again adds nothing. Prints what it added, merged and refused, and why.
+Text is checked, bounded and cleaned like all memory; this process's credentials are redacted.
+
+PATH is the memory folder \`recall run\` prints (its newest snapshot is changed), a snapshot folder
+in it, or a memory folder as Recall restores it. An archive file cannot be changed.`,
 };
 
-export const MEMORY_USAGE = `Usage: recall memory <search|list|show|prune> --store PATH [...]
+export const MEMORY_USAGE = `Usage: recall memory <search|list|show|cards|prune|forget|import> --store PATH [...]
 
   search   the records that match some words        (recall memory search --help)
   list     the newest records, with their ids       (recall memory list --help)
   show     one record, and its cited code's state   (recall memory show --help)
+  cards    write the cards records have not got     (recall memory cards --help)
   prune    apply the retention rule to a store      (recall memory prune --help)
+  forget   remove one record and its session        (recall memory forget --help)
+  import   add records and cards from a file or GitHub (recall memory import --help)
 
 ${STORE_HELP}`;
 
 interface Output {
   out: (line: string) => void;
   err: (line: string) => void;
-}
-
-function openIndex(dir: string, workspace: string, retentionDays?: number): MemoryIndex {
-  const threads = ThreadIndex.load(dir).index;
-  return new MemoryIndex({
-    memoryDir: dir,
-    workingFile: path.join(dir, RECORDS_FILE),
-    workspace,
-    threadOf: (id) => threads.threadOf(id),
-    clock: () => new Date(),
-    ...(retentionDays !== undefined ? { retention: { maxAgeDays: retentionDays, maxRecords: DEFAULT_RECORD_RETENTION.maxRecords } } : {}),
-  });
 }
 
 const oneLine = (s: string) => s.replace(/\s+/g, ' ').trim();
@@ -102,6 +118,11 @@ const OPTIONS = {
   'max-age-days': { type: 'string' },
   'record-retention-days': { type: 'string' },
   write: { type: 'boolean' },
+  file: { type: 'string' },
+  'from-github': { type: 'string' },
+  since: { type: 'string' },
+  model: { type: 'string' },
+  'opencode-config': { type: 'string' },
 } as const;
 
 /** The flags each command takes (beside --help). */
@@ -109,7 +130,10 @@ const FLAGS: Record<string, ReadonlyArray<keyof typeof OPTIONS>> = {
   search: ['store', 'query', 'limit', 'json', 'workspace'],
   list: ['store', 'thread', 'kind', 'limit', 'json', 'workspace'],
   show: ['store', 'id', 'json', 'workspace'],
+  cards: CARDS_FLAGS,
   prune: ['store', 'max-sessions', 'max-age-days', 'record-retention-days', 'write', 'workspace'],
+  forget: ['store', 'id'],
+  import: ['store', 'file', 'from-github', 'since'],
 };
 
 export async function memoryCommand(args: string[], io: Output): Promise<void> {
@@ -119,7 +143,7 @@ export async function memoryCommand(args: string[], io: Output): Promise<void> {
     return;
   }
   const flags = FLAGS[command];
-  if (!flags) throw new UsageError(`memory has no command ${JSON.stringify(command)}: search, list, show or prune`, 'memory');
+  if (!flags) throw new UsageError(`memory has no command ${JSON.stringify(command)}: search, list, show, cards, prune, forget or import`, 'memory');
   const name = `memory ${command}`;
   const v = parseCommand(name, rest, Object.fromEntries(flags.map((f) => [f, OPTIONS[f]])));
   if (v === 'help') {
@@ -128,6 +152,9 @@ export async function memoryCommand(args: string[], io: Output): Promise<void> {
   }
   const workspace = path.resolve((v.workspace as string | undefined) ?? process.cwd());
   // prune changes a memory folder in place: it is always named.
+  if (command === 'import') return importCommand(words(v.store as string | undefined, 'store', 'PATH (the memory folder `recall run` prints)', name), v as Parameters<typeof importCommand>[1], io);
+  if (command === 'forget') return forgetCommand(words(v.store as string | undefined, 'store', 'PATH (the memory folder `recall run` prints)', name), words(v.id as string | undefined, 'id', 'a record id (search and list print them)', name), io);
+  if (command === 'cards') return writeMissingCards(words(v.store as string | undefined, 'store', 'PATH (the memory folder `recall run` prints)', name), v, io);
   if (command === 'prune') return prune(words(v.store as string | undefined, 'store', 'PATH (the memory folder `recall run` prints)', name), v, workspace, io);
   const store = v.store === undefined ? localMemory(workspace, name, io) : words(v.store as string, 'store', 'PATH (the memory folder `recall run` prints, a snapshot or an archive file)', name);
 
@@ -204,11 +231,7 @@ async function prune(store: string, v: Record<string, string | boolean | undefin
   const retention = num('record-retention-days', DEFAULT_RECORD_RETENTION.maxAgeDays);
   const folder = storeFolder(store, name);
   // A pruned store gets a new manifest; a signed one needs the key, or the next restore refuses it.
-  const signingKey = process.env.RECALL_MEMORY_SIGNING_KEY || undefined;
-  const manifestFile = path.join(folder, MANIFEST_FILE);
-  const manifest = readManifest(folder);
-  const signed = typeof manifest?.signature === 'string';
-  if (v.write && signed && !signingKey) throw new UsageError('this memory is signed (memory-signing-key): set RECALL_MEMORY_SIGNING_KEY to that key to prune it, or the next restore would refuse it', name);
+  const { manifest, signingKey } = v.write ? signingKeyFor(folder, name) : { manifest: undefined, signingKey: undefined };
   const scratch = fs.mkdtempSync(path.join(os.tmpdir(), 'recall-memory-'));
   try {
     const { dir } = await openStorePath(folder, scratch, name);
@@ -225,11 +248,7 @@ async function prune(store: string, v: Record<string, string | boolean | undefin
     fs.copyFileSync(path.join(dir, RECORDS_FILE), path.join(folder, RECORDS_FILE));
     deleteSessions(path.join(folder, DATABASE_FILE), doomed);
     // The snapshot stays what it was: the same key, place and earlier snapshots, signed again.
-    if (fs.existsSync(manifestFile)) {
-      const text = (value: unknown) => (typeof value === 'string' ? value : undefined);
-      const earlier = Array.isArray(manifest?.earlier) ? manifest.earlier.filter((k): k is string => typeof k === 'string') : undefined;
-      writeManifest(folder, { now: new Date(), signingKey, earlier, key: text(manifest?.key), place: text(manifest?.place) });
-    }
+    resignManifest(folder, manifest, signingKey);
   } finally {
     fs.rmSync(scratch, { recursive: true, force: true });
   }

@@ -39,6 +39,8 @@ const INPUT_FLAGS = [
   'allow-unisolated-shell',
   'memory-key-prefix',
   'dispatch-models',
+  'memory-cards',
+  'memory-card-model',
 ] as const;
 
 export const RUN_USAGE = `Usage: recall run --prompt TEXT [--thread KEY] [--memory DIR] [--workspace DIR] [--model provider/model] [--allow-asked] [--<input> VALUE ...]
@@ -148,13 +150,17 @@ export async function runCommand(args: string[], io: Output, env: NodeJS.Process
       audience: 'shell',
       allowAsked: parsed['allow-asked'] === true,
       log,
+      // The answer is printed as soon as it exists; the card and the save follow (run.ts).
+      deliver: async (answer) => {
+        await progress.close();
+        io.out(redactCredentials(answer.response, credentials()));
+      },
     });
     await progress.close();
-    io.out(redactCredentials(result.response, credentials()));
     const recalled = result.recalled.map((w) => w.record.id).join(', ');
     log.info(
       `Session ${result.sessionId}${result.continued ? ' (continued)' : ''}; ${result.tokens.input} tokens in, ${result.tokens.output} out; ` +
-        `$${result.cost.toFixed(4)}; ${(result.durationMs / 1000).toFixed(1)} s; prior work: ${recalled || 'none'}; ` +
+        `$${result.cost.toFixed(4)}${result.cards ? ` (a card: ${result.cards.written} written, ${result.cards.tokens.input + result.cards.tokens.output} tokens)` : ''}; ${(result.durationMs / 1000).toFixed(1)} s; prior work: ${recalled || 'none'}; ` +
         (result.memorySave.saved ? `memory saved as ${result.memorySave.key}` : 'memory not saved'),
     );
     if (progress.filesEdited().length > 0) log.info(`Files edited (not committed): ${progress.filesEdited().join(', ')}`);
@@ -201,7 +207,7 @@ function localTask(prompt: string, thread: string): Task {
  * dependencies are installed there: the OpenCode `npm ci` put beside it is used before anything
  * else, so a local run never installs OpenCode again.
  */
-function recallHome(): string | undefined {
+export function recallHome(): string | undefined {
   const script = process.argv[1];
   if (!script || !fs.existsSync(script)) return undefined;
   const home = path.resolve(path.dirname(fs.realpathSync(script)), '..', '..');

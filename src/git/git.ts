@@ -13,7 +13,7 @@
  * The push's credential reaches the git child alone, in its environment, never a file or a
  * command line.
  */
-import { spawn, type ChildProcessByStdio } from 'node:child_process';
+import { spawn, type ChildProcess, type ChildProcessByStdio } from 'node:child_process';
 import * as path from 'node:path';
 import type { Readable, Writable } from 'node:stream';
 
@@ -59,6 +59,8 @@ export interface GitSetting {
   workTree?: string;
   /** GIT_CEILING_DIRECTORIES: git finds a repository only in the folder it runs in, never above it. */
   noWalkUp?: boolean;
+  /** How long one git command may take; then it is killed and fails with code 124, saying so. Default: no bound. */
+  timeoutMs?: number;
 }
 
 export interface GitRunOptions {
@@ -84,12 +86,13 @@ export class Git {
   run(args: readonly string[], o: GitRunOptions = {}): Promise<GitResult> {
     return new Promise((resolve, reject) => {
       const child = this.spawn(args, o);
+      const late = this.bound(child);
       let stdout = '';
       let stderr = '';
       child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
       child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
       child.on('error', reject);
-      child.on('close', (code) => resolve({ code: code ?? 1, stdout, stderr }));
+      child.on('close', (code) => resolve(late() ?? { code: code ?? 1, stdout, stderr }));
       child.stdin.on('error', () => undefined); // a git that exits early closes its stdin: its exit code says why
       child.stdin.end(o.input);
     });
@@ -98,12 +101,13 @@ export class Git {
   /** Runs `git args` with its output as a stream (a blob's bytes); `done` settles when it exits. */
   stream(args: readonly string[], o: GitRunOptions = {}): { stdout: Readable; done: Promise<GitResult> } {
     const child = this.spawn(args, o);
+    const late = this.bound(child);
     child.stdin.end();
     let stderr = '';
     child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
     const done = new Promise<GitResult>((resolve, reject) => {
       child.on('error', reject);
-      child.on('close', (code) => resolve({ code: code ?? 1, stdout: '', stderr }));
+      child.on('close', (code) => resolve(late() ?? { code: code ?? 1, stdout: '', stderr }));
     });
     return { stdout: child.stdout, done };
   }
@@ -116,6 +120,24 @@ export class Git {
     const r = await done;
     if (r.code !== 0) throw new Error(`git ${args[0]} failed: ${lastLines(r.stderr)}`);
     return Buffer.concat(chunks);
+  }
+
+  /**
+   * Kills `child` once timeoutMs has passed (a sparse file of terabytes would keep `git add` hashing
+   * zeros for days). Call the result when it has closed: the result to give when it was killed.
+   */
+  private bound(child: ChildProcess): () => GitResult | undefined {
+    const ms = this.setting.timeoutMs;
+    if (ms === undefined) return () => undefined;
+    let killed = false;
+    const timer = setTimeout(() => {
+      killed = true;
+      child.kill('SIGKILL');
+    }, ms);
+    return () => {
+      clearTimeout(timer);
+      return killed ? { code: 124, stdout: '', stderr: `it did not finish within ${ms >= 1000 ? `${ms / 1000} s` : `${ms} ms`} and was stopped` } : undefined;
+    };
   }
 
   private spawn(args: readonly string[], o: GitRunOptions): ChildProcessByStdio<Writable, Readable, Readable> {

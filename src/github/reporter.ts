@@ -3,7 +3,7 @@
  * says "working" and is then replaced by the answer (or a review, for pull request reviews),
  * with a footer Recall writes, not the model. On failure the comment says what failed.
  */
-import type { RunResult } from '../run.js';
+import type { Delivered } from '../run.js';
 import { describe } from '../errors.js';
 import type { GitHubApi, PullDetails } from './api.js';
 import { isSessionId } from '../recall/threads.js';
@@ -31,7 +31,7 @@ export function isRecallComment(c: { authorIsBot: boolean; body: string }): bool
 export interface Reporter {
   started(): Promise<void>;
   /** Post the outcome; throws when it cannot, because someone is waiting for it. */
-  answered(result: RunResult): Promise<void>;
+  answered(result: Delivered): Promise<void>;
   /** Say what failed; never throws. */
   failed(message: string): Promise<void>;
   /** Show the agent's progress while it works (a checklist in Markdown); absent where nobody waits. */
@@ -56,7 +56,7 @@ export interface ThreadReporterOptions {
   onWorking?: (comment: { id: number; marker: string } | undefined) => void;
 }
 
-export function footer(result: RunResult | undefined, runUrl: string | undefined): string {
+export function footer(result: Delivered | undefined, runUrl: string | undefined): string {
   const parts = [runUrl ? `[run log](${runUrl})` : 'Recall'];
   if (result) {
     const t = result.tokens;
@@ -98,7 +98,7 @@ export class ThreadReporter implements Reporter {
     await this.o.api.updateComment(this.commentId, `${this.marker}\n${WORKING}${runUrl ? `: [follow the job](${runUrl})` : ''}.\n\n${checklist}`).catch((e: unknown) => this.o.warn(`Could not show progress in the thread: ${describe(e)}`));
   }
 
-  async answered(result: RunResult): Promise<void> {
+  async answered(result: Delivered): Promise<void> {
     const { api, trigger, pull, runUrl } = this.o;
     if (result.duplicateOf) {
       await this.write(`${this.marker}\nThis request was already answered in an earlier run (session \`${result.duplicateOf}\`).\n\n${footer(undefined, runUrl)}`);

@@ -1,7 +1,7 @@
 /**
  * The one place that turns the memory-backend choice into a MemoryStore, for main and post.
  */
-import type { Logger, MemoryStore } from '../ports.js';
+import type { Logger, MemoryStore, RecallFilesMerge } from '../ports.js';
 import type { MemoryBackendName } from '../inputs.js';
 import { ActionsCacheBackend } from './actions-cache.js';
 import { CacheServiceClient, usesCacheServiceV2 } from './cache-service.js';
@@ -37,6 +37,8 @@ export function createMemoryStore(o: {
   workingFiles?: string[];
   /** github-token: what the git-branch backend pushes with (never stored, never in step state). */
   token?: string;
+  /** How Recall's own files merge with an overlapping run's (forget/forget.ts); absent: only sessions merge. */
+  recallFiles?: RecallFilesMerge;
 }): MemoryStore {
   let backend: SnapshotBackend;
   switch (o.choice.backend) {
@@ -93,6 +95,7 @@ export function createMemoryStore(o: {
     signingKey: o.signingKey || undefined,
     place: memoryPlace(o.choice, o.env),
     workingFiles: o.workingFiles,
+    ...(o.recallFiles ? { recallFiles: o.recallFiles } : {}),
   });
 }
 

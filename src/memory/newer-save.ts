@@ -5,10 +5,8 @@
  * already found unusable is not merged at all.
  */
 import * as fs from 'node:fs';
-import type { Logger } from '../ports.js';
+import type { Logger, RecallFilesMerge } from '../ports.js';
 import { describe } from '../errors.js';
-import { ThreadIndex } from '../recall/threads.js';
-import { mergeRecords } from '../recall/records.js';
 import { checkMemory, type RestoredAs } from './integrity.js';
 import { isFutureDated, keyTime } from './keys.js';
 import { mergeSessions } from './merge.js';
@@ -42,6 +40,8 @@ export interface NewerSaveContext {
   checkRestored: () => { unusable?: string };
   /** Where a snapshot fetched as `key` must say it was saved, when signed (integrity.ts). */
   restoredAs: (key: string) => RestoredAs;
+  /** Merges Recall's own files (absent: only the sessions are merged). */
+  recallFiles?: RecallFilesMerge | undefined;
 }
 
 /** What the merge did: the sessions it added and from which key, or why the save must not go ahead. */
@@ -108,11 +108,10 @@ export async function mergeNewerSave(o: NewerSaveContext): Promise<NewerSaveMerg
   }
   if (problem) return { warning: `Memory saved by an overlapping run was not merged (${problem}); it is set aside and this save replaces it.` };
   try {
-    const result = mergeSessions(memoryDir, theirs, new Set(base.sessions));
-    const mine = ThreadIndex.load(memoryDir).index;
-    mine.adopt(ThreadIndex.load(theirs).index, new Set(result.added));
-    mine.save();
-    mergeRecords(memoryDir, theirs);
+    // A session either run was told to forget is not merged in (and leaves this store below).
+    const forgotten = o.recallFiles?.forgottenSessions(memoryDir, theirs) ?? new Set<string>();
+    const result = mergeSessions(memoryDir, theirs, new Set([...base.sessions, ...forgotten]));
+    o.recallFiles?.merge(memoryDir, theirs, new Set(result.added));
     o.log.info(`Memory: merged ${result.added.length} session(s) from ${newest}.`);
     const skipped = result.skipped.map((s) => `${s.sessionId}: ${s.reason}`).join('; ');
     return { merged: result.added, from: newest, ...(skipped ? { warning: `Some sessions of ${newest} could not be merged (${skipped}).` } : {}) };

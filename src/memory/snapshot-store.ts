@@ -7,7 +7,7 @@
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import type { Logger, MemoryStore, RestoreOutcome, SaveOutcome } from '../ports.js';
+import type { Logger, MemoryStore, RecallFilesMerge, RestoreOutcome, SaveOutcome } from '../ports.js';
 import { describe } from '../errors.js';
 import { THREAD_INDEX_FILE, ThreadIndex } from '../recall/threads.js';
 import { credentialForms } from '../agent/credentials.js';
@@ -105,6 +105,8 @@ export interface SnapshotStoreOptions {
    * past work): copied into memory by name at the save, over what the agent may have written there.
    */
   workingFiles?: string[];
+  /** How Recall's own files merge when a save merges an overlapping run's memory (absent: only sessions merge). */
+  recallFiles?: RecallFilesMerge;
 }
 
 

@@ -10,14 +10,14 @@
  * (staging.ts) with git's every program-starting setting off, never from a folder that holds a
  * repository, and only after a look with node:fs found no `.git` the agent made.
  */
-import * as path from 'node:path';
 import { redactCredentials } from '../agent/credentials.js';
 import { describe } from '../errors.js';
 import type { CheckoutFacts } from '../git/checkout.js';
 import { describeGitEntryChanges, gitEntryChanges, hasGitEntryChanges, scanGitEntries } from '../git/git-entries.js';
 import { tokenConfig } from '../git/git.js';
-import { files, gitHubChangesRefusal, gitlinkChanges, headBranchRefusal, isGitHubPath, LFS_REFUSAL, pathList, pathsWithAttribute, pushRefusal, stagingExclusions, type ChangedEntry } from './rules.js';
+import { files, gitHubChangesRefusal, gitlinkChanges, headBranchRefusal, isGitHubPath, LARGE_REFUSAL, LFS_REFUSAL, pathList, pathsWithAttribute, pushRefusal, checkoutExclusions, foldersInside, type ChangedEntry } from './rules.js';
 import type { Staging } from './staging.js';
+import { pathsThroughLinks } from './worktree.js';
 
 /** Where the changes go. */
 export type PublishTarget =
@@ -84,14 +84,22 @@ async function publish(o: PublishOptions): Promise<string | undefined> {
     o.log(`Nothing is committed: ${o.noCheckout ?? 'the workspace is not a git checkout'}.`);
     return o.noCheckout ? `Recall commits nothing in this run: ${o.noCheckout}.` : undefined;
   }
-  const inside = o.recallDirs.filter((d) => d.startsWith(`${checkout.top}${path.sep}`));
+  const inside = foldersInside(checkout.top, o.recallDirs);
   const planted = plantedRepositories(checkout, inside);
   if (planted) return planted;
 
-  const excluded = stagingExclusions({ gitlinkPaths: checkout.gitlinkPaths, gitEntryPaths: checkout.gitEntries.entries.filter((e) => e.kind !== 'bare').map((e) => e.path), recallDirs: inside.map((d) => path.relative(checkout.top, d).split(path.sep).join('/')) });
-  const changes = await staging.stage(excluded);
-  if (changes.length === 0) return undefined;
-  const changed = files(changes.length);
+  const changes = await staging.stage(checkoutExclusions(checkout, o.recallDirs));
+  const before = staging.changedBefore();
+  if (before.length > 0) o.log(`Left out ${files(before.length)} that changed before the agent ran (earlier steps of the job), never committed: ${pathList(before, 10)}`);
+  const large = staging.tooLarge();
+  if (large.length > 0) o.log(`Left out ${files(large.length)} past the size cap: ${pathList(large, 10)}`);
+  if (changes.length + large.length === 0) return undefined;
+  const changed = files(changes.length + large.length);
+  // Nothing the agent started runs now (run.ts): a folder that is a link after git walked it was swapped while it did.
+  const linked = pathsThroughLinks(checkout.top, changes.filter((c) => c.status !== 'D').map((c) => c.path));
+  if (linked.length > 0) {
+    return `The agent changed ${changed}, but Recall did not commit them: a folder of ${pathList(linked)} is a link now (or gone), so what git read there may lie outside the checkout. Nothing was pushed.`;
+  }
   const links = gitlinkChanges(changes);
   if (links.length > 0) {
     return `The agent changed ${changed}, but Recall did not commit them: ${pathList(links)} would enter the commit as a submodule (a git repository inside the checkout), which Recall never commits.`;
@@ -110,7 +118,7 @@ async function publish(o: PublishOptions): Promise<string | undefined> {
   }
 
   // What may not go is left out; the rest is committed, and the answer says what was left out.
-  const leftOut: string[] = [];
+  const leftOut: string[] = large.length > 0 ? [`${pathList(large)}: ${LARGE_REFUSAL}`] : [];
   const leave = async (paths: string[], why: string) => {
     await staging.leaveOut(paths);
     leftOut.push(`${pathList(paths)}: ${why}`);
@@ -123,7 +131,7 @@ async function publish(o: PublishOptions): Promise<string | undefined> {
   if (lfs.length > 0) await leave(lfs, LFS_REFUSAL);
   // Mutation: made `true` (or `>= 0`) this survives, equivalent: with nothing left out git is asked again for the same changes.
   const kept = leftOut.length > 0 ? await staging.changes() : changes;
-  const left = leftOut.length > 0 ? ` It left out ${leftOut.join('; ')}; ${changes.length - kept.length === 1 ? 'that change stays' : 'those changes stay'} in the checkout.` : '';
+  const left = leftOut.length > 0 ? ` It left out ${leftOut.join('; ')}; ${changes.length + large.length - kept.length === 1 ? 'that change stays' : 'those changes stay'} in the checkout.` : '';
   if (kept.length === 0) return `The agent changed ${changed}; Recall committed none of them.${left}`;
   const counted = files(kept.length);
 

@@ -2,6 +2,7 @@
  * Publish's rules, as small pure functions (RFC-007): what git's answers mean, what may be
  * committed, where Recall may push, and how each refusal is said. publish.ts runs them in order.
  */
+import * as path from 'node:path';
 
 /** One staged change against HEAD, from `git diff-index --cached -z` (raw format). */
 export interface ChangedEntry {
@@ -43,6 +44,23 @@ export function gitlinkChanges(entries: readonly ChangedEntry[]): string[] {
 export function stagingExclusions(o: { gitlinkPaths: readonly string[]; gitEntryPaths: readonly string[]; recallDirs: readonly string[] }): string[] {
   const nested = o.gitEntryPaths.map((p) => p.split('/').slice(0, -1).join('/')).filter(Boolean);
   return [...new Set([...o.gitlinkPaths, ...nested, ...o.recallDirs])].sort();
+}
+
+/** Recall's folders (real paths) that lie inside the checkout `top`. */
+export function foldersInside(top: string, dirs: readonly string[]): string[] {
+  return dirs.filter((d) => d.startsWith(`${top}${path.sep}`));
+}
+
+/**
+ * stagingExclusions for a checkout as read before the agent ran: the same before the agent (the
+ * snapshot staging.ts takes) and after it, so that only the agent's changes differ between them.
+ */
+export function checkoutExclusions(checkout: { top: string; gitlinkPaths: readonly string[]; gitEntries: { entries: ReadonlyArray<{ path: string; kind: string }> } }, recallDirs: readonly string[]): string[] {
+  return stagingExclusions({
+    gitlinkPaths: checkout.gitlinkPaths,
+    gitEntryPaths: checkout.gitEntries.entries.filter((e) => e.kind !== 'bare').map((e) => e.path),
+    recallDirs: foldersInside(checkout.top, recallDirs).map((d) => path.relative(checkout.top, d).split(path.sep).join('/')),
+  });
 }
 
 /** "1 file", "3 files". */
@@ -99,6 +117,9 @@ export function pathsWithAttribute(output: string, value: string): string[] {
 
 /** Why files Git LFS stores are left out: Recall runs no filter, so they would be committed whole. */
 export const LFS_REFUSAL = "Recall does not run Git LFS's filter (a program named in git's configuration), so a file LFS stores would be committed whole instead of as its LFS pointer";
+
+/** Why a file past the size cap (staging.ts MAX_FILE_BYTES) is left out. */
+export const LARGE_REFUSAL = 'larger than 100 MiB, the most Recall commits in one file (GitHub refuses more)';
 
 /** Why a push was refused, and what to do about it. */
 export function pushRefusal(output: string, ref: string): string {

@@ -7,12 +7,27 @@
  * (the agent could not write them, and even so), and none of git's settings comes from anywhere
  * but Recall (git/git.ts). The commit is made with plumbing (write-tree, commit-tree) and pushed
  * from here; the checkout's own `.git` is never written.
+ *
+ * Only what the agent changed is committed: before it runs, the work tree is staged here once
+ * (what earlier steps of the job left in the checkout among it: google-github-actions/auth's
+ * gha-creds-*.json, a build's output) and kept as a tree; afterwards a path whose entry is the same
+ * as in that tree is put back as HEAD has it. A file an earlier step changed and the agent then
+ * changed again is the agent's change, and is committed.
+ *
+ * No file larger than MAX_FILE_BYTES is staged (found by lstat before git reads it; a sparse file
+ * of terabytes costs no disk and would keep git hashing zeros for days), and no git command here
+ * runs longer than GIT_TIMEOUT_MS.
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { CheckoutFacts } from '../git/checkout.js';
 import { Git, type GitRunOptions } from '../git/git.js';
-import { parseRawDiff, type ChangedEntry } from './rules.js';
+import { checkoutExclusions, parseRawDiff, type ChangedEntry } from './rules.js';
+
+/** The largest file Recall commits (GitHub refuses a file past 100 MiB in a push). */
+export const MAX_FILE_BYTES = 100 * 1024 * 1024;
+/** The longest one git command of publish may take. */
+export const GIT_TIMEOUT_MS = 5 * 60_000;
 
 /** Private directories still on disk, removed when the process exits. */
 const leftOver = new Set<string>();
@@ -21,22 +36,36 @@ process.once('exit', () => {
 });
 
 export class Staging {
+  /** The tree of the work tree as it was before the agent ran. */
+  private before = '';
+  /** The paths the last stage() put back: changed before the agent ran, not by it. */
+  private earlier: string[] = [];
+  /** Files past the size cap the last add left out, each with what lstat said of it. */
+  private large = new Map<string, string>();
+  /** Those the look before the agent found as they are now: not the agent's. */
+  private largeBefore = new Map<string, string>();
+
   private constructor(
     private readonly dir: string,
     private readonly facts: CheckoutFacts,
     private readonly pathEnv: string | undefined,
+    private readonly limits: { maxFileBytes: number; timeoutMs: number },
   ) {}
 
-  /** Makes the private git directory for `facts`' checkout under `parent` (mode 0700). */
-  static async prepare(facts: CheckoutFacts, o: { parent: string; pathEnv: string | undefined }): Promise<Staging> {
+  /**
+   * Makes the private git directory for `facts`' checkout under `parent` (mode 0700), and stages
+   * the work tree as it is now (before the agent), but for what stage() leaves out too.
+   * `recallDirs`: Recall's own folders (real paths), never staged.
+   */
+  static async prepare(facts: CheckoutFacts, o: { parent: string; pathEnv: string | undefined; recallDirs: readonly string[]; maxFileBytes?: number; timeoutMs?: number }): Promise<Staging> {
     fs.mkdirSync(o.parent, { recursive: true, mode: 0o700 });
     const dir = fs.mkdtempSync(path.join(o.parent, 'publish-'));
     leftOver.add(dir);
-    const staging = new Staging(dir, facts, o.pathEnv);
+    const staging = new Staging(dir, facts, o.pathEnv, { maxFileBytes: o.maxFileBytes ?? MAX_FILE_BYTES, timeoutMs: o.timeoutMs ?? GIT_TIMEOUT_MS });
     try {
       const home = path.join(dir, 'home');
       fs.mkdirSync(home, { mode: 0o700 });
-      await new Git(dir, { path: o.pathEnv, home }).must(['init', '-q', '--bare', `--object-format=${facts.objectFormat}`, 'git']);
+      await new Git(dir, { path: o.pathEnv, home, timeoutMs: staging.limits.timeoutMs }).must(['init', '-q', '--bare', `--object-format=${facts.objectFormat}`, 'git']);
       const gitDir = path.join(dir, 'git');
       fs.writeFileSync(path.join(gitDir, 'objects', 'info', 'alternates'), `${fs.realpathSync(path.join(facts.commonDir, 'objects'))}\n`);
       copyIfThere(path.join(facts.commonDir, 'shallow'), path.join(gitDir, 'shallow'));
@@ -46,6 +75,10 @@ export class Staging {
       copyIfThere(path.join(facts.gitDir, 'index'), path.join(gitDir, 'index'));
       for (const name of fs.readdirSync(facts.gitDir).filter((n) => n.startsWith('sharedindex.'))) copyIfThere(path.join(facts.gitDir, name), path.join(gitDir, name));
       if (!facts.head) fs.rmSync(path.join(gitDir, 'index'), { force: true });
+      const git = staging.git();
+      await staging.add(checkoutExclusions(facts, o.recallDirs));
+      staging.before = (await git.must(['write-tree'])).trim();
+      staging.largeBefore = staging.large;
       return staging;
     } catch (error) {
       staging.dispose();
@@ -55,7 +88,7 @@ export class Staging {
 
   /** git with the private directory over the checkout. */
   git(): Git {
-    return new Git(this.facts.top, { path: this.pathEnv, home: path.join(this.dir, 'home'), gitDir: path.join(this.dir, 'git'), workTree: this.facts.top });
+    return new Git(this.facts.top, { path: this.pathEnv, home: path.join(this.dir, 'home'), gitDir: path.join(this.dir, 'git'), workTree: this.facts.top, timeoutMs: this.limits.timeoutMs });
   }
 
   /**
@@ -64,9 +97,40 @@ export class Staging {
    * Then the staged changes against HEAD, as git's raw diff.
    */
   async stage(excluded: readonly string[]): Promise<ChangedEntry[]> {
+    await this.add(excluded);
     const git = this.git();
-    await git.must(['add', '-A', '--', '.', ...excluded.map((p) => `:(exclude,top,literal)${p}`)]);
+    const since = new Set(parseRawDiff(await git.must(['diff-index', '--cached', '-z', '--no-renames', '--ignore-submodules=none', this.before])).map((e) => e.path));
+    const all = await this.changes();
+    this.earlier = all.filter((e) => !since.has(e.path)).map((e) => e.path);
+    if (this.earlier.length === 0) return all;
+    await this.leaveOut(this.earlier);
     return this.changes();
+  }
+
+  /** The paths the last stage() left out because they had changed before the agent ran (earlier steps'). */
+  changedBefore(): string[] {
+    return [...this.earlier];
+  }
+
+  /** The files past the size cap the agent made or changed, left out of the last stage(). */
+  tooLarge(): string[] {
+    return [...this.large].filter(([p, seen]) => this.largeBefore.get(p) !== seen).map(([p]) => p).sort();
+  }
+
+  /** `git add -A` but for `excluded` and the files past the size cap (found first, by lstat). */
+  private async add(excluded: readonly string[]): Promise<void> {
+    const git = this.git();
+    const spec = (paths: readonly string[]) => paths.map((p) => `:(exclude,top,literal)${p}`);
+    // What git would read: untracked files (not ignored) and tracked ones whose stat changed, listed
+    // without reading a file (`ls-files --modified` would: it hashes a file whose index entry has size 0).
+    const untracked = await git.must(['ls-files', '-z', '--others', '--exclude-standard', '--', '.', ...spec(excluded)]);
+    const statChanged = await git.must(['diff-files', '--name-only', '-z', '--', '.', ...spec(excluded)]);
+    this.large = new Map();
+    for (const p of new Set(`${untracked}${statChanged}`.split('\0').filter(Boolean))) {
+      const st = fs.lstatSync(path.join(this.facts.top, p), { throwIfNoEntry: false });
+      if (st?.isFile() && st.size > this.limits.maxFileBytes) this.large.set(p, `${st.dev}:${st.ino}:${st.size}:${st.mtimeMs}`);
+    }
+    await git.must(['add', '-A', '--', '.', ...spec([...excluded, ...this.large.keys()])]);
   }
 
   /** What the private index holds against HEAD (an empty tree when there is no HEAD). */

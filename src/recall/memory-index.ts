@@ -5,6 +5,7 @@
  * memory directory (out of the agent's reach); the save copies it in.
  */
 import type { PastWork, RecalledWork, RunOutcome, SessionSummary, TokenUsage } from '../ports.js';
+import type { Card } from './card.js';
 import { checkCitation, citationsIn } from './citations.js';
 import { DEFAULT_RECORD_RETENTION, loadRecords, retainRecords, saveRecords, type RecordRetention, type RunRecord } from './records.js';
 import { recordFromSession } from './rebuild.js';
@@ -12,6 +13,8 @@ import { RecordSearch, termsOf, type RecallQuery } from './search.js';
 import { moveSessionTo } from './store-writer.js';
 import { childSessions, openTodos, sessionBytes, sessionTexts, storedSessions, type StoredTodo } from './store-reader.js';
 import { errorSignatures, mentionedPaths } from './text.js';
+import { ageTombstones, forgottenIn, type Tombstone } from './tombstones.js';
+import { rankWrongLast } from './wrong.js';
 
 export interface MemoryIndexOptions {
   memoryDir: string;
@@ -49,6 +52,8 @@ export interface MemoryInfo {
 
 export class MemoryIndex implements PastWork {
   private records: RunRecord[];
+  /** What people told Recall to forget: kept with the records, so that no merge brings it back. */
+  private forgotten: Tombstone[];
   private readonly stored: SessionSummary[];
   private readonly todos: StoredTodo[];
   readonly problem?: string;
@@ -61,9 +66,11 @@ export class MemoryIndex implements PastWork {
     this.openedAt = o.clock();
     const loaded = loadRecords(o.memoryDir);
     this.problem = loaded.problem;
+    this.forgotten = loaded.forgotten;
     this.stored = storedSessions(o.memoryDir);
     const covered = new Set(loaded.records.map((r) => r.sessionId).filter(Boolean));
-    const missing = this.stored.filter((s) => !covered.has(s.id)).map((s) => s.id);
+    const gone = forgottenIn(this.forgotten).sessions; // a forgotten session's record is not rebuilt
+    const missing = this.stored.filter((s) => !covered.has(s.id) && !gone.has(s.id)).map((s) => s.id);
     const rebuilt = sessionTexts(o.memoryDir, missing).map((s) => recordFromSession(s, o.threadOf(s.id)));
     this.rebuilt = rebuilt.length;
     this.records = [...loaded.records, ...rebuilt];
@@ -101,7 +108,7 @@ export class MemoryIndex implements PastWork {
       const allGone = checked.citations.length > 0 && checked.citations.every((c) => c.state === 'gone');
       return { ...checked, matched: h.matched, score: h.score * (allGone ? 0.6 : 1) };
     });
-    const kept = recalled.sort((a, b) => b.score - a.score).slice(0, limit);
+    const kept = rankWrongLast(recalled.sort((a, b) => b.score - a.score)).slice(0, limit);
     for (const k of kept) k.record.usedAt = now; // a use of a memory extends its life
     return kept;
   }
@@ -175,6 +182,14 @@ export class MemoryIndex implements PastWork {
     return record;
   }
 
+  /** Gives record `id` its card (cards/); false when there is no such record. */
+  addCard(id: string, card: Card): boolean {
+    const record = this.records.find((r) => r.id === id);
+    if (!record) return false;
+    record.card = card;
+    return true;
+  }
+
   /** A record by id; reading it is a use, and extends its life. */
   get(id: string): RunRecord | undefined {
     const record = this.records.find((r) => r.id === id);
@@ -210,12 +225,15 @@ export class MemoryIndex implements PastWork {
   /** Records beyond their retention are dropped; their count. */
   retain(): number {
     const before = this.records.length;
-    this.records = retainRecords(this.records, this.o.retention ?? DEFAULT_RECORD_RETENTION, this.o.clock(), this.openedAt);
+    const rule = this.o.retention ?? DEFAULT_RECORD_RETENTION;
+    this.records = retainRecords(this.records, rule, this.o.clock(), this.openedAt);
+    // Past the records' retention no snapshot that held a forgotten record is restored any more.
+    this.forgotten = ageTombstones(this.forgotten, rule.maxAgeDays, this.o.clock());
     return before - this.records.length;
   }
 
   save(): void {
     for (const r of this.records) termsOf(r); // kept with each record: the next run need not stem it again
-    saveRecords(this.o.workingFile, this.records);
+    saveRecords(this.o.workingFile, this.records, this.forgotten);
   }
 }

@@ -7,6 +7,7 @@ import type { RecalledWork } from '../ports.js';
 import { fenceUntrusted, sanitizeUntrusted } from '../github/untrusted.js';
 import { describeCitations } from './citations.js';
 import { clip } from './run-summary.js';
+import { wrongNote } from './wrong.js';
 
 /** Default of the `prior-work-chars` input. */
 export const DEFAULT_PRIOR_WORK_CHARS = 6_000;
@@ -26,7 +27,7 @@ function header(w: RecalledWork): string {
     r.outcome,
     w.sessionLive ? `session ${r.sessionId}` : 'its session was pruned; this is its record',
   ].filter(Boolean);
-  const lines = [`### ${what}`, facts.join(' · ')];
+  const lines = [`### ${what}`, facts.join(' · '), ...[wrongNote(r)].filter((n): n is string => !!n)];
   const link = r.runUrl ?? r.links[0];
   if (link) lines.push(`Link: ${link}`);
   const cited = describeCitations(w.citations);

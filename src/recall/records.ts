@@ -9,6 +9,7 @@ import type { TokenUsage } from '../ports.js';
 import { readMemoryFile, writeMemoryFile } from '../memory/files.js';
 import { validCard, type Card } from './card.js';
 import { isSessionId } from './threads.js';
+import { forgottenIn, unionTombstones, validTombstones, type Tombstone } from './tombstones.js';
 
 export const RECORDS_FILE = 'recall-index.json';
 
@@ -64,11 +65,15 @@ export interface RunRecord {
   terms?: string;
   /** What a model wrote about the run from its own request and answer (card.ts), once it has one. */
   card?: Card;
+  /** Someone with write access said it is wrong (`<trigger> wrong <id>`): kept, ranked last, and said so (wrong.ts). */
+  wrong?: { by: string; at: string };
 }
 
 interface RecordsFile {
   version: 1;
   records: RunRecord[];
+  /** What people told Recall to forget (tombstones.ts): never merged back in. */
+  forgotten?: Tombstone[];
 }
 
 const LIMITS = { title: 300, request: 1_200, text: 3_000, subject: 300, why: 600, list: 50, item: 300, terms: 64 * 1024 };
@@ -123,25 +128,44 @@ export function validRecord(v: unknown): RunRecord | undefined {
     ...(typeof r.runUrl === 'string' && /^https:\/\/[^\s]+$/.test(r.runUrl) ? { runUrl: r.runUrl.slice(0, LIMITS.item) } : {}),
     ...(typeof r.terms === 'string' && r.terms.length <= LIMITS.terms ? { terms: r.terms } : {}),
     ...(validCard(r.card) ? { card: validCard(r.card) } : {}),
+    ...(validWrong(r.wrong) ? { wrong: validWrong(r.wrong) } : {}),
   };
 }
 
+function validWrong(v: unknown): RunRecord['wrong'] {
+  if (!v || typeof v !== 'object') return undefined;
+  const w = v as Record<string, unknown>;
+  // Said in the prompt beside the record: a login (or `cli:<user>`), never free text.
+  const by = typeof w.by === 'string' && /^[@\w.:[\]-]{1,100}$/.test(w.by) ? w.by : undefined;
+  return by && isTime(w.at) ? { by, at: w.at } : undefined;
+}
+
+/** The records a tombstone does not name; a session that was forgotten is no record's any more. */
+function notForgotten(records: readonly RunRecord[], forgotten: readonly Tombstone[]): RunRecord[] {
+  if (forgotten.length === 0) return [...records];
+  const gone = forgottenIn(forgotten);
+  return records
+    .filter((r) => !gone.ids.has(r.id))
+    .map((r) => (r.sessionId && gone.sessions.has(r.sessionId) ? (({ sessionId: _s, ...rest }) => rest)(r) : r));
+}
+
 /** The records in memory directory `dir` (its working copy with `workingFile`), and a problem reading them. */
-export function loadRecords(dir: string, o: { workingFile?: string } = {}): { records: RunRecord[]; problem?: string } {
+export function loadRecords(dir: string, o: { workingFile?: string } = {}): { records: RunRecord[]; forgotten: Tombstone[]; problem?: string } {
   try {
     const text = readMemoryFile(o.workingFile && readMemoryFile(o.workingFile) !== undefined ? o.workingFile : path.join(dir, RECORDS_FILE), 256 * 1024 * 1024);
-    if (text === undefined) return { records: [] };
+    if (text === undefined) return { records: [], forgotten: [] };
     const parsed = JSON.parse(text) as Partial<RecordsFile>;
     const records = (Array.isArray(parsed.records) ? parsed.records : []).map(validRecord).filter((r): r is RunRecord => !!r);
-    const unique = new Map(records.map((r) => [r.id, r]));
-    return { records: [...unique.values()] };
+    const forgotten = validTombstones(parsed.forgotten);
+    const unique = new Map(notForgotten(records, forgotten).map((r) => [r.id, r]));
+    return { records: [...unique.values()], forgotten };
   } catch (error) {
-    return { records: [], problem: `${RECORDS_FILE} could not be read (${(error as Error).message}); it is rebuilt from the sessions` };
+    return { records: [], forgotten: [], problem: `${RECORDS_FILE} could not be read (${(error as Error).message}); it is rebuilt from the sessions` };
   }
 }
 
-export function saveRecords(file: string, records: readonly RunRecord[]): void {
-  const data: RecordsFile = { version: 1, records: [...records] };
+export function saveRecords(file: string, records: readonly RunRecord[], forgotten: readonly Tombstone[] = []): void {
+  const data: RecordsFile = { version: 1, records: notForgotten(records, forgotten), ...(forgotten.length > 0 ? { forgotten: [...forgotten] } : {}) };
   writeMemoryFile(file, `${JSON.stringify(data)}\n`);
 }
 
@@ -167,12 +191,19 @@ export function retainRecords(records: readonly RunRecord[], rule: RecordRetenti
     .slice(0, rule.maxRecords);
 }
 
-/** Adds the records of memory directory `from` that `dir` lacks (an overlapping run's save). */
+/**
+ * Adds the records of memory directory `from` that `dir` lacks (an overlapping run's save), and
+ * what either was told: tombstones as a union (what one forgot, the merge does not bring back) and
+ * marks of a wrong record.
+ */
 export function mergeRecords(dir: string, from: string): number {
   const mine = loadRecords(dir);
-  const theirs = loadRecords(from).records;
+  const theirs = loadRecords(from);
+  const forgotten = unionTombstones(mine.forgotten, theirs.forgotten);
   const have = new Set(mine.records.map((r) => r.id));
-  const added = theirs.filter((r) => !have.has(r.id));
-  if (added.length > 0) saveRecords(path.join(dir, RECORDS_FILE), [...mine.records, ...added]);
+  const added = notForgotten(theirs.records.filter((r) => !have.has(r.id)), forgotten);
+  const marked = new Map(theirs.records.filter((r) => r.wrong).map((r) => [r.id, r.wrong!]));
+  const records = mine.records.map((r) => (!r.wrong && marked.has(r.id) ? { ...r, wrong: marked.get(r.id)! } : r));
+  if (added.length > 0 || theirs.forgotten.length > 0 || marked.size > 0) saveRecords(path.join(dir, RECORDS_FILE), [...records, ...added], forgotten);
   return added.length;
 }

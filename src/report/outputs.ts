@@ -3,7 +3,7 @@
  */
 import * as core from '@actions/core';
 import type { PruneReport, RunFailed, RunResult } from '../run.js';
-import type { RecalledWork, Task, TokenUsage } from '../ports.js';
+import type { RecalledWork, SaveOutcome, Task, TokenUsage } from '../ports.js';
 
 export const OUTPUT_NAMES = [
   'session-id',
@@ -85,6 +85,7 @@ export async function writeJobSummary(task: Task, result: RunResult): Promise<vo
       [{ data: 'Pruned sessions', header: true }, pruneLine(result.prune)],
       [{ data: 'Tokens', header: true }, `${t.input} in, ${t.output} out, ${t.reasoning} reasoning, ${t.cacheRead} cache read, ${t.cacheWrite} cache write`],
       [{ data: 'Cost', header: true }, `$${result.cost.toFixed(4)}`],
+      [{ data: 'Memory cards', header: true }, cardsLine(result.cards)],
       [{ data: 'Duration', header: true }, `${(result.durationMs / 1000).toFixed(1)} s`],
     ])
     .addHeading('Answer', 3)
@@ -92,7 +93,33 @@ export async function writeJobSummary(task: Task, result: RunResult): Promise<vo
     .write();
 }
 
+/** The cards the run wrote (RFC-006), what they cost (in the totals above). */
+function cardsLine(cards: RunResult['cards']): string {
+  if (!cards) return 'off (memory-cards: false)';
+  const t = cards.tokens;
+  const dropped = cards.dropped > 0 ? `, ${cards.dropped} dropped (see the warnings)` : '';
+  return `${cards.written} written${dropped}; ${t.input} tokens in, ${t.output} out, $${cards.cost.toFixed(4)} (in the totals)`;
+}
+
 /** The job summary of a run that failed: what failed and what to do, as the thread says it. */
 export async function writeFailureSummary(threadKey: string, message: string): Promise<void> {
   await core.summary.addHeading('Recall', 2).addRaw(`Thread: ${threadKey}`, true).addHeading('The run failed', 3).addRaw(message, true).write();
+}
+
+/**
+ * A `forget` or `wrong` comment, answered without the agent (forget/on-github.ts): the outputs of a
+ * run that ran no agent, and a job summary that lists what was forgotten or marked.
+ */
+export async function reportMemoryChange(threadKey: string, o: { request: string; said: string; forgotten?: { id: string; sessions: string[] }; marked?: string; save?: SaveOutcome }): Promise<void> {
+  setSkippedOutputs(threadKey);
+  core.setOutput('skipped', 'false');
+  core.setOutput('memory-saved', String(o.save?.saved === true));
+  const rows = [
+    [{ data: 'Thread', header: true }, threadKey],
+    [{ data: 'Request', header: true }, o.request],
+    [{ data: 'Forgotten', header: true }, o.forgotten ? `${o.forgotten.id}${o.forgotten.sessions.length > 0 ? ` (sessions ${o.forgotten.sessions.join(', ')})` : ''}` : 'nothing'],
+    ...(o.marked ? [[{ data: 'Marked wrong', header: true }, o.marked]] : []),
+    [{ data: 'Memory saved', header: true }, o.save ? (o.save.saved ? `yes, as ${o.save.key}` : `no${o.save.warning ? `: ${o.save.warning}` : ''}`) : 'no change to save'],
+  ];
+  await core.summary.addHeading('Recall', 2).addTable(rows).addHeading('Reply', 3).addRaw(o.said, true).write();
 }

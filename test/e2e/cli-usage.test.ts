@@ -23,12 +23,14 @@ describe('recall on the command line', () => {
     [['run', '--help'], /^Usage: recall run --prompt TEXT/],
     [['run', '-h'], /^Usage: recall run --prompt TEXT/],
     [['run', '--prompt', 'x', '-h'], /^Usage: recall run --prompt TEXT/],
-    [['memory', '--help'], /^Usage: recall memory <search\|list\|show\|prune>/],
-    [['memory', '-h'], /^Usage: recall memory <search\|list\|show\|prune>/],
+    [['memory', '--help'], /^Usage: recall memory <search\|list\|show\|cards\|prune\|forget\|import>/],
+    [['memory', '-h'], /^Usage: recall memory <search\|list\|show\|cards\|prune\|forget\|import>/],
     [["memory", "search", "--help"], /^Usage: recall memory search \[--store PATH\] --query TEXT/],
     [['memory', 'list', '-h'], /^Usage: recall memory list \[--store PATH\]/],
     [['memory', 'show', '--help'], /^Usage: recall memory show \[--store PATH\] --id RECORD_ID/],
     [['memory', 'prune', '--store', 'x', '-h'], /^Usage: recall memory prune --store PATH/],
+    [['memory', 'forget', '-h'], /^Usage: recall memory forget --store PATH --id RECORD_ID/],
+    [['memory', 'cards', '-h'], /^Usage: recall memory cards --store PATH \[--model provider\/model\] \[--limit N\]/],
   ])('recall %j prints its own usage and exits 0', (args, usage) => {
     const res = cli(...args);
     expect(res.status, res.stderr).toBe(0);
@@ -46,12 +48,14 @@ describe('recall on the command line', () => {
 
   it.each([
     [['frob'], 'recall: there is no command "frob": run or memory (recall --help)'],
-    [['memory', 'frob'], 'recall: memory has no command "frob": search, list, show or prune (recall memory --help shows how)'],
+    [['memory', 'frob'], 'recall: memory has no command "frob": search, list, show, cards, prune, forget or import (recall memory --help shows how)'],
     [['memory', 'search', '--store', '/x', '--query', 'a', '--bogus'], 'recall: memory search has no option --bogus (recall memory search --help shows how)'],
     [['memory', 'list', '--store'], 'recall: --store needs a value (recall memory list --help shows how)'],
     [['memory', 'list', '--store', '/x', '--limit', '-5'], 'recall: --limit must be a whole number of 1 or more, not "-5" (recall memory list --help shows how)'],
     [['memory', 'prune', '--store', '/x', '--max-sessions', '-1'], 'recall: --max-sessions must be a whole number of 0 or more, not "-1" (recall memory prune --help shows how)'],
     [['memory', 'list', '--store', '/x', '--kind', 'note'], 'recall: --kind must be run or finding, not "note" (recall memory list --help shows how)'],
+    [['memory', 'cards'], 'recall: memory cards needs --store PATH (the memory folder `recall run` prints) (recall memory cards --help shows how)'],
+    [['memory', 'cards', '--store', '/x', '--limit', '0'], 'recall: --limit must be a whole number of 1 or more, not "0" (recall memory cards --help shows how)'],
     [['run'], 'recall: run needs --prompt "what the agent should do" (recall run --help shows how)'],
     [['run', '--prompt', '   '], 'recall: --prompt is blank: give "what the agent should do" (recall run --help shows how)'],
     [['run', '--prompt', 'x', '--timeout-minutes', '-1'], 'recall: --timeout-minutes is "-1": write a number of minutes, like 30 (0 turns the limit off) (recall run --help shows how)'],

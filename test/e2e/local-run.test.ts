@@ -5,12 +5,13 @@
  * backend in Recall's state folder, outside the checkout, and a second local run recalls the first.
  * The attacks: the agent planting a snapshot where memory is, and a snapshot dated 9999.
  */
-import { execFileSync, spawn } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startFakeModel, type FakeModel } from '../harness/fake-model.js';
 import { REPO_ROOT } from '../harness/runner.js';
+import { spawned } from '../harness/spawned.js';
 import { makeCheckout, OUTSIDE_TMP } from '../harness/world.js';
 
 const CLI = path.join(REPO_ROOT, 'dist', 'cli', 'index.js');
@@ -36,19 +37,7 @@ function recall(args: string[], extraEnv: Record<string, string> = {}): Promise<
     ...extraEnv,
   };
   const quoted = [CLI, ...args].map((a) => `'${a.replace(/'/g, `'\\''`)}'`).join(' ');
-  return new Promise((resolve, reject) => {
-    const child = spawn('bash', ['-c', `node ${quoted}`], { cwd: workspace, env, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
-    child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
-    const timer = setTimeout(() => child.kill('SIGKILL'), 120_000);
-    child.on('error', reject);
-    child.on('close', (code) => {
-      clearTimeout(timer);
-      resolve({ code: code ?? 1, stdout, stderr });
-    });
-  });
+  return spawned('bash', ['-c', `node ${quoted}`], { cwd: workspace, env });
 }
 
 /** Where a run said memory is, and what it saved memory as. */

@@ -8,20 +8,13 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { REPO_ROOT } from '../harness/runner.js';
+import { listing } from '../harness/listing.js';
 import { startWorld, type World } from '../harness/world.js';
 import { unstamped } from '../harness/cache-service.js';
 
 const CLI = path.join(REPO_ROOT, 'dist', 'cli', 'index.js');
 const cli = (...args: string[]) => spawnSync(process.execPath, [CLI, ...args], { encoding: 'utf8' });
 
-/** Every file under `dir` with its size and modification time. */
-function listing(dir: string): string[] {
-  return fs.readdirSync(dir, { recursive: true, withFileTypes: true }).map((e) => {
-    const file = path.join(e.parentPath, e.name);
-    const st = fs.statSync(file);
-    return `${path.relative(dir, file)} ${st.size} ${st.mtimeMs}`;
-  }).sort();
-}
 
 describe('recall memory (the CLI)', () => {
   let world: World;

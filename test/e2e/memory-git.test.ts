@@ -6,6 +6,7 @@ import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { landFirstOnNextPush } from '../harness/git-race.js';
 import { freshRunner, RUNNER_TOKEN } from '../harness/runner.js';
 import { startWorld, type World } from '../harness/world.js';
 
@@ -77,12 +78,7 @@ describe('memory on a git branch', () => {
     world.model.script({ text: 'Finding B: Math.floor where Math.round belongs.' });
     const b = await world.openIssue('9513', ROUNDING, { inputs: { ...inputs(), 'memory-path': copy } });
     expect(b.outputs).toMatchObject({ 'memory-status': 'hit', 'memory-saved': 'true' });
-    git(remote, 'fetch', '-q', copy, '+refs/heads/recall-memory:refs/competing');
-    fs.writeFileSync(
-      path.join(remote, 'hooks', 'pre-receive'),
-      '#!/bin/sh\ncat >/dev/null\n[ -e "$GIT_DIR/raced" ] && exit 0\ntouch "$GIT_DIR/raced"\nenv -u GIT_QUARANTINE_PATH git update-ref refs/heads/recall-memory refs/competing\n',
-      { mode: 0o755 },
-    );
+    landFirstOnNextPush(remote, copy);
 
     freshRunner(world.machine);
     world.model.script({ text: FINDING });

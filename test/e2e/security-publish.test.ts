@@ -219,6 +219,9 @@ describe('what publish may change, and where it may push', () => {
     // A personal token (the README suggests one so that pushes start workflows): still not.
     const personal = 'ghp_personalTokenForTests0123456789abcd';
     w.github.setTokenLogin(personal, 'octocat');
+    // A fresh checkout, as the next job gets: what the first run's agent left is no change of the second's (publish commits only what its agent changed).
+    git(w.checkout, 'reset', '-q', '--hard');
+    git(w.checkout, 'clean', '-qfd');
     w.model.script({ toolCalls: [workflowAndFix(w)] }, { text: 'Fixed again.' });
     const other = { ...ISSUE, number: 18 };
     const second = await w.openIssue('9306', other, { inputs: { 'push-github-changes': 'true', 'github-token': personal } });

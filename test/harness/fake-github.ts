@@ -52,6 +52,10 @@ export interface PullSeed {
   fork?: boolean;
   draft?: boolean;
   files?: Array<{ path: string; status: string; additions: number; deletions: number; patch?: string }>;
+  /** Merged (closed) at this time; open unless set. */
+  mergedAt?: string;
+  labels?: string[];
+  updatedAt?: string;
 }
 
 export interface IssueSeed {
@@ -64,6 +68,9 @@ export interface IssueSeed {
   labels?: string[];
   /** Default: the fake's clock when seeded. */
   updatedAt?: string;
+  closedAt?: string;
+  /** The pull request that closed it (its timeline names it, cross-referenced). */
+  closedBy?: number;
 }
 
 export interface FakeGitHub {
@@ -132,7 +139,7 @@ export async function startFakeGitHub(): Promise<FakeGitHub> {
   });
 
   const seededAt = new Map<number, string>();
-  const updatedOf = (n: number) => issues.get(n)?.updatedAt ?? seededAt.get(n) ?? '';
+  const updatedOf = (n: number) => issues.get(n)?.updatedAt ?? pulls.get(n)?.updatedAt ?? seededAt.get(n) ?? '';
   const issueJson = (i: { number: number; title: string; body: string; author: string; state?: string; labels?: string[]; pull?: true }, owner: string, repo: string) => ({
     number: i.number,
     title: i.title,
@@ -143,8 +150,21 @@ export async function startFakeGitHub(): Promise<FakeGitHub> {
     comments: comments.filter((c) => c.issue === i.number).length,
     created_at: seededAt.get(i.number) ?? '2026-10-01T00:00:00Z',
     updated_at: updatedOf(i.number),
+    closed_at: (i as IssueSeed).closedAt ?? null,
     html_url: `https://github.com/${owner}/${repo}/${i.pull ? 'pull' : 'issues'}/${i.number}`,
     ...(i.pull ? { pull_request: {} } : {}),
+  });
+  /** A pull request as the pulls listing and the timeline show it. */
+  const pullJson = (p: PullSeed, owner: string, repo: string) => ({
+    number: p.number,
+    title: p.title,
+    body: p.body,
+    state: p.mergedAt ? 'closed' : 'open',
+    user: userJson(p.author),
+    labels: (p.labels ?? []).map((name) => ({ name })),
+    updated_at: p.updatedAt ?? updatedOf(p.number),
+    merged_at: p.mergedAt ?? null,
+    html_url: `https://github.com/${owner}/${repo}/pull/${p.number}`,
   });
 
   const addComment: FakeGitHub['addComment'] = (c) => {
@@ -207,6 +227,23 @@ export async function startFakeGitHub(): Promise<FakeGitHub> {
         .filter((i) => !since || updatedOf(i.number) >= since)
         .sort((a, b) => updatedOf(b.number).localeCompare(updatedOf(a.number)));
       return [200, all.slice((page - 1) * perPage, page * perPage).map((i) => issueJson(i, m[1]!, m[2]!))];
+    }],
+    // Pull requests, as the listing pages them (state closed: merged ones; newest update first).
+    ['GET', /^\/repos\/([^/]+)\/([^/]+)\/pulls$/, (m, _b, url) => {
+      const state = url.searchParams.get('state') ?? 'open';
+      const page = Number(url.searchParams.get('page') ?? 1);
+      const perPage = Number(url.searchParams.get('per_page') ?? 30);
+      const all = [...pulls.values()]
+        .filter((p) => state === 'all' || (state === 'closed') === !!p.mergedAt)
+        .sort((a, b) => updatedOf(b.number).localeCompare(updatedOf(a.number)));
+      return [200, all.slice((page - 1) * perPage, page * perPage).map((p) => pullJson(p, m[1]!, m[2]!))];
+    }],
+    // An issue's timeline, as far as it names the pull request that closed it.
+    ['GET', /^\/repos\/([^/]+)\/([^/]+)\/issues\/(\d+)\/timeline$/, (m) => {
+      const closer = pulls.get(issues.get(Number(m[3]))?.closedBy ?? -1);
+      if (!closer) return [200, []];
+      const json = pullJson(closer, m[1]!, m[2]!);
+      return [200, [{ event: 'cross-referenced', source: { type: 'issue', issue: { ...json, pull_request: { merged_at: json.merged_at } } } }]];
     }],
     ['GET', /^\/repos\/([^/]+)\/([^/]+)\/issues\/(\d+)\/comments$/, (m, _b, url) => {
       const page = Number(url.searchParams.get('page') ?? 1);

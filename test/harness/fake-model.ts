@@ -13,10 +13,15 @@
  *   4. the default reply, see `setDefault`.
  * Title-generation requests (OpenCode's hidden "Generate a title for this
  * conversation:" call) get an automatic short title and never consume a
- * scripted reply. Every request is recorded in `requests`.
+ * scripted reply. Card requests (Recall asking for a run's memory card, told by
+ * the card system text, src/cards/card-prompt.ts) take their replies from the
+ * card queue (`scriptCard`), else get a card made from the request's title,
+ * with no usage; they are not in `completions()` (see `cardRequests()`).
+ * Every request is recorded in `requests`.
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { CARD_SYSTEM } from '../../src/cards/card-prompt.js';
 
 export interface Usage {
   prompt: number;
@@ -47,6 +52,8 @@ export interface RecordedRequest {
   receivedAt: number;
   /** True for OpenCode's title-generation requests (answered automatically). */
   isTitleRequest: boolean;
+  /** True for Recall's card requests (answered from the card queue, else with a card). */
+  isCardRequest: boolean;
   /** The reply that was sent (undefined for non-completion endpoints). */
   reply: ScriptedReply | undefined;
   /** All message contents (system, user, assistant, tool results, tool-call arguments) joined by newlines. */
@@ -60,8 +67,12 @@ export interface FakeModel {
   modelID: 'scripted';
   /** Every request received, in arrival order. */
   requests: RecordedRequest[];
-  /** Chat-completion requests only, excluding title generation. */
+  /** Chat-completion requests only, excluding title generation and card requests. */
   completions(): RecordedRequest[];
+  /** Recall's card requests, in order. */
+  cardRequests(): RecordedRequest[];
+  /** Appends replies to the card queue (else a card request gets a card made from its title). */
+  scriptCard(...replies: ScriptedReply[]): void;
   /** Appends replies to the global queue. */
   script(...replies: ScriptedReply[]): void;
   /** Appends replies to the queue of one session (matched on `x-session-id`). */
@@ -130,6 +141,27 @@ function isTitleRequest(body: any): boolean {
     const msg = m as { role?: unknown; content?: unknown };
     return msg?.role === 'user' && contentText(msg.content).trimStart().startsWith(TITLE_MARKER);
   });
+}
+
+/** The first line of Recall's card system text: how a card request is told from others. */
+const CARD_MARKER = CARD_SYSTEM.split('\n')[0]!;
+
+function isCardRequest(body: any): boolean {
+  const messages: unknown[] = Array.isArray(body?.messages) ? body.messages : [];
+  return messages.some((m) => (m as { role?: unknown })?.role === 'system' && contentText((m as { content?: unknown }).content).includes(CARD_MARKER));
+}
+
+/** The card a card request gets when none is scripted: made from its title line, so each run's differs. */
+function automaticCard(body: any): ScriptedReply {
+  const title = /Title: (.*)/.exec(messagesText(body))?.[1]?.trim() || 'a run';
+  const card = {
+    plain: `Problem reported as: ${title}`,
+    phrasings: [`${title} (reported again)`, `Someone says: ${title}`, `Bug: ${title}`, `Question about ${title}`],
+    components: [],
+    cause: '',
+    fix: '',
+  };
+  return { text: JSON.stringify(card) };
 }
 
 function headerValue(v: string | string[] | undefined): string | undefined {
@@ -233,6 +265,7 @@ export async function startFakeModel(): Promise<FakeModel> {
   const globalQueue: ScriptedReply[] = [];
   const sessionQueues = new Map<string, ScriptedReply[]>();
   const modelQueues = new Map<string, ScriptedReply[]>();
+  const cardQueue: ScriptedReply[] = [];
   let defaultReply: ScriptedReply = { text: 'OK' };
   const waiters = new Set<{ predicate: (r: RecordedRequest) => boolean; resolve: (r: RecordedRequest) => void }>();
 
@@ -275,27 +308,28 @@ export async function startFakeModel(): Promise<FakeModel> {
       };
 
       if (req.method === 'GET' && path.endsWith('/models')) {
-        record({ ...base, isTitleRequest: false, reply: undefined });
+        record({ ...base, isTitleRequest: false, isCardRequest: false, reply: undefined });
         res.writeHead(200, { 'content-type': 'application/json' });
         res.end(JSON.stringify({ object: 'list', data: ['scripted', 'second'].map((id) => ({ id, object: 'model', owned_by: 'fake' })) }));
         return;
       }
       if (req.method === 'POST' && path.endsWith('/chat/completions')) {
         const title = isTitleRequest(body);
+        const card = !title && isCardRequest(body);
         if (!title) {
-          const probe = { ...base, isTitleRequest: false, reply: undefined } as RecordedRequest;
+          const probe = { ...base, isTitleRequest: false, isCardRequest: card, reply: undefined } as RecordedRequest;
           for (const h of holds) {
             if (!h.predicate(probe)) continue;
             h.arrived();
             await h.until.catch(() => undefined);
           }
         }
-        const reply: ScriptedReply = title ? { text: AUTO_TITLE } : takeReply(sessionID, body?.model);
-        record({ ...base, isTitleRequest: title, reply });
+        const reply: ScriptedReply = title ? { text: AUTO_TITLE } : card ? (cardQueue.shift() ?? automaticCard(body)) : takeReply(sessionID, body?.model);
+        record({ ...base, isTitleRequest: title, isCardRequest: card, reply });
         sendReply(res, reply, body?.stream === true, typeof body?.model === 'string' ? body.model : 'scripted');
         return;
       }
-      record({ ...base, isTitleRequest: false, reply: undefined });
+      record({ ...base, isTitleRequest: false, isCardRequest: false, reply: undefined });
       res.writeHead(404, { 'content-type': 'application/json' });
       res.end(JSON.stringify({ error: { message: `fake model: no route ${req.method} ${path}` } }));
     })().catch((err: unknown) => {
@@ -319,7 +353,11 @@ export async function startFakeModel(): Promise<FakeModel> {
     providerID: 'fake',
     modelID: 'scripted',
     requests,
-    completions: () => requests.filter((r) => r.path.endsWith('/chat/completions') && !r.isTitleRequest),
+    completions: () => requests.filter((r) => r.path.endsWith('/chat/completions') && !r.isTitleRequest && !r.isCardRequest),
+    cardRequests: () => requests.filter((r) => r.isCardRequest),
+    scriptCard: (...replies) => {
+      cardQueue.push(...replies);
+    },
     script: (...replies) => {
       globalQueue.push(...replies);
     },
@@ -334,7 +372,7 @@ export async function startFakeModel(): Promise<FakeModel> {
     setDefault: (reply) => {
       defaultReply = reply;
     },
-    pending: () => globalQueue.length + [...sessionQueues.values(), ...modelQueues.values()].reduce((n, q) => n + q.length, 0),
+    pending: () => globalQueue.length + cardQueue.length + [...sessionQueues.values(), ...modelQueues.values()].reduce((n, q) => n + q.length, 0),
     hold: (predicate, until) =>
       new Promise<void>((arrived) => {
         holds.push({ predicate, until, arrived });

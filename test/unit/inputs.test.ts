@@ -72,6 +72,15 @@ describe('inputs', () => {
     );
   });
 
+  it('memory-cards: on unless false; memory-card-model: provider/model or empty (small_model, else the run\'s model)', () => {
+    expect(readInputs(from({}))).toMatchObject({ memoryCards: true, memoryCardModel: undefined });
+    expect(readInputs(from({ 'memory-cards': 'false', 'memory-card-model': 'anthropic/claude-haiku-4-5' }))).toMatchObject({ memoryCards: false, memoryCardModel: { providerID: 'anthropic', modelID: 'claude-haiku-4-5' } });
+    expect(() => readInputs(from({ 'memory-cards': 'no' }))).toThrow('Input memory-cards is "no": write true or false');
+    expect(() => readInputs(from({ 'memory-card-model': 'haiku' }))).toThrow(
+      'Input memory-card-model is "haiku", which is not provider/model: write one like anthropic/claude-haiku-4-5, or leave it empty to use OpenCode\'s small_model (else the run\'s model)',
+    );
+  });
+
   it('allowed-users: logins by commas, spaces or new lines (an @ is dropped), or "*" alone for everyone; empty is nobody', () => {
     expect(readInputs(from({})).allowedUsers).toEqual([]);
     expect(readInputs(from({ 'allowed-users': '@rita, sam\nrita  t-o' })).allowedUsers).toEqual(['rita', 'sam', 't-o']);

@@ -129,14 +129,14 @@ class FakeServer implements AgentServer {
     this.events.push('note');
     this.notes.push(text);
   }
-  async createChildSession(): Promise<string> {
+  async createChildSession(_parent: string, _title?: string): Promise<string> {
     throw new Error('the pipeline never opens child sessions itself');
   }
   async models() {
     return {};
   }
-  async ask(): Promise<AgentReply> {
-    throw new Error('the pipeline never dispatches itself');
+  async ask(_session: string, _model: { providerID: string; modelID: string }, _text: string, _signal: AbortSignal, _o?: { agent?: string }): Promise<AgentReply> {
+    throw new Error('the pipeline asks a model only for a card (none without ports.cards)');
   }
   async deleteSession(id: string) {
     this.events.push(`delete ${id}`);
@@ -176,6 +176,18 @@ function harness(restore: RestoreOutcome, save: SaveOutcome, fail?: Error) {
 }
 
 describe('the pipeline', () => {
+  it("stops the agent's processes before publishing, and publishes nothing when one is left", async () => {
+    for (const left of [0, 1, 3]) {
+      const h = harness({ status: 'hit' }, { saved: true });
+      const server = h.server as FakeServer & { stopAgentProcesses: () => Promise<number> };
+      server.stopAgentProcesses = async () => (h.events.push('stop agent processes'), left);
+      const result = await run(task, settings, { ...h.ports, publish: async () => (h.events.push('publish'), 'Recall opened #8.') });
+      expect(h.events.slice(h.events.indexOf('prompt') + 1, h.events.indexOf('note'))).toEqual(left === 0 ? ['stop agent processes', 'publish'] : ['stop agent processes']);
+      const said = left === 0 ? 'Recall opened #8.' : `Recall did not commit the agent's changes: ${left === 1 ? 'a process' : '3 processes'} the agent started could not be stopped`;
+      expect(result.response).toContain(said);
+    }
+  });
+
   it('runs the stages in order and stops the server before saving memory', async () => {
     const h = harness({ status: 'hit', restoredKey: 'recall-v1-1-1' }, { saved: true, key: 'recall-v1-2-1' });
     const result = await run(task, settings, h.ports);
@@ -251,5 +263,106 @@ describe('the pipeline', () => {
     // A failed run is remembered too: its record says what went wrong.
     expect(h.index.runs).toMatchObject([{ failed: true, text: expect.stringContaining('model returned 500') }]);
     expect(h.index.saved).toBe(1);
+  });
+});
+
+/** A server that also answers card requests: in a child session, with `cardReply` as the model's text. */
+class CardServer extends FakeServer {
+  asked: Array<{ session: string; model: string; text: string; agent?: string }> = [];
+  constructor(events: string[], private readonly cardReply: string) {
+    super(events);
+  }
+  override async createChildSession(parent: string): Promise<string> {
+    this.events.push(`card session of ${parent}`);
+    return 'ses_card0000000';
+  }
+  async configuredModels() {
+    return { model: { providerID: 'fake', modelID: 'big' }, small: { providerID: 'fake', modelID: 'small' } };
+  }
+  override async ask(session: string, model: { providerID: string; modelID: string }, text: string, _signal: AbortSignal, o?: { agent?: string }): Promise<AgentReply> {
+    this.events.push('card asked');
+    this.asked.push({ session, model: `${model.providerID}/${model.modelID}`, text, ...(o?.agent ? { agent: o.agent } : {}) });
+    return { text: this.cardReply, tokens: { input: 300, output: 60, reasoning: 0, cacheRead: 0, cacheWrite: 0 }, cost: 0.002 };
+  }
+}
+
+function cardHarness(cardReply: string, o: { model?: { providerID: string; modelID: string } } = {}) {
+  const h = harness({ status: 'hit' }, { saved: true });
+  const server = new CardServer(h.events, cardReply);
+  const cards: Array<{ id: string; card: unknown }> = [];
+  Object.assign(h.index, { addCard: (id: string, card: unknown) => (cards.push({ id, card }), true) });
+  const ports = {
+    ...h.ports,
+    agent: { start: async () => (h.events.push('start'), server) },
+    deliver: async (answer: { response: string }) => void h.events.push(`deliver: ${answer.response}`),
+    cards: { ...(o.model ? { model: o.model } : {}), timeoutMs: 1_000, redact: (t: string) => t.replace('sk-live-123456', '[redacted]'), clock: () => new Date('2026-11-22T00:00:00Z'), touched: () => ['src/auth.ts'] },
+  };
+  return { ...h, server, cards, ports };
+}
+
+const CARD = JSON.stringify({ plain: 'Safari users cannot sign in with SSO (key sk-live-123456)', phrasings: ['SSO loop on Safari', 'b', 'c', 'd'], components: ['auth'], cause: 'SameSite', fix: 'Secure flag' });
+
+describe('the card of a run', () => {
+  it('is asked for after the answer is delivered, in a child session deleted afterwards, before the prune and the save', async () => {
+    const h = cardHarness(CARD);
+    const result = await run(task, settings, h.ports);
+    const at = (e: string) => h.events.indexOf(e);
+    expect(at('deliver: Because of SameSite.')).toBeGreaterThan(at('note'));
+    expect(at('card asked')).toBeGreaterThan(at('deliver: Because of SameSite.'));
+    expect(h.events.slice(at('deliver: Because of SameSite.'), at('save') + 1)).toEqual([
+      'deliver: Because of SameSite.', 'card session of ses_new00000000', 'card asked', 'delete ses_card0000000',
+      'delete ses_oldchild0000', 'delete ses_old00000000', 'stop', 'state: agent stopped', 'state: saving', 'save',
+    ]);
+    // OpenCode's small_model, the run's request and answer and the files the agent edited; never the agent's session.
+    expect(h.server.asked).toMatchObject([{ session: 'ses_card0000000', model: 'fake/small' }]);
+    expect(h.server.asked[0]!.agent).toBe('recall-card');
+    expect(h.server.asked[0]!.text).toContain('Why does SSO fail on Safari?');
+    expect(h.server.asked[0]!.text).toContain('Because of SameSite.');
+    expect(h.server.asked[0]!.text).toContain('src/auth.ts');
+    expect(h.server.prompts).toHaveLength(1);
+    // Stored on the run's record, redacted, with who wrote it and what it cost; the cost is in the run's totals.
+    expect(h.cards).toHaveLength(1);
+    expect(h.cards[0]).toMatchObject({ id: 'run-5-1', card: { plain: 'Safari users cannot sign in with SSO (key [redacted])', by: 'fake/small', at: '2026-11-22T00:00:00.000Z', tokens: { input: 300, output: 60 }, cost: 0.002 } });
+    expect(result.tokens).toMatchObject({ input: 310, output: 65 });
+    expect(result.cost).toBeCloseTo(0.012, 6);
+    expect(result.cards).toMatchObject({ written: 1, dropped: 0, tokens: { input: 300, output: 60 } });
+  });
+
+  it('the findings the agent saved in the run get a card too, each from its own words', async () => {
+    const h = cardHarness(CARD);
+    const finding: RunRecord = { ...oldRecord, id: 'finding-77-1-1', kind: 'finding', outcome: 'finding', subject: 'Safari drops the SSO cookie', why: 'logins loop', text: 'SameSite=None needs Secure' };
+    const earlier: RunRecord = { ...finding, id: 'finding-5-1-1', subject: 'an earlier run\'s finding' };
+    Object.assign(h.index, { list: () => [finding, earlier] });
+    await run(task, settings, h.ports);
+    expect(h.cards.map((c) => c.id)).toEqual(['run-5-1', 'finding-77-1-1']);
+    expect(h.server.asked[1]!.text).toContain('Safari drops the SSO cookie');
+    expect(h.server.asked[1]!.text).toContain('SameSite=None needs Secure');
+    expect(h.server.asked.map((a) => a.text).join('\n')).not.toContain("an earlier run's finding");
+  });
+
+  it('uses memory-card-model when it is set', async () => {
+    const h = cardHarness(CARD, { model: { providerID: 'other', modelID: 'tiny' } });
+    await run(task, settings, h.ports);
+    expect(h.server.asked[0]!.model).toBe('other/tiny');
+  });
+
+  it('a malformed card is dropped with a warning, its tokens still counted, and the run saves', async () => {
+    const h = cardHarness('Sure! Here is the card: plain = login broken');
+    const result = await run(task, settings, h.ports);
+    expect(h.cards).toEqual([]);
+    expect(h.warnings.join('\n')).toMatch(/The card of run-5-1 was dropped: the model's reply holds no JSON object/);
+    expect(h.events.at(-1)).toBe('save');
+    expect(result.memorySave.saved).toBe(true);
+    expect(result.tokens.input).toBe(310);
+    expect(result.cards).toMatchObject({ written: 0, dropped: 1 });
+  });
+
+  it('an answer that cannot be posted still has its memory saved, then fails the run as it is', async () => {
+    const h = cardHarness(CARD);
+    const refused = new Error('GitHub refused the comment');
+    const failure = await run(task, settings, { ...h.ports, deliver: async () => { throw refused; } }).catch((e: unknown) => e);
+    expect(failure).toBe(refused);
+    expect(h.events.slice(-2)).toEqual(['state: saving', 'save']);
+    expect(h.cards).toHaveLength(1);
   });
 });

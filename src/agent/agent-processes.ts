@@ -1,0 +1,152 @@
+/**
+ * The processes the agent left running, found and stopped before Recall reads the checkout
+ * (RFC-007, "The agent's processes are gone before publish").
+ *
+ * Publish runs while OpenCode still serves (the run's summary is written into the session after
+ * it), and a process the agent started in the background would still be at work: it can swap a
+ * folder for a link once git has listed it, and git, outside the sandbox, reads what the link
+ * leads to. So every process below OpenCode's server process but OpenCode's own is stopped first.
+ *
+ * Which processes are OpenCode's own is recorded when the server starts, before the agent has
+ * run anything: the wrapper (`unshare`), the sandbox's first process and OpenCode itself, each by
+ * pid and start time (a pid reused later is not taken for it). Everything else below the server
+ * process is the agent's: in the sandbox every process of its PID namespace is (an orphan goes to
+ * the namespace's first process, never out of it), and so are namespaces the agent nests in it.
+ * Read from /proc, the parent of each process; where there is no /proc (macOS, where no sandbox
+ * runs either) nothing is found.
+ *
+ * Stopping: SIGSTOP each process found, and look again until a look finds none not yet stopped
+ * (a stopped process starts no more), then SIGKILL them all and wait until none is left (a zombie
+ * runs nothing). Bounded in time: what is still there then is counted, and publish refused.
+ */
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+
+export interface ProcessEntry {
+  pid: number;
+  ppid: number;
+  /** Field 22 of /proc/<pid>/stat: when it started, in clock ticks since boot. */
+  start: string;
+  /** R, S, D, T, t, Z, X...: Z and X run nothing. */
+  state: string;
+}
+
+/** Every process /proc shows (none where there is no /proc). */
+export function readProcesses(proc = '/proc'): ProcessEntry[] {
+  let names: string[];
+  try {
+    names = fs.readdirSync(proc);
+  } catch {
+    return [];
+  }
+  const found: ProcessEntry[] = [];
+  for (const name of names) {
+    if (!/^\d+$/.test(name)) continue;
+    const entry = parseStat(readStat(path.join(proc, name, 'stat')));
+    if (entry) found.push(entry);
+  }
+  return found;
+}
+
+function readStat(file: string): string {
+  try {
+    return fs.readFileSync(file, 'utf8');
+  } catch {
+    return ''; // gone between the listing and the look
+  }
+}
+
+/** One /proc/<pid>/stat line: `pid (name) state ppid ...`; the name may hold spaces and parentheses. */
+export function parseStat(line: string): ProcessEntry | undefined {
+  const close = line.lastIndexOf(')');
+  if (close < 0) return undefined;
+  const pid = Number(line.slice(0, line.indexOf(' ')));
+  const fields = line.slice(close + 2).split(' ');
+  if (!Number.isInteger(pid) || fields.length < 20) return undefined;
+  return { pid, ppid: Number(fields[1]), start: fields[19]!, state: fields[0]! };
+}
+
+/** The processes below `root` (its children, theirs, ...), not `root` itself. */
+export function descendants(all: readonly ProcessEntry[], root: number): ProcessEntry[] {
+  const children = new Map<number, ProcessEntry[]>();
+  for (const p of all) children.set(p.ppid, [...(children.get(p.ppid) ?? []), p]);
+  const found: ProcessEntry[] = [];
+  const stack = [root];
+  while (stack.length > 0) {
+    for (const child of children.get(stack.pop()!) ?? []) {
+      // A process is its own ancestor only in a broken table: never loop.
+      if (child.pid === root || found.includes(child)) continue;
+      found.push(child);
+      stack.push(child.pid);
+    }
+  }
+  return found;
+}
+
+const key = (p: ProcessEntry) => `${p.pid}:${p.start}`;
+const running = (p: ProcessEntry) => p.state !== 'Z' && p.state !== 'X';
+
+export interface ProcessPorts {
+  list: () => ProcessEntry[];
+  signal: (pid: number, signal: NodeJS.Signals) => void;
+  sleep: (ms: number) => Promise<void>;
+  now: () => number;
+}
+
+const realPorts: ProcessPorts = {
+  list: () => readProcesses(),
+  signal: (pid, signal) => {
+    try {
+      process.kill(pid, signal);
+    } catch {
+      // gone already
+    }
+  },
+  sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
+  now: () => Date.now(),
+};
+
+export class AgentProcesses {
+  private constructor(
+    private readonly root: number,
+    private readonly own: ReadonlySet<string>,
+    private readonly ports: ProcessPorts,
+  ) {}
+
+  /** Records `root` (the server process) and what runs below it now as OpenCode's own. */
+  static record(root: number, ports: ProcessPorts = realPorts): AgentProcesses {
+    const all = ports.list();
+    const own = [...all.filter((p) => p.pid === root), ...descendants(all, root)];
+    return new AgentProcesses(root, new Set(own.map(key)), ports);
+  }
+
+  /** The processes below the server that are not OpenCode's own and still run. */
+  others(): ProcessEntry[] {
+    return descendants(this.ports.list(), this.root).filter((p) => !this.own.has(key(p)) && running(p));
+  }
+
+  /**
+   * Stops every process the agent left, within `withinMs`: SIGSTOP until no new one appears,
+   * then SIGKILL until none is left. How many are still there (0: all gone).
+   */
+  async stop(withinMs = 5_000): Promise<number> {
+    const { signal, sleep, now } = this.ports;
+    const deadline = now() + withinMs;
+    const frozen = new Set<string>();
+    for (;;) {
+      const fresh = this.others().filter((p) => !frozen.has(key(p)));
+      if (fresh.length === 0 || now() > deadline) break;
+      for (const p of fresh) {
+        signal(p.pid, 'SIGSTOP');
+        frozen.add(key(p));
+      }
+      await sleep(10); // a child forked just before its parent stopped shows in the next look
+    }
+    for (;;) {
+      const left = this.others();
+      if (left.length === 0 || now() > deadline) return left.length;
+      for (const p of left) signal(p.pid, 'SIGKILL');
+      await sleep(20);
+    }
+  }
+}

@@ -1,0 +1,55 @@
+/**
+ * `recall memory import --store PATH --file FILE.jsonl` and `--from-github OWNER/REPO --since DAYS`
+ * (issue 19, item 5): memory a new installation starts with, added in place to a memory folder
+ * (change-folder.ts: read and checked on a copy first; nothing is written when nothing is added).
+ * Prints what it added, merged and refused, and why.
+ */
+import { credentialValues, redactCredentials } from '../agent/credentials.js';
+import { readMemoryFile } from '../memory/files.js';
+import { RECORDS_FILE } from '../recall/records.js';
+import { cleaner, parseLines } from '../import/imported.js';
+import { describeImport, importInto } from '../import/import.js';
+import { importFromGitHub } from '../import/from-github.js';
+import { UsageError, wholeNumber } from './args.js';
+import { changeFolder } from './change-folder.js';
+
+const MAX_FILE = 32 * 1024 * 1024;
+const LIMITS = { maxLine: 256 * 1024, maxLines: 5_000 };
+
+export async function importCommand(
+  store: string,
+  v: { file?: string | undefined; 'from-github'?: string | undefined; since?: string | undefined },
+  io: { out: (line: string) => void; err: (line: string) => void },
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<void> {
+  const name = 'memory import';
+  if ((v.file === undefined) === (v['from-github'] === undefined)) throw new UsageError('memory import needs either --file FILE.jsonl or --from-github OWNER/REPO', name);
+  // What is kept is redacted as a save redacts a run's: the credentials this process holds.
+  const credentials = credentialValues(env);
+  const clean = cleaner((text) => redactCredentials(text, credentials));
+  const now = new Date();
+  let items: Array<{ where: string; imported: ReturnType<typeof parseLines>[number]['imported'] }>;
+  if (v.file !== undefined) {
+    let text: string | undefined;
+    try {
+      text = readMemoryFile(v.file, MAX_FILE);
+    } catch (error) {
+      throw new UsageError(`--file ${v.file} cannot be read (${(error as Error).message}): give a JSON Lines file of at most ${MAX_FILE / 1024 / 1024} MiB`, name);
+    }
+    if (text === undefined) throw new UsageError(`--file ${v.file} does not exist`, name);
+    items = parseLines(text, clean, now, LIMITS).map((l) => ({ where: `line ${l.line}`, imported: l.imported }));
+  } else {
+    const repo = v['from-github']!.trim();
+    if (!/^[\w.-]+\/[\w.-]+$/.test(repo)) throw new UsageError(`--from-github must be OWNER/REPO, not ${JSON.stringify(repo)}`, name);
+    const days = wholeNumber(v.since, 'since', 90, name);
+    const token = env.GITHUB_TOKEN || env.GH_TOKEN || '';
+    if (!token) throw new UsageError('--from-github reads the repository through the GitHub API: set GITHUB_TOKEN (or GH_TOKEN) to a token that can read it', name);
+    const found = await importFromGitHub({ repo, since: new Date(now.getTime() - days * 86_400_000), token, apiUrl: env.GITHUB_API_URL || 'https://api.github.com', clean, now, log: io.err });
+    items = found;
+  }
+  const report = await changeFolder(store, name, io, async (dir) => {
+    const report = importInto(dir, items);
+    return { result: report, changed: report.added.length + report.merged.length > 0 ? [RECORDS_FILE] : [] };
+  });
+  for (const line of describeImport(report, items.length)) io.out(line);
+}

@@ -1,0 +1,148 @@
+/**
+ * `recall memory cards` (issue 19, RFC-006 "Cards"): the cards of memory that exists. Every record
+ * without a card (newest first, at most --limit) gets one the way the action writes a run's, from
+ * the record's own request, answer and files, by a model through OpenCode in a session with no
+ * tools. Each card is saved into the memory folder as soon as it is written (the index, and the
+ * snapshot's manifest signed again), so a call stopped halfway loses nothing and a second call
+ * continues with the records still without one.
+ *
+ * OpenCode runs here only to write cards: in a scratch folder (no checkout), with the read-only
+ * policy (no shell, no edits), its store a scratch one thrown away at the end.
+ */
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { redactCredentials, runCredentials } from '../agent/credentials.js';
+import { resolveOpenCode } from '../agent/install.js';
+import { OpenCodeLauncher } from '../agent/launcher.js';
+import { addUsage, NO_TOKENS, type Usage } from '../agent/usage.js';
+import { CARD_AGENT, CARD_SYSTEM, cardSource } from '../cards/card-prompt.js';
+import { CARD_TIMEOUT_MS, writeCards } from '../cards/card-writer.js';
+import { InputError, readInputs, type Inputs } from '../inputs.js';
+import { memoryLayout } from '../memory/layout.js';
+import { RECORDS_FILE } from '../recall/records.js';
+import { UsageError, wholeNumber } from './args.js';
+import { resignManifest, signingKeyFor } from './change-folder.js';
+import { openIndex } from './memory-folder.js';
+import { openStorePath, storeFolder } from './store-path.js';
+import { recallHome } from './run-cli.js';
+
+export const CARDS_FLAGS = ['store', 'model', 'limit', 'opencode-config'] as const;
+
+export const CARDS_USAGE = `Usage: recall memory cards --store PATH [--model provider/model] [--limit N] [--opencode-config JSON]
+
+Writes a card for each record of the memory that has none (newest first, at most N; default 50),
+as the action does when a run ends: a model reads the record's request, answer and files and writes
+the problem as a user sees it, four other ways people would report it, the components, the cause
+and the fix, in an OpenCode session with no tools. Each card is saved into PATH as soon as it is
+written: a call that stops loses nothing, and the next one continues. Prints each card, then the
+tokens and cost of them all. Failed runs get none.
+
+The model is --model, else RECALL_MODEL, else OpenCode's small_model, else its model (from
+--opencode-config, a JSON object like the action's opencode-config input); the provider's key
+comes from the environment (e.g. ANTHROPIC_API_KEY).
+
+PATH is the memory folder \`recall run\` prints (its newest snapshot is written), a snapshot folder,
+or a memory folder as Recall restores it. An archive file cannot be written: unpack it into a
+folder first (tar -xf FILE -C DIR) and give that folder. A signed memory needs
+RECALL_MEMORY_SIGNING_KEY set to its memory-signing-key.`;
+
+interface Output {
+  out: (line: string) => void;
+  err: (line: string) => void;
+}
+
+const oneLine = (s: string) => s.replace(/\s+/g, ' ').trim();
+
+export async function writeMissingCards(store: string, v: Record<string, string | boolean | undefined>, io: Output, env: NodeJS.ProcessEnv = process.env): Promise<void> {
+  const name = 'memory cards';
+  const limit = wholeNumber(v.limit as string | undefined, 'limit', 50, name, 1);
+  if (fs.statSync(store, { throwIfNoEntry: false })?.isFile()) {
+    throw new UsageError(`--store ${store} is an archive file, which cards cannot be written into: unpack it (mkdir DIR && tar -xf ${store} -C DIR) and give the folder that holds opencode.db`, name);
+  }
+  let inputs: Inputs;
+  try {
+    const given: Record<string, string> = { model: (v.model as string | undefined) ?? env.RECALL_MODEL ?? '', 'opencode-config': (v['opencode-config'] as string | undefined) ?? '' };
+    inputs = readInputs((input) => given[input] ?? '');
+  } catch (error) {
+    if (error instanceof InputError) throw new UsageError(error.message.replace(/^Input /, '--'), name);
+    throw error;
+  }
+
+  const folder = storeFolder(store, name);
+  const { manifest, signingKey } = signingKeyFor(folder, name);
+
+  const scratch = fs.mkdtempSync(path.join(os.tmpdir(), 'recall-cards-'));
+  try {
+    const { dir } = await openStorePath(folder, scratch, name);
+    if (folder !== store) io.err(`The newest snapshot in ${store}: ${path.basename(folder)}`);
+    const workspace = path.join(scratch, 'workspace');
+    fs.mkdirSync(workspace);
+    const index = openIndex(dir, workspace);
+    const todo = [...index.all()]
+      .filter((r) => !r.card && r.outcome !== 'failed')
+      .sort((a, b) => b.at.localeCompare(a.at))
+      .slice(0, limit);
+    const without = index.all().filter((r) => !r.card && r.outcome !== 'failed').length;
+    if (todo.length === 0) {
+      io.out(`Every record has a card (${index.all().length} record(s)); nothing to write.`);
+      return;
+    }
+    io.err(`${without} of ${index.all().length} record(s) have no card; writing ${todo.length}`);
+
+    const layout = memoryLayout(path.join(scratch, 'runner'));
+    const runEnv: NodeJS.ProcessEnv = { ...env, RUNNER_TEMP: path.join(scratch, 'runner') };
+    const credentials = () => runCredentials(runEnv, layout.agentStateDir);
+    const log = { info: (line: string) => io.err(line), warning: (line: string) => io.err(`warning: ${line}`) };
+    const agent = new OpenCodeLauncher({
+      binary: () => resolveOpenCode({ version: inputs.opencodeVersion, toolDir: layout.root, pathEnv: env.PATH, log: () => undefined, warn: log.warning, beside: recallHome(), agentWritable: [workspace, layout.agentStateDir, layout.memoryDir] }),
+      workspace,
+      layout,
+      parentEnv: runEnv,
+      userConfig: inputs.opencodeConfig,
+      model: inputs.model,
+      maxModelRetries: 3,
+      // Nobody's request and no checkout: the least an OpenCode agent may do, and no sandbox to look for.
+      untrustedCode: false,
+      untrustedRequest: true,
+      allowUnisolatedShell: false,
+      extraEnv: [],
+      isolation: async () => ({ sandbox: undefined, reason: 'none is needed: this OpenCode only writes cards, in sessions with no tools' }),
+      log: () => undefined,
+      // The launcher speaks of "the agent"; here there is none, only the card writer, which has no tools.
+      warn: (message) => {
+        if (!/^The sandbox could not start/.test(message)) log.warning(message);
+      },
+      audience: 'shell',
+      toolFreeAgents: { [CARD_AGENT]: CARD_SYSTEM },
+    });
+    agent.preflight();
+    const server = await agent.start();
+    let total: Usage = { tokens: { ...NO_TOKENS }, cost: 0 };
+    let written = 0;
+    try {
+      const parent = await server.createSession('recall memory cards');
+      const settings = { model: inputs.model, timeoutMs: CARD_TIMEOUT_MS, redact: (text: string) => redactCredentials(text, credentials()), clock: () => new Date() };
+      total = await writeCards(server, parent, index, todo.map((record) => ({ record, source: cardSource(record) })), settings, { info: () => undefined, warning: log.warning }, (record, outcome) => {
+        const t = outcome.usage.tokens;
+        const spent = `${t.input} tokens in, ${t.output} out, $${outcome.usage.cost.toFixed(4)}`;
+        if (!('card' in outcome)) {
+          io.out(`${record.id}  no card (${spent})`);
+          return;
+        }
+        // Saved at once, into the memory folder: a call that stops here has lost nothing.
+        index.save();
+        fs.copyFileSync(path.join(dir, RECORDS_FILE), path.join(folder, RECORDS_FILE));
+        resignManifest(folder, manifest, signingKey);
+        written++;
+        io.out(`${record.id}  ${oneLine(outcome.card.plain).slice(0, 160)}  (${outcome.card.by}; ${spent})`);
+      });
+    } finally {
+      await server.stop();
+    }
+    const left = without - written;
+    io.out(`${written} card(s) written, ${todo.length - written} not; ${total.tokens.input} tokens in, ${total.tokens.output} out, $${total.cost.toFixed(4)}. ${left > 0 ? `${left} record(s) still have none: run it again to continue.` : 'Every record has a card.'}`);
+  } finally {
+    fs.rmSync(scratch, { recursive: true, force: true });
+  }
+}

@@ -1,0 +1,95 @@
+/**
+ * Forgetting and correcting a memory (issue 19, RFC-006 "Forgetting and import"), in a memory
+ * directory no OpenCode has open: the memory CLI's folder, or the action's restored memory in a
+ * run that answers `<trigger> forget <id>` without the agent. Forgetting removes the record (and
+ * its card, which lives in it), its session and the session's children, and leaves a tombstone so
+ * that no merge of an overlapping run's memory brings them back; marking wrong keeps the record and
+ * notes who said so (recall/wrong.ts ranks it last). This file also merges Recall's own files for
+ * the save (the RecallFilesMerge port memory/ calls), since that is where tombstones are honoured.
+ */
+import * as path from 'node:path';
+import type { RecallFilesMerge } from '../ports.js';
+import { DATABASE_FILE } from '../memory/layout.js';
+import { sessionIdsIn } from '../memory/merge.js';
+import { loadRecords, mergeRecords, RECORDS_FILE, saveRecords, type RunRecord } from '../recall/records.js';
+import { childSessions } from '../recall/store-reader.js';
+import { deleteSessions } from '../recall/store-writer.js';
+import { ThreadIndex } from '../recall/threads.js';
+import { forgottenIn, unionTombstones } from '../recall/tombstones.js';
+
+/** What forgetting or marking did: the record (id and title), the sessions removed; or that there is no such record. */
+export type MemoryChange =
+  | { done: 'forgotten'; id: string; title: string; sessions: string[] }
+  | { done: 'marked wrong'; id: string; title: string }
+  | { done: 'unknown'; id: string };
+
+/** A record id as Recall writes them; anything else is not looked up. */
+export const isRecordId = (id: string): boolean => id.length <= 120 && /^[\w.-]+$/.test(id);
+
+/**
+ * The record `id` in memory directory `dir`: one of the index's, or `session-<id>` for a session
+ * the index has no record of (the index rebuilds those from the session).
+ */
+function find(dir: string, id: string): { records: RunRecord[]; record?: Pick<RunRecord, 'id' | 'title' | 'sessionId'> } {
+  const { records } = loadRecords(dir);
+  const record = records.find((r) => r.id === id);
+  if (record) return { records, record };
+  const session = /^session-(ses_\w+)$/.exec(id)?.[1];
+  if (session && sessionIdsIn(dir).includes(session)) return { records, record: { id, title: '', sessionId: session } };
+  return { records };
+}
+
+/**
+ * Forgets the record `id` in memory directory `dir`: its record and session (with its children)
+ * are removed, the store vacuumed (nothing of them left in free pages), threads that continued the
+ * session start afresh, and a tombstone says who (`by`) asked and when.
+ */
+export function forgetRecord(dir: string, id: string, by: string, now: Date): MemoryChange {
+  if (!isRecordId(id)) return { done: 'unknown', id };
+  const { records, record } = find(dir, id);
+  if (!record) return { done: 'unknown', id };
+  const stored = new Set(sessionIdsIn(dir));
+  const root = record.sessionId && stored.has(record.sessionId) ? record.sessionId : undefined;
+  const sessions = root ? [root, ...(childSessions(dir, [root]).get(root) ?? [])] : record.sessionId ? [record.sessionId] : [];
+  if (root) deleteSessions(path.join(dir, DATABASE_FILE), [root]);
+  const { forgotten } = loadRecords(dir);
+  const tombstone = { id: record.id, sessions, by, at: now.toISOString() };
+  saveRecords(path.join(dir, RECORDS_FILE), records, unionTombstones([tombstone], forgotten));
+  if (root) {
+    const threads = ThreadIndex.load(dir).index;
+    threads.keepOnly(new Set(sessionIdsIn(dir)));
+    threads.save();
+  }
+  return { done: 'forgotten', id: record.id, title: record.title, sessions: root ? sessions : [] };
+}
+
+/** Marks the record `id` wrong (by `by`, now): it stays, ranked last, and the prompt says so. */
+export function markWrong(dir: string, id: string, by: string, now: Date): MemoryChange {
+  if (!isRecordId(id)) return { done: 'unknown', id };
+  const { records, forgotten } = loadRecords(dir);
+  const record = records.find((r) => r.id === id);
+  if (!record) return { done: 'unknown', id };
+  record.wrong = { by, at: now.toISOString() };
+  saveRecords(path.join(dir, RECORDS_FILE), records, forgotten);
+  return { done: 'marked wrong', id: record.id, title: record.title };
+}
+
+/** The save's merge of Recall's own files (ports.ts): threads of the sessions merged in, records, tombstones. */
+export const recallFilesMerge: RecallFilesMerge = {
+  forgottenSessions(ours, theirs) {
+    return forgottenIn(unionTombstones(loadRecords(ours).forgotten, loadRecords(theirs).forgotten)).sessions;
+  },
+  merge(ours, theirs, mergedSessions) {
+    const threads = ThreadIndex.load(ours).index;
+    threads.adopt(ThreadIndex.load(theirs).index, mergedSessions);
+    mergeRecords(ours, theirs);
+    // This run restored memory from before another run forgot some of it: it goes here too.
+    const gone = forgottenIn(loadRecords(ours).forgotten).sessions;
+    const present = sessionIdsIn(ours).filter((id) => gone.has(id));
+    if (present.length > 0) {
+      deleteSessions(path.join(ours, DATABASE_FILE), present);
+      threads.keepOnly(new Set(sessionIdsIn(ours)));
+    }
+    threads.save();
+  },
+};

@@ -1,0 +1,86 @@
+/**
+ * `<trigger> forget <id>` and `<trigger> wrong <id>` in a comment (issue 19): answered by Recall
+ * itself, without the agent. Only someone with write access changes memory (authorize.ts's check;
+ * an allowed-users outsider or a listed bot does not count): a stranger who could make Recall forget
+ * could erase what a team relies on, or hide what they were asked about. The run restores memory,
+ * forgets or marks the record, saves, and replies in the thread with what it did.
+ */
+import type { Authorization } from '../github/authorize.js';
+import type { Logger, MemoryStore, SaveOutcome } from '../ports.js';
+import { forgetRecord, isRecordId, markWrong, type MemoryChange } from './forget.js';
+
+export interface MemoryRequest {
+  verb: 'forget' | 'wrong';
+  id: string;
+}
+
+/**
+ * The memory request a mention asks for: the whole request is `forget <id>` or `wrong <id>` (the id
+ * in backticks or not), the id shaped like a record's (`run-…`, `finding-…`, `session-…`). Anything
+ * else is a request for the agent.
+ */
+export function memoryRequestIn(request: string): MemoryRequest | undefined {
+  const m = /^(forget|wrong)\s+`?([\w.-]+)`?\s*[.!]?$/i.exec(request.trim());
+  if (!m || !isRecordId(m[2]!) || !m[2]!.includes('-')) return undefined;
+  return { verb: m[1]!.toLowerCase() as MemoryRequest['verb'], id: m[2]! };
+}
+
+export interface MemoryRequestRun {
+  ask: MemoryRequest;
+  actor: { login: string; isBot: boolean };
+  /** authorize.ts's verdict on the commenter. */
+  authorize: () => Promise<Authorization>;
+  /** The memory this job keeps (built only once the commenter may change it). */
+  memory: () => MemoryStore;
+  memoryDir: string;
+  /** Posts the reply in the thread. */
+  reply: (text: string) => Promise<void>;
+  clock: () => Date;
+  log: Logger;
+}
+
+export interface MemoryRequestOutcome {
+  /** What the thread was told. */
+  said: string;
+  change?: MemoryChange;
+  save?: SaveOutcome;
+  /** Nothing was said: a bot nobody listed (Recall does not talk to bots it was not told to). */
+  silent?: string;
+}
+
+export async function answerMemoryRequest(o: MemoryRequestRun): Promise<MemoryRequestOutcome> {
+  const { ask, actor } = o;
+  const verdict = await o.authorize();
+  if (!verdict.allowed && actor.isBot) return { said: '', silent: verdict.reason };
+  if (!verdict.allowed || verdict.as !== 'collaborator') {
+    const said = `@${actor.login}: only people with write access to this repository can change Recall's memory; nothing was ${ask.verb === 'forget' ? 'forgotten' : 'marked'}.`;
+    await o.reply(said);
+    return { said };
+  }
+  const store = o.memory();
+  const restored = await store.restore();
+  if (restored.warning) o.log.warning(restored.warning);
+  const by = `@${actor.login}`;
+  const change = ask.verb === 'forget' ? forgetRecord(o.memoryDir, ask.id, by, o.clock()) : markWrong(o.memoryDir, ask.id, by, o.clock());
+  if (change.done === 'unknown') {
+    const none = restored.status === 'hit' || restored.status === 'partial' || restored.status === 'corrupted' ? '' : ` (memory: ${restored.status})`;
+    const said = `There is no record \`${ask.id}\` in Recall's memory${none}; nothing was changed. The prior-work section names each record's id, and \`recall memory list\` lists them.`;
+    await o.reply(said);
+    return { said, change };
+  }
+  const save = await store.save();
+  if (save.warning) o.log.warning(save.warning);
+  const said = `${describeChange(change, by)}${save.saved ? '' : ` But memory could not be saved (${save.warning ?? 'no reason given'}), so the change is lost: ask again once that is fixed.`}`;
+  await o.reply(said);
+  return { said, change, save };
+}
+
+/** One sentence on what was done. */
+export function describeChange(change: MemoryChange, by: string): string {
+  if (change.done === 'unknown') return `There is no record \`${change.id}\`.`;
+  const what = `\`${change.id}\`${change.title ? ` ("${change.title.replace(/\s+/g, ' ').slice(0, 80)}")` : ''}`;
+  if (change.done === 'marked wrong') return `Marked ${what} wrong, as ${by} asked: it stays in memory, ranks after every other record, and the prior-work section says it was marked wrong.`;
+  const [session, ...children] = change.sessions;
+  const sessions = session ? `, its session ${session}${children.length > 0 ? ` and ${children.length} child session(s)` : ''}` : '';
+  return `Forgot ${what}, as ${by} asked: its record, its card${sessions} are removed from memory, and a tombstone keeps overlapping runs' saves from bringing them back.`;
+}

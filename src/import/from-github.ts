@@ -1,0 +1,124 @@
+/**
+ * `recall memory import --from-github OWNER/REPO --since DAYS` (issue 19, item 5): records built
+ * from a repository's recent history, so that a new installation starts with what its people
+ * already solved: each issue closed since then (its title, body and labels, the merged pull request
+ * that closed it and that pull request's changed files, its last comments) and each pull request
+ * merged since then. Read only, through the REST API (GITHUB_API_URL), with plain fetch: a handful
+ * of GET requests a page, bounded. What it reads was written by strangers; imported.ts checks,
+ * bounds and cleans it like a line of an import file.
+ */
+import { importedFrom, type Clean, type Imported } from './imported.js';
+
+export interface GitHubImportOptions {
+  /** OWNER/REPO */
+  repo: string;
+  since: Date;
+  token: string;
+  apiUrl: string;
+  clean: Clean;
+  now: Date;
+  log: (line: string) => void;
+}
+
+/** At most this many issues and this many pull requests, newest first. */
+const MAX_ITEMS = 500;
+const LAST_COMMENTS = 3;
+const MAX_FILES = 50;
+const clip = (text: string, max: number) => (text.length > max ? `${text.slice(0, max - 1)}…` : text);
+
+type Json = Record<string, any>;
+
+export async function importFromGitHub(o: GitHubImportOptions): Promise<Array<{ where: string; imported: Imported }>> {
+  const base = o.apiUrl.replace(/\/+$/, '');
+  const get = async (route: string): Promise<any> => {
+    const res = await fetch(`${base}/repos/${o.repo}${route}`, {
+      headers: { authorization: `Bearer ${o.token}`, accept: 'application/vnd.github+json', 'x-github-api-version': '2022-11-28', 'user-agent': 'recall-memory-import' },
+      signal: AbortSignal.timeout(30_000),
+    });
+    if (!res.ok) {
+      const why = res.status === 401 ? 'the token was refused' : res.status === 404 ? `${o.repo} is not there, or the token cannot read it` : `HTTP ${res.status}`;
+      throw new Error(`GitHub answered GET /repos/${o.repo}${route.replace(/\?.*/, '')} with ${res.status}: ${why}`);
+    }
+    return res.json();
+  };
+  /** Every item of a listing, a page of 100 at a time, while `keep` says go on. */
+  const list = async (route: string, more: (item: Json) => boolean): Promise<Json[]> => {
+    const out: Json[] = [];
+    for (let page = 1; out.length < MAX_ITEMS; page++) {
+      const items = (await get(`${route}${route.includes('?') ? '&' : '?'}per_page=100&page=${page}`)) as Json[];
+      if (!Array.isArray(items)) break;
+      out.push(...items);
+      if (items.length < 100 || !items.every(more)) break;
+    }
+    return out.slice(0, MAX_ITEMS);
+  };
+  const sinceIso = o.since.toISOString();
+  const after = (t: unknown) => typeof t === 'string' && t >= sinceIso;
+  const comments = async (n: number) => {
+    const all = (await get(`/issues/${n}/comments?per_page=100`)) as Json[];
+    return all.filter((c) => !String(c.body ?? '').includes('<!-- recall:')).slice(-LAST_COMMENTS).map((c) => `@${c.user?.login ?? 'someone'}: ${clip(String(c.body ?? ''), 1_000)}`);
+  };
+  const files = async (n: number) => ((await get(`/pulls/${n}/files?per_page=100`)) as Json[]).map((f) => String(f.filename ?? '')).filter(Boolean).slice(0, MAX_FILES);
+  const labels = (item: Json) => (Array.isArray(item.labels) ? item.labels.map((l: Json | string) => (typeof l === 'string' ? l : String(l?.name ?? ''))).filter(Boolean) : []);
+
+  const out: Array<{ where: string; imported: Imported }> = [];
+  const issues = (await list(`/issues?state=closed&since=${encodeURIComponent(sinceIso)}&sort=updated&direction=desc`, () => true)).filter((i) => !i.pull_request && after(i.closed_at));
+  for (const issue of issues) {
+    const n = Number(issue.number);
+    const timeline = (await get(`/issues/${n}/timeline?per_page=100`)) as Json[];
+    const closer = timeline.map((e) => e?.source?.issue).find((s) => isMergedPull(s));
+    const said = [
+      ...(closer ? [`Closed by pull request #${closer.number}: ${String(closer.title ?? '')}`, clip(String(closer.body ?? ''), 1_200)] : ['Closed.']),
+      ...(await comments(n)),
+    ].filter(Boolean);
+    out.push({
+      where: `issue #${n}`,
+      imported: importedFrom(
+        {
+          id: `gh-issue-${n}`,
+          kind: 'run',
+          threadKey: `issue-${n}`,
+          title: `issue #${n}: ${String(issue.title ?? '')}`,
+          request: String(issue.body ?? ''),
+          answer: said.join('\n\n'),
+          files: closer ? await files(Number(closer.number)) : [],
+          labels: labels(issue),
+          createdAt: issue.closed_at,
+          links: [issue.html_url, closer?.html_url].filter((l): l is string => typeof l === 'string'),
+        },
+        o.clean,
+        o.now,
+      ),
+    });
+  }
+  const pulls = (await list('/pulls?state=closed&sort=updated&direction=desc', (p) => after(p.updated_at))).filter((p) => after(p.merged_at));
+  for (const pull of pulls) {
+    const n = Number(pull.number);
+    out.push({
+      where: `pull request #${n}`,
+      imported: importedFrom(
+        {
+          id: `gh-pr-${n}`,
+          kind: 'run',
+          threadKey: `pr-${n}`,
+          title: `pull request #${n}: ${String(pull.title ?? '')}`,
+          request: String(pull.body ?? ''),
+          answer: [`Merged on ${String(pull.merged_at).slice(0, 10)}.`, ...(await comments(n))].join('\n\n'),
+          files: await files(n),
+          labels: labels(pull),
+          createdAt: pull.merged_at,
+          links: typeof pull.html_url === 'string' ? [pull.html_url] : [],
+        },
+        o.clean,
+        o.now,
+      ),
+    });
+  }
+  o.log(`Read ${issues.length} closed issue(s) and ${pulls.length} merged pull request(s) of ${o.repo} since ${sinceIso.slice(0, 10)}.`);
+  return out;
+}
+
+/** A timeline event's source that is a merged pull request (the one that closed the issue). */
+function isMergedPull(source: Json | undefined): boolean {
+  return !!source?.pull_request && typeof source.pull_request.merged_at === 'string';
+}

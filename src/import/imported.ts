@@ -1,0 +1,123 @@
+/**
+ * What `recall memory import` reads (issue 19, item 5; the README's "Importing memory" gives the
+ * format): one JSON object a line, either a card for a session memory already holds,
+ *   {"sessionId": "ses_…", "card": {plain, phrasings, components, cause, fix}}
+ * or a record with no session (past work done elsewhere: a closed issue, a merged pull request),
+ *   {"id", "kind", "title", "request", "answer", "files", "labels", "createdAt", "card"?}
+ * with `threadKey` and `links` (https URLs) optional. Imported text was written by strangers: each
+ * field is checked and bounded as memory is when read (records.ts, card.ts), hidden characters and
+ * HTML comments are taken out as from any GitHub text, and the credentials of the importing
+ * process are redacted, as a save redacts a run's.
+ */
+import { checkCard, type Card } from '../recall/card.js';
+import { validRecord, type RunRecord } from '../recall/records.js';
+import { errorSignatures, mentionedPaths } from '../recall/text.js';
+import { isSessionId } from '../recall/threads.js';
+import { sanitizeUntrusted } from '../github/untrusted.js';
+
+/** A line read: a record to add, a card for a session's record, or why it was refused. */
+export type Imported = { record: RunRecord } | { sessionId: string; card: Card } | { problem: string };
+
+/** How text from the file is cleaned before it is kept (sanitized, credentials redacted). */
+export type Clean = (text: string) => string;
+
+const MAX_FILES = 50;
+
+/** The card in `v`, cleaned, with `by: import` unless it says who wrote it; or why it is no card. */
+function cardOf(v: unknown, clean: Clean, now: Date): { card: Card } | { problem: string } {
+  const checked = checkCard(v);
+  if ('problem' in checked) return { problem: `bad card: ${checked.problem}` };
+  const c = checked.card;
+  const card: Card = { ...c, plain: clean(c.plain), phrasings: c.phrasings.map(clean), components: c.components.map(clean), cause: clean(c.cause), fix: clean(c.fix), by: c.by ?? 'import', at: c.at ?? now.toISOString() };
+  const again = checkCard(card); // cleaning may have emptied `plain`
+  return 'card' in again ? again : { problem: `bad card: ${again.problem}` };
+}
+
+/** A path a record may name: relative, inside the checkout. */
+const fileOk = (p: unknown): p is string => typeof p === 'string' && p.length > 0 && p.length <= 300 && !p.includes('\0') && !p.startsWith('/') && !/^[a-zA-Z]:[\\/]/.test(p) && !p.split(/[\\/]/).includes('..');
+
+/** One parsed JSON value of the file, as what it adds; `now` is when it is imported (its record's last use). */
+export function importedFrom(v: unknown, clean: Clean, now: Date): Imported {
+  if (!v || typeof v !== 'object' || Array.isArray(v)) return { problem: 'a line is a JSON object' };
+  const x = v as Record<string, unknown>;
+  if ('sessionId' in x) {
+    if (!isSessionId(x.sessionId)) return { problem: 'bad sessionId: OpenCode session ids are ses_ and letters and digits' };
+    const card = cardOf(x.card, clean, now);
+    return 'problem' in card ? card : { sessionId: x.sessionId, card: card.card };
+  }
+  if (typeof x.id !== 'string' || x.id.length > 120 || !/^[\w.-]+$/.test(x.id)) return { problem: 'bad id: letters, digits, ".", "_" and "-", at most 120' };
+  if (x.kind !== 'run' && x.kind !== 'finding') return { problem: 'bad kind: "run" or "finding"' };
+  const text = (key: string, required = false): string | { problem: string } => {
+    const value = x[key];
+    if (value === undefined && !required) return '';
+    if (typeof value !== 'string' || (required && !value.trim())) return { problem: `"${key}" must be ${required ? 'a non-empty string' : 'a string'}` };
+    return clean(value);
+  };
+  const title = text('title', true);
+  const request = text('request');
+  const answer = text('answer');
+  for (const t of [title, request, answer]) if (typeof t !== 'string') return t;
+  const created = typeof x.createdAt === 'string' ? Date.parse(x.createdAt) : Number.NaN;
+  if (Number.isNaN(created)) return { problem: '"createdAt" must be a date (ISO 8601)' };
+  if (created > now.getTime() + 86_400_000) return { problem: '"createdAt" is in the future' };
+  for (const key of ['files', 'labels', 'links'] as const) {
+    if (x[key] !== undefined && !(Array.isArray(x[key]) && (x[key] as unknown[]).every((s) => typeof s === 'string'))) return { problem: `"${key}" must be a list of strings` };
+  }
+  const card = x.card === undefined ? undefined : cardOf(x.card, clean, now);
+  if (card && 'problem' in card) return card;
+  const files = ((x.files as string[] | undefined) ?? []).filter(fileOk).slice(0, MAX_FILES);
+  const words = `${title as string}\n${request as string}\n${answer as string}`;
+  const record = validRecord({
+    id: x.id,
+    kind: x.kind,
+    threadKey: typeof x.threadKey === 'string' && /^[\w.-]{1,120}$/.test(x.threadKey) ? x.threadKey : '',
+    event: 'imported',
+    title,
+    request,
+    outcome: x.kind === 'finding' ? 'finding' : 'answered',
+    text: answer,
+    ...(x.kind === 'finding' ? { subject: title } : {}),
+    labels: ((x.labels as string[] | undefined) ?? []).map((l) => clean(l).replace(/\s+/g, ' ').trim()).filter(Boolean),
+    paths: [...new Set([...files, ...mentionedPaths(words)])],
+    errors: errorSignatures(words).slice(0, 20),
+    citations: [],
+    links: (x.links as string[] | undefined) ?? [],
+    at: new Date(created).toISOString(),
+    // Its life is counted from the import: an old issue imported today is kept as long as a run of today.
+    usedAt: now.toISOString(),
+    ...(card ? { card: card.card } : {}),
+  });
+  return record ? { record } : { problem: 'not a record Recall can keep' };
+}
+
+/** The file's lines as what each adds (1-based line numbers; blank lines are skipped). */
+export function parseLines(text: string, clean: Clean, now: Date, o: { maxLine: number; maxLines: number }): Array<{ line: number; imported: Imported }> {
+  const out: Array<{ line: number; imported: Imported }> = [];
+  const lines = text.split('\n');
+  for (let i = 0; i < lines.length; i++) {
+    const raw = lines[i]!.trim();
+    if (!raw) continue;
+    if (out.length >= o.maxLines) {
+      out.push({ line: i + 1, imported: { problem: `more than ${o.maxLines} lines in one import: import the rest in another` } });
+      break;
+    }
+    if (raw.length > o.maxLine) {
+      out.push({ line: i + 1, imported: { problem: `longer than ${o.maxLine} characters` } });
+      continue;
+    }
+    let value: unknown;
+    try {
+      value = JSON.parse(raw);
+    } catch (error) {
+      out.push({ line: i + 1, imported: { problem: `bad JSON (${(error as Error).message})` } });
+      continue;
+    }
+    out.push({ line: i + 1, imported: importedFrom(value, clean, now) });
+  }
+  return out;
+}
+
+/** Cleans text from strangers for memory: hidden parts out, the given credentials redacted. */
+export function cleaner(redact: (text: string) => string): Clean {
+  return (text) => redact(sanitizeUntrusted(text));
+}

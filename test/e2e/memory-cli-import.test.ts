@@ -1,0 +1,131 @@
+/**
+ * `recall memory import` as it ships (dist/cli/index.js), over memory the bundled action saved with
+ * the real OpenCode: a JSON Lines file into a directory backend's memory-path, which the next run
+ * restores and recalls the imported record from; the fake GitHub API's closed issues and merged
+ * pull requests into a restored memory folder, read only, with the token's value kept out; an
+ * archive file refused. Importing again adds nothing and writes nothing.
+ */
+import { spawn, spawnSync } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { unstamped } from '../harness/cache-service.js';
+import { freshRunner, REPO_ROOT } from '../harness/runner.js';
+import { listing } from '../harness/listing.js';
+import { startWorld, type World } from '../harness/world.js';
+
+const CLI = path.join(REPO_ROOT, 'dist', 'cli', 'index.js');
+const cli = (args: string[], env: Record<string, string> = {}) => spawnSync(process.execPath, [CLI, ...args], { encoding: 'utf8', env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...env } });
+/** The CLI run without blocking this process, which serves the fake GitHub API it calls. */
+const cliAsync = (args: string[], env: Record<string, string> = {}) =>
+  new Promise<{ status: number | null; stdout: string; stderr: string }>((resolve) => {
+    const child = spawn(process.execPath, [CLI, ...args], { env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...env } });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    child.on('close', (status) => resolve({ status, stdout, stderr }));
+  });
+const TOKEN = 'ghp_importtokenimporttoken0123456789AB';
+const days = (n: number) => new Date(Date.now() - n * 86_400_000).toISOString();
+
+
+describe('recall memory import (the CLI)', () => {
+  let world: World;
+  let snapshots: string;
+  let restored: string;
+  let archive: string;
+  let ssoSession: string;
+  const directory = () => ({ inputs: { 'memory-backend': 'directory', 'memory-path': snapshots } });
+
+  beforeAll(async () => {
+    world = await startWorld();
+    snapshots = path.join(world.root, 'memory-path');
+    world.model.script({ text: 'The SAML session cookie lacks Secure, so Safari drops it after the redirect.' });
+    const first = await world.openIssue('9161', { number: 1, title: 'Login fails with SSO on Safari', body: 'Safari users loop back to the login page.' }, directory());
+    expect(first.main.exitCode, first.main.stdout).toBe(0);
+    ssoSession = first.outputs['session-id']!;
+    freshRunner(world.machine);
+    world.model.script({ text: 'Dark mode labels fixed.' });
+    const second = await world.openIssue('9162', { number: 2, title: 'Dark mode chart labels unreadable', body: 'Axis labels are black on black.' });
+    expect(second.main.exitCode, second.main.stdout).toBe(0);
+    restored = path.join(world.root, 'restored');
+    fs.cpSync(path.join(world.machine.runnerTemp, 'recall', 'memory'), restored, { recursive: true });
+    archive = path.join(world.root, 'memory.tzst');
+    fs.copyFileSync(world.cache.archiveOf(world.cache.entries().map((e) => e.key).find((k) => unstamped(k) === 'recall-v1-9162-1')!), archive);
+  }, 120_000);
+  afterAll(async () => {
+    await world?.stop();
+  });
+
+  it('imports a JSON Lines file into a memory-path: says what it added, merged and refused; again adds nothing; the next run recalls the imported record', async () => {
+    const file = path.join(world.root, 'history.jsonl');
+    const card = { plain: 'Signing in on Safari loops back to the login page', phrasings: ['SSO redirect loop on iPhone'], components: ['auth'], cause: 'the cookie lacks Secure', fix: 'set Secure' };
+    fs.writeFileSync(file, [
+      JSON.stringify({ sessionId: ssoSession, card }),
+      JSON.stringify({ id: 'legacy-42', kind: 'run', title: 'CSV export has no header row', request: 'Exported CSV files start with data.', answer: 'writeRows skipped the header; the fix writes the column names first.', files: ['src/export/csv.ts'], labels: ['bug'], createdAt: '2025-03-01T00:00:00Z' }),
+      '{"id": ',
+      JSON.stringify({ sessionId: 'ses_0000000000000000000000NONE', card }),
+      JSON.stringify({ id: 'legacy-43', kind: 'run', title: 'x', createdAt: '2025-03-01T00:00:00Z', card: { plain: '' } }),
+    ].join('\n'));
+    const res = cli(['memory', 'import', '--store', snapshots, '--file', file]);
+    expect(res.status, res.stderr).toBe(0);
+    expect(res.stdout.trim().split('\n')).toEqual([
+      'added legacy-42',
+      `merged a card into run-9161-1 (session ${ssoSession})`,
+      expect.stringMatching(/^refused line 3: bad JSON \(/),
+      'refused line 4: unknown session ses_0000000000000000000000NONE: no record or session in this memory has it',
+      'refused line 5: bad card: a card needs "plain": the problem as a user sees it',
+      'Added 1, merged 1, unchanged 0, refused 3 (of 5).',
+    ]);
+    const before = listing(snapshots);
+    const again = cli(['memory', 'import', '--store', snapshots, '--file', file]);
+    expect(again.stdout.trim().split('\n').at(-1)).toBe('Added 0, merged 0, unchanged 2, refused 3 (of 5).');
+    expect(listing(snapshots)).toEqual(before);
+
+    freshRunner(world.machine);
+    world.model.script({ text: 'Seen before.' });
+    const next = await world.openIssue('9163', { number: 3, title: 'CSV export is missing its header row', body: 'The first line of the export is data.' }, directory());
+    expect(next.outputs['memory-status'], next.main.stdout).toBe('hit');
+    expect(next.main.stdout).toMatch(/Prior work: .*legacy-42/);
+    expect(world.model.completions().at(-1)!.messageText()).toContain('writeRows skipped the header');
+  });
+
+  it('imports closed issues and merged pull requests from the GitHub API into a restored folder, read only, without the token', async () => {
+    const gh = world.github;
+    gh.addPull({ number: 13, title: 'Write the CSV header first', body: 'Fixes #12.', author: 'octocat', headSha: 'a'.repeat(40), mergedAt: days(3), updatedAt: days(3), files: [{ path: 'src/export/csv.ts', status: 'modified', additions: 3, deletions: 1 }] });
+    gh.addIssue({ number: 12, title: 'Exports lose their first line', body: 'The header row is missing.', author: 'sam', state: 'closed', closedAt: days(3), updatedAt: days(3), closedBy: 13, labels: ['bug', 'export'] });
+    gh.addComment({ issue: 12, body: `Thanks! My token ${TOKEN} was in the log, rotated.`, author: 'sam' });
+    gh.addIssue({ number: 5, title: 'Ancient bug', body: 'Long ago.', author: 'sam', state: 'closed', closedAt: days(400), updatedAt: days(400) });
+    gh.addIssue({ number: 6, title: 'Still open', body: 'Open.', author: 'sam', updatedAt: days(1) });
+    const env = { GITHUB_TOKEN: TOKEN, GITHUB_API_URL: gh.url };
+    const start = gh.calls.length;
+    const res = await cliAsync(['memory', 'import', '--store', restored, '--from-github', 'octo-org/webapp', '--since', '30'], env);
+    expect(res.status, res.stderr).toBe(0);
+    expect(res.stderr).toContain('Read 1 closed issue(s) and 1 merged pull request(s) of octo-org/webapp since');
+    expect(res.stdout.trim().split('\n')).toEqual(['added gh-issue-12', 'added gh-pr-13', 'Added 2, merged 0, unchanged 0, refused 0 (of 2).']);
+    const shown = JSON.parse(cli(['memory', 'show', '--store', restored, '--id', 'gh-issue-12', '--json']).stdout) as { title: string; text: string; paths: string[]; labels: string[]; threadKey: string };
+    expect(shown).toMatchObject({ title: 'issue #12: Exports lose their first line', threadKey: 'issue-12', labels: ['bug', 'export'], paths: ['src/export/csv.ts'] });
+    expect(shown.text).toContain('Closed by pull request #13: Write the CSV header first');
+    expect(shown.text).toContain('@sam: Thanks! My token [redacted] was in the log');
+    for (const f of fs.readdirSync(restored)) expect(fs.readFileSync(path.join(restored, f)).includes(TOKEN), f).toBe(false);
+    const calls = gh.calls.slice(start);
+    expect(calls.length).toBeGreaterThan(0);
+    expect(calls.filter((c) => c.method !== 'GET')).toEqual([]);
+    expect(calls.every((c) => c.authorization === `Bearer ${TOKEN}`)).toBe(true);
+    expect(calls.filter((c) => c.path.includes('/issues/5/'))).toEqual([]);
+    const again = await cliAsync(['memory', 'import', '--store', restored, '--from-github', 'octo-org/webapp', '--since', '30'], env);
+    expect(again.stdout.trim().split('\n').at(-1)).toBe('Added 0, merged 0, unchanged 2, refused 0 (of 2).');
+    const noToken = cli(['memory', 'import', '--store', restored, '--from-github', 'octo-org/webapp'], { GITHUB_API_URL: gh.url });
+    expect([noToken.status, noToken.stderr.trim()]).toEqual([2, 'recall: --from-github reads the repository through the GitHub API: set GITHUB_TOKEN (or GH_TOKEN) to a token that can read it (recall memory import --help shows how)']);
+  });
+
+  it('refuses an archive file, and writes nothing into it', () => {
+    const file = path.join(world.root, 'one.jsonl');
+    fs.writeFileSync(file, `${JSON.stringify({ id: 'legacy-1', kind: 'run', title: 't', createdAt: '2025-01-01T00:00:00Z' })}\n`);
+    const before = fs.readFileSync(archive);
+    const res = cli(['memory', 'import', '--store', archive, '--file', file]);
+    expect([res.status, res.stderr.trim()]).toEqual([2, expect.stringMatching(/^recall: --store \S+ is a file: memory import changes a memory folder/)]);
+    expect(fs.readFileSync(archive)).toEqual(before);
+  });
+});

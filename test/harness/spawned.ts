@@ -1,0 +1,22 @@
+/**
+ * What a command a test started printed and how it ended: its exit code (1 when killed), stdout and
+ * stderr. Killed (SIGKILL, by its pid) if it runs longer than `timeoutMs`, so a hung CLI fails the
+ * test instead of holding it.
+ */
+import { spawn, type SpawnOptions } from 'node:child_process';
+
+export function spawned(file: string, args: string[], options: SpawnOptions, timeoutMs = 120_000): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(file, args, { ...options, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout!.setEncoding('utf8').on('data', (d: string) => (stdout += d));
+    child.stderr!.setEncoding('utf8').on('data', (d: string) => (stderr += d));
+    const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
+    child.on('error', reject);
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      resolve({ code: code ?? 1, stdout, stderr });
+    });
+  });
+}

@@ -1,0 +1,86 @@
+/**
+ * The agent's processes stopped before publish (agent-processes.ts): over real processes, a tree
+ * recorded as OpenCode's own is left running, and what starts below it later (a background helper,
+ * a daemon that forks on) is stopped; over a stand-in, the bound in time.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { afterEach, describe, expect, it } from 'vitest';
+import { AgentProcesses, descendants, parseStat, readProcesses, type ProcessEntry } from '../../src/agent/agent-processes.js';
+
+const started: ChildProcess[] = [];
+afterEach(() => {
+  for (const c of started.splice(0)) {
+    try {
+      process.kill(-c.pid!, 'SIGKILL');
+    } catch {
+      // gone
+    }
+  }
+});
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const alive = (pid: number) => readProcesses().some((p) => p.pid === pid && p.state !== 'Z');
+
+describe("the agent's processes", () => {
+  it('reads /proc/<pid>/stat, a name with spaces and parentheses among it', () => {
+    const fields = Array.from({ length: 50 }, (_, i) => String(i));
+    expect(parseStat(`123 (a (b) c) S 7 ${fields.slice(2).join(' ')}`)).toEqual({ pid: 123, ppid: 7, start: '19', state: 'S' });
+    expect(parseStat('')).toBeUndefined();
+    expect(parseStat('12 (x) S 1 2')).toBeUndefined();
+    expect(readProcesses('/nonexistent')).toEqual([]);
+    expect(readProcesses().find((p) => p.pid === process.pid)).toMatchObject({ ppid: process.ppid, state: expect.stringMatching(/[RS]/) });
+  });
+
+  it('finds every process below a root, however deep, and never loops', () => {
+    const p = (pid: number, ppid: number): ProcessEntry => ({ pid, ppid, start: '1', state: 'S' });
+    const all = [p(1, 0), p(10, 1), p(11, 10), p(12, 11), p(13, 10), p(20, 1), p(30, 30)];
+    expect(descendants(all, 10).map((e) => e.pid).sort()).toEqual([11, 12, 13]);
+    expect(descendants(all, 30)).toEqual([]);
+  });
+
+  it("stops what started below the server after it was recorded, forking or not, and leaves OpenCode's own running", async () => {
+    // The server: a shell whose first child stands for OpenCode; once recorded, "the agent" starts
+    // a helper that sleeps and one that forks on and on, both below it as the agent's would be.
+    const server = spawn('sh', ['-c', 'sleep 60 & read go; sleep 61 & (while :; do sleep 0.01 & done) & wait'], { detached: true, stdio: ['pipe', 'ignore', 'ignore'] });
+    started.push(server);
+    await sleep(200);
+    const own = AgentProcesses.record(server.pid!);
+    const opencode = descendants(readProcesses(), server.pid!).map((e) => e.pid);
+    expect(opencode).toHaveLength(1);
+    expect(own.others()).toEqual([]);
+    server.stdin!.write('go\n');
+    await sleep(300);
+    expect(own.others().length).toBeGreaterThan(2);
+    expect(await own.stop()).toBe(0);
+    expect(own.others()).toEqual([]);
+    await sleep(100);
+    expect(own.others()).toEqual([]); // nothing forked on
+    expect(alive(server.pid!)).toBe(true);
+    expect(alive(opencode[0]!)).toBe(true);
+  });
+
+  it('stops each process first and kills it then; what will not go is counted once the time is up', async () => {
+    const signals: string[] = [];
+    let clock = 0;
+    const stuck: ProcessEntry = { pid: 99, ppid: 1, start: '5', state: 'D' };
+    const gone: ProcessEntry = { pid: 98, ppid: 1, start: '5', state: 'S' };
+    let killed = false;
+    const own = AgentProcesses.record(1, {
+      list: () => (clock === 0 ? [{ pid: 1, ppid: 0, start: '1', state: 'S' }] : [{ pid: 1, ppid: 0, start: '1', state: 'S' }, stuck, ...(killed ? [{ ...gone, state: 'Z' }] : [gone])]),
+      signal: (pid, signal) => {
+        signals.push(`${signal} ${pid}`);
+        if (pid === 98 && signal === 'SIGKILL') killed = true;
+      },
+      sleep: async (ms) => {
+        clock += ms;
+      },
+      now: () => clock,
+    });
+    clock = 1;
+    expect(await own.stop(100)).toBe(1);
+    expect(signals.slice(0, 4)).toEqual(['SIGSTOP 99', 'SIGSTOP 98', 'SIGKILL 99', 'SIGKILL 98']);
+    expect(signals.filter((s) => s === 'SIGSTOP 99')).toHaveLength(1);
+    expect(signals.filter((s) => s === 'SIGKILL 98')).toHaveLength(1); // a zombie runs nothing: not counted, not signalled again
+    expect(clock).toBeGreaterThan(100);
+    expect(clock).toBeLessThan(130);
+  });
+});

@@ -1,0 +1,139 @@
+/**
+ * What publish may commit, over real repositories (RFC-007): only what the agent changed (the work
+ * tree is staged before it runs, and what is the same afterwards is left out), no file past the size
+ * cap, no path through a folder that became a link, and no git command that runs for ever.
+ */
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { Git } from '../../src/git/git.js';
+import { publishChanges } from '../../src/publish/publish.js';
+import { Staging } from '../../src/publish/staging.js';
+import { pathsThroughLinks } from '../../src/publish/worktree.js';
+import { publishRepo, sh, type PublishRepo } from '../harness/publish-repo.js';
+
+let repo: PublishRepo;
+beforeEach(() => {
+  repo = publishRepo();
+});
+afterEach(() => repo.remove());
+const write = (rel: string, content: string) => {
+  fs.mkdirSync(path.dirname(path.join(repo.work, rel)), { recursive: true });
+  fs.writeFileSync(path.join(repo.work, rel), content);
+};
+const pushed = () => sh(repo.remote, 'ls-tree', '-r', '--name-only', 'recall/issue-7-1-1').split('\n');
+
+describe('only what the agent changed is committed', () => {
+  it("what earlier steps left or changed stays out; a file they changed that the agent changed again goes, with the agent's content", async () => {
+    write('README.md', 'readme, stamped by a build step\n');
+    write('gha-creds-1a2b3c.json', '{"private_key":"earlier step"}\n');
+    write('dist/generated.js', 'generated\n');
+    const log: string[] = [];
+    const said = await repo.publish({
+      log: (line) => log.push(line),
+      agent: () => {
+        write('dist/generated.js', 'fixed by the agent\n');
+        write('src/fix.ts', 'fixed\n');
+      },
+    });
+    expect(said).toContain("Recall opened #8 with the agent's changes (2 files,");
+    expect(pushed()).toEqual(['README.md', 'dist/generated.js', 'src/fix.ts']);
+    expect(sh(repo.remote, 'show', 'recall/issue-7-1-1:README.md')).toBe('readme');
+    expect(sh(repo.remote, 'show', 'recall/issue-7-1-1:dist/generated.js')).toBe('fixed by the agent');
+    expect(log).toContain('Left out 2 files that changed before the agent ran (earlier steps of the job), never committed: `README.md`, `gha-creds-1a2b3c.json`');
+    // The checkout keeps all of it.
+    expect(fs.readFileSync(path.join(repo.work, 'gha-creds-1a2b3c.json'), 'utf8')).toContain('earlier step');
+  });
+
+  it('a file an earlier step left that the agent deleted, or changed back, is no change; nothing else means nothing is said', async () => {
+    write('gha-creds-1a2b3c.json', '{}\n');
+    write('README.md', 'stamped\n');
+    const log: string[] = [];
+    const said = await repo.publish({
+      log: (line) => log.push(line),
+      agent: () => {
+        fs.rmSync(path.join(repo.work, 'gha-creds-1a2b3c.json'));
+        write('README.md', 'readme\n');
+      },
+    });
+    expect(said).toBeUndefined();
+    expect(log).toEqual([]);
+    expect(sh(repo.remote, 'branch', '--list')).not.toContain('recall/');
+  });
+});
+
+describe('folders that are links after staging', () => {
+  it('a path below a link, or below a folder gone since, is named; real folders and top-level files are not', () => {
+    write('src/a/fix.ts', 'x\n');
+    fs.symlinkSync(path.join(repo.dir, 'remote.git'), path.join(repo.work, 'link'));
+    write('file', 'f\n');
+    fs.symlinkSync('file', path.join(repo.work, 'file-link'));
+    expect(pathsThroughLinks(repo.work, ['src/a/fix.ts', 'README.md', 'link/config', 'gone/x/y', 'file-link/x', 'src/a/fix.ts/z'])).toEqual(['link/config', 'gone/x/y', 'file-link/x', 'src/a/fix.ts/z']);
+  });
+});
+
+describe('files past the size cap, and git commands that take too long', () => {
+  it('a sparse file of 15 TiB the agent made is left out at once and named; one an earlier step left is not its change', async () => {
+    fs.truncateSync(path.join(repo.work, 'README.md'), 0);
+    write('earlier.bin', '');
+    fs.truncateSync(path.join(repo.work, 'earlier.bin'), 200 * 1024 * 1024); // a build step's
+    const log: string[] = [];
+    const began = Date.now();
+    const said = await repo.publish({
+      log: (line) => log.push(line),
+      agent: () => {
+        write('big.bin', '');
+        fs.truncateSync(path.join(repo.work, 'big.bin'), 15 * 2 ** 40);
+        fs.truncateSync(path.join(repo.work, 'README.md'), 2 ** 30); // a tracked file grown past the cap
+        write('src/fix.ts', 'fixed\n');
+      },
+    });
+    expect(Date.now() - began).toBeLessThan(20_000);
+    expect(said).toContain("Recall opened #8 with the agent's changes (1 file,");
+    expect(said).toContain('It left out `README.md`, `big.bin`: larger than 100 MiB, the most Recall commits in one file (GitHub refuses more); those changes stay in the checkout.');
+    expect(pushed()).toEqual(['README.md', 'src/fix.ts']);
+    expect(sh(repo.remote, 'show', 'recall/issue-7-1-1:README.md')).toBe('readme');
+    expect(log).toContain('Left out 2 files past the size cap: `README.md`, `big.bin`');
+  });
+
+  it('only a file past the cap changed: nothing is committed, and the answer says why', async () => {
+    const said = await repo.publish({ agent: () => (write('big.bin', ''), fs.truncateSync(path.join(repo.work, 'big.bin'), 2 ** 40)) });
+    expect(said).toBe('The agent changed 1 file; Recall committed none of them. It left out `big.bin`: larger than 100 MiB, the most Recall commits in one file (GitHub refuses more); that change stays in the checkout.');
+    expect(sh(repo.remote, 'branch', '--list')).not.toContain('recall/');
+  });
+
+  it('the cap is the limit itself: a file of exactly the cap goes, one byte more does not', async () => {
+    const checkout = await repo.facts();
+    const staging = await Staging.prepare(checkout, { parent: path.join(repo.dir, 'recall'), pathEnv: process.env.PATH, recallDirs: [], maxFileBytes: 10 });
+    try {
+      write('ten', '0123456789');
+      write('eleven', '0123456789a');
+      expect((await staging.stage([])).map((c) => c.path)).toEqual(['ten']);
+      expect(staging.tooLarge()).toEqual(['eleven']);
+    } finally {
+      staging.dispose();
+    }
+  });
+
+  it('a git command past its time is killed and fails saying so; publish says it could not commit', async () => {
+    const bin = path.join(repo.dir, 'slow-bin');
+    fs.mkdirSync(bin);
+    fs.writeFileSync(path.join(bin, 'git'), '#!/bin/sh\nexec /bin/sleep 30\n', { mode: 0o755 });
+    const git = new Git(repo.work, { path: bin, home: repo.dir, timeoutMs: 200 });
+    const began = Date.now();
+    expect(await git.run(['add', '-A'])).toEqual({ code: 124, stdout: '', stderr: 'it did not finish within 200 ms and was stopped' });
+    await expect(git.must(['add', '-A'])).rejects.toThrow('git add failed: it did not finish within 200 ms and was stopped');
+    await expect(git.bytes(['cat-file', 'blob', 'x'])).rejects.toThrow('git cat-file failed: it did not finish within 200 ms and was stopped');
+    expect(Date.now() - began).toBeLessThan(5_000);
+    expect(await new Git(repo.work, { path: process.env.PATH, home: repo.dir, timeoutMs: 1_500 }).must(['rev-parse', '--is-inside-work-tree'])).toBe('true\n');
+
+    const checkout = await repo.facts();
+    const staging = await Staging.prepare(checkout, { parent: path.join(repo.dir, 'recall'), pathEnv: process.env.PATH, recallDirs: [], timeoutMs: 2_000 });
+    write('src/fix.ts', 'fixed\n');
+    // Past the snapshot, a git that hangs: what publish says.
+    (staging as unknown as { pathEnv: string }).pathEnv = bin;
+    (staging as unknown as { limits: { timeoutMs: number } }).limits.timeoutMs = 200;
+    const said = await publishChanges({ checkout, staging, target: { kind: 'job', base: 'main' }, enabled: true, branch: 'b', title: 't', links: [], answer: '', credentials: () => [], token: '', gitHubChanges: false, tokenLogin: async () => undefined, defaultBranch: async () => 'main', branchProtected: async () => false, recallDirs: [], openPull: async () => ({ number: 1, url: '' }), commitUrl: (s) => s, log: () => undefined });
+    expect(said).toBe("Recall could not commit the agent's changes: git ls-files failed: it did not finish within 200 ms and was stopped.");
+  });
+});
