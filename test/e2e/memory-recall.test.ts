@@ -108,7 +108,7 @@ describe('memory that outlives its sessions, checked against the code, and the a
     freshRunner(world.machine);
     // (The same depth beside RUNNER_TEMP, as a renamed repository's or a container job's checkout is:
     // the Actions cache archive names memory relative to the workspace.)
-    const elsewhere = path.join(world.root, 'renamed-webapp');
+    const elsewhere = path.join(world.machine.work, 'renamed-webapp', 'renamed-webapp');
     makeCheckout(elsewhere, 'a checkout at another path');
     world.machine.workspace = elsewhere;
     world.model.script({ text: 'Same thread: use the raw body.' });

@@ -192,7 +192,7 @@ describe('runner layouts', () => {
 
     // Where the sandbox cannot start (no read-only root to lean on), OpenCode itself looks for
     // `.git` upwards and files its project id in the repository it finds: not in that one.
-    const shims = path.join(w.root, 'machine', 'shims');
+    const shims = path.join(w.machine.home, 'shims'); // in a folder the runner already has (the look above sees no new one)
     fs.mkdirSync(shims, { recursive: true });
     fs.writeFileSync(path.join(shims, 'unshare'), '#!/bin/sh\necho "unshare: write failed /proc/self/uid_map: Operation not permitted" >&2\nexit 1\n', { mode: 0o755 });
     w.model.script({ toolCalls: [{ name: 'write', arguments: { filePath: path.join(w.checkout, 'src', 'again.ts'), content: 'export {};\n' } }] }, { text: 'Fixed again.' });

@@ -41,7 +41,7 @@ describe('the transcript', () => {
     expect(world.model.completions().map((r) => r.messageText()).join('\n')).toContain(README_SECRET);
 
     const file = run.outputs.transcript!;
-    expect(file).toBe(path.join(world.machine.runnerTemp, 'recall', 'transcripts', 'recall-transcript-7301-1.md'));
+    expect(file).toBe(path.join(world.machine.runnerTemp, 'recall', 'transcripts', 'recall-transcript-7301-1-recall.md'));
     const md = fs.readFileSync(file, 'utf8');
     expect(md).toMatch(/^# Recall transcript: issue #7: Totals wrong$/m);
     expect(md).toMatch(/## User\n\n[\s\S]*The invoice total is off by a cent\./);
@@ -50,9 +50,9 @@ describe('the transcript', () => {
     expect(md).not.toContain(PLANTED_KEY);
     expect(md).not.toContain('plantedKEY');
 
-    expect(attached()).toEqual([expect.objectContaining({ name: 'recall-transcript-7301-1.md', mimeType: 'text/markdown' })]);
+    expect(attached()).toEqual([expect.objectContaining({ name: 'recall-transcript-7301-1-recall.md', mimeType: 'text/markdown' })]);
     expect(attached()[0]!.content.toString('utf8')).toBe(md);
-    expect(run.main.stdout).toMatch(/The transcript is attached to the run as recall-transcript-7301-1\.md \(\d+ bytes, in \d+\.\d s\): https:\/\/github\.com\/octo-org\/webapp\/actions\/runs\/7301\/artifacts\/1/);
+    expect(run.main.stdout).toMatch(/The transcript is attached to the run as recall-transcript-7301-1-recall\.md \(\d+ bytes, in \d+\.\d s\): https:\/\/github\.com\/octo-org\/webapp\/actions\/runs\/7301\/artifacts\/1/);
 
   });
 
@@ -69,7 +69,7 @@ describe('the transcript', () => {
     expect(md.match(/^## (User|Assistant)$/gm)).toEqual(['## User', '## Assistant']);
     // The first answer is in the request (the thread's comments), not among the agent's turns.
     expect(md.slice(md.indexOf('## Assistant'))).toBe('## Assistant\n\nSecond answer: the rounding.\n');
-    expect(attached().map((a) => a.name)).toEqual(['recall-transcript-7306-1.md', 'recall-transcript-7307-1.md']);
+    expect(attached().map((a) => a.name)).toEqual(['recall-transcript-7306-1-recall.md', 'recall-transcript-7307-1-recall.md']);
   });
 
   it('a shell command that exits non-zero is a failed step in the log and the transcript; one that succeeds is done', async () => {
@@ -96,7 +96,7 @@ describe('the transcript', () => {
     const md = fs.readFileSync(run.outputs.transcript!, 'utf8');
     expect(md).toMatch(/^- read src\/auth\.ts$/m);
     expect(md).toMatch(/## The run stopped\n\n.*stopped after 0\.1 min, the run's limit \(timeout-minutes\)/);
-    expect(attached().map((a) => a.name)).toEqual(['recall-transcript-7303-1.md']);
+    expect(attached().map((a) => a.name)).toEqual(['recall-transcript-7303-1-recall.md']);
   });
 
   it('an upload the service refuses only warns; upload-transcript: false keeps the file and attaches nothing', async () => {
@@ -104,7 +104,7 @@ describe('the transcript', () => {
     world.model.script({ text: 'Answered.' });
     const refused = await world.openIssue('7304', ISSUE);
     expect(refused.main.exitCode, refused.main.stdout).toBe(0);
-    expect(refused.warnings).toEqual([expect.stringMatching(/^Recall could not attach the transcript to the run \(.*injected failure.*\); it is at .*recall-transcript-7304-1\.md/)]);
+    expect(refused.warnings).toEqual([expect.stringMatching(/^Recall could not attach the transcript to the run \(.*injected failure.*\); it is at .*recall-transcript-7304-1-recall\.md/)]);
     expect(fs.existsSync(refused.outputs.transcript!)).toBe(true);
 
     world.model.script({ text: 'Answered again.' });

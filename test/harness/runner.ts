@@ -1,36 +1,92 @@
 /**
  * Runs the bundled action the way a GitHub runner does: dist/main/index.js, then
- * dist/post/index.js, as separate Node processes, with INPUT_* (hyphens kept, action.yml
- * defaults filled in), the event payload file, and the GITHUB_OUTPUT / GITHUB_STATE /
- * GITHUB_STEP_SUMMARY files; main's saved state is handed to post as STATE_*.
+ * dist/post/index.js, as separate Node processes in the workspace, with the environment a runner
+ * gives a step (runner-env.ts: a hosted or self-hosted runner's variables over this machine's),
+ * INPUT_* (hyphens kept, action.yml defaults filled in), the event payload file, and the
+ * GITHUB_OUTPUT / GITHUB_STATE / GITHUB_STEP_SUMMARY files; main's saved state is handed to post as
+ * STATE_*.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parse as parseYaml } from 'yaml';
+import { stepEnvironment, type RunnerKind } from './runner-env.js';
 
 export const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 const BIN_DIR = path.join(REPO_ROOT, 'node_modules', '.bin');
 
-/** One runner machine: a fresh one has an empty RUNNER_TEMP, as on GitHub-hosted runners. */
+/**
+ * One runner machine, laid out as its kind lays it out: a fresh one has an empty RUNNER_TEMP, as on
+ * GitHub-hosted runners.
+ *  - github-hosted: HOME is the `runner` user's home, which holds the work folder (`work/`: the
+ *    workspace `work/<repo>/<repo>` and RUNNER_TEMP `work/_temp`); the tool cache is apart
+ *    (/opt/hostedtoolcache there).
+ *  - self-hosted: the runner installed in a folder of a person's home (`actions-runner/`) and started
+ *    there with ./run.sh; its work folder `_work` (workspace, `_temp`, `_tool`) is inside it.
+ */
 export interface Machine {
+  kind: RunnerKind;
   root: string;
+  home: string;
+  /** The runner's work folder: the workspace's repository folder, RUNNER_TEMP (and a self-hosted runner's tool cache) are in it. */
+  work: string;
+  /** A self-hosted runner's folder (where ./run.sh was started: the step's PWD). */
+  runnerFolder?: string;
   runnerTemp: string;
   toolCache: string;
   workspace: string;
-  home: string;
 }
 
-export function createMachine(root: string, workspace: string): Machine {
-  const machine = {
-    root,
-    runnerTemp: path.join(root, 'runner-temp'),
-    toolCache: path.join(root, 'tool-cache'),
-    workspace,
-    home: path.join(root, 'home'),
-  };
+/** Where `kind` puts the home, the work folder and the workspace of repository `name` under `root`. */
+export function runnerLayout(root: string, kind: RunnerKind = 'github-hosted', name = 'webapp'): Omit<Machine, 'root'> {
+  if (kind === 'github-hosted') {
+    const home = path.join(root, 'home', 'runner');
+    const work = path.join(home, 'work');
+    return { kind, home, work, runnerTemp: path.join(work, '_temp'), toolCache: path.join(root, 'opt', 'hostedtoolcache'), workspace: path.join(work, name, name) };
+  }
+  const home = path.join(root, 'home', 'ci');
+  const runnerFolder = path.join(home, 'actions-runner');
+  const work = path.join(runnerFolder, '_work');
+  return { kind, home, work, runnerFolder, runnerTemp: path.join(work, '_temp'), toolCache: path.join(work, '_tool'), workspace: path.join(work, name, name) };
+}
+
+/**
+ * A `sudo` that refuses, first on every step's PATH: a hosted runner's passwordless sudo is the
+ * job's alone, but this machine is a developer's. With RUNNER_ENVIRONMENT=github-hosted, Recall
+ * clears the AppArmor gate with `sudo -n sysctl` when its sandbox cannot start (isolation.ts), and
+ * a test that makes the sandbox fail must not change the kernel setting of the machine it runs on.
+ * It goes after the test's own folders on PATH (shims under the machine's root: a test of that
+ * path brings its own sudo) and before every other.
+ */
+function guardSudo(pathValue: string, root: string): string {
+  const dir = sudoGuardDir(root);
+  const dirs = pathValue.split(path.delimiter).filter((d) => d && d !== dir);
+  const first = dirs.findIndex((d) => !d.startsWith(`${root}${path.sep}`));
+  dirs.splice(first < 0 ? dirs.length : first, 0, dir);
+  return dirs.join(path.delimiter);
+}
+
+/** The folder of the refusing sudo (made with the machine, so that it is there before any test looks). */
+function sudoGuardDir(root: string): string {
+  const dir = path.join(root, 'harness-bin');
+  if (!fs.existsSync(path.join(dir, 'sudo'))) {
+    fs.mkdirSync(dir, { recursive: true });
+    fs.writeFileSync(path.join(dir, 'sudo'), '#!/bin/sh\necho "sudo: the test harness refuses sudo (a test never changes this machine\'s settings)" >&2\nexit 1\n', { mode: 0o755 });
+  }
+  return dir;
+}
+
+export function createMachine(root: string, layout: Omit<Machine, 'root'>): Machine {
+  const machine = { root, ...layout };
   for (const dir of [machine.runnerTemp, machine.toolCache, machine.home]) fs.mkdirSync(dir, { recursive: true });
+  sudoGuardDir(root);
+  if (machine.runnerFolder) {
+    // What ./config.sh leaves in the runner's folder beside the work folder.
+    for (const dir of ['bin', 'externals', '_diag']) fs.mkdirSync(path.join(machine.runnerFolder, dir), { recursive: true });
+    fs.writeFileSync(path.join(machine.runnerFolder, '.runner'), `${JSON.stringify({ agentName: 'build-box-01', workFolder: '_work' })}\n`);
+    fs.writeFileSync(path.join(machine.runnerFolder, 'run.sh'), '#!/bin/bash\n# starts bin/Runner.Listener run\n', { mode: 0o755 });
+  }
   return machine;
 }
 
@@ -74,6 +130,8 @@ export interface ActionRun {
   mainMs: number;
   /** The runner's files this step was given (command files and the event). */
   files: ReturnType<typeof runnerFiles>;
+  /** The main step's environment. */
+  env: Record<string, string>;
 }
 
 let actionDefaults: Record<string, string> | undefined;
@@ -190,30 +248,25 @@ export async function runAction(o: ActionRunOptions): Promise<ActionRun> {
   for (const f of [files.output, files.state, files.summary, files.env, files.path]) fs.writeFileSync(f, '');
 
   const inputs = { ...inputDefaults(RUNNER_TOKEN), ...o.inputs };
+  // The environment a runner of the machine's kind gives the step (runner-env.ts), and the token as
+  // workflows commonly hand it on (`env: GITHUB_TOKEN: ${{ github.token }}`).
   const env: Record<string, string> = {
-    PATH: `${BIN_DIR}${path.delimiter}${process.env.PATH ?? ''}`,
-    HOME: machine.home,
-    CI: 'true',
-    GITHUB_ACTIONS: 'true',
-    RUNNER_OS: 'Linux',
-    RUNNER_TEMP: machine.runnerTemp,
-    RUNNER_TOOL_CACHE: machine.toolCache,
-    GITHUB_WORKSPACE: machine.workspace,
-    GITHUB_EVENT_NAME: o.eventName,
-    GITHUB_EVENT_PATH: files.event,
-    GITHUB_OUTPUT: files.output,
-    GITHUB_STATE: files.state,
-    GITHUB_STEP_SUMMARY: files.summary,
-    GITHUB_ENV: files.env,
-    GITHUB_PATH: files.path,
-    GITHUB_REPOSITORY: o.repository ?? 'octo-org/webapp',
-    GITHUB_RUN_ID: o.runId,
-    GITHUB_RUN_ATTEMPT: o.runAttempt ?? '1',
-    GITHUB_SERVER_URL: 'https://github.com',
+    ...stepEnvironment({
+      machine,
+      eventName: o.eventName,
+      payload: o.payload,
+      runId: o.runId,
+      runAttempt: o.runAttempt ?? '1',
+      repository: o.repository ?? 'octo-org/webapp',
+      files,
+      actionPath: REPO_ROOT,
+      toolPath: [BIN_DIR],
+    }),
     GITHUB_TOKEN: RUNNER_TOKEN,
     ...Object.fromEntries(Object.entries(inputs).map(([k, v]) => [`INPUT_${k.replace(/ /g, '_').toUpperCase()}`, v])),
     ...o.env,
   };
+  env.PATH = guardSudo(env.PATH ?? '', machine.root);
 
   const started = Date.now();
   const main = await runStep(machine, files.state, path.join(REPO_ROOT, 'dist', 'main', 'index.js'), env, o.mainTimeoutMs ?? 300_000, o.onMainStarted);
@@ -240,6 +293,7 @@ export async function runAction(o: ActionRunOptions): Promise<ActionRun> {
     warnings,
     mainMs,
     files,
+    env,
   };
 }
 

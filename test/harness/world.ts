@@ -11,7 +11,8 @@ import { createArtifactService, type ArtifactService } from './artifact-service.
 import { startCacheService, type CacheService } from './cache-service.js';
 import { startFakeGitHub, type FakeGitHub } from './fake-github.js';
 import { startFakeModel, type FakeModel } from './fake-model.js';
-import { createMachine, REPO_ROOT, runAction, stopRunningSteps, type ActionRun, type ActionRunOptions, type Machine } from './runner.js';
+import { createMachine, REPO_ROOT, runAction, runnerLayout, stopRunningSteps, type ActionRun, type ActionRunOptions, type Machine } from './runner.js';
+import type { RunnerKind } from './runner-env.js';
 
 export interface World {
   root: string;
@@ -137,7 +138,7 @@ function layOut(root: string, workspace: string, layout: CheckoutLayout): string
   }
 }
 
-export async function startWorld(o: { baseDir?: string; layout?: CheckoutLayout } = {}): Promise<World> {
+export async function startWorld(o: { baseDir?: string; layout?: CheckoutLayout; runner?: RunnerKind } = {}): Promise<World> {
   const base = o.baseDir ?? os.tmpdir();
   fs.mkdirSync(base, { recursive: true });
   const root = fs.mkdtempSync(path.join(base, 'recall-e2e-'));
@@ -151,10 +152,12 @@ export async function startWorld(o: { baseDir?: string; layout?: CheckoutLayout 
     const github = await startFakeGitHub();
     started.push(github);
     github.setPermission('octocat', 'admin');
-    const workspace = path.join(root, 'workspace');
+    // The runner's home, work folder and workspace, as a hosted runner (or a self-hosted one) lays them out.
+    const runner = runnerLayout(root, o.runner);
+    const workspace = runner.workspace;
     fs.mkdirSync(workspace, { recursive: true });
     const checkout = layOut(root, workspace, o.layout ?? { kind: 'workspace' });
-    const machine = createMachine(path.join(root, 'machine'), workspace);
+    const machine = createMachine(root, runner);
     const world: World = {
       root,
       checkout,
