@@ -18,7 +18,6 @@ import { startOpenCodeServer } from '../src/agent/server.js';
 import { MemoryIndex } from '../src/recall/memory-index.js';
 import { RECORDS_FILE } from '../src/recall/records.js';
 import { startWorld, type World } from '../test/harness/world.js';
-import { evaluate } from './relevance/evaluate.js';
 import { HELDOUT_EVENTS } from './relevance/heldout.js';
 import { EVENTS, PAST_RUNS } from './relevance/ledgerly.js';
 import { THIRD_EVENTS } from './relevance/third.js';
@@ -106,16 +105,4 @@ it('index build, size, startup recall p50/p95, and the per-session API scan', as
     fs.rmSync(dir, { recursive: true, force: true });
   }
   console.log(`\nRecall, index and store (startup recall includes opening both):\n${rows.join('\n')}`);
-});
-
-it('recall@5 on the relevance sets', () => {
-  const sets = [
-    ['first (the ranker\'s author; tuned on)', EVENTS],
-    ['held-out (second author: no title words, file names or errors shared)', HELDOUT_EVENTS],
-    ['third (third author: the issue\'s definition, ordinary words may be shared)', THIRD_EVENTS],
-  ] as const;
-  for (const [name, events] of sets) {
-    const q = evaluate(PAST_RUNS, events, 5);
-    console.log(`${name}: ${events.length} events; recall@5 direct ${q.direct.toFixed(2)}, paraphrased ${q.paraphrased.toFixed(2)}, overall ${q.overall.toFixed(2)}; unrelated events with no section ${q.unrelatedWithout.toFixed(2)}`);
-  }
 });
