@@ -16,7 +16,9 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { buildAgentEnvironment } from '../src/agent/environment.js';
 import { startOpenCodeServer } from '../src/agent/server.js';
 import { MemoryIndex } from '../src/recall/memory-index.js';
-import { RECORDS_FILE } from '../src/recall/records.js';
+import type { Card } from '../src/recall/card.js';
+import { loadRecords, RECORDS_FILE, saveRecords } from '../src/recall/records.js';
+import { loadCards } from './relevance/evaluate.js';
 import { startWorld, type World } from '../test/harness/world.js';
 import { HELDOUT_EVENTS } from './relevance/heldout.js';
 import { EVENTS, PAST_RUNS } from './relevance/ledgerly.js';
@@ -31,6 +33,19 @@ const QUERIES = [...EVENTS, ...HELDOUT_EVENTS, ...THIRD_EVENTS].map((e) => ({ ti
 let world: World;
 let seedDir: string;
 const texts = PAST_RUNS.map((r) => `${r.title}\n${r.request}\n${r.answer}`);
+const CARDS = loadCards('ledgerly');
+
+/**
+ * The card of the past run a grown session was given the words of: the one a model wrote for it
+ * (bench/relevance/cards), else one of the same size made from the run's own words.
+ */
+function cardFor(title: string): Card {
+  const r = PAST_RUNS.find((p) => title.startsWith(p.title.slice(0, 100))) ?? PAST_RUNS[0]!;
+  const written = CARDS?.get(r.id);
+  if (written) return written;
+  const sentences = r.answer.split(/(?<=\.)\s+/);
+  return { plain: `${r.title}. ${r.request}`, phrasings: [0, 1, 2, 3].map((i) => `${r.title} (${sentences[i % sentences.length]})`), components: r.paths ?? [], cause: sentences[0] ?? '', fix: sentences.at(-1) ?? '' };
+}
 
 beforeAll(async () => {
   world = await startWorld();
@@ -83,6 +98,13 @@ it('index build, size, startup recall p50/p95, and the per-session API scan', as
     built.save();
     const buildMs = ms(b);
     expect(built.all().length).toBe(n);
+    // Every record with a card, as memory will hold them once each run writes one (issue 19); the
+    // card's stems kept with the record's, as a run's save keeps them.
+    saveRecords(path.join(dir, RECORDS_FILE), loadRecords(dir).records.map((r) => ({ ...r, card: cardFor(r.title) })));
+    openIndex(dir).save();
+    const carded = loadRecords(dir).records;
+    expect(carded.every((r) => r.card)).toBe(true);
+    expect(new Set(carded.map((r) => r.card!.plain)).size).toBeGreaterThanOrEqual(Math.min(n, PAST_RUNS.length - 1)); // two runs share a title
     const size = fs.statSync(path.join(dir, RECORDS_FILE)).size;
     // Startup recall: open the saved index and the session list, search, check citations.
     const times: number[] = [];

@@ -34,6 +34,29 @@ export interface Hit {
   matched: string[];
   /** "likely": the evidence supports it (its card, or strong words, or the same thread); "possible": some words in common. */
   tier: Tier;
+  evidence: Evidence;
+}
+
+/** What a tier is decided on. */
+export interface Evidence {
+  /** The share of the query's weight the record matches, its card included. */
+  relevance: number;
+  /** Distinct concepts matched (words that come only from error lines and paths left out). */
+  concepts: number;
+  /** How much of its card's closest sentence the event says, 0 to 1. */
+  phrasing: number;
+  /** How much of the event's title its card says, 0 to 1. */
+  title: number;
+  /** What a shared file and error line added. */
+  boost: number;
+  hasCard: boolean;
+}
+
+/** The likely tier's rule (RFC-006 "Tiers"), measured on bench/relevance. */
+export function likely(e: Evidence): boolean {
+  return e.hasCard
+    ? e.title >= TUNING.likelyTitle && e.phrasing >= TUNING.likelyPhrasing
+    : e.concepts >= TUNING.likelyNoCardConcepts && e.relevance + e.boost >= TUNING.likelyNoCardRelevance;
 }
 
 export type Tier = 'likely' | 'possible';
@@ -48,9 +71,12 @@ export const TUNING = {
   /** A shared file or error line adds this to a record that matched on its words; never a match on its own. */
   fileBoost: 0.35,
   errorBoost: 0.45,
-  /** "Likely" (RFC-006 "Tiers"): this many distinct concepts matched in the record's card, and this share of the query's weight. */
-  likelyCardConcepts: 2,
-  likelyRelevance: 0.1,
+  /**
+   * "Likely" (RFC-006 "Tiers"), for a record with a card: its card says this share of the event's
+   * title, and the event says this share of the card's closest sentence.
+   */
+  likelyTitle: 0.5,
+  likelyPhrasing: 0.4,
   /** A record with no card is likely only on strong words: this share of the query's weight, this many concepts. */
   likelyNoCardRelevance: 0.3,
   likelyNoCardConcepts: 3,
@@ -73,8 +99,6 @@ const COMMON_FILES = new Set(['index.ts', 'index.js', 'main.ts', 'main.py', 'rea
 interface Scored {
   score: number;
   matched: string[];
-  /** The matched stems the record's card has. */
-  inCard: string[];
 }
 
 interface Indexed {
@@ -109,7 +133,7 @@ export class RecordSearch {
   private readonly docs: Indexed[];
   private readonly avg: Record<Field, number>;
   /** Per stem, the records that have it (which also makes its document frequency) and its BM25F field-weighted frequency in each. */
-  private readonly postings = new Map<string, { docs: number[]; tfs: number[]; card: boolean[] }>();
+  private readonly postings = new Map<string, { docs: number[]; tfs: number[] }>();
   private readonly byThread = new Map<string, number[]>();
   private readonly docByRecord = new Map<RunRecord, Indexed>();
 
@@ -128,19 +152,15 @@ export class RecordSearch {
       for (const f of FIELDS) {
         const { weight, b } = TUNING;
         const w = weight[f] / (1 - b[f] + (b[f] * d.len[f]) / this.avg[f]);
-        const card = isCardField(f);
         for (const t of d.terms[f]) {
           let list = this.postings.get(t);
-          if (!list) this.postings.set(t, (list = { docs: [], tfs: [], card: [] }));
+          if (!list) this.postings.set(t, (list = { docs: [], tfs: [] }));
           const last = list.docs.length - 1;
           // Every occurrence, in every field, adds to the record's one posting for the stem.
-          if (list.docs[last] === i) {
-            list.tfs[last]! += w;
-            if (card) list.card[last] = true;
-          } else {
+          if (list.docs[last] === i) list.tfs[last]! += w;
+          else {
             list.docs.push(i);
             list.tfs.push(w);
-            list.card.push(card);
           }
         }
       }
@@ -159,6 +179,46 @@ export class RecordSearch {
   /** In more than COMMON_SHARE of the records, once there are enough to tell (a few related runs are not "common"). */
   private common(t: string): boolean {
     return this.docs.length >= COMMON_MIN_RECORDS && (this.dfOf(t) ?? 0) / this.docs.length > COMMON_SHARE;
+  }
+
+  /**
+   * How well the closest sentence of the record's card (its plain problem or one of its phrasings)
+   * is said by the event: the share of that sentence's telling words (idf-weighted, common words
+   * left out) the event uses. A paraphrase says much of one phrasing; a near miss shares words
+   * scattered over the card. Stems, not synonym groups: the groups are broad ("customer" and
+   * "account", "invoice" and "payment"), and by them near misses matched as well as paraphrases.
+   */
+  private phrasingMatch(record: RunRecord, asked: ReadonlySet<string>): number {
+    const card = record.card;
+    if (!card) return 0;
+    let best = 0;
+    for (const sentence of [card.plain, ...card.phrasings]) {
+      let all = 0;
+      let said = 0;
+      for (const t of new Set(stems(sentence))) {
+        if (this.common(t)) continue;
+        const w = this.idf(t, 1);
+        all += w;
+        if (asked.has(t)) said += w;
+      }
+      if (all > 0) best = Math.max(best, said / all);
+    }
+    return best;
+  }
+
+  /** The share of the event's title (its telling words, idf-weighted) that the record's card says: the problem's name is the card's. */
+  private titleMatch(record: RunRecord, titled: ReadonlySet<string>): number {
+    const card = record.card;
+    if (!card || titled.size === 0) return 0;
+    const said = new Set(stems([card.plain, ...card.phrasings].join('\n')).flatMap((t) => [t, conceptOf(t)]));
+    let all = 0;
+    let found = 0;
+    for (const t of titled) {
+      const w = this.idf(t, 1);
+      all += w;
+      if (said.has(t) || said.has(conceptOf(t))) found += w;
+    }
+    return all > 0 ? found / all : 0;
   }
 
   /** How many distinct concepts `matched` holds, leaving out words common in the store. */
@@ -193,7 +253,7 @@ export class RecordSearch {
     return terms;
   }
 
-  /** BM25F score and matched stems (those its card has apart) of every record that shares a stem with `terms`. */
+  /** BM25F score and matched stems of every record that shares a stem with `terms`. */
   private scoreTerms(terms: ReadonlyMap<string, number>): Map<number, Scored> {
     const scores = new Map<number, Scored>();
     for (const [t, qw] of terms) {
@@ -204,10 +264,9 @@ export class RecordSearch {
         const doc = list.docs[k]!;
         const tf = list.tfs[k]!;
         let s = scores.get(doc);
-        if (!s) scores.set(doc, (s = { score: 0, matched: [], inCard: [] }));
+        if (!s) scores.set(doc, (s = { score: 0, matched: [] }));
         s.score += qw * idf * (tf / (K1 + tf));
         s.matched.push(t);
-        if (list.card[k]) s.inCard.push(t);
       }
     }
     return scores;
@@ -239,12 +298,15 @@ export class RecordSearch {
     // The thread's earlier runs are candidates whatever their words; a shared file or error is not.
     const boosted = new Set<number>(q.threadKey ? (this.byThread.get(q.threadKey) ?? []) : []);
 
+    // What the event itself says, as concepts: a card's sentence is compared with it whole.
+    const asked = new Set([...terms].filter(([t, w]) => w >= 1 && !evidenceOnly.has(t)).map(([t]) => t));
+    const titled = new Set(stems(q.title).filter((t) => !evidenceOnly.has(t) && !this.common(t)));
     const rank = (ts: ReadonlyMap<string, number>): Hit[] => {
       const scored = this.scoreTerms(ts);
       const hits: Hit[] = [];
       for (const i of new Set([...scored.keys(), ...boosted])) {
         const d = this.docs[i]!;
-        const { score, matched, inCard } = scored.get(i) ?? { score: 0, matched: [], inCard: [] };
+        const { score, matched } = scored.get(i) ?? { score: 0, matched: [] };
         const relevance = score / base;
         const sameThread = !!q.threadKey && d.record.threadKey === q.threadKey;
         // Two different things in common, not one said in several words ("login", "SSO", "sign in").
@@ -268,17 +330,12 @@ export class RecordSearch {
           boost += THREAD_BOOST;
           reasons.push('same thread');
         }
-        const tier: Tier =
-          sameThread ||
-          (d.record.card
-            ? this.concepts(inCard.filter((t) => !evidenceOnly.has(t))) >= TUNING.likelyCardConcepts && relevance >= TUNING.likelyRelevance
-            : concepts >= TUNING.likelyNoCardConcepts && relevance + boost >= TUNING.likelyNoCardRelevance)
-            ? 'likely'
-            : 'possible';
+        const evidence = { relevance, concepts, phrasing: this.phrasingMatch(d.record, asked), title: this.titleMatch(d.record, titled), boost, hasCard: !!d.record.card };
+        const tier: Tier = sameThread || likely(evidence) ? 'likely' : 'possible';
         const ageDays = Math.max(0, (this.now.getTime() - Date.parse(d.record.at)) / 86_400_000);
         const recency = 0.85 + 0.15 * Math.exp(-ageDays / 90);
         const failed = d.record.outcome === 'failed' ? 0.85 : 1;
-        hits.push({ record: d.record, score: (relevance + boost) * recency * failed, relevance, matched: reasons, tier });
+        hits.push({ record: d.record, score: (relevance + boost) * recency * failed, relevance, matched: reasons, tier, evidence });
       }
       return hits;
     };
