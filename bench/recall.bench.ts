@@ -3,11 +3,12 @@
  * 10,000 sessions: building the index from the sessions (a store with no index), its size, and the
  * startup recall (open the index and the store's session list, search, check the citations
  * against a checkout) as p50/p95 over many events; beside the per-session API scan the earlier
- * recall did through a real OpenCode server on the same store. Then recall@5 on the relevance
- * sets in bench/relevance (how they were built: RFC-006).
+ * recall did through a real OpenCode server on the same store. Quality on the relevance sets is
+ * `npm run bench -- quality` (quality.bench.ts).
  *
  * The stores are grown from one real session (a bundled-action run with the real OpenCode),
- * copied with node:sqlite, each copy given the words of one of the relevance set's past runs.
+ * copied with node:sqlite, each copy given the words of one of the relevance set's past runs, and
+ * its record that run's card (bench/relevance/cards), as memory holds them once every run has one.
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';

@@ -50,6 +50,7 @@ export interface Evidence {
   /** What a shared file and error line added. */
   boost: number;
   hasCard: boolean;
+  sameThread: boolean;
 }
 
 /** The likely tier's rule (RFC-006 "Tiers"), measured on bench/relevance. */
@@ -330,12 +331,12 @@ export class RecordSearch {
           boost += THREAD_BOOST;
           reasons.push('same thread');
         }
-        const evidence = { relevance, concepts, phrasing: this.phrasingMatch(d.record, asked), title: this.titleMatch(d.record, titled), boost, hasCard: !!d.record.card };
-        const tier: Tier = sameThread || likely(evidence) ? 'likely' : 'possible';
+        // The card's sentences are compared (below) only for the hits kept: a store has many candidates.
+        const evidence = { relevance, concepts, phrasing: 0, title: 0, boost, hasCard: !!d.record.card, sameThread };
         const ageDays = Math.max(0, (this.now.getTime() - Date.parse(d.record.at)) / 86_400_000);
         const recency = 0.85 + 0.15 * Math.exp(-ageDays / 90);
         const failed = d.record.outcome === 'failed' ? 0.85 : 1;
-        hits.push({ record: d.record, score: (relevance + boost) * recency * failed, relevance, matched: reasons, tier, evidence });
+        hits.push({ record: d.record, score: (relevance + boost) * recency * failed, relevance, matched: reasons, tier: 'possible', evidence });
       }
       return hits;
     };
@@ -355,8 +356,12 @@ export class RecordSearch {
       terms = new Map([...terms, ...extra.map(([t]) => [t, FEEDBACK_WEIGHT] as const)]);
       hits = rank(terms);
     }
-    return hits
-      .sort((a, b) => b.score - a.score || b.record.at.localeCompare(a.record.at))
-      .slice(0, o.limit);
+    const kept = hits.sort((a, b) => b.score - a.score || b.record.at.localeCompare(a.record.at)).slice(0, o.limit);
+    for (const h of kept) {
+      h.evidence.phrasing = this.phrasingMatch(h.record, asked);
+      h.evidence.title = this.titleMatch(h.record, titled);
+      h.tier = h.evidence.sameThread || likely(h.evidence) ? 'likely' : 'possible';
+    }
+    return kept;
   }
 }
