@@ -122,8 +122,14 @@ export function validRecord(v: unknown): RunRecord | undefined {
     ...(isSessionId(r.sessionId) ? { sessionId: r.sessionId as string } : {}),
     ...(typeof r.runUrl === 'string' && /^https:\/\/[^\s]+$/.test(r.runUrl) ? { runUrl: r.runUrl.slice(0, LIMITS.item) } : {}),
     ...(typeof r.terms === 'string' && r.terms.length <= LIMITS.terms ? { terms: r.terms } : {}),
-    ...(validCard(r.card) ? { card: validCard(r.card) } : {}),
+    ...withCard(r.card),
   };
+}
+
+/** The record's card when it is a valid one (checked once: a store holds thousands). */
+function withCard(v: unknown): { card?: Card } {
+  const card = v === undefined ? undefined : validCard(v);
+  return card ? { card } : {};
 }
 
 /** The records in memory directory `dir` (its working copy with `workingFile`), and a problem reading them. */
