@@ -41,6 +41,8 @@ describe('recall memory search --event', () => {
   const events = [
     { number: 11, title: 'Safari users loop back to the SSO login page', body: 'After the SAML redirect, Safari sends people to the login page again.' },
     { number: 12, title: 'Login page export button', body: 'Add a button to export the login history as a spreadsheet.' },
+    // One thing in common (the CSV file): the agent's search finds run 2, start-up recall does not.
+    { number: 13, title: 'Add a dark theme', body: 'People want a dark theme; the CSV file name could also carry the date.' },
   ];
 
   beforeAll(async () => {
@@ -87,6 +89,8 @@ describe('recall memory search --event', () => {
       shown += inPrompt.length;
     }
     expect(shown).toBeGreaterThan(0);
+    const thin = JSON.parse(cli('memory', 'search', '--store', path.join(world.root, 'store-2'), '--event', path.join(world.root, 'task-2.json'), '--json').stdout) as unknown[];
+    expect(thin).toEqual([]);
     // The SSO event finds run 1, the likely tier.
     const sso = JSON.parse(cli('memory', 'search', '--store', store, '--event', path.join(world.root, 'task-0.json'), '--json').stdout) as Array<{ id: string; tier: string }>;
     expect(sso[0]).toMatchObject({ id: 'run-9301-1', tier: 'likely' });
