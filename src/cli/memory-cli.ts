@@ -156,7 +156,8 @@ export async function memoryCommand(args: string[], io: Output): Promise<void> {
     if (command === 'search' && (v.event !== undefined || v['event-name'] !== undefined)) {
       await searchEvent(store, scratch, v, workspace, io);
     } else if (command === 'search') {
-      const query = words(v.query as string | undefined, 'query', 'the words to search for (or --event FILE: what the action would recall for an event)', name);
+      if (v.query === undefined) throw new UsageError('memory search needs --query the words to search for, or --event FILE for what the action would recall for an event', name);
+      const query = words(v.query as string, 'query', 'the words to search for', name);
       const limit = wholeNumber(v.limit as string | undefined, 'limit', 5, name);
       const { dir } = await openStorePath(store, scratch, name);
       const found = openIndex(dir, workspace).recall({ title: '', text: query }, { limit, threshold: 0.08, minConcepts: 1 });
