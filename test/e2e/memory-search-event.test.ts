@@ -106,7 +106,9 @@ describe('recall memory search --event', () => {
     expect(res.stderr).toMatch(/"kind" must be one of issues, issue_comment, pull_request, schedule/);
     const both = cli('memory', 'search', '--store', store, '--event', bad, '--query', 'x');
     expect(both.stderr).toMatch(/not both/);
-    const skipped = cli('memory', 'search', '--store', store, '--event', path.join(world.root, 'payload-0.json'), '--event-name', 'issue_comment');
+    const opened = path.join(world.root, 'opened.json');
+    fs.writeFileSync(opened, JSON.stringify(issuesOpenedPayload(events[0]!)));
+    const skipped = cli('memory', 'search', '--store', store, '--event', opened, '--event-name', 'issue_comment');
     expect(skipped.status).toBe(2);
     expect(skipped.stderr).toMatch(/the action would not run for this issue_comment payload/);
   });
