@@ -23,6 +23,7 @@ import type { MemoryLayout } from './memory/layout.js';
 import type { MemoryStore, RunState, Task } from './ports.js';
 import { MemoryIndex } from './recall/memory-index.js';
 import { DEFAULT_RECORD_RETENTION } from './recall/records.js';
+import { PRIOR_WORK_LIMIT } from './recall/startup.js';
 import { ThreadIndex } from './recall/threads.js';
 import type { Progress } from './report/progress.js';
 import type { RunTranscript } from './report/transcript.js';
@@ -32,7 +33,6 @@ import { CARD_TIMEOUT_MS } from './cards/card-writer.js';
 import { CARD_AGENT, CARD_SYSTEM } from './cards/card-prompt.js';
 
 const MAX_MODEL_RETRIES = 3;
-const PRIOR_WORK_LIMIT = 3;
 /**
  * The longest one dispatch may take: a second opinion is one answer. Under the 300 s after which
  * a fetch without response headers gives up (the tool module's call to Recall waits for it).

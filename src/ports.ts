@@ -196,6 +196,8 @@ export interface RecalledWork {
   /** Why it matched (stems, a shared file, a shared error, the same thread). */
   matched: string[];
   score: number;
+  /** "likely": the evidence supports it (shown with an excerpt); "possible": one line (search.ts). */
+  tier: 'likely' | 'possible';
   citations: CheckedCitation[];
   /** Its session is still in memory (else it was pruned and only the record is left). */
   sessionLive: boolean;

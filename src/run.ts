@@ -22,6 +22,7 @@ import type {
   TokenUsage,
 } from './ports.js';
 import { priorWorkSection } from './recall/prior-work.js';
+import { continuedSession, startupRecall } from './recall/startup.js';
 import { sessionsToPrune, type RetentionRule } from './recall/retention.js';
 import { formatRunSummary } from './recall/run-summary.js';
 import { describe } from './errors.js';
@@ -163,11 +164,11 @@ export async function run(task: Task, settings: RunSettings, ports: RunPorts): P
   if (index.problem) log.warning(index.problem);
   const sessions = index.sessions();
   const earlier = threads.index.sessionFor(task.threadKey);
-  const continued = earlier !== undefined && sessions.some((s) => s.id === earlier);
+  const continued = continuedSession(threads.index, sessions, task.threadKey) !== undefined;
   let recalled: RecalledWork[] = [];
   try {
     recalled = await timed('Recalling prior work', async () =>
-      index.recall(task.query, { limit: settings.priorWorkLimit, ...(continued ? { excludeSession: earlier } : {}) }),
+      startupRecall(index, task.query, { limit: settings.priorWorkLimit, ...(continued ? { continued: earlier } : {}) }),
     );
   } catch (error) {
     log.warning(`Recall could not search memory (${describe(error)}); the agent starts without prior work.`);

@@ -7,6 +7,8 @@
  *
  * The JSON of `search --json` is a fixed contract other tools rely on (an id is what `show --id` takes):
  *   [{ "id": string, "threadKey": string, "sessionId": string | null, "score": number, "title": string, "summary": string }]
+ * and of `search --event FILE --json` the same with the tier the action gives each:
+ *   [{ "id", "threadKey", "sessionId", "score", "tier": "likely" | "possible", "title", "summary" }]
  */
 import * as fs from 'node:fs';
 import * as os from 'node:os';
@@ -17,6 +19,10 @@ import { sessionsToPrune } from '../recall/retention.js';
 import { deleteSessions } from '../recall/store-writer.js';
 import { CARDS_FLAGS, CARDS_USAGE, writeMissingCards } from './memory-cards-cli.js';
 import { openIndex } from './memory-folder.js';
+import { continuedSession, PRIOR_WORK_LIMIT, startupRecall } from '../recall/startup.js';
+import { ThreadIndex } from '../recall/threads.js';
+import { INPUT_DEFAULTS } from '../inputs.js';
+import { eventQuery } from './event-task.js';
 import { describeCitations } from '../recall/citations.js';
 import { parseCommand, UsageError, wholeNumber, words } from './args.js';
 import { projectMemoryPath } from './project-memory.js';
@@ -33,11 +39,23 @@ Nothing is written into PATH, except by prune --write.`;
 /** Each command's usage, printed by its --help and named by its mistakes. */
 export const MEMORY_USAGES: Record<string, string> = {
   search: `Usage: recall memory search [--store PATH] --query TEXT [--limit K] [--json] [--workspace DIR]
+       recall memory search [--store PATH] --event FILE [--event-name NAME] [--limit K] [--json] [--workspace DIR]
 
-Searches memory as the agent's memory_search tool does: the best K records (default 5) for the
-words of TEXT. --json prints [{ id, threadKey, sessionId, score, title, summary }], best first;
-an id is what \`recall memory show --id\` takes. --workspace is the checkout the records' citations
-are checked against (default: the current folder).
+--query: searches memory as the agent's memory_search tool does: the best K records (default 5)
+for the words of TEXT. --json prints [{ id, threadKey, sessionId, score, title, summary }], best
+first; an id is what \`recall memory show --id\` takes.
+
+--event: what the action would recall for an event before the agent starts (the same query, gate
+and tiers; the prior-work section of its prompt names these): "likely" runs are shown with an
+excerpt, "possible" ones one line each. FILE is the task as Recall builds it from an event,
+  {"kind": "issues"|"issue_comment"|"pull_request"|"schedule", "title": "...", "body": "...",
+   "labels": [...], "files": [...], "number": 12, "schedule": "job name"}
+or, with --event-name (issues, issue_comment, pull_request, ...), the event's webhook payload (a
+comment must address the default trigger phrase, ${INPUT_DEFAULTS['trigger-phrase']}; a pull request's changed files are
+not in its payload: give them as "files" in a task). K defaults to ${PRIOR_WORK_LIMIT}, as in the action. --json
+prints [{ id, threadKey, sessionId, score, tier, title, summary }], best first.
+
+--workspace is the checkout the records' citations are checked against (default: the current folder).
 
 ${STORE_HELP}`,
   list: `Usage: recall memory list [--store PATH] [--thread KEY] [--kind run|finding] [--limit K] [--json]
@@ -88,7 +106,8 @@ in it, or a memory folder as Recall restores it. An archive file cannot be chang
 
 export const MEMORY_USAGE = `Usage: recall memory <search|list|show|cards|prune|forget|import> --store PATH [...]
 
-  search   the records that match some words        (recall memory search --help)
+  search   the records that match some words, or    (recall memory search --help)
+           what the action would recall for an event
   list     the newest records, with their ids       (recall memory list --help)
   show     one record, and its cited code's state   (recall memory show --help)
   cards    write the cards records have not got     (recall memory cards --help)
@@ -108,6 +127,8 @@ const oneLine = (s: string) => s.replace(/\s+/g, ' ').trim();
 const OPTIONS = {
   store: { type: 'string' },
   query: { type: 'string' },
+  event: { type: 'string' },
+  'event-name': { type: 'string' },
   limit: { type: 'string' },
   json: { type: 'boolean' },
   workspace: { type: 'string' },
@@ -127,7 +148,7 @@ const OPTIONS = {
 
 /** The flags each command takes (beside --help). */
 const FLAGS: Record<string, ReadonlyArray<keyof typeof OPTIONS>> = {
-  search: ['store', 'query', 'limit', 'json', 'workspace'],
+  search: ['store', 'query', 'event', 'event-name', 'limit', 'json', 'workspace'],
   list: ['store', 'thread', 'kind', 'limit', 'json', 'workspace'],
   show: ['store', 'id', 'json', 'workspace'],
   cards: CARDS_FLAGS,
@@ -160,8 +181,11 @@ export async function memoryCommand(args: string[], io: Output): Promise<void> {
 
   const scratch = fs.mkdtempSync(path.join(os.tmpdir(), 'recall-memory-'));
   try {
-    if (command === 'search') {
-      const query = words(v.query as string | undefined, 'query', 'the words to search for', name);
+    if (command === 'search' && (v.event !== undefined || v['event-name'] !== undefined)) {
+      await searchEvent(store, scratch, v, workspace, io);
+    } else if (command === 'search') {
+      if (v.query === undefined) throw new UsageError('memory search needs --query the words to search for, or --event FILE for what the action would recall for an event', name);
+      const query = words(v.query as string, 'query', 'the words to search for', name);
       const limit = wholeNumber(v.limit as string | undefined, 'limit', 5, name);
       const { dir } = await openStorePath(store, scratch, name);
       const found = openIndex(dir, workspace).recall({ title: '', text: query }, { limit, threshold: 0.08, minConcepts: 1 });
@@ -203,6 +227,32 @@ export async function memoryCommand(args: string[], io: Output): Promise<void> {
     }
   } finally {
     fs.rmSync(scratch, { recursive: true, force: true });
+  }
+}
+
+/** `search --event`: start-up recall for an event, as the action does it (recall/startup.ts). */
+async function searchEvent(store: string, scratch: string, v: Record<string, string | boolean | undefined>, workspace: string, io: Output): Promise<void> {
+  const name = 'memory search';
+  if (v.query !== undefined) throw new UsageError('give --query (the memory_search tool\'s search) or --event (what the action recalls for an event), not both', name);
+  const file = words(v.event as string | undefined, 'event', 'FILE, the event as JSON (recall memory search --help shows its shape)', name);
+  const eventName = v['event-name'] === undefined ? undefined : words(v['event-name'] as string, 'event-name', 'the event\'s name: issues, issue_comment, pull_request, ...', name);
+  const query = eventQuery(file, eventName, name);
+  const limit = wholeNumber(v.limit as string | undefined, 'limit', PRIOR_WORK_LIMIT, name);
+  const { dir } = await openStorePath(store, scratch, name);
+  const index = openIndex(dir, workspace);
+  const continued = continuedSession(ThreadIndex.load(dir).index, index.sessions(), query.threadKey ?? '');
+  const found = startupRecall(index, query, { limit, ...(continued ? { continued } : {}) });
+  if (continued) io.err(`${query.threadKey} continues in session ${continued}: the action works in it, so it is not recalled`);
+  if (v.json) {
+    io.out(JSON.stringify(found.map((w) => ({ id: w.record.id, threadKey: w.record.threadKey, sessionId: w.record.sessionId ?? null, score: Number(w.score.toFixed(4)), tier: w.tier, title: w.record.subject ?? w.record.title, summary: oneLine(w.record.text || w.record.request).slice(0, 500) }))));
+    return;
+  }
+  if (found.length === 0) io.out('Nothing in memory is related: the action would add no prior-work section.');
+  for (const tier of ['likely', 'possible'] as const) {
+    const some = found.filter((w) => w.tier === tier);
+    if (some.length === 0) continue;
+    io.out(tier === 'likely' ? 'Likely related (shown with an excerpt):' : 'Possibly related (one line each):');
+    for (const w of some) io.out(`  ${w.score.toFixed(2)}  ${line(w.record)}${w.sessionLive ? '' : ' (session pruned)'}${tier === 'likely' ? `\n        ${oneLine(w.record.text || w.record.request).slice(0, 200)}` : ''}`);
   }
 }
 

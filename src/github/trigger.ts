@@ -115,7 +115,7 @@ function actorOf(payload: Record<string, any>): Actor {
   return { login, isBot: type === 'Bot' || login.endsWith('[bot]'), type };
 }
 
-function slug(text: string): string {
+export function slug(text: string): string {
   return text.toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-|-$/g, '') || 'workflow';
 }
 

@@ -29,7 +29,8 @@ export const CARD_LIMITS = { plain: 400, phrasing: 300, phrasings: 4, component:
 
 const text = (v: unknown, max: number): string | undefined => {
   if (typeof v !== 'string') return undefined;
-  const t = v.replace(/\s+/g, ' ').trim();
+  // A card read back from memory is already folded: test before building a new string.
+  const t = (/\s\s|[^\S ]/.test(v) ? v.replace(/\s+/g, ' ') : v).trim();
   return t ? t.slice(0, max) : undefined;
 };
 

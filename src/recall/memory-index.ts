@@ -9,7 +9,8 @@ import type { Card } from './card.js';
 import { checkCitation, citationsIn } from './citations.js';
 import { DEFAULT_RECORD_RETENTION, loadRecords, retainRecords, saveRecords, type RecordRetention, type RunRecord } from './records.js';
 import { recordFromSession } from './rebuild.js';
-import { RecordSearch, termsOf, type RecallQuery } from './search.js';
+import { RecordSearch, type RecallQuery } from './search.js';
+import { termsOf } from './search-terms.js';
 import { moveSessionTo } from './store-writer.js';
 import { childSessions, openTodos, sessionBytes, sessionTexts, storedSessions, type StoredTodo } from './store-reader.js';
 import { errorSignatures, mentionedPaths } from './text.js';
@@ -106,7 +107,7 @@ export class MemoryIndex implements PastWork {
       const checked = this.check(h.record);
       // Memory whose every citation is gone ranks lower: what it says no longer points anywhere.
       const allGone = checked.citations.length > 0 && checked.citations.every((c) => c.state === 'gone');
-      return { ...checked, matched: h.matched, score: h.score * (allGone ? 0.6 : 1) };
+      return { ...checked, matched: h.matched, tier: h.tier, score: h.score * (allGone ? 0.6 : 1) };
     });
     const kept = rankWrongLast(recalled.sort((a, b) => b.score - a.score)).slice(0, limit);
     for (const k of kept) k.record.usedAt = now; // a use of a memory extends its life
@@ -116,7 +117,7 @@ export class MemoryIndex implements PastWork {
   /** A record with its citations checked against the checkout as it is now. */
   check(record: RunRecord): RecalledWork {
     const live = !!record.sessionId && this.stored.some((s) => s.id === record.sessionId);
-    return { record, matched: [], score: 0, citations: record.citations.map((c) => checkCitation(c, this.o.workspace)), sessionLive: live };
+    return { record, matched: [], score: 0, tier: 'possible', citations: record.citations.map((c) => checkCitation(c, this.o.workspace)), sessionLive: live };
   }
 
   /** The run's own record, from what it was asked and what came of it. */

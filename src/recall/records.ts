@@ -127,7 +127,7 @@ export function validRecord(v: unknown): RunRecord | undefined {
     ...(isSessionId(r.sessionId) ? { sessionId: r.sessionId as string } : {}),
     ...(typeof r.runUrl === 'string' && /^https:\/\/[^\s]+$/.test(r.runUrl) ? { runUrl: r.runUrl.slice(0, LIMITS.item) } : {}),
     ...(typeof r.terms === 'string' && r.terms.length <= LIMITS.terms ? { terms: r.terms } : {}),
-    ...(validCard(r.card) ? { card: validCard(r.card) } : {}),
+    ...withCard(r.card),
     ...(validWrong(r.wrong) ? { wrong: validWrong(r.wrong) } : {}),
   };
 }
@@ -138,6 +138,12 @@ function validWrong(v: unknown): RunRecord['wrong'] {
   // Said in the prompt beside the record: a login (or `cli:<user>`), never free text.
   const by = typeof w.by === 'string' && /^[@\w.:[\]-]{1,100}$/.test(w.by) ? w.by : undefined;
   return by && isTime(w.at) ? { by, at: w.at } : undefined;
+}
+
+/** The record's card when it is a valid one (checked once: a store holds thousands). */
+function withCard(v: unknown): { card?: Card } {
+  const card = v === undefined ? undefined : validCard(v);
+  return card ? { card } : {};
 }
 
 /** The records a tombstone does not name; a session that was forgotten is no record's any more. */

@@ -1,12 +1,15 @@
 /**
- * Ranked search over Recall's records (RFC-006): BM25F over the fields of a record (its title
- * counts most), with Porter stems, the synonyms people use for the same problem (text.ts) at a
- * lower weight, terms from the best matches themselves (pseudo-relevance feedback), strong boosts
- * for a shared file, a shared error and the same thread, a little for recency, and a threshold:
- * a record below it is not related, and an event with nothing above it gets no prior work.
+ * Ranked search over Recall's records (RFC-006): BM25F over the fields of a record and of its card
+ * (search-terms.ts), with Porter stems, the synonyms people use for the same problem (text.ts) at
+ * a lower weight, terms from the best matches themselves (pseudo-relevance feedback), a little for
+ * recency, and a gate: a record must share enough of the query's weight, in two distinct concepts,
+ * to be related at all (or be of the same thread). A shared file or error line then adds to its
+ * score, never makes a match on its own. Each hit gets a tier: "likely" when its card carries the
+ * match (or, without a card, strong words), else "possible".
  */
 import type { RunRecord } from './records.js';
-import { conceptOf, errorSignatures, mentionedPaths, stems, synonymsOf } from './text.js';
+import { FIELDS, isCardField, pathStems, termsOf, type Field } from './search-terms.js';
+import { conceptOf, errorSignatures, mentionedPaths, quotedErrors, stems, synonymsOf } from './text.js';
 
 /** What an event is about, as recall asks (recall/query.ts builds it). */
 export interface RecallQuery {
@@ -29,28 +32,75 @@ export interface Hit {
   relevance: number;
   /** Why it matched: stems, "file a/b.ts", "error ...", "same thread". */
   matched: string[];
+  /** "likely": the evidence supports it (its card, or strong words, or the same thread); "possible": some words in common. */
+  tier: Tier;
+  evidence: Evidence;
 }
 
-const FIELDS = ['title', 'subject', 'request', 'text', 'labels', 'paths', 'errors'] as const;
-type Field = (typeof FIELDS)[number];
-const WEIGHT: Record<Field, number> = { title: 3, subject: 2.5, request: 1.2, text: 1, labels: 2, paths: 1.5, errors: 1.5 };
-const B: Record<Field, number> = { title: 0.5, subject: 0.5, request: 0.75, text: 0.75, labels: 0.3, paths: 0.5, errors: 0.5 };
+/** What a tier is decided on. */
+export interface Evidence {
+  /** The share of the query's weight the record matches, its card included. */
+  relevance: number;
+  /** Distinct concepts matched (words that come only from error lines and paths left out). */
+  concepts: number;
+  /** How much of its card's closest sentence the event says, 0 to 1. */
+  phrasing: number;
+  /** How much of the event's title its card says, 0 to 1. */
+  title: number;
+  /** What a shared file and error line added. */
+  boost: number;
+  hasCard: boolean;
+  sameThread: boolean;
+}
+
+/** The likely tier's rule (RFC-006 "Tiers"), measured on bench/relevance. */
+export function likely(e: Evidence): boolean {
+  return e.hasCard
+    ? e.title >= TUNING.likelyTitle && e.phrasing >= TUNING.likelyPhrasing
+    : e.concepts >= TUNING.likelyNoCardConcepts && e.relevance + e.boost >= TUNING.likelyNoCardRelevance;
+}
+
+export type Tier = 'likely' | 'possible';
+
+/**
+ * The ranker's weights (RFC-006 "Cards in search"), measured on the relevance sets of
+ * bench/relevance: `npm run bench -- quality` prints what they give.
+ */
+export const TUNING = {
+  weight: { title: 3, subject: 2.5, request: 1.2, text: 1, labels: 2, paths: 1.5, errors: 1.5, plain: 2.5, phrasings: 2, components: 1.5, cause: 1, fix: 1 } as Record<Field, number>,
+  b: { title: 0.5, subject: 0.5, request: 0.75, text: 0.75, labels: 0.3, paths: 0.5, errors: 0.5, plain: 0.5, phrasings: 0.5, components: 0.3, cause: 0.75, fix: 0.75 } as Record<Field, number>,
+  /** A shared file or error line adds this to a record that matched on its words; never a match on its own. */
+  fileBoost: 0.35,
+  errorBoost: 0.45,
+  /**
+   * "Likely" (RFC-006 "Tiers"), for a record with a card: its card says this share of the event's
+   * title, and the event says this share of the card's closest sentence.
+   */
+  likelyTitle: 0.5,
+  likelyPhrasing: 0.4,
+  /** A record with no card is likely only on strong words: this share of the query's weight, this many concepts. */
+  likelyNoCardRelevance: 0.3,
+  likelyNoCardConcepts: 3,
+};
 const K1 = 1.2;
 /** Query weights: the event's own words, their synonyms, words from the best matches. */
 const SYNONYM_WEIGHT = 0.45;
 const FEEDBACK_WEIGHT = 0.25;
 /** The most query words that count (the most telling ones): a long body should not dilute the title. */
 const QUERY_TERMS = 40;
-/** A record below this share of the query's weight is not related (unless a file, an error or the thread is shared). */
+/** A record below this share of the query's weight is not related (unless the thread is shared). */
 export const RELEVANCE_THRESHOLD = 0.1;
 /** A word in more than this share of the records is too common to count as a thing two runs share. */
 const COMMON_SHARE = 0.25;
 const COMMON_MIN_RECORDS = 20;
-const FILE_BOOST = 0.35;
-const ERROR_BOOST = 0.45;
 const THREAD_BOOST = 0.5;
 /** File names too common to say two runs touched the same thing. */
 const COMMON_FILES = new Set(['index.ts', 'index.js', 'main.ts', 'main.py', 'readme.md', 'package.json', 'package-lock.json', '__init__.py', 'mod.rs', 'lib.rs', 'utils.ts', 'types.ts', 'index.tsx', 'app.tsx', 'app.ts']);
+
+interface Scored {
+  score: number;
+  matched: string[];
+}
 
 interface Indexed {
   record: RunRecord;
@@ -64,33 +114,6 @@ interface Indexed {
 
 const normalizePath = (p: string) => p.replace(/^\.?\//, '').replace(/:\d+.*$/, '').toLowerCase();
 const basename = (p: string) => p.slice(p.lastIndexOf('/') + 1);
-
-/** Parts of a path that every repository has: they say nothing about what a file is for. */
-const PATH_NOISE = new Set(['src', 'lib', 'app', 'apps', 'pkg', 'packages', 'internal', 'cmd', 'dist', 'build', 'ts', 'tsx', 'js', 'jsx', 'mjs', 'cjs', 'py', 'rb', 'go', 'rs', 'java', 'kt', 'cs', 'php', 'md', 'json', 'yml', 'yaml', 'toml', 'html', 'css', 'scss', 'index', 'main', 'mod', 'util', 'utils']);
-const pathStems = (text: string) => stems(text).filter((t) => !PATH_NOISE.has(t));
-
-/** Bumped when stemming or the fields change: stems kept in records of another version are not used. */
-const TERMS_VERSION = 'v2';
-
-/** The record's stems, per field: from what it keeps (record.terms), else worked out and kept there. */
-export function termsOf(record: RunRecord): Record<Field, string[]> {
-  const kept = record.terms?.startsWith(`${TERMS_VERSION}\n`) ? record.terms.split('\n') : undefined;
-  if (kept && kept.length === FIELDS.length + 1) {
-    return Object.fromEntries(FIELDS.map((f, i) => [f, kept[i + 1] ? kept[i + 1]!.split(' ') : []])) as Record<Field, string[]>;
-  }
-  const fieldText: Record<Field, string> = {
-    title: record.title,
-    subject: record.subject ?? '',
-    request: record.request,
-    text: record.text + (record.why ? `\n${record.why}` : ''),
-    labels: record.labels.join(' '),
-    paths: [...record.paths, ...record.citations.map((c) => c.path)].join(' '),
-    errors: record.errors.join('\n'),
-  };
-  const terms = Object.fromEntries(FIELDS.map((f) => [f, fieldText[f] ? (f === 'paths' ? pathStems : stems)(fieldText[f]) : []])) as Record<Field, string[]>;
-  record.terms = [TERMS_VERSION, ...FIELDS.map((f) => terms[f].join(' '))].join('\n');
-  return terms;
-}
 
 function indexRecord(record: RunRecord): Indexed {
   const terms = termsOf(record);
@@ -112,10 +135,7 @@ export class RecordSearch {
   private readonly avg: Record<Field, number>;
   /** Per stem, the records that have it (which also makes its document frequency) and its BM25F field-weighted frequency in each. */
   private readonly postings = new Map<string, { docs: number[]; tfs: number[] }>();
-  private readonly byPath = new Map<string, number[]>();
-  private readonly byBasename = new Map<string, number[]>();
   private readonly byThread = new Map<string, number[]>();
-  private readonly withErrors: number[] = [];
   private readonly docByRecord = new Map<RunRecord, Indexed>();
 
   constructor(
@@ -123,13 +143,16 @@ export class RecordSearch {
     private readonly now: Date = new Date(),
   ) {
     this.docs = records.map(indexRecord);
-    this.avg = Object.fromEntries(FIELDS.map((f) => [f, this.docs.reduce((s, d) => s + d.len[f], 0) / Math.max(1, this.docs.length) || 1])) as Record<Field, number>;
+    // A card field's length is measured against the cards there are: records made before cards do not make every card look long.
+    const among = (f: Field) => (isCardField(f) ? this.docs.filter((d) => d.record.card) : this.docs);
+    this.avg = Object.fromEntries(FIELDS.map((f) => [f, among(f).reduce((s, d) => s + d.len[f], 0) / Math.max(1, among(f).length) || 1])) as Record<Field, number>;
     // Postings: for each stem, the records that have it with its field-weighted frequency (BM25F),
     // so that a search looks only at the records that share a word with the query.
     this.docs.forEach((d, i) => {
       this.docByRecord.set(d.record, d);
       for (const f of FIELDS) {
-        const w = WEIGHT[f] / (1 - B[f] + (B[f] * d.len[f]) / this.avg[f]);
+        const { weight, b } = TUNING;
+        const w = weight[f] / (1 - b[f] + (b[f] * d.len[f]) / this.avg[f]);
         for (const t of d.terms[f]) {
           let list = this.postings.get(t);
           if (!list) this.postings.set(t, (list = { docs: [], tfs: [] }));
@@ -142,15 +165,11 @@ export class RecordSearch {
           }
         }
       }
-      const file = (map: Map<string, number[]>, key: string) => {
-        const list = map.get(key);
+      if (d.record.threadKey) {
+        const list = this.byThread.get(d.record.threadKey);
         if (list) list.push(i);
-        else map.set(key, [i]);
-      };
-      for (const p of d.paths) file(this.byPath, p);
-      for (const b of d.basenames) file(this.byBasename, b);
-      if (d.record.threadKey) file(this.byThread, d.record.threadKey);
-      if (d.errors.length > 0) this.withErrors.push(i);
+        else this.byThread.set(d.record.threadKey, [i]);
+      }
     });
   }
 
@@ -161,6 +180,51 @@ export class RecordSearch {
   /** In more than COMMON_SHARE of the records, once there are enough to tell (a few related runs are not "common"). */
   private common(t: string): boolean {
     return this.docs.length >= COMMON_MIN_RECORDS && (this.dfOf(t) ?? 0) / this.docs.length > COMMON_SHARE;
+  }
+
+  /**
+   * How well the closest sentence of the record's card (its plain problem or one of its phrasings)
+   * is said by the event: the share of that sentence's telling words (idf-weighted, common words
+   * left out) the event uses. A paraphrase says much of one phrasing; a near miss shares words
+   * scattered over the card. Stems, not synonym groups: the groups are broad ("customer" and
+   * "account", "invoice" and "payment"), and by them near misses matched as well as paraphrases.
+   */
+  private phrasingMatch(record: RunRecord, asked: ReadonlySet<string>): number {
+    const card = record.card;
+    if (!card) return 0;
+    let best = 0;
+    for (const sentence of [card.plain, ...card.phrasings]) {
+      let all = 0;
+      let said = 0;
+      for (const t of new Set(stems(sentence))) {
+        if (this.common(t)) continue;
+        const w = this.idf(t, 1);
+        all += w;
+        if (asked.has(t)) said += w;
+      }
+      if (all > 0) best = Math.max(best, said / all);
+    }
+    return best;
+  }
+
+  /** The share of the event's title (its telling words, idf-weighted) that the record's card says: the problem's name is the card's. */
+  private titleMatch(record: RunRecord, titled: ReadonlySet<string>): number {
+    const card = record.card;
+    if (!card || titled.size === 0) return 0;
+    const said = new Set(stems([card.plain, ...card.phrasings].join('\n')).flatMap((t) => [t, conceptOf(t)]));
+    let all = 0;
+    let found = 0;
+    for (const t of titled) {
+      const w = this.idf(t, 1);
+      all += w;
+      if (said.has(t) || said.has(conceptOf(t))) found += w;
+    }
+    return all > 0 ? found / all : 0;
+  }
+
+  /** How many distinct concepts `matched` holds, leaving out words common in the store. */
+  private concepts(matched: readonly string[]): number {
+    return new Set(matched.filter((t) => !this.common(t)).map(conceptOf)).size;
   }
 
   private dfOf(t: string): number {
@@ -191,8 +255,8 @@ export class RecordSearch {
   }
 
   /** BM25F score and matched stems of every record that shares a stem with `terms`. */
-  private scoreTerms(terms: ReadonlyMap<string, number>): Map<number, { score: number; matched: string[] }> {
-    const scores = new Map<number, { score: number; matched: string[] }>();
+  private scoreTerms(terms: ReadonlyMap<string, number>): Map<number, Scored> {
+    const scores = new Map<number, Scored>();
     for (const [t, qw] of terms) {
       const list = this.postings.get(t);
       if (!list) continue;
@@ -225,13 +289,19 @@ export class RecordSearch {
     const queryBasenames = new Set([...queryPaths].map(basename).filter((b) => !COMMON_FILES.has(b)));
     const queryErrors = errorSignatures(q.text);
 
-    // Records that share a file, an error or the thread are candidates whatever their words.
-    const boosted = new Set<number>();
-    for (const p of queryPaths) for (const i of this.byPath.get(p) ?? []) boosted.add(i);
-    for (const b of queryBasenames) for (const i of this.byBasename.get(b) ?? []) boosted.add(i);
-    if (q.threadKey) for (const i of this.byThread.get(q.threadKey) ?? []) boosted.add(i);
-    if (queryErrors.length > 0) for (const i of this.withErrors) boosted.add(i);
+    // Words that come only from the event's error lines and file paths: evidence, not what the event is about.
+    let prose = `${q.title}\n${q.text}`;
+    const lines = quotedErrors(q.text);
+    for (const l of lines) prose = prose.split(l).join(' ');
+    for (const p of mentionedPaths(prose)) prose = prose.split(p).join(' ');
+    const proseStems = new Set([...stems(prose), ...stems((q.labels ?? []).join(' '))]);
+    const evidenceOnly = new Set([...stems(lines.join('\n')), ...pathStems([...queryPaths].join(' '))].filter((t) => !proseStems.has(t)));
+    // The thread's earlier runs are candidates whatever their words; a shared file or error is not.
+    const boosted = new Set<number>(q.threadKey ? (this.byThread.get(q.threadKey) ?? []) : []);
 
+    // What the event itself says, as concepts: a card's sentence is compared with it whole.
+    const asked = new Set([...terms].filter(([t, w]) => w >= 1 && !evidenceOnly.has(t)).map(([t]) => t));
+    const titled = new Set(stems(q.title).filter((t) => !evidenceOnly.has(t) && !this.common(t)));
     const rank = (ts: ReadonlyMap<string, number>): Hit[] => {
       const scored = this.scoreTerms(ts);
       const hits: Hit[] = [];
@@ -239,51 +309,59 @@ export class RecordSearch {
         const d = this.docs[i]!;
         const { score, matched } = scored.get(i) ?? { score: 0, matched: [] };
         const relevance = score / base;
+        const sameThread = !!q.threadKey && d.record.threadKey === q.threadKey;
+        // Two different things in common, not one said in several words ("login", "SSO", "sign in").
+        const concepts = this.concepts(matched.filter((t) => !evidenceOnly.has(t)));
+        // The words decide whether a record is related; a shared file or error line only adds to
+        // one that is (a different bug in the same file is not related), the same thread always is.
+        if (!sameThread && (concepts < (o.minConcepts ?? 2) || relevance < threshold)) continue;
         const reasons = [...matched];
         let boost = 0;
         const shared = [...d.paths].filter((p) => queryPaths.has(p) || queryBasenames.has(basename(p)));
         if (shared.length > 0) {
-          boost += FILE_BOOST;
+          boost += TUNING.fileBoost;
           reasons.push(`file ${shared[0]}`);
         }
         const error = queryErrors.find((e) => d.errors.some((x) => jaccard(e, x) >= 0.6));
         if (error) {
-          boost += ERROR_BOOST;
+          boost += TUNING.errorBoost;
           reasons.push(`error ${error}`);
         }
-        if (q.threadKey && d.record.threadKey === q.threadKey) {
+        if (sameThread) {
           boost += THREAD_BOOST;
           reasons.push('same thread');
         }
-        // Two different things in common, not one said in several words ("login", "SSO", "sign in").
-        const concepts = new Set(matched.filter((t) => !this.common(t)).map(conceptOf));
-        if (concepts.size < (o.minConcepts ?? 2) && boost === 0) continue;
+        // The card's sentences are compared (below) only for the hits kept: a store has many candidates.
+        const evidence = { relevance, concepts, phrasing: 0, title: 0, boost, hasCard: !!d.record.card, sameThread };
         const ageDays = Math.max(0, (this.now.getTime() - Date.parse(d.record.at)) / 86_400_000);
         const recency = 0.85 + 0.15 * Math.exp(-ageDays / 90);
         const failed = d.record.outcome === 'failed' ? 0.85 : 1;
-        hits.push({ record: d.record, score: (relevance + boost) * recency * failed, relevance: relevance + boost, matched: reasons });
+        hits.push({ record: d.record, score: (relevance + boost) * recency * failed, relevance, matched: reasons, tier: 'possible', evidence });
       }
       return hits;
     };
 
     let hits = rank(terms);
     // Words the best matches share, which the event did not use: how the store says it.
-    const top = hits.filter((h) => h.relevance >= threshold).sort((a, b) => b.score - a.score).slice(0, 3);
+    const top = [...hits].sort((a, b) => b.score - a.score).slice(0, 3);
     if (top.length > 0) {
       const feedback = new Map<string, number>();
       for (const h of top) {
         const d = this.docByRecord.get(h.record)!;
         for (const f of ['title', 'subject', 'request', 'text'] as const) {
-          for (const t of d.terms[f]) if (!terms.has(t)) feedback.set(t, (feedback.get(t) ?? 0) + WEIGHT[f] * this.idf(t));
+          for (const t of d.terms[f]) if (!terms.has(t)) feedback.set(t, (feedback.get(t) ?? 0) + TUNING.weight[f] * this.idf(t));
         }
       }
       const extra = [...feedback].sort((a, b) => b[1] - a[1]).slice(0, 8);
       terms = new Map([...terms, ...extra.map(([t]) => [t, FEEDBACK_WEIGHT] as const)]);
       hits = rank(terms);
     }
-    return hits
-      .filter((h) => h.relevance >= threshold)
-      .sort((a, b) => b.score - a.score || b.record.at.localeCompare(a.record.at))
-      .slice(0, o.limit);
+    const kept = hits.sort((a, b) => b.score - a.score || b.record.at.localeCompare(a.record.at)).slice(0, o.limit);
+    for (const h of kept) {
+      h.evidence.phrasing = this.phrasingMatch(h.record, asked);
+      h.evidence.title = this.titleMatch(h.record, titled);
+      h.tier = h.evidence.sameThread || likely(h.evidence) ? 'likely' : 'possible';
+    }
+    return kept;
   }
 }

@@ -175,15 +175,32 @@ export function mentionedPaths(text: string): string[] {
  * hex ids and paths taken out, so that the same error from another run matches.
  */
 export function errorSignatures(text: string): string[] {
-  const found = new Set<string>();
-  for (const line of text.split('\n')) {
-    const l = line.trim();
-    if (l.length < 8 || l.length > 400) continue;
-    if (!/\b(error|exception|failed|failure|fatal|panic|traceback|cannot|can't|unable|denied|refused|timed out|timeout|undefined is not|null|ENOENT|EACCES|ECONN\w*|E[A-Z]{3,})\b/i.test(l)) continue;
-    if (!/[:(]|\bat\b|Error\b|Exception\b|E[A-Z]{3,}/.test(l)) continue;
-    found.add(errorSignature(l));
-  }
-  return [...found].filter((s) => s.split(' ').length >= 2);
+  return [...new Set(errorLines(text).map(errorSignature))].filter((s) => s.split(' ').length >= 2);
+}
+
+/**
+ * The error messages `text` quotes, from where each starts to the end of its line ("TypeError:
+ * ...", "npm ERR! ...", "ERROR: ...", "ENOENT ...", a stack frame): stricter than errorLines, for
+ * telling a quoted error from the words around it.
+ */
+export function quotedErrors(text: string): string[] {
+  const found: string[] = [];
+  for (const m of text.matchAll(/(?:\b\w*(?:Error|Exception|ERROR|ERR!?)\b[:!]?|\bE[A-Z]{3,}\b|^\s*at\s|\bTraceback\b|\bpanic:)[^\n]*/gm)) found.push(m[0].trim());
+  return found;
+}
+
+/** The lines of `text` that are error messages (a log line, a stack frame, "Error: ..."). */
+export function errorLines(text: string): string[] {
+  return text
+    .split('\n')
+    .map((line) => line.trim())
+    .filter(
+      (l) =>
+        l.length >= 8 &&
+        l.length <= 400 &&
+        /\b(error|exception|failed|failure|fatal|panic|traceback|cannot|can't|unable|denied|refused|timed out|timeout|undefined is not|null|ENOENT|EACCES|ECONN\w*|E[A-Z]{3,})\b/i.test(l) &&
+        /[:(]|\bat\b|Error\b|Exception\b|E[A-Z]{3,}/.test(l),
+    );
 }
 
 export function errorSignature(line: string): string {

@@ -81,7 +81,7 @@ export async function writeJobSummary(task: Task, result: RunResult): Promise<vo
       [{ data: 'Thread', header: true }, `${task.threadKey}${result.continued ? ' (continued)' : ''}`],
       [{ data: 'Session', header: true }, result.sessionId],
       [{ data: 'Memory', header: true }, `${result.memoryStatus}; saved: ${result.memorySave.saved ? 'yes' : 'no'}${result.memoryWarning ? `. ${result.memoryWarning}` : ''}`],
-      [{ data: 'Recalled', header: true }, result.recalled.map((w) => `${w.record.id}${w.sessionLive ? '' : ' (session pruned; from its record)'}`).join(', ') || 'none'],
+      [{ data: 'Recalled', header: true }, result.recalled.map((w) => `${w.record.id} (${w.tier})${w.sessionLive ? '' : ' (session pruned; from its record)'}`).join(', ') || 'none'],
       [{ data: 'Pruned sessions', header: true }, pruneLine(result.prune)],
       [{ data: 'Tokens', header: true }, `${t.input} in, ${t.output} out, ${t.reasoning} reasoning, ${t.cacheRead} cache read, ${t.cacheWrite} cache write`],
       [{ data: 'Cost', header: true }, `$${result.cost.toFixed(4)}`],

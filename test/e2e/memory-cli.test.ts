@@ -94,7 +94,7 @@ describe('recall memory (the CLI)', () => {
   it('bad use gets one line that names the flag and what to write, exit code 2', () => {
     const res = cli('memory', 'search', '--store', restored);
     expect(res.status).toBe(2);
-    expect(res.stderr.trim()).toBe('recall: memory search needs --query the words to search for (recall memory search --help shows how)');
+    expect(res.stderr.trim()).toBe('recall: memory search needs --query the words to search for, or --event FILE for what the action would recall for an event (recall memory search --help shows how)');
     for (const [limit, shown] of [['-1', '"-1"'], ['0', '"0"']] as const) {
       const bad = cli('memory', 'search', '--store', restored, '--query', 'Safari', '--limit', limit);
       expect(bad.status).toBe(2);

@@ -143,7 +143,7 @@ describe('forgetting in a memory folder', () => {
     expect(markWrong(dir, 'run-1-1', '@octocat', new Date('2026-11-21T10:00:00Z'))).toMatchObject({ done: 'marked wrong', id: 'run-1-1' });
     const [r1, r2] = loadRecords(dir).records;
     expect(r1!.wrong).toEqual({ by: '@octocat', at: '2026-11-21T10:00:00.000Z' });
-    const work = (r: RunRecord, score: number): RecalledWork => ({ record: r, matched: [], score, citations: [], sessionLive: true });
+    const work = (r: RunRecord, score: number): RecalledWork => ({ record: r, matched: [], score, tier: 'likely', citations: [], sessionLive: true });
     const ranked = rankWrongLast([work(r1!, 0.9), work(r2!, 0.2)]);
     expect(ranked.map((w) => w.record.id)).toEqual(['run-2-1', 'run-1-1']);
     expect(priorWorkSection(ranked, { budget: 6_000, tools: true })).toContain('Marked wrong by @octocat on 2026-11-21');

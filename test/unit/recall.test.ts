@@ -12,6 +12,7 @@ import { recordFromSession, withoutQuotedSections } from '../../src/recall/rebui
 import { loadRecords, mergeRecords, RECORDS_FILE, retainRecords, saveRecords, validRecord, type RunRecord } from '../../src/recall/records.js';
 import { formatRunSummary } from '../../src/recall/run-summary.js';
 import { RecordSearch } from '../../src/recall/search.js';
+import { termsOf } from '../../src/recall/search-terms.js';
 import { redactFile } from '../../src/memory/scrub.js';
 import { sessionId, writeStore } from '../harness/store-fixture.js';
 
@@ -38,9 +39,16 @@ describe('ranked recall over records', () => {
     expect(ids({ title: 'Sign-in loop on iPhone', text: 'After signing in through our identity provider, iPhone users land on the sign-in page again.' })[0]).toBe('run-1-1');
   });
 
-  it('a shared file or error signature finds a run the words alone would not', () => {
-    expect(ids({ title: 'Refactor', text: 'Tidy up.', paths: ['src/export/csv.ts'] })).toEqual(['run-2-1']);
-    expect(ids({ title: 'CI red', text: 'Error: Timeout of 5000ms exceeded in beforeAll' })).toEqual(['run-4-1']);
+  it('a shared file or error line adds evidence to a match on words, and never makes one on its own', () => {
+    // A different change to the same file, a different failure with the same error line: not related.
+    expect(ids({ title: 'Refactor', text: 'Tidy up.', paths: ['src/export/csv.ts'] })).toEqual([]);
+    expect(ids({ title: 'Payments red', text: 'Error: Timeout of 5000ms exceeded in the billing worker' })).toEqual([]);
+    // The same words with the file shared rank above the same words without it.
+    const withFile = search.search({ title: 'CSV export header', text: 'The export has no header row.', paths: ['src/export/csv.ts'] }, { limit: 5 })[0]!;
+    const without = search.search({ title: 'CSV export header', text: 'The export has no header row.' }, { limit: 5 })[0]!;
+    expect(withFile.record.id).toBe('run-2-1');
+    expect(withFile.score).toBeGreaterThan(without.score);
+    expect(withFile.matched).toContain('file src/export/csv.ts');
   });
 
   it('an event with no related past finds nothing, so it gets no prior-work section', () => {
@@ -50,6 +58,32 @@ describe('ranked recall over records', () => {
 
   it('the same thread counts as related', () => {
     expect(ids({ title: 'follow-up', text: 'any news?', threadKey: 'issue-5' })).toEqual(['run-5-1']);
+  });
+});
+
+describe('cards in search, and the tiers', () => {
+  const card = { plain: 'Customers are charged twice for one payment when the provider resends its notification.', phrasings: ['I was billed two times', 'double charge on my card', 'two identical debits on my bank statement', 'payment taken twice'], components: ['billing webhook'], cause: 'Retried deliveries captured again.', fix: 'Skip events already handled.' };
+  const carded = record('run-6-1', { threadKey: 'issue-6', title: 'issue #6: Stripe webhook retried', request: 'payment_intent.succeeded handled twice', text: 'Store the event id and skip duplicates.', card });
+  const uncarded = record('run-7-1', { threadKey: 'issue-7', title: 'issue #7: Bank statement export', request: 'Export the bank statement of an account.', text: 'Added a statement export with identical columns.' });
+
+  it('a paraphrase finds a run through its card, as likely; words shared outside a card are only possible', () => {
+    const hits = new RecordSearch([...STORE, carded, uncarded], NOW).search({ title: 'Billed two times', text: 'My bank statement shows two identical debits a few seconds apart.' }, { limit: 5 });
+    expect(hits[0]).toMatchObject({ record: { id: 'run-6-1' }, tier: 'likely' });
+    const plain = hits.find((h) => h.record.id === 'run-7-1');
+    if (plain) expect(plain.tier).toBe('possible');
+    // Without its card the same run is not found by the paraphrase.
+    const bare = new RecordSearch([...STORE, { ...carded, card: undefined }], NOW).search({ title: 'Billed two times', text: 'My bank statement shows two identical debits a few seconds apart.' }, { limit: 5 });
+    expect(bare.find((h) => h.record.id === 'run-6-1')?.tier).not.toBe('likely');
+  });
+
+  it('a card written after the record\'s stems were kept is searched: the kept stems name the card they came from', () => {
+    const r = record('run-8-1', { title: 'issue #8: Stripe webhook retried', text: 'Skip duplicates.' });
+    expect(termsOf(r).phrasings).toEqual([]);
+    r.card = card;
+    expect(termsOf(r).phrasings).toContain('bill');
+    const kept = r.terms;
+    expect(termsOf(r).phrasings).toContain('bill');
+    expect(r.terms).toBe(kept);
   });
 });
 
@@ -190,7 +224,7 @@ describe('the index of past work over a store', () => {
 describe('the prior-work section', () => {
   const work = (id: string, text: string, o: Partial<RecalledWork> = {}): RecalledWork => ({
     record: record(id, { title: `issue: ${id}`, text, threadKey: 'issue-1', sessionId: sessionId(id), runUrl: 'https://github.com/o/r/actions/runs/1' }),
-    matched: [], score: 1, citations: [], sessionLive: true, ...o,
+    matched: [], score: 1, tier: 'likely', citations: [], sessionLive: true, ...o,
   });
 
   it('says where each run is, what became of its citations, and stays within its budget', () => {
@@ -208,6 +242,25 @@ describe('the prior-work section', () => {
     expect(section).toContain('Link: https://github.com/o/r/actions/runs/1');
     expect(section).toContain('`memory_read` with its id');
     expect(section).toMatch(/Also related, left out to fit: `run-3`|id `run-3`/);
+  });
+
+  it('shows likely runs with their excerpt and possible ones as one line each: title, date, link, id', () => {
+    const section = priorWorkSection([work('run-1', 'The SAML cookie lacks Secure.'), work('run-2', 'SECRET-EXCERPT of a possible run', { tier: 'possible' })], { budget: 6_000, tools: true });
+    expect(section).toContain('The SAML cookie lacks Secure.');
+    expect(section).toContain('Possibly related');
+    expect(section).toContain('- issue: run-2 (2026-11-01, https://github.com/o/r/actions/runs/1) id `run-2`');
+    expect(section).not.toContain('SECRET-EXCERPT');
+  });
+
+  it('with nothing likely, is a few lines of at most 600 characters, and no excerpt', () => {
+    const possible = Array.from({ length: 5 }, (_, i) => work(`run-${i}`, `EXCERPT-${i} `.repeat(100), { tier: 'possible' }));
+    const section = priorWorkSection(possible, { budget: 6_000, tools: true });
+    expect(section.length).toBeLessThanOrEqual(600);
+    expect(section).toMatch(/^## Possibly related earlier runs\n/);
+    expect(section).toContain('id `run-0`');
+    expect(section).toContain('`memory_read` with an id');
+    expect(section).not.toContain('EXCERPT');
+    expect(section).not.toContain('Prior work recalled');
   });
 
   it('is empty when nothing was recalled or the budget is 0', () => {

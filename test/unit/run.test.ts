@@ -69,7 +69,7 @@ class FakeIndex implements PastWork {
   }
   recall(q: { text: string }, o: { limit: number; excludeSession?: string }): RecalledWork[] {
     if (!/SSO/.test(q.text) || o.excludeSession === oldRecord.sessionId) return [];
-    return [{ record: oldRecord, matched: ['sso'], score: 1, citations: [], sessionLive: true }].slice(0, o.limit);
+    return [{ record: oldRecord, matched: ['sso'], score: 1, tier: 'likely' as const, citations: [], sessionLive: true }].slice(0, o.limit);
   }
   get() {
     return undefined;
@@ -81,7 +81,7 @@ class FakeIndex implements PastWork {
     throw new Error('not used');
   }
   check(record: RunRecord): RecalledWork {
-    return { record, matched: [], score: 0, citations: [], sessionLive: true };
+    return { record, matched: [], score: 0, tier: 'possible', citations: [], sessionLive: true };
   }
   addRun(run: RunOutcome) {
     this.runs.push(run);

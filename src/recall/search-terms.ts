@@ -1,0 +1,62 @@
+/**
+ * The fields search reads in a record (RFC-006), and their stems, kept with the record. A record's
+ * card (card.ts) is five fields of its own: what a model wrote about the run counts as its own
+ * kind of evidence, weighed apart from the run's words, and search can tell a match on the card
+ * from a match on the words (the "likely" tier needs the card).
+ */
+import type { RunRecord } from './records.js';
+import { stems } from './text.js';
+
+export const WORD_FIELDS = ['title', 'subject', 'request', 'text', 'labels', 'paths', 'errors'] as const;
+export const CARD_FIELDS = ['plain', 'phrasings', 'components', 'cause', 'fix'] as const;
+export const FIELDS = [...WORD_FIELDS, ...CARD_FIELDS] as const;
+export type Field = (typeof FIELDS)[number];
+export const isCardField = (f: Field): boolean => (CARD_FIELDS as readonly string[]).includes(f);
+
+/** Parts of a path that every repository has: they say nothing about what a file is for. */
+const PATH_NOISE = new Set(['src', 'lib', 'app', 'apps', 'pkg', 'packages', 'internal', 'cmd', 'dist', 'build', 'ts', 'tsx', 'js', 'jsx', 'mjs', 'cjs', 'py', 'rb', 'go', 'rs', 'java', 'kt', 'cs', 'php', 'md', 'json', 'yml', 'yaml', 'toml', 'html', 'css', 'scss', 'index', 'main', 'mod', 'util', 'utils']);
+export const pathStems = (text: string): string[] => stems(text).filter((t) => !PATH_NOISE.has(t));
+
+/** Bumped when stemming or the fields change: stems kept in records of another version are not used. */
+const TERMS_VERSION = 'v3';
+
+/**
+ * What the kept stems were made from, beside the version: a card written or imported after the
+ * record's stems were kept (the card writer runs after the run's record is saved) makes them
+ * stale. The card's field lengths and a hash of its plain text tell, at a few microseconds a record.
+ */
+function cardTag(record: RunRecord): string {
+  const c = record.card;
+  if (!c) return '-';
+  let h = 0x811c9dc5;
+  for (let i = 0; i < c.plain.length; i++) h = Math.imul(h ^ c.plain.charCodeAt(i), 0x01000193);
+  const len = (xs: readonly string[]) => xs.reduce((n, x) => n + x.length + 1, 0);
+  return `${(h >>> 0).toString(36)}.${len(c.phrasings)}.${len(c.components)}.${c.cause.length}.${c.fix.length}`;
+}
+
+/** The record's stems, per field: from what it keeps (record.terms), else worked out and kept there. */
+export function termsOf(record: RunRecord): Record<Field, string[]> {
+  const tag = `${TERMS_VERSION} ${cardTag(record)}`;
+  const kept = record.terms?.startsWith(`${tag}\n`) ? record.terms.split('\n') : undefined;
+  if (kept && kept.length === FIELDS.length + 1) {
+    return Object.fromEntries(FIELDS.map((f, i) => [f, kept[i + 1] ? kept[i + 1]!.split(' ') : []])) as Record<Field, string[]>;
+  }
+  const card = record.card;
+  const fieldText: Record<Field, string> = {
+    title: record.title,
+    subject: record.subject ?? '',
+    request: record.request,
+    text: record.text + (record.why ? `\n${record.why}` : ''),
+    labels: record.labels.join(' '),
+    paths: [...record.paths, ...record.citations.map((c) => c.path)].join(' '),
+    errors: record.errors.join('\n'),
+    plain: card?.plain ?? '',
+    phrasings: card?.phrasings.join('\n') ?? '',
+    components: card?.components.join('\n') ?? '',
+    cause: card?.cause ?? '',
+    fix: card?.fix ?? '',
+  };
+  const terms = Object.fromEntries(FIELDS.map((f) => [f, fieldText[f] ? (f === 'paths' ? pathStems : stems)(fieldText[f]) : []])) as Record<Field, string[]>;
+  record.terms = [tag, ...FIELDS.map((f) => terms[f].join(' '))].join('\n');
+  return terms;
+}
