@@ -130,7 +130,13 @@ export class Staging {
       const st = fs.lstatSync(path.join(this.facts.top, p), { throwIfNoEntry: false });
       if (st?.isFile() && st.size > this.limits.maxFileBytes) this.large.set(p, `${st.dev}:${st.ino}:${st.size}:${st.mtimeMs}`);
     }
-    await git.must(['add', '-A', '--', '.', ...spec([...excluded, ...this.large.keys()])]);
+    // An exclude pathspec that names an ignored path makes `git add` fail ("paths are ignored"),
+    // and git adds nothing ignored anyway: such paths are left out of the pathspec.
+    const left = [...excluded, ...this.large.keys()];
+    const checked = left.length > 0 ? await git.run(['check-ignore', '-z', '--stdin'], { input: left.map((p) => `${p}\0`).join('') }) : undefined;
+    if (checked && checked.code > 1) throw new Error(`git check-ignore failed: ${checked.stderr.trim()}`);
+    const ignored = new Set((checked?.stdout ?? '').split('\0').filter(Boolean));
+    await git.must(['add', '-A', '--', '.', ...spec(left.filter((p) => !ignored.has(p)))]);
   }
 
   /** What the private index holds against HEAD (an empty tree when there is no HEAD). */
