@@ -37,7 +37,7 @@ function newestRecords(memoryPath: string): Array<Record<string, any>> {
 
 describe('recall memory cards', () => {
   it('writes the cards records lack, each saved as it is made, resumable, with tokens and cost', async () => {
-    fs.mkdirSync(path.join(world.root, 'home'));
+    fs.mkdirSync(path.join(world.root, 'home'), { recursive: true });
     const store = path.join(world.root, 'memory-path');
     const inputs = { 'memory-backend': 'directory', 'memory-path': store, 'memory-cards': 'false' };
     world.model.script({ text: 'The SAML session cookie lacks Secure, so Safari drops it after the redirect.' });

@@ -60,6 +60,19 @@ describe('memory that outlives its sessions, checked against the code, and the a
       },
       { text: 'Run 1 found the cause; the code has changed since, so I checked it again.' },
     );
+    // The cards of run 2 and of the finding it saves (in that order), as a model writes them from their own words.
+    world.model.scriptCard(
+      { text: JSON.stringify({ plain: 'The PDF invoice total is a cent higher than the sum of its lines.', phrasings: ['Invoice total one cent off'], components: ['src/x.ts'], cause: '', fix: '' }) },
+      {
+        text: JSON.stringify({
+          plain: 'Totals come out a cent off the sum of the lines because each line is rounded before summing.',
+          phrasings: ['Invoice or credit note totals are a cent off', 'Total rounding is wrong by a cent', 'The total does not match the rounded lines', 'Round totals once, not per line'],
+          components: ['totals', 'src/x.ts'],
+          cause: 'Each line is rounded before summing.',
+          fix: 'Round the sum once.',
+        }),
+      },
+    );
     const before = world.model.completions().length;
     const second = await world.openIssue('7003', { number: 3, title: 'PDF invoice total one cent higher than lines', body: 'Customers see a total that is a cent off the sum of the lines.' });
     expect(second.main.exitCode, second.main.stdout + second.main.stderr).toBe(0);

@@ -89,8 +89,9 @@ describe('recall memory search --event', () => {
       shown += inPrompt.length;
     }
     expect(shown).toBeGreaterThan(0);
-    const thin = JSON.parse(cli('memory', 'search', '--store', path.join(world.root, 'store-2'), '--event', path.join(world.root, 'task-2.json'), '--json').stdout) as unknown[];
-    expect(thin).toEqual([]);
+    // The dark-theme event shares a word or two with the runs' cards at most: nothing likely.
+    const thin = JSON.parse(cli('memory', 'search', '--store', path.join(world.root, 'store-2'), '--event', path.join(world.root, 'task-2.json'), '--json').stdout) as Array<{ tier: string }>;
+    expect(thin.filter((h) => h.tier === 'likely')).toEqual([]);
     // The SSO event finds run 1, the likely tier.
     const sso = JSON.parse(cli('memory', 'search', '--store', store, '--event', path.join(world.root, 'task-0.json'), '--json').stdout) as Array<{ id: string; tier: string }>;
     expect(sso[0]).toMatchObject({ id: 'run-9301-1', tier: 'likely' });

@@ -67,7 +67,8 @@ describe('a self-hosted runner started with ./run.sh in its folder, which holds 
     savedCleanly(related);
     expect(related.outputs['memory-status']).toBe('hit');
     expect(JSON.parse(related.outputs['recalled-sessions']!)).toEqual([first.outputs['session-id']]);
-    expect(world.model.completions().slice(before)[0]!.messageText()).toContain(FINDING);
+    // Shown to the model as prior work: its record by id (the likely tier adds its answer, RFC-006).
+    expect(world.model.completions().slice(before)[0]!.messageText()).toContain('id `run-9101-1`');
 
     // A comment on issue #41 on the job after: OpenCode opens run 1's session, saved twice since.
     await continueThread(first, '9103');

@@ -151,14 +151,23 @@ function isCardRequest(body: any): boolean {
   return messages.some((m) => (m as { role?: unknown })?.role === 'system' && contentText((m as { content?: unknown }).content).includes(CARD_MARKER));
 }
 
-/** The card a card request gets when none is scripted: made from its title line, so each run's differs. */
+/**
+ * The card a card request gets when none is scripted: what a model would write from the request's
+ * own words (its title; its first line and the answer's first sentence as other ways to say it;
+ * the files it names), without words of its own that every card would share.
+ */
 function automaticCard(body: any): ScriptedReply {
-  const title = /Title: (.*)/.exec(messagesText(body))?.[1]?.trim() || 'a run';
+  const text = messagesText(body);
+  const title = /Title: (.*)/.exec(text)?.[1]?.trim() || 'a run';
+  const section = (names: string) => new RegExp(`\\n(?:${names}):\\n([^\\n]*)`).exec(text)?.[1]?.trim() ?? '';
+  const firstSentence = (t: string) => (t.split(/(?<=[.!?])\s/)[0] ?? '').slice(0, 300);
+  const files = (/Files: (.*)/.exec(text)?.[1] ?? '').split(', ').filter((f) => f && f !== '(none)').slice(0, 8);
+  const answer = firstSentence(section('Answer|Finding'));
   const card = {
-    plain: `Problem reported as: ${title}`,
-    phrasings: [`${title} (reported again)`, `Someone says: ${title}`, `Bug: ${title}`, `Question about ${title}`],
-    components: [],
-    cause: '',
+    plain: title,
+    phrasings: [firstSentence(section('Request|Subject')), answer].filter((p) => p && p !== '(none)' && p !== title),
+    components: files,
+    cause: answer === '(none)' ? '' : answer,
     fix: '',
   };
   return { text: JSON.stringify(card) };
