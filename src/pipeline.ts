@@ -78,11 +78,18 @@ export interface PipelineOptions {
   recallHome?: string | undefined;
 }
 
+/**
+ * The run's number off GitHub (a local run): taken once per process, so that the run's record
+ * (run-<n>-1) and its memory key (recall-v1-<n>-1-...) name the same run; two clock reads a
+ * millisecond apart made them differ.
+ */
+const LOCAL_RUN = String(Date.now());
+
 export async function runPipeline(o: PipelineOptions): Promise<RunResult> {
   const { env, inputs, task, layout, credentials, untrustedCode, poster, progress, publish, log } = o;
   const readOnly = untrustedCode || o.untrustedRequest === true;
   const clock = () => new Date();
-  const runId = `${env.GITHUB_RUN_ID || String(Date.now())}-${env.GITHUB_RUN_ATTEMPT || '1'}`;
+  const runId = `${env.GITHUB_RUN_ID || LOCAL_RUN}-${env.GITHUB_RUN_ATTEMPT || '1'}`;
   const workspace = o.workspace;
   // Every `.git` in the folder before the agent runs: the sandbox makes them read-only, and any the
   // agent makes anyway is removed once it has stopped (RFC-007).
@@ -188,7 +195,7 @@ export async function runPipeline(o: PipelineOptions): Promise<RunResult> {
 /** The memory the inputs choose, as this run's attempt saves it (and its keys and choice, for the post step). */
 export function openMemory(o: { env: NodeJS.ProcessEnv; inputs: Inputs; layout: MemoryLayout; credentials: () => string[]; log: PipelineOptions['log']; clock: () => Date }) {
   const { env, inputs, layout } = o;
-  const keys = memoryKeys(inputs.memoryKeyPrefix, env.GITHUB_RUN_ID || String(Date.now()), env.GITHUB_RUN_ATTEMPT || '1');
+  const keys = memoryKeys(inputs.memoryKeyPrefix, env.GITHUB_RUN_ID || LOCAL_RUN, env.GITHUB_RUN_ATTEMPT || '1');
   const choice: MemoryChoice = { backend: inputs.memoryBackend, path: inputs.memoryPath, endpoint: inputs.memoryS3Endpoint, branch: inputs.memoryBranch };
   const memory = createMemoryStore({
     choice,
