@@ -18,6 +18,12 @@ afterEach(() => {
   }
 });
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+/** Waits until `ready` holds (a loaded machine starts processes late), failing after 10 s. */
+async function until(ready: () => boolean, what: string): Promise<void> {
+  for (const end = Date.now() + 10_000; !ready(); await sleep(20)) {
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+  }
+}
 const alive = (pid: number) => readProcesses().some((p) => p.pid === pid && p.state !== 'Z');
 
 describe("the agent's processes", () => {
@@ -42,13 +48,13 @@ describe("the agent's processes", () => {
     // a helper that sleeps and one that forks on and on, both below it as the agent's would be.
     const server = spawn('sh', ['-c', 'sleep 60 & read go; sleep 61 & (while :; do sleep 0.01 & done) & wait'], { detached: true, stdio: ['pipe', 'ignore', 'ignore'] });
     started.push(server);
-    await sleep(200);
+    await until(() => descendants(readProcesses(), server.pid!).length === 1, 'the stand-in for OpenCode to start');
     const own = AgentProcesses.record(server.pid!);
     const opencode = descendants(readProcesses(), server.pid!).map((e) => e.pid);
     expect(opencode).toHaveLength(1);
     expect(own.others()).toEqual([]);
     server.stdin!.write('go\n');
-    await sleep(300);
+    await until(() => own.others().length > 2, "the agent's helpers to start");
     expect(own.others().length).toBeGreaterThan(2);
     expect(await own.stop()).toBe(0);
     expect(own.others()).toEqual([]);
