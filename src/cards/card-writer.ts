@@ -102,7 +102,7 @@ export async function writeCard(server: AgentServer, parentId: string, model: Mo
 
 /**
  * Cards for `records`, one after another, each stored in `index` as it is made (`onCard` hears of
- * each); what they cost together. A card that cannot be written is said as a warning and left out:
+ * each, and is waited for); what they cost together. A card that cannot be written is said as a warning and left out:
  * the record stays as it was.
  */
 export async function writeCards(
@@ -112,7 +112,7 @@ export async function writeCards(
   records: ReadonlyArray<{ record: RunRecord; source: CardSource }>,
   settings: CardSettings,
   log: Logger,
-  onCard?: (record: RunRecord, outcome: CardOutcome) => void,
+  onCard?: (record: RunRecord, outcome: CardOutcome) => void | Promise<void>,
 ): Promise<Usage> {
   let total: Usage = { tokens: { ...NO_TOKENS }, cost: 0 };
   if (records.length === 0) return total;
@@ -135,7 +135,7 @@ export async function writeCards(
       const t = outcome.usage.tokens;
       log.info(`Card of ${record.id} written by ${name(model)} (${t.input} tokens in, ${t.output} out, $${outcome.usage.cost.toFixed(4)}): ${outcome.card.plain.slice(0, 120)}`);
     } else log.warning(`The card of ${record.id} was dropped: ${outcome.problem}. The record is kept without one; \`recall memory cards\` can write it later.`);
-    onCard?.(record, outcome);
+    await onCard?.(record, outcome);
   }
   return total;
 }

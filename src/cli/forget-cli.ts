@@ -1,8 +1,9 @@
 /**
- * `recall memory forget --store PATH --id ID` (issue 19): forgets one record in a memory folder, in
- * place, as `<trigger> forget <id>` does on GitHub: the record (with its card), its session and the
- * session's children go, and a tombstone keeps a merge of an overlapping save from bringing them
- * back. Nothing is written when the id is unknown or the memory cannot be read (change-folder.ts).
+ * `recall memory forget --store PATH --id ID [--out NEW_FILE]` (issue 19): forgets one record, as
+ * `<trigger> forget <id>` does on GitHub: the record (with its card), its session and the session's
+ * children go, and a tombstone keeps a merge of an overlapping save from bringing them back. A
+ * memory folder is changed in place; an archive file's memory is written as a new archive
+ * (change-store.ts). Nothing is written when the id is unknown or the memory cannot be read.
  */
 import * as fs from 'node:fs';
 import * as os from 'node:os';
@@ -12,7 +13,7 @@ import { RECORDS_FILE } from '../recall/records.js';
 import { THREAD_INDEX_FILE } from '../recall/threads.js';
 import { forgetRecord } from '../forget/forget.js';
 import { UsageError } from './args.js';
-import { changeFolder } from './change-folder.js';
+import { changeStore } from './change-store.js';
 
 /** Who forgets from a terminal: `cli:<user name>`. */
 function cliUser(): string {
@@ -23,12 +24,12 @@ function cliUser(): string {
   }
 }
 
-export async function forgetCommand(store: string, id: string, io: { out: (line: string) => void; err: (line: string) => void }): Promise<void> {
+export async function forgetCommand(store: string, id: string, out: string | undefined, io: { out: (line: string) => void; err: (line: string) => void }): Promise<void> {
   const name = 'memory forget';
-  const { change, folder } = await changeFolder(store, name, io, async (dir, folder) => {
+  const { change, folder } = await changeStore(store, out, name, io, async (dir, where) => {
     const change = forgetRecord(dir, id, cliUser(), new Date());
     if (change.done !== 'forgotten') throw new UsageError(`there is no record ${id} in this memory: \`recall memory list --store ${store}\` lists the ids`, name);
-    return { result: { change, folder }, changed: [DATABASE_FILE, RECORDS_FILE, THREAD_INDEX_FILE].filter((f) => fs.existsSync(path.join(dir, f))) };
+    return { result: { change, folder: where }, changed: [DATABASE_FILE, RECORDS_FILE, THREAD_INDEX_FILE].filter((f) => fs.existsSync(path.join(dir, f))) };
   });
   const [session, ...children] = change.sessions;
   const sessions = session ? `, its session ${session}${children.length > 0 ? ` and ${children.length} child session(s)` : ''}` : ' (its session was already pruned)';

@@ -1,8 +1,9 @@
 /**
  * `recall memory import --store PATH --file FILE.jsonl` and `--from-github OWNER/REPO --since DAYS`
- * (issue 19, item 5): memory a new installation starts with, added in place to a memory folder
- * (change-folder.ts: read and checked on a copy first; nothing is written when nothing is added).
- * Prints what it added, merged and refused, and why.
+ * (issue 19, item 5): memory a new installation starts with, added in place to a memory folder, or
+ * written with an archive file's memory as a new archive, `--out NEW_FILE` (change-store.ts: read
+ * and checked on a copy first; nothing is written when nothing is added). Prints what it added,
+ * merged and refused, and why.
  */
 import { credentialValues, redactCredentials } from '../agent/credentials.js';
 import { readMemoryFile } from '../memory/files.js';
@@ -11,19 +12,20 @@ import { cleaner, parseLines } from '../import/imported.js';
 import { describeImport, importInto } from '../import/import.js';
 import { importFromGitHub } from '../import/from-github.js';
 import { UsageError, wholeNumber } from './args.js';
-import { changeFolder } from './change-folder.js';
+import { changeStore, checkOut } from './change-store.js';
 
 const MAX_FILE = 32 * 1024 * 1024;
 const LIMITS = { maxLine: 256 * 1024, maxLines: 5_000 };
 
 export async function importCommand(
   store: string,
-  v: { file?: string | undefined; 'from-github'?: string | undefined; since?: string | undefined },
+  v: { file?: string | undefined; 'from-github'?: string | undefined; since?: string | undefined; out?: string | undefined },
   io: { out: (line: string) => void; err: (line: string) => void },
   env: NodeJS.ProcessEnv = process.env,
 ): Promise<void> {
   const name = 'memory import';
   if ((v.file === undefined) === (v['from-github'] === undefined)) throw new UsageError('memory import needs either --file FILE.jsonl or --from-github OWNER/REPO', name);
+  checkOut(store, v.out, name); // before the API is asked
   // What is kept is redacted as a save redacts a run's: the credentials this process holds.
   const credentials = credentialValues(env);
   const clean = cleaner((text) => redactCredentials(text, credentials));
@@ -47,7 +49,7 @@ export async function importCommand(
     const found = await importFromGitHub({ repo, since: new Date(now.getTime() - days * 86_400_000), token, apiUrl: env.GITHUB_API_URL || 'https://api.github.com', clean, now, log: io.err });
     items = found;
   }
-  const report = await changeFolder(store, name, io, async (dir) => {
+  const report = await changeStore(store, v.out, name, io, async (dir) => {
     const report = importInto(dir, items);
     return { result: report, changed: report.added.length + report.merged.length > 0 ? [RECORDS_FILE] : [] };
   });

@@ -2,9 +2,10 @@
  * `recall memory cards` (issue 19, RFC-006 "Cards"): the cards of memory that exists. Every record
  * without a card (newest first, at most --limit) gets one the way the action writes a run's, from
  * the record's own request, answer and files, by a model through OpenCode in a session with no
- * tools. Each card is saved into the memory folder as soon as it is written (the index, and the
- * snapshot's manifest signed again), so a call stopped halfway loses nothing and a second call
- * continues with the records still without one.
+ * tools. Each card is kept as soon as it is written (change-store.ts: the index put into the memory
+ * folder, or an archive file's memory written again as the new archive --out, the manifest signed
+ * again), so a call stopped halfway loses nothing and a second call (on the new archive, with
+ * another --out) continues with the records still without one.
  *
  * OpenCode runs here only to write cards: in a scratch folder (no checkout), with the read-only
  * policy (no shell, no edits), its store a scratch one thrown away at the end.
@@ -22,14 +23,13 @@ import { InputError, readInputs, type Inputs } from '../inputs.js';
 import { memoryLayout } from '../memory/layout.js';
 import { RECORDS_FILE } from '../recall/records.js';
 import { UsageError, wholeNumber } from './args.js';
-import { resignManifest, signingKeyFor } from './change-folder.js';
+import { checkOut, openForChange, OUT_HELP } from './change-store.js';
 import { openIndex } from './memory-folder.js';
-import { openStorePath, storeFolder } from './store-path.js';
 import { recallHome } from './run-cli.js';
 
-export const CARDS_FLAGS = ['store', 'model', 'limit', 'opencode-config'] as const;
+export const CARDS_FLAGS = ['store', 'model', 'limit', 'opencode-config', 'out'] as const;
 
-export const CARDS_USAGE = `Usage: recall memory cards --store PATH [--model provider/model] [--limit N] [--opencode-config JSON]
+export const CARDS_USAGE = `Usage: recall memory cards --store PATH [--model provider/model] [--limit N] [--opencode-config JSON] [--out NEW_FILE]
 
 Writes a card for each record of the memory that has none (newest first, at most N; default 50),
 as the action does when a run ends: a model reads the record's request, answer and files and writes
@@ -43,9 +43,10 @@ The model is --model, else RECALL_MODEL, else OpenCode's small_model, else its m
 comes from the environment (e.g. ANTHROPIC_API_KEY).
 
 PATH is the memory folder \`recall run\` prints (its newest snapshot is written), a snapshot folder,
-or a memory folder as Recall restores it. An archive file cannot be written: unpack it into a
-folder first (tar -xf FILE -C DIR) and give that folder. A signed memory needs
-RECALL_MEMORY_SIGNING_KEY set to its memory-signing-key.`;
+a memory folder as Recall restores it, or an Actions cache archive file. ${OUT_HELP} On an
+archive, NEW_FILE is written again after each card: a second call with NEW_FILE as --store and
+another --out continues. A signed memory needs RECALL_MEMORY_SIGNING_KEY set to its
+memory-signing-key.`;
 
 interface Output {
   out: (line: string) => void;
@@ -57,9 +58,8 @@ const oneLine = (s: string) => s.replace(/\s+/g, ' ').trim();
 export async function writeMissingCards(store: string, v: Record<string, string | boolean | undefined>, io: Output, env: NodeJS.ProcessEnv = process.env): Promise<void> {
   const name = 'memory cards';
   const limit = wholeNumber(v.limit as string | undefined, 'limit', 50, name, 1);
-  if (fs.statSync(store, { throwIfNoEntry: false })?.isFile()) {
-    throw new UsageError(`--store ${store} is an archive file, which cards cannot be written into: unpack it (mkdir DIR && tar -xf ${store} -C DIR) and give the folder that holds opencode.db`, name);
-  }
+  const out = v.out as string | undefined;
+  checkOut(store, out, name);
   let inputs: Inputs;
   try {
     const given: Record<string, string> = { model: (v.model as string | undefined) ?? env.RECALL_MODEL ?? '', 'opencode-config': (v['opencode-config'] as string | undefined) ?? '' };
@@ -69,13 +69,11 @@ export async function writeMissingCards(store: string, v: Record<string, string 
     throw error;
   }
 
-  const folder = storeFolder(store, name);
-  const { manifest, signingKey } = signingKeyFor(folder, name);
-
-  const scratch = fs.mkdtempSync(path.join(os.tmpdir(), 'recall-cards-'));
+  const memory = await openForChange(store, out, name, io);
+  let scratch = '';
   try {
-    const { dir } = await openStorePath(folder, scratch, name);
-    if (folder !== store) io.err(`The newest snapshot in ${store}: ${path.basename(folder)}`);
+    scratch = fs.mkdtempSync(path.join(os.tmpdir(), 'recall-cards-'));
+    const { dir } = memory;
     const workspace = path.join(scratch, 'workspace');
     fs.mkdirSync(workspace);
     const index = openIndex(dir, workspace);
@@ -86,6 +84,8 @@ export async function writeMissingCards(store: string, v: Record<string, string 
     const without = index.all().filter((r) => !r.card && r.outcome !== 'failed').length;
     if (todo.length === 0) {
       io.out(`Every record has a card (${index.all().length} record(s)); nothing to write.`);
+      const line = memory.archiveLine();
+      if (line) io.err(line);
       return;
     }
     io.err(`${without} of ${index.all().length} record(s) have no card; writing ${todo.length}`);
@@ -123,17 +123,16 @@ export async function writeMissingCards(store: string, v: Record<string, string 
     try {
       const parent = await server.createSession('recall memory cards');
       const settings = { model: inputs.model, timeoutMs: CARD_TIMEOUT_MS, redact: (text: string) => redactCredentials(text, credentials()), clock: () => new Date() };
-      total = await writeCards(server, parent, index, todo.map((record) => ({ record, source: cardSource(record) })), settings, { info: () => undefined, warning: log.warning }, (record, outcome) => {
+      total = await writeCards(server, parent, index, todo.map((record) => ({ record, source: cardSource(record) })), settings, { info: () => undefined, warning: log.warning }, async (record, outcome) => {
         const t = outcome.usage.tokens;
         const spent = `${t.input} tokens in, ${t.output} out, $${outcome.usage.cost.toFixed(4)}`;
         if (!('card' in outcome)) {
           io.out(`${record.id}  no card (${spent})`);
           return;
         }
-        // Saved at once, into the memory folder: a call that stops here has lost nothing.
+        // Kept at once (the folder, or the new archive written again): a call that stops here has lost nothing.
         index.save();
-        fs.copyFileSync(path.join(dir, RECORDS_FILE), path.join(folder, RECORDS_FILE));
-        resignManifest(folder, manifest, signingKey);
+        await memory.keep([RECORDS_FILE]);
         written++;
         io.out(`${record.id}  ${oneLine(outcome.card.plain).slice(0, 160)}  (${outcome.card.by}; ${spent})`);
       });
@@ -141,8 +140,12 @@ export async function writeMissingCards(store: string, v: Record<string, string 
       await server.stop();
     }
     const left = without - written;
-    io.out(`${written} card(s) written, ${todo.length - written} not; ${total.tokens.input} tokens in, ${total.tokens.output} out, $${total.cost.toFixed(4)}. ${left > 0 ? `${left} record(s) still have none: run it again to continue.` : 'Every record has a card.'}`);
+    const again = out !== undefined && written > 0 ? `run it again with --store ${out} and another --out to continue` : 'run it again to continue';
+    io.out(`${written} card(s) written, ${todo.length - written} not; ${total.tokens.input} tokens in, ${total.tokens.output} out, $${total.cost.toFixed(4)}. ${left > 0 ? `${left} record(s) still have none: ${again}.` : 'Every record has a card.'}`);
+    const line = memory.archiveLine();
+    if (line) io.err(line);
   } finally {
-    fs.rmSync(scratch, { recursive: true, force: true });
+    if (scratch) fs.rmSync(scratch, { recursive: true, force: true });
+    memory.close();
   }
 }

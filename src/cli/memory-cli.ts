@@ -3,7 +3,9 @@
  * a memory directory as Recall restores it, a directory backend's snapshot (or its memory-path,
  * the newest snapshot in it), or an Actions cache archive file. Reading never writes into the
  * store: the files are copied (or the archive unpacked) into a scratch directory first, since
- * SQLite writes beside a database it opens. Only `prune --write` changes the store, in place.
+ * SQLite writes beside a database it opens. `prune --write` changes a memory folder in place;
+ * `cards`, `forget` and `import` (their own files) change a folder in place too, and write an
+ * archive file's changed memory as a new archive (change-store.ts).
  *
  * The JSON of `search --json` is a fixed contract other tools rely on (an id is what `show --id` takes):
  *   [{ "id": string, "threadKey": string, "sessionId": string | null, "score": number, "title": string, "summary": string }]
@@ -29,12 +31,12 @@ import { projectMemoryPath } from './project-memory.js';
 import { openStorePath, storeFolder } from './store-path.js';
 import { forgetCommand } from './forget-cli.js';
 import { importCommand } from './import-cli.js';
-import { resignManifest, signingKeyFor } from './change-folder.js';
+import { OUT_HELP, resignManifest, signingKeyFor } from './change-store.js';
 
 const STORE_HELP = `PATH is the memory folder \`recall run\` prints (the newest snapshot in it is read), a
 snapshot folder, a memory folder as Recall restores it (the one holding opencode.db), or an Actions
 cache archive file; without --store, the memory \`recall run\` keeps for the checkout in --workspace.
-Nothing is written into PATH, except by prune --write.`;
+Nothing is written into PATH.`;
 
 /** Each command's usage, printed by its --help and named by its mistakes. */
 export const MEMORY_USAGES: Record<string, string> = {
@@ -80,19 +82,19 @@ signed memory needs RECALL_MEMORY_SIGNING_KEY set to its memory-signing-key.
 
 PATH is the memory folder \`recall run\` prints, a snapshot folder in it, or a memory folder as
 Recall restores it. An archive file cannot be pruned.`,
-  forget: `Usage: recall memory forget --store PATH --id RECORD_ID
+  forget: `Usage: recall memory forget --store PATH --id RECORD_ID [--out NEW_FILE]
 
-Forgets one record (an id from search or list), in place: the record and its card, its session
+Forgets one record (an id from search or list): the record and its card, its session
 and the session's child sessions are removed, the store is vacuumed, and a tombstone in the index
 keeps a save that merges another run's memory from bringing them back. Prints what it removed. A
 signed memory needs RECALL_MEMORY_SIGNING_KEY set to its memory-signing-key. On GitHub, a comment
 \`<trigger> forget RECORD_ID\` by someone with write access does the same at the next save.
 
 PATH is the memory folder \`recall run\` prints (its newest snapshot is changed), a snapshot folder
-in it, or a memory folder as Recall restores it. An archive file cannot be changed.`,
-  import: `Usage: recall memory import --store PATH (--file FILE.jsonl | --from-github OWNER/REPO [--since DAYS])
+in it, a memory folder as Recall restores it, or an Actions cache archive file. ${OUT_HELP}`,
+  import: `Usage: recall memory import --store PATH (--file FILE.jsonl | --from-github OWNER/REPO [--since DAYS]) [--out NEW_FILE]
 
-Adds memory, in place: from --file, one JSON object a line (the README's "Importing memory" gives
+Adds memory: from --file, one JSON object a line (the README's "Importing memory" gives
 the format): a card for a session's record, {"sessionId", "card"}, or a record with no session,
 {"id", "kind", "title", "request", "answer", "files", "labels", "createdAt", "card"?}. With
 --from-github, a record for each issue closed and each pull request merged in the last DAYS days
@@ -101,7 +103,7 @@ Enterprise Server). Importing again adds nothing. Prints what it added, merged a
 Text is checked, bounded and cleaned like all memory; this process's credentials are redacted.
 
 PATH is the memory folder \`recall run\` prints (its newest snapshot is changed), a snapshot folder
-in it, or a memory folder as Recall restores it. An archive file cannot be changed.`,
+in it, a memory folder as Recall restores it, or an Actions cache archive file. ${OUT_HELP}`,
 };
 
 export const MEMORY_USAGE = `Usage: recall memory <search|list|show|cards|prune|forget|import> --store PATH [...]
@@ -115,7 +117,8 @@ export const MEMORY_USAGE = `Usage: recall memory <search|list|show|cards|prune|
   forget   remove one record and its session        (recall memory forget --help)
   import   add records and cards from a file or GitHub (recall memory import --help)
 
-${STORE_HELP}`;
+${STORE_HELP} prune --write, cards, forget and import change a memory folder in
+place; an archive file they never change: they write its changed memory to --out NEW_FILE.`;
 
 interface Output {
   out: (line: string) => void;
@@ -144,6 +147,7 @@ const OPTIONS = {
   since: { type: 'string' },
   model: { type: 'string' },
   'opencode-config': { type: 'string' },
+  out: { type: 'string' },
 } as const;
 
 /** The flags each command takes (beside --help). */
@@ -153,8 +157,8 @@ const FLAGS: Record<string, ReadonlyArray<keyof typeof OPTIONS>> = {
   show: ['store', 'id', 'json', 'workspace'],
   cards: CARDS_FLAGS,
   prune: ['store', 'max-sessions', 'max-age-days', 'record-retention-days', 'write', 'workspace'],
-  forget: ['store', 'id'],
-  import: ['store', 'file', 'from-github', 'since'],
+  forget: ['store', 'id', 'out'],
+  import: ['store', 'file', 'from-github', 'since', 'out'],
 };
 
 export async function memoryCommand(args: string[], io: Output): Promise<void> {
@@ -174,7 +178,7 @@ export async function memoryCommand(args: string[], io: Output): Promise<void> {
   const workspace = path.resolve((v.workspace as string | undefined) ?? process.cwd());
   // prune changes a memory folder in place: it is always named.
   if (command === 'import') return importCommand(words(v.store as string | undefined, 'store', 'PATH (the memory folder `recall run` prints)', name), v as Parameters<typeof importCommand>[1], io);
-  if (command === 'forget') return forgetCommand(words(v.store as string | undefined, 'store', 'PATH (the memory folder `recall run` prints)', name), words(v.id as string | undefined, 'id', 'a record id (search and list print them)', name), io);
+  if (command === 'forget') return forgetCommand(words(v.store as string | undefined, 'store', 'PATH (the memory folder `recall run` prints)', name), words(v.id as string | undefined, 'id', 'a record id (search and list print them)', name), v.out as string | undefined, io);
   if (command === 'cards') return writeMissingCards(words(v.store as string | undefined, 'store', 'PATH (the memory folder `recall run` prints)', name), v, io);
   if (command === 'prune') return prune(words(v.store as string | undefined, 'store', 'PATH (the memory folder `recall run` prints)', name), v, workspace, io);
   const store = v.store === undefined ? localMemory(workspace, name, io) : words(v.store as string, 'store', 'PATH (the memory folder `recall run` prints, a snapshot or an archive file)', name);

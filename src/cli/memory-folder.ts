@@ -1,6 +1,6 @@
 /**
  * The index of a memory directory as the memory commands open it (how they sign a folder they
- * changed is change-folder.ts).
+ * changed is change-store.ts).
  */
 import * as path from 'node:path';
 import { MemoryIndex } from '../recall/memory-index.js';

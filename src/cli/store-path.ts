@@ -7,7 +7,7 @@
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { unpackArchiveFile } from '../memory/cache-archive.js';
+import { unpackArchiveFile, type ArchiveFormat } from '../memory/cache-archive.js';
 import { checkMemory, readManifest } from '../memory/integrity.js';
 import { isFutureDated } from '../memory/keys.js';
 import { DATABASE_FILE, MEMORY_FILES } from '../memory/layout.js';
@@ -34,20 +34,24 @@ export function storeFolder(store: string, command: string): string {
   return source;
 }
 
-/** The memory PATH stands for, copied or unpacked into `scratch` (SQLite writes beside what it opens), checked; and where it came from. */
-export async function openStorePath(store: string, scratch: string, command: string): Promise<{ dir: string; from: string; source?: string }> {
+/**
+ * The memory PATH stands for, copied or unpacked into `scratch` (SQLite writes beside what it
+ * opens), checked; where it came from, and an archive's format (to write a changed copy in).
+ */
+export async function openStorePath(store: string, scratch: string, command: string): Promise<{ dir: string; from: string; source?: string; archive?: ArchiveFormat }> {
   const stat = fs.statSync(store, { throwIfNoEntry: false });
   if (!stat) throw new UsageError(`--store ${store} does not exist: ${WHAT_STORE_IS}`, command);
   const dir = path.join(scratch, 'memory');
   if (stat.isFile()) {
+    let archive: ArchiveFormat;
     try {
-      await unpackArchiveFile(store, dir);
+      archive = await unpackArchiveFile(store, dir);
     } catch (error) {
       const why = (error as Error).message.replace(`${store} is not an Actions cache archive `, '');
       throw new StoreError(`--store ${store} is a file Recall cannot read as an Actions cache archive (${why.replace(/^\((.*)\)$/, '$1')}): ${WHAT_STORE_IS}`);
     }
     checkReadable(dir, `the archive ${store}`);
-    return { dir, from: `archive ${store}` };
+    return { dir, from: `archive ${store}`, archive };
   }
   const source = storeFolder(store, command);
   fs.mkdirSync(dir, { recursive: true });

@@ -1,18 +1,31 @@
 /**
- * The Actions cache's archive, compressed (RFC-002, "Speed"): a part of a tar compressed into its
- * own frame with the credentials its bytes hold, and an archive decompressed as it arrives into
- * Recall's unpacker (zstd through the zstd tool, gzip through node:zlib). The cache client
- * (cache-service.ts) streams these over the protocol; the memory CLI unpacks an archive file.
+ * The Actions cache's archive, compressed (RFC-002, "Speed"): a directory archived and compressed
+ * in parts, one frame each, with the credentials its bytes hold, and an archive decompressed as it
+ * arrives into Recall's unpacker (zstd through the zstd tool, gzip through node:zlib). The cache
+ * client (cache-service.ts) streams these over the protocol; the memory CLI unpacks an archive
+ * file, and writes a changed one as a new file (RFC-006, "The CLI").
  */
 import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { once } from 'node:events';
 import * as fs from 'node:fs';
+import { availableParallelism } from 'node:os';
+import * as path from 'node:path';
 import * as zlib from 'node:zlib';
 import { CredentialScanner } from './scrub.js';
-import { emitSegments, MAX_ENTRIES, MAX_UNPACKED_BYTES, TarUnpacker, type Segment } from './tar.js';
+import { emitSegments, headOf, lengthOf, MAX_ENTRIES, MAX_UNPACKED_BYTES, splitLayout, tarLayout, TarUnpacker, type Segment } from './tar.js';
 
 /** The toolkit's names; the name is hashed into the cache version. */
 export type Compression = 'zstd-without-long' | 'gzip';
+
+/** What an archive file is, beside its files: the folder its entries are named under, and its compression. */
+export interface ArchiveFormat {
+  name: string;
+  compression: Compression;
+}
+
+/** A part compressed on its own thread is at least this long; smaller stores are one part. */
+const MIN_PART = 4 * 1024 * 1024;
 
 /**
  * zlib's output pieces, and the least input handed to it at once. Every hand-over is a round trip
@@ -206,11 +219,65 @@ export async function compressPart(part: Segment[], compression: Compression, cr
 }
 
 /**
+ * `dir` archived as a save uploads it: its entries named `<name>/...` (tar.ts), compressed, and
+ * which of `credentials` its bytes hold. The archive is cut into one part per core (at least
+ * MIN_PART each); each part is read in pieces into reused buffers, looked through, and compressed
+ * into its own zstd frame on the thread pool while the next piece is read. The frames, joined, are
+ * one archive to `unzstd` (node:zlib's decompressor stops at the first frame: Recall restores with
+ * the tool). gzip stays one member: a gzip reader need not take more.
+ */
+export async function packArchive(dir: string, name: string, compression: Compression, credentials: readonly string[]): Promise<{ compressed: Buffer; found: string[] }> {
+  const layout = tarLayout(dir, name);
+  const total = lengthOf(layout);
+  const count = compression === 'gzip' ? 1 : Math.max(1, Math.min(availableParallelism(), 4, Math.floor(total / MIN_PART)));
+  const parts = splitLayout(layout, count);
+  const overlap = Math.max(0, ...credentials.map((c) => Buffer.byteLength(c) - 1));
+  const results = await Promise.all(parts.map((part, i) => compressPart(part, compression, credentials, i + 1 < parts.length ? headOf(parts[i + 1]!, overlap) : undefined)));
+  return {
+    compressed: Buffer.concat(results.map((r) => r.compressed)),
+    found: credentials.filter((c) => results.some((r) => r.found.includes(c))),
+  };
+}
+
+/**
+ * Writes `dir` as the archive file `file`, in `format` (packArchive), whole or not at all: into a
+ * new file beside it, flushed, then linked into place, which fails when `file` exists (nothing is
+ * overwritten), or with `replace` renamed over it (a file this process wrote before). Its size.
+ */
+export async function writeArchiveFile(dir: string, format: ArchiveFormat, file: string, o: { replace?: boolean } = {}): Promise<number> {
+  const { compressed } = await packArchive(dir, format.name, format.compression, []);
+  const fresh = path.join(path.dirname(file), `.${path.basename(file)}.${randomBytes(6).toString('hex')}.part`);
+  try {
+    // Memory holds whole conversations: the new file is readable by its owner alone (chmod shares it).
+    const fd = fs.openSync(fresh, fs.constants.O_WRONLY | fs.constants.O_CREAT | fs.constants.O_EXCL | fs.constants.O_NOFOLLOW, 0o600);
+    try {
+      fs.writeFileSync(fd, compressed);
+      fs.fsyncSync(fd);
+    } finally {
+      fs.closeSync(fd);
+    }
+    if (o.replace) fs.renameSync(fresh, file);
+    else {
+      try {
+        fs.linkSync(fresh, file);
+      } catch (error) {
+        // A file system without hard links: the same, but for a file made in between.
+        if ((error as NodeJS.ErrnoException).code === 'EEXIST' || fs.existsSync(file)) throw new Error(`${file} exists: Recall does not overwrite it`);
+        fs.renameSync(fresh, file);
+      }
+    }
+  } finally {
+    fs.rmSync(fresh, { force: true });
+  }
+  return compressed.length;
+}
+
+/**
  * Unpacks an Actions cache archive file (zstd or gzip tar, as this client or the toolkit writes
  * it) into `dir`: the directory the archive holds, whatever path it was saved from. For the memory
- * CLI, with the limits and checks every restore has.
+ * CLI, with the limits and checks every restore has. Its format, to write a changed copy in.
  */
-export async function unpackArchiveFile(file: string, dir: string): Promise<void> {
+export async function unpackArchiveFile(file: string, dir: string): Promise<ArchiveFormat> {
   const fd = fs.openSync(file, 'r');
   try {
     const magic = Buffer.alloc(4);
@@ -228,6 +295,7 @@ export async function unpackArchiveFile(file: string, dir: string): Promise<void
       await decoder.destroy();
       throw error;
     }
+    return { name: unpacker.root || '.', compression: gzip ? 'gzip' : 'zstd-without-long' };
   } finally {
     fs.closeSync(fd);
   }

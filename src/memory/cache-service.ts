@@ -20,7 +20,6 @@
 import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
 import type { IncomingMessage, OutgoingHttpHeaders } from 'node:http';
-import { availableParallelism } from 'node:os';
 import * as path from 'node:path';
 import { Readable } from 'node:stream';
 import * as zlib from 'node:zlib';
@@ -29,8 +28,8 @@ import type { Logger } from '../ports.js';
 import { describe } from '../errors.js';
 import type { CacheLibrary } from './actions-cache.js';
 import type { PackedSnapshot } from './snapshot-store.js';
-import { headOf, lengthOf, MAX_ENTRIES, MAX_UNPACKED_BYTES, splitLayout, tarLayout, TarUnpacker, type UnpackOptions } from './tar.js';
-import { compressPart, GzipDecoder, ZLIB_INPUT, ZstdFileDecoder, type Compression, type Decoder } from './cache-archive.js';
+import { MAX_ENTRIES, MAX_UNPACKED_BYTES, TarUnpacker, type UnpackOptions } from './tar.js';
+import { GzipDecoder, packArchive, ZLIB_INPUT, ZstdFileDecoder, type Compression, type Decoder } from './cache-archive.js';
 import { UnusableSnapshotError } from './snapshot-store.js';
 
 const TWIRP_SERVICE = 'twirp/github.actions.results.api.v1.CacheService/';
@@ -42,8 +41,6 @@ const BLOCK_BYTES = 32 * 1024 * 1024;
 const BLOB_API_VERSION = '2023-11-03';
 /** A connection silent for this long is given up (and the request retried). */
 const SOCKET_TIMEOUT_MS = 120_000;
-/** A part compressed on its own thread is at least this long; smaller stores are one part. */
-const MIN_PART = 4 * 1024 * 1024;
 const RETRYABLE_STATUS = new Set([500, 502, 503, 504]);
 /**
  * Connection errors worth another attempt: a connection dropped or timed out. Nothing listening
@@ -233,28 +230,11 @@ export class CacheServiceClient implements CacheLibrary {
 
   /**
    * Archives and compresses the directory in `paths` as a save would upload it, and says which of
-   * `credentials` its bytes hold. The archive is cut into one part per core (at least MIN_PART
-   * each); each part is read in pieces into reused buffers, looked through, and compressed into
-   * its own zstd frame on the thread pool while the next piece is read. The frames, joined, are one
-   * archive to `unzstd` (node:zlib's decompressor stops at the first frame: Recall restores with
-   * the tool).
+   * `credentials` its bytes hold (cache-archive.ts packArchive).
    */
   async pack(paths: string[], credentials: readonly string[]): Promise<PackedSnapshot> {
     const dir = onlyPath(paths);
-    const compression = this.compression();
-    const layout = tarLayout(dir, this.archiveName(dir));
-    const total = lengthOf(layout);
-    // gzip stays one member: a gzip reader need not take more.
-    const count = compression === 'gzip' ? 1 : Math.max(1, Math.min(availableParallelism(), 4, Math.floor(total / MIN_PART)));
-    const parts = splitLayout(layout, count);
-    const overlap = Math.max(0, ...credentials.map((c) => Buffer.byteLength(c) - 1));
-    const results = await Promise.all(
-      parts.map((part, i) => compressPart(part, compression, credentials, i + 1 < parts.length ? headOf(parts[i + 1]!, overlap) : undefined)),
-    );
-    return {
-      compressed: Buffer.concat(results.map((r) => r.compressed)),
-      found: credentials.filter((c) => results.some((r) => r.found.includes(c))),
-    };
+    return packArchive(dir, this.archiveName(dir), this.compression(), credentials);
   }
 
   /**

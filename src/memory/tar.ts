@@ -267,8 +267,8 @@ export interface UnpackOptions {
  * that leaves `dir`.
  */
 export class TarUnpacker {
-  private root: string;
-  /** The root is the archive's first entry (a directory, or a file's directory): an archive of unknown layout. */
+  /** The folder in the archive whose entries are written ('' its top); with '*' the first entry's (a directory, or a file's directory), once read. */
+  root: string;
   private rootUnset: boolean;
   private readonly head = Buffer.alloc(BLOCK);
   private headFill = 0;

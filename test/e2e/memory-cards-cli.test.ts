@@ -91,8 +91,11 @@ describe('recall memory cards', () => {
     const archive = path.join(world.root, 'memory.tzst');
     fs.writeFileSync(archive, 'not really');
     const file = await recall(['memory', 'cards', '--store', archive]);
-    expect(file.code).toBe(2);
-    expect(file.stderr).toContain(`--store ${archive} is an archive file, which cards cannot be written into: unpack it (mkdir DIR && tar -xf ${archive} -C DIR) and give the folder that holds opencode.db`);
+    expect([file.code, file.stderr.trim()]).toEqual([2, `recall: --store ${archive} is an archive file, which is never changed in place: add --out NEW_FILE to write the changed memory as a new archive (recall memory cards --help shows how)`]);
+    const unreadable = await recall(['memory', 'cards', '--store', archive, '--out', path.join(world.root, 'new.tzst')]);
+    expect([unreadable.code, unreadable.stderr.trim().split('\n').length]).toEqual([1, 1]);
+    expect(unreadable.stderr).toContain(`--store ${archive} is a file Recall cannot read as an Actions cache archive (neither zstd nor gzip)`);
+    expect(fs.existsSync(path.join(world.root, 'new.tzst'))).toBe(false);
     const badModel = await recall(['memory', 'cards', '--store', world.root, '--model', 'haiku']);
     expect(badModel.code).toBe(2);
     expect(badModel.stderr).toMatch(/"haiku" is not in provider\/model form/);

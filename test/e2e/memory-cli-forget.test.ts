@@ -2,8 +2,8 @@
  * `recall memory forget` as it ships (dist/cli/index.js), over memory the bundled action saved with
  * the real OpenCode: a restored memory folder and a directory backend's memory-path are changed in
  * place and stay usable (the next run restores the memory-path and does not recall what was
- * forgotten); an archive file, an unknown id and memory that cannot be read are refused with
- * nothing written.
+ * forgotten); an archive file without --out (memory-cli-archive.test.ts writes one), an unknown id
+ * and memory that cannot be read are refused with nothing written.
  */
 import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
@@ -81,14 +81,14 @@ describe('recall memory forget (the CLI)', () => {
     expect(world.model.completions().at(-1)!.messageText()).not.toContain('colour tokens');
   });
 
-  it('refuses an archive file, an unknown id and memory it cannot read, and writes nothing', () => {
+  it('refuses an archive file without --out, an unknown id and memory it cannot read, and writes nothing', () => {
     const copy = path.join(world.root, 'restored-copy');
     fs.cpSync(path.join(world.root, 'restored'), copy, { recursive: true });
     const empty = path.join(world.root, 'empty-store');
     fs.mkdirSync(empty);
     fs.writeFileSync(path.join(empty, 'opencode.db'), '');
     for (const [store, id, want] of [
-      [archive, 'run-9152-1', /^recall: --store \S+ is a file: memory forget changes a memory folder/],
+      [archive, 'run-9152-1', /^recall: --store \S+ is an archive file, which is never changed in place: add --out NEW_FILE/],
       [copy, 'run-1-1', /^recall: there is no record run-1-1 in this memory/],
       [copy, '../../etc/passwd', /^recall: there is no record \.\.\/\.\.\/etc\/passwd in this memory/],
       [empty, 'run-9152-1', /opencode\.db is empty \(0 bytes\)/],

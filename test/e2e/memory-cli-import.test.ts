@@ -3,7 +3,8 @@
  * the real OpenCode: a JSON Lines file into a directory backend's memory-path, which the next run
  * restores and recalls the imported record from; the fake GitHub API's closed issues and merged
  * pull requests into a restored memory folder, read only, with the token's value kept out; an
- * archive file refused. Importing again adds nothing and writes nothing.
+ * archive file without --out refused (memory-cli-archive.test.ts writes one). Importing again adds
+ * nothing and writes nothing.
  */
 import { spawn, spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
@@ -120,12 +121,12 @@ describe('recall memory import (the CLI)', () => {
     expect([noToken.status, noToken.stderr.trim()]).toEqual([2, 'recall: --from-github reads the repository through the GitHub API: set GITHUB_TOKEN (or GH_TOKEN) to a token that can read it (recall memory import --help shows how)']);
   });
 
-  it('refuses an archive file, and writes nothing into it', () => {
+  it('refuses an archive file without --out, and writes nothing into it', () => {
     const file = path.join(world.root, 'one.jsonl');
     fs.writeFileSync(file, `${JSON.stringify({ id: 'legacy-1', kind: 'run', title: 't', createdAt: '2025-01-01T00:00:00Z' })}\n`);
     const before = fs.readFileSync(archive);
     const res = cli(['memory', 'import', '--store', archive, '--file', file]);
-    expect([res.status, res.stderr.trim()]).toEqual([2, expect.stringMatching(/^recall: --store \S+ is a file: memory import changes a memory folder/)]);
+    expect([res.status, res.stderr.trim()]).toEqual([2, `recall: --store ${archive} is an archive file, which is never changed in place: add --out NEW_FILE to write the changed memory as a new archive (recall memory import --help shows how)`]);
     expect(fs.readFileSync(archive)).toEqual(before);
   });
 });

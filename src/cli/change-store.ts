@@ -1,0 +1,157 @@
+/**
+ * How the memory CLI changes memory (`forget`, `import`, `cards`; `prune --write` signs the same
+ * way): what PATH stands for is read and checked on a copy first (store-path.ts), the change is made
+ * on the copy, and only then kept, with the manifest written again (signed, for a signed memory):
+ *
+ *  - a memory folder is changed in place: each changed file is put back through a new file renamed
+ *    into place;
+ *  - an Actions cache archive file is never changed. A cache serves what it stored under a key, so
+ *    a rewritten file would silently differ from the cache, and a crash halfway through would lose
+ *    the memory it held. The changed copy is written as a new archive, `--out NEW_FILE`, in the
+ *    same layout and compression (a restore and `--store` read it), whole or not at all.
+ *
+ * Nothing is written into memory that could not be read.
+ */
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { writeArchiveFile } from '../memory/cache-archive.js';
+import { removeStrangers } from '../memory/files.js';
+import { MANIFEST_FILE, readManifest, writeManifest } from '../memory/integrity.js';
+import { UsageError } from './args.js';
+import { openStorePath, storeFolder } from './store-path.js';
+
+/** --out, as each command's --help says it (README "The memory CLI" says it once for all). */
+export const OUT_HELP = `An Actions cache archive file is never changed: give --out NEW_FILE and the changed memory
+is written there as a new archive of the same kind, which a restore and --store read (NEW_FILE
+must not exist). A memory folder is changed in place, without --out.`;
+
+/**
+ * The manifest of a memory folder changed in place, written again: the same key, place and earlier
+ * snapshots, signed with `signingKey` (the next restore checks the files against it).
+ */
+export function resignManifest(folder: string, manifest: ReturnType<typeof readManifest>, signingKey: string | undefined): void {
+  if (!fs.existsSync(path.join(folder, MANIFEST_FILE))) return;
+  const text = (value: unknown) => (typeof value === 'string' ? value : undefined);
+  const earlier = Array.isArray(manifest?.earlier) ? manifest.earlier.filter((k): k is string => typeof k === 'string') : undefined;
+  writeManifest(folder, { now: new Date(), signingKey, earlier, key: text(manifest?.key), place: text(manifest?.place) });
+}
+
+/** A signed memory changed without its key would be refused by the next restore: refused here first. */
+export function signingKeyFor(folder: string, command: string): { manifest: ReturnType<typeof readManifest>; signingKey: string | undefined } {
+  const signingKey = process.env.RECALL_MEMORY_SIGNING_KEY || undefined;
+  const manifest = readManifest(folder);
+  if (typeof manifest?.signature === 'string' && !signingKey) {
+    throw new UsageError(`this memory is signed (memory-signing-key): set RECALL_MEMORY_SIGNING_KEY to that key to change it, or the next restore would refuse it`, command);
+  }
+  return { manifest, signingKey };
+}
+
+/**
+ * Refuses, before anything is read, an --out that cannot be: missing for an archive file, given for
+ * a memory folder, the archive itself, a file that exists, or in a folder that does not.
+ */
+export function checkOut(store: string, out: string | undefined, command: string): void {
+  const stat = fs.statSync(store, { throwIfNoEntry: false });
+  if (!stat) return; // said by what reads the store
+  if (stat.isFile() && out === undefined) {
+    throw new UsageError(`--store ${store} is an archive file, which is never changed in place: add --out NEW_FILE to write the changed memory as a new archive`, command);
+  }
+  if (out === undefined) return;
+  if (!stat.isFile()) throw new UsageError(`--out is for an archive file; ${store} is a memory folder, which ${command} changes in place: leave --out out`, command);
+  if (!out.trim()) throw new UsageError('--out is blank: give NEW_FILE, the new archive to write', command);
+  const there = fs.lstatSync(out, { throwIfNoEntry: false });
+  if (there && there.ino === stat.ino && there.dev === stat.dev) throw new UsageError(`--out ${out} is the archive --store names, which is never changed in place: name a new file`, command);
+  if (there) throw new UsageError(`--out ${out} exists: name a new file (Recall does not overwrite one)`, command);
+  const folder = path.dirname(path.resolve(out));
+  if (!fs.statSync(folder, { throwIfNoEntry: false })?.isDirectory()) throw new UsageError(`--out ${out}: the folder ${folder} does not exist`, command);
+}
+
+/** Memory opened to be changed: a checked copy, and how a change made on it is kept. */
+export interface MemoryChange {
+  /** The checked copy the change is made on. */
+  dir: string;
+  /** Where a kept change lands (the memory folder, or the new archive file), for what is printed. */
+  where: string;
+  /** Keeps the change `changed` names (the copy's files): put back into the folder, or the whole copy written as the new archive. */
+  keep(changed: string[]): Promise<void>;
+  /** For an archive, the line that says what was written (or that nothing was). */
+  archiveLine(): string | undefined;
+  /** Removes the copy. */
+  close(): void;
+}
+
+/**
+ * The memory `store` stands for, opened to be changed (`out`: the new archive an archive file's
+ * change is written to). A signed memory is refused without its key before any change is made.
+ */
+export async function openForChange(store: string, out: string | undefined, command: string, io: { err: (line: string) => void }): Promise<MemoryChange> {
+  checkOut(store, out, command);
+  const scratch = fs.mkdtempSync(path.join(os.tmpdir(), 'recall-memory-'));
+  const close = () => fs.rmSync(scratch, { recursive: true, force: true });
+  try {
+    if (out !== undefined) {
+      const { dir, archive } = await openStorePath(store, scratch, command);
+      const { manifest, signingKey } = signingKeyFor(dir, command);
+      let bytes: number | undefined;
+      return {
+        dir,
+        where: out,
+        async keep(changed) {
+          if (changed.length === 0) return;
+          // A save keeps the memory files and nothing else; the new archive is what a save would upload.
+          removeStrangers(dir);
+          resignManifest(dir, manifest, signingKey);
+          bytes = await writeArchiveFile(dir, archive!, out, { replace: bytes !== undefined });
+        },
+        archiveLine: () =>
+          bytes === undefined ? `Nothing changed: no archive was written to ${out}.` : `Wrote ${out}, a new archive of the changed memory (${(bytes / 1024).toFixed(1)} KiB); ${store} is unchanged.`,
+        close,
+      };
+    }
+    const folder = storeFolder(store, command);
+    const { manifest, signingKey } = signingKeyFor(folder, command);
+    const { dir } = await openStorePath(folder, scratch, command);
+    if (folder !== store) io.err(`The newest snapshot in ${store}: ${path.basename(folder)}`);
+    return {
+      dir,
+      where: folder,
+      async keep(changed) {
+        if (changed.length === 0) return;
+        // A replaced opencode.db takes its WAL with it: the copy's was checkpointed.
+        for (const file of changed) {
+          const fresh = path.join(folder, `${file}.${process.pid}.new`);
+          fs.copyFileSync(path.join(dir, file), fresh);
+          fs.renameSync(fresh, path.join(folder, file));
+          if (file.endsWith('.db')) for (const beside of [`${file}-wal`, `${file}-shm`]) fs.rmSync(path.join(folder, beside), { force: true });
+        }
+        resignManifest(folder, manifest, signingKey);
+      },
+      archiveLine: () => undefined,
+      close,
+    };
+  } catch (error) {
+    close();
+    throw error;
+  }
+}
+
+/** Runs `change` on memory opened to be changed (openForChange), keeps what it names as changed; its result. */
+export async function changeStore<T>(
+  store: string,
+  out: string | undefined,
+  command: string,
+  io: { err: (line: string) => void },
+  change: (dir: string, where: string) => Promise<{ result: T; changed: string[] }>,
+): Promise<T> {
+  const opened = await openForChange(store, out, command, io);
+  try {
+    const { result, changed } = await change(opened.dir, opened.where);
+    await opened.keep(changed);
+    const line = opened.archiveLine();
+    if (line) io.err(line);
+    return result;
+  } finally {
+    opened.close();
+  }
+}
