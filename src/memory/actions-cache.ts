@@ -5,7 +5,8 @@
  */
 import type { Logger } from '../ports.js';
 import type { MemoryKeys } from './keys.js';
-import { SnapshotMemoryStore, type PackedSnapshot, type SnapshotBackend } from './snapshot-store.js';
+import type { PackedSnapshot, SnapshotBackend } from './snapshot-backend.js';
+import { SnapshotMemoryStore } from './snapshot-store.js';
 
 /**
  * The calls of a cache client Recall uses: the three of @actions/cache, or Recall's own client

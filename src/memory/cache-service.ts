@@ -12,42 +12,29 @@
  * Requests go through @actions/http-client, so a runner's proxy settings apply as they do to the
  * toolkit. It also tells a failed lookup from a miss, which the toolkit does not.
  *
- * The archive's compression and decompression are cache-archive.ts.
+ * The archive's compression and decompression are cache-archive.ts; requests, retries, the
+ * download and the blob upload are cache-transport.ts.
  *
  * Protocol v1 (GitHub Enterprise Server), and a Node without zstd in node:zlib, stay with
  * @actions/cache: see `usesCacheServiceV2`.
  */
 import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
-import type { IncomingMessage, OutgoingHttpHeaders } from 'node:http';
 import * as path from 'node:path';
-import { Readable } from 'node:stream';
 import * as zlib from 'node:zlib';
-import { HttpClient } from '@actions/http-client';
 import type { Logger } from '../ports.js';
-import { describe } from '../errors.js';
 import type { CacheLibrary } from './actions-cache.js';
-import type { PackedSnapshot } from './snapshot-store.js';
+import type { PackedSnapshot } from './snapshot-backend.js';
 import { MAX_ENTRIES, MAX_UNPACKED_BYTES, TarUnpacker, type UnpackOptions } from './tar.js';
-import { GzipDecoder, packArchive, ZLIB_INPUT, ZstdFileDecoder, type Compression, type Decoder } from './cache-archive.js';
-import { UnusableSnapshotError } from './snapshot-store.js';
+import { GzipDecoder, packArchive, ZstdFileDecoder, type Compression, type Decoder } from './cache-archive.js';
+import { CacheTransport, RETRYABLE_STATUS, ServiceError } from './cache-transport.js';
+import { UnusableSnapshotError } from './snapshot-backend.js';
 
 const TWIRP_SERVICE = 'twirp/github.actions.results.api.v1.CacheService/';
 /** The toolkit's salt for cache versions; part of the version hash. */
 const VERSION_SALT = '1.0';
 /** Archives up to this size go up as one Put Blob; larger ones as blocks of this size. */
 const BLOCK_BYTES = 32 * 1024 * 1024;
-/** The Azure Blob REST version the uploads are written against. */
-const BLOB_API_VERSION = '2023-11-03';
-/** A connection silent for this long is given up (and the request retried). */
-const SOCKET_TIMEOUT_MS = 120_000;
-const RETRYABLE_STATUS = new Set([500, 502, 503, 504]);
-/**
- * Connection errors worth another attempt: a connection dropped or timed out. Nothing listening
- * (ECONNREFUSED, ENOTFOUND) is not retried, as the toolkit does not.
- */
-const TRANSIENT = new Set(['ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ECONNABORTED', 'ESOCKETTIMEDOUT']);
-
 
 /** node:zlib has zstd from Node 22.15 (the action runs on Node 24). */
 const IN_PROCESS_ZSTD = typeof zlib.createZstdCompress === 'function';
@@ -93,23 +80,12 @@ export interface CacheServiceOptions {
   maxUnpackedBytes?: number;
 }
 
-class ServiceError extends Error {
-  constructor(
-    message: string,
-    readonly retryable: boolean,
-    /** The service answered with a refusal (a 4xx other than 408 and 429). */
-    readonly refused = false,
-  ) {
-    super(message);
-  }
-}
-
 export class CacheServiceClient implements CacheLibrary {
   private compressionFound?: Compression;
-  private readonly http: HttpClient;
+  private readonly transport: CacheTransport;
 
   constructor(private readonly o: CacheServiceOptions) {
-    this.http = new HttpClient('recall-cache-client', [], { keepAlive: true, socketTimeout: o.socketTimeoutMs ?? SOCKET_TIMEOUT_MS, allowRetries: false });
+    this.transport = new CacheTransport(o);
   }
 
   isFeatureAvailable(): boolean {
@@ -179,12 +155,12 @@ export class CacheServiceClient implements CacheLibrary {
     if (options.lookupOnly) return { matched, digests: new Map() };
     // A cut download is tried once more, not four times: it is most often a fault of the archive.
     try {
-      await this.retrying(
+      await this.transport.retrying(
         'the download',
         () => {
           const next = ready ?? decoder();
           ready = undefined;
-          return this.download(url, next);
+          return this.transport.download(url, next);
         },
         2,
       );
@@ -205,13 +181,13 @@ export class CacheServiceClient implements CacheLibrary {
 
   /** Protocol v1's lookup: `GET _apis/artifactcache/cache?keys=..&version=..`; 204 is a miss. */
   private lookupV1(keys: string[], version: string): Promise<{ matched: string; url: string } | undefined> {
-    return this.retrying('the cache lookup', async () => {
+    return this.transport.retrying('the cache lookup', async () => {
       const base = this.o.env.ACTIONS_CACHE_URL || this.o.env.ACTIONS_RESULTS_URL;
       const token = this.o.env.ACTIONS_RUNTIME_TOKEN;
       if (!base) throw new ServiceError('ACTIONS_CACHE_URL is not set', false);
       if (!token) throw new ServiceError('ACTIONS_RUNTIME_TOKEN is not set', false);
       const url = `${base.replace(/\/?$/, '/')}_apis/artifactcache/cache?keys=${encodeURIComponent(keys.join(','))}&version=${version}`;
-      const response = await this.send('the cache lookup', 'GET', url, null, { accept: 'application/json;api-version=6.0-preview.1', authorization: `Bearer ${token}` });
+      const response = await this.transport.send('the cache lookup', 'GET', url, null, { accept: 'application/json;api-version=6.0-preview.1', authorization: `Bearer ${token}` });
       const text = await response.readBody();
       const status = response.message.statusCode ?? 0;
       if (status === 204) return undefined;
@@ -260,7 +236,7 @@ export class CacheServiceClient implements CacheLibrary {
       this.o.log.info(`The cache service did not reserve ${key}: ${message || 'no reason given'}.`);
       return -1;
     }
-    await upload(url, archive, this.o.blockBytes ?? BLOCK_BYTES, (u, b, h) => this.put(u, b, h), (what, run) => this.retrying(what, run));
+    await this.transport.upload(url, archive, this.o.blockBytes ?? BLOCK_BYTES);
     const done = await this.twirp('FinalizeCacheEntryUpload', { key, version, size_bytes: String(archive.length) });
     if (done.ok !== true) throw new Error(`the cache service did not finalize ${key}: ${stringField(done, 'message') || 'no reason given'}`);
     return Number(stringField(done, 'entry_id', 'entryId') ?? 0);
@@ -287,52 +263,15 @@ export class CacheServiceClient implements CacheLibrary {
     return compression === 'gzip' ? new GzipDecoder(unpacker) : new ZstdFileDecoder(unpacker, `${dir}.tar`, maxBytes + MAX_ENTRIES * 1024);
   }
 
-  /** Downloads the archive at `url` into `decoder`, 1 MiB at a time, as it arrives. */
-  private async download(url: string, decoder: Decoder): Promise<void> {
-    let response: Awaited<ReturnType<CacheServiceClient['send']>>;
-    try {
-      response = await this.send('the archive download', 'GET', url, null, {});
-    } catch (error) {
-      await decoder.destroy();
-      throw error;
-    }
-    const message = response.message;
-    const status = message.statusCode ?? 0;
-    if (status !== 200) {
-      message.resume();
-      await decoder.destroy();
-      throw new ServiceError(`the archive download answered HTTP ${status}`, RETRYABLE_STATUS.has(status));
-    }
-    const expected = Number(message.headers['content-length'] ?? NaN);
-    let received = 0;
-    try {
-      received = await feed(message, (piece) => decoder.write(piece));
-    } catch (error) {
-      message.destroy(); // else the connection stays open, paused, and keeps the step alive
-      await decoder.destroy();
-      if (error instanceof CutOff) throw new ServiceError(`the archive download was cut off (${describe(error.cause)})`, true);
-      throw new UnusableSnapshotError(`the archive could not be unpacked (${describe(error)})`);
-    }
-    if (Number.isFinite(expected) && received !== expected) {
-      await decoder.destroy();
-      throw new ServiceError(`the archive download was cut off: ${received} of ${expected} bytes arrived`, true);
-    }
-    try {
-      await decoder.end();
-    } catch (error) {
-      throw new UnusableSnapshotError(`the archive could not be unpacked (${describe(error)})`);
-    }
-  }
-
   /** A Twirp JSON call, retried on 5xx, resets and timeouts. */
   private twirp(method: string, body: Record<string, unknown>): Promise<Record<string, unknown>> {
-    return this.retrying(method, async () => {
+    return this.transport.retrying(method, async () => {
       const base = this.o.env.ACTIONS_RESULTS_URL;
       const token = this.o.env.ACTIONS_RUNTIME_TOKEN;
       if (!base) throw new ServiceError('ACTIONS_RESULTS_URL is not set', false);
       if (!token) throw new ServiceError('ACTIONS_RUNTIME_TOKEN is not set', false);
       const url = new URL(`/${TWIRP_SERVICE}${method}`, base).href;
-      const response = await this.send(method, 'POST', url, JSON.stringify(body), { 'content-type': 'application/json', authorization: `Bearer ${token}` });
+      const response = await this.transport.send(method, 'POST', url, JSON.stringify(body), { 'content-type': 'application/json', authorization: `Bearer ${token}` });
       const text = await response.readBody();
       const status = response.message.statusCode ?? 0;
       let json: unknown;
@@ -349,114 +288,6 @@ export class CacheServiceClient implements CacheLibrary {
     });
   }
 
-  /**
-   * One request. Its errors never carry the URL or anything after a `?` (a signed URL is a
-   * credential, and @actions/http-client puts the path and query in its timeout message).
-   */
-  private async send(what: string, verb: string, url: string, body: string | Buffer | null, headers: OutgoingHttpHeaders) {
-    try {
-      if (Buffer.isBuffer(body)) return await this.http.request(verb, url, Readable.from([body]), { ...headers, 'content-length': body.length });
-      return await this.http.request(verb, url, body, headers);
-    } catch (error) {
-      const message = describe(error);
-      const code = (error as { code?: string }).code ?? (/^Request timeout/i.test(message) ? 'ETIMEDOUT' : undefined);
-      const said = code ?? message.replace(/[a-z][a-z0-9+.-]*:\/\/\S*/gi, '<url>').replace(/[/?]\S*/g, '').trim();
-      throw new ServiceError(`${what} could not reach the cache service (${said || 'no reason given'})`, TRANSIENT.has(code ?? ''));
-    }
-  }
-
-  /** A blob PUT to a signed URL; Azure answers exactly 201. */
-  private async put(url: string, body: Buffer, headers: OutgoingHttpHeaders): Promise<void> {
-    const response = await this.send('the archive upload', 'PUT', url, body, { 'x-ms-version': BLOB_API_VERSION, ...headers });
-    const text = await response.readBody();
-    const status = response.message.statusCode ?? 0;
-    if (status === 201) return;
-    const code = /<Code>([^<]*)<\/Code>/.exec(text)?.[1];
-    throw new ServiceError(`the archive upload answered HTTP ${status}${code ? ` (${code})` : ''}`, RETRYABLE_STATUS.has(status));
-  }
-
-  private async retrying<T>(what: string, run: () => Promise<T>, most = Infinity): Promise<T> {
-    const attempts = Math.min(this.o.attempts ?? 4, most);
-    let wait = this.o.retryMs ?? 1000;
-    for (let attempt = 1; ; attempt++) {
-      try {
-        return await run();
-      } catch (error) {
-        const retryable = error instanceof ServiceError && error.retryable;
-        if (!retryable || attempt >= attempts) throw error;
-        this.o.log.info(`The cache service failed ${what} (${describe(error)}); attempt ${attempt + 1} of ${attempts} in ${wait} ms.`);
-        await new Promise((resolve) => setTimeout(resolve, wait));
-        wait *= 2;
-      }
-    }
-  }
-}
-
-/** The download itself failed (not what it carried). */
-class CutOff extends Error {
-  constructor(cause: unknown) {
-    super('cut off', { cause });
-  }
-}
-
-/** Hands `message` to `sink` 1 MiB at a time (each hand-over is a thread-pool round trip); the bytes read. */
-async function feed(message: IncomingMessage, sink: (piece: Buffer) => Promise<void>): Promise<number> {
-  let received = 0;
-  let held: Buffer[] = [];
-  let heldBytes = 0;
-  const handOver = async () => {
-    if (heldBytes === 0) return;
-    const piece = Buffer.concat(held);
-    held = [];
-    heldBytes = 0;
-    await sink(piece);
-  };
-  const chunks = message[Symbol.asyncIterator]();
-  while (true) {
-    let next: IteratorResult<Buffer>;
-    try {
-      next = (await chunks.next()) as IteratorResult<Buffer>;
-    } catch (error) {
-      throw new CutOff(error);
-    }
-    if (next.done) break;
-    received += next.value.length;
-    held.push(next.value);
-    heldBytes += next.value.length;
-    if (heldBytes >= ZLIB_INPUT) await handOver();
-  }
-  if (!message.complete) throw new CutOff(new Error('the connection closed early'));
-  await handOver();
-  return received;
-}
-
-
-/**
- * Uploads the archive to a signed blob URL: one Put Blob when it fits in a block, else one Put
- * Block per block and a Put Block List.
- */
-type Put = (url: string, body: Buffer, headers: OutgoingHttpHeaders) => Promise<void>;
-
-async function upload(url: string, archive: Buffer, blockBytes: number, put: Put, retrying: <T>(what: string, run: () => Promise<T>) => Promise<T>): Promise<void> {
-  if (archive.length <= blockBytes) {
-    await retrying('the archive upload', () => put(url, archive, { 'x-ms-blob-type': 'BlockBlob' }));
-    return;
-  }
-  const ids: string[] = [];
-  for (let at = 0; at < archive.length; at += blockBytes) {
-    const id = Buffer.from(`recall-block-${String(ids.length).padStart(6, '0')}`).toString('base64');
-    ids.push(id);
-    const block = archive.subarray(at, at + blockBytes);
-    await retrying('a block upload', () => put(withQuery(url, { comp: 'block', blockid: id }), block, {}));
-  }
-  const list = `<?xml version="1.0" encoding="utf-8"?><BlockList>${ids.map((id) => `<Latest>${id}</Latest>`).join('')}</BlockList>`;
-  await retrying('the block list', () => put(withQuery(url, { comp: 'blocklist' }), Buffer.from(list), { 'content-type': 'application/xml' }));
-}
-
-function withQuery(url: string, query: Record<string, string>): string {
-  const u = new URL(url);
-  for (const [k, v] of Object.entries(query)) u.searchParams.set(k, v);
-  return u.href;
 }
 
 function zstdOnPath(searchPath: string): boolean {

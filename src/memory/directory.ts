@@ -20,7 +20,7 @@ import * as path from 'node:path';
 import { readMemoryFile } from './files.js';
 import { MANIFEST_FILE } from './integrity.js';
 import { isFutureDated, keyTime, type MemoryKeys } from './keys.js';
-import { UnusableSnapshotError, type SnapshotBackend } from './snapshot-store.js';
+import { UnusableSnapshotError, type SnapshotBackend } from './snapshot-backend.js';
 import { emitSegments, tarLayout, TarUnpacker } from './tar.js';
 
 const KEEP = 3;

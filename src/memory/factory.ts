@@ -11,7 +11,8 @@ import { GitBranchBackend } from './git-branch.js';
 import { branchesInUse, memoryRemote } from './git-remote.js';
 import { parseS3Location, S3Backend, s3Client } from './s3.js';
 import type { MemoryKeys } from './keys.js';
-import { SnapshotMemoryStore, type SnapshotBackend } from './snapshot-store.js';
+import type { SnapshotBackend } from './snapshot-backend.js';
+import { SnapshotMemoryStore } from './snapshot-store.js';
 
 export interface MemoryChoice {
   backend: MemoryBackendName;

@@ -26,7 +26,7 @@ import { unpackTar } from './gzip-archive.js';
 import { HOST_FILE_LIMIT, lastLine, memoryAuthConfig, memoryPushRefusal } from './git-remote.js';
 import { isFutureDated, keyTime, leadingTime, timeFirstKey, type MemoryKeys } from './keys.js';
 import { MEMORY_FILES } from './layout.js';
-import { UnusableSnapshotError, type SnapshotBackend } from './snapshot-store.js';
+import { UnusableSnapshotError, type SnapshotBackend } from './snapshot-backend.js';
 
 const KEEP = 3;
 const README = 'README.md';

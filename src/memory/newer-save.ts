@@ -10,7 +10,7 @@ import { describe } from '../errors.js';
 import { checkMemory, type RestoredAs } from './integrity.js';
 import { isFutureDated, keyTime } from './keys.js';
 import { mergeSessions } from './merge.js';
-import { UnusableSnapshotError, type SnapshotBackend } from './snapshot-store.js';
+import { UnusableSnapshotError, type SnapshotBackend } from './snapshot-backend.js';
 
 /** What this run started from, kept beside (not in) the memory directory for the save. */
 export interface Base {

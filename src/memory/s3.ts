@@ -17,7 +17,7 @@
 import * as fs from 'node:fs';
 import type { ListObjectsV2CommandOutput, S3Client } from '@aws-sdk/client-s3';
 import { isFutureDated, leadingTime, timeFirstKey, type MemoryKeys } from './keys.js';
-import { UnusableSnapshotError, type SnapshotBackend } from './snapshot-store.js';
+import { UnusableSnapshotError, type SnapshotBackend } from './snapshot-backend.js';
 import { packGzip, unpackGzip } from './gzip-archive.js';
 
 const KEEP = 3;

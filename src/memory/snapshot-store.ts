@@ -16,75 +16,11 @@ import { checkMemory, earlierKeysIn, emptyDirectory, hasMemoryFiles, moveAside, 
 import { DATABASE_FILE } from './layout.js';
 import { sessionIdsIn } from './merge.js';
 import { mergeNewerSave, type Base, type NewerSaveMerge } from './newer-save.js';
+import { UnusableSnapshotError, type PackedSnapshot, type SnapshotBackend } from './snapshot-backend.js';
 import { credentialsIn, redactFile, scrubSecrets, vacuumStore } from './scrub.js';
 import { RECORDS_FILE } from '../recall/records.js';
 import { checkStore, storedUserTurns } from './store-check.js';
 import { MAX_UNPACKED_BYTES } from './tar.js';
-
-/** A snapshot that can never be used: it cannot be unpacked, or holds what memory never holds. */
-export class UnusableSnapshotError extends Error {
-  override name = 'UnusableSnapshotError';
-  constructor(
-    message: string,
-    /** The snapshot's key, when known. */
-    public key?: string,
-  ) {
-    super(message);
-  }
-}
-
-/** Where snapshots live. Every method may throw; the store turns that into a warning. */
-export interface SnapshotBackend {
-  /** Why memory cannot be read at all in this job (then it is `disabled`), or undefined. */
-  readProblem(): string | undefined;
-  /** Why memory cannot be written in this job (said as a warning at save), or undefined; '' means silently not. */
-  writeProblem(): string | undefined;
-  /** Fill `dir` (the memory directory) with the newest snapshot; its key, or undefined when there is none. */
-  restoreNewest(dir: string): Promise<string | undefined>;
-  /** The key of the newest snapshot, without fetching it. */
-  newestKey(dir: string): Promise<string | undefined>;
-  /** Fill `dir` with the snapshot `key`; false when it is not there (or not one of this memory's keys). */
-  fetch(key: string, dir: string): Promise<boolean>;
-  /**
-   * The key the next put() stores this save under, chosen before the manifest is written (the
-   * manifest signs it), and asked again before each put (a backend that answered `moved` looked
-   * again; its next key may differ).
-   */
-  saveKey(): Promise<string>;
-  /**
-   * Optional, for backends that order snapshots by a time their writer chooses (a manifest's
-   * savedAt, a time in the name): the snapshots the last look left out because that time is ahead
-   * of this clock (keys.ts, isFutureDated). One dated 9999 would otherwise win every restore.
-   */
-  futureDated?(): string[];
-  /**
-   * Optional, for backends that can list: every snapshot key, newest first. Where a restore looks
-   * when the newest is unusable and names no earlier one (saved by an older Recall).
-   */
-  olderKeys?(): Promise<string[]>;
-  /** Why memory a run expected may be gone, said when a restore finds none (e.g. the Actions cache's eviction). */
-  lossHint?(): string;
-  /**
-   * Optional: make the archive put() would store, and say which of `credentials` its bytes hold
-   * (looked for as the files are read, so the store need not read them a second time).
-   */
-  pack?(dir: string, credentials: readonly string[]): Promise<PackedSnapshot | undefined>;
-  /**
-   * Store `dir` (as `packed`, when pack() made it) as this run's snapshot under `key` (saveKey()).
-   * A backend whose write is a compare-and-swap on what newestKey() last saw answers `moved` when
-   * another save landed since: the store then merges that one too and puts again (a bounded number
-   * of times).
-   */
-  put(dir: string, o: { key: string; packed?: PackedSnapshot | undefined }): Promise<{ saved: true; key: string } | { saved: false; warning: string; moved?: boolean }>;
-}
-
-/** A snapshot archived ahead of its save. */
-export interface PackedSnapshot {
-  /** The archive, compressed, as it will be stored. */
-  compressed: Buffer;
-  /** Which of the credentials asked about are somewhere in its (uncompressed) bytes. */
-  found: string[];
-}
 
 export interface SnapshotStoreOptions {
   memoryDir: string;
@@ -109,13 +45,11 @@ export interface SnapshotStoreOptions {
   recallFiles?: RecallFilesMerge;
 }
 
-
 /** How many earlier snapshots a save names, and how many a restore tries when the newest is unusable. */
 const EARLIER_KEPT = 3;
 const MAX_FALLBACKS = 4;
 /** How many times a save is put when other saves keep landing first (a backend that answers `moved`). */
 const MAX_SAVE_ATTEMPTS = 4;
-
 
 export class SnapshotMemoryStore implements MemoryStore {
   constructor(private readonly so: SnapshotStoreOptions) {}

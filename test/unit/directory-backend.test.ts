@@ -11,7 +11,8 @@ import { readInputs } from '../../src/inputs.js';
 import { parseS3Location, S3Backend } from '../../src/memory/s3.js';
 import { memoryPlace } from '../../src/memory/factory.js';
 import { sessionIdsIn } from '../../src/memory/merge.js';
-import { SnapshotMemoryStore, type SnapshotBackend } from '../../src/memory/snapshot-store.js';
+import type { SnapshotBackend } from '../../src/memory/snapshot-backend.js';
+import { SnapshotMemoryStore } from '../../src/memory/snapshot-store.js';
 import { sessionId, writeStore } from '../harness/store-fixture.js';
 import type { S3Client } from '@aws-sdk/client-s3';
 

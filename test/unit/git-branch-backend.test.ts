@@ -14,7 +14,8 @@ import { GitBranchBackend, type GitBranchOptions } from '../../src/memory/git-br
 import { writeManifest } from '../../src/memory/integrity.js';
 import { memoryKeys } from '../../src/memory/keys.js';
 import { sessionIdsIn } from '../../src/memory/merge.js';
-import { SnapshotMemoryStore, type SnapshotBackend } from '../../src/memory/snapshot-store.js';
+import type { SnapshotBackend } from '../../src/memory/snapshot-backend.js';
+import { SnapshotMemoryStore } from '../../src/memory/snapshot-store.js';
 import { sessionId, writeStore } from '../harness/store-fixture.js';
 
 let root: string;

@@ -1,0 +1,69 @@
+/**
+ * What a memory backend is to the snapshot store (snapshot-store.ts): where snapshots live, the
+ * archive packed ahead of a save, and the error for a snapshot that can never be used. The Actions
+ * cache, a directory, a git branch and S3 each implement SnapshotBackend.
+ */
+/** A snapshot that can never be used: it cannot be unpacked, or holds what memory never holds. */
+export class UnusableSnapshotError extends Error {
+  override name = 'UnusableSnapshotError';
+  constructor(
+    message: string,
+    /** The snapshot's key, when known. */
+    public key?: string,
+  ) {
+    super(message);
+  }
+}
+
+/** Where snapshots live. Every method may throw; the store turns that into a warning. */
+export interface SnapshotBackend {
+  /** Why memory cannot be read at all in this job (then it is `disabled`), or undefined. */
+  readProblem(): string | undefined;
+  /** Why memory cannot be written in this job (said as a warning at save), or undefined; '' means silently not. */
+  writeProblem(): string | undefined;
+  /** Fill `dir` (the memory directory) with the newest snapshot; its key, or undefined when there is none. */
+  restoreNewest(dir: string): Promise<string | undefined>;
+  /** The key of the newest snapshot, without fetching it. */
+  newestKey(dir: string): Promise<string | undefined>;
+  /** Fill `dir` with the snapshot `key`; false when it is not there (or not one of this memory's keys). */
+  fetch(key: string, dir: string): Promise<boolean>;
+  /**
+   * The key the next put() stores this save under, chosen before the manifest is written (the
+   * manifest signs it), and asked again before each put (a backend that answered `moved` looked
+   * again; its next key may differ).
+   */
+  saveKey(): Promise<string>;
+  /**
+   * Optional, for backends that order snapshots by a time their writer chooses (a manifest's
+   * savedAt, a time in the name): the snapshots the last look left out because that time is ahead
+   * of this clock (keys.ts, isFutureDated). One dated 9999 would otherwise win every restore.
+   */
+  futureDated?(): string[];
+  /**
+   * Optional, for backends that can list: every snapshot key, newest first. Where a restore looks
+   * when the newest is unusable and names no earlier one (saved by an older Recall).
+   */
+  olderKeys?(): Promise<string[]>;
+  /** Why memory a run expected may be gone, said when a restore finds none (e.g. the Actions cache's eviction). */
+  lossHint?(): string;
+  /**
+   * Optional: make the archive put() would store, and say which of `credentials` its bytes hold
+   * (looked for as the files are read, so the store need not read them a second time).
+   */
+  pack?(dir: string, credentials: readonly string[]): Promise<PackedSnapshot | undefined>;
+  /**
+   * Store `dir` (as `packed`, when pack() made it) as this run's snapshot under `key` (saveKey()).
+   * A backend whose write is a compare-and-swap on what newestKey() last saw answers `moved` when
+   * another save landed since: the store then merges that one too and puts again (a bounded number
+   * of times).
+   */
+  put(dir: string, o: { key: string; packed?: PackedSnapshot | undefined }): Promise<{ saved: true; key: string } | { saved: false; warning: string; moved?: boolean }>;
+}
+
+/** A snapshot archived ahead of its save. */
+export interface PackedSnapshot {
+  /** The archive, compressed, as it will be stored. */
+  compressed: Buffer;
+  /** Which of the credentials asked about are somewhere in its (uncompressed) bytes. */
+  found: string[];
+}
