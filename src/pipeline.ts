@@ -28,7 +28,7 @@ import { ThreadIndex } from './recall/threads.js';
 import type { Progress } from './report/progress.js';
 import type { RunTranscript } from './report/transcript.js';
 import { run as runRecall, type Delivered, type RunResult } from './run.js';
-import { redactCredentials } from './agent/credentials.js';
+import { redactCredentials } from './secrets/forms.js';
 import { CARD_TIMEOUT_MS } from './cards/card-writer.js';
 import { CARD_AGENT, CARD_SYSTEM } from './cards/card-prompt.js';
 

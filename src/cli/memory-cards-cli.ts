@@ -13,7 +13,8 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { redactCredentials, runCredentials } from '../agent/credentials.js';
+import { runCredentials } from '../agent/credentials.js';
+import { redactCredentials } from '../secrets/forms.js';
 import { resolveOpenCode } from '../agent/install.js';
 import { OpenCodeLauncher } from '../agent/launcher.js';
 import { addUsage, NO_TOKENS, type Usage } from '../agent/usage.js';

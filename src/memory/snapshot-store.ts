@@ -10,7 +10,7 @@ import * as path from 'node:path';
 import type { Logger, MemoryStore, RecallFilesMerge, RestoreOutcome, SaveOutcome } from '../ports.js';
 import { describe } from '../errors.js';
 import { THREAD_INDEX_FILE, ThreadIndex } from '../recall/threads.js';
-import { credentialForms } from '../agent/credentials.js';
+import { credentialForms } from '../secrets/forms.js';
 import { readMemoryFile, removeStrangers, writeMemoryFile } from './files.js';
 import { checkMemory, earlierKeysIn, emptyDirectory, hasMemoryFiles, moveAside, writeManifest } from './integrity.js';
 import { DATABASE_FILE } from './layout.js';

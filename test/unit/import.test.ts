@@ -2,7 +2,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { redactCredentials } from '../../src/agent/credentials.js';
+import { redactCredentials } from '../../src/secrets/forms.js';
 import { forgetRecord } from '../../src/forget/forget.js';
 import { cleaner, parseLines } from '../../src/import/imported.js';
 import { describeImport, importInto } from '../../src/import/import.js';
