@@ -8,7 +8,7 @@
 import { credentialValues } from '../agent/credentials.js';
 import { redactCredentials } from '../secrets/forms.js';
 import { readMemoryFile } from '../memory/files.js';
-import { RECORDS_FILE } from '../recall/records.js';
+import { RECORDS_FILE } from '../memory/layout.js';
 import { cleaner, parseLines } from '../import/imported.js';
 import { describeImport, importInto } from '../import/import.js';
 import { importFromGitHub } from '../import/from-github.js';

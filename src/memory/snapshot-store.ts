@@ -9,16 +9,15 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { Logger, MemoryStore, RecallFilesMerge, RestoreOutcome, SaveOutcome } from '../ports.js';
 import { describe } from '../errors.js';
-import { THREAD_INDEX_FILE, ThreadIndex } from '../recall/threads.js';
+import { ThreadIndex } from '../recall/threads.js';
 import { credentialForms } from '../secrets/forms.js';
 import { readMemoryFile, removeStrangers, writeMemoryFile } from './files.js';
 import { checkMemory, earlierKeysIn, emptyDirectory, hasMemoryFiles, moveAside, writeManifest } from './integrity.js';
-import { DATABASE_FILE } from './layout.js';
+import { DATABASE_FILE, RECORDS_FILE } from './layout.js';
 import { sessionIdsIn } from './merge.js';
 import { mergeNewerSave, type Base, type NewerSaveMerge } from './newer-save.js';
 import { UnusableSnapshotError, type PackedSnapshot, type SnapshotBackend } from './snapshot-backend.js';
 import { credentialsIn, redactFile, scrubSecrets, vacuumStore } from './scrub.js';
-import { RECORDS_FILE } from '../recall/records.js';
 import { checkStore, storedUserTurns } from './store-check.js';
 import { MAX_UNPACKED_BYTES } from './tar.js';
 

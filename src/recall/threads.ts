@@ -5,8 +5,8 @@
  */
 import * as path from 'node:path';
 import { readMemoryFile, writeMemoryFile } from '../memory/files.js';
+import { isSessionId, THREAD_INDEX_FILE } from '../memory/layout.js';
 
-export const THREAD_INDEX_FILE = 'recall-threads.json';
 const MAX_DELIVERIES = 1_000;
 
 interface IndexFile {
@@ -137,11 +137,6 @@ export class ThreadIndex {
   save(): void {
     writeMemoryFile(this.file, `${JSON.stringify(this.data, null, 2)}\n`);
   }
-}
-
-/** OpenCode's session ids: `ses_` and letters and digits. Anything else is not one. */
-export function isSessionId(value: unknown): value is string {
-  return typeof value === 'string' && /^ses_[0-9A-Za-z]{8,60}$/.test(value);
 }
 
 function isRecord(value: unknown): value is Record<string, unknown> {
