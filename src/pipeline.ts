@@ -24,7 +24,7 @@ import type { MemoryStore, RunState, Task } from './ports.js';
 import { MemoryIndex } from './recall/memory-index.js';
 import { DEFAULT_RECORD_RETENTION } from './recall/records.js';
 import { PRIOR_WORK_LIMIT } from './recall/startup.js';
-import { ThreadIndex } from './recall/threads.js';
+import { sentTurnsIn, ThreadIndex } from './recall/threads.js';
 import type { Progress } from './report/progress.js';
 import type { RunTranscript } from './report/transcript.js';
 import { run as runRecall, type Delivered, type RunResult } from './run.js';
@@ -209,6 +209,7 @@ export function openMemory(o: { env: NodeJS.ProcessEnv; inputs: Inputs; layout: 
     workingFiles: [layout.threadIndexFile, layout.recordsFile],
     token: inputs.githubToken,
     recallFiles: recallFilesMerge,
+    sentTurns: sentTurnsIn,
   });
   return { memory, keys, choice };
 }

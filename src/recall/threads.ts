@@ -4,6 +4,7 @@
  * answered. Session titles are not keys: OpenCode renames sessions on its own.
  */
 import * as path from 'node:path';
+import type { SentTurns } from '../ports.js';
 import { readMemoryFile, writeMemoryFile } from '../memory/files.js';
 import { isSessionId, THREAD_INDEX_FILE } from '../memory/layout.js';
 
@@ -17,7 +18,7 @@ interface IndexFile {
   turns?: Record<string, string[]>;
 }
 
-export class ThreadIndex {
+export class ThreadIndex implements SentTurns {
   private constructor(
     private readonly file: string,
     private data: IndexFile,
@@ -141,4 +142,12 @@ export class ThreadIndex {
 
 function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/**
+ * The record of sent turns in memory directory `memoryDir`, as the snapshot store reads it (the
+ * entry points hand it over: memory/ never imports recall/). An unreadable index reads as empty.
+ */
+export function sentTurnsIn(memoryDir: string): SentTurns {
+  return ThreadIndex.load(memoryDir).index;
 }
