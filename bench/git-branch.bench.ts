@@ -21,6 +21,7 @@ import { sessionIdsIn } from '../src/memory/merge.js';
 import { SnapshotMemoryStore } from '../src/memory/snapshot-store.js';
 import { growStore, seedStore } from './grow.js';
 import { startWorld, type World } from '../test/harness/world.js';
+import { sentTurnsIn } from '../src/recall/threads.js';
 
 const STARTS = (process.env.BENCH_SESSIONS ?? '100').split(',').map(Number);
 const SAVES = Number(process.env.BENCH_SAVES ?? 100);
@@ -78,7 +79,7 @@ it(`repository growth over ${SAVES} saves on the git-branch backend`, async () =
         inUse: ['main'],
         clock: () => new Date(),
       });
-      const store = new SnapshotMemoryStore({ memoryDir, backend, log: { info: () => undefined, warning: (m) => console.log(`warning: ${m}`) }, clock: () => new Date(), credentials: () => credentials });
+      const store = new SnapshotMemoryStore({ memoryDir, backend, log: { info: () => undefined, warning: (m) => console.log(`warning: ${m}`) }, clock: () => new Date(), credentials: () => credentials, sentTurns: sentTurnsIn });
       let t = performance.now();
       const restored = await store.restore();
       restores.push(performance.now() - t);

@@ -13,6 +13,7 @@
 import * as cache from '@actions/cache';
 import { createMemoryStore } from '../src/memory/factory.js';
 import { memoryKeys } from '../src/memory/keys.js';
+import { sentTurnsIn } from '../src/recall/threads.js';
 
 async function main(): Promise<void> {
   const [op, memoryDir, prefix, runId] = process.argv.slice(2) as [string, string, string, string];
@@ -27,6 +28,7 @@ async function main(): Promise<void> {
     log,
     clock: () => new Date(),
     credentials: () => credentials,
+    sentTurns: sentTurnsIn,
   });
   const t = performance.now();
   let outcome: unknown;

@@ -25,6 +25,7 @@ import { startFakeNpmRegistry } from '../test/harness/fake-npm-registry.js';
 import { freshRunner, REPO_ROOT } from '../test/harness/runner.js';
 import { startWorld, type World } from '../test/harness/world.js';
 import { growStore } from './grow.js';
+import { sentTurnsIn } from '../src/recall/threads.js';
 
 const RUNS = Number(process.env.BENCH_RUNS ?? 3);
 /** A version the loopback registry serves (as 1.18.33's files) and Recall has no pins for. */
@@ -117,7 +118,7 @@ it('the overhead Recall adds around the agent, beside a bare opencode run', asyn
   growStore(seed, 1000, memoryDir);
   const env = { ...process.env, ...world.cache.env(), GITHUB_WORKSPACE: world.machine.workspace };
   const log = { info: () => undefined, warning: (m: string) => console.log(`warning: ${m}`) };
-  const store = createMemoryStore({ choice: { backend: 'actions-cache', path: '', endpoint: '', branch: '' }, memoryDir, keys: memoryKeys('bench-1000', '1', '1'), env, log, clock: () => new Date(), credentials: () => [] });
+  const store = createMemoryStore({ choice: { backend: 'actions-cache', path: '', endpoint: '', branch: '' }, memoryDir, keys: memoryKeys('bench-1000', '1', '1'), env, log, clock: () => new Date(), credentials: () => [], sentTurns: sentTurnsIn });
   expect((await store.save()).saved).toBe(true);
   const full: Timing[] = [];
   for (let i = 0; i < RUNS; i++) {

@@ -7,9 +7,7 @@ import { parseModel, type ModelRef } from './agent/opencode.js';
 import { keyPrefixProblem } from './memory/keys.js';
 import { parseS3Location } from './memory/s3.js';
 import { DEFAULT_MEMORY_BRANCH, gitRemoteProblem, memoryBranchProblem } from './memory/git-remote.js';
-
-export const MEMORY_BACKENDS = ['actions-cache', 'directory', 's3', 'git-branch'] as const;
-export type MemoryBackendName = (typeof MEMORY_BACKENDS)[number];
+import { MEMORY_BACKENDS, type MemoryBackendName } from './memory/factory.js';
 
 export class InputError extends Error {
   override name = 'InputError';

@@ -6,7 +6,8 @@
 import * as core from '@actions/core';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { redactCredentials, runCredentials } from './agent/credentials.js';
+import { runCredentials } from './agent/credentials.js';
+import { redactCredentials } from './secrets/forms.js';
 import { outbound } from './github/outbound.js';
 import { describe } from './errors.js';
 import { createGitHubApi, type GitHubApi, type IssueComment, type PullDetails } from './github/api.js';

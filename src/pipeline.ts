@@ -24,11 +24,11 @@ import type { MemoryStore, RunState, Task } from './ports.js';
 import { MemoryIndex } from './recall/memory-index.js';
 import { DEFAULT_RECORD_RETENTION } from './recall/records.js';
 import { PRIOR_WORK_LIMIT } from './recall/startup.js';
-import { ThreadIndex } from './recall/threads.js';
+import { sentTurnsIn, ThreadIndex } from './recall/threads.js';
 import type { Progress } from './report/progress.js';
 import type { RunTranscript } from './report/transcript.js';
 import { run as runRecall, type Delivered, type RunResult } from './run.js';
-import { redactCredentials } from './agent/credentials.js';
+import { redactCredentials } from './secrets/forms.js';
 import { CARD_TIMEOUT_MS } from './cards/card-writer.js';
 import { CARD_AGENT, CARD_SYSTEM } from './cards/card-prompt.js';
 
@@ -209,6 +209,7 @@ export function openMemory(o: { env: NodeJS.ProcessEnv; inputs: Inputs; layout: 
     workingFiles: [layout.threadIndexFile, layout.recordsFile],
     token: inputs.githubToken,
     recallFiles: recallFilesMerge,
+    sentTurns: sentTurnsIn,
   });
   return { memory, keys, choice };
 }

@@ -40,6 +40,22 @@ export interface RecallFilesMerge {
   merge(ours: string, theirs: string, mergedSessions: ReadonlySet<string>): void;
 }
 
+/**
+ * Recall's record of the user messages it sent in each session of one memory directory (its thread
+ * index, recall/threads.ts): what tells a turn Recall sent from one forged into the store
+ * (memory/store-check.ts). memory/ reads and writes the record only through this.
+ */
+export interface SentTurns {
+  /** The digests of the user messages Recall sent in the session, or undefined when it has no record of the session. */
+  turnsOf(sessionId: string): ReadonlySet<string> | undefined;
+  /** Takes a session's user messages as Recall's (a session an older Recall saved, unrecorded: trust on first use). */
+  trustTurns(sessionId: string, digests: readonly string[]): void;
+  /** Recall sent a user message with this digest in the session. */
+  recordTurn(sessionId: string, digest: string): void;
+  /** Writes the record back into the memory directory it was read from. */
+  save(): void;
+}
+
 /** Where memory lives between runs (the Actions cache, a directory, ...). */
 export interface MemoryStore {
   /**

@@ -9,6 +9,7 @@ import { runCredentials } from './agent/credentials.js';
 import { describe } from './errors.js';
 import { createMemoryStore } from './memory/factory.js';
 import { recallFilesMerge } from './forget/forget.js';
+import { sentTurnsIn } from './recall/threads.js';
 import { memoryLayout } from './memory/layout.js';
 import { readPostState, type PostState } from './state.js';
 import { createGitHubApi } from './github/api.js';
@@ -44,6 +45,7 @@ async function post(env: NodeJS.ProcessEnv): Promise<void> {
     workingFiles: [layout.threadIndexFile, layout.recordsFile],
     token: core.getInput('github-token'),
     recallFiles: recallFilesMerge,
+    sentTurns: sentTurnsIn,
   });
   const saved = await store.save();
   if (saved.warning) core.warning(saved.warning);

@@ -3,8 +3,7 @@
  * restored it and did not reach its own save, and stops an OpenCode server main left running.
  */
 import * as core from '@actions/core';
-import type { MemoryBackendName } from './inputs.js';
-import type { MemoryChoice } from './memory/factory.js';
+import type { MemoryBackendName, MemoryChoice } from './memory/factory.js';
 import type { MemoryKeys } from './memory/keys.js';
 import type { RunState } from './ports.js';
 import type { KeptOpenCode } from './agent/opencode-cache.js';

@@ -19,7 +19,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { scanGitEntries } from '../git/git-entries.js';
-import { redactCredentials } from './credentials.js';
+import { redactCredentials } from '../secrets/forms.js';
 import { credentialsIn, isSecretName } from './environment.js';
 import { gitConfigText, readGitConfig, type GitSetting } from './git-config.js';
 

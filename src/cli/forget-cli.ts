@@ -8,9 +8,7 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { DATABASE_FILE } from '../memory/layout.js';
-import { RECORDS_FILE } from '../recall/records.js';
-import { THREAD_INDEX_FILE } from '../recall/threads.js';
+import { DATABASE_FILE, RECORDS_FILE, THREAD_INDEX_FILE } from '../memory/layout.js';
 import { forgetRecord } from '../forget/forget.js';
 import { UsageError } from './args.js';
 import { changeStore } from './change-store.js';

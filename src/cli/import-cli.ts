@@ -5,9 +5,10 @@
  * and checked on a copy first; nothing is written when nothing is added). Prints what it added,
  * merged and refused, and why.
  */
-import { credentialValues, redactCredentials } from '../agent/credentials.js';
+import { credentialValues } from '../agent/credentials.js';
+import { redactCredentials } from '../secrets/forms.js';
 import { readMemoryFile } from '../memory/files.js';
-import { RECORDS_FILE } from '../recall/records.js';
+import { RECORDS_FILE } from '../memory/layout.js';
 import { cleaner, parseLines } from '../import/imported.js';
 import { describeImport, importInto } from '../import/import.js';
 import { importFromGitHub } from '../import/from-github.js';

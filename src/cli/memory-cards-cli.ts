@@ -13,15 +13,15 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { redactCredentials, runCredentials } from '../agent/credentials.js';
+import { runCredentials } from '../agent/credentials.js';
+import { redactCredentials } from '../secrets/forms.js';
 import { resolveOpenCode } from '../agent/install.js';
 import { OpenCodeLauncher } from '../agent/launcher.js';
 import { addUsage, NO_TOKENS, type Usage } from '../agent/usage.js';
 import { CARD_AGENT, CARD_SYSTEM, cardSource } from '../cards/card-prompt.js';
 import { CARD_TIMEOUT_MS, writeCards } from '../cards/card-writer.js';
 import { InputError, readInputs, type Inputs } from '../inputs.js';
-import { memoryLayout } from '../memory/layout.js';
-import { RECORDS_FILE } from '../recall/records.js';
+import { memoryLayout, RECORDS_FILE } from '../memory/layout.js';
 import { UsageError, wholeNumber } from './args.js';
 import { checkOut, openForChange, OUT_HELP } from './change-store.js';
 import { openIndex } from './memory-folder.js';

@@ -15,8 +15,8 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { DATABASE_FILE } from '../memory/layout.js';
-import { DEFAULT_RECORD_RETENTION, RECORDS_FILE, type RunRecord } from '../recall/records.js';
+import { DATABASE_FILE, RECORDS_FILE } from '../memory/layout.js';
+import { DEFAULT_RECORD_RETENTION, type RunRecord } from '../recall/records.js';
 import { sessionsToPrune } from '../recall/retention.js';
 import { deleteSessions } from '../recall/store-writer.js';
 import { CARDS_FLAGS, CARDS_USAGE, writeMissingCards } from './memory-cards-cli.js';

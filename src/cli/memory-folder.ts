@@ -4,7 +4,8 @@
  */
 import * as path from 'node:path';
 import { MemoryIndex } from '../recall/memory-index.js';
-import { DEFAULT_RECORD_RETENTION, RECORDS_FILE } from '../recall/records.js';
+import { RECORDS_FILE } from '../memory/layout.js';
+import { DEFAULT_RECORD_RETENTION } from '../recall/records.js';
 import { ThreadIndex } from '../recall/threads.js';
 
 export function openIndex(dir: string, workspace: string, retentionDays?: number): MemoryIndex {

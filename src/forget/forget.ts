@@ -9,9 +9,9 @@
  */
 import * as path from 'node:path';
 import type { RecallFilesMerge } from '../ports.js';
-import { DATABASE_FILE } from '../memory/layout.js';
+import { DATABASE_FILE, RECORDS_FILE } from '../memory/layout.js';
 import { sessionIdsIn } from '../memory/merge.js';
-import { loadRecords, mergeRecords, RECORDS_FILE, saveRecords, type RunRecord } from '../recall/records.js';
+import { loadRecords, mergeRecords, saveRecords, type RunRecord } from '../recall/records.js';
 import { childSessions } from '../recall/store-reader.js';
 import { deleteSessions } from '../recall/store-writer.js';
 import { ThreadIndex } from '../recall/threads.js';

@@ -1,14 +1,14 @@
 /**
  * What Recall posts that the model wrote (answers, reviews, failure notes, the `response` output
  * and the job summary), made safe to render on GitHub (RFC-005). Best effort, as the README says:
- *  - every credential the run had, in the forms credentials.ts knows, becomes `[redacted]`;
+ *  - every credential the run had, in the forms secrets/forms.ts knows, becomes `[redacted]`;
  *  - nothing the model wrote makes GitHub fetch a URL: GitHub loads images server-side, so an image
  *    on another host carries data out even when the agent has no web access. Images and media
  *    tags become text; links and bare URLs to hosts other than GitHub become code (readable,
  *    not clickable); entities are escaped so that no URL is spelled in them.
  * Code blocks and code spans are left as they are: GitHub renders no link or image inside them.
  */
-import { redactCredentials } from '../agent/credentials.js';
+import { redactCredentials } from '../secrets/forms.js';
 import { sanitizeUntrusted } from './untrusted.js';
 
 /** `text` as Recall may post it. `serverUrl` is the GitHub (Enterprise) the repository lives on. */

@@ -6,7 +6,7 @@
 import type { Delivered } from '../run.js';
 import { describe } from '../errors.js';
 import type { GitHubApi, PullDetails } from './api.js';
-import { isSessionId } from '../recall/threads.js';
+import { isSessionId } from '../memory/layout.js';
 import { parseReview, placeComments } from './review.js';
 import type { Trigger } from './trigger.js';
 

@@ -12,7 +12,7 @@
 import { checkCard, type Card } from '../recall/card.js';
 import { validRecord, type RunRecord } from '../recall/records.js';
 import { errorSignatures, mentionedPaths } from '../recall/text.js';
-import { isSessionId } from '../recall/threads.js';
+import { isSessionId } from '../memory/layout.js';
 import { sanitizeUntrusted } from '../github/untrusted.js';
 
 /** A line read: a record to add, a card for a session's record, or why it was refused. */

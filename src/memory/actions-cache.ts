@@ -6,7 +6,7 @@
 import type { Logger } from '../ports.js';
 import type { MemoryKeys } from './keys.js';
 import type { PackedSnapshot, SnapshotBackend } from './snapshot-backend.js';
-import { SnapshotMemoryStore } from './snapshot-store.js';
+import { SnapshotMemoryStore, type SnapshotStoreOptions } from './snapshot-store.js';
 
 /**
  * The calls of a cache client Recall uses: the three of @actions/cache, or Recall's own client
@@ -34,6 +34,8 @@ export interface ActionsCacheStoreOptions {
   credentials?: () => string[];
   /** Where the run keeps the thread index while the agent works (SnapshotStoreOptions). */
   workingFiles?: string[];
+  /** Recall's record of the turns it sent (SnapshotStoreOptions). */
+  sentTurns: SnapshotStoreOptions['sentTurns'];
 }
 
 const CACHE_MODE_FIX =
@@ -130,6 +132,6 @@ export class ActionsCacheBackend implements SnapshotBackend {
 
 export class ActionsCacheStore extends SnapshotMemoryStore {
   constructor(o: ActionsCacheStoreOptions) {
-    super({ memoryDir: o.memoryDir, backend: new ActionsCacheBackend(o), log: o.log, clock: o.clock, credentials: o.credentials, workingFiles: o.workingFiles });
+    super({ memoryDir: o.memoryDir, backend: new ActionsCacheBackend(o), log: o.log, clock: o.clock, credentials: o.credentials, workingFiles: o.workingFiles, sentTurns: o.sentTurns });
   }
 }

@@ -1,8 +1,7 @@
 /**
  * The one place that turns the memory-backend choice into a MemoryStore, for main and post.
  */
-import type { Logger, MemoryStore, RecallFilesMerge } from '../ports.js';
-import type { MemoryBackendName } from '../inputs.js';
+import type { Logger, MemoryStore, RecallFilesMerge, SentTurns } from '../ports.js';
 import { ActionsCacheBackend } from './actions-cache.js';
 import { CacheServiceClient, usesCacheServiceV2 } from './cache-service.js';
 import * as path from 'node:path';
@@ -13,6 +12,10 @@ import { parseS3Location, S3Backend, s3Client } from './s3.js';
 import type { MemoryKeys } from './keys.js';
 import type { SnapshotBackend } from './snapshot-backend.js';
 import { SnapshotMemoryStore } from './snapshot-store.js';
+
+/** The memory-backend input's values, each a backend below. */
+export const MEMORY_BACKENDS = ['actions-cache', 'directory', 's3', 'git-branch'] as const;
+export type MemoryBackendName = (typeof MEMORY_BACKENDS)[number];
 
 export interface MemoryChoice {
   backend: MemoryBackendName;
@@ -40,6 +43,8 @@ export function createMemoryStore(o: {
   token?: string;
   /** How Recall's own files merge with an overlapping run's (forget/forget.ts); absent: only sessions merge. */
   recallFiles?: RecallFilesMerge;
+  /** Recall's record of the turns it sent, in a memory directory (recall/threads.ts, sentTurnsIn). */
+  sentTurns: (memoryDir: string) => SentTurns;
 }): MemoryStore {
   let backend: SnapshotBackend;
   switch (o.choice.backend) {
@@ -97,6 +102,7 @@ export function createMemoryStore(o: {
     place: memoryPlace(o.choice, o.env),
     workingFiles: o.workingFiles,
     ...(o.recallFiles ? { recallFiles: o.recallFiles } : {}),
+    sentTurns: o.sentTurns,
   });
 }
 

@@ -24,12 +24,21 @@ export interface MemoryLayout {
 }
 
 export const DATABASE_FILE = 'opencode.db';
+/** Recall's thread index (recall/threads.ts). */
+export const THREAD_INDEX_FILE = 'recall-threads.json';
+/** Recall's index of past work (recall/records.ts): it holds runs' text, which a save redacts. */
+export const RECORDS_FILE = 'recall-index.json';
 
 /**
  * Everything the memory directory ever holds. A save keeps these and nothing else: the agent can
  * write the directory, and a thousand files of its own would make the next restore refuse it.
  */
-export const MEMORY_FILES = ['opencode.db', 'opencode.db-wal', 'opencode.db-shm', 'recall-manifest.json', 'recall-threads.json', 'recall-index.json'];
+export const MEMORY_FILES = [DATABASE_FILE, `${DATABASE_FILE}-wal`, `${DATABASE_FILE}-shm`, 'recall-manifest.json', THREAD_INDEX_FILE, RECORDS_FILE];
+
+/** OpenCode's session ids: `ses_` and letters and digits. Anything else is not one. */
+export function isSessionId(value: unknown): value is string {
+  return typeof value === 'string' && /^ses_[0-9A-Za-z]{8,60}$/.test(value);
+}
 
 export function memoryLayout(runnerTemp: string): MemoryLayout {
   const root = path.join(runnerTemp, 'recall');
@@ -39,7 +48,7 @@ export function memoryLayout(runnerTemp: string): MemoryLayout {
     memoryDir,
     databasePath: path.join(memoryDir, DATABASE_FILE),
     agentStateDir: path.join(root, 'opencode'),
-    threadIndexFile: path.join(root, 'recall-threads.json'),
-    recordsFile: path.join(root, 'recall-index.json'),
+    threadIndexFile: path.join(root, THREAD_INDEX_FILE),
+    recordsFile: path.join(root, RECORDS_FILE),
   };
 }

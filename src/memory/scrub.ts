@@ -10,7 +10,7 @@
 import * as fs from 'node:fs';
 import { openRegular, readMemoryFile, writeMemoryFile } from './files.js';
 import * as path from 'node:path';
-import { credentialForms } from '../agent/credentials.js';
+import { credentialForms } from '../secrets/forms.js';
 import { DATABASE_FILE } from './layout.js';
 import { openStore } from './store-check.js';
 

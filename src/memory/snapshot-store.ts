@@ -7,18 +7,16 @@
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import type { Logger, MemoryStore, RecallFilesMerge, RestoreOutcome, SaveOutcome } from '../ports.js';
+import type { Logger, MemoryStore, RecallFilesMerge, RestoreOutcome, SaveOutcome, SentTurns } from '../ports.js';
 import { describe } from '../errors.js';
-import { THREAD_INDEX_FILE, ThreadIndex } from '../recall/threads.js';
-import { credentialForms } from '../agent/credentials.js';
+import { credentialForms } from '../secrets/forms.js';
 import { readMemoryFile, removeStrangers, writeMemoryFile } from './files.js';
 import { checkMemory, earlierKeysIn, emptyDirectory, hasMemoryFiles, moveAside, writeManifest } from './integrity.js';
-import { DATABASE_FILE } from './layout.js';
+import { DATABASE_FILE, RECORDS_FILE } from './layout.js';
 import { sessionIdsIn } from './merge.js';
 import { mergeNewerSave, type Base, type NewerSaveMerge } from './newer-save.js';
 import { UnusableSnapshotError, type PackedSnapshot, type SnapshotBackend } from './snapshot-backend.js';
 import { credentialsIn, redactFile, scrubSecrets, vacuumStore } from './scrub.js';
-import { RECORDS_FILE } from '../recall/records.js';
 import { checkStore, storedUserTurns } from './store-check.js';
 import { MAX_UNPACKED_BYTES } from './tar.js';
 
@@ -43,6 +41,13 @@ export interface SnapshotStoreOptions {
   workingFiles?: string[];
   /** How Recall's own files merge when a save merges an overlapping run's memory (absent: only sessions merge). */
   recallFiles?: RecallFilesMerge;
+  /**
+   * Reads Recall's record of the user messages it sent in a memory directory (recall/threads.ts,
+   * sentTurnsIn), which every session is checked against at a restore and a save. Required: no
+   * stand-in is safe. One that knows no session would trust forged turns in sessions Recall did
+   * record (trust on first use), and at the save would take every turn for forged and drop them all.
+   */
+  sentTurns: (memoryDir: string) => SentTurns;
 }
 
 /** How many earlier snapshots a save names, and how many a restore tries when the newest is unusable. */
@@ -205,17 +210,17 @@ export class SnapshotMemoryStore implements MemoryStore {
   }
 
   /**
-   * The restored store's check (store-check.ts), with the thread index's record of the user
-   * messages Recall sent; sessions an older Recall saved, with no record, are recorded as they are.
+   * The restored store's check (store-check.ts), with Recall's record of the user messages it
+   * sent; sessions an older Recall saved, with no record, are recorded as they are.
    */
   private checkRestoredStore() {
     const { memoryDir, clock } = this.so;
     const strangers = removeStrangers(memoryDir);
-    const { index } = ThreadIndex.load(memoryDir);
-    const result = checkStore(memoryDir, { now: clock(), turns: (id) => index.turnsOf(id) });
+    const sent = this.so.sentTurns(memoryDir);
+    const result = checkStore(memoryDir, { now: clock(), turns: (id) => sent.turnsOf(id) });
     if (!result.unusable && result.unrecorded.size > 0) {
-      for (const [id, digests] of result.unrecorded) index.trustTurns(id, digests);
-      index.save();
+      for (const [id, digests] of result.unrecorded) sent.trustTurns(id, digests);
+      sent.save();
     }
     if (strangers.length > 0) result.repaired.unshift(`removed what memory never holds (${strangers.join(', ')})`);
     return result;
@@ -247,8 +252,8 @@ export class SnapshotMemoryStore implements MemoryStore {
     if (bytes > MAX_UNPACKED_BYTES) {
       return { saved: false, warning: `Memory was not saved: the store grew to ${bytes} bytes in this run, more than a restore takes (${MAX_UNPACKED_BYTES}); the earlier memory is kept.` };
     }
-    const { index } = ThreadIndex.load(memoryDir);
-    const check = checkStore(memoryDir, { now: clock(), turns: (id) => index.turnsOf(id) ?? new Set(), quick: false });
+    const sent = this.so.sentTurns(memoryDir);
+    const check = checkStore(memoryDir, { now: clock(), turns: (id) => sent.turnsOf(id) ?? new Set(), quick: false });
     if (check.unusable) return { saved: false, warning: `Memory was not saved: the session store is unusable after this run (${check.unusable}).` };
     if (check.repaired.length > 0) log.warning(`Memory: the session store was repaired before saving: ${check.repaired.join('; ')}.`);
 
@@ -315,7 +320,7 @@ export class SnapshotMemoryStore implements MemoryStore {
     const credentials = this.so.credentials?.() ?? [];
     const forms = credentialForms(credentials);
     const removed = scrubSecrets(memoryDir, credentials);
-    if (['message', 'part'].some((table) => (removed[table] ?? 0) > 0)) recordRedactedTurns(memoryDir);
+    if (['message', 'part'].some((table) => (removed[table] ?? 0) > 0)) recordRedactedTurns(memoryDir, this.so.sentTurns(memoryDir));
     const inRecords = redactFile(path.join(memoryDir, RECORDS_FILE), forms);
     if (inRecords > 0) removed[RECORDS_FILE] = inRecords;
     const rows = Object.entries(removed).filter(([t]) => t !== 'vacuum');
@@ -354,12 +359,11 @@ function futureWarning(keys: readonly string[]): string | undefined {
  * drop it. Every turn left at this point passed the check against Recall's record just before the
  * redaction, so each session's redacted turns are recorded beside the originals.
  */
-function recordRedactedTurns(memoryDir: string): void {
-  const { index } = ThreadIndex.load(memoryDir);
+function recordRedactedTurns(memoryDir: string, sent: SentTurns): void {
   for (const [sessionId, digests] of storedUserTurns(memoryDir)) {
-    const known = index.turnsOf(sessionId);
+    const known = sent.turnsOf(sessionId);
     if (!known) continue; // unrecorded (an older Recall's): trusted on first use at the next restore
-    for (const digest of digests) if (!known.has(digest)) index.recordTurn(sessionId, digest);
+    for (const digest of digests) if (!known.has(digest)) sent.recordTurn(sessionId, digest);
   }
-  index.save();
+  sent.save();
 }

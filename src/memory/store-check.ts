@@ -22,8 +22,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import { visit } from 'jsonc-parser';
-import { isSessionId } from '../recall/threads.js';
-import { DATABASE_FILE } from './layout.js';
+import { DATABASE_FILE, isSessionId } from './layout.js';
 
 /** The earliest time a session of OpenCode can carry (2020-01-01), in ms. */
 const EARLIEST = Date.UTC(2020, 0, 1);

@@ -10,7 +10,7 @@
  * (staging.ts) with git's every program-starting setting off, never from a folder that holds a
  * repository, and only after a look with node:fs found no `.git` the agent made.
  */
-import { redactCredentials } from '../agent/credentials.js';
+import { redactCredentials } from '../secrets/forms.js';
 import { describe } from '../errors.js';
 import type { CheckoutFacts } from '../git/checkout.js';
 import { describeGitEntryChanges, gitEntryChanges, hasGitEntryChanges, scanGitEntries } from '../git/git-entries.js';

@@ -7,11 +7,9 @@
 import * as path from 'node:path';
 import type { TokenUsage } from '../ports.js';
 import { readMemoryFile, writeMemoryFile } from '../memory/files.js';
+import { isSessionId, RECORDS_FILE } from '../memory/layout.js';
 import { validCard, type Card } from './card.js';
-import { isSessionId } from './threads.js';
 import { forgottenIn, unionTombstones, validTombstones, type Tombstone } from './tombstones.js';
-
-export const RECORDS_FILE = 'recall-index.json';
 
 /** Code a record names: a file and lines (or a symbol), with a fingerprint of what they held. */
 export interface Citation {

@@ -8,9 +8,8 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { SessionSummary } from '../ports.js';
-import { DATABASE_FILE } from '../memory/layout.js';
+import { DATABASE_FILE, isSessionId } from '../memory/layout.js';
 import { openStore } from '../memory/store-check.js';
-import { isSessionId } from './threads.js';
 
 export interface SessionTexts extends SessionSummary {
   /** User and assistant text, oldest first, with the role. Synthetic parts are left out. */

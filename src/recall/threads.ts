@@ -4,9 +4,10 @@
  * answered. Session titles are not keys: OpenCode renames sessions on its own.
  */
 import * as path from 'node:path';
+import type { SentTurns } from '../ports.js';
 import { readMemoryFile, writeMemoryFile } from '../memory/files.js';
+import { isSessionId, THREAD_INDEX_FILE } from '../memory/layout.js';
 
-export const THREAD_INDEX_FILE = 'recall-threads.json';
 const MAX_DELIVERIES = 1_000;
 
 interface IndexFile {
@@ -17,7 +18,7 @@ interface IndexFile {
   turns?: Record<string, string[]>;
 }
 
-export class ThreadIndex {
+export class ThreadIndex implements SentTurns {
   private constructor(
     private readonly file: string,
     private data: IndexFile,
@@ -139,11 +140,14 @@ export class ThreadIndex {
   }
 }
 
-/** OpenCode's session ids: `ses_` and letters and digits. Anything else is not one. */
-export function isSessionId(value: unknown): value is string {
-  return typeof value === 'string' && /^ses_[0-9A-Za-z]{8,60}$/.test(value);
-}
-
 function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/**
+ * The record of sent turns in memory directory `memoryDir`, as the snapshot store reads it (the
+ * entry points hand it over: memory/ never imports recall/). An unreadable index reads as empty.
+ */
+export function sentTurnsIn(memoryDir: string): SentTurns {
+  return ThreadIndex.load(memoryDir).index;
 }

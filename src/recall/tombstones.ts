@@ -7,7 +7,7 @@
  * snapshot that held the record is restored). They come from a store others may write, so they are
  * checked like records, and bounded.
  */
-import { isSessionId } from './threads.js';
+import { isSessionId } from '../memory/layout.js';
 
 export interface Tombstone {
   /** The record forgotten. */

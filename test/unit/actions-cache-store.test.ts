@@ -9,6 +9,7 @@ import { writeManifest } from '../../src/memory/integrity.js';
 import { sessionIdsIn } from '../../src/memory/merge.js';
 import { turnDigest } from '../../src/memory/store-check.js';
 import { sessionId, storeBytes, writeStore } from '../harness/store-fixture.js';
+import { sentTurnsIn } from '../../src/recall/threads.js';
 
 const keys = memoryKeys('recall', '7', '1', new Date(0));
 /** The bytes of a small store shaped like OpenCode's, with one session. */
@@ -24,6 +25,7 @@ describe('the Actions cache memory store', () => {
   const store = (cache: Partial<CacheLibrary>, cacheMode = '', eventName?: string) =>
     new ActionsCacheStore({
       memoryDir: dir,
+      sentTurns: sentTurnsIn,
       keys,
       cacheMode,
       eventName,
@@ -156,6 +158,7 @@ describe('the Actions cache memory store', () => {
     const packing = (packs: Buffer[], saved: Array<Buffer | undefined>) =>
       new ActionsCacheStore({
         memoryDir: dir,
+        sentTurns: sentTurnsIn,
         keys,
         cacheMode: '',
         cache: {
@@ -241,7 +244,7 @@ describe('the Actions cache memory store', () => {
       for (const old of [memoryKeys('recall', '5', '1', new Date(1 - 25 * 60 * 60 * 1000)).primary, 'recall-v1-4-1', 'recall-v1-3-1-20991231T000000Z']) {
         const saved: string[] = [];
         const warnings: string[] = [];
-        const s = new ActionsCacheStore({ memoryDir: dir, keys, cacheMode: '', cache: { isFeatureAvailable: () => true, ...cacheWith(old, 'fail', saved) }, log: { info: () => undefined, warning: (w) => warnings.push(w) }, clock: () => new Date(1) });
+        const s = new ActionsCacheStore({ memoryDir: dir, sentTurns: sentTurnsIn, keys, cacheMode: '', cache: { isFeatureAvailable: () => true, ...cacheWith(old, 'fail', saved) }, log: { info: () => undefined, warning: (w) => warnings.push(w) }, clock: () => new Date(1) });
         await s.restore();
         fs.writeFileSync(path.join(dir, 'opencode.db'), SQLITE);
         expect(await s.save()).toMatchObject({ saved: true });
@@ -305,7 +308,7 @@ describe('the Actions cache memory store', () => {
     const index = JSON.parse(fs.readFileSync(path.join(dir, 'recall-threads.json'), 'utf8'));
     index.turns[A].push(turnDigest('forged'));
     fs.writeFileSync(path.join(dir, 'recall-threads.json'), JSON.stringify(index));
-    const s = new ActionsCacheStore({ memoryDir: dir, keys, cacheMode: '', cache: { isFeatureAvailable: () => true, restoreCache: async () => undefined, saveCache: async () => 1 }, log: { info: () => undefined, warning: () => undefined }, clock: () => new Date(1), workingFiles: [working] });
+    const s = new ActionsCacheStore({ memoryDir: dir, sentTurns: sentTurnsIn, keys, cacheMode: '', cache: { isFeatureAvailable: () => true, restoreCache: async () => undefined, saveCache: async () => 1 }, log: { info: () => undefined, warning: () => undefined }, clock: () => new Date(1), workingFiles: [working] });
     expect(await s.save()).toMatchObject({ saved: true });
     expect(sessionIdsIn(dir)).toEqual([]);
   });

@@ -15,6 +15,7 @@ import type { SnapshotBackend } from '../../src/memory/snapshot-backend.js';
 import { SnapshotMemoryStore } from '../../src/memory/snapshot-store.js';
 import { sessionId, writeStore } from '../harness/store-fixture.js';
 import type { S3Client } from '@aws-sdk/client-s3';
+import { sentTurnsIn } from '../../src/recall/threads.js';
 
 let root: string;
 beforeEach(() => {
@@ -151,7 +152,7 @@ describe('the store, with memory-signing-key and a time it is told', () => {
     const memoryDir = path.join(root, `runner-${run}`, 'memory');
     const clock = () => new Date(at);
     const keys = memoryKeys('recall', run, '1', clock());
-    const store = new SnapshotMemoryStore({ memoryDir, backend: backend(clock, keys), log, clock, ...o });
+    const store = new SnapshotMemoryStore({ memoryDir, backend: backend(clock, keys), log, clock, sentTurns: sentTurnsIn, ...o });
     const restored = await store.restore();
     const had = fs.existsSync(path.join(memoryDir, 'opencode.db')) ? sessionIdsIn(memoryDir) : [];
     for (const f of ['opencode.db', 'opencode.db-wal', 'opencode.db-shm']) fs.rmSync(path.join(memoryDir, f), { force: true });

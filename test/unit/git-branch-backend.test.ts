@@ -17,6 +17,7 @@ import { sessionIdsIn } from '../../src/memory/merge.js';
 import type { SnapshotBackend } from '../../src/memory/snapshot-backend.js';
 import { SnapshotMemoryStore } from '../../src/memory/snapshot-store.js';
 import { sessionId, writeStore } from '../harness/store-fixture.js';
+import { sentTurnsIn } from '../../src/recall/threads.js';
 
 let root: string;
 let remote: string;
@@ -242,7 +243,7 @@ describe('the compare-and-swap on the push', () => {
     let puts = 0;
     const clashing = backend('2', { branch: 'recall' });
     const counted: SnapshotBackend = Object.assign(Object.create(clashing) as GitBranchBackend, { put: (dir: string, o: { key: string }) => (puts++, clashing.put(dir, o)) });
-    const s = new SnapshotMemoryStore({ memoryDir: path.join(root, 'clash', 'memory'), backend: counted, log: quiet, clock: () => new Date() });
+    const s = new SnapshotMemoryStore({ memoryDir: path.join(root, 'clash', 'memory'), backend: counted, log: quiet, clock: () => new Date(), sentTurns: sentTurnsIn });
     expect((await s.restore()).status).toBe('miss');
     writeStore(path.join(root, 'clash', 'memory'), [{ id: sessionId('clash') }]);
     const saved = await s.save();
@@ -285,7 +286,7 @@ describe('two overlapping saves through the store', () => {
         await competitor();
       }
     };
-    return new SnapshotMemoryStore({ memoryDir: path.join(root, name, 'memory'), backend: racing(backend(run), once), log: quiet, clock: () => new Date() });
+    return new SnapshotMemoryStore({ memoryDir: path.join(root, name, 'memory'), backend: racing(backend(run), once), log: quiet, clock: () => new Date(), sentTurns: sentTurnsIn });
   }
 
   /** A run: restore, then the store holds `sessions` (its own added to what it restored). */
@@ -320,7 +321,7 @@ describe('two overlapping saves through the store', () => {
     await first.save();
     let competing = 0;
     const alwaysLate = racing(backend('2'), () => putNew(backend(String(10 + competing++)), memoryWith(`late-${competing}`, 'other')));
-    const s = new SnapshotMemoryStore({ memoryDir: path.join(root, 'late', 'memory'), backend: alwaysLate, log: quiet, clock: () => new Date() });
+    const s = new SnapshotMemoryStore({ memoryDir: path.join(root, 'late', 'memory'), backend: alwaysLate, log: quiet, clock: () => new Date(), sentTurns: sentTurnsIn });
     await runOn(s, 'late', ['zero', 'late']);
     const saved = await s.save();
     expect(saved).toMatchObject({ saved: false, warning: expect.stringMatching(/other runs' saves landed first 4 times in a row/) });

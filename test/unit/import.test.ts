@@ -2,11 +2,12 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { redactCredentials } from '../../src/agent/credentials.js';
+import { redactCredentials } from '../../src/secrets/forms.js';
 import { forgetRecord } from '../../src/forget/forget.js';
 import { cleaner, parseLines } from '../../src/import/imported.js';
 import { describeImport, importInto } from '../../src/import/import.js';
-import { loadRecords, RECORDS_FILE, saveRecords, type RunRecord } from '../../src/recall/records.js';
+import { RECORDS_FILE } from '../../src/memory/layout.js';
+import { loadRecords, saveRecords, type RunRecord } from '../../src/recall/records.js';
 import { sessionId, writeStore } from '../harness/store-fixture.js';
 
 const NOW = new Date('2026-11-20T00:00:00Z');

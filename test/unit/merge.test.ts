@@ -118,7 +118,7 @@ describe('credentials in the forms they are stored', () => {
   });
 
   it('redacts posted text the same way', async () => {
-    const { redactCredentials } = await import('../../src/agent/credentials.js');
+    const { redactCredentials } = await import('../../src/secrets/forms.js');
     expect(redactCredentials('key sk-ant-123456789 and "a\\nb-secret"', ['sk-ant-123456789', 'a\nb-secret'])).toBe('key [redacted] and "[redacted]"');
   });
 

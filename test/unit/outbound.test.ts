@@ -4,7 +4,8 @@
  * through the bundled action.
  */
 import { describe, expect, it } from 'vitest';
-import { credentialValues, plainValue, redactCredentials } from '../../src/agent/credentials.js';
+import { credentialValues, plainValue } from '../../src/agent/credentials.js';
+import { redactCredentials } from '../../src/secrets/forms.js';
 import { neutralizeLinks } from '../../src/github/outbound.js';
 
 const TOKEN = 'ghs_16C7e42F292c6912E7710c838347Ae178B4a';

@@ -2,7 +2,8 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { THREAD_INDEX_FILE, ThreadIndex } from '../../src/recall/threads.js';
+import { THREAD_INDEX_FILE } from '../../src/memory/layout.js';
+import { ThreadIndex } from '../../src/recall/threads.js';
 import { sessionId } from '../harness/store-fixture.js';
 
 const A = sessionId('a');
