@@ -28,7 +28,7 @@ import { openMemory, recallFolders, runPipeline } from './pipeline.js';
 import { answerMemoryRequest, memoryRequestIn, type MemoryRequest } from './forget/on-github.js';
 import { Progress } from './report/progress.js';
 import { findCheckout, type FoundCheckout } from './git/checkout.js';
-import { publishChanges, type PublishTarget } from './publish/publish.js';
+import { preparedPublish, type PublishTarget } from './publish/publish.js';
 import { Staging } from './publish/staging.js';
 import type { MemoryLayout } from './memory/layout.js';
 import { ActionState, saveOpenCodeEntry, saveWorkingComment } from './state.js';
@@ -146,8 +146,7 @@ async function main(env: NodeJS.ProcessEnv): Promise<void> {
     });
     // Recall commits and pushes what the agent changed, with its own token (RFC-007); an automatic
     // review only comments (a person asks for the fix), and an outsider's run changes nothing.
-    const publish =
-      trigger.mode === 'review' || outsider ? undefined : await changePublisher(env, inputs, ctx, layout, checkout, { api, pull, subject, task, credentials, runUrl });
+    const publisher = trigger.mode === 'review' || outsider ? undefined : changePublisher(env, inputs, ctx, layout, checkout, { api, pull, subject, task, credentials, runUrl });
     const result = await runPipeline({
       env,
       inputs,
@@ -162,7 +161,8 @@ async function main(env: NodeJS.ProcessEnv): Promise<void> {
       // The agent reads issues and pull requests through Recall's client: it never holds the token.
       github: { api, repository: ctx.repository, redact: (text) => redactCredentials(text, credentials()) },
       progress,
-      publish,
+      publish: publisher?.publish,
+      beforeAgent: publisher?.ready,
       // The answer is posted as soon as the agent gave it: the card, the prune and the save come after (run.ts).
       deliver: async (answer) => {
         await checklist.close();
@@ -240,15 +240,15 @@ function jobPoster(api: GitHubApi, credentials: () => string[], serverUrl: strin
   };
 }
 
-/** How this run's changes reach the repository: where to (the pull request, or a new branch), and with what. */
-async function changePublisher(
+/** How this run's changes reach the repository: where to (the pull request, or a new branch), and with what; its record of the checkout starts now. */
+function changePublisher(
   env: NodeJS.ProcessEnv,
   inputs: Inputs,
   ctx: ReturnType<typeof readEventContext>,
   layout: MemoryLayout,
   checkout: FoundCheckout,
   o: { api: GitHubApi; pull: PullDetails | undefined; subject: Act['subject']; task: ReturnType<typeof buildTask>; credentials: () => string[]; runUrl: string | undefined },
-): Promise<(answer: string) => Promise<string | undefined>> {
+): { publish: (answer: string) => Promise<string | undefined>; ready: () => Promise<void> } {
   const { api, pull, subject, task, credentials, runUrl } = o;
   const payloadDefault = (ctx.payload.repository as { default_branch?: unknown } | undefined)?.default_branch;
   const base = String(payloadDefault || env.GITHUB_REF_NAME || 'main');
@@ -258,14 +258,15 @@ async function changePublisher(
       ? { kind: 'issue', number: subject.number, base }
       : { kind: 'job', base };
   const threadUrl = subject ? `${ctx.serverUrl}/${ctx.repository}/issues/${subject.number}` : undefined;
-  // The private git directory the commit is built in, made from the checkout as it is now: what
-  // differs from it after the agent is what the agent changed.
-  const staging = checkout.facts ? await Staging.prepare(checkout.facts, { parent: layout.root, pathEnv: env.PATH, recallDirs: recallFolders(env, layout) }) : undefined;
-  return (answer) =>
-    publishChanges({
-      checkout: checkout.facts,
+  // The private git directory the commit is built in, made from the checkout as it is now (while
+  // memory is restored and OpenCode starts; the agent's prompt waits for it): what differs from it
+  // after the agent is what the agent changed.
+  const facts = checkout.facts;
+  const prepared = preparedPublish(facts ? () => Staging.prepare(facts, { parent: layout.root, pathEnv: env.PATH, recallDirs: recallFolders(env, layout) }) : undefined);
+  const publish = (answer: string) =>
+    prepared.publish({
+      checkout: facts,
       noCheckout: checkout.problem,
-      staging,
       target,
       enabled: inputs.pushChanges,
       branch: `recall/${task.threadKey}-${env.GITHUB_RUN_ID || Date.now()}-${env.GITHUB_RUN_ATTEMPT || '1'}`,
@@ -284,6 +285,7 @@ async function changePublisher(
       commitUrl: (sha) => `${ctx.serverUrl}/${ctx.repository}/commit/${sha}`,
       log: core.info,
     });
+  return { publish, ready: prepared.ready };
 }
 
 function failureMessage(error: unknown): string {

@@ -58,6 +58,8 @@ export interface PipelineOptions {
   github?: GitHubReader | undefined;
   progress: Progress;
   publish?: ((answer: string) => Promise<string | undefined>) | undefined;
+  /** run()'s beforeAgent: publish's record of the checkout, started before the pipeline. */
+  beforeAgent?: (() => Promise<void>) | undefined;
   /** Posts (or prints) the answer as soon as it exists, before the card and the save (run.ts). */
   deliver?: ((answer: Delivered) => Promise<void>) | undefined;
   /** Keeps the run's transcript (report/transcript.ts); absent: none is written. */
@@ -86,7 +88,7 @@ export interface PipelineOptions {
 const LOCAL_RUN = String(Date.now());
 
 export async function runPipeline(o: PipelineOptions): Promise<RunResult> {
-  const { env, inputs, task, layout, credentials, untrustedCode, poster, progress, publish, log } = o;
+  const { env, inputs, task, layout, credentials, untrustedCode, poster, progress, publish, beforeAgent, log } = o;
   const readOnly = untrustedCode || o.untrustedRequest === true;
   const clock = () => new Date();
   const runId = `${env.GITHUB_RUN_ID || LOCAL_RUN}-${env.GITHUB_RUN_ATTEMPT || '1'}`;
@@ -172,6 +174,7 @@ export async function runPipeline(o: PipelineOptions): Promise<RunResult> {
           return host;
         },
         ...(publish ? { publish } : {}),
+        ...(beforeAgent ? { beforeAgent } : {}),
         ...(o.deliver ? { deliver: o.deliver } : {}),
         // The card is written from the run's request, answer and the files the agent edited, in a session with no tools (cards/).
         ...(inputs.memoryCards

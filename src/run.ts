@@ -57,6 +57,12 @@ export interface RunPorts {
    */
   publish?: (answer: string) => Promise<string | undefined>;
   /**
+   * Resolves once what must be done before the agent may change the checkout is done (publish's
+   * record of the checkout as it was). It was started before run(), so that it runs alongside the
+   * restore and OpenCode's start; the prompt waits for it. Never rejects.
+   */
+  beforeAgent?: () => Promise<void>;
+  /**
    * Posts the answer where it is awaited, as soon as the run's record is made: before its card,
    * the prune and the save, which never delay it. A failure to post is thrown by run() once memory
    * is saved.
@@ -210,6 +216,8 @@ export async function run(task: Task, settings: RunSettings, ports: RunPorts): P
     // holding one it did not send was forged, and is not kept (store-check.ts).
     threads.index.recordTurn(sessionId, turnDigest(prompt));
     threads.index.save();
+    // The agent changes nothing before its prompt: what publish must see of the checkout as it was is seen by now.
+    await ports.beforeAgent?.();
     try {
       const id = sessionId;
       reply = await timed('Running the agent', () => live.prompt(id, prompt));

@@ -68,6 +68,32 @@ export interface PublishOptions {
 const DECODED_SCAN_LIMIT = 4 * 1024 * 1024;
 const ANSWER_IN_PULL = 4_000;
 
+/**
+ * Starts publish's record of the checkout (`prepare`: Staging.prepare) now, so that it runs while
+ * memory is restored and OpenCode starts, rather than before them. `ready` resolves once it is
+ * made (run() waits for it before the agent's prompt) and never rejects: a record that could not be
+ * made means nothing is committed, and the answer says why; the agent still answers.
+ */
+export function preparedPublish(prepare: (() => Promise<Staging>) | undefined): {
+  ready: () => Promise<void>;
+  publish: (o: Omit<PublishOptions, 'staging'>) => Promise<string | undefined>;
+} {
+  const made: Promise<{ staging: Staging } | { error: unknown } | undefined> = prepare
+    ? prepare().then(
+        (staging) => ({ staging }),
+        (error: unknown) => ({ error }),
+      )
+    : Promise.resolve(undefined);
+  return {
+    ready: async () => void (await made),
+    publish: async (o) => {
+      const record = await made;
+      if (record && 'error' in record) return `Recall could not commit the agent's changes: the checkout could not be recorded before the agent ran (${redactCredentials(describe(record.error), o.credentials())}). Nothing was pushed; the changes stay in the checkout.`;
+      return publishChanges({ ...o, staging: record?.staging });
+    },
+  };
+}
+
 export async function publishChanges(o: PublishOptions): Promise<string | undefined> {
   try {
     return await publish(o);

@@ -47,28 +47,31 @@ export function publishRepo(): PublishRepo {
       const checkout = over.checkout ?? (await facts());
       const staging = await Staging.prepare(checkout, { parent: path.join(dir, 'recall'), pathEnv: process.env.PATH, recallDirs: [] });
       agent?.();
-      return publishChanges({
-        checkout,
-        staging,
-        target: { kind: 'issue', number: 7, base: 'main' },
-        enabled: true,
-        branch: 'recall/issue-7-1-1',
-        title: 'Fix',
-        links: [],
-        answer: 'Done.',
-        credentials: () => [],
-        token: '',
-        gitHubChanges: false,
-        tokenLogin: async () => 'github-actions[bot]',
-        defaultBranch: async () => 'main',
-        branchProtected: async () => false,
-        recallDirs: [],
-        openPull: async () => ({ number: 8, url: 'https://example.invalid/8' }),
-        commitUrl: (sha) => sha,
-        log: () => undefined,
-        ...over,
-      });
+      return publishChanges({ ...publishOptions(checkout), staging, ...over });
     },
     remove: () => fs.rmSync(dir, { recursive: true, force: true }),
+  };
+}
+
+/** What the action hands publish for an issue's run (issue #7, base main), but the record of the checkout. */
+export function publishOptions(checkout: CheckoutFacts): Omit<PublishOptions, 'staging'> {
+  return {
+    checkout,
+    target: { kind: 'issue', number: 7, base: 'main' },
+    enabled: true,
+    branch: 'recall/issue-7-1-1',
+    title: 'Fix',
+    links: [],
+    answer: 'Done.',
+    credentials: () => [],
+    token: '',
+    gitHubChanges: false,
+    tokenLogin: async () => 'github-actions[bot]',
+    defaultBranch: async () => 'main',
+    branchProtected: async () => false,
+    recallDirs: [],
+    openPull: async () => ({ number: 8, url: 'https://example.invalid/8' }),
+    commitUrl: (sha) => sha,
+    log: () => undefined,
   };
 }

@@ -7,10 +7,11 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { Git } from '../../src/git/git.js';
-import { publishChanges } from '../../src/publish/publish.js';
+import type { CheckoutFacts } from '../../src/git/checkout.js';
+import { preparedPublish, publishChanges } from '../../src/publish/publish.js';
 import { Staging } from '../../src/publish/staging.js';
 import { pathsThroughLinks } from '../../src/publish/worktree.js';
-import { publishRepo, sh, type PublishRepo } from '../harness/publish-repo.js';
+import { publishOptions, publishRepo, sh, type PublishRepo } from '../harness/publish-repo.js';
 
 let repo: PublishRepo;
 beforeEach(() => {
@@ -135,5 +136,34 @@ describe('files past the size cap, and git commands that take too long', () => {
     (staging as unknown as { limits: { timeoutMs: number } }).limits.timeoutMs = 200;
     const said = await publishChanges({ checkout, staging, target: { kind: 'job', base: 'main' }, enabled: true, branch: 'b', title: 't', links: [], answer: '', credentials: () => [], token: '', gitHubChanges: false, tokenLogin: async () => undefined, defaultBranch: async () => 'main', branchProtected: async () => false, recallDirs: [], openPull: async () => ({ number: 1, url: '' }), commitUrl: (s) => s, log: () => undefined });
     expect(said).toBe("Recall could not commit the agent's changes: git ls-files failed: it did not finish within 200 ms and was stopped.");
+  });
+});
+
+describe("publish's record of the checkout, started before the run (preparedPublish)", () => {
+  const prepare = (checkout: CheckoutFacts) => () => Staging.prepare(checkout, { parent: path.join(repo.dir, 'recall'), pathEnv: process.env.PATH, recallDirs: [] });
+
+  it('is made while other work goes on; ready() says when, and the publish commits only what changed after it', async () => {
+    write('gha-creds-1a2b3c.json', '{"private_key":"earlier step"}\n');
+    const checkout = await repo.facts();
+    const prepared = preparedPublish(prepare(checkout));
+    await prepared.ready();
+    write('src/fix.ts', 'fixed\n'); // the agent, once its prompt is sent
+    const said = await prepared.publish(publishOptions(checkout));
+    expect(said).toContain("Recall opened #8 with the agent's changes (1 file,");
+    expect(pushed()).toEqual(['README.md', 'src/fix.ts']);
+  });
+
+  it('that could not be made: nothing is committed, the answer says why without the credential, and neither ready() nor the publish throws', async () => {
+    const key = 'ghp_recordFailure0123456789abcdefghijklmn';
+    const checkout = await repo.facts();
+    const prepared = preparedPublish(async () => {
+      throw new Error(`git add failed near https://x-access-token:${key}@github.com/o/r`);
+    });
+    await expect(prepared.ready()).resolves.toBeUndefined();
+    write('src/fix.ts', 'fixed\n');
+    const said = await prepared.publish({ ...publishOptions(checkout), credentials: () => [key] });
+    expect(said).toMatch(/^Recall could not commit the agent's changes: the checkout could not be recorded before the agent ran \(git add failed/);
+    expect(said).not.toContain(key);
+    expect(sh(repo.remote, 'branch', '--list', 'recall/*')).toBe('');
   });
 });

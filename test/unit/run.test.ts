@@ -188,6 +188,20 @@ describe('the pipeline', () => {
     }
   });
 
+  it("waits for what must be done before the agent (publish's record of the checkout) only at the prompt, after OpenCode started", async () => {
+    const h = harness({ status: 'hit' }, { saved: true });
+    let done!: () => void;
+    const recorded = new Promise<void>((resolve) => (done = resolve));
+    const running = run(task, settings, { ...h.ports, beforeAgent: () => (h.events.push('wait for the record'), recorded.then(() => void h.events.push('recorded'))) });
+    for (let i = 0; i < 50 && !h.events.includes('wait for the record'); i++) await new Promise((r) => setTimeout(r, 1));
+    expect(h.events.slice(h.events.indexOf('start'))).toEqual(['start', 'state: agent 4242', 'create', 'wait for the record']);
+    await new Promise((r) => setTimeout(r, 20));
+    expect(h.events).not.toContain('prompt'); // not before the record is made
+    done();
+    await running;
+    expect(h.events.slice(h.events.indexOf('wait for the record'), h.events.indexOf('prompt') + 1)).toEqual(['wait for the record', 'recorded', 'prompt']);
+  });
+
   it('runs the stages in order and stops the server before saving memory', async () => {
     const h = harness({ status: 'hit', restoredKey: 'recall-v1-1-1' }, { saved: true, key: 'recall-v1-2-1' });
     const result = await run(task, settings, h.ports);
