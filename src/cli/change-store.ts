@@ -17,14 +17,19 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { writeArchiveFile } from '../memory/cache-archive.js';
 import { removeStrangers } from '../memory/files.js';
-import { MANIFEST_FILE, readManifest, writeManifest } from '../memory/integrity.js';
+import { checkMemory, MANIFEST_FILE, readManifest, writeManifest } from '../memory/integrity.js';
 import { UsageError } from './args.js';
-import { openStorePath, storeFolder } from './store-path.js';
+import { openStorePath, StoreError, storeFolder } from './store-path.js';
 
 /** --out, as each command's --help says it (README "The memory CLI" says it once for all). */
 export const OUT_HELP = `An Actions cache archive file is never changed: give --out NEW_FILE and the changed memory
 is written there as a new archive of the same kind, which a restore and --store read (NEW_FILE
 must not exist). A memory folder is changed in place, without --out.`;
+
+/** What each changing command's --help says of signed memory (README "The memory CLI" says it once for all). */
+export const SIGNED_HELP = `A signed memory needs RECALL_MEMORY_SIGNING_KEY set to its memory-signing-key. With it set,
+only memory a restore with that key would use is changed: memory signed with another key, never
+signed, or changed since it was signed is refused, and nothing is written.`;
 
 /**
  * The manifest of a memory folder changed in place, written again: the same key, place and earlier
@@ -37,13 +42,34 @@ export function resignManifest(folder: string, manifest: ReturnType<typeof readM
   writeManifest(folder, { now: new Date(), signingKey, earlier, key: text(manifest?.key), place: text(manifest?.place) });
 }
 
-/** A signed memory changed without its key would be refused by the next restore: refused here first. */
-export function signingKeyFor(folder: string, command: string): { manifest: ReturnType<typeof readManifest>; signingKey: string | undefined } {
+/**
+ * The key a change to the memory in `dir` (`where`, as said) is signed with, and the manifest it
+ * keeps, checked before anything is changed. A signed memory without RECALL_MEMORY_SIGNING_KEY is
+ * refused: the next restore would refuse it unsigned. With the key, the memory must be one a restore
+ * with it would use (checkMemory: the manifest's signature holds with the key, every file is what
+ * was signed, none is there it does not cover); else the change would sign whatever someone else put
+ * there (a planted record or session, an edited file, memory signed with another key or never
+ * signed) and every later restore would trust it: the CLI as a signing oracle (RFC-005).
+ */
+export function signingKeyFor(dir: string, where: string, command: string, io: { err: (line: string) => void }): { manifest: ReturnType<typeof readManifest>; signingKey: string | undefined } {
   const signingKey = process.env.RECALL_MEMORY_SIGNING_KEY || undefined;
-  const manifest = readManifest(folder);
-  if (typeof manifest?.signature === 'string' && !signingKey) {
-    throw new UsageError(`this memory is signed (memory-signing-key): set RECALL_MEMORY_SIGNING_KEY to that key to change it, or the next restore would refuse it`, command);
+  const manifest = readManifest(dir);
+  if (!signingKey) {
+    if (typeof manifest?.signature === 'string') {
+      throw new UsageError(`this memory is signed (memory-signing-key): set RECALL_MEMORY_SIGNING_KEY to that key to change it, or the next restore would refuse it`, command);
+    }
+    return { manifest, signingKey };
   }
+  // The key and place it says it was saved under: the change keeps them (resignManifest), so a
+  // snapshot moved from elsewhere is still refused where it does not belong.
+  const text = (value: unknown) => (typeof value === 'string' ? value : '');
+  const check = checkMemory(dir, { signingKey, restoredAs: { key: text(manifest?.key), place: text(manifest?.place) } });
+  if (check.verdict === 'corrupted') {
+    throw new StoreError(
+      `${where}: ${check.detail}, so ${command} changes nothing (signed again, it would be trusted). If RECALL_MEMORY_SIGNING_KEY is its memory-signing-key, someone else wrote this memory: point --store at an earlier snapshot or delete it to start afresh; memory never signed is changed without the key`,
+    );
+  }
+  if ('note' in check && check.note) io.err(`${where}: ${check.note}`);
   return { manifest, signingKey };
 }
 
@@ -83,7 +109,8 @@ export interface MemoryChange {
 
 /**
  * The memory `store` stands for, opened to be changed (`out`: the new archive an archive file's
- * change is written to). A signed memory is refused without its key before any change is made.
+ * change is written to). A signed memory is refused without its key, and with the key unless it
+ * is memory signed with it (signingKeyFor), before any change is made.
  */
 export async function openForChange(store: string, out: string | undefined, command: string, io: { err: (line: string) => void }): Promise<MemoryChange> {
   checkOut(store, out, command);
@@ -91,8 +118,16 @@ export async function openForChange(store: string, out: string | undefined, comm
   const close = () => fs.rmSync(scratch, { recursive: true, force: true });
   try {
     if (out !== undefined) {
-      const { dir, archive } = await openStorePath(store, scratch, command);
-      const { manifest, signingKey } = signingKeyFor(dir, command);
+      let signed: ReturnType<typeof signingKeyFor> | undefined;
+      const { dir, archive } = await openStorePath(store, scratch, command, {
+        // Checked as a restore checks what it unpacked (without what a save never keeps), before
+        // the database is opened: SQLite's files beside it are not what was signed.
+        unpacked: (unpacked) => {
+          removeStrangers(unpacked);
+          signed = signingKeyFor(unpacked, `the archive ${store}`, command, io);
+        },
+      });
+      const { manifest, signingKey } = signed!;
       let bytes: number | undefined;
       return {
         dir,
@@ -110,7 +145,8 @@ export async function openForChange(store: string, out: string | undefined, comm
       };
     }
     const folder = storeFolder(store, command);
-    const { manifest, signingKey } = signingKeyFor(folder, command);
+    // The folder itself is checked (a file planted beside the memory files would be signed too).
+    const { manifest, signingKey } = signingKeyFor(folder, folder, command, io);
     const { dir } = await openStorePath(folder, scratch, command);
     if (folder !== store) io.err(`The newest snapshot in ${store}: ${path.basename(folder)}`);
     return {

@@ -23,7 +23,7 @@ import { CARD_TIMEOUT_MS, writeCards } from '../cards/card-writer.js';
 import { InputError, readInputs, type Inputs } from '../inputs.js';
 import { memoryLayout, RECORDS_FILE } from '../memory/layout.js';
 import { UsageError, wholeNumber } from './args.js';
-import { checkOut, openForChange, OUT_HELP } from './change-store.js';
+import { checkOut, openForChange, OUT_HELP, SIGNED_HELP } from './change-store.js';
 import { openIndex } from './memory-folder.js';
 import { recallHome } from './run-cli.js';
 
@@ -45,8 +45,8 @@ comes from the environment (e.g. ANTHROPIC_API_KEY).
 PATH is the memory folder \`recall run\` prints (its newest snapshot is written), a snapshot folder,
 a memory folder as Recall restores it, or an Actions cache archive file. ${OUT_HELP} On an
 archive, NEW_FILE is written again after each card: a second call with NEW_FILE as --store and
-another --out continues. A signed memory needs RECALL_MEMORY_SIGNING_KEY set to its
-memory-signing-key.`;
+another --out continues.
+${SIGNED_HELP}`;
 
 interface Output {
   out: (line: string) => void;

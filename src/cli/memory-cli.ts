@@ -31,7 +31,7 @@ import { projectMemoryPath } from './project-memory.js';
 import { openStorePath, storeFolder } from './store-path.js';
 import { forgetCommand } from './forget-cli.js';
 import { importCommand } from './import-cli.js';
-import { OUT_HELP, resignManifest, signingKeyFor } from './change-store.js';
+import { OUT_HELP, resignManifest, SIGNED_HELP, signingKeyFor } from './change-store.js';
 
 const STORE_HELP = `PATH is the memory folder \`recall run\` prints (the newest snapshot in it is read), a
 snapshot folder, a memory folder as Recall restores it (the one holding opencode.db), or an Actions
@@ -77,8 +77,8 @@ ${STORE_HELP}`,
 Applies the retention rule: keeps the newest N sessions (default 50) and every session updated in
 the last D days (default 30), whichever keeps more; the records of pruned sessions stay in the
 index, records older than --record-retention-days (default 365) go. Says what it would do; --write
-does it, in place, in the memory folder PATH stands for (the newest snapshot of a memory-path). A
-signed memory needs RECALL_MEMORY_SIGNING_KEY set to its memory-signing-key.
+does it, in place, in the memory folder PATH stands for (the newest snapshot of a memory-path).
+${SIGNED_HELP}
 
 PATH is the memory folder \`recall run\` prints, a snapshot folder in it, or a memory folder as
 Recall restores it. An archive file cannot be pruned.`,
@@ -86,9 +86,10 @@ Recall restores it. An archive file cannot be pruned.`,
 
 Forgets one record (an id from search or list): the record and its card, its session
 and the session's child sessions are removed, the store is vacuumed, and a tombstone in the index
-keeps a save that merges another run's memory from bringing them back. Prints what it removed. A
-signed memory needs RECALL_MEMORY_SIGNING_KEY set to its memory-signing-key. On GitHub, a comment
-\`<trigger> forget RECORD_ID\` by someone with write access does the same at the next save.
+keeps a save that merges another run's memory from bringing them back. Prints what it removed.
+On GitHub, a comment \`<trigger> forget RECORD_ID\` by someone with write access does the same at
+the next save.
+${SIGNED_HELP}
 
 PATH is the memory folder \`recall run\` prints (its newest snapshot is changed), a snapshot folder
 in it, a memory folder as Recall restores it, or an Actions cache archive file. ${OUT_HELP}`,
@@ -101,6 +102,7 @@ the format): a card for a session's record, {"sessionId", "card"}, or a record w
 (default 90), read through the GitHub API (GITHUB_TOKEN or GH_TOKEN; GITHUB_API_URL for GitHub
 Enterprise Server). Importing again adds nothing. Prints what it added, merged and refused, and why.
 Text is checked, bounded and cleaned like all memory; this process's credentials are redacted.
+${SIGNED_HELP}
 
 PATH is the memory folder \`recall run\` prints (its newest snapshot is changed), a snapshot folder
 in it, a memory folder as Recall restores it, or an Actions cache archive file. ${OUT_HELP}`,
@@ -284,8 +286,8 @@ async function prune(store: string, v: Record<string, string | boolean | undefin
   const rule = { maxSessions: num('max-sessions', 50), maxAgeDays: num('max-age-days', 30) };
   const retention = num('record-retention-days', DEFAULT_RECORD_RETENTION.maxAgeDays);
   const folder = storeFolder(store, name);
-  // A pruned store gets a new manifest; a signed one needs the key, or the next restore refuses it.
-  const { manifest, signingKey } = v.write ? signingKeyFor(folder, name) : { manifest: undefined, signingKey: undefined };
+  // A pruned store gets a new manifest: a signed one needs the key, and with the key it must be memory signed with it.
+  const { manifest, signingKey } = v.write ? signingKeyFor(folder, folder, name, io) : { manifest: undefined, signingKey: undefined };
   const scratch = fs.mkdtempSync(path.join(os.tmpdir(), 'recall-memory-'));
   try {
     const { dir } = await openStorePath(folder, scratch, name);

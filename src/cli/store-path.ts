@@ -37,8 +37,14 @@ export function storeFolder(store: string, command: string): string {
 /**
  * The memory PATH stands for, copied or unpacked into `scratch` (SQLite writes beside what it
  * opens), checked; where it came from, and an archive's format (to write a changed copy in).
+ * `unpacked` sees an archive's files as they were in it, before anything opens the database.
  */
-export async function openStorePath(store: string, scratch: string, command: string): Promise<{ dir: string; from: string; source?: string; archive?: ArchiveFormat }> {
+export async function openStorePath(
+  store: string,
+  scratch: string,
+  command: string,
+  o: { unpacked?: (dir: string) => void } = {},
+): Promise<{ dir: string; from: string; source?: string; archive?: ArchiveFormat }> {
   const stat = fs.statSync(store, { throwIfNoEntry: false });
   if (!stat) throw new UsageError(`--store ${store} does not exist: ${WHAT_STORE_IS}`, command);
   const dir = path.join(scratch, 'memory');
@@ -50,6 +56,7 @@ export async function openStorePath(store: string, scratch: string, command: str
       const why = (error as Error).message.replace(`${store} is not an Actions cache archive `, '');
       throw new StoreError(`--store ${store} is a file Recall cannot read as an Actions cache archive (${why.replace(/^\((.*)\)$/, '$1')}): ${WHAT_STORE_IS}`);
     }
+    o.unpacked?.(dir);
     checkReadable(dir, `the archive ${store}`);
     return { dir, from: `archive ${store}`, archive };
   }

@@ -1,0 +1,99 @@
+/**
+ * signingKeyFor (src/cli/change-store.ts): before the memory CLI changes a store and signs it
+ * again, the store must be one a restore with the key would use. What someone else wrote (a
+ * planted record, an edited file, a file beside them, memory signed with another key or never
+ * signed) is refused in one line naming what is wrong, and `prune --write` writes nothing.
+ */
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { UsageError } from '../../src/cli/args.js';
+import { signingKeyFor } from '../../src/cli/change-store.js';
+import { memoryCommand } from '../../src/cli/memory-cli.js';
+import { StoreError } from '../../src/cli/store-path.js';
+import { checkMemory, writeManifest } from '../../src/memory/integrity.js';
+import { listing } from '../harness/listing.js';
+import { sessionId, writeStore } from '../harness/store-fixture.js';
+
+const secret = 'a-long-random-signing-secret-0123456789';
+const key = 'recall-v1-7-1-20261125T120000Z';
+let root: string;
+let dir: string;
+const said: string[] = [];
+const io = { err: (line: string) => void said.push(line) };
+
+beforeEach(() => {
+  root = fs.mkdtempSync(path.join(os.tmpdir(), 'recall-change-'));
+  dir = path.join(root, key);
+  writeStore(dir, [{ id: sessionId('one'), said: ['hello'] }]);
+  writeManifest(dir, { now: new Date(), signingKey: secret, key, place: `directory ${root}` });
+  said.length = 0;
+  process.env.RECALL_MEMORY_SIGNING_KEY = secret;
+});
+afterEach(() => {
+  delete process.env.RECALL_MEMORY_SIGNING_KEY;
+  fs.rmSync(root, { recursive: true, force: true });
+});
+
+const refusal = () => {
+  try {
+    signingKeyFor(dir, dir, 'memory forget', io);
+  } catch (error) {
+    return error as Error;
+  }
+  return undefined;
+};
+
+describe('signingKeyFor', () => {
+  it('takes memory signed with the key, with its manifest', () => {
+    const { signingKey, manifest } = signingKeyFor(dir, dir, 'memory forget', io);
+    expect([signingKey, manifest?.key, manifest?.place]).toEqual([secret, key, `directory ${root}`]);
+    expect(said).toEqual([]);
+  });
+
+  it('refuses what a restore with the key would not use, naming why', () => {
+    const cases: Array<[string, () => void, string]> = [
+      ['an edited file', () => fs.appendFileSync(path.join(dir, 'recall-threads.json'), ' '), 'recall-threads.json is not what was signed'],
+      ['a planted file', () => fs.writeFileSync(path.join(dir, 'recall-index.json'), '{"records":[]}'), 'it holds files the signature does not cover (recall-index.json)'],
+      ['another key', () => writeManifest(dir, { now: new Date(), signingKey: 'another-long-random-secret-9876543210', key, place: 'x' }), 'its signature does not match memory-signing-key'],
+      ['unsigned', () => writeManifest(dir, { now: new Date() }), 'it is not signed'],
+      ['no manifest', () => fs.rmSync(path.join(dir, 'recall-manifest.json')), 'it has no manifest Recall wrote'],
+    ];
+    for (const [name, attack, why] of cases) {
+      fs.rmSync(path.join(dir, 'recall-index.json'), { force: true });
+      writeManifest(dir, { now: new Date(), signingKey: secret, key, place: `directory ${root}` });
+      expect(checkMemory(dir, { signingKey: secret, restoredAs: { key, place: `directory ${root}` } }).verdict, name).toBe('ok');
+      attack();
+      const error = refusal();
+      expect(error, name).toBeInstanceOf(StoreError);
+      expect(error!.message, name).toContain(`${dir}: it is not memory Recall saved with this memory-signing-key: ${why}, so memory forget changes nothing`);
+      expect(error!.message.split('\n'), name).toHaveLength(1);
+    }
+  });
+
+  it('without the key: a signed memory is refused, an unsigned one is changed unsigned', () => {
+    delete process.env.RECALL_MEMORY_SIGNING_KEY;
+    expect(refusal()).toBeInstanceOf(UsageError);
+    writeManifest(dir, { now: new Date() });
+    expect(signingKeyFor(dir, dir, 'memory forget', io).signingKey).toBeUndefined();
+  });
+
+  it('says the warning a restore says for a snapshot an older Recall signed (version 3), and takes it', () => {
+    writeManifest(dir, { now: new Date(), signingKey: secret });
+    expect(signingKeyFor(dir, dir, 'memory forget', io).signingKey).toBe(secret);
+    expect(said).toEqual([expect.stringContaining(`${dir}: It was signed by an older Recall`)]);
+  });
+});
+
+it('prune --write on a signed snapshot with a planted session writes nothing', async () => {
+  // The attacker's store, its manifest from the signed one: the database is not what was signed.
+  const planted = path.join(root, 'planted');
+  writeStore(planted, [{ id: sessionId('one'), said: ['hello'] }, { id: sessionId('evil'), said: ['run this'] }]);
+  fs.copyFileSync(path.join(planted, 'opencode.db'), path.join(dir, 'opencode.db'));
+  const before = listing(dir);
+  await expect(memoryCommand(['prune', '--store', dir, '--max-sessions', '1', '--max-age-days', '0', '--write'], { out: () => undefined, err: () => undefined })).rejects.toThrow(
+    /it is not memory Recall saved with this memory-signing-key: opencode\.db is not what was signed, so memory prune changes nothing/,
+  );
+  expect(listing(dir)).toEqual(before);
+});
