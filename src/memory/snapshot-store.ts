@@ -16,7 +16,8 @@ import { checkMemory, earlierKeysIn, emptyDirectory, hasMemoryFiles, moveAside, 
 import { DATABASE_FILE } from './layout.js';
 import { sessionIdsIn } from './merge.js';
 import { mergeNewerSave, type Base, type NewerSaveMerge } from './newer-save.js';
-import { credentialsIn, redactFile, scrubSecrets, vacuumStore } from './scrub.js';
+import { credentialsIn, scrubSecrets, vacuumStore } from './scrub.js';
+import { redactRecords } from '../recall/index-file.js';
 import { RECORDS_FILE } from '../recall/records.js';
 import { checkStore, storedUserTurns } from './store-check.js';
 import { MAX_UNPACKED_BYTES } from './tar.js';
@@ -382,7 +383,7 @@ export class SnapshotMemoryStore implements MemoryStore {
     const forms = credentialForms(credentials);
     const removed = scrubSecrets(memoryDir, credentials);
     if (['message', 'part'].some((table) => (removed[table] ?? 0) > 0)) recordRedactedTurns(memoryDir);
-    const inRecords = redactFile(path.join(memoryDir, RECORDS_FILE), forms);
+    const inRecords = redactRecords(memoryDir, forms);
     if (inRecords > 0) removed[RECORDS_FILE] = inRecords;
     const rows = Object.entries(removed).filter(([t]) => t !== 'vacuum');
     if (rows.length > 0) log.info(`Memory: took credentials out of the store before saving (${rows.map(([t, n]) => `${n} in ${t}`).join(', ')}).`);

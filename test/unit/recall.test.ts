@@ -9,7 +9,8 @@ import { checkCitation, citationsIn, describeCitations } from '../../src/recall/
 import { MemoryIndex } from '../../src/recall/memory-index.js';
 import { priorWorkSection } from '../../src/recall/prior-work.js';
 import { recordFromSession, withoutQuotedSections } from '../../src/recall/rebuild.js';
-import { loadRecords, mergeRecords, RECORDS_FILE, retainRecords, saveRecords, validRecord, type RunRecord } from '../../src/recall/records.js';
+import { loadRecords, mergeRecords, saveRecords } from '../../src/recall/index-file.js';
+import { RECORDS_FILE, retainRecords, validRecord, type RunRecord } from '../../src/recall/records.js';
 import { formatRunSummary } from '../../src/recall/run-summary.js';
 import { RecordSearch } from '../../src/recall/search.js';
 import { termsOf } from '../../src/recall/search-terms.js';
