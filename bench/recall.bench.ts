@@ -1,8 +1,10 @@
 /**
  * `npm run bench -- recall`: Recall's index of past work (RFC-006) on stores of 100, 1,000 and
- * 10,000 sessions: building the index from the sessions (a store with no index), its size, and the
- * startup recall (open the index and the store's session list, search, check the citations
- * against a checkout) as p50/p95 over many events; beside the per-session API scan the earlier
+ * 10,000 sessions: building the index from the sessions (a store with no index), its size (and
+ * compressed, as the cache stores it), the end-of-run save (every record parsed, the postings
+ * written), and the startup recall (open the index and the store's session list, search over the
+ * kept postings, check the citations against a checkout) as p50/p95 over many events; beside the
+ * per-session API scan the earlier
  * recall did through a real OpenCode server on the same store. Quality on the relevance sets is
  * `npm run bench -- quality` (quality.bench.ts).
  *
@@ -12,6 +14,7 @@
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { zstdCompressSync } from 'node:zlib';
 import { createOpencodeClient } from '@opencode-ai/sdk/v2';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { buildAgentEnvironment } from '../src/agent/environment.js';
@@ -19,7 +22,7 @@ import { startOpenCodeServer } from '../src/agent/server.js';
 import { MemoryIndex } from '../src/recall/memory-index.js';
 import type { Card } from '../src/recall/card.js';
 import { RECORDS_FILE } from '../src/memory/layout.js';
-import { loadRecords, saveRecords } from '../src/recall/records.js';
+import { loadRecords, saveRecords } from '../src/recall/index-file.js';
 import { loadCards } from './relevance/evaluate.js';
 import { startWorld, type World } from '../test/harness/world.js';
 import { HELDOUT_EVENTS } from './relevance/heldout.js';
@@ -101,13 +104,18 @@ it('index build, size, startup recall p50/p95, and the per-session API scan', as
     const buildMs = ms(b);
     expect(built.all().length).toBe(n);
     // Every record with a card, as memory will hold them once each run writes one (issue 19); the
-    // card's stems kept with the record's, as a run's save keeps them.
+    // card's stems kept with the record's and the postings beside them, as a run's save keeps them.
     saveRecords(path.join(dir, RECORDS_FILE), loadRecords(dir).records.map((r) => ({ ...r, card: cardFor(r.title) })));
+    // The end of a run: every record parsed (the run's own added), the index written with its postings.
+    const s = process.hrtime.bigint();
     openIndex(dir).save();
+    const saveMs = ms(s);
     const carded = loadRecords(dir).records;
     expect(carded.every((r) => r.card)).toBe(true);
     expect(new Set(carded.map((r) => r.card!.plain)).size).toBeGreaterThanOrEqual(Math.min(n, PAST_RUNS.length - 1)); // two runs share a title
-    const size = fs.statSync(path.join(dir, RECORDS_FILE)).size;
+    const bytes = fs.readFileSync(path.join(dir, RECORDS_FILE));
+    // The cache stores a zstd tar of the memory directory: the index's share of it, at zstd's default level.
+    const packed = zstdCompressSync(bytes).length;
     // Startup recall: open the saved index and the session list, search, check citations.
     const times: number[] = [];
     let found = 0;
@@ -117,12 +125,13 @@ it('index build, size, startup recall p50/p95, and the per-session API scan', as
         const index = openIndex(dir);
         found += index.recall(q, { limit: 3 }).length;
         times.push(ms(t));
+        expect(index.searching).toBe('kept postings');
       }
     }
     const scan = n <= SCAN_UP_TO ? await apiScan(dir) : undefined;
     const p95 = percentile(times, 0.95);
     rows.push(
-      `${String(n).padStart(6)} sessions: build ${buildMs.toFixed(0)} ms, index ${(size / 1024).toFixed(0)} KiB, recall p50 ${percentile(times, 0.5).toFixed(1)} ms p95 ${p95.toFixed(1)} ms` +
+      `${String(n).padStart(6)} sessions: build ${buildMs.toFixed(0)} ms, save ${saveMs.toFixed(0)} ms, index ${(bytes.length / 1024).toFixed(0)} KiB (zstd ${(packed / 1024).toFixed(0)} KiB), recall p50 ${percentile(times, 0.5).toFixed(1)} ms p95 ${p95.toFixed(1)} ms` +
         `${scan !== undefined ? `; API scan ${scan.toFixed(0)} ms (${(scan / p95).toFixed(0)}x the p95)` : ''}; ${(found / times.length).toFixed(1)} recalled per event`,
     );
     console.log(rows.at(-1));

@@ -17,7 +17,7 @@ import { describeGitEntryChanges, hasGitEntryChanges, removeAgentGitEntries, sca
 import type { Inputs } from './inputs.js';
 import type { MemoryChoice } from './memory/factory.js';
 import { createMemoryStore } from './memory/factory.js';
-import { recallFilesMerge } from './forget/forget.js';
+import { recallFiles } from './forget/forget.js';
 import { memoryKeys, type MemoryKeys } from './memory/keys.js';
 import type { MemoryLayout } from './memory/layout.js';
 import type { MemoryStore, RunState, Task } from './ports.js';
@@ -211,7 +211,7 @@ export function openMemory(o: { env: NodeJS.ProcessEnv; inputs: Inputs; layout: 
     signingKey: inputs.memorySigningKey,
     workingFiles: [layout.threadIndexFile, layout.recordsFile],
     token: inputs.githubToken,
-    recallFiles: recallFilesMerge,
+    recallFiles,
     sentTurns: sentTurnsIn,
   });
   return { memory, keys, choice };

@@ -33,11 +33,17 @@ export interface SaveOutcome {
  * told it to forget), as the save's merge of an overlapping run's memory needs them: memory/ knows
  * them only through this (recall/forgotten.ts is the real one).
  */
-export interface RecallFilesMerge {
+export interface RecallFiles {
   /** Sessions that must neither come in from `theirs` nor stay in `ours`: forgotten in either. */
   forgottenSessions(ours: string, theirs: string): ReadonlySet<string>;
   /** Merges Recall's files of `theirs` into `ours`, given the sessions merged in; what either forgot leaves `ours`. */
   merge(ours: string, theirs: string, mergedSessions: ReadonlySet<string>): void;
+  /**
+   * Takes `values` (credentials, in the forms they are written) out of Recall's index in memory
+   * directory `dir`, out of its words and out of what is derived from them (the stems and postings
+   * search keeps, where a token is lower-cased and split); how many were taken out.
+   */
+  redact(dir: string, values: readonly string[]): number;
 }
 
 /**

@@ -8,7 +8,7 @@ import * as os from 'node:os';
 import { runCredentials } from './agent/credentials.js';
 import { describe } from './errors.js';
 import { createMemoryStore } from './memory/factory.js';
-import { recallFilesMerge } from './forget/forget.js';
+import { recallFiles } from './forget/forget.js';
 import { sentTurnsIn } from './recall/threads.js';
 import { memoryLayout } from './memory/layout.js';
 import { readPostState, type PostState } from './state.js';
@@ -44,7 +44,7 @@ async function post(env: NodeJS.ProcessEnv): Promise<void> {
     signingKey: core.getInput('memory-signing-key'),
     workingFiles: [layout.threadIndexFile, layout.recordsFile],
     token: core.getInput('github-token'),
-    recallFiles: recallFilesMerge,
+    recallFiles,
     sentTurns: sentTurnsIn,
   });
   const saved = await store.save();

@@ -5,13 +5,14 @@
  * its card, which lives in it), its session and the session's children, and leaves a tombstone so
  * that no merge of an overlapping run's memory brings them back; marking wrong keeps the record and
  * notes who said so (recall/wrong.ts ranks it last). This file also merges Recall's own files for
- * the save (the RecallFilesMerge port memory/ calls), since that is where tombstones are honoured.
+ * the save (the RecallFiles port memory/ calls), since that is where tombstones are honoured.
  */
 import * as path from 'node:path';
-import type { RecallFilesMerge } from '../ports.js';
+import type { RecallFiles } from '../ports.js';
 import { DATABASE_FILE, RECORDS_FILE } from '../memory/layout.js';
 import { sessionIdsIn } from '../memory/merge.js';
-import { loadRecords, mergeRecords, saveRecords, type RunRecord } from '../recall/records.js';
+import { loadRecords, mergeRecords, redactRecords, saveRecords } from '../recall/index-file.js';
+import type { RunRecord } from '../recall/records.js';
 import { childSessions } from '../recall/store-reader.js';
 import { deleteSessions } from '../recall/store-writer.js';
 import { ThreadIndex } from '../recall/threads.js';
@@ -75,7 +76,7 @@ export function markWrong(dir: string, id: string, by: string, now: Date): Memor
 }
 
 /** The save's merge of Recall's own files (ports.ts): threads of the sessions merged in, records, tombstones. */
-export const recallFilesMerge: RecallFilesMerge = {
+export const recallFiles: RecallFiles = {
   forgottenSessions(ours, theirs) {
     return forgottenIn(unionTombstones(loadRecords(ours).forgotten, loadRecords(theirs).forgotten)).sessions;
   },
@@ -92,4 +93,5 @@ export const recallFilesMerge: RecallFilesMerge = {
     }
     threads.save();
   },
+  redact: redactRecords,
 };

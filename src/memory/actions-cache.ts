@@ -36,6 +36,8 @@ export interface ActionsCacheStoreOptions {
   workingFiles?: string[];
   /** Recall's record of the turns it sent (SnapshotStoreOptions). */
   sentTurns: SnapshotStoreOptions['sentTurns'];
+  /** How Recall's own files merge and are redacted (SnapshotStoreOptions). */
+  recallFiles?: SnapshotStoreOptions['recallFiles'];
 }
 
 const CACHE_MODE_FIX =
@@ -132,6 +134,6 @@ export class ActionsCacheBackend implements SnapshotBackend {
 
 export class ActionsCacheStore extends SnapshotMemoryStore {
   constructor(o: ActionsCacheStoreOptions) {
-    super({ memoryDir: o.memoryDir, backend: new ActionsCacheBackend(o), log: o.log, clock: o.clock, credentials: o.credentials, workingFiles: o.workingFiles, sentTurns: o.sentTurns });
+    super({ memoryDir: o.memoryDir, backend: new ActionsCacheBackend(o), log: o.log, clock: o.clock, credentials: o.credentials, workingFiles: o.workingFiles, sentTurns: o.sentTurns, ...(o.recallFiles ? { recallFiles: o.recallFiles } : {}) });
   }
 }

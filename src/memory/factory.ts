@@ -1,7 +1,7 @@
 /**
  * The one place that turns the memory-backend choice into a MemoryStore, for main and post.
  */
-import type { Logger, MemoryStore, RecallFilesMerge, SentTurns } from '../ports.js';
+import type { Logger, MemoryStore, RecallFiles, SentTurns } from '../ports.js';
 import { ActionsCacheBackend } from './actions-cache.js';
 import { CacheServiceClient, usesCacheServiceV2 } from './cache-service.js';
 import * as path from 'node:path';
@@ -42,7 +42,7 @@ export function createMemoryStore(o: {
   /** github-token: what the git-branch backend pushes with (never stored, never in step state). */
   token?: string;
   /** How Recall's own files merge with an overlapping run's (forget/forget.ts); absent: only sessions merge. */
-  recallFiles?: RecallFilesMerge;
+  recallFiles?: RecallFiles;
   /** Recall's record of the turns it sent, in a memory directory (recall/threads.ts, sentTurnsIn). */
   sentTurns: (memoryDir: string) => SentTurns;
 }): MemoryStore {

@@ -27,6 +27,11 @@ const MAX_RECALL_FILE = 64 * 1024 * 1024;
 
 /** The text of a regular file, or undefined when there is none; throws on a link, a FIFO or a huge file. */
 export function readMemoryFile(file: string, maxBytes = MAX_RECALL_FILE): string | undefined {
+  return readMemoryBytes(file, maxBytes)?.toString('utf8');
+}
+
+/** The bytes of a regular file, as readMemoryFile reads it (for a file read in parts, not decoded whole). */
+export function readMemoryBytes(file: string, maxBytes = MAX_RECALL_FILE): Buffer | undefined {
   let fd: number;
   try {
     fd = fs.openSync(file, READ_REGULAR);
@@ -39,14 +44,14 @@ export function readMemoryFile(file: string, maxBytes = MAX_RECALL_FILE): string
     const st = fs.fstatSync(fd);
     if (!st.isFile()) throw new Error(`${path.basename(file)} is not a regular file`);
     if (st.size > maxBytes) throw new Error(`${path.basename(file)} is larger than ${maxBytes} bytes`);
-    const buffer = Buffer.alloc(st.size);
+    const buffer = Buffer.allocUnsafe(st.size); // every byte returned is read into it
     let at = 0;
     while (at < st.size) {
       const n = fs.readSync(fd, buffer, at, st.size - at, at);
       if (n === 0) break;
       at += n;
     }
-    return buffer.subarray(0, at).toString('utf8');
+    return buffer.subarray(0, at);
   } finally {
     fs.closeSync(fd);
   }

@@ -5,7 +5,7 @@
  * already found unusable is not merged at all.
  */
 import * as fs from 'node:fs';
-import type { Logger, RecallFilesMerge } from '../ports.js';
+import type { Logger, RecallFiles } from '../ports.js';
 import { describe } from '../errors.js';
 import { checkMemory, type RestoredAs } from './integrity.js';
 import { isFutureDated, keyTime } from './keys.js';
@@ -41,7 +41,7 @@ export interface NewerSaveContext {
   /** Where a snapshot fetched as `key` must say it was saved, when signed (integrity.ts). */
   restoredAs: (key: string) => RestoredAs;
   /** Merges Recall's own files (absent: only the sessions are merged). */
-  recallFiles?: RecallFilesMerge | undefined;
+  recallFiles?: RecallFiles | undefined;
 }
 
 /** What the merge did: the sessions it added and from which key, or why the save must not go ahead. */

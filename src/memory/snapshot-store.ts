@@ -7,7 +7,7 @@
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import type { Logger, MemoryStore, RecallFilesMerge, RestoreOutcome, SaveOutcome, SentTurns } from '../ports.js';
+import type { Logger, MemoryStore, RecallFiles, RestoreOutcome, SaveOutcome, SentTurns } from '../ports.js';
 import { describe } from '../errors.js';
 import { credentialForms } from '../secrets/forms.js';
 import { readMemoryFile, removeStrangers, writeMemoryFile } from './files.js';
@@ -40,7 +40,7 @@ export interface SnapshotStoreOptions {
    */
   workingFiles?: string[];
   /** How Recall's own files merge when a save merges an overlapping run's memory (absent: only sessions merge). */
-  recallFiles?: RecallFilesMerge;
+  recallFiles?: RecallFiles;
   /**
    * Reads Recall's record of the user messages it sent in a memory directory (recall/threads.ts,
    * sentTurnsIn), which every session is checked against at a restore and a save. Required: no
@@ -321,7 +321,9 @@ export class SnapshotMemoryStore implements MemoryStore {
     const forms = credentialForms(credentials);
     const removed = scrubSecrets(memoryDir, credentials);
     if (['message', 'part'].some((table) => (removed[table] ?? 0) > 0)) recordRedactedTurns(memoryDir, this.so.sentTurns(memoryDir));
-    const inRecords = redactFile(path.join(memoryDir, RECORDS_FILE), forms);
+    // Recall's index keeps words it derived (stems, postings) where no replace of the written
+    // forms finds a token: its own code redacts it; without it, only the written forms go.
+    const inRecords = this.so.recallFiles ? this.so.recallFiles.redact(memoryDir, forms) : redactFile(path.join(memoryDir, RECORDS_FILE), forms);
     if (inRecords > 0) removed[RECORDS_FILE] = inRecords;
     const rows = Object.entries(removed).filter(([t]) => t !== 'vacuum');
     if (rows.length > 0) log.info(`Memory: took credentials out of the store before saving (${rows.map(([t, n]) => `${n} in ${t}`).join(', ')}).`);

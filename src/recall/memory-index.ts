@@ -3,14 +3,20 @@
  * every session that has none, search with citations checked against the checkout, the run's own
  * record added at its end, and the records' retention. During the run the index lives beside the
  * memory directory (out of the agent's reach); the save copies it in.
+ *
+ * Start-up reads the postings kept in the index file (search-file.ts) and, of the records, only the
+ * ones search reads; the records are parsed whole when something needs all of them (the save, a
+ * list), and searched the slow way once they change or when the postings do not fit them.
  */
 import type { PastWork, RecalledWork, RunOutcome, SessionSummary, TokenUsage } from '../ports.js';
 import type { Card } from './card.js';
 import { checkCitation, citationsIn } from './citations.js';
-import { DEFAULT_RECORD_RETENTION, loadRecords, retainRecords, saveRecords, type RecordRetention, type RunRecord } from './records.js';
+import { readIndexFile, recordsIn, saveRecords } from './index-file.js';
+import { DEFAULT_RECORD_RETENTION, retainRecords, type RecordRetention, type RunRecord } from './records.js';
 import { recordFromSession } from './rebuild.js';
-import { RecordSearch, type RecallQuery } from './search.js';
-import { termsOf } from './search-terms.js';
+import { RecordSearch, TUNING, type Hit, type RecallQuery } from './search.js';
+import { FileCorpus } from './file-corpus.js';
+import { SearchFile, StaleSearchFile } from './search-file.js';
 import { moveSessionTo } from './store-writer.js';
 import { childSessions, openTodos, sessionBytes, sessionTexts, storedSessions, type StoredTodo } from './store-reader.js';
 import { errorSignatures, mentionedPaths } from './text.js';
@@ -52,30 +58,103 @@ export interface MemoryInfo {
 }
 
 export class MemoryIndex implements PastWork {
-  private records: RunRecord[];
+  /** Every record, once something needed all of them. */
+  private loaded?: RunRecord[];
+  /** The index file's postings, while they are those of the records as they are. */
+  private kept?: SearchFile;
+  private readonly bytes?: Buffer;
   /** What people told Recall to forget: kept with the records, so that no merge brings it back. */
-  private forgotten: Tombstone[];
+  private forgotten: Tombstone[] = [];
   private readonly stored: SessionSummary[];
   private readonly todos: StoredTodo[];
-  readonly problem?: string;
-  /** How many records were rebuilt from sessions that had none. */
-  readonly rebuilt: number;
+  private readProblem?: string;
+  private rebuiltCount = 0;
 
   private readonly openedAt: Date;
 
   constructor(private readonly o: MemoryIndexOptions) {
     this.openedAt = o.clock();
-    const loaded = loadRecords(o.memoryDir);
-    this.problem = loaded.problem;
-    this.forgotten = loaded.forgotten;
+    const file = readIndexFile(o.memoryDir);
+    this.readProblem = file.problem;
+    this.bytes = file.bytes;
     this.stored = storedSessions(o.memoryDir);
-    const covered = new Set(loaded.records.map((r) => r.sessionId).filter(Boolean));
-    const gone = forgottenIn(this.forgotten).sessions; // a forgotten session's record is not rebuilt
-    const missing = this.stored.filter((s) => !covered.has(s.id) && !gone.has(s.id)).map((s) => s.id);
-    const rebuilt = sessionTexts(o.memoryDir, missing).map((s) => recordFromSession(s, o.threadOf(s.id)));
-    this.rebuilt = rebuilt.length;
-    this.records = [...loaded.records, ...rebuilt];
     this.todos = openTodos(o.memoryDir);
+    const kept = file.bytes && SearchFile.open(file.bytes);
+    // With a record for every session, nothing is rebuilt: search the kept postings.
+    if (kept && this.missing(new Set(kept.kept.sessions), kept.forgotten).length === 0) {
+      this.kept = kept;
+      this.forgotten = kept.forgotten;
+    } else this.loadAll();
+  }
+
+  /** Why the index could not be read (said as a warning; it is rebuilt from the sessions). */
+  get problem(): string | undefined {
+    return this.readProblem;
+  }
+
+  /** What search runs over now: the postings kept in the index file, or the records themselves. */
+  get searching(): 'kept postings' | 'records' {
+    return this.kept ? 'kept postings' : 'records';
+  }
+
+  /** How many records were rebuilt from sessions that had none. */
+  get rebuilt(): number {
+    return this.rebuiltCount;
+  }
+
+  /** Stored sessions with no record, but those forgotten (a forgotten session's record is not rebuilt). */
+  private missing(covered: ReadonlySet<string>, forgotten: readonly Tombstone[]): string[] {
+    const gone = forgottenIn(forgotten).sessions;
+    return this.stored.filter((s) => !covered.has(s.id) && !gone.has(s.id)).map((s) => s.id);
+  }
+
+  private get records(): RunRecord[] {
+    if (!this.loaded) this.loadAll();
+    return this.loaded!;
+  }
+
+  /** The records changed: from now on they are searched themselves. */
+  private changed(): RunRecord[] {
+    const records = this.records;
+    this.kept = undefined;
+    return records;
+  }
+
+  /** Every record, parsed whole, and one rebuilt for each session that has none. */
+  private loadAll(): void {
+    const loaded = recordsIn(this.bytes);
+    this.readProblem ??= loaded.problem;
+    this.forgotten = loaded.forgotten;
+    const covered = new Set(loaded.records.map((r) => r.sessionId).filter((id): id is string => !!id));
+    const rebuilt = sessionTexts(this.o.memoryDir, this.missing(covered, loaded.forgotten)).map((s) => recordFromSession(s, this.o.threadOf(s.id)));
+    this.rebuiltCount = rebuilt.length;
+    const records = [...loaded.records, ...rebuilt];
+    if (this.kept && (rebuilt.length > 0 || !this.kept.adopt(records))) this.dropKept(records);
+    this.loaded = records;
+  }
+
+  /** Stops searching the kept postings; what search read and recall marked used stays marked. */
+  private dropKept(records: RunRecord[]): void {
+    const used = new Map((this.kept?.readRecords() ?? []).filter((r) => r.usedAt).map((r) => [r.id, r.usedAt!]));
+    for (const r of records) {
+      const at = used.get(r.id);
+      if (at && (!r.usedAt || r.usedAt < at)) r.usedAt = at;
+    }
+    this.kept = undefined;
+  }
+
+  /** The records related to `query`: over the kept postings while they fit, else over the records. */
+  private search(query: RecallQuery, exclude: string | undefined, o: Parameters<RecordSearch['search']>[1]): Hit[] {
+    if (this.kept) {
+      try {
+        return new RecordSearch(new FileCorpus(this.kept, TUNING, exclude), this.o.clock()).search(query, o);
+      } catch (error) {
+        if (!(error instanceof StaleSearchFile)) throw error;
+        this.dropKept(this.records);
+      }
+    }
+    const candidates = this.records.filter((r) => !exclude || r.sessionId !== exclude);
+    return new RecordSearch(candidates, this.o.clock()).search(query, o);
   }
 
   sessions(): SessionSummary[] {
@@ -99,9 +178,8 @@ export class MemoryIndex implements PastWork {
   }
 
   recall(query: RecallQuery, o: { limit: number; excludeSession?: string; threshold?: number; minConcepts?: number }): RecalledWork[] {
-    const candidates = this.records.filter((r) => !o.excludeSession || r.sessionId !== o.excludeSession);
-    const { limit, excludeSession: _, ...tuning } = o;
-    const hits = new RecordSearch(candidates, this.o.clock()).search(query, { limit: limit * 3, ...tuning });
+    const { limit, excludeSession, ...tuning } = o;
+    const hits = this.search(query, excludeSession, { limit: limit * 3, ...tuning });
     const now = this.o.clock().toISOString();
     const recalled = hits.map((h) => {
       const checked = this.check(h.record);
@@ -144,13 +222,13 @@ export class MemoryIndex implements PastWork {
       sessionId: run.sessionId,
       ...(task.runUrl ? { runUrl: task.runUrl } : {}),
     };
-    this.records = [...this.records.filter((r) => r.id !== record.id), record];
+    this.loaded = [...this.changed().filter((r) => r.id !== record.id), record];
     return record;
   }
 
   /** A finding the agent saved (memory_save_finding): recalled like any run. */
   addFinding(f: Finding, run: { task: RunOutcome['task']; runId: string; sessionId?: string }): RunRecord {
-    const n = this.records.filter((r) => r.id.startsWith(`finding-${run.runId}-`)).length + 1;
+    const n = this.changed().filter((r) => r.id.startsWith(`finding-${run.runId}-`)).length + 1;
     const cited = f.citations.join('\n');
     const record: RunRecord = {
       id: `finding-${run.runId}-${n}`,
@@ -187,6 +265,7 @@ export class MemoryIndex implements PastWork {
   addCard(id: string, card: Card): boolean {
     const record = this.records.find((r) => r.id === id);
     if (!record) return false;
+    this.changed();
     record.card = card;
     return true;
   }
@@ -227,14 +306,13 @@ export class MemoryIndex implements PastWork {
   retain(): number {
     const before = this.records.length;
     const rule = this.o.retention ?? DEFAULT_RECORD_RETENTION;
-    this.records = retainRecords(this.records, rule, this.o.clock(), this.openedAt);
+    this.loaded = retainRecords(this.changed(), rule, this.o.clock(), this.openedAt);
     // Past the records' retention no snapshot that held a forgotten record is restored any more.
     this.forgotten = ageTombstones(this.forgotten, rule.maxAgeDays, this.o.clock());
     return before - this.records.length;
   }
 
   save(): void {
-    for (const r of this.records) termsOf(r); // kept with each record: the next run need not stem it again
     saveRecords(this.o.workingFile, this.records, this.forgotten);
   }
 }

@@ -2,14 +2,13 @@
  * Recall's index of past work (RFC-006): one record per run (and per finding the agent saved),
  * kept with memory in `recall-index.json`, under a retention of its own, so that what a run found
  * outlives its session. Records come from a store others may write: every field is checked on
- * load, and a record that is not of the shape Recall writes is left out.
+ * load, and a record that is not of the shape Recall writes is left out. The file itself is
+ * index-file.ts.
  */
 import * as path from 'node:path';
 import type { TokenUsage } from '../ports.js';
-import { readMemoryFile, writeMemoryFile } from '../memory/files.js';
-import { isSessionId, RECORDS_FILE } from '../memory/layout.js';
+import { isSessionId } from '../memory/layout.js';
 import { validCard, type Card } from './card.js';
-import { forgottenIn, unionTombstones, validTombstones, type Tombstone } from './tombstones.js';
 
 /** Code a record names: a file and lines (or a symbol), with a fingerprint of what they held. */
 export interface Citation {
@@ -65,13 +64,6 @@ export interface RunRecord {
   card?: Card;
   /** Someone with write access said it is wrong (`<trigger> wrong <id>`): kept, ranked last, and said so (wrong.ts). */
   wrong?: { by: string; at: string };
-}
-
-interface RecordsFile {
-  version: 1;
-  records: RunRecord[];
-  /** What people told Recall to forget (tombstones.ts): never merged back in. */
-  forgotten?: Tombstone[];
 }
 
 const LIMITS = { title: 300, request: 1_200, text: 3_000, subject: 300, why: 600, list: 50, item: 300, terms: 64 * 1024 };
@@ -144,35 +136,6 @@ function withCard(v: unknown): { card?: Card } {
   return card ? { card } : {};
 }
 
-/** The records a tombstone does not name; a session that was forgotten is no record's any more. */
-function notForgotten(records: readonly RunRecord[], forgotten: readonly Tombstone[]): RunRecord[] {
-  if (forgotten.length === 0) return [...records];
-  const gone = forgottenIn(forgotten);
-  return records
-    .filter((r) => !gone.ids.has(r.id))
-    .map((r) => (r.sessionId && gone.sessions.has(r.sessionId) ? (({ sessionId: _s, ...rest }) => rest)(r) : r));
-}
-
-/** The records in memory directory `dir` (its working copy with `workingFile`), and a problem reading them. */
-export function loadRecords(dir: string, o: { workingFile?: string } = {}): { records: RunRecord[]; forgotten: Tombstone[]; problem?: string } {
-  try {
-    const text = readMemoryFile(o.workingFile && readMemoryFile(o.workingFile) !== undefined ? o.workingFile : path.join(dir, RECORDS_FILE), 256 * 1024 * 1024);
-    if (text === undefined) return { records: [], forgotten: [] };
-    const parsed = JSON.parse(text) as Partial<RecordsFile>;
-    const records = (Array.isArray(parsed.records) ? parsed.records : []).map(validRecord).filter((r): r is RunRecord => !!r);
-    const forgotten = validTombstones(parsed.forgotten);
-    const unique = new Map(notForgotten(records, forgotten).map((r) => [r.id, r]));
-    return { records: [...unique.values()], forgotten };
-  } catch (error) {
-    return { records: [], forgotten: [], problem: `${RECORDS_FILE} could not be read (${(error as Error).message}); it is rebuilt from the sessions` };
-  }
-}
-
-export function saveRecords(file: string, records: readonly RunRecord[], forgotten: readonly Tombstone[] = []): void {
-  const data: RecordsFile = { version: 1, records: notForgotten(records, forgotten), ...(forgotten.length > 0 ? { forgotten: [...forgotten] } : {}) };
-  writeMemoryFile(file, `${JSON.stringify(data)}\n`);
-}
-
 export interface RecordRetention {
   /** Keep records used or made within this many days (index-max-age-days). */
   maxAgeDays: number;
@@ -193,21 +156,4 @@ export function retainRecords(records: readonly RunRecord[], rule: RecordRetenti
     .filter((r) => last(r) >= cutoff)
     .sort((a, b) => last(b) - last(a))
     .slice(0, rule.maxRecords);
-}
-
-/**
- * Adds the records of memory directory `from` that `dir` lacks (an overlapping run's save), and
- * what either was told: tombstones as a union (what one forgot, the merge does not bring back) and
- * marks of a wrong record.
- */
-export function mergeRecords(dir: string, from: string): number {
-  const mine = loadRecords(dir);
-  const theirs = loadRecords(from);
-  const forgotten = unionTombstones(mine.forgotten, theirs.forgotten);
-  const have = new Set(mine.records.map((r) => r.id));
-  const added = notForgotten(theirs.records.filter((r) => !have.has(r.id)), forgotten);
-  const marked = new Map(theirs.records.filter((r) => r.wrong).map((r) => [r.id, r.wrong!]));
-  const records = mine.records.map((r) => (!r.wrong && marked.has(r.id) ? { ...r, wrong: marked.get(r.id)! } : r));
-  if (added.length > 0 || theirs.forgotten.length > 0 || marked.size > 0) saveRecords(path.join(dir, RECORDS_FILE), [...records, ...added], forgotten);
-  return added.length;
 }

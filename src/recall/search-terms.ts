@@ -17,30 +17,28 @@ export const isCardField = (f: Field): boolean => (CARD_FIELDS as readonly strin
 const PATH_NOISE = new Set(['src', 'lib', 'app', 'apps', 'pkg', 'packages', 'internal', 'cmd', 'dist', 'build', 'ts', 'tsx', 'js', 'jsx', 'mjs', 'cjs', 'py', 'rb', 'go', 'rs', 'java', 'kt', 'cs', 'php', 'md', 'json', 'yml', 'yaml', 'toml', 'html', 'css', 'scss', 'index', 'main', 'mod', 'util', 'utils']);
 export const pathStems = (text: string): string[] => stems(text).filter((t) => !PATH_NOISE.has(t));
 
-/** Bumped when stemming or the fields change: stems kept in records of another version are not used. */
-const TERMS_VERSION = 'v3';
+/** Bumped when stemming, the fields or the tag change: stems kept in records of another version are not used. */
+export const TERMS_VERSION = 'v4';
 
 /**
- * What the kept stems were made from, beside the version: a card written or imported after the
- * record's stems were kept (the card writer runs after the run's record is saved) makes them
- * stale. The card's field lengths and a hash of its plain text tell, at a few microseconds a record.
+ * What the kept stems were made from, beside the version: a hash (FNV-1a) of the fields' text and
+ * its length. A record changed after its stems were kept (a card written after the run's record
+ * was saved, an edit, a redaction) makes them stale, and they are worked out again.
  */
-function cardTag(record: RunRecord): string {
-  const c = record.card;
-  if (!c) return '-';
+function wordsTag(fieldText: Record<Field, string>): string {
   let h = 0x811c9dc5;
-  for (let i = 0; i < c.plain.length; i++) h = Math.imul(h ^ c.plain.charCodeAt(i), 0x01000193);
-  const len = (xs: readonly string[]) => xs.reduce((n, x) => n + x.length + 1, 0);
-  return `${(h >>> 0).toString(36)}.${len(c.phrasings)}.${len(c.components)}.${c.cause.length}.${c.fix.length}`;
+  let length = 0;
+  for (const f of FIELDS) {
+    const t = fieldText[f];
+    length += t.length;
+    for (let i = 0; i < t.length; i++) h = Math.imul(h ^ t.charCodeAt(i), 0x01000193);
+    h = Math.imul(h ^ 0x1f, 0x01000193); // between fields: "ab" + "" is not "a" + "b"
+  }
+  return `${(h >>> 0).toString(36)}.${length.toString(36)}`;
 }
 
 /** The record's stems, per field: from what it keeps (record.terms), else worked out and kept there. */
 export function termsOf(record: RunRecord): Record<Field, string[]> {
-  const tag = `${TERMS_VERSION} ${cardTag(record)}`;
-  const kept = record.terms?.startsWith(`${tag}\n`) ? record.terms.split('\n') : undefined;
-  if (kept && kept.length === FIELDS.length + 1) {
-    return Object.fromEntries(FIELDS.map((f, i) => [f, kept[i + 1] ? kept[i + 1]!.split(' ') : []])) as Record<Field, string[]>;
-  }
   const card = record.card;
   const fieldText: Record<Field, string> = {
     title: record.title,
@@ -56,6 +54,11 @@ export function termsOf(record: RunRecord): Record<Field, string[]> {
     cause: card?.cause ?? '',
     fix: card?.fix ?? '',
   };
+  const tag = `${TERMS_VERSION} ${wordsTag(fieldText)}`;
+  const kept = record.terms?.startsWith(`${tag}\n`) ? record.terms.split('\n') : undefined;
+  if (kept && kept.length === FIELDS.length + 1) {
+    return Object.fromEntries(FIELDS.map((f, i) => [f, kept[i + 1] ? kept[i + 1]!.split(' ') : []])) as Record<Field, string[]>;
+  }
   const terms = Object.fromEntries(FIELDS.map((f) => [f, fieldText[f] ? (f === 'paths' ? pathStems : stems)(fieldText[f]) : []])) as Record<Field, string[]>;
   record.terms = [tag, ...FIELDS.map((f) => terms[f].join(' '))].join('\n');
   return terms;

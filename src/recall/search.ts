@@ -7,8 +7,9 @@
  * score, never makes a match on its own. Each hit gets a tier: "likely" when its card carries the
  * match (or, without a card, strong words), else "possible".
  */
+import { basename, MemoryCorpus, normalizePath, telling, type Corpus } from './corpus.js';
 import type { RunRecord } from './records.js';
-import { FIELDS, isCardField, pathStems, termsOf, type Field } from './search-terms.js';
+import { pathStems, type Field } from './search-terms.js';
 import { conceptOf, errorSignatures, mentionedPaths, quotedErrors, stems, synonymsOf } from './text.js';
 
 /** What an event is about, as recall asks (recall/query.ts builds it). */
@@ -94,32 +95,10 @@ export const RELEVANCE_THRESHOLD = 0.1;
 const COMMON_SHARE = 0.25;
 const COMMON_MIN_RECORDS = 20;
 const THREAD_BOOST = 0.5;
-/** File names too common to say two runs touched the same thing. */
-const COMMON_FILES = new Set(['index.ts', 'index.js', 'main.ts', 'main.py', 'readme.md', 'package.json', 'package-lock.json', '__init__.py', 'mod.rs', 'lib.rs', 'utils.ts', 'types.ts', 'index.tsx', 'app.tsx', 'app.ts']);
 
 interface Scored {
   score: number;
   matched: string[];
-}
-
-interface Indexed {
-  record: RunRecord;
-  /** Each field's stems, in order (counted into the postings; read again for feedback). */
-  terms: Record<Field, string[]>;
-  len: Record<Field, number>;
-  paths: Set<string>;
-  basenames: Set<string>;
-  errors: string[];
-}
-
-const normalizePath = (p: string) => p.replace(/^\.?\//, '').replace(/:\d+.*$/, '').toLowerCase();
-const basename = (p: string) => p.slice(p.lastIndexOf('/') + 1);
-
-function indexRecord(record: RunRecord): Indexed {
-  const terms = termsOf(record);
-  const len = Object.fromEntries(FIELDS.map((f) => [f, terms[f].length])) as Record<Field, number>;
-  const paths = new Set([...record.paths, ...record.citations.map((c) => c.path)].map(normalizePath));
-  return { record, terms, len, paths, basenames: new Set([...paths].map(basename).filter((b) => !COMMON_FILES.has(b))), errors: record.errors };
 }
 
 function jaccard(a: string, b: string): number {
@@ -131,55 +110,23 @@ function jaccard(a: string, b: string): number {
 }
 
 export class RecordSearch {
-  private readonly docs: Indexed[];
-  private readonly avg: Record<Field, number>;
-  /** Per stem, the records that have it (which also makes its document frequency) and its BM25F field-weighted frequency in each. */
-  private readonly postings = new Map<string, { docs: number[]; tfs: number[] }>();
-  private readonly byThread = new Map<string, number[]>();
-  private readonly docByRecord = new Map<RunRecord, Indexed>();
+  private readonly corpus: Corpus;
 
+  /** Over `records` (their postings built here), or over a corpus read from the index file (search-file.ts). */
   constructor(
-    records: readonly RunRecord[],
+    records: readonly RunRecord[] | Corpus,
     private readonly now: Date = new Date(),
   ) {
-    this.docs = records.map(indexRecord);
-    // A card field's length is measured against the cards there are: records made before cards do not make every card look long.
-    const among = (f: Field) => (isCardField(f) ? this.docs.filter((d) => d.record.card) : this.docs);
-    this.avg = Object.fromEntries(FIELDS.map((f) => [f, among(f).reduce((s, d) => s + d.len[f], 0) / Math.max(1, among(f).length) || 1])) as Record<Field, number>;
-    // Postings: for each stem, the records that have it with its field-weighted frequency (BM25F),
-    // so that a search looks only at the records that share a word with the query.
-    this.docs.forEach((d, i) => {
-      this.docByRecord.set(d.record, d);
-      for (const f of FIELDS) {
-        const { weight, b } = TUNING;
-        const w = weight[f] / (1 - b[f] + (b[f] * d.len[f]) / this.avg[f]);
-        for (const t of d.terms[f]) {
-          let list = this.postings.get(t);
-          if (!list) this.postings.set(t, (list = { docs: [], tfs: [] }));
-          const last = list.docs.length - 1;
-          // Every occurrence, in every field, adds to the record's one posting for the stem.
-          if (list.docs[last] === i) list.tfs[last]! += w;
-          else {
-            list.docs.push(i);
-            list.tfs.push(w);
-          }
-        }
-      }
-      if (d.record.threadKey) {
-        const list = this.byThread.get(d.record.threadKey);
-        if (list) list.push(i);
-        else this.byThread.set(d.record.threadKey, [i]);
-      }
-    });
+    this.corpus = Array.isArray(records) ? new MemoryCorpus(records as readonly RunRecord[], TUNING) : (records as Corpus);
   }
 
   get size(): number {
-    return this.docs.length;
+    return this.corpus.size;
   }
 
   /** In more than COMMON_SHARE of the records, once there are enough to tell (a few related runs are not "common"). */
   private common(t: string): boolean {
-    return this.docs.length >= COMMON_MIN_RECORDS && (this.dfOf(t) ?? 0) / this.docs.length > COMMON_SHARE;
+    return this.corpus.size >= COMMON_MIN_RECORDS && this.dfOf(t) / this.corpus.size > COMMON_SHARE;
   }
 
   /**
@@ -228,11 +175,11 @@ export class RecordSearch {
   }
 
   private dfOf(t: string): number {
-    return this.postings.get(t)?.docs.length ?? 0;
+    return this.corpus.df(t);
   }
 
   private idf(t: string, minDf = 0): number {
-    const n = this.docs.length;
+    const n = this.corpus.size;
     const df = Math.max(minDf, this.dfOf(t) ?? 0);
     return Math.log(1 + (n - df + 0.5) / (df + 0.5));
   }
@@ -258,7 +205,7 @@ export class RecordSearch {
   private scoreTerms(terms: ReadonlyMap<string, number>): Map<number, Scored> {
     const scores = new Map<number, Scored>();
     for (const [t, qw] of terms) {
-      const list = this.postings.get(t);
+      const list = this.corpus.postings(t);
       if (!list) continue;
       const idf = this.idf(t);
       for (let k = 0; k < list.docs.length; k++) {
@@ -278,7 +225,7 @@ export class RecordSearch {
    * query's weight, or sharing a file, an error or the thread with it.
    */
   search(q: RecallQuery, o: { limit: number; threshold?: number; minConcepts?: number } = { limit: 5 }): Hit[] {
-    if (this.docs.length === 0 || o.limit <= 0) return [];
+    if (this.corpus.size === 0 || o.limit <= 0) return [];
     const threshold = o.threshold ?? RELEVANCE_THRESHOLD;
     let terms = this.queryTerms(q);
     // A word no record has weighs like the rarest word any record has: in a small store, words it
@@ -286,7 +233,7 @@ export class RecordSearch {
     const full = (ts: ReadonlyMap<string, number>) => [...ts].reduce((s, [t, w]) => s + w * this.idf(t, 1), 0) || 1;
     const base = full(new Map([...terms].filter(([, w]) => w >= 1)));
     const queryPaths = new Set([...(q.paths ?? []), ...mentionedPaths(`${q.title}\n${q.text}`)].map(normalizePath));
-    const queryBasenames = new Set([...queryPaths].map(basename).filter((b) => !COMMON_FILES.has(b)));
+    const queryBasenames = new Set(telling([...queryPaths].map(basename)));
     const queryErrors = errorSignatures(q.text);
 
     // Words that come only from the event's error lines and file paths: evidence, not what the event is about.
@@ -297,24 +244,27 @@ export class RecordSearch {
     const proseStems = new Set([...stems(prose), ...stems((q.labels ?? []).join(' '))]);
     const evidenceOnly = new Set([...stems(lines.join('\n')), ...pathStems([...queryPaths].join(' '))].filter((t) => !proseStems.has(t)));
     // The thread's earlier runs are candidates whatever their words; a shared file or error is not.
-    const boosted = new Set<number>(q.threadKey ? (this.byThread.get(q.threadKey) ?? []) : []);
+    const boosted = new Set<number>(q.threadKey ? this.corpus.inThread(q.threadKey) : []);
 
     // What the event itself says, as concepts: a card's sentence is compared with it whole.
     const asked = new Set([...terms].filter(([t, w]) => w >= 1 && !evidenceOnly.has(t)).map(([t]) => t));
     const titled = new Set(stems(q.title).filter((t) => !evidenceOnly.has(t) && !this.common(t)));
+    const docOfHit = new Map<RunRecord, number>();
     const rank = (ts: ReadonlyMap<string, number>): Hit[] => {
       const scored = this.scoreTerms(ts);
       const hits: Hit[] = [];
       for (const i of new Set([...scored.keys(), ...boosted])) {
-        const d = this.docs[i]!;
         const { score, matched } = scored.get(i) ?? { score: 0, matched: [] };
         const relevance = score / base;
-        const sameThread = !!q.threadKey && d.record.threadKey === q.threadKey;
+        const sameThread = !!q.threadKey && this.corpus.threadOf(i) === q.threadKey;
         // Two different things in common, not one said in several words ("login", "SSO", "sign in").
         const concepts = this.concepts(matched.filter((t) => !evidenceOnly.has(t)));
         // The words decide whether a record is related; a shared file or error line only adds to
         // one that is (a different bug in the same file is not related), the same thread always is.
         if (!sameThread && (concepts < (o.minConcepts ?? 2) || relevance < threshold)) continue;
+        // Only now the record itself (read from the index file, and checked, when the corpus is kept there).
+        const d = this.corpus.doc(i);
+        docOfHit.set(d.record, i);
         const reasons = [...matched];
         let boost = 0;
         const shared = [...d.paths].filter((p) => queryPaths.has(p) || queryBasenames.has(basename(p)));
@@ -347,9 +297,9 @@ export class RecordSearch {
     if (top.length > 0) {
       const feedback = new Map<string, number>();
       for (const h of top) {
-        const d = this.docByRecord.get(h.record)!;
+        const i = docOfHit.get(h.record)!;
         for (const f of ['title', 'subject', 'request', 'text'] as const) {
-          for (const t of d.terms[f]) if (!terms.has(t)) feedback.set(t, (feedback.get(t) ?? 0) + TUNING.weight[f] * this.idf(t));
+          for (const t of this.corpus.terms(i, f)) if (!terms.has(t)) feedback.set(t, (feedback.get(t) ?? 0) + TUNING.weight[f] * this.idf(t));
         }
       }
       const extra = [...feedback].sort((a, b) => b[1] - a[1]).slice(0, 8);

@@ -10,6 +10,11 @@ import { sessionIdsIn } from '../../src/memory/merge.js';
 import { turnDigest } from '../../src/memory/store-check.js';
 import { sessionId, storeBytes, writeStore } from '../harness/store-fixture.js';
 import { sentTurnsIn } from '../../src/recall/threads.js';
+import { recallFiles } from '../../src/forget/forget.js';
+import { RECORDS_FILE } from '../../src/memory/layout.js';
+import type { RecallFiles } from '../../src/ports.js';
+import { loadRecords, saveRecords } from '../../src/recall/index-file.js';
+import type { RunRecord } from '../../src/recall/records.js';
 
 const keys = memoryKeys('recall', '7', '1', new Date(0));
 /** The bytes of a small store shaped like OpenCode's, with one session. */
@@ -155,10 +160,11 @@ describe('the Actions cache memory store', () => {
       db.prepare('UPDATE part SET data = ? WHERE rowid = 2').run(JSON.stringify({ type: 'text', text: `git push https://x-access-token:${TOKEN}@github.com/acme/app` }));
       db.close();
     }
-    const packing = (packs: Buffer[], saved: Array<Buffer | undefined>) =>
+    const packing = (packs: Buffer[], saved: Array<Buffer | undefined>, o: { recallFiles?: RecallFiles } = {}) =>
       new ActionsCacheStore({
         memoryDir: dir,
         sentTurns: sentTurnsIn,
+        ...o,
         keys,
         cacheMode: '',
         cache: {
@@ -195,6 +201,22 @@ describe('the Actions cache memory store', () => {
       expect(saved).toEqual([packs[0]]);
       expect(saved[0]!.includes(TOKEN)).toBe(false);
       expect(saved[0]!.includes('[redacted]')).toBe(true);
+    });
+
+    it("takes the credential out of Recall's index with Recall's own redaction: no lower-cased piece of it stays in the stems and postings search keeps", async () => {
+      storeQuotingTheToken();
+      const record: RunRecord = { id: 'run-7-1', kind: 'run', threadKey: 'issue-7', event: 'issues', title: 'Push fails after the token rotation', request: 'push it', outcome: 'answered', text: `The push logged ${TOKEN} before it failed.`, labels: [], paths: [], errors: [], citations: [], links: [], at: '2026-11-01T00:00:00Z', sessionId: sessionId('one') };
+      saveRecords(path.join(dir, RECORDS_FILE), [record]);
+      // What a reader of the cache would look for: the token as search keeps its words, lower-cased and split at its joints.
+      const pieces = /unittesttoken0123456789abcdef/i;
+      expect(fs.readFileSync(path.join(dir, RECORDS_FILE), 'utf8')).toMatch(pieces);
+      const packs: Buffer[] = [];
+      const saved: Array<Buffer | undefined> = [];
+      expect(await packing(packs, saved, { recallFiles }).save()).toEqual({ saved: true, key: keys.primary });
+      const uploaded = saved.at(-1)!.toString('latin1');
+      expect(uploaded).not.toContain(TOKEN);
+      expect(uploaded).not.toMatch(pieces);
+      expect(loadRecords(dir).records.map((r) => r.id)).toEqual(['run-7-1']); // the record stays, redacted
     });
 
     it('rebuilds the file and packs again when an old copy of a row still holds a credential; only the clean pack is uploaded', async () => {

@@ -7,7 +7,8 @@ import { forgetRecord } from '../../src/forget/forget.js';
 import { cleaner, parseLines } from '../../src/import/imported.js';
 import { describeImport, importInto } from '../../src/import/import.js';
 import { RECORDS_FILE } from '../../src/memory/layout.js';
-import { loadRecords, saveRecords, type RunRecord } from '../../src/recall/records.js';
+import { loadRecords, saveRecords } from '../../src/recall/index-file.js';
+import type { RunRecord } from '../../src/recall/records.js';
 import { sessionId, writeStore } from '../harness/store-fixture.js';
 
 const NOW = new Date('2026-11-20T00:00:00Z');

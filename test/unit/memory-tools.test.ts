@@ -8,7 +8,7 @@ import { installTools } from '../../src/agent/launcher.js';
 import type { Task } from '../../src/ports.js';
 import { MemoryIndex } from '../../src/recall/memory-index.js';
 import { RECORDS_FILE } from '../../src/memory/layout.js';
-import { saveRecords } from '../../src/recall/records.js';
+import { saveRecords } from '../../src/recall/index-file.js';
 import { sessionId, writeStore } from '../harness/store-fixture.js';
 
 const task: Task = { title: 'issue #9: totals', prompt: 'p', query: { title: 'totals', text: '' }, event: 'issues #9', threadKey: 'issue-9', deliveryId: 'd', kind: 'conversation' };

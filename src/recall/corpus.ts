@@ -1,0 +1,128 @@
+/**
+ * What search ranks over (RFC-006 "Speed"): the records, and per stem the records that have it
+ * with its BM25F field-weighted frequency in each. Two kinds: built here in memory from the
+ * records (the way every search worked before), and read from the postings kept in the index
+ * file (search-file.ts), which start-up uses so that it neither parses every record nor builds
+ * the postings again. Both give the same numbers for the same records: the weights are applied
+ * here, to counts, in the same order.
+ */
+import type { RunRecord } from './records.js';
+import { FIELDS, isCardField, termsOf, type Field } from './search-terms.js';
+
+/** A record as search reads it past the gate: its files and error lines, for the boosts. */
+export interface Doc {
+  record: RunRecord;
+  paths: Set<string>;
+  basenames: Set<string>;
+  errors: string[];
+}
+
+export interface Corpus {
+  readonly size: number;
+  /** Records that have stem `t`. */
+  df(t: string): number;
+  /** Per stem, the records that have it (ascending) and its field-weighted frequency in each. */
+  postings(t: string): { docs: number[]; tfs: number[] } | undefined;
+  /** The thread of record `i`, without reading the rest of it. */
+  threadOf(i: number): string;
+  /** The records of a thread. */
+  inThread(threadKey: string): number[];
+  doc(i: number): Doc;
+  /** Record `i`'s stems in field `f`, in order (pseudo-relevance feedback reads them). */
+  terms(i: number, f: Field): string[];
+}
+
+/** The ranker's field weights and length normalization (search.ts TUNING, measured). */
+export interface FieldTuning {
+  weight: Record<Field, number>;
+  b: Record<Field, number>;
+}
+
+/** File names too common to say two runs touched the same thing. */
+const COMMON_FILES = new Set(['index.ts', 'index.js', 'main.ts', 'main.py', 'readme.md', 'package.json', 'package-lock.json', '__init__.py', 'mod.rs', 'lib.rs', 'utils.ts', 'types.ts', 'index.tsx', 'app.tsx', 'app.ts']);
+export const normalizePath = (p: string) => p.replace(/^\.?\//, '').replace(/:\d+.*$/, '').toLowerCase();
+export const basename = (p: string) => p.slice(p.lastIndexOf('/') + 1);
+export const telling = (basenames: Iterable<string>) => [...basenames].filter((b) => !COMMON_FILES.has(b));
+
+export function docOf(record: RunRecord): Doc {
+  const paths = new Set([...record.paths, ...record.citations.map((c) => c.path)].map(normalizePath));
+  return { record, paths, basenames: new Set(telling([...paths].map(basename))), errors: record.errors };
+}
+
+/**
+ * The average length of each field, over the records that can have it: a card field's over the
+ * records with a card (records made before cards do not make every card look long). Sums of
+ * whole numbers, so the order they are added in does not change the result.
+ */
+export function averageLengths(sum: Record<Field, number>, records: number, carded: number): Record<Field, number> {
+  return Object.fromEntries(FIELDS.map((f) => [f, sum[f] / Math.max(1, isCardField(f) ? carded : records) || 1])) as Record<Field, number>;
+}
+
+/** A field's weight for one occurrence in a record whose field is `len` long (BM25F). */
+export const fieldWeight = (t: FieldTuning, f: Field, len: number, avg: Record<Field, number>) => t.weight[f] / (1 - t.b[f] + (t.b[f] * len) / avg[f]);
+
+/** The corpus of `records`, built in memory. */
+export class MemoryCorpus implements Corpus {
+  private readonly docs: Doc[];
+  private readonly fieldTerms: Array<Record<Field, string[]>>;
+  private readonly lists = new Map<string, { docs: number[]; tfs: number[] }>();
+  private readonly byThread = new Map<string, number[]>();
+
+  constructor(records: readonly RunRecord[], tuning: FieldTuning) {
+    this.docs = records.map(docOf);
+    this.fieldTerms = records.map(termsOf);
+    const sum = Object.fromEntries(FIELDS.map((f) => [f, 0])) as Record<Field, number>;
+    for (const terms of this.fieldTerms) for (const f of FIELDS) sum[f] += terms[f].length;
+    const avg = averageLengths(sum, records.length, records.filter((r) => r.card).length);
+    this.docs.forEach((d, i) => {
+      const terms = this.fieldTerms[i]!;
+      for (const f of FIELDS) {
+        const w = fieldWeight(tuning, f, terms[f].length, avg);
+        for (const t of terms[f]) {
+          let list = this.lists.get(t);
+          if (!list) this.lists.set(t, (list = { docs: [], tfs: [] }));
+          const last = list.docs.length - 1;
+          // Every occurrence, in every field, adds to the record's one posting for the stem.
+          if (list.docs[last] === i) list.tfs[last]! += w;
+          else {
+            list.docs.push(i);
+            list.tfs.push(w);
+          }
+        }
+      }
+      if (d.record.threadKey) {
+        const list = this.byThread.get(d.record.threadKey);
+        if (list) list.push(i);
+        else this.byThread.set(d.record.threadKey, [i]);
+      }
+    });
+  }
+
+  get size(): number {
+    return this.docs.length;
+  }
+
+  df(t: string): number {
+    return this.lists.get(t)?.docs.length ?? 0;
+  }
+
+  postings(t: string) {
+    return this.lists.get(t);
+  }
+
+  threadOf(i: number): string {
+    return this.docs[i]!.record.threadKey;
+  }
+
+  inThread(threadKey: string): number[] {
+    return this.byThread.get(threadKey) ?? [];
+  }
+
+  doc(i: number): Doc {
+    return this.docs[i]!;
+  }
+
+  terms(i: number, f: Field): string[] {
+    return this.fieldTerms[i]![f];
+  }
+}

@@ -1,0 +1,249 @@
+/**
+ * Start-up search over the postings kept in the index file (search-file.ts, RFC-006 "Speed"): the
+ * same hits, scores, tiers and records as searching the records themselves, on a store grown from
+ * the relevance set; and a file changed after its save, or forged by a writer of the cache, is
+ * never trusted: search falls back to the records, and what it shows is what the records say.
+ */
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { RecalledWork } from '../../src/ports.js';
+import { loadRecords, mergeRecords, redactRecords, saveRecords } from '../../src/recall/index-file.js';
+import { MemoryIndex } from '../../src/recall/memory-index.js';
+import { RECORDS_FILE } from '../../src/memory/layout.js';
+import type { RunRecord } from '../../src/recall/records.js';
+import { keepPostings, sha256, type KeptPostings } from '../../src/recall/search-file.js';
+import { loadCards, recordOf } from '../../bench/relevance/evaluate.js';
+import { HELDOUT_EVENTS } from '../../bench/relevance/heldout.js';
+import { EVENTS, PAST_RUNS } from '../../bench/relevance/ledgerly.js';
+import { THIRD_EVENTS } from '../../bench/relevance/third.js';
+import { sessionId } from '../harness/store-fixture.js';
+
+const NOW = new Date(Date.UTC(2026, 10, 23));
+const CARDS = loadCards('ledgerly');
+const ALL_EVENTS = [...EVENTS, ...HELDOUT_EVENTS, ...THIRD_EVENTS];
+
+/**
+ * The relevance set's past runs `copies` times over, as a store holds them: most with their card,
+ * some without, some failed, findings sharing their run's session, citations, older copies in
+ * threads of their own.
+ */
+function grown(copies: number): RunRecord[] {
+  const records: RunRecord[] = [];
+  for (let c = 0; c < copies; c++) {
+    PAST_RUNS.forEach((run, i) => {
+      const { card, ...r } = recordOf(run, new Date(NOW.getTime() - c * 7 * 86_400_000), CARDS?.get(run.id));
+      const common = { threadKey: c === 0 ? r.threadKey : `${r.threadKey}-${c}`, sessionId: sessionId(`s${c}n${i}`) };
+      records.push({
+        ...r,
+        ...common,
+        id: `${r.id}-${c}`,
+        outcome: (i + c) % 9 === 0 ? 'failed' : 'answered',
+        ...((i + c) % 4 === 3 || !card ? {} : { card }),
+        ...(i % 5 === 0 && r.paths[0] ? { citations: [{ path: r.paths[0], line: 3 }] } : {}),
+      });
+      if (i % 6 === 0) records.push({ ...r, ...common, id: `finding-${r.id}-${c}`, kind: 'finding', outcome: 'finding', subject: r.title, text: r.text.slice(0, 240), why: 'It came back twice.' });
+    });
+  }
+  return records;
+}
+
+/** What recall hands the prompt, whole: the record as shown, its score, tier, reasons and citations. */
+const shown = (ws: readonly RecalledWork[]) => ws.map((w) => ({ id: w.record.id, score: w.score, tier: w.tier, matched: w.matched, citations: w.citations, sessionLive: w.sessionLive, record: w.record }));
+
+let root: string;
+beforeEach(() => {
+  root = fs.mkdtempSync(path.join(os.tmpdir(), 'recall-postings-'));
+});
+afterEach(() => {
+  fs.rmSync(root, { recursive: true, force: true });
+});
+
+function dirWith(name: string, write: (file: string) => void): string {
+  const dir = path.join(root, name);
+  fs.mkdirSync(dir, { recursive: true });
+  write(path.join(dir, RECORDS_FILE));
+  return dir;
+}
+
+const open = (dir: string) => new MemoryIndex({ memoryDir: dir, workingFile: path.join(dir, 'working.json'), workspace: root, threadOf: () => undefined, clock: () => NOW });
+/** The index file as a Recall before kept postings wrote it: searched the old way, over the records parsed whole. */
+const oldFormat = (records: readonly RunRecord[], forgotten: unknown[] = []) => (file: string) => fs.writeFileSync(file, JSON.stringify({ version: 1, records, forgotten }));
+
+/**
+ * The index file rewritten as a writer of the cache can: its records (and tombstones) edited,
+ * laid out as Recall lays them out, with the postings line kept as it was, or made anew to fit the
+ * edited records (the hash is no secret) and then edited too.
+ */
+function rewrite(file: string, o: { records?: (rs: RunRecord[]) => RunRecord[]; forgotten?: unknown[]; postings?: 'keep' | ((p: KeptPostings) => void) }) {
+  const text = fs.readFileSync(file, 'utf8');
+  const parsed = JSON.parse(text) as { records: RunRecord[]; forgotten: unknown[] };
+  const records = o.records ? o.records(parsed.records) : parsed.records;
+  const body = `"forgotten":${JSON.stringify(o.forgotten ?? parsed.forgotten)},"records":[\n${records.map((r) => JSON.stringify(r)).join(',\n')}\n]}\n`;
+  let first = text.slice(0, text.indexOf('\n'));
+  if (o.postings !== 'keep') {
+    const postings: KeptPostings = { ...keepPostings(records), sha256: sha256(Buffer.from(body)) };
+    o.postings?.(postings);
+    first = `{"version":1,"search":${JSON.stringify(postings)},`;
+  }
+  fs.writeFileSync(file, `${first}\n${body}`);
+}
+
+describe('search over the kept postings', () => {
+  it('recalls what searching the records recalls, for every event of the relevance sets: the same records, scores, tiers, reasons', () => {
+    const records = grown(6);
+    expect(records.length).toBeGreaterThan(400);
+    const kept = dirWith('kept', (f) => saveRecords(f, records));
+    const old = dirWith('old', oldFormat(records));
+    const sessionOf = new Map(records.map((r) => [r.id.replace(/-\d+$/, ''), r.sessionId!]));
+    const searchRecords = open(old); // recall builds the postings from the records for every search
+    let hits = 0;
+    let likely = 0;
+    let excludedChanged = 0;
+    for (const [k, e] of ALL_EVENTS.entries()) {
+      const query = { title: e.title, text: e.text, ...(e.labels ? { labels: e.labels } : {}), ...(e.paths ? { paths: e.paths } : {}), ...(e.threadKey ? { threadKey: e.threadKey } : {}) };
+      // As start-up asks; as start-up asks in a thread that continues a session (left out); as the agent's memory_search asks.
+      const exclude = sessionOf.get(e.relevant[0] ?? '') ?? records[k]!.sessionId!;
+      const options = [{ limit: 5 }, { limit: 5, excludeSession: exclude }, { limit: 8, threshold: 0.08, minConcepts: 1 }][k % 3]!;
+      const fast = open(kept);
+      const got = fast.recall(query, options);
+      expect(fast.searching).toBe('kept postings');
+      const want = searchRecords.recall(query, options);
+      expect(shown(got), `${e.id} ${JSON.stringify(options)}`).toEqual(shown(want));
+      hits += got.length;
+      likely += got.filter((w) => w.tier === 'likely').length;
+      if (options.excludeSession && JSON.stringify(shown(open(kept).recall(query, { limit: 5 }))) !== JSON.stringify(shown(got))) excludedChanged++;
+    }
+    // Not an equality of empty lists: most events recall something, both tiers occur, leaving a session out changes results.
+    expect(hits).toBeGreaterThan(ALL_EVENTS.length * 2);
+    expect(likely).toBeGreaterThan(20);
+    expect(excludedChanged).toBeGreaterThan(5);
+  });
+
+  it('a recall marks what it recalled as used, and the save keeps the mark and the postings', () => {
+    const dir = dirWith('store', (f) => saveRecords(f, grown(2)));
+    const index = open(dir);
+    const got = index.recall({ title: 'CSV export is missing the header line', text: 'The exported CSV file starts with data.' }, { limit: 3 });
+    expect(got.length).toBeGreaterThan(0);
+    index.save();
+    const saved = loadRecords(root, { workingFile: path.join(dir, 'working.json') }).records;
+    expect(saved.filter((r) => r.usedAt === NOW.toISOString()).map((r) => r.id).sort()).toEqual(got.map((w) => w.record.id).sort());
+    fs.copyFileSync(path.join(dir, 'working.json'), path.join(dir, RECORDS_FILE));
+    expect(open(dir).searching).toBe('kept postings');
+  });
+
+  it('a record added in the run is searched: the records change, and search goes over them', () => {
+    const dir = dirWith('store', (f) => saveRecords(f, grown(2)));
+    const index = open(dir);
+    const run = { task: { threadKey: 'issue-900', event: 'issues', title: 'x', query: { title: 'x', text: 'x' } } as never, runId: '900' };
+    index.addFinding({ subject: 'Quokka importer overflows', fact: 'The quokka importer overflows its wombat buffer.', citations: [], why: 'quokka imports crash' }, run);
+    expect(index.searching).toBe('records');
+    expect(index.recall({ title: 'Quokka import crash', text: 'The quokka importer crashes with a wombat buffer overflow.' }, { limit: 3 })[0]?.record.id).toBe('finding-900-1');
+  });
+
+  it('merging an overlapping run\'s records writes postings that fit the merged records', () => {
+    const records = grown(2);
+    const mine = dirWith('mine', (f) => saveRecords(f, records.slice(0, 70)));
+    const theirs = dirWith('theirs', (f) => saveRecords(f, records.slice(50)));
+    expect(mergeRecords(mine, theirs)).toBe(records.length - 70);
+    const old = dirWith('old', oldFormat(records));
+    const query = { title: 'Password reset email not delivered', text: 'Users never get the reset email.' };
+    const fast = open(mine);
+    expect(shown(fast.recall(query, { limit: 5 }))).toEqual(shown(open(old).recall(query, { limit: 5 })));
+    expect(fast.searching).toBe('kept postings');
+  });
+});
+
+describe('kept postings that do not fit the records', () => {
+  const query = { title: 'SSO login loops back to the login page on Safari', text: 'Safari users are sent back to the sign-in page after SSO.' };
+
+  it('records changed after the save (the postings kept as they were) are searched as they now are: the hash tells', () => {
+    const records = grown(2);
+    const dir = dirWith('store', (f) => saveRecords(f, records));
+    const before = open(dir).recall(query, { limit: 5 });
+    const target = before[0]!.record;
+    const word = before[0]!.matched.find((m) => target.terms!.split(/\s/).includes(m) && m.length >= 4)!;
+    // A writer of the cache takes the word out of the top hit (its kept stems too, their count unchanged), leaving the postings.
+    const swap = (s: string) => s.split(/(\s)/).map((w) => (w === word ? 'qqqq' : w)).join('');
+    rewrite(path.join(dir, RECORDS_FILE), { records: (rs) => rs.map((r) => (r.id === target.id ? { ...r, terms: swap(r.terms!) } : r)), postings: 'keep' });
+    const tampered = JSON.parse(fs.readFileSync(path.join(dir, RECORDS_FILE), 'utf8')) as { records: RunRecord[] };
+    const old = dirWith('old', oldFormat(tampered.records));
+    const index = open(dir);
+    const got = index.recall(query, { limit: 5 });
+    expect(index.searching).toBe('records');
+    expect(shown(got)).toEqual(shown(open(old).recall(query, { limit: 5 })));
+    expect(shown(got)).not.toEqual(shown(before)); // the change mattered: searched by the kept postings, the hit would rank as it did
+  });
+
+  it('a forgotten record a writer of the cache puts back, with postings made to fit, is not recalled', () => {
+    const records = grown(2);
+    const hit = open(dirWith('probe', (f) => saveRecords(f, records))).recall(query, { limit: 1 })[0]!.record;
+    const tombstone = { id: hit.id, sessions: [], by: '@maintainer', at: NOW.toISOString() };
+    const dir = dirWith('store', (f) => saveRecords(f, records, [tombstone]));
+    expect(loadRecords(dir).records.some((r) => r.id === hit.id)).toBe(false);
+    rewrite(path.join(dir, RECORDS_FILE), { records: (rs) => [...rs, records.find((r) => r.id === hit.id)!] });
+    const index = open(dir);
+    expect(index.recall(query, { limit: 5 }).map((w) => w.record.id)).not.toContain(hit.id);
+    expect(index.searching).toBe('records');
+  });
+
+  it('a forged record is checked before it is shown, as any record read from memory', () => {
+    const records = grown(2);
+    const dir = dirWith('store', (f) => saveRecords(f, records));
+    const hit = open(dir).recall(query, { limit: 1 })[0]!.record;
+    rewrite(path.join(dir, RECORDS_FILE), {
+      records: (rs) => rs.map((r) => (r.id === hit.id ? { ...r, citations: [{ path: '/etc/passwd', line: 1 }, { path: '../outside.ts', line: 1 }], links: ['javascript:alert(1)'] } : r)),
+    });
+    const got = open(dir).recall(query, { limit: 5 }).find((w) => w.record.id === hit.id)!;
+    expect(got.record.citations).toEqual([]);
+    expect(got.record.links).toEqual([]);
+  });
+
+  it('a broken or forged file degrades to searching the records, never a crash', () => {
+    const records = grown(2);
+    const hit = open(dirWith('probe', (f) => saveRecords(f, records))).recall(query, { limit: 1 })[0]!.record;
+    const forgeries: Array<[string, (file: string) => void]> = [
+      ['a record no longer one Recall writes', (f) => rewrite(f, { records: (rs) => rs.map((r) => (r.id === hit.id ? { ...r, kind: 'shell' as never } : r)) })],
+      ['postings naming a record past the end', (f) => rewrite(f, { postings: (p) => (p.lists[0] = `${p.lists[0]},zzzA`, (p.df[0]! += 1)) })],
+      ['postings out of order', (f) => rewrite(f, { postings: (p) => (p.lists[p.stems.indexOf('safari')] = `5A,0A`) })],
+      ['a count the record has not the words for', (f) => rewrite(f, { postings: (p) => (p.lists[p.stems.indexOf('safari')] = p.lists[p.stems.indexOf('safari')]!.replace(/[A-L]\d*/, 'A999999')) })],
+      ['field lengths that are not the records\'', (f) => rewrite(f, { postings: (p) => (p.lens = p.lens.map((l) => l + 1)) })],
+      ['a wrong number of records', (f) => rewrite(f, { postings: (p) => (p.sessions.pop(), p.threads.pop(), (p.cards = p.cards.slice(1)), (p.lens = p.lens.slice(12))) })],
+      ['postings of another version', (f) => rewrite(f, { postings: (p) => (p.v = 'p0') })],
+      ['garbage for postings', (f) => fs.writeFileSync(f, fs.readFileSync(f, 'utf8').replace(/^[^\n]*/, '{"version":1,"search":"garbage",'))],
+      ['the file cut short', (f) => fs.truncateSync(f, Math.floor(fs.statSync(f).size * 0.7))],
+    ];
+    for (const [name, forge] of forgeries) {
+      const dir = dirWith(name.replace(/\W+/g, '-'), (f) => saveRecords(f, records));
+      forge(path.join(dir, RECORDS_FILE));
+      const slow = open(dir);
+      (slow as unknown as { kept?: unknown }).kept = undefined; // the same file, searched over its records parsed whole
+      const want = slow.recall(query, { limit: 5 });
+      const index = open(dir);
+      expect(shown(index.recall(query, { limit: 5 })), name).toEqual(shown(want));
+      expect(index.searching, name).toBe('records');
+      if (name === 'the file cut short') expect(index.problem).toMatch(/could not be read/);
+      else expect(want.length, name).toBeGreaterThan(0);
+    }
+  });
+});
+
+describe('credentials in the index', () => {
+  it('taken out of a record, leave no piece in the stems kept with it or in the postings, and search still reads the kept postings', () => {
+    const secret = 'ghp_SecretSecret123XYZabc';
+    const leaked = { ...grown(1)[0]!, id: 'run-77-1', title: 'Deploy key rotation broke the nightly job', text: `The nightly job logged its token ${secret} before failing on the deploy key.` };
+    const dir = dirWith('store', (f) => saveRecords(f, [...grown(1), leaked]));
+    const file = path.join(dir, RECORDS_FILE);
+    // What a reader of the cache looks for: the token as search keeps its words, lower-cased and split at its joints.
+    const pieces = /secretsecret123xyzabc/i;
+    expect(fs.readFileSync(file, 'utf8')).toMatch(pieces);
+    expect(redactRecords(dir, [secret])).toBe(1);
+    const text = fs.readFileSync(file, 'utf8');
+    expect(text).not.toContain(secret);
+    expect(text).not.toMatch(pieces);
+    const index = open(dir);
+    expect(index.recall({ title: 'Nightly job fails after the deploy key rotation', text: 'The deploy key was rotated and the nightly job broke.' }, { limit: 3 })[0]?.record.id).toBe('run-77-1');
+    expect(index.searching).toBe('kept postings');
+  });
+});
