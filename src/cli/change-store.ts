@@ -31,13 +31,15 @@ export const SIGNED_HELP = `A signed memory needs RECALL_MEMORY_SIGNING_KEY set 
 only memory a restore with that key would use is changed: memory signed with another key, never
 signed, or changed since it was signed is refused, and nothing is written.`;
 
+/** A manifest's field, when it is a string. */
+const text = (value: unknown) => (typeof value === 'string' ? value : undefined);
+
 /**
  * The manifest of a memory folder changed in place, written again: the same key, place and earlier
  * snapshots, signed with `signingKey` (the next restore checks the files against it).
  */
 export function resignManifest(folder: string, manifest: ReturnType<typeof readManifest>, signingKey: string | undefined): void {
   if (!fs.existsSync(path.join(folder, MANIFEST_FILE))) return;
-  const text = (value: unknown) => (typeof value === 'string' ? value : undefined);
   const earlier = Array.isArray(manifest?.earlier) ? manifest.earlier.filter((k): k is string => typeof k === 'string') : undefined;
   writeManifest(folder, { now: new Date(), signingKey, earlier, key: text(manifest?.key), place: text(manifest?.place) });
 }
@@ -62,8 +64,7 @@ export function signingKeyFor(dir: string, where: string, command: string, io: {
   }
   // The key and place it says it was saved under: the change keeps them (resignManifest), so a
   // snapshot moved from elsewhere is still refused where it does not belong.
-  const text = (value: unknown) => (typeof value === 'string' ? value : '');
-  const check = checkMemory(dir, { signingKey, restoredAs: { key: text(manifest?.key), place: text(manifest?.place) } });
+  const check = checkMemory(dir, { signingKey, restoredAs: { key: text(manifest?.key) ?? '', place: text(manifest?.place) ?? '' } });
   if (check.verdict === 'corrupted') {
     throw new StoreError(
       `${where}: ${check.detail}, so ${command} changes nothing (signed again, it would be trusted). If RECALL_MEMORY_SIGNING_KEY is its memory-signing-key, someone else wrote this memory: point --store at an earlier snapshot or delete it to start afresh; memory never signed is changed without the key`,

@@ -31,7 +31,7 @@ import { projectMemoryPath } from './project-memory.js';
 import { openStorePath, storeFolder } from './store-path.js';
 import { forgetCommand } from './forget-cli.js';
 import { importCommand } from './import-cli.js';
-import { OUT_HELP, resignManifest, SIGNED_HELP, signingKeyFor } from './change-store.js';
+import { openForChange, OUT_HELP, SIGNED_HELP } from './change-store.js';
 
 const STORE_HELP = `PATH is the memory folder \`recall run\` prints (the newest snapshot in it is read), a
 snapshot folder, a memory folder as Recall restores it (the one holding opencode.db), or an Actions
@@ -285,12 +285,13 @@ async function prune(store: string, v: Record<string, string | boolean | undefin
   const num = (flag: string, fallback: number) => wholeNumber(v[flag] as string | undefined, flag, fallback, name, 0);
   const rule = { maxSessions: num('max-sessions', 50), maxAgeDays: num('max-age-days', 30) };
   const retention = num('record-retention-days', DEFAULT_RECORD_RETENTION.maxAgeDays);
-  const folder = storeFolder(store, name);
-  // A pruned store gets a new manifest: a signed one needs the key, and with the key it must be memory signed with it.
-  const { manifest, signingKey } = v.write ? signingKeyFor(folder, folder, name, io) : { manifest: undefined, signingKey: undefined };
-  const scratch = fs.mkdtempSync(path.join(os.tmpdir(), 'recall-memory-'));
+  const folder = storeFolder(store, name); // an archive file is refused: prune has no --out
+  // --write changes the folder as forget and import do (change-store.ts): on a checked copy, kept
+  // file by file, the manifest signed again; a signed store needs the key, and with it must be memory signed with it.
+  const scratch = v.write ? undefined : fs.mkdtempSync(path.join(os.tmpdir(), 'recall-memory-'));
+  const opened = v.write ? await openForChange(folder, undefined, name, io) : { dir: (await openStorePath(folder, scratch!, name)).dir, keep: async () => undefined, close: () => fs.rmSync(scratch!, { recursive: true, force: true }) };
   try {
-    const { dir } = await openStorePath(folder, scratch, name);
+    const { dir } = opened;
     const index = openIndex(dir, workspace, retention);
     const doomed = sessionsToPrune(index.sessions(), rule, new Date()).map((s) => s.id);
     const bytes = index.sizeOf(doomed);
@@ -301,11 +302,10 @@ async function prune(store: string, v: Record<string, string | boolean | undefin
     io.out(`${v.write ? 'Dropped' : 'Would drop'} ${dropped} record(s) past ${retention} days; ${index.all().length} remain.`);
     if (!v.write) return;
     index.save(); // the index with every pruned session's record (rebuilt where it had none)
-    fs.copyFileSync(path.join(dir, RECORDS_FILE), path.join(folder, RECORDS_FILE));
-    deleteSessions(path.join(folder, DATABASE_FILE), doomed);
+    deleteSessions(path.join(dir, DATABASE_FILE), doomed);
     // The snapshot stays what it was: the same key, place and earlier snapshots, signed again.
-    resignManifest(folder, manifest, signingKey);
+    await opened.keep([RECORDS_FILE, DATABASE_FILE]);
   } finally {
-    fs.rmSync(scratch, { recursive: true, force: true });
+    opened.close();
   }
 }
