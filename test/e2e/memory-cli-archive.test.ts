@@ -14,8 +14,8 @@ import * as path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { unpackArchiveFile } from '../../src/memory/cache-archive.js';
 import { unstamped } from '../harness/cache-service.js';
-import { freshRunner, REPO_ROOT } from '../harness/runner.js';
-import { spawned } from '../harness/spawned.js';
+import { freshRunner } from '../harness/runner.js';
+import { recallInShell } from '../harness/spawned.js';
 import { startWorld, type World } from '../harness/world.js';
 
 const KEY = 'a-long-random-signing-secret-0123456789';
@@ -32,13 +32,8 @@ const namesOf = (file: string) => execFileSync('tar', ['-tf', '-'], { input: tar
 
 let world: World;
 
-/** `node dist/cli/index.js ARGS` in bash from the clone, as the README has people run it (Node 24 first on PATH, as npm puts it). */
-function recall(args: string, env: Record<string, string> = {}): Promise<{ code: number; stdout: string; stderr: string }> {
-  return spawned('bash', ['-c', `node dist/cli/index.js ${args}`], {
-    cwd: REPO_ROOT,
-    env: { ...process.env, PATH: `${path.dirname(process.execPath)}:${process.env.PATH ?? ''}`, HOME: path.join(world.root, 'home'), OPENCODE_DISABLE_MODELS_FETCH: '1', npm_config_registry: 'http://127.0.0.1:9/', ...env },
-  });
-}
+/** The CLI in bash from the clone, as the README has people run it. */
+const recall = (args: string, env: Record<string, string> = {}) => recallInShell(args, path.join(world.root, 'home'), env);
 
 /** The ids `memory search --event TASK --json` lists on `store`, with their tiers. */
 async function recalled(store: string, task: string): Promise<Array<{ id: string; tier: string }>> {

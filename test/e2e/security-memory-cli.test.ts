@@ -15,8 +15,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { unpackArchiveFile, writeArchiveFile } from '../../src/memory/cache-archive.js';
 import { checkMemory, readManifest, writeManifest } from '../../src/memory/integrity.js';
 import { unstamped } from '../harness/cache-service.js';
-import { freshRunner, REPO_ROOT } from '../harness/runner.js';
-import { spawned } from '../harness/spawned.js';
+import { freshRunner } from '../harness/runner.js';
+import { recallInShell } from '../harness/spawned.js';
 import { startWorld, type World } from '../harness/world.js';
 
 const KEY = 'a-long-random-signing-secret-0123456789';
@@ -39,13 +39,8 @@ const hashOf = (dir: string): string[] =>
 
 let world: World;
 
-/** `node dist/cli/index.js ARGS` in bash from the clone, as the README has people run it (Node 24 first on PATH, as npm puts it). */
-function recall(args: string, env: Record<string, string> = {}): Promise<{ code: number; stdout: string; stderr: string }> {
-  return spawned('bash', ['-c', `node dist/cli/index.js ${args}`], {
-    cwd: REPO_ROOT,
-    env: { ...process.env, PATH: `${path.dirname(process.execPath)}:${process.env.PATH ?? ''}`, HOME: path.join(world.root, 'home'), OPENCODE_DISABLE_MODELS_FETCH: '1', npm_config_registry: 'http://127.0.0.1:9/', ...env },
-  });
-}
+/** The CLI in bash from the clone, as the README has people run it. */
+const recall = (args: string, env: Record<string, string> = {}) => recallInShell(args, path.join(world.root, 'home'), env);
 
 /** What an attacker who can write a memory folder does to it, and why a restore with the key refuses the result. */
 type Attack = { name: string; why: string; forge: (dir: string, index: string) => void };

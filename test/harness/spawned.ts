@@ -4,6 +4,8 @@
  * test instead of holding it.
  */
 import { spawn, type SpawnOptions } from 'node:child_process';
+import * as path from 'node:path';
+import { REPO_ROOT } from './runner.js';
 
 export function spawned(file: string, args: string[], options: SpawnOptions, timeoutMs = 120_000): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve, reject) => {
@@ -18,5 +20,16 @@ export function spawned(file: string, args: string[], options: SpawnOptions, tim
       clearTimeout(timer);
       resolve({ code: code ?? 1, stdout, stderr });
     });
+  });
+}
+
+/**
+ * `node dist/cli/index.js ARGS` in bash from the clone, as the README has people run it: the test's
+ * inherited environment with Node 24 first on PATH (as npm puts it), HOME `home`, OpenCode offline.
+ */
+export function recallInShell(args: string, home: string, env: Record<string, string> = {}): Promise<{ code: number; stdout: string; stderr: string }> {
+  return spawned('bash', ['-c', `node dist/cli/index.js ${args}`], {
+    cwd: REPO_ROOT,
+    env: { ...process.env, PATH: `${path.dirname(process.execPath)}:${process.env.PATH ?? ''}`, HOME: home, OPENCODE_DISABLE_MODELS_FETCH: '1', npm_config_registry: 'http://127.0.0.1:9/', ...env },
   });
 }
