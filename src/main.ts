@@ -98,6 +98,16 @@ async function main(env: NodeJS.ProcessEnv): Promise<void> {
 
   const layout = memoryLayout(env.RUNNER_TEMP || os.tmpdir());
   const credentials = () => runCredentials(env, layout.agentStateDir);
+  // The folder the agent works in, and what publish needs of it, read before the agent runs: its git
+  // commands run while the thread is answered and read (RFC-003, "Startup costs"); awaited below,
+  // where a bad checkout-path is said in the thread.
+  const found = findCheckout(env.GITHUB_WORKSPACE || process.cwd(), inputs.checkoutPath, {
+    pathEnv: env.PATH,
+    home: path.join(layout.root, 'git-home'),
+    skip: recallFolders(env, layout),
+    log: { info: core.info, warning: core.warning },
+  });
+  found.catch(() => undefined);
   const reporter: Reporter = subject
     ? new ThreadReporter({ api, trigger: { ...trigger, subject }, pull, runUrl, warn: core.warning, info: core.info, onWorking: saveWorkingComment })
     : silentReporter;
@@ -137,13 +147,7 @@ async function main(env: NodeJS.ProcessEnv): Promise<void> {
     // What the agent does, in the log and (where someone waits) the thread: what is shown there goes out like every comment.
     const show = reporter.progress?.bind(reporter);
     const checklist = (progress = new Progress({ log: core.info, minIntervalMs: PROGRESS_INTERVAL_MS, redact: (text) => redactCredentials(text, credentials()), ...(show ? { show: (text: string) => show(outbound(text, credentials(), ctx.serverUrl)) } : {}) }));
-    // The folder the agent works in, and what publish needs of it, read before the agent runs.
-    const checkout = await findCheckout(env.GITHUB_WORKSPACE || process.cwd(), inputs.checkoutPath, {
-      pathEnv: env.PATH,
-      home: path.join(layout.root, 'git-home'),
-      skip: recallFolders(env, layout),
-      log: { info: core.info, warning: core.warning },
-    });
+    const checkout = await found;
     // Recall commits and pushes what the agent changed, with its own token (RFC-007); an automatic
     // review only comments (a person asks for the fix), and an outsider's run changes nothing.
     const publisher = trigger.mode === 'review' || outsider ? undefined : changePublisher(env, inputs, ctx, layout, checkout, { api, pull, subject, task, credentials, runUrl });

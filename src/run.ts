@@ -273,12 +273,18 @@ export async function run(task: Task, settings: RunSettings, ports: RunPorts): P
     }
 
     const prune = await pruneSessions(server, doomed, children, sessions.length + (continued ? 0 : 1), freedBytes, log);
-    const dropped = index.retain();
-    if (dropped > 0) log.info(`Memory: ${dropped} record(s) of past work passed their retention and were dropped from the index`);
-    index.save();
-    threads.index.keepOnly(new Set([...sessions.map((s) => s.id), sessionId].filter((id) => !prune.pruned.includes(id))));
     await tools?.stop();
-    await timed('Stopping OpenCode', () => live.stop());
+    // OpenCode shuts down (in its own process) while Recall writes its index, which needs no server:
+    // at 1,000 sessions the index takes about as long as the stop (RFC-003, "Startup costs").
+    const stopping = timed('Stopping OpenCode', () => live.stop());
+    try {
+      const dropped = index.retain();
+      if (dropped > 0) log.info(`Memory: ${dropped} record(s) of past work passed their retention and were dropped from the index`);
+      index.save();
+      threads.index.keepOnly(new Set([...sessions.map((s) => s.id), sessionId].filter((id) => !prune.pruned.includes(id))));
+    } finally {
+      await stopping;
+    }
     state.agentStopped();
     threads.index.save();
 

@@ -16,19 +16,26 @@ import { agentStateDirs, credentialsIn, isSecretName } from './environment.js';
 const SHELL_DIRECTORIES = new Set(['PWD', 'OLDPWD']);
 /** Values people write where a secret would go that are not one: taken for credentials, every mention of the word in memory would go. */
 const COMMON_VALUES = new Set(['disabled', 'enabled', 'required', 'optional', 'password', 'changeme', 'localhost', 'undefined', 'anonymous', 'unused', 'default', 'placeholder', 'redacted', '[redacted]']);
+/**
+ * Recall's own inputs named like a secret that hold none, as the runner puts them in the
+ * environment. `memory-key-prefix` starts every memory key, which the manifest names: taken for a
+ * credential (any prefix of 8 characters or more), it could never be redacted out of the store, and
+ * no memory was saved.
+ */
+const PLAIN_INPUTS = new Set(['INPUT_MEMORY-KEY-PREFIX']);
 /** An absolute path (POSIX, home-relative or Windows): a secret lives in such a file, not in its name. */
 const ABSOLUTE_PATH = /^(?:\/|~\/|[A-Za-z]:[\\/])[^\s]*$/;
 
 /**
  * Whether the variable `name` holds a value that is no secret whatever its name says (issue 18):
  * the shell's working directories; the runner's step state (`STATE_*`, main's hand-over to post,
- * which is Recall's own: the memory key, a comment id); a path; a common word. Each, taken for a
- * credential, was redacted out of memory wherever it appears: a path out of every session's
- * directory (OpenCode could no longer open them), the memory key out of the manifest that names it
- * (the post step's save was refused).
+ * which is Recall's own: the memory key, a comment id); Recall's `memory-key-prefix` input; a path;
+ * a common word. Each, taken for a credential, was redacted out of memory wherever it appears: a
+ * path out of every session's directory (OpenCode could no longer open them), the memory key out of
+ * the manifest that names it (the save was refused).
  */
 export function plainValue(name: string, value: string): boolean {
-  return SHELL_DIRECTORIES.has(name) || /^STATE_/i.test(name) || ABSOLUTE_PATH.test(value) || COMMON_VALUES.has(value.toLowerCase());
+  return SHELL_DIRECTORIES.has(name) || /^STATE_/i.test(name) || PLAIN_INPUTS.has(name.toUpperCase()) || ABSOLUTE_PATH.test(value) || COMMON_VALUES.has(value.toLowerCase());
 }
 
 /**

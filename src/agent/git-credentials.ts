@@ -98,7 +98,9 @@ function configFilesOf(root: string): string[] {
     const gitDir = gitDirOf(dir);
     if (gitDir) addGitDir(gitDir, depth);
     // Submodules checked out with a .git folder of their own (not absorbed into .git/modules).
-    for (const [key, value] of readGitConfig(path.join(dir, '.gitmodules')) ?? []) {
+    // Asked of git only when the file is there: each question starts a git process before the agent starts.
+    const modules = path.join(dir, '.gitmodules');
+    for (const [key, value] of (stat(modules)?.isFile() ? readGitConfig(modules) : undefined) ?? []) {
       const sub = value && /^submodule\..+\.path$/.test(key) ? path.resolve(dir, value) : undefined;
       if (sub && within(sub, root) && sub !== dir && depth < MAX_DEPTH) addWorkTree(sub, depth + 1);
     }

@@ -151,11 +151,21 @@ export async function readCheckout(dir: string, o: ReadCheckoutOptions): Promise
   const [shownTop = '', gitDir = '', commonDir = '', objectFormat = 'sha1'] = where.stdout.split('\n');
   const realTop = fs.existsSync(shownTop) ? fs.realpathSync(shownTop) : shownTop;
   if (realTop !== top) throw new CheckoutProblem(`git says the checkout in ${top} has its top level at ${shownTop}, not in that folder`);
-  const head = (await git.run(['rev-parse', '--verify', '-q', 'HEAD^{commit}'])).stdout.trim() || undefined;
-  const branch = (await git.run(['symbolic-ref', '-q', '--short', 'HEAD'])).stdout.trim() || undefined;
-  const origin = (await git.run(['remote', 'get-url', '--push', 'origin'])).stdout.trim() || undefined;
-  const gitlinks = head ? parseGitlinks(await git.must(['ls-tree', '-r', '-z', '--full-tree', head])) : [];
-  const indexed = parseGitlinks((await git.run(['ls-files', '-s', '-z'])).stdout);
+  // Independent questions, asked at once: this runs before the agent starts (RFC-003, "Startup costs").
+  const [headOut, branchOut, originOut, indexOut, treeOut] = await Promise.all([
+    git.run(['rev-parse', '--verify', '-q', 'HEAD^{commit}']),
+    git.run(['symbolic-ref', '-q', '--short', 'HEAD']),
+    git.run(['remote', 'get-url', '--push', 'origin']),
+    git.run(['ls-files', '-s', '-z']),
+    git.run(['ls-tree', '-r', '-z', '--full-tree', 'HEAD']),
+  ]);
+  const head = headOut.stdout.trim() || undefined;
+  const branch = branchOut.stdout.trim() || undefined;
+  const origin = originOut.stdout.trim() || undefined;
+  // No commit yet: ls-tree fails, and there is no tree to list. With one, its failure is an error.
+  if (head && treeOut.code !== 0) throw new Error(`git ls-tree failed: ${treeOut.stderr.trim().split('\n').slice(-3).join(' ')}`);
+  const gitlinks = head ? parseGitlinks(treeOut.stdout) : [];
+  const indexed = parseGitlinks(indexOut.stdout);
   return {
     top,
     gitDir: path.resolve(top, gitDir),

@@ -97,8 +97,15 @@ export class Staging {
    * Then the staged changes against HEAD, as git's raw diff.
    */
   async stage(excluded: readonly string[]): Promise<ChangedEntry[]> {
-    await this.add(excluded);
+    const added = await this.add(excluded);
     const git = this.git();
+    if (!added) {
+      // Nothing in the work tree differs from the index prepare() recorded (the common run that
+      // edits nothing): every change against HEAD is an earlier step's, and none is the agent's.
+      this.earlier = (await this.changes()).map((e) => e.path);
+      if (this.earlier.length > 0) await this.leaveOut(this.earlier);
+      return [];
+    }
     const since = new Set(parseRawDiff(await git.must(['diff-index', '--cached', '-z', '--no-renames', '--ignore-submodules=none', this.before])).map((e) => e.path));
     const all = await this.changes();
     this.earlier = all.filter((e) => !since.has(e.path)).map((e) => e.path);
@@ -117,16 +124,24 @@ export class Staging {
     return [...this.large].filter(([p, seen]) => this.largeBefore.get(p) !== seen).map(([p]) => p).sort();
   }
 
-  /** `git add -A` but for `excluded` and the files past the size cap (found first, by lstat). */
-  private async add(excluded: readonly string[]): Promise<void> {
+  /**
+   * `git add -A` but for `excluded` and the files past the size cap (found first, by lstat); false,
+   * with nothing run, when git lists nothing to add.
+   */
+  private async add(excluded: readonly string[]): Promise<boolean> {
     const git = this.git();
     const spec = (paths: readonly string[]) => paths.map((p) => `:(exclude,top,literal)${p}`);
-    // What git would read: untracked files (not ignored) and tracked ones whose stat changed, listed
-    // without reading a file (`ls-files --modified` would: it hashes a file whose index entry has size 0).
-    const untracked = await git.must(['ls-files', '-z', '--others', '--exclude-standard', '--', '.', ...spec(excluded)]);
-    const statChanged = await git.must(['diff-files', '--name-only', '-z', '--', '.', ...spec(excluded)]);
+    // What git would read: untracked files (not ignored) and tracked ones whose stat changed or that
+    // are gone, listed without reading a file (`ls-files --modified` would: it hashes a file whose
+    // index entry has size 0).
+    const [untracked, statChanged] = await Promise.all([
+      git.must(['ls-files', '-z', '--others', '--exclude-standard', '--', '.', ...spec(excluded)]),
+      git.must(['diff-files', '--name-only', '-z', '--', '.', ...spec(excluded)]),
+    ]);
     this.large = new Map();
-    for (const p of new Set(`${untracked}${statChanged}`.split('\0').filter(Boolean))) {
+    const listed = new Set(`${untracked}${statChanged}`.split('\0').filter(Boolean));
+    if (listed.size === 0) return false;
+    for (const p of listed) {
       const st = fs.lstatSync(path.join(this.facts.top, p), { throwIfNoEntry: false });
       if (st?.isFile() && st.size > this.limits.maxFileBytes) this.large.set(p, `${st.dev}:${st.ino}:${st.size}:${st.mtimeMs}`);
     }
@@ -137,6 +152,7 @@ export class Staging {
     if (checked && checked.code > 1) throw new Error(`git check-ignore failed: ${checked.stderr.trim()}`);
     const ignored = new Set((checked?.stdout ?? '').split('\0').filter(Boolean));
     await git.must(['add', '-A', '--', '.', ...spec(left.filter((p) => !ignored.has(p)))]);
+    return true;
   }
 
   /** What the private index holds against HEAD (an empty tree when there is no HEAD). */

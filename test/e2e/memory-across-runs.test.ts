@@ -111,21 +111,24 @@ describe('a first run that remembers', () => {
     }
   });
 
-  it('when main fails half-way, the post step saves memory and the next run restores it', async () => {
+  it('when main fails half-way, the post step saves memory and the next run restores it (under a memory-key-prefix longer than a credential)', async () => {
+    // memory-key-prefix reads as KEY: once taken for a credential, it could not be redacted out of the
+    // manifest that names the key, and no run with a prefix of 8 characters or more saved memory.
+    const inputs = { 'memory-key-prefix': 'webapp-checkout-memory' };
     world.model.setDefault({ status: 500, body: '{"error":{"message":"upstream overloaded"}}' });
     const failed = await world.openIssue('2001', {
       number: 5,
       title: 'Checkout page crashes on submit',
       body: 'Submitting the checkout form throws a TypeError in payment.ts.',
-    });
+    }, { inputs });
     expect(failed.main.exitCode).toBe(1);
     expect(failed.main.stdout).toMatch(/::error::.*model provider kept failing/);
     expect(failed.outputs['memory-saved']).toBe('false');
     expect(failed.outputs['session-id']).toMatch(/^ses_/);
     expect(failed.post.exitCode).toBe(0);
     expect(failed.post.stdout).toContain('saving from the post step');
-    expect(failed.post.stdout).toContain('Memory saved as recall-v1-2001-1-');
-    expect(world.cache.entries().map((e) => unstamped(e.key))).toEqual(['recall-v1-2001-1']);
+    expect(failed.post.stdout).toContain('Memory saved as webapp-checkout-memory-v1-2001-1-');
+    expect(world.cache.entries().map((e) => unstamped(e.key))).toEqual(['webapp-checkout-memory-v1-2001-1']);
 
     freshRunner(world.machine);
     world.model.setDefault({ text: 'Looked again: payment.ts reads card.number before the form is validated.' });
@@ -134,9 +137,11 @@ describe('a first run that remembers', () => {
       number: 6,
       title: 'Checkout crashes with TypeError on submit',
       body: 'Same checkout crash: TypeError from payment.ts when submitting.',
-    });
+    }, { inputs });
     expect(next.main.exitCode, next.main.stdout + next.main.stderr).toBe(0);
     expect(next.outputs['memory-status']).toBe('hit');
+    expect(next.outputs['memory-saved']).toBe('true');
+    expect(next.warnings).toEqual([]);
     expect(JSON.parse(next.outputs['recalled-sessions']!)).toEqual([failed.outputs['session-id']]);
     // The failed run's record says so, with its error.
     const prompt = world.model.completions().slice(before)[0]!.messageText();

@@ -191,5 +191,16 @@ describe('fixes that reach the repository', () => {
       expect(git(bare, 'show', 'recall/issue-8-7203-1:src/auth.ts') + '\n').toBe(fixed);
       expect(botSaid(8)).toMatch(/Recall opened #\d+ with the agent's changes \(1 file/);
     });
+
+    it('a checkout-path that leads out of the workspace fails the step before the agent starts, saying what to write, in the log and the thread', async () => {
+      await folderWorld();
+      const asked = world.model.completions().length;
+      const run = await world.openIssue('7204', { ...ISSUE, number: 9 }, { inputs: { 'checkout-path': '../outside' } });
+      expect(run.main.exitCode).toBe(1);
+      const said = 'checkout-path "../outside" leads out of the workspace';
+      expect(run.main.stdout).toMatch(new RegExp(`::error::.*${said.replace(/[.*()]/g, '\\$&')}`));
+      expect(botSaid(9)).toContain(said);
+      expect(world.model.completions().length).toBe(asked);
+    });
   });
 });

@@ -3,6 +3,8 @@
  * that would carry data to another host (RFC-005). The e2e test in security-posting.test.ts posts
  * through the bundled action.
  */
+import * as fs from 'node:fs';
+import * as path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { credentialValues, plainValue } from '../../src/agent/credentials.js';
 import { redactCredentials } from '../../src/secrets/forms.js';
@@ -62,6 +64,16 @@ describe('redaction', () => {
     expect(plainValue('PWD', 'anything-at-all')).toBe(true);
     expect(plainValue('state_memory-key', 'x')).toBe(true);
     expect(plainValue('WEBHOOK_URL', 'https://hooks.slack.com/services/T0/B0/abc')).toBe(false);
+  });
+
+  it("takes none of Recall's own inputs for a secret but github-token and memory-signing-key, as the runner passes them", () => {
+    // Every input action.yml declares, with a long value, in the variable the runner sets for it.
+    const declared = fs.readFileSync(path.join(__dirname, '..', '..', 'action.yml'), 'utf8').split(/^outputs:/m)[0]!;
+    const names = [...declared.matchAll(/^ {2}([a-z][a-z-]*):$/gm)].map((m) => m[1]!);
+    expect(names).toContain('memory-key-prefix');
+    const env = Object.fromEntries(names.map((n) => [`INPUT_${n.toUpperCase()}`, `value-of-${n}-0123456789`]));
+    // memory-key-prefix reads as KEY: taken for a secret, the memory key in the manifest made every save fail.
+    expect(credentialValues(env).sort()).toEqual(['value-of-github-token-0123456789', 'value-of-memory-signing-key-0123456789']);
   });
 
   it('leaves ordinary text alone', () => {

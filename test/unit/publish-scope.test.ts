@@ -61,6 +61,27 @@ describe('only what the agent changed is committed', () => {
     expect(log).toEqual([]);
     expect(sh(repo.remote, 'branch', '--list')).not.toContain('recall/');
   });
+
+  it('an agent that changed nothing commits nothing, and what earlier steps changed is still named as left out', async () => {
+    write('README.md', 'stamped\n');
+    write('gha-creds-1a2b3c.json', '{}\n');
+    const log: string[] = [];
+    const said = await repo.publish({ log: (line) => log.push(line) });
+    expect(said).toBeUndefined();
+    expect(log).toEqual(['Left out 2 files that changed before the agent ran (earlier steps of the job), never committed: `README.md`, `gha-creds-1a2b3c.json`']);
+    expect(sh(repo.remote, 'branch', '--list')).not.toContain('recall/');
+  });
+
+  it("an agent whose only change is a deleted file has it committed, and nothing an earlier step changed goes with it", async () => {
+    write('notes.md', 'notes\n');
+    sh(repo.work, 'add', 'notes.md');
+    sh(repo.work, 'commit', '-q', '-m', 'notes');
+    write('README.md', 'stamped\n');
+    const said = await repo.publish({ agent: () => fs.rmSync(path.join(repo.work, 'notes.md')) });
+    expect(said).toContain("Recall opened #8 with the agent's changes (1 file,");
+    expect(pushed()).toEqual(['README.md']);
+    expect(sh(repo.remote, 'show', 'recall/issue-7-1-1:README.md')).toBe('readme');
+  });
 });
 
 describe('folders that are links after staging', () => {
