@@ -11,6 +11,7 @@ import type { CheckoutFacts } from '../../src/git/checkout.js';
 import { preparedPublish, publishChanges } from '../../src/publish/publish.js';
 import { Staging } from '../../src/publish/staging.js';
 import { pathsThroughLinks } from '../../src/publish/worktree.js';
+import { linkLeavesCheckout } from '../../src/publish/rules.js';
 import { publishOptions, publishRepo, sh, type PublishRepo } from '../harness/publish-repo.js';
 
 let repo: PublishRepo;
@@ -81,6 +82,35 @@ describe('only what the agent changed is committed', () => {
     expect(said).toContain("Recall opened #8 with the agent's changes (1 file,");
     expect(pushed()).toEqual(['README.md']);
     expect(sh(repo.remote, 'show', 'recall/issue-7-1-1:README.md')).toBe('readme');
+  });
+});
+
+describe('links the agent commits', () => {
+  it('one whose target is absolute, climbs above the top or enters a .git leaves the repository; one to a file beside it does not', () => {
+    const leaves = (link: string, target: string) => linkLeavesCheckout(link, target);
+    for (const [link, target] of [
+      ['key', '/home/runner/.ssh/id_rsa'],
+      ['key', 'C:\\Users\\runner\\.ssh\\id_rsa'],
+      ['key', '\\\\server\\share'],
+      ['up', '..'],
+      ['src/up', '../../_temp'],
+      ['src/deep/up', '../../../outside/x'],
+      ['src/up', '..\\..\\_temp'],
+      ['cfg', '.git/config'],
+      ['docs/cfg', '../.git/config'],
+      ['docs/cfg', './../.GIT/config'],
+      ['mod', 'vendor/lib/.git/config'],
+      ['empty', ''],
+    ]) expect(leaves(link!, target!), `${link} -> ${target}`).toBe(true);
+    for (const [link, target] of [
+      ['docs/readme.md', '../README.md'],
+      ['latest', 'releases/v2'],
+      ['src/a/b', '../../README.md'],
+      ['x', './y/../z'],
+      ['dot', '.'],
+      ['gitignore-link', '.gitignore'],
+      ['g', '.github/workflows'],
+    ]) expect(leaves(link!, target!), `${link} -> ${target}`).toBe(false);
   });
 });
 
@@ -156,7 +186,8 @@ describe('files past the size cap, and git commands that take too long', () => {
     (staging as unknown as { pathEnv: string }).pathEnv = bin;
     (staging as unknown as { limits: { timeoutMs: number } }).limits.timeoutMs = 200;
     const said = await publishChanges({ checkout, staging, target: { kind: 'job', base: 'main' }, enabled: true, branch: 'b', title: 't', links: [], answer: '', credentials: () => [], token: '', gitHubChanges: false, tokenLogin: async () => undefined, defaultBranch: async () => 'main', branchProtected: async () => false, recallDirs: [], openPull: async () => ({ number: 1, url: '' }), commitUrl: (s) => s, log: () => undefined });
-    expect(said).toBe("Recall could not commit the agent's changes: git ls-files failed: it did not finish within 200 ms and was stopped.");
+    // The two listings run at once: whichever times out first is named.
+    expect(said).toMatch(/^Recall could not commit the agent's changes: git (ls-files|diff-files) failed: it did not finish within 200 ms and was stopped\.$/);
   });
 });
 
