@@ -11,7 +11,7 @@ import type { CheckoutFacts } from '../../src/git/checkout.js';
 import { preparedPublish, publishChanges } from '../../src/publish/publish.js';
 import { Staging } from '../../src/publish/staging.js';
 import { pathsThroughLinks } from '../../src/publish/worktree.js';
-import { linkLeavesCheckout } from '../../src/publish/rules.js';
+import { LINK_REFUSAL, linkLeavesCheckout } from '../../src/publish/rules.js';
 import { publishOptions, publishRepo, sh, type PublishRepo } from '../harness/publish-repo.js';
 
 let repo: PublishRepo;
@@ -111,6 +111,21 @@ describe('links the agent commits', () => {
       ['gitignore-link', '.gitignore'],
       ['g', '.github/workflows'],
     ]) expect(leaves(link!, target!), `${link} -> ${target}`).toBe(false);
+  });
+
+  it('over a real repository: links out are left out and named, a link inside and the fix are committed', async () => {
+    const said = await repo.publish({
+      agent: () => {
+        fs.symlinkSync('/home/runner/.ssh/id_rsa', path.join(repo.work, 'deploy-key'));
+        fs.symlinkSync('.git/config', path.join(repo.work, 'config.txt'));
+        fs.symlinkSync('README.md', path.join(repo.work, 'readme-link'));
+        write('src/fix.ts', 'fixed\n');
+      },
+    });
+    expect(LINK_REFUSAL).toBe("links that lead outside the repository or into a .git folder (a later job that follows them would read the runner's files or its token)");
+    expect(said).toContain("Recall opened #8 with the agent's changes (2 files,");
+    expect(said).toContain(`It left out \`config.txt\`, \`deploy-key\`: ${LINK_REFUSAL}; those changes stay in the checkout.`);
+    expect(pushed()).toEqual(['README.md', 'readme-link', 'src/fix.ts']);
   });
 });
 
