@@ -233,4 +233,11 @@ describe("publish's record of the checkout, started before the run (preparedPubl
     expect(said).not.toContain(key);
     expect(sh(repo.remote, 'branch', '--list', 'recall/*')).toBe('');
   });
+
+  it('with no checkout to record (the workspace is none), ready at once, and publish says why nothing is committed', async () => {
+    const prepared = preparedPublish(undefined);
+    await expect(prepared.ready()).resolves.toBeUndefined();
+    const said = await prepared.publish({ ...publishOptions(await repo.facts()), checkout: undefined, noCheckout: 'the workspace holds 2 git checkouts' });
+    expect(said).toBe('Recall commits nothing in this run: the workspace holds 2 git checkouts.');
+  });
 });
