@@ -282,9 +282,12 @@ export async function run(task: Task, settings: RunSettings, ports: RunPorts): P
       if (dropped > 0) log.info(`Memory: ${dropped} record(s) of past work passed their retention and were dropped from the index`);
       index.save();
       threads.index.keepOnly(new Set([...sessions.map((s) => s.id), sessionId].filter((id) => !prune.pruned.includes(id))));
-    } finally {
-      await stopping;
+    } catch (error) {
+      // The index's error is the run's to report; the stop is still waited for (and tried again below).
+      await stopping.catch(() => undefined);
+      throw error;
     }
+    await stopping;
     state.agentStopped();
     threads.index.save();
 

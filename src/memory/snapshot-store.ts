@@ -317,7 +317,11 @@ export class SnapshotMemoryStore implements MemoryStore {
    */
   private async takeOutCredentials(earlier: string[], key: string): Promise<PackedSnapshot | undefined> {
     const { memoryDir, backend, clock, log, signingKey, place = '' } = this.so;
-    const credentials = this.so.credentials?.() ?? [];
+    // What the manifest must name as it is (the keys, the place) is public, not a credential, even
+    // when a variable named like a secret holds it or part of it (a job's MEMORY_KEY_PREFIX, an
+    // AUTH_SERVER_URL of https://github.com): taken for one, no save could take it out again.
+    const named = [key, ...earlier, place];
+    const credentials = (this.so.credentials?.() ?? []).filter((c) => !named.some((n) => n.includes(c)));
     const forms = credentialForms(credentials);
     const removed = scrubSecrets(memoryDir, credentials);
     if (['message', 'part'].some((table) => (removed[table] ?? 0) > 0)) recordRedactedTurns(memoryDir, this.so.sentTurns(memoryDir));

@@ -15,7 +15,7 @@ import { describe } from '../errors.js';
 import type { CheckoutFacts } from '../git/checkout.js';
 import { describeGitEntryChanges, gitEntryChanges, hasGitEntryChanges, scanGitEntries } from '../git/git-entries.js';
 import { tokenConfig } from '../git/git.js';
-import { files, gitHubChangesRefusal, gitlinkChanges, headBranchRefusal, isGitHubPath, LARGE_REFUSAL, LFS_REFUSAL, pathList, pathsWithAttribute, pushRefusal, checkoutExclusions, foldersInside, type ChangedEntry } from './rules.js';
+import { files, gitHubChangesRefusal, gitlinkChanges, headBranchRefusal, isGitHubPath, LARGE_REFUSAL, LFS_REFUSAL, linkLeavesCheckout, LINK_REFUSAL, pathList, pathsWithAttribute, pushRefusal, checkoutExclusions, foldersInside, type ChangedEntry } from './rules.js';
 import type { Staging } from './staging.js';
 import { pathsThroughLinks } from './worktree.js';
 
@@ -155,6 +155,12 @@ async function publish(o: PublishOptions): Promise<string | undefined> {
   const written = changes.filter((c) => c.status !== 'D' && !(gitHubWhy && gitHub.includes(c.path))).map((c) => c.path);
   const lfs = pathsWithAttribute(await staging.attribute('filter', written), 'lfs');
   if (lfs.length > 0) await leave(lfs, LFS_REFUSAL);
+  // A link is committed as its target's text: one out of the repository is left out (rules.ts).
+  const outward: string[] = [];
+  for (const c of changes) {
+    if (c.newMode === '120000' && written.includes(c.path) && linkLeavesCheckout(c.path, (await staging.blob(c.newSha)).toString('utf8'))) outward.push(c.path);
+  }
+  if (outward.length > 0) await leave(outward, LINK_REFUSAL);
   // Mutation: made `true` (or `>= 0`) this survives, equivalent: with nothing left out git is asked again for the same changes.
   const kept = leftOut.length > 0 ? await staging.changes() : changes;
   const left = leftOut.length > 0 ? ` It left out ${leftOut.join('; ')}; ${changes.length + large.length - kept.length === 1 ? 'that change stays' : 'those changes stay'} in the checkout.` : '';

@@ -118,6 +118,23 @@ export function pathsWithAttribute(output: string, value: string): string[] {
 /** Why files Git LFS stores are left out: Recall runs no filter, so they would be committed whole. */
 export const LFS_REFUSAL = "Recall does not run Git LFS's filter (a program named in git's configuration), so a file LFS stores would be committed whole instead of as its LFS pointer";
 
+/**
+ * Whether a symbolic link at `linkPath` (relative to the checkout, `/`-separated as git writes
+ * it) whose target is `target` leads out of the repository's files: an absolute target, one whose
+ * `..` climbs above the top, or one into a `.git` (where actions/checkout keeps the token). git
+ * commits the target as text; a later job that checks the branch out and follows the link (an
+ * artifact upload, a cache save, a build that copies it) reads what is there on its runner.
+ * Backslashes count as separators: refusing an odd link costs less than missing one.
+ */
+export function linkLeavesCheckout(linkPath: string, target: string): boolean {
+  if (target === '' || path.posix.isAbsolute(target) || path.win32.isAbsolute(target)) return true;
+  const resolved = path.posix.normalize(path.posix.join(path.posix.dirname(linkPath), target.replace(/\\/g, '/')));
+  return resolved === '..' || resolved.startsWith('../') || resolved.split('/').some((part) => part.toLowerCase() === '.git');
+}
+
+/** Why a link out of the repository's files is left out. */
+export const LINK_REFUSAL = "links that lead outside the repository or into a .git folder (a later job that follows them would read the runner's files or its token)";
+
 /** Why a file past the size cap (staging.ts MAX_FILE_BYTES) is left out. */
 export const LARGE_REFUSAL = 'larger than 100 MiB, the most Recall commits in one file (GitHub refuses more)';
 

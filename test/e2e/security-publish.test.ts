@@ -231,6 +231,26 @@ describe('what publish may change, and where it may push', () => {
     expect(w.github.calls.filter((c) => c.path === '/graphql')).toHaveLength(1); // asked only when it mattered
   });
 
+  it("links the agent makes to the runner's files or to .git are not committed (a later job that follows them would read them); the fix and a link inside are", async () => {
+    const { w, remote } = await worldWithRemote();
+    const plant = [
+      `cd ${w.checkout}`,
+      // The runner's own files, the token actions/checkout persists in .git/config, and a climb out of the checkout.
+      'ln -s /home/runner/.ssh/id_rsa deploy-key',
+      'mkdir -p docs && ln -s ../.git/config docs/config.txt',
+      'ln -s ../../_temp/_runner_file_commands src/commands',
+      'ln -s ../README.md docs/readme.md',
+      "printf 'export const fixed = true;\\n' > src/fixed.ts",
+    ].join('\n');
+    w.model.script({ toolCalls: [bash(plant)] }, { text: 'Fixed.' });
+    const run = await w.openIssue('9307', ISSUE);
+    expect(run.main.exitCode, run.main.stdout + run.main.stderr).toBe(0);
+    expect(git(remote, 'ls-tree', '-r', '--name-only', 'recall/issue-17-9307-1')).toBe('README.md\ndocs/readme.md\nsrc/auth.ts\nsrc/fixed.ts');
+    expect(botSaid(w, ISSUE.number)).toContain('It left out `deploy-key`, `docs/config.txt`, `src/commands`: links that lead outside the repository or into a .git folder');
+    // Still in the checkout: the answer says those changes stay there.
+    expect(fs.readlinkSync(path.join(w.checkout, 'deploy-key'))).toBe('/home/runner/.ssh/id_rsa');
+  });
+
   /** A pull request of this repository from `head`, the checkout at its head. */
   function pullFrom(w: World, number: number, head: string): string {
     git(w.checkout, 'reset', '-q', '--hard');

@@ -16,6 +16,7 @@ import { SnapshotMemoryStore } from '../../src/memory/snapshot-store.js';
 import { sessionId, writeStore } from '../harness/store-fixture.js';
 import type { S3Client } from '@aws-sdk/client-s3';
 import { sentTurnsIn } from '../../src/recall/threads.js';
+import { credentialValues } from '../../src/agent/credentials.js';
 
 let root: string;
 beforeEach(() => {
@@ -141,6 +142,30 @@ function fakeBucket(): { client: S3Client; objects: Map<string, Buffer> } {
   };
   return { client: { send } as unknown as S3Client, objects };
 }
+
+describe("the store's save, with variables named like secrets that hold what the manifest names", () => {
+  it('a memory key prefix or a place held in such a variable is no credential: the save goes through; a real one in the store is still taken out', async () => {
+    const clock = () => new Date(Date.UTC(2026, 10, 25, 12));
+    const keys = memoryKeys('webapp-checkout-memory', '1', '1', clock());
+    const token = 'ghs_realTokenOfThisRun0123456789abcdef';
+    // A job's env as people write it: the prefix passed on to the input, an auth server's URL (the place's host), and a real token.
+    const env = { 'INPUT_MEMORY-KEY-PREFIX': 'webapp-checkout-memory', MEMORY_KEY_PREFIX: 'webapp-checkout-memory', AUTH_SERVER_URL: 'https://github.com', GITHUB_TOKEN: token };
+    expect(credentialValues(env).sort()).toEqual(['https://github.com', token, 'webapp-checkout-memory'].sort());
+    const memoryDir = path.join(root, 'memory');
+    const warnings: string[] = [];
+    const store = new SnapshotMemoryStore({ memoryDir, backend: new DirectoryBackend(path.join(root, 'store'), keys), log: { info: () => undefined, warning: (w) => void warnings.push(w) }, clock, sentTurns: sentTurnsIn, place: 'actions-cache https://github.com/repository-id:123456789', credentials: () => credentialValues(env) });
+    await store.restore();
+    writeStore(memoryDir, [{ id: sessionId('one') }]);
+    fs.writeFileSync(path.join(memoryDir, 'recall-index.json'), JSON.stringify({ version: 1, records: [], note: `answered with ${token}` }));
+    const saved = await store.save();
+    expect(JSON.stringify(saved) + warnings.join('\n')).toContain('"saved":true');
+    const kept = fs.readdirSync(path.join(root, 'store'), { recursive: true }).map(String).filter((f) => f.endsWith('recall-index.json'));
+    expect(kept).toHaveLength(1);
+    const index = fs.readFileSync(path.join(root, 'store', kept[0]!), 'utf8');
+    expect(index).toContain('answered with');
+    expect(index).not.toContain(token);
+  });
+});
 
 describe('the store, with memory-signing-key and a time it is told', () => {
   const secret = 'a-long-random-signing-secret-0123456789';

@@ -103,6 +103,18 @@ describe("reading the checkout's facts", () => {
     expect(gitPathsToProtect(wt, facts, facts.gitEntries)).toEqual([path.join(wt, '.git'), facts.gitDir, facts.commonDir]);
   });
 
+  it("a repository with no commit yet has no HEAD and no submodules; one whose HEAD tree cannot be read fails, rather than saying it has none", async () => {
+    const fresh = path.join(dir, 'fresh');
+    execFileSync('git', ['init', '-q', '-b', 'main', fresh]);
+    const facts = await readCheckout(fresh, options());
+    expect([facts.head, facts.branch, facts.gitlinks]).toEqual([undefined, 'main', []]); // the branch is born with the first commit
+
+    const broken = repo(path.join(dir, 'broken'));
+    const tree = sh(broken, 'rev-parse', 'HEAD^{tree}');
+    fs.rmSync(path.join(broken, '.git', 'objects', tree.slice(0, 2), tree.slice(2)));
+    await expect(readCheckout(broken, options())).rejects.toThrow(/^git ls-tree failed: /);
+  });
+
   it('never walks up: a folder inside another repository, or a .git that is not a repository, is no checkout', async () => {
     const outer = repo(path.join(dir, 'outer'));
     const inner = path.join(outer, 'work', 'ws');

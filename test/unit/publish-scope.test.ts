@@ -11,6 +11,7 @@ import type { CheckoutFacts } from '../../src/git/checkout.js';
 import { preparedPublish, publishChanges } from '../../src/publish/publish.js';
 import { Staging } from '../../src/publish/staging.js';
 import { pathsThroughLinks } from '../../src/publish/worktree.js';
+import { LINK_REFUSAL, linkLeavesCheckout } from '../../src/publish/rules.js';
 import { publishOptions, publishRepo, sh, type PublishRepo } from '../harness/publish-repo.js';
 
 let repo: PublishRepo;
@@ -81,6 +82,50 @@ describe('only what the agent changed is committed', () => {
     expect(said).toContain("Recall opened #8 with the agent's changes (1 file,");
     expect(pushed()).toEqual(['README.md']);
     expect(sh(repo.remote, 'show', 'recall/issue-7-1-1:README.md')).toBe('readme');
+  });
+});
+
+describe('links the agent commits', () => {
+  it('one whose target is absolute, climbs above the top or enters a .git leaves the repository; one to a file beside it does not', () => {
+    const leaves = (link: string, target: string) => linkLeavesCheckout(link, target);
+    for (const [link, target] of [
+      ['key', '/home/runner/.ssh/id_rsa'],
+      ['key', 'C:\\Users\\runner\\.ssh\\id_rsa'],
+      ['key', '\\\\server\\share'],
+      ['up', '..'],
+      ['src/up', '../../_temp'],
+      ['src/deep/up', '../../../outside/x'],
+      ['src/up', '..\\..\\_temp'],
+      ['cfg', '.git/config'],
+      ['docs/cfg', '../.git/config'],
+      ['docs/cfg', './../.GIT/config'],
+      ['mod', 'vendor/lib/.git/config'],
+      ['empty', ''],
+    ]) expect(leaves(link!, target!), `${link} -> ${target}`).toBe(true);
+    for (const [link, target] of [
+      ['docs/readme.md', '../README.md'],
+      ['latest', 'releases/v2'],
+      ['src/a/b', '../../README.md'],
+      ['x', './y/../z'],
+      ['dot', '.'],
+      ['gitignore-link', '.gitignore'],
+      ['g', '.github/workflows'],
+    ]) expect(leaves(link!, target!), `${link} -> ${target}`).toBe(false);
+  });
+
+  it('over a real repository: links out are left out and named, a link inside and the fix are committed', async () => {
+    const said = await repo.publish({
+      agent: () => {
+        fs.symlinkSync('/home/runner/.ssh/id_rsa', path.join(repo.work, 'deploy-key'));
+        fs.symlinkSync('.git/config', path.join(repo.work, 'config.txt'));
+        fs.symlinkSync('README.md', path.join(repo.work, 'readme-link'));
+        write('src/fix.ts', 'fixed\n');
+      },
+    });
+    expect(LINK_REFUSAL).toBe("links that lead outside the repository or into a .git folder (a later job that follows them would read the runner's files or its token)");
+    expect(said).toContain("Recall opened #8 with the agent's changes (2 files,");
+    expect(said).toContain(`It left out \`config.txt\`, \`deploy-key\`: ${LINK_REFUSAL}; those changes stay in the checkout.`);
+    expect(pushed()).toEqual(['README.md', 'readme-link', 'src/fix.ts']);
   });
 });
 
@@ -156,7 +201,8 @@ describe('files past the size cap, and git commands that take too long', () => {
     (staging as unknown as { pathEnv: string }).pathEnv = bin;
     (staging as unknown as { limits: { timeoutMs: number } }).limits.timeoutMs = 200;
     const said = await publishChanges({ checkout, staging, target: { kind: 'job', base: 'main' }, enabled: true, branch: 'b', title: 't', links: [], answer: '', credentials: () => [], token: '', gitHubChanges: false, tokenLogin: async () => undefined, defaultBranch: async () => 'main', branchProtected: async () => false, recallDirs: [], openPull: async () => ({ number: 1, url: '' }), commitUrl: (s) => s, log: () => undefined });
-    expect(said).toBe("Recall could not commit the agent's changes: git ls-files failed: it did not finish within 200 ms and was stopped.");
+    // The two listings run at once: whichever times out first is named.
+    expect(said).toMatch(/^Recall could not commit the agent's changes: git (ls-files|diff-files) failed: it did not finish within 200 ms and was stopped\.$/);
   });
 });
 
@@ -186,5 +232,12 @@ describe("publish's record of the checkout, started before the run (preparedPubl
     expect(said).toMatch(/^Recall could not commit the agent's changes: the checkout could not be recorded before the agent ran \(git add failed/);
     expect(said).not.toContain(key);
     expect(sh(repo.remote, 'branch', '--list', 'recall/*')).toBe('');
+  });
+
+  it('with no checkout to record (the workspace is none), ready at once, and publish says why nothing is committed', async () => {
+    const prepared = preparedPublish(undefined);
+    await expect(prepared.ready()).resolves.toBeUndefined();
+    const said = await prepared.publish({ ...publishOptions(await repo.facts()), checkout: undefined, noCheckout: 'the workspace holds 2 git checkouts' });
+    expect(said).toBe('Recall commits nothing in this run: the workspace holds 2 git checkouts.');
   });
 });

@@ -469,11 +469,12 @@ describe("publish's decisions, with a stand-in for git", () => {
   it('a staged file or link that holds a credential, in any form Recall redacts, stops the commit', async () => {
     const base64 = Buffer.from(TOKEN).toString('base64');
     const fake = new FakeStaging([change('a.ts'), change('run.sh', 'M', '100755'), change('link', 'A', '120000', '000000'), change('gone.ts', 'D', '000000')], {
-      blobs: { 'blob-of-a.ts': 'fine\n', 'blob-of-run.sh': `echo ${base64}\n`, 'blob-of-link': `/tmp/${TOKEN}` },
+      blobs: { 'blob-of-a.ts': 'fine\n', 'blob-of-run.sh': `echo ${base64}\n`, 'blob-of-link': `docs/${TOKEN}` }, // inside the repository: a link out is left out before this check
     });
     const { said } = await decide({ fake });
     expect(said).toBe("The agent changed 4 files, but Recall did not commit them: `run.sh`, `link` hold one of this run's credentials.");
-    expect(fake.blobsRead).toEqual(['blob-of-a.ts', 'blob-of-run.sh', 'blob-of-link']); // not a deletion's
+    // The link's target is read for where it leads, then with the files for credentials; never a deletion's.
+    expect(fake.blobsRead).toEqual(['blob-of-link', 'blob-of-a.ts', 'blob-of-run.sh', 'blob-of-link']);
     const one = new FakeStaging([change('a.ts')], { blobs: { 'blob-of-a.ts': TOKEN } });
     expect((await decide({ fake: one })).said).toBe("The agent changed 1 file, but Recall did not commit them: `a.ts` holds one of this run's credentials.");
     const none = new FakeStaging([change('a.ts')], { blobs: { 'blob-of-a.ts': TOKEN } });

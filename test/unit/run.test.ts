@@ -188,6 +188,28 @@ describe('the pipeline', () => {
     }
   });
 
+  it('writes the index while OpenCode stops, and says the agent stopped and saves memory only once it has exited; an index that cannot be written is the error said', async () => {
+    const h = harness({ status: 'hit' }, { saved: true });
+    h.server.stop = async () => {
+      h.events.push('stop called');
+      await new Promise((r) => setTimeout(r, 30));
+      h.events.push('stopped');
+    };
+    h.index.save = () => void h.events.push('index save');
+    await run(task, settings, h.ports);
+    // Saved while OpenCode still held the store, memory could miss what it last wrote.
+    expect(h.events.slice(h.events.indexOf('stop called'))).toEqual(['stop called', 'index save', 'stopped', 'state: agent stopped', 'state: saving', 'save']);
+
+    const f = harness({ status: 'hit' }, { saved: true });
+    f.server.stop = async () => {
+      throw new Error('OpenCode would not stop');
+    };
+    f.index.save = () => {
+      throw new Error('the index could not be written');
+    };
+    await expect(run(task, settings, f.ports)).rejects.toThrow('the index could not be written');
+  });
+
   it("waits for what must be done before the agent (publish's record of the checkout) only at the prompt, after OpenCode started", async () => {
     const h = harness({ status: 'hit' }, { saved: true });
     let done!: () => void;
