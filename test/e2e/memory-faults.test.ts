@@ -3,11 +3,14 @@
  * OpenCode binary and the local cache service. For each: the run's outcome, the warning, the
  * outputs, and what the next run restores. No fault loses memory that was already saved.
  */
+import * as fs from 'node:fs';
 import * as net from 'node:net';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import * as path from 'node:path';
+import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { freshRunner } from '../harness/runner.js';
 import { startWorld, type World } from '../harness/world.js';
 import { unstamped } from '../harness/cache-service.js';
+import { cacheVersion } from '../../src/memory/cache-service.js';
 
 const FIRST = { number: 1, title: 'Login fails with SSO on Safari', body: 'Safari loops back to the login page after SSO.' };
 const LATER = { number: 2, title: 'Safari SSO login loop again', body: 'The Safari SSO login loop is back.' };
@@ -22,15 +25,34 @@ async function closedPort(): Promise<number> {
   return port;
 }
 
+/** Where the action keeps memory on `world`'s runner: the one path its cache entries are saved for. */
+const memoryDirOf = (world: World) => path.join(world.machine.runnerTemp, 'recall', 'memory');
+
 describe('memory faults', () => {
   let world: World;
-  let first: Awaited<ReturnType<World['openIssue']>>;
+  /**
+   * The first run's memory, as the cache service stored it, and its session: made once for the
+   * file (each test used to repeat that run), then planted in each test's world under the cache
+   * version of that world's memory folder.
+   */
+  let seed: { key: string; archive: Buffer; sessionId: string };
+  beforeAll(async () => {
+    const w = await startWorld();
+    try {
+      w.model.script({ text: FINDING });
+      const first = await w.openIssue('9601', FIRST);
+      expect(first.outputs['memory-saved']).toBe('true');
+      const [entry] = w.cache.entries();
+      // The formula the plant below relies on, checked against what the action saved.
+      expect(entry!.version).toBe(cacheVersion([memoryDirOf(w)], 'zstd-without-long'));
+      seed = { key: entry!.key, archive: fs.readFileSync(w.cache.archiveOf(entry!.key)), sessionId: first.outputs['session-id']! };
+    } finally {
+      await w.stop();
+    }
+  });
   beforeEach(async () => {
     world = await startWorld();
-    world.model.script({ text: FINDING });
-    first = await world.openIssue('9601', FIRST);
-    expect(first.outputs['memory-saved']).toBe('true');
-    freshRunner(world.machine);
+    world.cache.plant(seed.key, cacheVersion([memoryDirOf(world)], 'zstd-without-long'), seed.archive);
   });
   afterEach(async () => {
     await world.stop();
@@ -44,7 +66,7 @@ describe('memory faults', () => {
     const next = await world.openIssue(runId, { ...LATER, number: Number(runId) });
     expect(next.main.exitCode, next.main.stdout).toBe(0);
     expect(['hit', 'partial']).toContain(next.outputs['memory-status']);
-    expect(JSON.parse(next.outputs['recalled-sessions']!)).toContain(first.outputs['session-id']);
+    expect(JSON.parse(next.outputs['recalled-sessions']!)).toContain(seed.sessionId);
     expect(world.model.completions().at(-1)!.messageText()).toContain(FINDING);
   }
 
@@ -56,7 +78,7 @@ describe('memory faults', () => {
     expect(run.outputs['memory-status']).toBe('hit');
     expect(run.outputs['memory-saved']).toBe('true');
     expect(world.cache.calls.filter((c) => c.status === 500)).toHaveLength(2);
-    expect(JSON.parse(run.outputs['recalled-sessions']!)).toContain(first.outputs['session-id']);
+    expect(JSON.parse(run.outputs['recalled-sessions']!)).toContain(seed.sessionId);
   });
 
   it('a service down for the whole run: a miss and no save, both warned; the run itself succeeds', async () => {
@@ -113,6 +135,6 @@ describe('memory faults', () => {
     world.model.script({ text: 'After the cancel.' });
     const next = await world.openIssue('9652', { ...LATER, number: 3 });
     expect(next.main.stdout).toMatch(/Memory: hit \(from recall-v1-9651-1-\d{8}T\d{6}Z\)/);
-    expect(JSON.parse(next.outputs['recalled-sessions']!)).toContain(first.outputs['session-id']);
+    expect(JSON.parse(next.outputs['recalled-sessions']!)).toContain(seed.sessionId);
   });
 });
