@@ -12,7 +12,7 @@ import * as path from 'node:path';
 import { describe } from '../errors.js';
 import { GzipDecoder } from '../memory/cache-archive.js';
 import { openRegular } from '../memory/files.js';
-import { MAX_ENTRIES, MAX_UNPACKED_BYTES, TarUnpacker } from '../memory/tar.js';
+import { MAX_ENTRIES, MAX_UNPACKED_BYTES, TarUnpacker } from '../memory/tar-unpack.js';
 import CHECKSUMS from './opencode-checksums.json' with { type: 'json' };
 
 /** One platform package of a release, as pinned. */

@@ -13,7 +13,8 @@ import { availableParallelism } from 'node:os';
 import * as path from 'node:path';
 import * as zlib from 'node:zlib';
 import { CredentialScanner } from './scrub.js';
-import { emitSegments, headOf, lengthOf, MAX_ENTRIES, MAX_UNPACKED_BYTES, splitLayout, tarLayout, TarUnpacker, type Segment } from './tar.js';
+import { emitSegments, headOf, lengthOf, splitLayout, tarLayout, type Segment } from './tar.js';
+import { MAX_ENTRIES, MAX_UNPACKED_BYTES, TarUnpacker } from './tar-unpack.js';
 
 /** The toolkit's names; the name is hashed into the cache version. */
 export type Compression = 'zstd-without-long' | 'gzip';

@@ -25,7 +25,7 @@ import * as zlib from 'node:zlib';
 import type { Logger } from '../ports.js';
 import type { CacheLibrary } from './actions-cache.js';
 import type { PackedSnapshot } from './snapshot-backend.js';
-import { MAX_ENTRIES, MAX_UNPACKED_BYTES, TarUnpacker, type UnpackOptions } from './tar.js';
+import { MAX_ENTRIES, MAX_UNPACKED_BYTES, TarUnpacker, type UnpackOptions } from './tar-unpack.js';
 import { GzipDecoder, packArchive, ZstdFileDecoder, type Compression, type Decoder } from './cache-archive.js';
 import { CacheTransport, RETRYABLE_STATUS, ServiceError } from './cache-transport.js';
 import { UnusableSnapshotError } from './snapshot-backend.js';
@@ -76,7 +76,7 @@ export interface CacheServiceOptions {
   blockBytes?: number;
   /** A connection silent this long is given up (tests lower it). */
   socketTimeoutMs?: number;
-  /** The most a restore unpacks (tar.ts MAX_UNPACKED_BYTES; tests lower it). */
+  /** The most a restore unpacks (tar-unpack.ts MAX_UNPACKED_BYTES; tests lower it). */
   maxUnpackedBytes?: number;
 }
 

@@ -11,7 +11,7 @@
  * chose: a snapshot dated ahead of this clock is left out (and left where it is), or one dated 9999
  * would win every restore.
  *
- * Both ways the copy goes through the archive code the Actions cache uses (tar.ts): regular files
+ * Both ways the copy goes through the archive code the Actions cache uses (tar.ts, tar-unpack.ts): regular files
  * only, written only inside the target. A snapshot holding a link or a FIFO (another job on a
  * shared machine can write memory-path) is unusable, never followed (RFC-005).
  */
@@ -21,7 +21,8 @@ import { readMemoryFile } from './files.js';
 import { MANIFEST_FILE } from './integrity.js';
 import { isFutureDated, keyTime, type MemoryKeys } from './keys.js';
 import { UnusableSnapshotError, type SnapshotBackend } from './snapshot-backend.js';
-import { emitSegments, tarLayout, TarUnpacker } from './tar.js';
+import { emitSegments, tarLayout } from './tar.js';
+import { TarUnpacker } from './tar-unpack.js';
 
 const KEEP = 3;
 

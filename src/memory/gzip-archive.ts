@@ -1,13 +1,14 @@
 /**
  * Snapshots as streams: a gzip tar of the memory directory's files, as the S3 backend stores one,
  * and the tar `git archive` makes of a snapshot on the memory branch. Packed with the archive code
- * the Actions cache uses (tar.ts), unpacked with Recall's unpacker: regular files only, written
+ * the Actions cache uses (tar.ts), unpacked with Recall's unpacker (tar-unpack.ts): regular files only, written
  * only inside the target directory.
  */
 import { once } from 'node:events';
 import { pipeline } from 'node:stream/promises';
 import * as zlib from 'node:zlib';
-import { emitSegments, tarLayout, TarUnpacker } from './tar.js';
+import { emitSegments, tarLayout } from './tar.js';
+import { TarUnpacker } from './tar-unpack.js';
 
 /**
  * A snapshot as one gzip member of a tar of the directory's files, named `./<file>` as

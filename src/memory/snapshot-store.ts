@@ -18,7 +18,7 @@ import { mergeNewerSave, type Base, type NewerSaveMerge } from './newer-save.js'
 import { UnusableSnapshotError, type PackedSnapshot, type SnapshotBackend } from './snapshot-backend.js';
 import { credentialsIn, redactFile, scrubSecrets, vacuumStore } from './scrub.js';
 import { checkStore, storedUserTurns } from './store-check.js';
-import { MAX_UNPACKED_BYTES } from './tar.js';
+import { MAX_UNPACKED_BYTES } from './tar-unpack.js';
 
 export interface SnapshotStoreOptions {
   memoryDir: string;

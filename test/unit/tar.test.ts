@@ -8,7 +8,8 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { emitSegments, tarLayout, TarUnpacker } from '../../src/memory/tar.js';
+import { emitSegments, tarLayout } from '../../src/memory/tar.js';
+import { TarUnpacker } from '../../src/memory/tar-unpack.js';
 
 /** The whole archive writeTar emits (copied: its file pieces live in reused buffers). */
 async function packDirectory(dir: string, prefix: string): Promise<Buffer> {
