@@ -209,7 +209,7 @@ export function openMemory(o: { env: NodeJS.ProcessEnv; inputs: Inputs; layout: 
     clock: o.clock,
     credentials: o.credentials,
     signingKey: inputs.memorySigningKey,
-    workingFiles: [layout.threadIndexFile, layout.recordsFile],
+    workingFiles: [layout.threadIndexFile, layout.recordsFile, layout.marksFile],
     token: inputs.githubToken,
     recallFiles,
     sentTurns: sentTurnsIn,

@@ -42,7 +42,7 @@ async function post(env: NodeJS.ProcessEnv): Promise<void> {
     credentials: () => runCredentials(env, layout.agentStateDir),
     // The key, as main read it; a bad one failed main before it restored anything.
     signingKey: core.getInput('memory-signing-key'),
-    workingFiles: [layout.threadIndexFile, layout.recordsFile],
+    workingFiles: [layout.threadIndexFile, layout.recordsFile, layout.marksFile],
     token: core.getInput('github-token'),
     recallFiles,
     sentTurns: sentTurnsIn,

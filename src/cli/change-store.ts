@@ -18,6 +18,8 @@ import * as path from 'node:path';
 import { writeArchiveFile } from '../memory/cache-archive.js';
 import { removeStrangers } from '../memory/files.js';
 import { checkMemory, MANIFEST_FILE, readManifest, writeManifest } from '../memory/integrity.js';
+import { MARKS_FILE, RECORDS_FILE } from '../memory/layout.js';
+import { loadRecords } from '../recall/index-file.js';
 import { UsageError } from './args.js';
 import { openStorePath, StoreError, storeFolder } from './store-path.js';
 
@@ -100,8 +102,12 @@ export interface MemoryChange {
   dir: string;
   /** Where a kept change lands (the memory folder, or the new archive file), for what is printed. */
   where: string;
-  /** Keeps the change `changed` names (the copy's files): put back into the folder, or the whole copy written as the new archive. */
-  keep(changed: string[]): Promise<void>;
+  /**
+   * Keeps the change `changed` names (the copy's files): put back into the folder, or the whole copy
+   * written as the new archive. `removed`: how many records the command took out on purpose; an
+   * index with fewer records than that less than it read is refused (issue 24), and nothing is kept.
+   */
+  keep(changed: string[], o?: { removed?: number }): Promise<void>;
   /** For an archive, the line that says what was written (or that nothing was). */
   archiveLine(): string | undefined;
   /** Removes the copy. */
@@ -129,12 +135,14 @@ export async function openForChange(store: string, out: string | undefined, comm
         },
       });
       const { manifest, signingKey } = signed!;
+      const guard = recordsGuard(dir, `the archive ${store}`, command);
       let bytes: number | undefined;
       return {
         dir,
         where: out,
-        async keep(changed) {
+        async keep(changed, o = {}) {
           if (changed.length === 0) return;
+          guard(changed, o.removed ?? 0);
           // A save keeps the memory files and nothing else; the new archive is what a save would upload.
           removeStrangers(dir);
           resignManifest(dir, manifest, signingKey);
@@ -150,13 +158,17 @@ export async function openForChange(store: string, out: string | undefined, comm
     const { manifest, signingKey } = signingKeyFor(folder, folder, command, io);
     const { dir } = await openStorePath(folder, scratch, command);
     if (folder !== store) io.err(`The newest snapshot in ${store}: ${path.basename(folder)}`);
+    const guard = recordsGuard(dir, folder, command);
     return {
       dir,
       where: folder,
-      async keep(changed) {
+      async keep(changed, o = {}) {
         if (changed.length === 0) return;
+        guard(changed, o.removed ?? 0);
+        // The marks are written beside the index (recall/marks.ts): they go back with it.
+        const files = changed.includes(RECORDS_FILE) && fs.existsSync(path.join(dir, MARKS_FILE)) ? [...new Set([...changed, MARKS_FILE])] : changed;
         // A replaced opencode.db takes its WAL with it: the copy's was checkpointed.
-        for (const file of changed) {
+        for (const file of files) {
           const fresh = path.join(folder, `${file}.${process.pid}.new`);
           fs.copyFileSync(path.join(dir, file), fresh);
           fs.renameSync(fresh, path.join(folder, file));
@@ -173,18 +185,40 @@ export async function openForChange(store: string, out: string | undefined, comm
   }
 }
 
+/**
+ * Reads the index of the copy `dir` before any change, refusing a damaged one (a rewrite would keep
+ * only what reads, and lose the rest for good); the check a change is kept under: the index it
+ * leaves must hold every record read, less those the command removed on purpose.
+ */
+function recordsGuard(dir: string, where: string, command: string): (changed: string[], removed: number) => void {
+  const before = loadRecords(dir);
+  if (before.held !== undefined) {
+    const lost = before.held - before.records.length;
+    throw new StoreError(
+      `${where}: ${RECORDS_FILE} is damaged: ${before.records.length} of its ${before.held} records can be read. ${command} would write it back without the other ${lost}, so nothing was changed. Point --store at an earlier snapshot (a snapshot folder of the memory-path, or an earlier cache archive), or let the next action run salvage it (it keeps what reads and says what was lost)`,
+    );
+  }
+  return (changed, removed) => {
+    if (!changed.includes(RECORDS_FILE)) return;
+    const after = loadRecords(dir).records.length;
+    if (after < before.records.length - removed) {
+      throw new StoreError(`${where}: ${command} would leave ${after} records of the ${before.records.length} it read${removed > 0 ? ` (it removes ${removed})` : ''}; nothing was changed. This is a fault in Recall: please report it`);
+    }
+  };
+}
+
 /** Runs `change` on memory opened to be changed (openForChange), keeps what it names as changed; its result. */
 export async function changeStore<T>(
   store: string,
   out: string | undefined,
   command: string,
   io: { err: (line: string) => void },
-  change: (dir: string, where: string) => Promise<{ result: T; changed: string[] }>,
+  change: (dir: string, where: string) => Promise<{ result: T; changed: string[]; removed?: number }>,
 ): Promise<T> {
   const opened = await openForChange(store, out, command, io);
   try {
-    const { result, changed } = await change(opened.dir, opened.where);
-    await opened.keep(changed);
+    const { result, changed, removed } = await change(opened.dir, opened.where);
+    await opened.keep(changed, { removed: removed ?? 0 });
     const line = opened.archiveLine();
     if (line) io.err(line);
     return result;

@@ -9,7 +9,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { DATABASE_FILE, RECORDS_FILE, THREAD_INDEX_FILE } from '../memory/layout.js';
-import { forgetRecord } from '../forget/forget.js';
+import { forgetRecord, markWrong } from '../forget/forget.js';
 import { UsageError } from './args.js';
 import { changeStore } from './change-store.js';
 
@@ -27,9 +27,27 @@ export async function forgetCommand(store: string, id: string, out: string | und
   const { change, folder } = await changeStore(store, out, name, io, async (dir, where) => {
     const change = forgetRecord(dir, id, cliUser(), new Date());
     if (change.done !== 'forgotten') throw new UsageError(`there is no record ${id} in this memory: \`recall memory list --store ${store}\` lists the ids`, name);
-    return { result: { change, folder: where }, changed: [DATABASE_FILE, RECORDS_FILE, THREAD_INDEX_FILE].filter((f) => fs.existsSync(path.join(dir, f))) };
+    return { result: { change, folder: where }, changed: [DATABASE_FILE, RECORDS_FILE, THREAD_INDEX_FILE].filter((f) => fs.existsSync(path.join(dir, f))), removed: 1 };
   });
   const [session, ...children] = change.sessions;
   const sessions = session ? `, its session ${session}${children.length > 0 ? ` and ${children.length} child session(s)` : ''}` : ' (its session was already pruned)';
   io.out(`Forgot ${change.id}${change.title ? ` (${change.title.replace(/\s+/g, ' ').slice(0, 80)})` : ''}: its record, its card${sessions} are removed from ${folder}; a tombstone keeps merges of other saves from bringing them back.`);
+  io.out(`What Recall wrote about it into later sessions (recalled prior work, memory tools' answers): taken out of ${change.erased} row(s).`);
+  if (change.remains.length > 0) io.out(`Still out of Recall's reach:\n${change.remains.map((r) => `  - ${r}`).join('\n')}`);
+}
+
+/**
+ * `recall memory wrong --store PATH --id ID [--out NEW_FILE]`: marks one record wrong, as
+ * `<trigger> wrong <id>` does on GitHub. It stays in memory, ranks after every record nobody
+ * marked, and the prior-work section says who marked it and when; the mark is kept apart from the
+ * index (recall/marks.ts), so a rebuilt index keeps it.
+ */
+export async function wrongCommand(store: string, id: string, out: string | undefined, io: { out: (line: string) => void; err: (line: string) => void }): Promise<void> {
+  const name = 'memory wrong';
+  const { change, folder } = await changeStore(store, out, name, io, async (dir, where) => {
+    const change = markWrong(dir, id, cliUser(), new Date());
+    if (change.done !== 'marked wrong') throw new UsageError(`there is no record ${id} in this memory: \`recall memory list --store ${store}\` lists the ids`, name);
+    return { result: { change, folder: where }, changed: [RECORDS_FILE] };
+  });
+  io.out(`Marked ${change.id}${change.title ? ` (${change.title.replace(/\s+/g, ' ').slice(0, 80)})` : ''} wrong in ${folder}: it stays in memory, ranks after every record nobody marked, and the prior-work section says it was marked wrong.`);
 }

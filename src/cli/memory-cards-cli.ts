@@ -76,7 +76,7 @@ export async function writeMissingCards(store: string, v: Record<string, string 
     const { dir } = memory;
     const workspace = path.join(scratch, 'workspace');
     fs.mkdirSync(workspace);
-    const index = openIndex(dir, workspace);
+    const index = openIndex(dir, workspace, { warn: io.err });
     const todo = [...index.all()]
       .filter((r) => !r.card && r.outcome !== 'failed')
       .sort((a, b) => b.at.localeCompare(a.at))

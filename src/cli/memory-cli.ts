@@ -29,7 +29,7 @@ import { describeCitations } from '../recall/citations.js';
 import { parseCommand, UsageError, wholeNumber, words } from './args.js';
 import { projectMemoryPath } from './project-memory.js';
 import { openStorePath, storeFolder } from './store-path.js';
-import { forgetCommand } from './forget-cli.js';
+import { forgetCommand, wrongCommand } from './forget-cli.js';
 import { importCommand } from './import-cli.js';
 import { openForChange, OUT_HELP, SIGNED_HELP } from './change-store.js';
 
@@ -93,6 +93,16 @@ ${SIGNED_HELP}
 
 PATH is the memory folder \`recall run\` prints (its newest snapshot is changed), a snapshot folder
 in it, a memory folder as Recall restores it, or an Actions cache archive file. ${OUT_HELP}`,
+  wrong: `Usage: recall memory wrong --store PATH --id RECORD_ID [--out NEW_FILE]
+
+Marks one record wrong (an id from search or list), as a comment \`<trigger> wrong RECORD_ID\` by
+someone with write access does on GitHub: the record stays in memory (what was tried and failed is
+worth knowing), ranks after every record nobody marked, and the prior-work section says who marked
+it and when. The mark is kept apart from the index, so a rebuilt index keeps it.
+${SIGNED_HELP}
+
+PATH is the memory folder \`recall run\` prints (its newest snapshot is changed), a snapshot folder
+in it, a memory folder as Recall restores it, or an Actions cache archive file. ${OUT_HELP}`,
   import: `Usage: recall memory import --store PATH (--file FILE.jsonl | --from-github OWNER/REPO [--since DAYS]) [--out NEW_FILE]
 
 Adds memory: from --file, one JSON object a line (the README's "Importing memory" gives
@@ -108,7 +118,7 @@ PATH is the memory folder \`recall run\` prints (its newest snapshot is changed)
 in it, a memory folder as Recall restores it, or an Actions cache archive file. ${OUT_HELP}`,
 };
 
-export const MEMORY_USAGE = `Usage: recall memory <search|list|show|cards|prune|forget|import> --store PATH [...]
+export const MEMORY_USAGE = `Usage: recall memory <search|list|show|cards|prune|forget|wrong|import> --store PATH [...]
 
   search   the records that match some words, or    (recall memory search --help)
            what the action would recall for an event
@@ -117,9 +127,10 @@ export const MEMORY_USAGE = `Usage: recall memory <search|list|show|cards|prune|
   cards    write the cards records have not got     (recall memory cards --help)
   prune    apply the retention rule to a store      (recall memory prune --help)
   forget   remove one record and its session        (recall memory forget --help)
+  wrong    mark one record wrong: kept, ranked last (recall memory wrong --help)
   import   add records and cards from a file or GitHub (recall memory import --help)
 
-${STORE_HELP} prune --write, cards, forget and import change a memory folder in
+${STORE_HELP} prune --write, cards, forget, wrong and import change a memory folder in
 place; an archive file they never change: they write its changed memory to --out NEW_FILE.`;
 
 interface Output {
@@ -160,6 +171,7 @@ const FLAGS: Record<string, ReadonlyArray<keyof typeof OPTIONS>> = {
   cards: CARDS_FLAGS,
   prune: ['store', 'max-sessions', 'max-age-days', 'record-retention-days', 'write', 'workspace'],
   forget: ['store', 'id', 'out'],
+  wrong: ['store', 'id', 'out'],
   import: ['store', 'file', 'from-github', 'since', 'out'],
 };
 
@@ -170,7 +182,7 @@ export async function memoryCommand(args: string[], io: Output): Promise<void> {
     return;
   }
   const flags = FLAGS[command];
-  if (!flags) throw new UsageError(`memory has no command ${JSON.stringify(command)}: search, list, show, cards, prune, forget or import`, 'memory');
+  if (!flags) throw new UsageError(`memory has no command ${JSON.stringify(command)}: search, list, show, cards, prune, forget, wrong or import`, 'memory');
   const name = `memory ${command}`;
   const v = parseCommand(name, rest, Object.fromEntries(flags.map((f) => [f, OPTIONS[f]])));
   if (v === 'help') {
@@ -181,6 +193,7 @@ export async function memoryCommand(args: string[], io: Output): Promise<void> {
   // prune changes a memory folder in place: it is always named.
   if (command === 'import') return importCommand(words(v.store as string | undefined, 'store', 'PATH (the memory folder `recall run` prints)', name), v as Parameters<typeof importCommand>[1], io);
   if (command === 'forget') return forgetCommand(words(v.store as string | undefined, 'store', 'PATH (the memory folder `recall run` prints)', name), words(v.id as string | undefined, 'id', 'a record id (search and list print them)', name), v.out as string | undefined, io);
+  if (command === 'wrong') return wrongCommand(words(v.store as string | undefined, 'store', 'PATH (the memory folder `recall run` prints)', name), words(v.id as string | undefined, 'id', 'a record id (search and list print them)', name), v.out as string | undefined, io);
   if (command === 'cards') return writeMissingCards(words(v.store as string | undefined, 'store', 'PATH (the memory folder `recall run` prints)', name), v, io);
   if (command === 'prune') return prune(words(v.store as string | undefined, 'store', 'PATH (the memory folder `recall run` prints)', name), v, workspace, io);
   const store = v.store === undefined ? localMemory(workspace, name, io) : words(v.store as string, 'store', 'PATH (the memory folder `recall run` prints, a snapshot or an archive file)', name);
@@ -194,7 +207,7 @@ export async function memoryCommand(args: string[], io: Output): Promise<void> {
       const query = words(v.query as string, 'query', 'the words to search for', name);
       const limit = wholeNumber(v.limit as string | undefined, 'limit', 5, name);
       const { dir } = await openStorePath(store, scratch, name);
-      const found = openIndex(dir, workspace).recall({ title: '', text: query }, { limit, threshold: 0.08, minConcepts: 1 });
+      const found = openIndex(dir, workspace, { warn: io.err }).recall({ title: '', text: query }, { limit, threshold: 0.08, minConcepts: 1 });
       if (v.json) {
         io.out(JSON.stringify(found.map((w) => ({ id: w.record.id, threadKey: w.record.threadKey, sessionId: w.record.sessionId ?? null, score: Number(w.score.toFixed(4)), title: w.record.subject ?? w.record.title, summary: oneLine(w.record.text || w.record.request).slice(0, 500) }))));
       } else if (found.length === 0) {
@@ -207,7 +220,7 @@ export async function memoryCommand(args: string[], io: Output): Promise<void> {
       if (kind !== undefined && kind !== 'run' && kind !== 'finding') throw new UsageError(`--kind must be run or finding, not ${JSON.stringify(kind)}`, name);
       const limit = wholeNumber(v.limit as string | undefined, 'limit', 20, name);
       const { dir } = await openStorePath(store, scratch, name);
-      const index = openIndex(dir, workspace);
+      const index = openIndex(dir, workspace, { warn: io.err });
       const thread = v.thread as string | undefined;
       const records = index.list({ ...(thread ? { threadKey: thread } : {}), ...(kind ? { kind: kind as RunRecord['kind'] } : {}), limit });
       if (v.json) io.out(JSON.stringify(records.map(({ terms: _t, ...r }) => r)));
@@ -216,7 +229,7 @@ export async function memoryCommand(args: string[], io: Output): Promise<void> {
     } else {
       const id = words(v.id as string | undefined, 'id', 'a record id (search and list print them)', name);
       const { dir } = await openStorePath(store, scratch, name);
-      const index = openIndex(dir, workspace);
+      const index = openIndex(dir, workspace, { warn: io.err });
       const record = index.all().find((r) => r.id === id);
       if (!record) throw new UsageError(`there is no record ${id} in this memory: \`recall memory list --store ${store}\` lists the ids`, name);
       const checked = index.check(record);
@@ -245,7 +258,7 @@ async function searchEvent(store: string, scratch: string, v: Record<string, str
   const query = eventQuery(file, eventName, name);
   const limit = wholeNumber(v.limit as string | undefined, 'limit', PRIOR_WORK_LIMIT, name);
   const { dir } = await openStorePath(store, scratch, name);
-  const index = openIndex(dir, workspace);
+  const index = openIndex(dir, workspace, { warn: io.err });
   const continued = continuedSession(ThreadIndex.load(dir).index, index.sessions(), query.threadKey ?? '');
   const found = startupRecall(index, query, { limit, ...(continued ? { continued } : {}) });
   if (continued) io.err(`${query.threadKey} continues in session ${continued}: the action works in it, so it is not recalled`);
@@ -292,7 +305,7 @@ async function prune(store: string, v: Record<string, string | boolean | undefin
   const opened = v.write ? await openForChange(folder, undefined, name, io) : { dir: (await openStorePath(folder, scratch!, name)).dir, keep: async () => undefined, close: () => fs.rmSync(scratch!, { recursive: true, force: true }) };
   try {
     const { dir } = opened;
-    const index = openIndex(dir, workspace, retention);
+    const index = openIndex(dir, workspace, { retentionDays: retention, warn: io.err });
     const doomed = sessionsToPrune(index.sessions(), rule, new Date()).map((s) => s.id);
     const bytes = index.sizeOf(doomed);
     const dropped = index.retain();
@@ -304,7 +317,7 @@ async function prune(store: string, v: Record<string, string | boolean | undefin
     index.save(); // the index with every pruned session's record (rebuilt where it had none)
     deleteSessions(path.join(dir, DATABASE_FILE), doomed);
     // The snapshot stays what it was: the same key, place and earlier snapshots, signed again.
-    await opened.keep([RECORDS_FILE, DATABASE_FILE]);
+    await opened.keep([RECORDS_FILE, DATABASE_FILE], { removed: dropped });
   } finally {
     opened.close();
   }

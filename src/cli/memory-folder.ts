@@ -8,9 +8,14 @@ import { RECORDS_FILE } from '../memory/layout.js';
 import { DEFAULT_RECORD_RETENTION } from '../recall/records.js';
 import { ThreadIndex } from '../recall/threads.js';
 
-export function openIndex(dir: string, workspace: string, retentionDays?: number): MemoryIndex {
+/**
+ * The index of memory directory `dir`; what could not be read of it is said through `warn` (a
+ * damaged index is salvaged, and a listing that silently showed 1 record of 3 misled, issue 24).
+ */
+export function openIndex(dir: string, workspace: string, o: { retentionDays?: number; warn?: (line: string) => void } = {}): MemoryIndex {
+  const { retentionDays, warn } = o;
   const threads = ThreadIndex.load(dir).index;
-  return new MemoryIndex({
+  const index = new MemoryIndex({
     memoryDir: dir,
     workingFile: path.join(dir, RECORDS_FILE),
     workspace,
@@ -18,4 +23,9 @@ export function openIndex(dir: string, workspace: string, retentionDays?: number
     clock: () => new Date(),
     ...(retentionDays !== undefined ? { retention: { maxAgeDays: retentionDays, maxRecords: DEFAULT_RECORD_RETENTION.maxRecords } } : {}),
   });
+  if (warn) {
+    index.all(); // the records, salvaged and rebuilt, so that the warning can say how many
+    if (index.problem) warn(`Warning: ${index.problem}.`);
+  }
+  return index;
 }

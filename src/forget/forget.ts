@@ -16,11 +16,21 @@ import type { RunRecord } from '../recall/records.js';
 import { childSessions } from '../recall/store-reader.js';
 import { deleteSessions } from '../recall/store-writer.js';
 import { ThreadIndex } from '../recall/threads.js';
+import { eraseTraces, rowsHolding } from './traces.js';
 import { forgottenIn, unionTombstones } from '../recall/tombstones.js';
 
 /** What forgetting or marking did: the record (id and title), the sessions removed; or that there is no such record. */
 export type MemoryChange =
-  | { done: 'forgotten'; id: string; title: string; sessions: string[] }
+  | {
+      done: 'forgotten';
+      id: string;
+      title: string;
+      sessions: string[];
+      /** Rows of later sessions Recall's words about the record were taken out of (traces.ts). */
+      erased: number;
+      /** What still holds the record, out of Recall's reach, one phrase each. */
+      remains: string[];
+    }
   | { done: 'marked wrong'; id: string; title: string }
   | { done: 'unknown'; id: string };
 
@@ -31,12 +41,12 @@ export const isRecordId = (id: string): boolean => id.length <= 120 && /^[\w.-]+
  * The record `id` in memory directory `dir`: one of the index's, or `session-<id>` for a session
  * the index has no record of (the index rebuilds those from the session).
  */
-function find(dir: string, id: string): { records: RunRecord[]; record?: Pick<RunRecord, 'id' | 'title' | 'sessionId'> } {
+function find(dir: string, id: string): { records: RunRecord[]; record?: Pick<RunRecord, 'id' | 'title' | 'sessionId' | 'threadKey' | 'runUrl' | 'links'> } {
   const { records } = loadRecords(dir);
   const record = records.find((r) => r.id === id);
   if (record) return { records, record };
   const session = /^session-(ses_\w+)$/.exec(id)?.[1];
-  if (session && sessionIdsIn(dir).includes(session)) return { records, record: { id, title: '', sessionId: session } };
+  if (session && sessionIdsIn(dir).includes(session)) return { records, record: { id, title: '', sessionId: session, threadKey: '', links: [] } };
   return { records };
 }
 
@@ -56,12 +66,29 @@ export function forgetRecord(dir: string, id: string, by: string, now: Date): Me
   const { forgotten } = loadRecords(dir);
   const tombstone = { id: record.id, sessions, by, at: now.toISOString() };
   saveRecords(path.join(dir, RECORDS_FILE), records, unionTombstones([tombstone], forgotten));
+  const threads = ThreadIndex.load(dir).index;
   if (root) {
-    const threads = ThreadIndex.load(dir).index;
     threads.keepOnly(new Set(sessionIdsIn(dir)));
     threads.save();
   }
-  return { done: 'forgotten', id: record.id, title: record.title, sessions: root ? sessions : [] };
+  // What Recall wrote about it into the sessions that stay: the prompts that recalled it, the tools' answers.
+  const erasedBy = eraseTraces(dir, { ids: new Set([record.id]), sessions: new Set(sessions) }, threads);
+  const erased = Object.values(erasedBy).reduce((a, b) => a + b, 0);
+  return { done: 'forgotten', id: record.id, title: record.title, sessions: root ? sessions : [], erased, remains: remainsOf(dir, record) };
+}
+
+/**
+ * Where a forgotten record still is, beyond what Recall can change: the thread it answered in, the
+ * run's transcript artifact, the agent's own words in later sessions, and snapshots saved before.
+ */
+function remainsOf(dir: string, record: Pick<RunRecord, 'title' | 'threadKey' | 'runUrl' | 'links'>): string[] {
+  const quoted = rowsHolding(dir, record.title.trim());
+  return [
+    record.threadKey ? `the comments Recall posted in ${record.threadKey} (GitHub keeps them: delete them there)` : undefined,
+    record.runUrl ? `the transcript artifact of ${record.runUrl} (kept for the repository's artifact retention: delete it on the run's page)` : undefined,
+    quoted > 0 ? `${quoted} message(s) of later sessions that quote its title in a person's or the agent's own words (not Recall's to rewrite: forget those runs too to remove them)` : undefined,
+    'snapshots saved before this change, until a save replaces them or they expire (a cache entry: 7 days unused)',
+  ].filter((x): x is string => !!x);
 }
 
 /** Marks the record `id` wrong (by `by`, now): it stays, ranked last, and the prompt says so. */

@@ -21,6 +21,8 @@ export interface MemoryLayout {
   threadIndexFile: string;
   /** Recall's index of past work during the run, kept out of the agent's reach the same way (RFC-006). */
   recordsFile: string;
+  /** Recall's marks on records (forget, wrong) during the run, beside recordsFile (recall/marks.ts). */
+  marksFile: string;
 }
 
 export const DATABASE_FILE = 'opencode.db';
@@ -28,12 +30,14 @@ export const DATABASE_FILE = 'opencode.db';
 export const THREAD_INDEX_FILE = 'recall-threads.json';
 /** Recall's index of past work (recall/records.ts): it holds runs' text, which a save redacts. */
 export const RECORDS_FILE = 'recall-index.json';
+/** What people told Recall about records (recall/marks.ts): forget tombstones and wrong marks, kept apart from the index. */
+export const MARKS_FILE = 'recall-marks.json';
 
 /**
  * Everything the memory directory ever holds. A save keeps these and nothing else: the agent can
  * write the directory, and a thousand files of its own would make the next restore refuse it.
  */
-export const MEMORY_FILES = [DATABASE_FILE, `${DATABASE_FILE}-wal`, `${DATABASE_FILE}-shm`, 'recall-manifest.json', THREAD_INDEX_FILE, RECORDS_FILE];
+export const MEMORY_FILES = [DATABASE_FILE, `${DATABASE_FILE}-wal`, `${DATABASE_FILE}-shm`, 'recall-manifest.json', THREAD_INDEX_FILE, RECORDS_FILE, MARKS_FILE];
 
 /** OpenCode's session ids: `ses_` and letters and digits. Anything else is not one. */
 export function isSessionId(value: unknown): value is string {
@@ -50,5 +54,6 @@ export function memoryLayout(runnerTemp: string): MemoryLayout {
     agentStateDir: path.join(root, 'opencode'),
     threadIndexFile: path.join(root, THREAD_INDEX_FILE),
     recordsFile: path.join(root, RECORDS_FILE),
+    marksFile: path.join(root, MARKS_FILE),
   };
 }

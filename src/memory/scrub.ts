@@ -26,7 +26,7 @@ const SECRET_TABLES = ['account', 'account_state', 'control_account', 'credentia
  * rows redacted to one value broke a UNIQUE constraint. A credential found there is not taken out:
  * the save is refused instead (StoreWouldBreak), and the earlier memory kept.
  */
-function identityColumns(db: ReturnType<typeof openStore>, table: string): Set<string> {
+export function identityColumns(db: ReturnType<typeof openStore>, table: string): Set<string> {
   const columns = new Set(
     db
       .prepare('SELECT name, pk FROM pragma_table_info(?)')
@@ -46,7 +46,7 @@ export class StoreWouldBreak extends Error {
 }
 
 /** A text that is a JSON object or array (OpenCode's rows), which a redaction must leave one. */
-const isJson = (text: string) => {
+export const isJson = (text: string) => {
   if (!/^\s*[[{]/.test(text)) return false;
   try {
     JSON.parse(text);

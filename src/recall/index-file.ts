@@ -12,12 +12,13 @@ import { redactFile } from '../memory/scrub.js';
 import { RECORDS_FILE } from '../memory/layout.js';
 import { validRecord, type RunRecord } from './records.js';
 import { keepPostings, sha256 } from './search-file.js';
+import { NO_MARKS, readMarks, unionMarks, writeMarks, type Marks, type WrongMark } from './marks.js';
 import { forgottenIn, unionTombstones, validTombstones, type Tombstone } from './tombstones.js';
 
 interface RecordsFile {
   version: 1;
   records: RunRecord[];
-  /** What people told Recall to forget (tombstones.ts): never merged back in. */
+  /** What people told Recall to forget (tombstones.ts): never merged back in. Also in recall-marks.json (marks.ts). */
   forgotten?: Tombstone[];
 }
 
@@ -35,10 +36,14 @@ function notForgotten(records: readonly RunRecord[], forgotten: readonly Tombsto
 export interface LoadedRecords {
   records: RunRecord[];
   forgotten: Tombstone[];
+  /** Wrong marks (marks.ts), already set on the records they name. */
+  wrong: WrongMark[];
+  /** How many records the file says it holds, where it could not all be read (salvage). */
+  held?: number;
   problem?: string;
 }
 
-const unreadable = (error: unknown): LoadedRecords => ({ records: [], forgotten: [], problem: `${RECORDS_FILE} could not be read (${(error as Error).message}); it is rebuilt from the sessions` });
+const unreadable = (error: unknown): LoadedRecords => ({ records: [], forgotten: [], wrong: [], problem: `${RECORDS_FILE} could not be read (${(error as Error).message}); it is rebuilt from the sessions` });
 
 /** The bytes of memory directory `dir`'s index (its working copy `workingFile` when there is one), or why they could not be read. */
 export function readIndexFile(dir: string, o: { workingFile?: string } = {}): { bytes?: Buffer; problem?: string } {
@@ -50,32 +55,84 @@ export function readIndexFile(dir: string, o: { workingFile?: string } = {}): { 
   }
 }
 
-/** The records of an index file, parsed whole: every record checked, forgotten ones left out, one per id. */
-export function recordsIn(bytes: Buffer | undefined): LoadedRecords {
-  if (!bytes) return { records: [], forgotten: [] };
-  try {
-    const parsed = JSON.parse(bytes.toString('utf8')) as Partial<RecordsFile>;
-    const records = (Array.isArray(parsed.records) ? parsed.records : []).map(validRecord).filter((r): r is RunRecord => !!r);
-    const forgotten = validTombstones(parsed.forgotten);
-    const unique = new Map(notForgotten(records, forgotten).map((r) => [r.id, r]));
-    return { records: [...unique.values()], forgotten };
-  } catch (error) {
-    return unreadable(error);
-  }
+/** The records, tombstones and record count of an index file that does not parse whole, line by line (saveRecords writes a record a line). */
+function salvage(text: string): { records: unknown[]; forgotten: unknown; held: number } {
+  const lines = text.split('\n');
+  const json = (t: string): unknown => {
+    try {
+      return JSON.parse(t);
+    } catch {
+      return undefined;
+    }
+  };
+  // The first line's postings name one session slot per record: the count, even when records are lost.
+  const first = json(`${lines[0]?.replace(/,$/, '') ?? ''}}`) as { search?: { sessions?: unknown } } | undefined;
+  const counted = Array.isArray(first?.search?.sessions) ? first.search.sessions.length : 0;
+  const forgotten = (json(`{${(lines[1] ?? '').replace(/,"records":\[$/, '')}}`) as { forgotten?: unknown } | undefined)?.forgotten;
+  const recordLines = lines.slice(2).filter((l) => l.startsWith('{'));
+  const records = recordLines.map((l) => json(l.replace(/,$/, ''))).filter((r) => r !== undefined);
+  return { records, forgotten, held: Math.max(counted, recordLines.length) };
 }
 
-/** The records in memory directory `dir` (its working copy with `workingFile`), and a problem reading them. */
+/**
+ * The records of an index file, parsed whole: every record checked, forgotten ones left out, one per
+ * id. A file that does not parse (a damaged cache entry, a disk that filled) is salvaged a line at a
+ * time, and says how many records it held and how many were read: the caller must not write back
+ * fewer without saying so (issue 24).
+ */
+export function recordsIn(bytes: Buffer | undefined, marks: Marks = NO_MARKS): LoadedRecords {
+  if (!bytes) return { ...applyMarks([], [], marks) };
+  const text = bytes.toString('utf8');
+  let parsed: Partial<RecordsFile>;
+  let held: number | undefined;
+  try {
+    parsed = JSON.parse(text) as Partial<RecordsFile>;
+  } catch (error) {
+    const saved = salvage(text);
+    parsed = { records: saved.records as RunRecord[], forgotten: saved.forgotten as Tombstone[] };
+    held = saved.held;
+    const loaded = fromParsed(parsed, marks);
+    const lost = Math.max(0, held - loaded.records.length);
+    return { ...loaded, held, problem: `${RECORDS_FILE} is damaged (${(error as Error).message}): ${loaded.records.length} of its ${held} records could be read${lost > 0 ? `, ${lost} lost` : ''}; sessions without a record are rebuilt` };
+  }
+  return fromParsed(parsed, marks);
+}
+
+function fromParsed(parsed: Partial<RecordsFile>, marks: Marks): LoadedRecords {
+  const records = (Array.isArray(parsed.records) ? parsed.records : []).map(validRecord).filter((r): r is RunRecord => !!r);
+  return applyMarks(records, validTombstones(parsed.forgotten), marks);
+}
+
+/** The records with the marks of both places (the index's tombstones and the marks file) applied. */
+function applyMarks(records: RunRecord[], forgotten: Tombstone[], marks: Marks): LoadedRecords {
+  const all = unionMarks({ forgotten, wrong: records.flatMap((r) => (r.wrong ? [{ id: r.id, ...r.wrong }] : [])) }, marks);
+  const wrongOf = new Map(all.wrong.map((m) => [m.id, m]));
+  const unique = new Map(
+    notForgotten(records, all.forgotten).map((r) => {
+      const mark = wrongOf.get(r.id);
+      return [r.id, !r.wrong && mark ? { ...r, wrong: { by: mark.by, at: mark.at } } : r];
+    }),
+  );
+  return { records: [...unique.values()], forgotten: all.forgotten, wrong: all.wrong };
+}
+
+/** The records in memory directory `dir` (its working copy with `workingFile`), with the marks beside it, and a problem reading them. */
 export function loadRecords(dir: string, o: { workingFile?: string } = {}): LoadedRecords {
   const file = readIndexFile(dir, o);
-  return file.problem ? { records: [], forgotten: [], problem: file.problem } : recordsIn(file.bytes);
+  const marks = readMarks(o.workingFile && fs.existsSync(o.workingFile) ? o.workingFile : path.join(dir, RECORDS_FILE));
+  if (file.problem) return { ...applyMarks([], [], marks), problem: file.problem };
+  const loaded = recordsIn(file.bytes, marks);
+  const problem = [loaded.problem, marks.problem].filter(Boolean).join('; ');
+  return { ...loaded, ...(problem ? { problem } : {}) };
 }
 
 /**
  * Writes the index: the records as the next run will load them (checked, forgotten ones left out,
  * one per id), each with its stems kept, and the postings of exactly those records, bound to them
- * by the SHA-256 of everything after the first line.
+ * by the SHA-256 of everything after the first line. The marks go into the marks file beside it as
+ * well (marks.ts): `wrong` (default: what the file there holds) with the records' own marks.
  */
-export function saveRecords(file: string, records: readonly RunRecord[], forgotten: readonly Tombstone[] = []): void {
+export function saveRecords(file: string, records: readonly RunRecord[], forgotten: readonly Tombstone[] = [], o: { wrong?: readonly WrongMark[] } = {}): void {
   const checked = records.map(validRecord).filter((r): r is RunRecord => !!r);
   const kept = [...new Map(notForgotten(checked, forgotten).map((r) => [r.id, r])).values()];
   // From each record's stems, which termsOf keeps with the record: a run that searches the records
@@ -84,6 +141,9 @@ export function saveRecords(file: string, records: readonly RunRecord[], forgott
   const lines = kept.map((r) => JSON.stringify(r));
   const body = `"forgotten":${JSON.stringify(forgotten)},"records":[\n${lines.length > 0 ? `${lines.join(',\n')}\n` : ''}]}\n`;
   const search = { ...postings, sha256: sha256(Buffer.from(body, 'utf8')) };
+  const wrong = [...kept.flatMap((r) => (r.wrong ? [{ id: r.id, ...r.wrong }] : [])), ...(o.wrong ?? readMarks(file).wrong)];
+  // The marks first: a crash between the two writes leaves them where the next read finds them.
+  writeMarks(file, { forgotten: [...forgotten], wrong });
   writeMemoryFile(file, `{"version":1,"search":${JSON.stringify(search)},\n${body}`);
 }
 
@@ -98,9 +158,11 @@ export function mergeRecords(dir: string, from: string): number {
   const forgotten = unionTombstones(mine.forgotten, theirs.forgotten);
   const have = new Set(mine.records.map((r) => r.id));
   const added = notForgotten(theirs.records.filter((r) => !have.has(r.id)), forgotten);
-  const marked = new Map(theirs.records.filter((r) => r.wrong).map((r) => [r.id, r.wrong!]));
+  const marked = new Map(theirs.wrong.map((m) => [m.id, { by: m.by, at: m.at }]));
   const records = mine.records.map((r) => (!r.wrong && marked.has(r.id) ? { ...r, wrong: marked.get(r.id)! } : r));
-  if (added.length > 0 || theirs.forgotten.length > 0 || marked.size > 0) saveRecords(path.join(dir, RECORDS_FILE), [...records, ...added], forgotten);
+  if (added.length > 0 || theirs.forgotten.length > 0 || marked.size > 0) {
+    saveRecords(path.join(dir, RECORDS_FILE), [...records, ...added], forgotten, { wrong: unionMarks(mine, theirs).wrong });
+  }
   return added.length;
 }
 
@@ -115,11 +177,12 @@ export function redactRecords(dir: string, values: readonly string[]): number {
   const file = path.join(dir, RECORDS_FILE);
   const count = redactFile(file, values);
   if (count > 0) {
-    const { records, forgotten, problem } = loadRecords(dir);
+    const { records, forgotten, wrong, held, problem } = loadRecords(dir);
     // Unreadable once redacted, its stems could still hold the token: it goes, and the next run
-    // rebuilds the records from the sessions (rebuild.ts) rather than the cache keeping a piece of a key.
-    if (problem) fs.rmSync(file, { force: true });
-    else saveRecords(file, records, forgotten);
+    // rebuilds the records from the sessions (rebuild.ts) rather than the cache keeping a piece of a
+    // key. What a salvage read is written again: its stems are made again from the redacted words.
+    if (problem && held === undefined && records.length === 0) fs.rmSync(file, { force: true });
+    else saveRecords(file, records, forgotten, { wrong });
   }
   return count;
 }

@@ -8,10 +8,12 @@
  * ones search reads; the records are parsed whole when something needs all of them (the save, a
  * list), and searched the slow way once they change or when the postings do not fit them.
  */
+import * as path from 'node:path';
 import type { PastWork, RecalledWork, RunOutcome, SessionSummary, TokenUsage } from '../ports.js';
 import type { Card } from './card.js';
 import { checkCitation, citationsIn } from './citations.js';
 import { readIndexFile, recordsIn, saveRecords } from './index-file.js';
+import { readMarks, type Marks, type WrongMark } from './marks.js';
 import { DEFAULT_RECORD_RETENTION, retainRecords, type RecordRetention, type RunRecord } from './records.js';
 import { recordFromSession } from './rebuild.js';
 import { RecordSearch, TUNING, type Hit, type RecallQuery } from './search.js';
@@ -20,6 +22,7 @@ import { SearchFile, StaleSearchFile } from './search-file.js';
 import { moveSessionTo } from './store-writer.js';
 import { childSessions, openTodos, sessionBytes, sessionTexts, storedSessions, type StoredTodo } from './store-reader.js';
 import { errorSignatures, mentionedPaths } from './text.js';
+import { RECORDS_FILE } from '../memory/layout.js';
 import { ageTombstones, forgottenIn, type Tombstone } from './tombstones.js';
 import { rankWrongLast } from './wrong.js';
 
@@ -65,31 +68,47 @@ export class MemoryIndex implements PastWork {
   private readonly bytes?: Buffer;
   /** What people told Recall to forget: kept with the records, so that no merge brings it back. */
   private forgotten: Tombstone[] = [];
+  /** Wrong marks (marks.ts): kept apart from the records, so that a rebuilt record keeps its mark. */
+  private wrong: WrongMark[] = [];
+  /** The marks file beside the index (marks.ts), read once. */
+  private readonly marks: Marks;
   private readonly stored: SessionSummary[];
   private readonly todos: StoredTodo[];
   private readProblem?: string;
   private rebuiltCount = 0;
+  private heldCount?: number;
 
   private readonly openedAt: Date;
 
   constructor(private readonly o: MemoryIndexOptions) {
     this.openedAt = o.clock();
     const file = readIndexFile(o.memoryDir);
-    this.readProblem = file.problem;
+    const marks = readMarks(path.join(o.memoryDir, RECORDS_FILE));
+    this.marks = marks;
+    this.readProblem = [file.problem, marks.problem].filter(Boolean).join('; ') || undefined;
     this.bytes = file.bytes;
     this.stored = storedSessions(o.memoryDir);
     this.todos = openTodos(o.memoryDir);
     const kept = file.bytes && SearchFile.open(file.bytes);
-    // With a record for every session, nothing is rebuilt: search the kept postings.
-    if (kept && this.missing(new Set(kept.kept.sessions), kept.forgotten).length === 0) {
+    // With a record for every session and every forget mark in the index too, nothing is rebuilt
+    // or left out: search the kept postings.
+    const inFile = kept && new Set(kept.forgotten.map((t) => t.id));
+    if (kept && inFile && marks.forgotten.every((t) => inFile.has(t.id)) && this.missing(new Set(kept.kept.sessions), kept.forgotten).length === 0) {
       this.kept = kept;
       this.forgotten = kept.forgotten;
+      this.wrong = marks.wrong;
     } else this.loadAll();
   }
 
-  /** Why the index could not be read (said as a warning; it is rebuilt from the sessions). */
+  /** Why the index could not be read (said as a warning, in one line, with what was rebuilt; it is rebuilt from the sessions). */
   get problem(): string | undefined {
-    return this.readProblem;
+    if (!this.readProblem) return undefined;
+    return this.rebuiltCount > 0 ? `${this.readProblem} (${this.rebuiltCount} rebuilt from their sessions)` : this.readProblem;
+  }
+
+  /** How many records the index file held, when it could not all be read (a salvage): a save must not present fewer as the whole. */
+  get held(): number | undefined {
+    return this.heldCount;
   }
 
   /** What search runs over now: the postings kept in the index file, or the records themselves. */
@@ -122,9 +141,11 @@ export class MemoryIndex implements PastWork {
 
   /** Every record, parsed whole, and one rebuilt for each session that has none. */
   private loadAll(): void {
-    const loaded = recordsIn(this.bytes);
+    const loaded = recordsIn(this.bytes, this.marks);
     this.readProblem ??= loaded.problem;
+    this.heldCount = loaded.held;
     this.forgotten = loaded.forgotten;
+    this.wrong = loaded.wrong;
     const covered = new Set(loaded.records.map((r) => r.sessionId).filter((id): id is string => !!id));
     const rebuilt = sessionTexts(this.o.memoryDir, this.missing(covered, loaded.forgotten)).map((s) => recordFromSession(s, this.o.threadOf(s.id)));
     this.rebuiltCount = rebuilt.length;
@@ -181,7 +202,10 @@ export class MemoryIndex implements PastWork {
     const { limit, excludeSession, ...tuning } = o;
     const hits = this.search(query, excludeSession, { limit: limit * 3, ...tuning });
     const now = this.o.clock().toISOString();
+    const wrongOf = new Map(this.wrong.map((m) => [m.id, m]));
     const recalled = hits.map((h) => {
+      const mark = wrongOf.get(h.record.id);
+      if (mark && !h.record.wrong) h.record.wrong = { by: mark.by, at: mark.at };
       const checked = this.check(h.record);
       // Memory whose every citation is gone ranks lower: what it says no longer points anywhere.
       const allGone = checked.citations.length > 0 && checked.citations.every((c) => c.state === 'gone');
@@ -309,10 +333,11 @@ export class MemoryIndex implements PastWork {
     this.loaded = retainRecords(this.changed(), rule, this.o.clock(), this.openedAt);
     // Past the records' retention no snapshot that held a forgotten record is restored any more.
     this.forgotten = ageTombstones(this.forgotten, rule.maxAgeDays, this.o.clock());
+    this.wrong = ageTombstones(this.wrong.map((m) => ({ ...m, sessions: [] })), rule.maxAgeDays, this.o.clock()).map(({ id, by, at }) => ({ id, by, at }));
     return before - this.records.length;
   }
 
   save(): void {
-    saveRecords(this.o.workingFile, this.records, this.forgotten);
+    saveRecords(this.o.workingFile, this.records, this.forgotten, { wrong: this.wrong });
   }
 }

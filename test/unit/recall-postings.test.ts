@@ -223,8 +223,9 @@ describe('kept postings that do not fit the records', () => {
       const index = open(dir);
       expect(shown(index.recall(query, { limit: 5 })), name).toEqual(shown(want));
       expect(index.searching, name).toBe('records');
-      if (name === 'the file cut short') expect(index.problem).toMatch(/could not be read/);
-      else expect(want.length, name).toBeGreaterThan(0);
+      // A file cut short is salvaged a line at a time (issue 24): what reads is kept, and the loss is said.
+      if (name === 'the file cut short') expect(index.problem).toMatch(new RegExp(`is damaged .*: \\d+ of its ${records.length} records could be read, \\d+ lost`));
+      expect(want.length, name).toBeGreaterThan(0);
     }
   });
 });

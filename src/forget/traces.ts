@@ -1,0 +1,102 @@
+/**
+ * Forget's second half (issue 24): what Recall wrote about a forgotten record into the sessions that
+ * stay (the prior-work section of later prompts, the memory tools' answers) is taken out of every
+ * row of OpenCode's store that holds it, the part and the event table's copy alike, at the SQL
+ * level (recall/forget-traces.ts says what is taken out). Freed pages are zeroed and the file
+ * rebuilt, so no old copy of a row keeps the text.
+ *
+ * A later prompt is a user turn Recall sent, and the next restore checks every user turn against
+ * Recall's record of them (store-check.ts): the rewritten turns are recorded beside the originals,
+ * for the sessions whose every turn was Recall's before the rewrite (never for one someone forged).
+ */
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import type { SentTurns } from '../ports.js';
+import { DATABASE_FILE } from '../memory/layout.js';
+import { identityColumns, isJson } from '../memory/scrub.js';
+import { openStore, storedUserTurns } from '../memory/store-check.js';
+import { rowWithoutForgotten, withoutForgotten, type ForgottenNames } from '../recall/forget-traces.js';
+
+const q = (name: string) => `"${name.replace(/"/g, '""')}"`;
+const like = (s: string) => `%${s.replace(/[\\%_]/g, (m) => `\\${m}`)}%`;
+
+/** Rows rewritten per table. */
+export function eraseTraces(memoryDir: string, names: ForgottenNames, sent: SentTurns): Record<string, number> {
+  const file = path.join(memoryDir, DATABASE_FILE);
+  const needles = [...names.ids];
+  if (!fs.existsSync(file) || needles.length === 0) return {};
+  const before = storedUserTurns(memoryDir);
+  const trusted = [...before].filter(([id, digests]) => {
+    const known = sent.turnsOf(id);
+    return !!known && digests.every((d) => known.has(d));
+  });
+  const changed: Record<string, number> = {};
+  const db = openStore(file);
+  try {
+    db.exec('PRAGMA secure_delete = ON');
+    db.exec('BEGIN');
+    const tables = db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'").all().map((r) => String(r.name));
+    for (const table of tables) {
+      const identity = identityColumns(db, table);
+      const columns = db
+        .prepare('SELECT name, type FROM pragma_table_info(?)')
+        .all(table)
+        .filter((c) => /text|char|clob|^$/i.test(String(c.type)) && !identity.has(String(c.name)))
+        .map((c) => String(c.name));
+      for (const column of columns) {
+        const c = q(column);
+        const where = needles.map((_, i) => `${c} LIKE ?${i + 1} ESCAPE '\\'`).join(' OR ');
+        const update = db.prepare(`UPDATE ${q(table)} SET ${c} = ? WHERE rowid = ?`);
+        const rows = db.prepare(`SELECT rowid AS r, ${c} AS v FROM ${q(table)} WHERE ${where}`).all(...needles.map(like));
+        for (const row of rows) {
+          if (typeof row.v !== 'string') continue;
+          const value = rewritten(row.v, names);
+          if (value === undefined) continue;
+          update.run(value, row.r as number);
+          changed[table] = (changed[table] ?? 0) + 1;
+        }
+      }
+    }
+    db.exec('COMMIT');
+    if (Object.keys(changed).length > 0) db.exec('VACUUM');
+    db.exec('PRAGMA wal_checkpoint(TRUNCATE)');
+  } catch (error) {
+    if (db.isTransaction) db.exec('ROLLBACK');
+    throw error;
+  } finally {
+    db.close();
+  }
+  if (Object.keys(changed).length > 0) {
+    const after = storedUserTurns(memoryDir);
+    for (const [id] of trusted) for (const digest of after.get(id) ?? []) if (!sent.turnsOf(id)?.has(digest)) sent.recordTurn(id, digest);
+    sent.save();
+  }
+  return changed;
+}
+
+/** A stored value without Recall's words about the forgotten records, or undefined when it keeps them all. */
+function rewritten(value: string, names: ForgottenNames): string | undefined {
+  if (isJson(value)) {
+    const row = rowWithoutForgotten(JSON.parse(value), names);
+    return row === undefined ? undefined : JSON.stringify(row);
+  }
+  const text = withoutForgotten(value, names);
+  return text === value ? undefined : text;
+}
+
+/** How many rows of the store still hold `text` (the agent's own words quoting a forgotten record). */
+export function rowsHolding(memoryDir: string, text: string): number {
+  const file = path.join(memoryDir, DATABASE_FILE);
+  if (!fs.existsSync(file) || text.length < 12) return 0;
+  const db = openStore(file, true);
+  try {
+    let n = 0;
+    for (const table of ['part', 'message']) {
+      const has = db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?").get(table);
+      if (has) n += Number((db.prepare(`SELECT count(*) AS n FROM ${q(table)} WHERE data LIKE ? ESCAPE '\\'`).get(like(text)) as { n: number }).n);
+    }
+    return n;
+  } finally {
+    db.close();
+  }
+}

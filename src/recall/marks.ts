@@ -1,0 +1,68 @@
+/**
+ * What people told Recall about its records, kept apart from the records (issue 24): the forget
+ * tombstones and the wrong marks, in `recall-marks.json` beside `recall-index.json`. A damaged index
+ * is salvaged or rebuilt from the sessions, and a rebuild knows nothing of what was forgotten or
+ * marked: kept in the index alone, a forget mark lost with it brought the record back at the next
+ * merge or import. Both files carry the marks, and a reader takes the union, so damage to either one
+ * loses none. Like every memory file they come from a store others may write: checked, bounded.
+ */
+import * as path from 'node:path';
+import { readMemoryFile, writeMemoryFile } from '../memory/files.js';
+import { MARKS_FILE } from '../memory/layout.js';
+import { MAX_TOMBSTONES, unionTombstones, validTombstones, type Tombstone } from './tombstones.js';
+
+/** Someone with write access said record `id` is wrong (wrong.ts). */
+export interface WrongMark {
+  id: string;
+  by: string;
+  at: string;
+}
+
+export interface Marks {
+  forgotten: Tombstone[];
+  wrong: WrongMark[];
+}
+
+export const NO_MARKS: Marks = { forgotten: [], wrong: [] };
+
+const isTime = (v: unknown): v is string => typeof v === 'string' && !Number.isNaN(Date.parse(v));
+
+/** The wrong marks in `v` of the shape Recall writes, the first per record, at most as many as tombstones. */
+export function validWrongMarks(v: unknown): WrongMark[] {
+  if (!Array.isArray(v)) return [];
+  const out = new Map<string, WrongMark>();
+  for (const m of v.slice(0, MAX_TOMBSTONES * 2)) {
+    if (!m || typeof m !== 'object') continue;
+    const x = m as Record<string, unknown>;
+    if (typeof x.id !== 'string' || x.id.length > 120 || !/^[\w.-]+$/.test(x.id) || !isTime(x.at) || out.has(x.id)) continue;
+    out.set(x.id, { id: x.id, by: typeof x.by === 'string' ? x.by.replace(/\s+/g, ' ').trim().slice(0, 100) : '', at: x.at });
+  }
+  return [...out.values()].slice(0, MAX_TOMBSTONES);
+}
+
+/** Both sets of marks as one: tombstones as a union, the first wrong mark of each record. */
+export function unionMarks(a: Marks, b: Marks): Marks {
+  return { forgotten: unionTombstones(a.forgotten, b.forgotten), wrong: validWrongMarks([...a.wrong, ...b.wrong]) };
+}
+
+/**
+ * The marks file beside index file `indexFile` (the memory directory's, or the run's working copy),
+ * with why it could not be read. A missing file holds no marks (memory an older Recall saved).
+ */
+export function readMarks(indexFile: string): Marks & { problem?: string } {
+  const file = path.join(path.dirname(indexFile), MARKS_FILE);
+  try {
+    const text = readMemoryFile(file);
+    if (text === undefined) return { ...NO_MARKS };
+    const parsed = JSON.parse(text) as { forgotten?: unknown; wrong?: unknown };
+    return { forgotten: validTombstones(parsed.forgotten), wrong: validWrongMarks(parsed.wrong) };
+  } catch (error) {
+    return { ...NO_MARKS, problem: `${MARKS_FILE} could not be read (${(error as Error).message}); the marks kept in ${path.basename(indexFile)} stand` };
+  }
+}
+
+/** Writes the marks file beside index file `indexFile`. */
+export function writeMarks(indexFile: string, marks: Marks): void {
+  const body = { version: 1, forgotten: marks.forgotten, wrong: validWrongMarks(marks.wrong) };
+  writeMemoryFile(path.join(path.dirname(indexFile), MARKS_FILE), `${JSON.stringify(body)}\n`);
+}
