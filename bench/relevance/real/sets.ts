@@ -12,7 +12,7 @@ export const REAL_SETS = ['hadoop-jira', 'seamonkey-bugzilla'] as const;
 export const REAL_SETS_DIR = process.env.BENCH_REAL_SETS || '/work/realsets';
 
 /** How to make the sets, for the line the bench prints when they are not there. */
-export const HOW_TO_BUILD = 'BENCH_REAL_SETS_SOURCE=<a copy of the GitBugs dump, see bench/relevance/real/*/README.md> node bench/relevance/real/convert.mjs';
+export const HOW_TO_BUILD = 'BENCH_REAL_SETS_SOURCE=<a copy of the GitBugs dump, av9ash/gitbugs @ eadf2d67, see bench/relevance/real/README.md> node bench/relevance/real/convert.mjs';
 
 export interface RealSet {
   name: string;
