@@ -6,10 +6,12 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { expect, it } from 'vitest';
-import { validCard } from '../src/recall/card.js';
-import { describeQuality, evaluate, loadCards } from './relevance/evaluate.js';
+import { validCard, type Card } from '../src/recall/card.js';
+import { PLAIN, TEXTBOOK } from './relevance/bm25.js';
+import { baselineFigures, describeQuality, evaluate, loadCards, type EventFigures } from './relevance/evaluate.js';
 import { HELDOUT_EVENTS } from './relevance/heldout.js';
 import { EVENTS, PAST_RUNS, type PastRun, type RelevanceEvent } from './relevance/ledgerly.js';
+import { HOW_TO_BUILD, loadRealSets, REAL_SETS_DIR } from './relevance/real/sets.js';
 import { THIRD_EVENTS } from './relevance/third.js';
 
 const UNSEEN = ['tidepool', 'quarry', 'ferrule'];
@@ -40,13 +42,18 @@ it('recall@5 by tier and what unrelated events are shown, on each relevance set'
  * by a helper who never saw it, in many voices; their cards by helpers who saw only each set's past
  * runs). Reported worst first, by top-5 recall with cards.
  */
+function unseenSet(name: string) {
+  const dir = path.join(import.meta.dirname, 'relevance', 'sets', name);
+  const read = <T>(file: string): T => JSON.parse(fs.readFileSync(path.join(dir, file), 'utf8')) as T;
+  const runs = read<PastRun[]>('runs.json');
+  const events = read<RelevanceEvent[]>('events.json');
+  const cards = new Map(Object.entries(read<Record<string, unknown>>('cards.json')).flatMap(([id, c]) => (validCard(c) ? [[id, validCard(c)!] as const] : [])));
+  return { name, runs, events, cards };
+}
+
 it('recall@5 by tier on the unseen sets, worst first', () => {
   const rows = UNSEEN.map((name) => {
-    const dir = path.join(import.meta.dirname, 'relevance', 'sets', name);
-    const read = <T>(file: string): T => JSON.parse(fs.readFileSync(path.join(dir, file), 'utf8')) as T;
-    const runs = read<PastRun[]>('runs.json');
-    const events = read<RelevanceEvent[]>('events.json');
-    const cards = new Map(Object.entries(read<Record<string, unknown>>('cards.json')).flatMap(([id, c]) => (validCard(c) ? [[id, validCard(c)!] as const] : [])));
+    const { runs, events, cards } = unseenSet(name);
     return { name, runs: runs.length, events: events.length, without: evaluate(runs, events), with: evaluate(runs, events, { cards }), cards: cards.size };
   }).sort((a, b) => a.with.overall - b.with.overall || a.with.paraphrased - b.with.paraphrased);
   for (const r of rows) {
@@ -56,4 +63,66 @@ it('recall@5 by tier on the unseen sets, worst first', () => {
     if (process.env.BENCH_VERBOSE) console.log([...r.with.misses, ...r.with.falsePositives].map((l) => `    ${l}`).join('\n'));
     expect(r.cards).toBe(r.runs);
   }
+});
+
+/**
+ * Issue 24's figures on every set, Recall beside textbook BM25 (k1 1.2, b 0.75, English stop words,
+ * Porter stemmer) and plain BM25 on the same records, counted per event; one table, worst set first
+ * (by Recall's top-5). The baselines have no tiers: only their top-5 and "nothing shown" apply.
+ */
+it('Recall beside the BM25 baselines on every set, worst first', () => {
+  interface Row { name: string; runs: number; recall: EventFigures; textbook: EventFigures; plain: EventFigures }
+  const row = (name: string, runs: readonly PastRun[], events: readonly RelevanceEvent[], cards?: ReadonlyMap<string, Card>): Row => ({
+    name,
+    runs: runs.length,
+    recall: evaluate(runs, events, cards ? { cards } : {}).events,
+    textbook: baselineFigures(runs, events, TEXTBOOK),
+    plain: baselineFigures(runs, events, PLAIN),
+  });
+  const ledgerlyCards = loadCards('ledgerly');
+  const rows: Row[] = [];
+  for (const [name, events] of SETS) {
+    rows.push(row(`${name.split(' ')[0]}, no cards`, PAST_RUNS, events));
+    if (ledgerlyCards) rows.push(row(`${name.split(' ')[0]}, cards`, PAST_RUNS, events, ledgerlyCards));
+  }
+  for (const name of UNSEEN) {
+    const { runs, events, cards } = unseenSet(name);
+    rows.push(row(`${name}, no cards`, runs, events), row(`${name}, cards`, runs, events, cards));
+  }
+  const real = loadRealSets();
+  for (const s of real.present) rows.push(row(`${s.name} (real), no cards`, s.runs, s.events));
+  rows.sort((a, b) => a.recall.top5 - b.recall.top5 || a.name.localeCompare(b.name));
+
+  const f = (x: number) => (Number.isNaN(x) ? '  -  ' : x.toFixed(2).padStart(5));
+  const head = ['set', 'past', 'rel/none', 'top-5', 'likely prec', 'none->likely', 'likely top-5', 'nothing', 'BM25 top-5', 'BM25 nothing', 'plain top-5', 'plain nothing'];
+  const lines = rows.map((r) => [
+    r.name,
+    String(r.runs),
+    `${r.recall.related}/${r.recall.unrelated}`,
+    f(r.recall.top5),
+    `${f(r.recall.likelyPrecision)} (${r.recall.likelyHits})`,
+    f(r.recall.unrelatedLikely),
+    f(r.recall.likelyTop5),
+    String(r.recall.relatedNothing),
+    f(r.textbook.top5),
+    String(r.textbook.relatedNothing),
+    f(r.plain.top5),
+    String(r.plain.relatedNothing),
+  ]);
+  const width = head.map((h, i) => Math.max(h.length, ...lines.map((l) => l[i]!.length)));
+  const line = (cells: string[]) => `| ${cells.map((c, i) => (i === 0 ? c.padEnd(width[i]!) : c.padStart(width[i]!))).join(' | ')} |`;
+  console.log(
+    [
+      '',
+      'Recall beside BM25 (k1 1.2, b 0.75; "BM25": English stop words + Porter stemmer; "plain": neither), per event, worst set first.',
+      'top-5: events with a related past that got one in the top 5; likely prec: relevant likely hits / likely hits (count);',
+      'none->likely: events with no related past given a likely hit; likely top-5: the likely tier alone holds a related run;',
+      'nothing: events with a related past shown nothing (count). Real sets: records imported without cards, answer empty.',
+      line(head),
+      line(width.map((w) => '-'.repeat(w))),
+      ...lines.map(line),
+      real.missing.length ? `real sets not present in ${REAL_SETS_DIR}: ${real.missing.join(', ')}: run ${HOW_TO_BUILD}` : `real sets read from ${REAL_SETS_DIR}`,
+    ].join('\n'),
+  );
+  expect(rows.every((r) => r.recall.related > 0)).toBe(true);
 });

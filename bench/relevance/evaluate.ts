@@ -12,6 +12,7 @@ import { DEFAULT_PRIOR_WORK_CHARS, priorWorkSection } from '../../src/recall/pri
 import type { RunRecord } from '../../src/recall/records.js';
 import { RecordSearch, type Hit } from '../../src/recall/search.js';
 import { errorSignatures, mentionedPaths } from '../../src/recall/text.js';
+import { Bm25, type Analyzer } from './bm25.js';
 import type { PastRun, RelevanceEvent } from './ledgerly.js';
 
 /**
@@ -62,6 +63,65 @@ export interface Quality {
   relatedChars: number;
   misses: string[];
   falsePositives: string[];
+  /** The same events counted per event, as the baselines are (issue 24). */
+  events: EventFigures;
+}
+
+/**
+ * Figures per event from what a ranker showed for each (issue 24, "Likely means likely"), so that
+ * Recall and the BM25 baselines are counted the same way. A ranker without tiers shows no likely hit.
+ */
+export interface EventFigures {
+  /** Events with a related past, and with none. */
+  related: number;
+  unrelated: number;
+  /** Events with a related past that got a related run among the (at most 5) shown. */
+  top5: number;
+  /** The same, counting only the likely tier's hits. */
+  likelyTop5: number;
+  /** Relevant hits among all likely hits, over every event; NaN when nothing was likely. */
+  likelyPrecision: number;
+  likelyHits: number;
+  /** Events with no related past that got a likely hit. */
+  unrelatedLikely: number;
+  /** Events with a related past that were shown nothing at all: a count. */
+  relatedNothing: number;
+}
+
+export interface Shown {
+  id: string;
+  likely: boolean;
+}
+
+export function eventFigures(events: readonly RelevanceEvent[], shownFor: (e: RelevanceEvent) => readonly Shown[]): EventFigures {
+  const c = { related: 0, unrelated: 0, top5: 0, likelyTop5: 0, likely: 0, likelyRelevant: 0, unrelatedLikely: 0, relatedNothing: 0 };
+  for (const e of events) {
+    const shown = shownFor(e).slice(0, 5);
+    const relevant = new Set(e.relevant);
+    const likely = shown.filter((s) => s.likely);
+    c.likely += likely.length;
+    c.likelyRelevant += likely.filter((s) => relevant.has(s.id)).length;
+    if (relevant.size === 0) {
+      c.unrelated++;
+      if (likely.length > 0) c.unrelatedLikely++;
+      continue;
+    }
+    c.related++;
+    if (shown.some((s) => relevant.has(s.id))) c.top5++;
+    if (likely.some((s) => relevant.has(s.id))) c.likelyTop5++;
+    if (shown.length === 0) c.relatedNothing++;
+  }
+  const share = (a: number, b: number) => (b ? a / b : Number.NaN);
+  return {
+    related: c.related,
+    unrelated: c.unrelated,
+    top5: share(c.top5, c.related),
+    likelyTop5: share(c.likelyTop5, c.related),
+    likelyPrecision: share(c.likelyRelevant, c.likely),
+    likelyHits: c.likely,
+    unrelatedLikely: share(c.unrelatedLikely, c.unrelated),
+    relatedNothing: c.relatedNothing,
+  };
 }
 
 export interface EvaluateOptions {
@@ -82,11 +142,13 @@ export function evaluate(runs: readonly PastRun[], events: readonly RelevanceEve
   const related = { n: 0, chars: 0 };
   const misses: string[] = [];
   const falsePositives: string[] = [];
+  const shownFor = new Map<RelevanceEvent, Shown[]>();
   for (const e of events) {
     const hits = search.search(
       { title: e.title, text: e.text, labels: e.labels, paths: e.paths, threadKey: e.threadKey },
       { limit: o.limit ?? 5, ...(o.threshold === undefined ? {} : { threshold: o.threshold }), ...(o.minConcepts === undefined ? {} : { minConcepts: o.minConcepts }) },
     );
+    shownFor.set(e, hits.map((h) => ({ id: h.record.id, likely: h.tier === 'likely' })));
     const chars = priorWorkSection(asRecalled(hits), { budget: DEFAULT_PRIOR_WORK_CHARS, tools: true }).length;
     const shown = (h: Hit) => `${h.record.id} ${h.tier[0]} ${h.relevance.toFixed(2)}`;
     if (e.kind === 'unrelated') {
@@ -121,7 +183,14 @@ export function evaluate(runs: readonly PastRun[], events: readonly RelevanceEve
     relatedChars: related.n ? related.chars / related.n : 0,
     misses,
     falsePositives,
+    events: eventFigures(events, (e) => shownFor.get(e) ?? []),
   };
+}
+
+/** A BM25 baseline's figures on a set: the same text Recall indexes (title, request, answer), no tiers. */
+export function baselineFigures(runs: readonly PastRun[], events: readonly RelevanceEvent[], analyzer: Analyzer): EventFigures {
+  const index = new Bm25(runs.map((r) => ({ id: r.id, text: `${r.title}\n${r.request}\n${r.answer}` })), analyzer);
+  return eventFigures(events, (e) => index.top(`${e.title}\n${e.text}`, 5).map((id) => ({ id, likely: false })));
 }
 
 /** One line of figures for a set. */
