@@ -12,6 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { unstamped } from '../harness/cache-service.js';
 import { freshRunner, REPO_ROOT } from '../harness/runner.js';
 import { listing } from '../harness/listing.js';
+import { recallInShell } from '../harness/spawned.js';
 import { startWorld, type World } from '../harness/world.js';
 
 const CLI = path.join(REPO_ROOT, 'dist', 'cli', 'index.js');
@@ -42,6 +43,7 @@ describe('recall memory forget (the CLI)', () => {
     fs.copyFileSync(world.cache.archiveOf(world.cache.entries().map((e) => e.key).find((k) => unstamped(k) === 'recall-v1-9152-1')!), archive);
     restored = path.join(world.root, 'restored');
     fs.cpSync(path.join(world.machine.runnerTemp, 'recall', 'memory'), restored, { recursive: true });
+    fs.cpSync(restored, path.join(world.root, 'pristine'), { recursive: true }); // both records, as the action saved them
     snapshots = path.join(world.root, 'memory-path');
     freshRunner(world.machine);
     world.model.script({ text: DARK_ANSWER });
@@ -56,7 +58,11 @@ describe('recall memory forget (the CLI)', () => {
   it('forgets a record in a restored memory folder: says what it removed, and the folder reads without it', () => {
     const res = cli('memory', 'forget', '--store', restored, '--id', 'run-9151-1');
     expect(res.status, res.stderr).toBe(0);
-    expect(res.stdout.trim()).toBe(`Forgot run-9151-1 (issue #1: Login fails with SSO on Safari): its record, its card, its session ${ssoSession} are removed from ${restored}; a tombstone keeps merges of other saves from bringing them back.`);
+    expect(res.stdout.trim().split('\n').slice(0, 2)).toEqual([
+      `Forgot run-9151-1 (issue #1: Login fails with SSO on Safari): its record, its card, its session ${ssoSession} are removed from ${restored}; a tombstone keeps merges of other saves from bringing them back.`,
+      "What Recall wrote about it into later sessions (recalled prior work, memory tools' answers): taken out of 0 row(s).",
+    ]);
+    expect(res.stdout).toMatch(/Still out of Recall's reach:\n {2}- the comments Recall posted in issue-1 \(GitHub keeps them: delete them there\)\n {2}- the transcript artifact of https:\/\/\S+ /);
     expect(allText(restored)).not.toContain('lacks Secure');
     const list = cli('memory', 'list', '--store', restored, '--json');
     expect(list.status, list.stderr).toBe(0);
@@ -99,5 +105,42 @@ describe('recall memory forget (the CLI)', () => {
       expect(res.stderr.trim().split('\n')).toEqual([expect.stringMatching(want)]);
       expect(fs.statSync(store).isFile() ? [fs.readFileSync(store).toString('base64')] : listing(store), `${store} was written`).toEqual(before);
     }
+  });
+  it('a damaged index: list says what it read and lost; forget, wrong, import and prune --write refuse it, and write nothing (issue 24)', async () => {
+    const damaged = path.join(world.root, 'damaged');
+    fs.cpSync(path.join(world.root, 'pristine'), damaged, { recursive: true });
+    const index = path.join(damaged, 'recall-index.json');
+    const lines = fs.readFileSync(index, 'utf8').split('\n');
+    lines[2] = `${lines[2]!.slice(0, 40)}\u0000 a disk that filled`;
+    fs.writeFileSync(index, lines.join('\n'));
+    const home = path.join(world.root, 'home');
+    fs.mkdirSync(home, { recursive: true });
+    const list = await recallInShell(`memory list --store '${damaged}'`, home);
+    expect(list.code, list.stderr).toBe(0);
+    expect(list.stderr).toMatch(/Warning: recall-index\.json is damaged \(.+\): 1 of its 2 records could be read, 1 lost; sessions without a record are rebuilt \(1 rebuilt from their sessions\)\./);
+    const before = listing(damaged);
+    const jsonl = path.join(world.root, 'one.jsonl');
+    fs.writeFileSync(jsonl, `${JSON.stringify({ id: 'legacy-1', kind: 'run', title: 'Old bug', request: 'r', answer: 'a', createdAt: '2026-10-01T00:00:00Z' })}\n`);
+    for (const args of [`memory forget --store '${damaged}' --id run-9152-1`, `memory wrong --store '${damaged}' --id run-9152-1`, `memory import --store '${damaged}' --file '${jsonl}'`, `memory prune --store '${damaged}' --write`]) {
+      const res = await recallInShell(args, home);
+      expect(res.code, `${args}\n${res.stderr}`).toBe(1);
+      expect(res.stderr, args).toMatch(/recall-index\.json is damaged: 1 of its 2 records can be read\. memory \w+ would write it back without the other 1, so nothing was changed\. Point --store at an earlier snapshot/);
+      expect(listing(damaged), `${args} wrote`).toEqual(before);
+    }
+  });
+
+  it('wrong marks a record: it stays, list and show say so, and the mark outlives the index', async () => {
+    const folder = path.join(world.root, 'wrong');
+    fs.cpSync(path.join(world.root, 'pristine'), folder, { recursive: true });
+    const home = path.join(world.root, 'home');
+    fs.mkdirSync(home, { recursive: true });
+    const res = await recallInShell(`memory wrong --store '${folder}' --id run-9152-1`, home);
+    expect(res.code, res.stderr).toBe(0);
+    expect(res.stdout.trim()).toMatch(/^Marked run-9152-1 \(issue #2: CSV export has no header row\) wrong in \S+: it stays in memory, ranks after every record nobody marked/);
+    // An index that lost the mark (an older Recall's save) still has it from recall-marks.json.
+    const index = path.join(folder, 'recall-index.json');
+    fs.writeFileSync(index, fs.readFileSync(index, 'utf8').replace(/,"wrong":\{[^}]*\}/, ''));
+    const shown = await recallInShell(`memory show --store '${folder}' --id run-9152-1 --json`, home);
+    expect(JSON.parse(shown.stdout).wrong).toMatchObject({ by: expect.stringMatching(/^cli:/) });
   });
 });

@@ -84,7 +84,7 @@ describe('forgetting, on the Actions cache', () => {
     expect(world.model.completions().at(-1)!.messageText()).not.toContain('SSO cookie lacks Secure');
   });
 
-  it("a stranger's forget comment is refused in the thread, and memory keeps the record (attack)", async () => {
+  it("a stranger's forget comment is refused in the thread, and memory keeps the record (attack); a maintainer's then takes it out of the later run's prompt too", async () => {
     world.model.script({ text: FINDING });
     const first = await world.runEvent('issues', issuesOpenedPayload(SSO), '9811');
     expect(first.outputs['memory-saved'], first.main.stdout).toBe('true');
@@ -104,6 +104,18 @@ describe('forgetting, on the Actions cache', () => {
     const later = await world.runEvent('issues', issuesOpenedPayload(AGAIN), '9814');
     expect(JSON.parse(later.outputs['recalled-sessions']!)).toEqual([first.outputs['session-id']]);
     expect(world.model.completions().at(-1)!.messageText()).toContain(FINDING);
+    expect(archiveText('recall-v1-9814-1')).toContain('SSO cookie lacks Secure'); // run 1's session, and the later prompt that recalled it
+
+    // The maintainer's forget takes it out of the later run's session too (issue 24): the prompt
+    // that recalled it was Recall's words, and the next restore still trusts that session.
+    freshRunner(world.machine);
+    const forget = await world.runEvent('issue_comment', comment('/recall forget run-9811-1'), '9815', onRepo);
+    expect(forget.outputs['memory-saved'], forget.main.stdout).toBe('true');
+    expect(botSaid(SSO.number).at(-1)).toMatch(/What Recall wrote about it into [1-9]\d* part\(s\) of later sessions is taken out too\. Still out of Recall's reach: the comments Recall posted in issue-1 /);
+    expect(archiveText('recall-v1-9815-1')).not.toContain('SSO cookie lacks Secure');
+    // The save checks every session against the turns Recall sent: the rewritten prompt was recorded, so none was dropped.
+    expect(forget.main.stdout).not.toMatch(/Recall did not send/);
+    expect(archiveText('recall-v1-9815-1')).toContain('Safari SSO login loop again');
   });
 
   it('wrong keeps the record, ranks it after the others and says so in the prompt; an unknown id is said', async () => {
