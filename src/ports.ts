@@ -44,6 +44,13 @@ export interface RecallFiles {
    * search keeps, where a token is lower-cased and split); how many were taken out.
    */
   redact(dir: string, values: readonly string[]): number;
+  /**
+   * How much of the index in memory directory `dir` could not be read (a damaged file, salvaged a
+   * line at a time): the records it held and those read; undefined when it reads whole.
+   */
+  indexDamage(dir: string): { held: number; read: number } | undefined;
+  /** Adds the records of an earlier snapshot `earlier` that `dir` lacks, but the forgotten; how many. */
+  recoverRecords(dir: string, earlier: string): number;
 }
 
 /**

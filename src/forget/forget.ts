@@ -121,4 +121,9 @@ export const recallFiles: RecallFiles = {
     threads.save();
   },
   redact: redactRecords,
+  indexDamage(dir) {
+    const { held, records } = loadRecords(dir);
+    return held === undefined ? undefined : { held, read: records.length };
+  },
+  recoverRecords: mergeRecords,
 };
