@@ -195,7 +195,7 @@ function recordsGuard(dir: string, where: string, command: string): (changed: st
   if (before.held !== undefined) {
     const lost = before.held - before.records.length;
     throw new StoreError(
-      `${where}: ${RECORDS_FILE} is damaged: ${before.records.length} of its ${before.held} records can be read. ${command} would write it back without the other ${lost}, so nothing was changed. Point --store at an earlier snapshot (a snapshot folder of the memory-path, or an earlier cache archive), or let the next action run salvage it (it keeps what reads and says what was lost)`,
+      `${where}: ${RECORDS_FILE} is damaged: ${before.held > 0 ? `${before.records.length} of its ${before.held} records can be read` : 'none of its records can be read'}. ${command} would write it back without ${lost > 0 ? `the other ${lost}` : 'them'}, so nothing was changed. Point --store at an earlier snapshot (a snapshot folder of the memory-path, or an earlier cache archive), or let the next action run salvage it (it keeps what reads and says what was lost)`,
     );
   }
   return (changed, removed) => {

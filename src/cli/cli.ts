@@ -23,7 +23,7 @@ export async function run(args: string[], io = { out: (l: string) => console.log
   let code = 0;
   try {
     if (group === 'run') code = await runCommand(rest, io);
-    else if (group === 'memory') await memoryCommand(rest, io);
+    else if (group === 'memory') code = (await memoryCommand(rest, io)) ?? 0;
     else if (group === '--version' || group === '-v' || group === 'version') io.out(`recall ${PACKAGE.version} (OpenCode ${DEFAULT_OPENCODE_VERSION})`);
     else if (!group || group === '--help' || group === '-h' || group === 'help') io.out(USAGE);
     else throw new UsageError(`there is no command ${JSON.stringify(group)}: run or memory (recall --help)`);

@@ -3,7 +3,7 @@
  * (issue 19, item 5): memory a new installation starts with, added in place to a memory folder, or
  * written with an archive file's memory as a new archive, `--out NEW_FILE` (change-store.ts: read
  * and checked on a copy first; nothing is written when nothing is added). Prints what it added,
- * merged and refused, and why.
+ * kept and refused, and why; exits 1 when a line was refused (the rest is imported).
  */
 import { credentialValues } from '../agent/credentials.js';
 import { redactCredentials } from '../secrets/forms.js';
@@ -20,10 +20,10 @@ const LIMITS = { maxLine: 256 * 1024, maxLines: 5_000 };
 
 export async function importCommand(
   store: string,
-  v: { file?: string | undefined; 'from-github'?: string | undefined; since?: string | undefined; out?: string | undefined },
+  v: { file?: string | undefined; 'from-github'?: string | undefined; since?: string | undefined; out?: string | undefined; 'replace-cards'?: boolean | undefined },
   io: { out: (line: string) => void; err: (line: string) => void },
   env: NodeJS.ProcessEnv = process.env,
-): Promise<void> {
+): Promise<number> {
   const name = 'memory import';
   if ((v.file === undefined) === (v['from-github'] === undefined)) throw new UsageError('memory import needs either --file FILE.jsonl or --from-github OWNER/REPO', name);
   checkOut(store, v.out, name); // before the API is asked
@@ -47,12 +47,20 @@ export async function importCommand(
     const days = wholeNumber(v.since, 'since', 90, name);
     const token = env.GITHUB_TOKEN || env.GH_TOKEN || '';
     if (!token) throw new UsageError('--from-github reads the repository through the GitHub API: set GITHUB_TOKEN (or GH_TOKEN) to a token that can read it', name);
-    const found = await importFromGitHub({ repo, since: new Date(now.getTime() - days * 86_400_000), token, apiUrl: env.GITHUB_API_URL || 'https://api.github.com', clean, now, log: io.err });
-    items = found;
+    // The memory's own repository, as a workflow names it: only its issues keep its threads (issue-12).
+    const home = env.GITHUB_REPOSITORY?.trim() || undefined;
+    if (home?.toLowerCase() !== repo.toLowerCase()) {
+      io.err(`${repo} is ${home ? `not ${home}` : 'taken as another repository (GITHUB_REPOSITORY is not set)'}: its records are labelled "imported from ${repo} #N" and keep threads of their own (${repo}#issue-N)${home ? '' : '; set GITHUB_REPOSITORY to it to import your own repository\'s history as its threads'}.`);
+    }
+    items = await importFromGitHub({ repo, home, since: new Date(now.getTime() - days * 86_400_000), token, apiUrl: env.GITHUB_API_URL || 'https://api.github.com', clean, now, log: io.err });
   }
+  const options = { replaceCards: v['replace-cards'] === true };
   const report = await changeStore(store, v.out, name, io, async (dir) => {
-    const report = importInto(dir, items);
-    return { result: report, changed: report.added.length + report.merged.length > 0 ? [RECORDS_FILE] : [] };
+    const report = importInto(dir, items, options);
+    return { result: report, changed: report.added.length + report.replaced.length > 0 ? [RECORDS_FILE] : [] };
   });
-  for (const line of describeImport(report, items.length)) io.out(line);
+  for (const line of describeImport(report, items.length, options)) io.out(line);
+  if (report.refused.length === 0) return 0;
+  io.err(`recall: ${report.refused.length} of ${items.length} refused (said above); the rest was imported`);
+  return 1;
 }

@@ -8,14 +8,16 @@
  * archive file's changed memory as a new archive (change-store.ts).
  *
  * The JSON of `search --json` is a fixed contract other tools rely on (an id is what `show --id` takes):
- *   [{ "id": string, "threadKey": string, "sessionId": string | null, "score": number, "title": string, "summary": string }]
+ *   [{ "id": string, "threadKey": string, "sessionId": string | null, "score": number, "title": string, "summary": string, "source": string | null }]
  * and of `search --event FILE --json` the same with the tier the action gives each:
- *   [{ "id", "threadKey", "sessionId", "score", "tier": "likely" | "possible", "title", "summary" }]
+ *   [{ "id", "threadKey", "sessionId", "score", "tier": "likely" | "possible", "title", "summary", "source" }]
+ * `source` is where a record imported from another repository came from ("owner/repo #12"), else null.
  */
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { DATABASE_FILE, RECORDS_FILE } from '../memory/layout.js';
+import type { RecalledWork } from '../ports.js';
 import { DEFAULT_RECORD_RETENTION, type RunRecord } from '../recall/records.js';
 import { sessionsToPrune } from '../recall/retention.js';
 import { deleteSessions } from '../recall/store-writer.js';
@@ -23,6 +25,7 @@ import { CARDS_FLAGS, CARDS_USAGE, writeMissingCards } from './memory-cards-cli.
 import { openIndex } from './memory-folder.js';
 import { continuedSession, PRIOR_WORK_LIMIT, startupRecall } from '../recall/startup.js';
 import { ThreadIndex } from '../recall/threads.js';
+import { importedLabel, sourceOf } from '../recall/thread-key.js';
 import { INPUT_DEFAULTS } from '../inputs.js';
 import { eventQuery } from './event-task.js';
 import { describeCitations } from '../recall/citations.js';
@@ -44,8 +47,9 @@ export const MEMORY_USAGES: Record<string, string> = {
        recall memory search [--store PATH] --event FILE [--event-name NAME] [--limit K] [--json] [--workspace DIR]
 
 --query: searches memory as the agent's memory_search tool does: the best K records (default 5)
-for the words of TEXT. --json prints [{ id, threadKey, sessionId, score, title, summary }], best
-first; an id is what \`recall memory show --id\` takes.
+for the words of TEXT. --json prints [{ id, threadKey, sessionId, score, title, summary, source }],
+best first; an id is what \`recall memory show --id\` takes. source is "OWNER/REPO #N" for a record
+imported from another repository (labelled "imported from OWNER/REPO #N"), else null.
 
 --event: what the action would recall for an event before the agent starts (the same query, gate
 and tiers; the prior-work section of its prompt names these): "likely" runs are shown with an
@@ -55,7 +59,7 @@ excerpt, "possible" ones one line each. FILE is the task as Recall builds it fro
 or, with --event-name (issues, issue_comment, pull_request, ...), the event's webhook payload (a
 comment must address the default trigger phrase, ${INPUT_DEFAULTS['trigger-phrase']}; a pull request's changed files are
 not in its payload: give them as "files" in a task). K defaults to ${PRIOR_WORK_LIMIT}, as in the action. --json
-prints [{ id, threadKey, sessionId, score, tier, title, summary }], best first.
+prints [{ id, threadKey, sessionId, score, tier, title, summary, source }], best first.
 
 --workspace is the checkout the records' citations are checked against (default: the current folder).
 
@@ -103,14 +107,19 @@ ${SIGNED_HELP}
 
 PATH is the memory folder \`recall run\` prints (its newest snapshot is changed), a snapshot folder
 in it, a memory folder as Recall restores it, or an Actions cache archive file. ${OUT_HELP}`,
-  import: `Usage: recall memory import --store PATH (--file FILE.jsonl | --from-github OWNER/REPO [--since DAYS]) [--out NEW_FILE]
+  import: `Usage: recall memory import --store PATH (--file FILE.jsonl | --from-github OWNER/REPO [--since DAYS]) [--replace-cards] [--out NEW_FILE]
 
 Adds memory: from --file, one JSON object a line (the README's "Importing memory" gives
 the format): a card for a session's record, {"sessionId", "card"}, or a record with no session,
 {"id", "kind", "title", "request", "answer", "files", "labels", "createdAt", "card"?}. With
 --from-github, a record for each issue closed and each pull request merged in the last DAYS days
 (default 90), read through the GitHub API (GITHUB_TOKEN or GH_TOKEN; GITHUB_API_URL for GitHub
-Enterprise Server). Importing again adds nothing. Prints what it added, merged and refused, and why.
+Enterprise Server). Records of a repository other than GITHUB_REPOSITORY (this memory's) are
+labelled "imported from OWNER/REPO #N" and keep threads of their own.
+
+Nothing memory holds is lost or brought back: a record already there is kept, a card a record
+already has is kept (--replace-cards replaces it), a forgotten record is refused. Importing again
+adds nothing. Prints what it added, kept and refused, and why; exits 1 when a line was refused.
 Text is checked, bounded and cleaned like all memory; this process's credentials are redacted.
 ${SIGNED_HELP}
 
@@ -161,6 +170,7 @@ const OPTIONS = {
   model: { type: 'string' },
   'opencode-config': { type: 'string' },
   out: { type: 'string' },
+  'replace-cards': { type: 'boolean' },
 } as const;
 
 /** The flags each command takes (beside --help). */
@@ -172,10 +182,11 @@ const FLAGS: Record<string, ReadonlyArray<keyof typeof OPTIONS>> = {
   prune: ['store', 'max-sessions', 'max-age-days', 'record-retention-days', 'write', 'workspace'],
   forget: ['store', 'id', 'out'],
   wrong: ['store', 'id', 'out'],
-  import: ['store', 'file', 'from-github', 'since', 'out'],
+  import: ['store', 'file', 'from-github', 'since', 'replace-cards', 'out'],
 };
 
-export async function memoryCommand(args: string[], io: Output): Promise<void> {
+/** The command's exit code when it is not 0 (import's, with a line refused). */
+export async function memoryCommand(args: string[], io: Output): Promise<number | void> {
   const [command, ...rest] = args;
   if (!command || command === '--help' || command === '-h' || command === 'help') {
     io.out(MEMORY_USAGE);
@@ -209,7 +220,7 @@ export async function memoryCommand(args: string[], io: Output): Promise<void> {
       const { dir } = await openStorePath(store, scratch, name);
       const found = openIndex(dir, workspace, { warn: io.err }).recall({ title: '', text: query }, { limit, threshold: 0.08, minConcepts: 1 });
       if (v.json) {
-        io.out(JSON.stringify(found.map((w) => ({ id: w.record.id, threadKey: w.record.threadKey, sessionId: w.record.sessionId ?? null, score: Number(w.score.toFixed(4)), title: w.record.subject ?? w.record.title, summary: oneLine(w.record.text || w.record.request).slice(0, 500) }))));
+        io.out(JSON.stringify(found.map((w) => searchJson(w))));
       } else if (found.length === 0) {
         io.out('Nothing in memory matches.');
       } else {
@@ -234,7 +245,7 @@ export async function memoryCommand(args: string[], io: Output): Promise<void> {
       if (!record) throw new UsageError(`there is no record ${id} in this memory: \`recall memory list --store ${store}\` lists the ids`, name);
       const checked = index.check(record);
       const { terms: _t, ...shown } = record;
-      if (v.json) io.out(JSON.stringify({ ...shown, citations: checked.citations, sessionKept: checked.sessionLive }));
+      if (v.json) io.out(JSON.stringify({ ...shown, citations: checked.citations, sessionKept: checked.sessionLive, source: sourceOf(record) ?? null }));
       else {
         io.out(line(record));
         const cited = describeCitations(checked.citations);
@@ -263,7 +274,7 @@ async function searchEvent(store: string, scratch: string, v: Record<string, str
   const found = startupRecall(index, query, { limit, ...(continued ? { continued } : {}) });
   if (continued) io.err(`${query.threadKey} continues in session ${continued}: the action works in it, so it is not recalled`);
   if (v.json) {
-    io.out(JSON.stringify(found.map((w) => ({ id: w.record.id, threadKey: w.record.threadKey, sessionId: w.record.sessionId ?? null, score: Number(w.score.toFixed(4)), tier: w.tier, title: w.record.subject ?? w.record.title, summary: oneLine(w.record.text || w.record.request).slice(0, 500) }))));
+    io.out(JSON.stringify(found.map((w) => searchJson(w, w.tier))));
     return;
   }
   if (found.length === 0) io.out('Nothing in memory is related: the action would add no prior-work section.');
@@ -283,8 +294,16 @@ function localMemory(workspace: string, command: string, io: Output): string {
   return local;
 }
 
+/** A search hit as `search --json` prints it (the fixed contract above); with `tier` for `--event`. */
+function searchJson(w: RecalledWork, tier?: RecalledWork['tier']): Record<string, unknown> {
+  const r = w.record;
+  return { id: r.id, threadKey: r.threadKey, sessionId: r.sessionId ?? null, score: Number(w.score.toFixed(4)), ...(tier ? { tier } : {}), title: r.subject ?? r.title, summary: oneLine(r.text || r.request).slice(0, 500), source: sourceOf(r) ?? null };
+}
+
+/** A record in one line: id, thread, date, outcome, title, and where an import from another repository came from. */
 function line(r: RunRecord): string {
-  return `${r.id}  ${r.threadKey || '-'}  ${r.at.slice(0, 10)}  ${r.outcome}  ${oneLine(r.subject ?? r.title)}`;
+  const imported = importedLabel(r);
+  return `${r.id}  ${r.threadKey || '-'}  ${r.at.slice(0, 10)}  ${r.outcome}  ${oneLine(r.subject ?? r.title)}${imported ? `  (${imported})` : ''}`;
 }
 
 /**

@@ -5,13 +5,18 @@
  * that closed it and that pull request's changed files, its last comments) and each pull request
  * merged since then. Read only, through the REST API (GITHUB_API_URL), with plain fetch: a handful
  * of GET requests a page, bounded. What it reads was written by strangers; imported.ts checks,
- * bounds and cleans it like a line of an import file.
+ * bounds and cleans it like a line of an import file. Items of another repository than the
+ * memory's own get its name in their thread key (recall/thread-key.ts): they never pose as this
+ * repository's threads.
  */
+import { importedRecordId, importedThreadKey } from '../recall/thread-key.js';
 import { importedFrom, type Clean, type Imported } from './imported.js';
 
 export interface GitHubImportOptions {
   /** OWNER/REPO */
   repo: string;
+  /** The repository whose memory this is (OWNER/REPO), when known: only its issues keep this repository's threads. */
+  home: string | undefined;
   since: Date;
   token: string;
   apiUrl: string;
@@ -75,9 +80,9 @@ export async function importFromGitHub(o: GitHubImportOptions): Promise<Array<{ 
       where: `issue #${n}`,
       imported: importedFrom(
         {
-          id: `gh-issue-${n}`,
+          id: importedRecordId('issue', n, o.repo, o.home),
           kind: 'run',
-          threadKey: `issue-${n}`,
+          threadKey: importedThreadKey('issue', n, o.repo, o.home),
           title: `issue #${n}: ${String(issue.title ?? '')}`,
           request: String(issue.body ?? ''),
           answer: said.join('\n\n'),
@@ -98,9 +103,9 @@ export async function importFromGitHub(o: GitHubImportOptions): Promise<Array<{ 
       where: `pull request #${n}`,
       imported: importedFrom(
         {
-          id: `gh-pr-${n}`,
+          id: importedRecordId('pr', n, o.repo, o.home),
           kind: 'run',
-          threadKey: `pr-${n}`,
+          threadKey: importedThreadKey('pr', n, o.repo, o.home),
           title: `pull request #${n}: ${String(pull.title ?? '')}`,
           request: String(pull.body ?? ''),
           answer: [`Merged on ${String(pull.merged_at).slice(0, 10)}.`, ...(await comments(n))].join('\n\n'),

@@ -1,15 +1,16 @@
 /**
- * Importing into a memory directory no OpenCode has open (issue 19, item 5): records with no
- * session are added, cards are put on the records of sessions memory holds. Idempotent: a record
- * already there, or a card a record already has, adds nothing; a record someone told Recall to
- * forget is not brought back by an import either.
+ * Importing into a memory directory no OpenCode has open (issue 19, item 5; issue 24): records
+ * with no session are added, cards are put on records that have none. Nothing memory holds is lost
+ * or brought back: a record already there is kept as it is, a card a record already has (a model
+ * wrote it from the run itself) is kept unless --replace-cards asks otherwise, a record or session
+ * someone told Recall to forget is refused, and an index that cannot be read is not written at all.
  */
 import * as path from 'node:path';
 import { sessionIdsIn } from '../memory/merge.js';
 import type { Card } from '../recall/card.js';
 import { recordFromSession } from '../recall/rebuild.js';
 import { RECORDS_FILE } from '../memory/layout.js';
-import { loadRecords, saveRecords } from '../recall/index-file.js';
+import { damageCount, loadRecords, saveRecords } from '../recall/index-file.js';
 import type { RunRecord } from '../recall/records.js';
 import { sessionTexts } from '../recall/store-reader.js';
 import { ThreadIndex } from '../recall/threads.js';
@@ -17,11 +18,23 @@ import { forgottenIn } from '../recall/tombstones.js';
 import type { Imported } from './imported.js';
 
 export interface ImportReport {
+  /** What memory did not hold: `legacy-42`, `a card to run-1-1 (session ses_…)`. */
   added: string[];
-  /** Records a card was put on: `<record id> (session <id>)`. */
-  merged: string[];
-  unchanged: string[];
+  /** Cards that took the place of a record's own, asked for with --replace-cards. */
+  replaced: string[];
+  /** What memory held already: the record or the same card, or (`why`) a card it kept in place of the one imported. */
+  kept: Array<{ where: string; id: string; why?: string }>;
   refused: Array<{ where: string; why: string }>;
+}
+
+export interface ImportOptions {
+  /** A card a record already has is replaced by an imported one (--replace-cards); else it stays. */
+  replaceCards?: boolean;
+}
+
+/** Raised when memory cannot be read well enough to be written again without losing any of it. */
+export class ImportRefused extends Error {
+  override name = 'ImportRefused';
 }
 
 const sameCard = (a: Card | undefined, b: Card): boolean => {
@@ -31,20 +44,35 @@ const sameCard = (a: Card | undefined, b: Card): boolean => {
 };
 
 /** Adds what `items` hold to memory directory `dir` (where each came from, for the report); what it did. */
-export function importInto(dir: string, items: ReadonlyArray<{ where: string; imported: Imported }>): ImportReport {
-  const report: ImportReport = { added: [], merged: [], unchanged: [], refused: [] };
-  const { records, forgotten } = loadRecords(dir);
+export function importInto(dir: string, items: ReadonlyArray<{ where: string; imported: Imported }>, o: ImportOptions = {}): ImportReport {
+  const report: ImportReport = { added: [], replaced: [], kept: [], refused: [] };
+  const { records, forgotten, held } = loadRecords(dir);
+  // Written again from what could be read, the index would lose the rest of its records for good
+  // (the CLI refuses it before this too, change-store.ts; this guards every other caller).
+  if (held !== undefined) throw new ImportRefused(`${RECORDS_FILE} is damaged (${damageCount(records.length, held)}), so import writes nothing: written again, it would lose the records it holds. Restore it from an earlier snapshot, then import again`);
   const gone = forgottenIn(forgotten);
   const byId = new Map(records.map((r) => [r.id, r]));
   const stored = new Set(sessionIdsIn(dir));
   let changed = false;
+  /** Gives `record` the imported card, unless it has one of its own (kept, unless asked to replace it). */
+  const putCard = (where: string, record: RunRecord, card: Card, named: string) => {
+    if (sameCard(record.card, card)) report.kept.push({ where, id: record.id });
+    else if (record.card && !o.replaceCards) report.kept.push({ where, id: record.id, why: `${named} has a card already (by ${record.card.by ?? 'a model'}); --replace-cards replaces it` });
+    else {
+      (record.card ? report.replaced : report.added).push(`${record.card ? 'the card of' : 'a card to'} ${named}`);
+      record.card = card;
+      changed = true;
+    }
+  };
   for (const { where, imported } of items) {
     if ('problem' in imported) {
       report.refused.push({ where, why: imported.problem });
     } else if ('record' in imported) {
       const { record } = imported;
+      const had = byId.get(record.id);
       if (gone.ids.has(record.id)) report.refused.push({ where, why: `${record.id} was forgotten (recall memory forget, or a forget comment): an import does not bring it back` });
-      else if (byId.has(record.id)) report.unchanged.push(record.id);
+      else if (had && record.card) putCard(where, had, record.card, had.id);
+      else if (had) report.kept.push({ where, id: had.id });
       else {
         byId.set(record.id, record);
         records.push(record);
@@ -54,31 +82,34 @@ export function importInto(dir: string, items: ReadonlyArray<{ where: string; im
     } else {
       const { sessionId, card } = imported;
       let record: RunRecord | undefined = records.find((r) => r.sessionId === sessionId);
-      if (!record && stored.has(sessionId) && !gone.sessions.has(sessionId)) {
+      if (!record && gone.sessions.has(sessionId)) {
+        report.refused.push({ where, why: `session ${sessionId} was forgotten (recall memory forget, or a forget comment): an import does not bring it back` });
+        continue;
+      }
+      if (!record && stored.has(sessionId)) {
         // A session the index has no record of yet: its record as a run would rebuild it.
         const threads = ThreadIndex.load(dir).index;
         record = sessionTexts(dir, [sessionId]).map((s) => recordFromSession(s, threads.threadOf(s.id)))[0];
         if (record) records.push(record);
       }
       if (!record) report.refused.push({ where, why: `unknown session ${sessionId}: no record or session in this memory has it` });
-      else if (sameCard(record.card, card)) report.unchanged.push(record.id);
-      else {
-        record.card = card;
-        report.merged.push(`${record.id} (session ${sessionId})`);
-        changed = true;
-      }
+      else putCard(where, record, card, `${record.id} (session ${sessionId})`);
     }
   }
   if (changed) saveRecords(path.join(dir, RECORDS_FILE), records, forgotten);
   return report;
 }
 
-/** The report as the CLI prints it: a line for each record added or merged and each refusal, then the counts. */
-export function describeImport(report: ImportReport, total: number): string[] {
+/**
+ * The report as the CLI prints it: a line for each record or card added or replaced, each card
+ * kept in place of an imported one, and each refusal with why; then the counts.
+ */
+export function describeImport(report: ImportReport, total: number, o: ImportOptions = {}): string[] {
   return [
-    ...report.added.map((id) => `added ${id}`),
-    ...report.merged.map((r) => `merged a card into ${r}`),
+    ...report.added.map((what) => `added ${what}`),
+    ...report.replaced.map((what) => `replaced ${what}`),
+    ...report.kept.filter((k) => k.why).map((k) => `kept ${k.where}: ${k.why}`),
     ...report.refused.map((r) => `refused ${r.where}: ${r.why}`),
-    `Added ${report.added.length}, merged ${report.merged.length}, unchanged ${report.unchanged.length}, refused ${report.refused.length} (of ${total}).`,
+    `Added ${report.added.length}, ${o.replaceCards ? `replaced ${report.replaced.length}, ` : ''}kept ${report.kept.length}, refused ${report.refused.length} (of ${total}).`,
   ];
 }

@@ -4,13 +4,15 @@
  *   {"sessionId": "ses_…", "card": {plain, phrasings, components, cause, fix}}
  * or a record with no session (past work done elsewhere: a closed issue, a merged pull request),
  *   {"id", "kind", "title", "request", "answer", "files", "labels", "createdAt", "card"?}
- * with `threadKey` and `links` (https URLs) optional. Imported text was written by strangers: each
+ * with `threadKey` (`issue-12`, or `owner/repo#issue-12` for another repository's) and `links`
+ * (https URLs) optional. Imported text was written by strangers: each
  * field is checked and bounded as memory is when read (records.ts, card.ts), hidden characters and
  * HTML comments are taken out as from any GitHub text, and the credentials of the importing
  * process are redacted, as a save redacts a run's.
  */
 import { checkCard, type Card } from '../recall/card.js';
 import { validRecord, type RunRecord } from '../recall/records.js';
+import { isThreadKey } from '../recall/thread-key.js';
 import { errorSignatures, mentionedPaths } from '../recall/text.js';
 import { isSessionId } from '../memory/layout.js';
 import { sanitizeUntrusted } from '../github/untrusted.js';
@@ -70,7 +72,7 @@ export function importedFrom(v: unknown, clean: Clean, now: Date): Imported {
   const record = validRecord({
     id: x.id,
     kind: x.kind,
-    threadKey: typeof x.threadKey === 'string' && /^[\w.-]{1,120}$/.test(x.threadKey) ? x.threadKey : '',
+    threadKey: isThreadKey(x.threadKey) ? x.threadKey : '',
     event: 'imported',
     title,
     request,

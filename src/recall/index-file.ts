@@ -92,10 +92,16 @@ export function recordsIn(bytes: Buffer | undefined, marks: Marks = NO_MARKS): L
     parsed = { records: saved.records as RunRecord[], forgotten: saved.forgotten as Tombstone[] };
     held = saved.held;
     const loaded = fromParsed(parsed, marks);
-    const lost = Math.max(0, held - loaded.records.length);
-    return { ...loaded, held, problem: `${RECORDS_FILE} is damaged (${(error as Error).message}): ${loaded.records.length} of its ${held} records could be read${lost > 0 ? `, ${lost} lost` : ''}; sessions without a record are rebuilt` };
+    return { ...loaded, held, problem: `${RECORDS_FILE} is damaged (${(error as Error).message}): ${damageCount(loaded.records.length, held)}; sessions without a record are rebuilt` };
   }
   return fromParsed(parsed, marks);
+}
+
+/** What a salvage read of a damaged index: "2 of its 3 records could be read, 1 lost". */
+export function damageCount(read: number, held: number): string {
+  if (held === 0) return 'none of its records could be read';
+  const lost = Math.max(0, held - read);
+  return `${read} of its ${held} records could be read${lost > 0 ? `, ${lost} lost` : ''}`;
 }
 
 function fromParsed(parsed: Partial<RecordsFile>, marks: Marks): LoadedRecords {

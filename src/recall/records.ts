@@ -9,6 +9,7 @@ import * as path from 'node:path';
 import type { TokenUsage } from '../ports.js';
 import { isSessionId } from '../memory/layout.js';
 import { validCard, type Card } from './card.js';
+import { isThreadKey } from './thread-key.js';
 
 /** Code a record names: a file and lines (or a symbol), with a fingerprint of what they held. */
 export interface Citation {
@@ -24,7 +25,7 @@ export interface RunRecord {
   /** `run-<run id>-<attempt>`, or `finding-<run id>-<n>` for a finding the agent saved. */
   id: string;
   kind: 'run' | 'finding';
-  /** The conversation (issue-12, pr-7, schedule-nightly, dispatch-123). */
+  /** The conversation (issue-12, pr-7, schedule-nightly, dispatch-123; owner/repo#issue-12 when imported from another repository: thread-key.ts). */
   threadKey: string;
   /** e.g. "issues opened #12", "issue_comment #12", "schedule". */
   event: string;
@@ -97,7 +98,8 @@ export function validRecord(v: unknown): RunRecord | undefined {
   return {
     id,
     kind,
-    threadKey: str(r.threadKey, 120) ?? '',
+    // Said in the prompt's trusted part: a key of the shapes Recall writes, or none.
+    threadKey: isThreadKey(r.threadKey) ? r.threadKey : '',
     event: str(r.event, 120) ?? '',
     title: str(r.title, LIMITS.title) ?? '',
     request: str(r.request, LIMITS.request) ?? '',

@@ -25,6 +25,7 @@ import { validRecord, type RunRecord } from './records.js';
 import { FIELDS, TERMS_VERSION, termsOf, type Field } from './search-terms.js';
 import { isSessionId } from '../memory/layout.js';
 import { forgottenIn, validTombstones, type Tombstone } from './tombstones.js';
+import { isThreadKey } from './thread-key.js';
 
 /** The stemming, the fields and this encoding: postings of another version are not used. */
 export const POSTINGS_VERSION = `p1 ${TERMS_VERSION} ${FIELDS.join(',')}`;
@@ -111,7 +112,7 @@ function checkedPostings(v: unknown): KeptPostings | undefined {
   const { sessions, threads, cards, lens, stems, df, lists } = p;
   if (!Array.isArray(sessions) || !sessions.every((s) => s === '' || isSessionId(s))) return undefined;
   const n = sessions.length;
-  if (!Array.isArray(threads) || threads.length !== n || !threads.every((t) => typeof t === 'string' && t.length <= 120)) return undefined;
+  if (!Array.isArray(threads) || threads.length !== n || !threads.every((t) => t === '' || isThreadKey(t))) return undefined;
   if (typeof cards !== 'string' || cards.length !== n || !/^[01]*$/.test(cards)) return undefined;
   if (!Array.isArray(lens) || lens.length !== n * F || !lens.every((l) => isCount(l, 1_000_000))) return undefined;
   if (!Array.isArray(stems) || !Array.isArray(df) || !Array.isArray(lists) || df.length !== stems.length || lists.length !== stems.length) return undefined;

@@ -7,6 +7,7 @@ import * as path from 'node:path';
 import type { SentTurns } from '../ports.js';
 import { readMemoryFile, writeMemoryFile } from '../memory/files.js';
 import { isSessionId, THREAD_INDEX_FILE } from '../memory/layout.js';
+import { isThreadKey } from './thread-key.js';
 
 const MAX_DELIVERIES = 1_000;
 
@@ -37,9 +38,9 @@ export class ThreadIndex implements SentTurns {
       if (text === undefined) return { index: new ThreadIndex(target, empty) };
       const parsed = JSON.parse(text) as Partial<IndexFile>;
       // Memory comes from a store others may write: keep only entries of the shape Recall writes.
-      const valid = <T extends { sessionId: string }>(entries: unknown, shape: (v: Record<string, unknown>) => boolean) =>
+      const valid = <T extends { sessionId: string }>(entries: unknown, shape: (v: Record<string, unknown>) => boolean, keyOk: (key: string) => boolean = (key) => key.length <= 200) =>
         Object.fromEntries(
-          Object.entries(isRecord(entries) ? entries : {}).filter(([key, v]) => key.length <= 200 && isRecord(v) && isSessionId(v.sessionId) && shape(v)),
+          Object.entries(isRecord(entries) ? entries : {}).filter(([key, v]) => keyOk(key) && isRecord(v) && isSessionId(v.sessionId) && shape(v)),
         ) as Record<string, T>;
       const turns = Object.fromEntries(
         Object.entries(isRecord(parsed.turns) ? parsed.turns : {}).filter(
@@ -49,7 +50,7 @@ export class ThreadIndex implements SentTurns {
       return {
         index: new ThreadIndex(target, {
           version: 1,
-          threads: valid(parsed.threads, (v) => typeof v.updatedAt === 'string'),
+          threads: valid(parsed.threads, (v) => typeof v.updatedAt === 'string', isThreadKey),
           deliveries: valid(parsed.deliveries, (v) => typeof v.at === 'string'),
           turns,
         }),

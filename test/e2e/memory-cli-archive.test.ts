@@ -145,7 +145,7 @@ describe('recall memory forget, import and cards on an archive file', () => {
 
     const res = await recall(`memory import --store ${q(plain)} --file ${q(file)} --out ${q(out)}`);
     expect(res.code, res.stderr).toBe(0);
-    expect(res.stdout.trim().split('\n')).toEqual(['added legacy-42', `merged a card into run-9701-1 (session ${ssoSession})`, 'Added 1, merged 1, unchanged 0, refused 0 (of 2).']);
+    expect(res.stdout.trim().split('\n')).toEqual([`added a card to run-9701-1 (session ${ssoSession})`, 'added legacy-42', 'Added 2, kept 0, refused 0 (of 2).']);
     expect(res.stderr).toContain(`Wrote ${out}, a new archive of the changed memory`);
     expect((await shown(out, 'legacy-42')).text).toContain('writeRows skipped the column titles');
     expect((await shown(out, 'run-9701-1')).card).toMatchObject({ plain: card.plain });
@@ -157,7 +157,7 @@ describe('recall memory forget, import and cards on an archive file', () => {
     const out2 = path.join(world.root, 'imported-again.tzst');
     const again = await recall(`memory import --store ${q(out)} --file ${q(file)} --out ${q(out2)}`);
     expect(again.code, again.stderr).toBe(0);
-    expect(again.stdout.trim().split('\n').at(-1)).toBe('Added 0, merged 0, unchanged 2, refused 0 (of 2).');
+    expect(again.stdout.trim().split('\n').at(-1)).toBe('Added 0, kept 2, refused 0 (of 2).');
     expect(again.stderr.trim()).toBe(`Nothing changed: no archive was written to ${out2}.`);
     expect(fs.existsSync(out2)).toBe(false);
 
@@ -178,7 +178,7 @@ describe('recall memory forget, import and cards on an archive file', () => {
     gh.addPull({ number: 13, title: 'Write the CSV header first', body: 'Fixes #12.', author: 'octocat', headSha: 'a'.repeat(40), mergedAt: days(3), updatedAt: days(3), files: [{ path: 'src/export/csv.ts', status: 'modified', additions: 3, deletions: 1 }] });
     gh.addIssue({ number: 12, title: 'Exports lose their first line', body: 'The header row is missing.', author: 'sam', state: 'closed', closedAt: days(3), updatedAt: days(3), closedBy: 13, labels: ['bug', 'export'] });
     gh.addComment({ issue: 12, body: `Thanks! My token ${TOKEN} was in the log, rotated.`, author: 'sam' });
-    const env = { GITHUB_TOKEN: TOKEN, GITHUB_API_URL: gh.url };
+    const env = { GITHUB_TOKEN: TOKEN, GITHUB_API_URL: gh.url, GITHUB_REPOSITORY: 'octo-org/webapp' };
     const out = path.join(world.root, 'from-github.tzst');
     const start = gh.calls.length;
     const noOut = await recall(`memory import --store ${q(plain)} --from-github octo-org/webapp --since 30`, env);
@@ -189,7 +189,7 @@ describe('recall memory forget, import and cards on an archive file', () => {
 
     const res = await recall(`memory import --store ${q(plain)} --from-github octo-org/webapp --since 30 --out ${q(out)}`, env);
     expect(res.code, res.stderr).toBe(0);
-    expect(res.stdout.trim().split('\n')).toEqual(['added gh-issue-12', 'added gh-pr-13', 'Added 2, merged 0, unchanged 0, refused 0 (of 2).']);
+    expect(res.stdout.trim().split('\n')).toEqual(['added gh-issue-12', 'added gh-pr-13', 'Added 2, kept 0, refused 0 (of 2).']);
     const issue = await shown(out, 'gh-issue-12');
     expect(issue).toMatchObject({ title: 'issue #12: Exports lose their first line', threadKey: 'issue-12', labels: ['bug', 'export'] });
     expect(issue.text).toContain('Closed by pull request #13: Write the CSV header first');

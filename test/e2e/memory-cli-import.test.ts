@@ -4,7 +4,10 @@
  * restores and recalls the imported record from; the fake GitHub API's closed issues and merged
  * pull requests into a restored memory folder, read only, with the token's value kept out; an
  * archive file without --out refused (memory-cli-archive.test.ts writes one). Importing again adds
- * nothing and writes nothing.
+ * nothing and writes nothing. Nothing memory holds is lost or brought back (issue 24), driven from
+ * bash as people run it: a card a model wrote is kept (replaced only with --replace-cards), a
+ * forgotten record is refused with a non-zero exit, and another repository's issues keep threads
+ * of their own and say where they came from, in the CLI and in the next run's prompt.
  */
 import { spawn, spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
@@ -13,6 +16,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { unstamped } from '../harness/cache-service.js';
 import { freshRunner, REPO_ROOT } from '../harness/runner.js';
 import { listing } from '../harness/listing.js';
+import { recallInShell } from '../harness/spawned.js';
 import { startWorld, type World } from '../harness/world.js';
 
 const CLI = path.join(REPO_ROOT, 'dist', 'cli', 'index.js');
@@ -37,6 +41,7 @@ describe('recall memory import (the CLI)', () => {
   let restored: string;
   let archive: string;
   let ssoSession: string;
+  let home: string;
   const directory = () => ({ inputs: { 'memory-backend': 'directory', 'memory-path': snapshots } });
 
   beforeAll(async () => {
@@ -52,6 +57,8 @@ describe('recall memory import (the CLI)', () => {
     expect(second.main.exitCode, second.main.stdout).toBe(0);
     restored = path.join(world.root, 'restored');
     fs.cpSync(path.join(world.machine.runnerTemp, 'recall', 'memory'), restored, { recursive: true });
+    home = path.join(world.root, 'cli-home');
+    fs.mkdirSync(home);
     archive = path.join(world.root, 'memory.tzst');
     fs.copyFileSync(world.cache.archiveOf(world.cache.entries().map((e) => e.key).find((k) => unstamped(k) === 'recall-v1-9162-1')!), archive);
   }, 120_000);
@@ -59,7 +66,7 @@ describe('recall memory import (the CLI)', () => {
     await world?.stop();
   });
 
-  it('imports a JSON Lines file into a memory-path: says what it added, merged and refused; again adds nothing; the next run recalls the imported record', async () => {
+  it('imports a JSON Lines file into a memory-path: says what it added, kept and refused; keeps the card a model wrote unless --replace-cards; again adds nothing; the next run recalls the imported record', async () => {
     const file = path.join(world.root, 'history.jsonl');
     const card = { plain: 'Signing in on Safari loops back to the login page', phrasings: ['SSO redirect loop on iPhone'], components: ['auth'], cause: 'the cookie lacks Secure', fix: 'set Secure' };
     fs.writeFileSync(file, [
@@ -69,20 +76,29 @@ describe('recall memory import (the CLI)', () => {
       JSON.stringify({ sessionId: 'ses_0000000000000000000000NONE', card }),
       JSON.stringify({ id: 'legacy-43', kind: 'run', title: 'x', createdAt: '2025-03-01T00:00:00Z', card: { plain: '' } }),
     ].join('\n'));
-    const res = cli(['memory', 'import', '--store', snapshots, '--file', file]);
-    expect(res.status, res.stderr).toBe(0);
+    const modelCard = () => (JSON.parse(cli(['memory', 'show', '--store', snapshots, '--id', 'run-9161-1', '--json']).stdout) as { card: { plain: string; phrasings: string[]; by: string } }).card;
+    const written = modelCard();
+    expect(written.phrasings.length, 'the first run has a card a model wrote').toBeGreaterThan(0);
+    const res = await recallInShell(`memory import --store ${snapshots} --file ${file}`, home);
     expect(res.stdout.trim().split('\n')).toEqual([
       'added legacy-42',
-      `merged a card into run-9161-1 (session ${ssoSession})`,
+      `kept line 1: run-9161-1 (session ${ssoSession}) has a card already (by ${written.by}); --replace-cards replaces it`,
       expect.stringMatching(/^refused line 3: bad JSON \(/),
       'refused line 4: unknown session ses_0000000000000000000000NONE: no record or session in this memory has it',
       'refused line 5: bad card: a card needs "plain": the problem as a user sees it',
-      'Added 1, merged 1, unchanged 0, refused 3 (of 5).',
+      'Added 1, kept 1, refused 3 (of 5).',
     ]);
+    expect([res.code, res.stderr.trim().split('\n').at(-1)]).toEqual([1, 'recall: 3 of 5 refused (said above); the rest was imported']);
+    expect(modelCard()).toEqual(written);
     const before = listing(snapshots);
     const again = cli(['memory', 'import', '--store', snapshots, '--file', file]);
-    expect(again.stdout.trim().split('\n').at(-1)).toBe('Added 0, merged 0, unchanged 2, refused 3 (of 5).');
+    expect(again.stdout.trim().split('\n').at(-1)).toBe('Added 0, kept 2, refused 3 (of 5).');
     expect(listing(snapshots)).toEqual(before);
+    const replacing = path.join(world.root, 'replace.jsonl');
+    fs.writeFileSync(replacing, `${JSON.stringify({ sessionId: ssoSession, card })}\n`);
+    const replaced = await recallInShell(`memory import --store ${snapshots} --file ${replacing} --replace-cards`, home);
+    expect([replaced.code, replaced.stdout.trim().split('\n')]).toEqual([0, [`replaced the card of run-9161-1 (session ${ssoSession})`, 'Added 0, replaced 1, kept 0, refused 0 (of 1).']]);
+    expect(modelCard()).toMatchObject({ plain: card.plain, phrasings: card.phrasings, by: 'import' });
 
     freshRunner(world.machine);
     world.model.script({ text: 'Seen before.' });
@@ -99,12 +115,12 @@ describe('recall memory import (the CLI)', () => {
     gh.addComment({ issue: 12, body: `Thanks! My token ${TOKEN} was in the log, rotated.`, author: 'sam' });
     gh.addIssue({ number: 5, title: 'Ancient bug', body: 'Long ago.', author: 'sam', state: 'closed', closedAt: days(400), updatedAt: days(400) });
     gh.addIssue({ number: 6, title: 'Still open', body: 'Open.', author: 'sam', updatedAt: days(1) });
-    const env = { GITHUB_TOKEN: TOKEN, GITHUB_API_URL: gh.url };
+    const env = { GITHUB_TOKEN: TOKEN, GITHUB_API_URL: gh.url, GITHUB_REPOSITORY: 'octo-org/webapp' };
     const start = gh.calls.length;
     const res = await cliAsync(['memory', 'import', '--store', restored, '--from-github', 'octo-org/webapp', '--since', '30'], env);
     expect(res.status, res.stderr).toBe(0);
     expect(res.stderr).toContain('Read 1 closed issue(s) and 1 merged pull request(s) of octo-org/webapp since');
-    expect(res.stdout.trim().split('\n')).toEqual(['added gh-issue-12', 'added gh-pr-13', 'Added 2, merged 0, unchanged 0, refused 0 (of 2).']);
+    expect(res.stdout.trim().split('\n')).toEqual(['added gh-issue-12', 'added gh-pr-13', 'Added 2, kept 0, refused 0 (of 2).']);
     const shown = JSON.parse(cli(['memory', 'show', '--store', restored, '--id', 'gh-issue-12', '--json']).stdout) as { title: string; text: string; paths: string[]; labels: string[]; threadKey: string };
     expect(shown).toMatchObject({ title: 'issue #12: Exports lose their first line', threadKey: 'issue-12', labels: ['bug', 'export'], paths: ['src/export/csv.ts'] });
     expect(shown.text).toContain('Closed by pull request #13: Write the CSV header first');
@@ -116,9 +132,66 @@ describe('recall memory import (the CLI)', () => {
     expect(calls.every((c) => c.authorization === `Bearer ${TOKEN}`)).toBe(true);
     expect(calls.filter((c) => c.path.includes('/issues/5/'))).toEqual([]);
     const again = await cliAsync(['memory', 'import', '--store', restored, '--from-github', 'octo-org/webapp', '--since', '30'], env);
-    expect(again.stdout.trim().split('\n').at(-1)).toBe('Added 0, merged 0, unchanged 2, refused 0 (of 2).');
+    expect(again.stdout.trim().split('\n').at(-1)).toBe('Added 0, kept 2, refused 0 (of 2).');
     const noToken = cli(['memory', 'import', '--store', restored, '--from-github', 'octo-org/webapp'], { GITHUB_API_URL: gh.url });
     expect([noToken.status, noToken.stderr.trim()]).toEqual([2, 'recall: --from-github reads the repository through the GitHub API: set GITHUB_TOKEN (or GH_TOKEN) to a token that can read it (recall memory import --help shows how)']);
+  });
+
+  it('refuses to bring back a forgotten record, from a file or from GitHub: says why, and exits 1', async () => {
+    const file = path.join(world.root, 'history.jsonl');
+    const forgot = await recallInShell(`memory forget --store ${snapshots} --id legacy-42`, home);
+    expect(forgot.code, forgot.stderr).toBe(0);
+    const again = await recallInShell(`memory import --store ${snapshots} --file ${file}`, home);
+    expect(again.code).toBe(1);
+    expect(again.stdout).toContain('refused line 2: legacy-42 was forgotten (recall memory forget, or a forget comment): an import does not bring it back');
+    expect(again.stdout).not.toContain('added');
+    expect(again.stdout.trim().split('\n').at(-1)).toBe('Added 0, kept 1, refused 4 (of 5).');
+    expect((await recallInShell(`memory list --store ${snapshots}`, home)).stdout).not.toContain('legacy-42');
+
+    const env = { GITHUB_TOKEN: TOKEN, GITHUB_API_URL: world.github.url, GITHUB_REPOSITORY: 'octo-org/webapp' };
+    expect((await recallInShell(`memory forget --store ${restored} --id gh-issue-12`, home)).code).toBe(0);
+    const fromGitHub = await recallInShell(`memory import --store ${restored} --from-github octo-org/webapp --since 30`, home, env);
+    expect([fromGitHub.code, fromGitHub.stdout.trim().split('\n')]).toEqual([1, ['refused issue #12: gh-issue-12 was forgotten (recall memory forget, or a forget comment): an import does not bring it back', 'Added 0, kept 1, refused 1 (of 2).']]);
+    expect(fromGitHub.stderr).toContain('recall: 1 of 2 refused (said above); the rest was imported');
+
+    // An index that cannot be read is not written again from what is left: its forget marks would go with it.
+    const damaged = path.join(world.root, 'damaged');
+    fs.cpSync(restored, damaged, { recursive: true });
+    const index = path.join(damaged, 'recall-index.json');
+    fs.writeFileSync(index, fs.readFileSync(index, 'utf8').slice(0, 200));
+    const before = listing(damaged);
+    const over = await recallInShell(`memory import --store ${damaged} --from-github octo-org/webapp --since 30`, home, env);
+    expect(over.code, over.stderr).toBe(1);
+    expect(over.stderr).toMatch(/recall: \S+: recall-index\.json is damaged: none of its records can be read\. memory import would write it back without them, so nothing was changed\. Point --store at an earlier snapshot/);
+    expect(listing(damaged)).toEqual(before);
+  });
+
+  it("imports another repository's issues with threads of their own, labelled where they came from, in the CLI and in the next run's prompt", async () => {
+    const env = { GITHUB_TOKEN: TOKEN, GITHUB_API_URL: world.github.url, GITHUB_REPOSITORY: 'octo-org/webapp' };
+    const res = await recallInShell(`memory import --store ${snapshots} --from-github other-org/lib --since 30`, home, env);
+    expect([res.code, res.stdout.trim().split('\n')]).toEqual([0, ['added gh-other-org.lib-issue-12', 'added gh-other-org.lib-pr-13', 'Added 2, kept 0, refused 0 (of 2).']]);
+    expect(res.stderr).toContain('other-org/lib is not octo-org/webapp: its records are labelled "imported from other-org/lib #N" and keep threads of their own (other-org/lib#issue-N).');
+    const shown = await recallInShell(`memory show --store ${snapshots} --id gh-other-org.lib-issue-12`, home);
+    expect(shown.stdout.split('\n')[0]).toMatch(/^gh-other-org\.lib-issue-12 {2}other-org\/lib#issue-12 {2}\d{4}-\d\d-\d\d {2}answered {2}issue #12: Exports lose their first line {2}\(imported from other-org\/lib #12\)$/);
+    expect((await recallInShell(`memory search --store ${snapshots} --query "exports lose their first line"`, home)).stdout).toContain('(imported from other-org/lib #12)');
+
+    // This repository's issue 12 is about something else: the other repository's issue 12 is not its thread.
+    const own = path.join(world.root, 'issue-12.json');
+    fs.writeFileSync(own, JSON.stringify({ kind: 'issues', number: 12, title: 'Add a dark theme to the dashboard', body: 'People want a dark theme.' }));
+    const ownHits = JSON.parse((await recallInShell(`memory search --store ${snapshots} --event ${own} --json`, home)).stdout) as Array<{ id: string; threadKey: string }>;
+    expect(ownHits.filter((h) => h.id.startsWith('gh-') || h.threadKey === 'issue-12')).toEqual([]);
+    const related = { number: 20, title: 'Exports lose their header row', body: 'The first line of the CSV export is data, not the column names.' };
+    const event = path.join(world.root, 'issue-20.json');
+    fs.writeFileSync(event, JSON.stringify({ kind: 'issues', ...related }));
+    const hits = JSON.parse((await recallInShell(`memory search --store ${snapshots} --event ${event} --json`, home)).stdout) as Array<{ id: string; source: string | null }>;
+    expect(hits.find((h) => h.id === 'gh-other-org.lib-issue-12')).toMatchObject({ source: 'other-org/lib #12' });
+    expect(hits.filter((h) => !h.id.startsWith('gh-')).every((h) => h.source === null)).toBe(true);
+
+    freshRunner(world.machine);
+    world.model.script({ text: 'Seen in the library.' });
+    const next = await world.openIssue('9164', related, directory());
+    expect(next.main.exitCode, next.main.stdout).toBe(0);
+    expect(world.model.completions().at(-1)!.messageText()).toContain('imported from other-org/lib #12');
   });
 
   it('refuses an archive file without --out, and writes nothing into it', () => {

@@ -95,17 +95,18 @@ describe('importing into memory', () => {
     const first = importInto(dir, file);
     expect(describeImport(first, file.length)).toEqual([
       'added gh-issue-7',
-      `merged a card into run-1-1 (session ${one})`,
-      `merged a card into session-${two} (session ${two})`,
+      `added a card to run-1-1 (session ${one})`,
+      `added a card to session-${two} (session ${two})`,
       `refused line 4: unknown session ${sessionId('nowhere')}: no record or session in this memory has it`,
       expect.stringMatching(/^refused line 5: bad JSON/),
-      'Added 1, merged 2, unchanged 0, refused 2 (of 5).',
+      'Added 3, kept 0, refused 2 (of 5).',
     ]);
     const records = loadRecords(dir).records;
     expect(records.map((r) => [r.id, r.card?.plain])).toEqual([['run-1-1', CARD.plain], ['gh-issue-7', undefined], [`session-${two}`, CARD.plain]]);
     const before = fs.readFileSync(path.join(dir, RECORDS_FILE));
     const again = importInto(dir, file);
-    expect([again.added, again.merged, again.unchanged]).toEqual([[], [], ['gh-issue-7', 'run-1-1', `session-${two}`]]);
+    expect([again.added, again.replaced, again.kept.map((k) => k.id)]).toEqual([[], [], ['gh-issue-7', 'run-1-1', `session-${two}`]]);
+    expect(describeImport(again, file.length).at(-1)).toBe('Added 0, kept 3, refused 2 (of 5).');
     expect(fs.readFileSync(path.join(dir, RECORDS_FILE))).toEqual(before);
   });
 
@@ -115,5 +116,31 @@ describe('importing into memory', () => {
     const report = importInto(dir, items(RECORD));
     expect(report.refused).toEqual([{ where: 'line 1', why: 'gh-issue-7 was forgotten (recall memory forget, or a forget comment): an import does not bring it back' }]);
     expect(loadRecords(dir).records.map((r) => r.id)).toEqual(['run-1-1']);
+  });
+
+  it('keeps a card a record already has, and says so; --replace-cards replaces it', () => {
+    const own = { ...CARD, plain: 'A model wrote this from the run', by: 'model' };
+    importInto(dir, items({ sessionId: one, card: own }));
+    const other = { ...CARD, plain: 'already has one', phrasings: [] };
+    const file = items({ sessionId: one, card: other }, { ...RECORD, card: CARD }, { ...RECORD, card: other });
+    const kept = importInto(dir, file);
+    expect(describeImport(kept, file.length)).toEqual([
+      'added gh-issue-7',
+      `kept line 1: run-1-1 (session ${one}) has a card already (by model); --replace-cards replaces it`,
+      'kept line 3: gh-issue-7 has a card already (by import); --replace-cards replaces it',
+      'Added 1, kept 2, refused 0 (of 3).',
+    ]);
+    expect(loadRecords(dir).records.find((r) => r.id === 'run-1-1')!.card).toMatchObject({ plain: own.plain, phrasings: own.phrasings });
+    const replaced = importInto(dir, items({ sessionId: one, card: other }), { replaceCards: true });
+    expect(describeImport(replaced, 1, { replaceCards: true })).toEqual([`replaced the card of run-1-1 (session ${one})`, 'Added 0, replaced 1, kept 0, refused 0 (of 1).']);
+    expect(loadRecords(dir).records.find((r) => r.id === 'run-1-1')!.card!.plain).toBe('already has one');
+  });
+
+  it('refuses a forgotten session\'s card, and writes nothing into an index it cannot read', () => {
+    forgetRecord(dir, 'run-1-1', '@octocat', NOW);
+    expect(importInto(dir, items({ sessionId: one, card: CARD })).refused).toEqual([{ where: 'line 1', why: `session ${one} was forgotten (recall memory forget, or a forget comment): an import does not bring it back` }]);
+    fs.writeFileSync(path.join(dir, RECORDS_FILE), '{"version":1,"records":[{"id":');
+    expect(() => importInto(dir, items(RECORD))).toThrow(/^recall-index\.json is damaged \(none of its records could be read\), so import writes nothing: written again, it would lose the records it holds\. Restore it from an earlier snapshot, then import again$/);
+    expect(fs.readFileSync(path.join(dir, RECORDS_FILE), 'utf8')).toBe('{"version":1,"records":[{"id":');
   });
 });

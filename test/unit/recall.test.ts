@@ -246,11 +246,11 @@ describe('the prior-work section', () => {
     expect(section).toMatch(/Also related, left out to fit: `run-3`|id `run-3`/);
   });
 
-  it('shows likely runs with their excerpt and possible ones as one line each: title, date, link, id', () => {
+  it('shows likely runs with their excerpt and possible ones as one line each: title, date, id', () => {
     const section = priorWorkSection([work('run-1', 'The SAML cookie lacks Secure.'), work('run-2', 'SECRET-EXCERPT of a possible run', { tier: 'possible' })], { budget: 6_000, tools: true });
     expect(section).toContain('The SAML cookie lacks Secure.');
     expect(section).toContain('Possibly related');
-    expect(section).toContain('- issue: run-2 (2026-11-01, https://github.com/o/r/actions/runs/1) id `run-2`');
+    expect(section).toContain('- issue: run-2 (2026-11-01) id `run-2`');
     expect(section).not.toContain('SECRET-EXCERPT');
   });
 
