@@ -5,6 +5,8 @@
  * and checked on a copy first; nothing is written when nothing is added). Prints what it added,
  * kept and refused, and why; exits 1 when a line was refused (the rest is imported).
  */
+import * as fs from 'node:fs';
+import * as path from 'node:path';
 import { credentialValues } from '../agent/credentials.js';
 import { redactCredentials } from '../secrets/forms.js';
 import { readMemoryFile } from '../memory/files.js';
@@ -14,13 +16,14 @@ import { describeImport, importInto } from '../import/import.js';
 import { importFromGitHub } from '../import/from-github.js';
 import { UsageError, wholeNumber } from './args.js';
 import { changeStore, checkOut } from './change-store.js';
+import { writeMissingCards } from './memory-cards-cli.js';
 
 const MAX_FILE = 32 * 1024 * 1024;
 const LIMITS = { maxLine: 256 * 1024, maxLines: 5_000 };
 
 export async function importCommand(
   store: string,
-  v: { file?: string | undefined; 'from-github'?: string | undefined; since?: string | undefined; out?: string | undefined; 'replace-cards'?: boolean | undefined },
+  v: { file?: string | undefined; 'from-github'?: string | undefined; since?: string | undefined; out?: string | undefined; 'replace-cards'?: boolean | undefined; cards?: boolean | undefined; model?: string | undefined; 'opencode-config'?: string | undefined },
   io: { out: (line: string) => void; err: (line: string) => void },
   env: NodeJS.ProcessEnv = process.env,
 ): Promise<number> {
@@ -55,11 +58,29 @@ export async function importCommand(
     items = await importFromGitHub({ repo, home, since: new Date(now.getTime() - days * 86_400_000), token, apiUrl: env.GITHUB_API_URL || 'https://api.github.com', clean, now, log: io.err });
   }
   const options = { replaceCards: v['replace-cards'] === true };
-  const report = await changeStore(store, v.out, name, io, async (dir) => {
+  // With --cards on an archive, the import goes to a scratch archive and the cards take it to --out.
+  const out = v.cards && v.out !== undefined ? path.join(path.dirname(path.resolve(v.out)), `.${path.basename(v.out)}.importing`) : v.out;
+  if (out !== v.out) fs.rmSync(out!, { force: true });
+  const report = await changeStore(store, out, name, io, async (dir) => {
     const report = importInto(dir, items, options);
     return { result: report, changed: report.added.length + report.replaced.length > 0 ? [RECORDS_FILE] : [] };
   });
   for (const line of describeImport(report, items.length, options)) io.out(line);
+  if (v.cards) {
+    // The records this import brought, each written a card as `memory cards` would (the small model).
+    const ids = new Set(items.flatMap((i) => ('record' in i.imported && report.added.includes(i.imported.record.id) ? [i.imported.record.id] : [])));
+    const from = out !== v.out ? out! : store;
+    try {
+      if (ids.size > 0) await writeMissingCards(from, { model: v.model, 'opencode-config': v['opencode-config'], out: out !== v.out ? v.out : undefined, limit: String(ids.size) }, io, env, { only: ids });
+      else io.out('--cards: no record was added, so no card is written.');
+    } finally {
+      // The import is never lost to the cards: where they wrote no new archive, the imported one is it.
+      if (out !== v.out && fs.existsSync(out!)) {
+        if (fs.existsSync(v.out!)) fs.rmSync(out!, { force: true });
+        else fs.renameSync(out!, v.out!);
+      }
+    }
+  }
   if (report.refused.length === 0) return 0;
   io.err(`recall: ${report.refused.length} of ${items.length} refused (said above); the rest was imported`);
   return 1;

@@ -55,7 +55,8 @@ interface Output {
 
 const oneLine = (s: string) => s.replace(/\s+/g, ' ').trim();
 
-export async function writeMissingCards(store: string, v: Record<string, string | boolean | undefined>, io: Output, env: NodeJS.ProcessEnv = process.env): Promise<void> {
+/** `only`: the records to write cards for (import --cards: those it added); absent, every record without one. */
+export async function writeMissingCards(store: string, v: Record<string, string | boolean | undefined>, io: Output, env: NodeJS.ProcessEnv = process.env, o: { only?: ReadonlySet<string> } = {}): Promise<void> {
   const name = 'memory cards';
   const limit = wholeNumber(v.limit as string | undefined, 'limit', 50, name, 1);
   const out = v.out as string | undefined;
@@ -78,7 +79,7 @@ export async function writeMissingCards(store: string, v: Record<string, string 
     fs.mkdirSync(workspace);
     const index = openIndex(dir, workspace, { warn: io.err });
     const todo = [...index.all()]
-      .filter((r) => !r.card && r.outcome !== 'failed')
+      .filter((r) => !r.card && r.outcome !== 'failed' && (!o.only || o.only.has(r.id)))
       .sort((a, b) => b.at.localeCompare(a.at))
       .slice(0, limit);
     const without = index.all().filter((r) => !r.card && r.outcome !== 'failed').length;

@@ -107,7 +107,7 @@ ${SIGNED_HELP}
 
 PATH is the memory folder \`recall run\` prints (its newest snapshot is changed), a snapshot folder
 in it, a memory folder as Recall restores it, or an Actions cache archive file. ${OUT_HELP}`,
-  import: `Usage: recall memory import --store PATH (--file FILE.jsonl | --from-github OWNER/REPO [--since DAYS]) [--replace-cards] [--out NEW_FILE]
+  import: `Usage: recall memory import --store PATH (--file FILE.jsonl | --from-github OWNER/REPO [--since DAYS]) [--replace-cards] [--cards [--model provider/model] [--opencode-config JSON]] [--out NEW_FILE]
 
 Adds memory: from --file, one JSON object a line (the README's "Importing memory" gives
 the format): a card for a session's record, {"sessionId", "card"}, or a record with no session,
@@ -120,6 +120,8 @@ labelled "imported from OWNER/REPO #N" and keep threads of their own.
 Nothing memory holds is lost or brought back: a record already there is kept, a card a record
 already has is kept (--replace-cards replaces it), a forgotten record is refused. Importing again
 adds nothing. Prints what it added, kept and refused, and why; exits 1 when a line was refused.
+--cards writes a card for each record added, as \`recall memory cards\` does (its --help says how
+the model is chosen: --model, RECALL_MODEL, OpenCode's small_model, its model).
 Text is checked, bounded and cleaned like all memory; this process's credentials are redacted.
 ${SIGNED_HELP}
 
@@ -171,6 +173,7 @@ const OPTIONS = {
   'opencode-config': { type: 'string' },
   out: { type: 'string' },
   'replace-cards': { type: 'boolean' },
+  cards: { type: 'boolean' },
 } as const;
 
 /** The flags each command takes (beside --help). */
@@ -182,7 +185,7 @@ const FLAGS: Record<string, ReadonlyArray<keyof typeof OPTIONS>> = {
   prune: ['store', 'max-sessions', 'max-age-days', 'record-retention-days', 'write', 'workspace'],
   forget: ['store', 'id', 'out'],
   wrong: ['store', 'id', 'out'],
-  import: ['store', 'file', 'from-github', 'since', 'replace-cards', 'out'],
+  import: ['store', 'file', 'from-github', 'since', 'replace-cards', 'cards', 'model', 'opencode-config', 'out'],
 };
 
 /** The command's exit code when it is not 0 (import's, with a line refused). */

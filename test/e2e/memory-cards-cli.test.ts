@@ -9,6 +9,7 @@ import * as path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { freshRunner, REPO_ROOT } from '../harness/runner.js';
 import { spawned } from '../harness/spawned.js';
+import { sessionId, writeStore } from '../harness/store-fixture.js';
 import { startWorld, type World } from '../harness/world.js';
 
 const CLI = path.join(REPO_ROOT, 'dist', 'cli', 'index.js');
@@ -99,5 +100,23 @@ describe('recall memory cards', () => {
     const badModel = await recall(['memory', 'cards', '--store', world.root, '--model', 'haiku']);
     expect(badModel.code).toBe(2);
     expect(badModel.stderr).toMatch(/"haiku" is not in provider\/model form/);
+  });
+  it('import --cards writes a card for each record the import added, and none for what was there (issue 24)', async () => {
+    fs.mkdirSync(path.join(world.root, 'home'), { recursive: true });
+    const store = path.join(world.root, 'memory');
+    writeStore(store, [{ id: sessionId('old'), said: ['an older question'] }]);
+    const jsonl = path.join(world.root, 'legacy.jsonl');
+    const line = (id: string, title: string) => JSON.stringify({ id, kind: 'run', title, request: `${title}: it fails.`, answer: `Fixed ${title}.`, createdAt: '2026-10-01T00:00:00Z' });
+    fs.writeFileSync(jsonl, `${line('legacy-1', 'Upload stalls at 99%')}\n${line('legacy-2', 'Emails sent twice')}\n`);
+    const config = JSON.stringify(world.model.providerConfig());
+    const card = (plain: string) => ({ text: JSON.stringify({ plain, phrasings: ['a', 'b', 'c', 'd'], components: [], cause: '', fix: '' }), usage: { prompt: 200, completion: 40 } });
+    world.model.scriptCard(card('Big uploads never finish'), card('People get every notification twice'));
+    const res = await recall(['memory', 'import', '--store', store, '--file', jsonl, '--cards', '--model', 'fake/scripted', '--opencode-config', config]);
+    expect(res.code, res.stderr).toBe(0);
+    expect(res.stdout).toMatch(/^Added 2, kept 0, refused 0 \(of 2\)\.$/m);
+    expect(res.stdout).toContain('2 card(s) written, 0 not; 400 tokens in, 80 out');
+    const records = (JSON.parse(fs.readFileSync(path.join(store, 'recall-index.json'), 'utf8')) as { records: Array<Record<string, any>> }).records;
+    expect(Object.fromEntries(records.map((r) => [r.id, r.card?.plain]))).toEqual({ 'legacy-1': expect.any(String), 'legacy-2': expect.any(String), [`session-${sessionId('old')}`]: undefined });
+    expect(world.model.cardRequests().map((r) => r.messageText()).join('\n')).not.toContain('an older question');
   });
 });
