@@ -10,7 +10,9 @@
  * Targets (issue 11): whole at most 1.3x bare with empty memory, 1.5x with 1,000 sessions; an
  * install from the cache at most 2 s (issue 17: checks included). BENCH_NO_CARDS=1 runs Recall
  * with memory-cards: false (the card is asked for after the answer is posted, so it adds to the
- * whole run, never to the time until the answer).
+ * whole run, never to the time until the answer). With a related run in memory, runs with the model
+ * check of the candidates (issue 24) alternate with runs without it (memory-recall-check: false): its
+ * share of the time to the model's first request (target: at most 10%).
  */
 import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
@@ -28,6 +30,8 @@ import { growStore } from './grow.js';
 import { sentTurnsIn } from '../src/recall/threads.js';
 
 const RUNS = Number(process.env.BENCH_RUNS ?? 3);
+/** Runs with the model check of the candidates, and as many without (they differ by less than the machine's noise). */
+const CHECK_RUNS = Number(process.env.BENCH_CHECK_RUNS ?? 2 * RUNS);
 /** A version the loopback registry serves (as 1.18.33's files) and Recall has no pins for. */
 const UNPINNED = '1.18.34';
 const PROMPT = 'Why does the SSO login loop on Safari?';
@@ -88,18 +92,22 @@ async function bareRun(i: number): Promise<Timing> {
   return timing(started, Date.now(), from);
 }
 
+/** What decided the likely tier in each Recall run (the log's line), and what recall found. */
+const decided: string[] = [];
+
 /** A Recall run on `prefix`'s memory; `memory` is the restore it must make (a miss would time the wrong thing). */
-async function recallRun(runId: string, prefix: string, memory: 'hit' | 'miss'): Promise<Timing> {
+async function recallRun(runId: string, prefix: string, memory: 'hit' | 'miss', inputs: Record<string, string> = {}): Promise<Timing> {
   freshRunner(world.machine);
   world.model.script({ text: ANSWER });
   const from = world.model.completions().length === 0 ? 0 : world.model.completions().at(-1)!.index + 1;
   const started = Date.now();
-  const run = await world.openIssue(runId, { number: Number(runId) % 1000, title: 'SSO login loops on Safari', body: PROMPT }, { inputs: { 'memory-key-prefix': prefix, ...(process.env.BENCH_NO_CARDS ? { 'memory-cards': 'false' } : {}) } });
+  const run = await world.openIssue(runId, { number: Number(runId) % 1000, title: 'SSO login loops on Safari', body: PROMPT }, { inputs: { 'memory-key-prefix': prefix, ...(process.env.BENCH_NO_CARDS ? { 'memory-cards': 'false' } : {}), ...inputs } });
   const ended = Date.now();
   expect(run.main.exitCode, run.main.stdout).toBe(0);
   expect(run.outputs['memory-status'], `the restore of ${prefix}`).toBe(memory);
   // A save that failed would time the wrong thing too (a prefix taken for a credential once made every save fail).
   expect(run.outputs['memory-saved'], run.warnings.join('\n')).toBe('true');
+  decided.push(...run.main.stdout.split('\n').filter((l) => l.startsWith('Recall: likely tier decided') || l.startsWith('Prior work:')));
   return timing(started, ended, from);
 }
 
@@ -112,6 +120,18 @@ it('the overhead Recall adds around the agent, beside a bare opencode run', asyn
     bare.push(await bareRun(i));
     empty.push(await recallRun(String(7700 + i), `bench-empty-${i}`, 'miss'));
   }
+
+  // The model check of recall's candidates (issue 24): memory holding a run on the same problem (the
+  // first empty-memory run's), with the check and without it (memory-recall-check: false), alternating.
+  const checked: Timing[] = [];
+  const unchecked: Timing[] = [];
+  for (let i = 0; i < CHECK_RUNS; i++) {
+    const withCheck = () => recallRun(String(7750 + i), 'bench-empty-0', 'hit').then((t) => void checked.push(t));
+    const without = () => recallRun(String(7770 + i), 'bench-empty-0', 'hit', { 'memory-recall-check': 'false' }).then((t) => void unchecked.push(t));
+    if (i % 2 === 0) await withCheck().then(without);
+    else await without().then(withCheck);
+  }
+  expect(world.model.checkRequests().length, decided.join('\n')).toBeGreaterThan(0);
 
   // 1,000 sessions: one real run's store grown, saved as Recall saves it, then restored by each run.
   const seed = path.join(world.root, 'seed');
@@ -178,6 +198,10 @@ it('the overhead Recall adds around the agent, beside a bare opencode run', asyn
       row('bare opencode run', bare),
       row('Recall, empty memory', empty, bareMedian),
       row('Recall, 1,000 sessions', full, bareMedian),
+      row('Recall, a related run in memory', checked, bareMedian),
+      row('  the same, memory-recall-check: false', unchecked, bareMedian),
+      `the model check's share of the time to the first request: ${((median(checked.map((r) => r.before)) / median(unchecked.map((r) => r.before)) - 1) * 100).toFixed(1)}% (target: at most 10%); ${CHECK_RUNS} runs each`,
+      ...decided.filter((l) => l.startsWith('Recall: likely tier decided') && !l.includes('memory-recall-check: false')).map((l) => `  ${l}`),
       `Recall's overhead, empty memory: ${s(median(empty.map((r) => r.whole)) - bareMedian.whole)}; 1,000 sessions: ${s(median(full.map((r) => r.whole)) - bareMedian.whole)}`,
       `install OpenCode from scratch (npm pack from a loopback registry, checked against the pins): ${s(fromScratch)}`,
       `install OpenCode from Recall's Actions cache (checked as it is unpacked): ${s(fromCache)} (the post step's save: ${s(saveMs)}, once per version)`,

@@ -59,6 +59,8 @@ export interface Inputs {
   memoryCards: boolean;
   /** The model cards are written with (memory-card-model); undefined: OpenCode's small_model, else the run's model. */
   memoryCardModel: ModelRef | undefined;
+  /** Ask the card model which recalled candidates are about the same problem (memory-recall-check). */
+  memoryRecallCheck: boolean;
 }
 
 /** The defaults, as action.yml declares them (a test keeps the two equal). */
@@ -96,6 +98,7 @@ export const INPUT_DEFAULTS = {
   'dispatch-models': '',
   'memory-cards': 'true',
   'memory-card-model': '',
+  'memory-recall-check': 'true',
 } as const;
 
 type Read = (name: string) => string;
@@ -183,6 +186,7 @@ export function readInputs(read: Read): Inputs {
     dispatchModels: modelList('dispatch-models', get('dispatch-models')),
     memoryCards: boolean('memory-cards', get('memory-cards')),
     memoryCardModel: cardModel(get('memory-card-model')),
+    memoryRecallCheck: boolean('memory-recall-check', get('memory-recall-check')),
   };
 }
 

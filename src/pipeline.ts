@@ -29,7 +29,8 @@ import type { Progress } from './report/progress.js';
 import type { RunTranscript } from './report/transcript.js';
 import { run as runRecall, type Delivered, type RunResult } from './run.js';
 import { redactCredentials } from './secrets/forms.js';
-import { CARD_TIMEOUT_MS } from './cards/card-writer.js';
+import { CARD_TIMEOUT_MS, cardModel } from './cards/card-writer.js';
+import { CHECK_AGENT, CHECK_START_MS, CHECK_SYSTEM, CHECK_TIMEOUT_MS, checkRecall, lexicalTiers } from './recall/model-check.js';
 import { CARD_AGENT, CARD_SYSTEM } from './cards/card-prompt.js';
 
 const MAX_MODEL_RETRIES = 3;
@@ -140,7 +141,7 @@ export async function runPipeline(o: PipelineOptions): Promise<RunResult> {
     warn: log.warning,
     ...(o.audience ? { audience: o.audience } : {}),
     ...(o.allowAsked ? { allowAsked: true } : {}),
-    ...(inputs.memoryCards ? { toolFreeAgents: { [CARD_AGENT]: CARD_SYSTEM } } : {}),
+    toolFreeAgents: { ...(inputs.memoryCards ? { [CARD_AGENT]: CARD_SYSTEM } : {}), ...(inputs.memoryRecallCheck ? { [CHECK_AGENT]: CHECK_SYSTEM } : {}) },
   });
   let threads: ThreadIndex | undefined;
   try {
@@ -180,6 +181,11 @@ export async function runPipeline(o: PipelineOptions): Promise<RunResult> {
         ...(inputs.memoryCards
           ? { cards: { model: inputs.memoryCardModel, timeoutMs: CARD_TIMEOUT_MS, redact: (text: string) => redactCredentials(text, credentials()), clock, touched: () => progress.filesEdited() } }
           : {}),
+        // The model check of recall's candidates asks the card model (recall/model-check.ts).
+        checkRecall: async (server, parentId, forTask, recalled) =>
+          inputs.memoryRecallCheck
+            ? checkRecall(server, parentId, forTask.query, recalled, { model: () => cardModel(server, inputs.memoryCardModel), timeoutMs: CHECK_TIMEOUT_MS, startMs: CHECK_START_MS, log })
+            : lexicalTiers(recalled, 'the model check is off (memory-recall-check: false)', log),
         ...(o.transcript ? { keepTranscript: (server, sessionId, run) => o.transcript!.capture(server, sessionId, run) } : {}),
       },
     );

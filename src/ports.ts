@@ -130,9 +130,11 @@ export interface AgentServer {
    * Ask `model` once in `sessionId` (no tools, no limits watch: the caller bounds it with `signal`);
    * its answer and usage. `agent`: an agent of the run's configuration that may use no tool, whose
    * prompt replaces OpenCode's (a card's); else the model is told it gives a second opinion.
-   * Rejects with an AgentError that says why.
+   * `onStarted`: told once OpenCode has begun the call (the session is busy): a fresh OpenCode's
+   * first prompt first waits seconds for what every prompt needs loaded, which a bound on the
+   * model's answer should not count. Rejects with an AgentError that says why.
    */
-  ask(sessionId: string, model: { providerID: string; modelID: string }, text: string, signal: AbortSignal, o?: { agent?: string }): Promise<AgentReply>;
+  ask(sessionId: string, model: { providerID: string; modelID: string }, text: string, signal: AbortSignal, o?: { agent?: string; onStarted?: () => void }): Promise<AgentReply>;
   /**
    * The models OpenCode's configuration names (the run's `model` input first, then `model`) and
    * its `small_model`, for work that is not the agent's (a run's card). Absent: not known.

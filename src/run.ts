@@ -24,7 +24,8 @@ import type {
 import { priorWorkSection } from './recall/prior-work.js';
 import { continuedSession, startupRecall } from './recall/startup.js';
 import { sessionsToPrune, type RetentionRule } from './recall/retention.js';
-import { formatRunSummary } from './recall/run-summary.js';
+import { writeRunSummary } from './recall/summary-note.js';
+import type { RecallCheck } from './recall/model-check.js';
 import { describe } from './errors.js';
 import { turnDigest } from './memory/store-check.js';
 import { addUsage, NO_TOKENS, type Usage } from './agent/usage.js';
@@ -73,6 +74,11 @@ export interface RunPorts {
    * still running OpenCode; `touched`: the files the agent edited. Absent: no cards (memory-cards: false).
    */
   cards?: CardSettings & { touched?: () => readonly string[] };
+  /**
+   * The model check of recall's candidates (recall/model-check.ts), on the running server in a child
+   * session of the run's; bounded in time, never throws. Absent: the lexical tiers stand.
+   */
+  checkRecall?: (server: AgentServer, parentId: string, task: Task, recalled: RecalledWork[]) => Promise<RecallCheck>;
   /** Keeps the run's transcript once the agent answered, failed or was stopped (report/transcript.ts); never throws. */
   keepTranscript?: (server: AgentServer, sessionId: string, run: { task: Task; sent: string; continued: boolean; failure?: string }) => Promise<void>;
 }
@@ -100,6 +106,8 @@ export interface RunResult {
   prune: PruneReport;
   tokens: TokenUsage;
   cost: number;
+  /** What the model check of the candidates decided, and spent (in `tokens` and `cost`). */
+  recallCheck?: Pick<RecallCheck, 'decidedBy' | 'reason' | 'candidates' | 'confirmed' | 'tokens' | 'cost'>;
   /** The cards this run wrote (their tokens and cost are in `tokens` and `cost`). */
   cards?: { written: number; dropped: number; tokens: TokenUsage; cost: number };
   durationMs: number;
@@ -211,13 +219,15 @@ export async function run(task: Task, settings: RunSettings, ports: RunPorts): P
     sessionId = continued ? earlier! : await server.createSession(task.title);
     threads.index.remember(task.threadKey, sessionId, clock());
     tools?.attach(server, sessionId);
+    // The model check of the candidates runs beside what must be done before the agent may change
+    // the checkout (publish's record of it as it was): the prompt waits for both.
+    const [check] = await Promise.all([ports.checkRecall?.(live, sessionId, task, recalled), ports.beforeAgent?.()]);
+    if (check) recalled = check.recalled;
     const prompt = composePrompt(task, recalled, { budget: settings.priorWorkChars, tools: !!tools, ...(live.rulesForPrompt ? { rules: live.rulesForPrompt } : {}) });
     // The user messages Recall sends are recorded, on disk before the agent starts: a session
     // holding one it did not send was forged, and is not kept (store-check.ts).
     threads.index.recordTurn(sessionId, turnDigest(prompt));
     threads.index.save();
-    // The agent changes nothing before its prompt: what publish must see of the checkout as it was is seen by now.
-    await ports.beforeAgent?.();
     try {
       const id = sessionId;
       reply = await timed('Running the agent', () => live.prompt(id, prompt));
@@ -225,7 +235,7 @@ export async function run(task: Task, settings: RunSettings, ports: RunPorts): P
       failure = error;
     }
     // What the tools spent on other models (dispatch) is part of the run's totals, stopped or not.
-    const extra = await tools?.spent();
+    const extra = [await tools?.spent(), check].reduce<Usage | undefined>((sum, u) => (u ? addUsage(sum ?? { tokens: NO_TOKENS, cost: 0 }, u) : sum), undefined);
     const spentAny = !!extra && (extra.cost > 0 || Object.values(extra.tokens).some((n) => n > 0));
     if (spentAny && reply) reply = { ...reply, ...addUsage(reply, extra) };
     else if (spentAny && failure && typeof failure === 'object') {
@@ -248,7 +258,7 @@ export async function run(task: Task, settings: RunSettings, ports: RunPorts): P
         reply = { ...reply, text: `${reply.text}\n\n${said}` };
       }
     }
-    await writeSummary(server, sessionId, threads.index, task, recalled, clock(), reply ? { answer: reply.text } : { error: failed! }, log);
+    await writeRunSummary(server, sessionId, threads.index, task, recalled, clock(), reply ? { answer: reply.text } : { error: failed! }, log);
     const record = index.addRun({ task, runId: settings.runId, sessionId, text: reply ? reply.text : failed!, failed: !reply, tokens: reply?.tokens ?? NO_TOKENS, cost: reply?.cost ?? 0 });
     if (!reply) throw failure;
     threads.index.answeredWith(task.deliveryId, sessionId, clock());
@@ -307,6 +317,7 @@ export async function run(task: Task, settings: RunSettings, ports: RunPorts): P
       prune,
       tokens: reply.tokens,
       cost: reply.cost,
+      ...(check ? { recallCheck: { decidedBy: check.decidedBy, reason: check.reason, candidates: check.candidates, confirmed: check.confirmed, tokens: check.tokens, cost: check.cost } } : {}),
       ...(cards ? { cards } : {}),
       durationMs: clock().getTime() - startedAt.getTime(),
     };
@@ -341,34 +352,6 @@ export function processesLeft(left: number): string {
 export function composePrompt(task: Task, recalled: readonly RecalledWork[], o: { budget: number; tools: boolean; rules?: string }): string {
   const prior = priorWorkSection(recalled, o);
   return [task.prompt, ...(o.rules ? [o.rules] : []), ...(prior ? [prior] : [])].join('\n\n');
-}
-
-async function writeSummary(
-  server: AgentServer,
-  sessionId: string,
-  index: ThreadBook,
-  task: Task,
-  recalled: readonly RecalledWork[],
-  finishedAt: Date,
-  outcome: { answer: string } | { error: string },
-  log: Logger,
-): Promise<void> {
-  const text = formatRunSummary({
-    task: task.prompt,
-    event: task.event,
-    runUrl: task.runUrl,
-    outcome: 'answer' in outcome ? 'answered' : 'failed',
-    answer: 'answer' in outcome ? outcome.answer : undefined,
-    error: 'error' in outcome ? outcome.error : undefined,
-    recalled: recalled.map((w) => w.record.id),
-    finishedAt,
-  });
-  index.recordTurn(sessionId, turnDigest(text));
-  try {
-    await server.note(sessionId, text);
-  } catch (error) {
-    log.warning(`Could not write the run summary into session ${sessionId}: ${describe(error)}`);
-  }
 }
 
 /** Deletes the sessions the retention rule let go, each after its child sessions (subagents, dispatched prompts). */

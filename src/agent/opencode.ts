@@ -57,6 +57,8 @@ export function parseModel(model: string): ModelRef | undefined {
 const SECOND_OPINION = 'Another agent working on this repository asks you for a second opinion. You have no tools in this conversation: answer from what the message gives you, briefly and concretely.';
 /** How often a dispatched prompt's status is checked for a provider that keeps failing. */
 const ASK_POLL_MS = 1_000;
+/** How often ask() looks whether OpenCode has begun a call, for a caller that bounds the model's answer. */
+const STARTED_POLL_MS = 100;
 
 export class OpenCodeAgent implements AgentServer {
   readonly client: OpencodeClient;
@@ -128,7 +130,7 @@ export class OpenCodeAgent implements AgentServer {
     return { ...(model ? { model } : {}), ...(small ? { small } : {}) };
   }
 
-  async ask(sessionId: string, model: ModelRef, text: string, signal: AbortSignal, o: { agent?: string } = {}): Promise<AgentReply> {
+  async ask(sessionId: string, model: ModelRef, text: string, signal: AbortSignal, o: { agent?: string; onStarted?: () => void } = {}): Promise<AgentReply> {
     const abort = () => void this.client.session.abort({ sessionID: sessionId }).catch(() => undefined);
     signal.addEventListener('abort', abort, { once: true });
     // OpenCode retries a failing provider forever: a dispatched prompt gives up when the run's would.
@@ -142,6 +144,19 @@ export class OpenCodeAgent implements AgentServer {
         }
       }, () => undefined);
     }, ASK_POLL_MS);
+    let starting: NodeJS.Timeout | undefined;
+    const onStarted = o.onStarted;
+    if (onStarted) {
+      starting = setInterval(() => {
+        void this.client.session.status().then(({ data }) => {
+          const status = data?.[sessionId];
+          if (!starting || !status || status.type === 'idle') return;
+          clearInterval(starting);
+          starting = undefined;
+          onStarted();
+        }, () => undefined);
+      }, STARTED_POLL_MS);
+    }
     // The child session holds only this exchange: its usage is every assistant message in it,
     // also when the call failed or was stopped after the model had answered (cost was spent).
     const spent = () => this.usageOf(sessionId, () => true);
@@ -163,6 +178,7 @@ export class OpenCodeAgent implements AgentServer {
       throw failed;
     } finally {
       clearInterval(poll);
+      clearInterval(starting);
       signal.removeEventListener('abort', abort);
     }
   }

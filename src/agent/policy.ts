@@ -170,7 +170,7 @@ export function agentConfig(user: Config, model: ModelRef | undefined, policy: A
 export function withToolFreeAgents(config: Config, prompts: Readonly<Record<string, string>>): Config {
   if (Object.keys(prompts).length === 0) return config;
   const agents = isObject(config.agent) ? config.agent : {};
-  const quiet = Object.fromEntries(Object.entries(prompts).map(([name, prompt]) => [name, { mode: 'subagent', hidden: true, description: 'Recall writes a run\'s memory card (no tools).', prompt, steps: 2, permission: { '*': 'deny' } }]));
+  const quiet = Object.fromEntries(Object.entries(prompts).map(([name, prompt]) => [name, { mode: 'subagent', hidden: true, description: 'A question Recall asks a model for its memory: a card, a check of recalled runs (no tools).', prompt, steps: 2, permission: { '*': 'deny' } }]));
   return { ...config, agent: { ...agents, ...quiet } };
 }
 

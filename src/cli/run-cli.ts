@@ -42,6 +42,7 @@ const INPUT_FLAGS = [
   'dispatch-models',
   'memory-cards',
   'memory-card-model',
+  'memory-recall-check',
 ] as const;
 
 export const RUN_USAGE = `Usage: recall run --prompt TEXT [--thread KEY] [--memory DIR] [--workspace DIR] [--model provider/model] [--allow-asked] [--<input> VALUE ...]
@@ -161,7 +162,7 @@ export async function runCommand(args: string[], io: Output, env: NodeJS.Process
     const recalled = result.recalled.map((w) => w.record.id).join(', ');
     log.info(
       `Session ${result.sessionId}${result.continued ? ' (continued)' : ''}; ${result.tokens.input} tokens in, ${result.tokens.output} out; ` +
-        `$${result.cost.toFixed(4)}${result.cards ? ` (a card: ${result.cards.written} written, ${result.cards.tokens.input + result.cards.tokens.output} tokens)` : ''}; ${(result.durationMs / 1000).toFixed(1)} s; prior work: ${recalled || 'none'}; ` +
+        `$${result.cost.toFixed(4)}${result.cards ? ` (a card: ${result.cards.written} written, ${result.cards.tokens.input + result.cards.tokens.output} tokens)` : ''}${result.recallCheck?.candidates ? ` (recall check: ${result.recallCheck.tokens.input + result.recallCheck.tokens.output} tokens)` : ''}; ${(result.durationMs / 1000).toFixed(1)} s; prior work: ${recalled || 'none'}; ` +
         (result.memorySave.saved ? `memory saved as ${result.memorySave.key}` : 'memory not saved'),
     );
     if (progress.filesEdited().length > 0) log.info(`Files edited (not committed): ${progress.filesEdited().join(', ')}`);

@@ -85,6 +85,7 @@ export async function writeJobSummary(task: Task, result: RunResult): Promise<vo
       [{ data: 'Pruned sessions', header: true }, pruneLine(result.prune)],
       [{ data: 'Tokens', header: true }, `${t.input} in, ${t.output} out, ${t.reasoning} reasoning, ${t.cacheRead} cache read, ${t.cacheWrite} cache write`],
       [{ data: 'Cost', header: true }, `$${result.cost.toFixed(4)}`],
+      [{ data: 'Recall check', header: true }, recallCheckLine(result.recallCheck)],
       [{ data: 'Memory cards', header: true }, cardsLine(result.cards)],
       [{ data: 'Duration', header: true }, `${(result.durationMs / 1000).toFixed(1)} s`],
     ])
@@ -99,6 +100,14 @@ function cardsLine(cards: RunResult['cards']): string {
   const t = cards.tokens;
   const dropped = cards.dropped > 0 ? `, ${cards.dropped} dropped (see the warnings)` : '';
   return `${cards.written} written${dropped}; ${t.input} tokens in, ${t.output} out, $${cards.cost.toFixed(4)} (in the totals)`;
+}
+
+/** Which rule decided the likely tier (RFC-006 "The model check"), what the check cost (in the totals above). */
+function recallCheckLine(check: RunResult['recallCheck']): string {
+  if (!check || check.candidates === 0) return 'nothing to check';
+  const t = check.tokens;
+  const spent = t.input + t.output > 0 || check.cost > 0 ? `; ${t.input} tokens in, ${t.output} out, $${check.cost.toFixed(4)} (in the totals)` : '';
+  return `${check.decidedBy === 'model' ? 'the model decided' : 'the words decided'}: ${check.reason}${spent}`;
 }
 
 /** The job summary of a run that failed: what failed and what to do, as the thread says it. */

@@ -16,12 +16,18 @@
  * scripted reply. Card requests (Recall asking for a run's memory card, told by
  * the card system text, src/cards/card-prompt.ts) take their replies from the
  * card queue (`scriptCard`), else get a card made from the request's title,
- * with no usage; they are not in `completions()` (see `cardRequests()`).
+ * with no usage; they are not in `completions()` (see `cardRequests()`). Check requests
+ * (Recall's model check of recalled candidates, told by the check system text,
+ * src/recall/model-check.ts) take theirs from the check queue (`scriptCheck`, a
+ * reply there may wait `delayMs` before it is sent), else get an answer that is no
+ * JSON (so the lexical tiers stand); they are not in `completions()` nor held
+ * (see `checkRequests()`).
  * Every request is recorded in `requests`.
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { CARD_SYSTEM } from '../../src/cards/card-prompt.js';
+import { CHECK_SYSTEM } from '../../src/recall/model-check.js';
 
 export interface Usage {
   prompt: number;
@@ -54,6 +60,8 @@ export interface RecordedRequest {
   isTitleRequest: boolean;
   /** True for Recall's card requests (answered from the card queue, else with a card). */
   isCardRequest: boolean;
+  /** True for Recall's model check of recalled candidates (answered from the check queue, else with no JSON). */
+  isCheckRequest?: boolean;
   /** The reply that was sent (undefined for non-completion endpoints). */
   reply: ScriptedReply | undefined;
   /** All message contents (system, user, assistant, tool results, tool-call arguments) joined by newlines. */
@@ -73,6 +81,10 @@ export interface FakeModel {
   cardRequests(): RecordedRequest[];
   /** Appends replies to the card queue (else a card request gets a card made from its title). */
   scriptCard(...replies: ScriptedReply[]): void;
+  /** Recall's model checks, in order of arrival. */
+  checkRequests(): RecordedRequest[];
+  /** Appends replies to the check queue; `delayMs`: the reply is sent that much later. */
+  scriptCheck(...replies: Array<ScriptedReply & { delayMs?: number }>): void;
   /** Appends replies to the global queue. */
   script(...replies: ScriptedReply[]): void;
   /** Appends replies to the queue of one session (matched on `x-session-id`). */
@@ -146,10 +158,19 @@ function isTitleRequest(body: any): boolean {
 /** The first line of Recall's card system text: how a card request is told from others. */
 const CARD_MARKER = CARD_SYSTEM.split('\n')[0]!;
 
-function isCardRequest(body: any): boolean {
+function hasSystem(body: any, marker: string): boolean {
   const messages: unknown[] = Array.isArray(body?.messages) ? body.messages : [];
-  return messages.some((m) => (m as { role?: unknown })?.role === 'system' && contentText((m as { content?: unknown }).content).includes(CARD_MARKER));
+  return messages.some((m) => (m as { role?: unknown })?.role === 'system' && contentText((m as { content?: unknown }).content).includes(marker));
 }
+
+const isCardRequest = (body: any) => hasSystem(body, CARD_MARKER);
+
+/** The first line of Recall's check system text: how a model check is told from others. */
+const CHECK_MARKER = CHECK_SYSTEM.split('\n')[0]!;
+const isCheckRequest = (body: any) => hasSystem(body, CHECK_MARKER);
+
+/** What an unscripted check gets: no JSON, so Recall keeps the tiers the words decided. */
+export const UNSCRIPTED_CHECK = 'fake model: no check was scripted';
 
 /**
  * The card a card request gets when none is scripted: what a model would write from the request's
@@ -275,6 +296,7 @@ export async function startFakeModel(): Promise<FakeModel> {
   const sessionQueues = new Map<string, ScriptedReply[]>();
   const modelQueues = new Map<string, ScriptedReply[]>();
   const cardQueue: ScriptedReply[] = [];
+  const checkQueue: Array<ScriptedReply & { delayMs?: number }> = [];
   let defaultReply: ScriptedReply = { text: 'OK' };
   const waiters = new Set<{ predicate: (r: RecordedRequest) => boolean; resolve: (r: RecordedRequest) => void }>();
 
@@ -325,6 +347,13 @@ export async function startFakeModel(): Promise<FakeModel> {
       if (req.method === 'POST' && path.endsWith('/chat/completions')) {
         const title = isTitleRequest(body);
         const card = !title && isCardRequest(body);
+        if (!title && !card && isCheckRequest(body)) {
+          const { delayMs, ...reply } = checkQueue.shift() ?? { text: UNSCRIPTED_CHECK };
+          record({ ...base, isTitleRequest: false, isCardRequest: false, isCheckRequest: true, reply });
+          if (delayMs) await new Promise((resolve) => setTimeout(resolve, delayMs));
+          if (!res.destroyed) sendReply(res, reply, body?.stream === true, typeof body?.model === 'string' ? body.model : 'scripted');
+          return;
+        }
         if (!title) {
           const probe = { ...base, isTitleRequest: false, isCardRequest: card, reply: undefined } as RecordedRequest;
           for (const h of holds) {
@@ -362,10 +391,14 @@ export async function startFakeModel(): Promise<FakeModel> {
     providerID: 'fake',
     modelID: 'scripted',
     requests,
-    completions: () => requests.filter((r) => r.path.endsWith('/chat/completions') && !r.isTitleRequest && !r.isCardRequest),
+    completions: () => requests.filter((r) => r.path.endsWith('/chat/completions') && !r.isTitleRequest && !r.isCardRequest && !r.isCheckRequest),
     cardRequests: () => requests.filter((r) => r.isCardRequest),
     scriptCard: (...replies) => {
       cardQueue.push(...replies);
+    },
+    checkRequests: () => requests.filter((r) => r.isCheckRequest === true),
+    scriptCheck: (...replies) => {
+      checkQueue.push(...replies);
     },
     script: (...replies) => {
       globalQueue.push(...replies);
@@ -381,7 +414,7 @@ export async function startFakeModel(): Promise<FakeModel> {
     setDefault: (reply) => {
       defaultReply = reply;
     },
-    pending: () => globalQueue.length + cardQueue.length + [...sessionQueues.values(), ...modelQueues.values()].reduce((n, q) => n + q.length, 0),
+    pending: () => globalQueue.length + cardQueue.length + checkQueue.length + [...sessionQueues.values(), ...modelQueues.values()].reduce((n, q) => n + q.length, 0),
     hold: (predicate, until) =>
       new Promise<void>((arrived) => {
         holds.push({ predicate, until, arrived });

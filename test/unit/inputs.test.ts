@@ -76,6 +76,12 @@ describe('inputs', () => {
     expect(readInputs(from({}))).toMatchObject({ memoryCards: true, memoryCardModel: undefined });
     expect(readInputs(from({ 'memory-cards': 'false', 'memory-card-model': 'anthropic/claude-haiku-4-5' }))).toMatchObject({ memoryCards: false, memoryCardModel: { providerID: 'anthropic', modelID: 'claude-haiku-4-5' } });
     expect(() => readInputs(from({ 'memory-cards': 'no' }))).toThrow('Input memory-cards is "no": write true or false');
+  });
+
+  it('memory-recall-check: on unless false', () => {
+    expect(readInputs(from({})).memoryRecallCheck).toBe(true);
+    expect(readInputs(from({ 'memory-recall-check': 'false' })).memoryRecallCheck).toBe(false);
+    expect(() => readInputs(from({ 'memory-recall-check': 'off' }))).toThrow('Input memory-recall-check is "off": write true or false');
     expect(() => readInputs(from({ 'memory-card-model': 'haiku' }))).toThrow(
       'Input memory-card-model is "haiku", which is not provider/model: write one like anthropic/claude-haiku-4-5, or leave it empty to use OpenCode\'s small_model (else the run\'s model)',
     );

@@ -402,3 +402,32 @@ describe('the card of a run', () => {
     expect(h.cards).toHaveLength(1);
   });
 });
+
+describe('the model check of the candidates', () => {
+  it('runs on the started server beside what must precede the agent, decides the tiers in the prompt, and its tokens count in the totals', async () => {
+    const h = harness({ status: 'hit' }, { saved: true });
+    let release!: () => void;
+    const checked = new Promise<void>((resolve) => (release = resolve));
+    const spent = { tokens: { input: 200, output: 6, reasoning: 0, cacheRead: 0, cacheWrite: 0 }, cost: 0.001 };
+    const running = run(task, settings, {
+      ...h.ports,
+      beforeAgent: async () => void h.events.push('before agent'),
+      checkRecall: async (server, parentId, _task, recalled) => {
+        h.events.push(`check in ${parentId} on ${server.pid}`);
+        await checked;
+        return { recalled: recalled.map((w) => ({ ...w, tier: 'possible' as const })), decidedBy: 'model' as const, reason: '0 of 1 candidates confirmed', candidates: 1, confirmed: 0, ...spent };
+      },
+    });
+    for (let i = 0; i < 50 && !h.events.includes('before agent'); i++) await new Promise((r) => setTimeout(r, 1));
+    expect(h.events.slice(h.events.indexOf('create'))).toEqual(['create', 'check in ses_new00000000 on 4242', 'before agent']);
+    release();
+    const result = await running;
+    // Rejected by the model: one line among the possibly related, not an excerpt.
+    expect(h.server.prompts[0]).toContain('## Possibly related earlier runs');
+    expect(h.server.prompts[0]).not.toContain('## Prior work recalled');
+    expect(result.recalled.map((w) => w.tier)).toEqual(['possible']);
+    expect(result.tokens).toMatchObject({ input: 210, output: 11 });
+    expect(result.cost).toBeCloseTo(0.011, 6);
+    expect(result.recallCheck).toMatchObject({ decidedBy: 'model', candidates: 1, confirmed: 0, tokens: { input: 200 } });
+  });
+});
