@@ -8,7 +8,7 @@
  */
 import type { RecallFiles } from '../ports.js';
 import { describe } from '../errors.js';
-import { keyTime } from './keys.js';
+import { isFutureDated, keyTime } from './keys.js';
 import type { SnapshotBackend } from './snapshot-backend.js';
 
 /** How long after a forget a save that cannot list or delete says so (the Actions cache evicts what no run reads in 7 days). */
@@ -21,7 +21,8 @@ export interface ForgottenElsewhere {
 }
 
 export async function dropSnapshotsBeforeForget(o: { memoryDir: string; backend: SnapshotBackend; recallFiles?: RecallFiles | undefined; savedKey: string; now: Date }): Promise<ForgottenElsewhere> {
-  const times = (o.recallFiles?.tombstones?.(o.memoryDir) ?? []).map((t) => Date.parse(t.at)).filter((t) => Number.isFinite(t));
+  // A tombstone's time is data: one dated ahead of this clock would drop every older snapshot at every save.
+  const times = (o.recallFiles?.tombstones?.(o.memoryDir) ?? []).map((t) => Date.parse(t.at)).filter((t) => Number.isFinite(t) && !isFutureDated(new Date(t), o.now));
   if (times.length === 0 || !o.backend.olderKeys) return {};
   const forgotAt = Math.max(...times);
   const recent = o.now.getTime() - forgotAt < SAY_FOR_MS;

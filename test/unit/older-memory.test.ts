@@ -13,6 +13,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { recallFiles } from '../../src/forget/forget.js';
 import { ActionsCacheBackend, type CacheLibrary } from '../../src/memory/actions-cache.js';
 import { DirectoryBackend } from '../../src/memory/directory.js';
+import { dropSnapshotsBeforeForget } from '../../src/memory/forgotten-elsewhere.js';
 import { GitBranchBackend } from '../../src/memory/git-branch.js';
 import { MANIFEST_FILE, partialMemoryIn } from '../../src/memory/integrity.js';
 import { memoryKeys, type MemoryKeys } from '../../src/memory/keys.js';
@@ -43,7 +44,7 @@ const record = (id: string, session: string): RunRecord => ({
 });
 
 /** One run: restore, add `sessions` (each with a record), save. What it restored and saved, and what it said. */
-async function runOn(backend: Backend, run: string, minutes: number, sessions: string[]) {
+async function runOn(backend: Backend, run: string, minutes: number, sessions: string[], o: { forget?: string } = {}) {
   const memoryDir = path.join(root, `runner-${run}`, 'memory');
   const clock = () => new Date(start + minutes * 60_000);
   const keys = memoryKeys('recall', run, '1', clock());
@@ -54,8 +55,11 @@ async function runOn(backend: Backend, run: string, minutes: number, sessions: s
   const had = fs.existsSync(path.join(memoryDir, 'opencode.db')) ? sessionIdsIn(memoryDir) : [];
   const { records, forgotten } = loadRecords(memoryDir);
   for (const f of ['opencode.db', 'opencode.db-wal', 'opencode.db-shm']) fs.rmSync(path.join(memoryDir, f), { force: true });
-  writeStore(memoryDir, [...new Set([...had, ...sessions.map(sessionId)])].map((id) => ({ id })));
-  saveRecords(path.join(memoryDir, RECORDS_FILE), [...records, ...sessions.map((s) => record(`run-${s}`, s))], forgotten);
+  const gone = o.forget ? sessionId(o.forget) : undefined;
+  writeStore(memoryDir, [...new Set([...had, ...sessions.map(sessionId)])].filter((id) => id !== gone).map((id) => ({ id })));
+  // Forgotten a second into the run, as a forget comment's run does.
+  const tombstones = o.forget ? [{ id: `run-${o.forget}`, sessions: [sessionId(o.forget)], by: '@octocat', at: new Date(clock().getTime() + 1000).toISOString() }] : [];
+  saveRecords(path.join(memoryDir, RECORDS_FILE), [...records, ...sessions.map((s) => record(`run-${s}`, s))], [...forgotten, ...tombstones]);
   const saved = await store.save();
   return { restored, had: had.sort(), saved: saved.saved ? saved.key! : undefined, warnings, infos, memoryDir };
 }
@@ -167,6 +171,45 @@ function fakeCache() {
     },
   };
 }
+
+describe('the save after a forget', () => {
+  it('drops the snapshots of runs started before it, on a directory, S3 and a git branch', async () => {
+    const remote = path.join(root, 'remote.git');
+    execFileSync('git', ['init', '-q', '--bare', remote]);
+    fs.mkdirSync(path.join(root, 'work'), { recursive: true });
+    const { client, objects } = fakeBucket();
+    const backends: Array<[string, Backend, () => string[]]> = [
+      ['directory', (keys, clock) => new DirectoryBackend(path.join(root, 'store'), keys, clock), () => fs.readdirSync(path.join(root, 'store'))],
+      ['S3', (keys, clock) => new S3Backend({ bucket: 'team', folder: 'ci' }, keys, async () => client, clock), () => [...objects.keys()]],
+      [
+        'git-branch',
+        (keys, clock) => new GitBranchBackend({ remote, branch: 'recall-memory', keys, token: '', serverUrl: 'https://github.com', workDir: fs.mkdtempSync(path.join(root, 'work', 'w-')), pathEnv: process.env.PATH, inUse: ['main'], clock }),
+        () => execFileSync('git', ['-C', remote, 'ls-tree', '--name-only', 'recall-memory'], { encoding: 'utf8' }).trim().split('\n').filter((n) => n !== 'README.md'),
+      ],
+    ];
+    for (const [name, backend, stored] of backends) {
+      await runOn(backend, '1', 0, ['one', 'two']);
+      await runOn(backend, '2', 1, ['three']);
+      const forget = await runOn(backend, '3', 2, [], { forget: 'one' });
+      expect(forget.had, name).toEqual([sessionId('one'), sessionId('three'), sessionId('two')].sort());
+      expect(forget.infos.join('\n'), name).toMatch(/removed 2 snapshot\(s\) saved before the last forget/);
+      expect(stored(), name).toEqual([forget.saved]);
+      const next = await runOn(backend, '4', 3, []);
+      expect(next.had, name).toEqual([sessionId('three'), sessionId('two')].sort());
+    }
+  });
+
+  it('ignores a tombstone dated ahead of the clock: it is data, and would drop every older snapshot at every save', async () => {
+    const dropped: string[] = [];
+    const backend = { olderKeys: async () => ['recall-v1-1-1-20261125T120000Z'], drop: async (keys: readonly string[]) => void dropped.push(...keys) } as unknown as SnapshotBackend;
+    const tombstones = (at: string) => ({ ...recallFiles, tombstones: () => [{ id: 'run-x', sessions: [], at }] });
+    const now = new Date(start + 60_000);
+    expect(await dropSnapshotsBeforeForget({ memoryDir: root, backend, recallFiles: tombstones('9999-12-31T00:00:00Z'), savedKey: 'k', now })).toEqual({});
+    expect(dropped).toEqual([]);
+    await dropSnapshotsBeforeForget({ memoryDir: root, backend, recallFiles: tombstones(new Date(start + 30_000).toISOString()), savedKey: 'k', now });
+    expect(dropped).toEqual(['recall-v1-1-1-20261125T120000Z']);
+  });
+});
 
 describe('on the Actions cache, a newest entry that cannot be read at all', () => {
   it("is passed by the repository's list of entries; without it, the save is marked partial, and the next run that can list merges both", async () => {
