@@ -24,7 +24,8 @@ export async function dropSnapshotsBeforeForget(o: { memoryDir: string; backend:
   // A tombstone's time is data: one dated ahead of this clock would drop every older snapshot at every save.
   const times = (o.recallFiles?.tombstones?.(o.memoryDir) ?? []).map((t) => Date.parse(t.at)).filter((t) => Number.isFinite(t) && !isFutureDated(new Date(t), o.now));
   if (times.length === 0 || !o.backend.olderKeys) return {};
-  const forgotAt = Math.max(...times);
+  // Keys carry whole seconds: a run that started in the second of the forget is taken for one after it.
+  const forgotAt = Math.floor(Math.max(...times) / 1000) * 1000;
   const recent = o.now.getTime() - forgotAt < SAY_FOR_MS;
   let keys: string[];
   try {

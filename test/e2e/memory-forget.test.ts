@@ -82,8 +82,9 @@ describe('forgetting, on the Actions cache', () => {
     expect(archiveText('recall-v1-9803-1')).not.toContain('SSO cookie lacks Secure');
     // With `actions: write`, the first save after the forget drops every entry of a run started
     // before it: no restore can fall back to run 1's session any more.
-    expect(b.main.stdout).toMatch(/Memory: removed 2 snapshot\(s\) saved before the last forget, which still held what was forgotten \(recall-v1-9802-1-\S+, recall-v1-9801-1-/);
-    expect(world.cache.entries().map((e) => unstamped(e.key))).toEqual(['recall-v1-9803-1']);
+    // (The forget's own entry goes too when its run started a second or more before the forget: keys carry whole seconds.)
+    expect(b.main.stdout).toMatch(/Memory: removed [12] snapshot\(s\) saved before the last forget, which still held what was forgotten \(.*recall-v1-9801-1-/);
+    expect(world.cache.entries().map((e) => unstamped(e.key))).not.toContain('recall-v1-9801-1');
 
     freshRunner(world.machine);
     world.model.script({ text: 'Looked again.' });
@@ -91,7 +92,8 @@ describe('forgetting, on the Actions cache', () => {
     expect(third.main.stdout).toMatch(/Memory: hit \(from recall-v1-\S*9803-1/);
     expect(JSON.parse(third.outputs['recalled-sessions']!)).not.toContain(first.outputs['session-id']);
     expect(world.model.completions().at(-1)!.messageText()).not.toContain('SSO cookie lacks Secure');
-    expect(world.cache.entries().map((e) => unstamped(e.key))).toEqual(['recall-v1-9803-1', 'recall-v1-9804-1']);
+    expect(world.cache.entries().map((e) => unstamped(e.key))).toEqual(expect.arrayContaining(['recall-v1-9803-1', 'recall-v1-9804-1']));
+    expect(world.cache.entries().map((e) => unstamped(e.key))).not.toContain('recall-v1-9801-1');
   });
 
   it("a stranger's forget comment is refused in the thread, and memory keeps the record (attack)", async () => {
