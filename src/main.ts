@@ -11,6 +11,7 @@ import { redactCredentials } from './secrets/forms.js';
 import { outbound } from './github/outbound.js';
 import { describe } from './errors.js';
 import { createGitHubApi, type GitHubApi, type IssueComment, type PullDetails } from './github/api.js';
+import { cacheEntriesOf } from './github/cache-entries.js';
 import { authorize } from './github/authorize.js';
 import { readEventContext } from './github/context.js';
 import { gatherConversation } from './github/conversation.js';
@@ -177,6 +178,7 @@ async function main(env: NodeJS.ProcessEnv): Promise<void> {
       transcript,
       state: (keys, choice) => new ActionState(layout.memoryDir, keys, choice),
       openCodeCache: actionsCacheForOpenCode(env, { info: core.info, warning: core.warning }, saveOpenCodeEntry),
+      cacheEntries: cacheEntriesOf(inputs.githubToken, ctx.repository),
       log: { info: core.info, warning: core.warning, debug: core.debug },
     }).catch((error: unknown) => {
       if (error instanceof RunFailed) setFailureOutputs(error, task.threadKey);
@@ -211,7 +213,7 @@ async function changeMemory(env: NodeJS.ProcessEnv, inputs: Inputs, ctx: ReturnT
     actor: trigger.actor,
     // The permission alone: whether the thread is a fork's pull request does not matter to memory.
     authorize: () => authorize(api, trigger.actor, undefined, { allowedBots: inputs.allowedBots, allowForks: inputs.allowForks, allowedUsers: inputs.allowedUsers }),
-    memory: () => openMemory({ env, inputs, layout, credentials, log, clock }).memory,
+    memory: () => openMemory({ env, inputs, layout, credentials, log, clock, cacheEntries: cacheEntriesOf(inputs.githubToken, ctx.repository) }).memory,
     memoryDir: layout.memoryDir,
     reply: async (text) => {
       await api.createComment(trigger.subject.number, `${outbound(text, credentials(), ctx.serverUrl)}\n\n${deliveryMarker(trigger.deliveryId)}`);

@@ -20,7 +20,7 @@ import { createMemoryStore } from './memory/factory.js';
 import { recallFiles } from './forget/forget.js';
 import { memoryKeys, type MemoryKeys } from './memory/keys.js';
 import type { MemoryLayout } from './memory/layout.js';
-import type { MemoryStore, RunState, Task } from './ports.js';
+import type { CacheEntries, MemoryStore, RunState, Task } from './ports.js';
 import { MemoryIndex } from './recall/memory-index.js';
 import { DEFAULT_RECORD_RETENTION } from './recall/records.js';
 import { PRIOR_WORK_LIMIT } from './recall/startup.js';
@@ -73,6 +73,8 @@ export interface PipelineOptions {
   log: { info: (line: string) => void; warning: (line: string) => void; debug: (line: string) => void };
   /** Where Recall's install of OpenCode is kept between runs (the Actions cache). */
   openCodeCache?: OpenCodeCache | undefined;
+  /** The repository's list of Actions cache entries (github/cache-entries.ts): how memory reaches past an unreadable newest entry. */
+  cacheEntries?: CacheEntries | undefined;
   /** Let the agent do what OpenCode would stop to ask about (a person running Recall locally said so). */
   allowAsked?: boolean | undefined;
   /** Who reads a preflight's error: the workflow's author (the action) or a person at a shell (the CLI). */
@@ -98,7 +100,7 @@ export async function runPipeline(o: PipelineOptions): Promise<RunResult> {
   // agent makes anyway is removed once it has stopped (RFC-007).
   const skip = recallFolders(env, layout);
   const gitEntries = o.checkout?.gitEntries ?? scanGitEntries(workspace, { skip });
-  const { memory, keys, choice } = openMemory({ env, inputs, layout, credentials, log, clock });
+  const { memory, keys, choice } = openMemory({ env, inputs, layout, credentials, log, clock, cacheEntries: o.cacheEntries });
   const state = o.state(keys, choice, memory);
   if (inputs.memoryBackend === 's3' && inputs.model?.providerID === 'amazon-bedrock' && !(env.RECALL_S3_ACCESS_KEY_ID && env.RECALL_S3_SECRET_ACCESS_KEY)) {
     log.warning('The agent holds the AWS credentials Recall also uses for the memory bucket (its model is on Amazon Bedrock): it could read or rewrite every memory in the bucket. Give memory credentials of its own in RECALL_S3_ACCESS_KEY_ID and RECALL_S3_SECRET_ACCESS_KEY.');
@@ -202,7 +204,7 @@ export async function runPipeline(o: PipelineOptions): Promise<RunResult> {
 }
 
 /** The memory the inputs choose, as this run's attempt saves it (and its keys and choice, for the post step). */
-export function openMemory(o: { env: NodeJS.ProcessEnv; inputs: Inputs; layout: MemoryLayout; credentials: () => string[]; log: PipelineOptions['log']; clock: () => Date }) {
+export function openMemory(o: { env: NodeJS.ProcessEnv; inputs: Inputs; layout: MemoryLayout; credentials: () => string[]; log: PipelineOptions['log']; clock: () => Date; cacheEntries?: CacheEntries | undefined }) {
   const { env, inputs, layout } = o;
   const keys = memoryKeys(inputs.memoryKeyPrefix, env.GITHUB_RUN_ID || LOCAL_RUN, env.GITHUB_RUN_ATTEMPT || '1');
   const choice: MemoryChoice = { backend: inputs.memoryBackend, path: inputs.memoryPath, endpoint: inputs.memoryS3Endpoint, branch: inputs.memoryBranch };
@@ -219,6 +221,7 @@ export function openMemory(o: { env: NodeJS.ProcessEnv; inputs: Inputs; layout: 
     token: inputs.githubToken,
     recallFiles,
     sentTurns: sentTurnsIn,
+    cacheEntries: o.cacheEntries,
   });
   return { memory, keys, choice };
 }

@@ -51,6 +51,18 @@ export interface RecallFiles {
   indexDamage(dir: string): { held: number; read: number } | undefined;
   /** Adds the records of an earlier snapshot `earlier` that `dir` lacks, but the forgotten; how many. */
   recoverRecords(dir: string, earlier: string): number;
+  /**
+   * The tombstones (what people told Recall to forget) of memory directory `dir`: the record ids,
+   * their sessions, and when. Absent: the memory knows of none.
+   */
+  tombstones?(dir: string): Array<{ id: string; sessions: string[]; at: string }>;
+  /**
+   * Takes the tombstones of memory directory `from` (a snapshot set aside as unusable, whose record
+   * of what was forgotten still reads) into `ours`, and removes from `ours` what they name: a restore
+   * that falls back to an older snapshot does not bring back what the newer one forgot. The ids of
+   * the tombstones `ours` did not have.
+   */
+  keepForgotten?(ours: string, from: string): string[];
 }
 
 /**
@@ -67,6 +79,18 @@ export interface SentTurns {
   recordTurn(sessionId: string, digest: string): void;
   /** Writes the record back into the memory directory it was read from. */
   save(): void;
+}
+
+/**
+ * The repository's Actions cache entries as GitHub's REST API lists them (github/cache-entries.ts),
+ * handed down to the Actions cache backend: the one way to reach an older snapshot when the newest
+ * entry under the prefix cannot be read at all (RFC-002, "One bad snapshot").
+ */
+export interface CacheEntries {
+  /** The keys of the entries whose key starts with `prefix`, newest first. Throws when the token may not read them (`actions: read`). */
+  list(prefix: string): Promise<string[]>;
+  /** Deletes the entries saved under exactly `key`. Throws when the token may not (`actions: write`). */
+  remove(key: string): Promise<void>;
 }
 
 /** Where memory lives between runs (the Actions cache, a directory, ...). */
@@ -192,6 +216,11 @@ export interface Logger {
 export interface RunState {
   memoryPending(): void;
   memorySaveAttempted(): void;
+  /**
+   * The agent never ran (the model failed before it spent anything): the run holds nothing worth a
+   * snapshot, so nothing saves it, and the memory it restored stays the newest (RFC-002, "Retention").
+   */
+  agentNeverRan(): void;
   agentStarted(pid: number): void;
   agentStopped(): void;
 }

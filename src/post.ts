@@ -13,6 +13,7 @@ import { sentTurnsIn } from './recall/threads.js';
 import { memoryLayout } from './memory/layout.js';
 import { readPostState, type PostState } from './state.js';
 import { createGitHubApi } from './github/api.js';
+import { cacheEntriesOf } from './github/cache-entries.js';
 import { stoppedNote } from './github/reporter.js';
 import { stopProcess } from './agent/stop-process.js';
 import { saveOpenCode } from './agent/opencode-cache.js';
@@ -22,7 +23,7 @@ async function post(env: NodeJS.ProcessEnv): Promise<void> {
   // Main installed OpenCode from the registry: keep it for the next run (it never waits on this upload).
   if (state.openCode) await saveOpenCode(state.openCode, env, { info: core.info, warning: core.warning });
   if (!state.savePending) {
-    core.info('Memory: nothing for the post step to do (main saved it, or never restored it).');
+    core.info('Memory: nothing for the post step to do (main saved it, never restored it, or its agent never ran).');
     await replaceWorkingComment(state, false, env);
     return;
   }
@@ -46,6 +47,7 @@ async function post(env: NodeJS.ProcessEnv): Promise<void> {
     token: core.getInput('github-token'),
     recallFiles,
     sentTurns: sentTurnsIn,
+    cacheEntries: cacheEntriesOf(core.getInput('github-token'), env.GITHUB_REPOSITORY ?? ''),
   });
   const saved = await store.save();
   if (saved.warning) core.warning(saved.warning);

@@ -28,7 +28,7 @@ import { writeRunSummary } from './recall/summary-note.js';
 import type { RecallCheck } from './recall/model-check.js';
 import { describe } from './errors.js';
 import { turnDigest } from './memory/store-check.js';
-import { addUsage, NO_TOKENS, type Usage } from './agent/usage.js';
+import { addUsage, agentNeverRan, NO_TOKENS, type Usage } from './agent/usage.js';
 import { runCardSources, writeCards, type CardSettings } from './cards/card-writer.js';
 
 export interface RunSettings extends RetentionRule {
@@ -260,7 +260,16 @@ export async function run(task: Task, settings: RunSettings, ports: RunPorts): P
     }
     await writeRunSummary(server, sessionId, threads.index, task, recalled, clock(), reply ? { answer: reply.text } : { error: failed! }, log);
     const record = index.addRun({ task, runId: settings.runId, sessionId, text: reply ? reply.text : failed!, failed: !reply, tokens: reply?.tokens ?? NO_TOKENS, cost: reply?.cost ?? 0 });
-    if (!reply) throw failure;
+    if (!reply) {
+      // A run whose agent never ran (the provider refused its first request) saves nothing: its
+      // snapshot would hold no more than the one it restored, and would push out a run's that had
+      // an agent (RFC-002, "Retention").
+      if (agentNeverRan(failure)) {
+        state.agentNeverRan();
+        log.info('Memory is not saved: the agent never ran (the model failed before it spent anything), so the memory this run restored stays the newest.');
+      }
+      throw failure;
+    }
     threads.index.answeredWith(task.deliveryId, sessionId, clock());
 
     // The answer goes out now; what follows (the card, the prune, the save) never delays it.

@@ -50,6 +50,9 @@ export class ActionState implements RunState {
   memorySaveAttempted(): void {
     core.saveState(MEMORY, 'saved-by-main');
   }
+  agentNeverRan(): void {
+    core.saveState(MEMORY, 'agent-never-ran');
+  }
   agentStarted(pid: number): void {
     core.saveState(OPENCODE_PID, String(pid));
   }

@@ -5,7 +5,7 @@ import { createOpencodeClient, type OpencodeClient } from '@opencode-ai/sdk/v2';
 import type { AgentReply, AgentServer, TokenUsage, TranscriptMessage } from '../ports.js';
 import { describe } from '../errors.js';
 import type { AgentRules } from './policy.js';
-import { stepSummary, toolOutcome, watchPrompt, type AgentStep, type RunLimits } from './watch.js';
+import { MODEL_KEPT_FAILING, stepSummary, toolOutcome, watchPrompt, type AgentStep, type RunLimits } from './watch.js';
 import type { ServerLog } from './server-log.js';
 
 export interface ModelRef {
@@ -18,6 +18,8 @@ export class AgentError extends Error {
   override name = 'AgentError';
   /** What the run had spent when it failed, when known (a run stopped at a limit). */
   usage?: { tokens: TokenUsage; cost: number };
+  /** The model provider answered with an error, or kept failing (not a limit of the run's). */
+  modelFailed?: boolean;
 }
 
 export interface OpenCodeAgentOptions {
@@ -139,7 +141,7 @@ export class OpenCodeAgent implements AgentServer {
       void this.client.session.status().then(({ data }) => {
         const status = data?.[sessionId];
         if (status?.type === 'retry' && status.attempt >= this.o.maxModelRetries && !failing) {
-          failing = `The model provider kept failing (${status.attempt} attempts): ${status.message}`;
+          failing = `${MODEL_KEPT_FAILING} (${status.attempt} attempts): ${status.message}`;
           abort();
         }
       }, () => undefined);
@@ -193,6 +195,7 @@ export class OpenCodeAgent implements AgentServer {
       });
       if (watch.stopped()) {
         const error = new AgentError(watch.stopped()!);
+        error.modelFailed = watch.stopped()!.startsWith(MODEL_KEPT_FAILING);
         if (result.data) error.usage = await this.usageSince(sessionId, result.data.info.parentID).catch(() => undefined);
         throw error;
       }
@@ -202,7 +205,11 @@ export class OpenCodeAgent implements AgentServer {
       const { info, parts } = result.data;
       if (info.error) {
         const status = (info.error.data as { statusCode?: number } | undefined)?.statusCode;
-        throw new AgentError(`The model failed: ${errorText(info.error)}${status === 401 || status === 403 ? (this.o.rejectedKeyHint ?? '') : ''}`);
+        const error = new AgentError(`The model failed: ${errorText(info.error)}${status === 401 || status === 403 ? (this.o.rejectedKeyHint ?? '') : ''}`);
+        // What the agent spent before the model failed: nothing tells run.ts the agent never ran.
+        error.modelFailed = true;
+        error.usage = await this.usageSince(sessionId, info.parentID).catch(() => undefined);
+        throw error;
       }
       const answer = parts
         .filter((p): p is Extract<typeof p, { type: 'text' }> => p.type === 'text' && !p.synthetic)

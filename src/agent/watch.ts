@@ -8,6 +8,9 @@
  */
 import type { OpencodeClient } from '@opencode-ai/sdk/v2';
 
+/** How a stop for a provider that kept failing begins (opencode.ts tells it from the run's own limits). */
+export const MODEL_KEPT_FAILING = 'The model provider kept failing';
+
 export interface RunLimits {
   /** The whole prompt, in ms (timeout-minutes). */
   timeoutMs?: number;
@@ -114,7 +117,7 @@ export function watchPrompt(
       if (event.type === 'session.status' && about === sessionId) {
         const status = event.properties.status as { type: string; attempt?: number; message?: string };
         if (status.type === 'retry' && (status.attempt ?? 0) >= limits.maxModelRetries) {
-          stopWith(`The model provider kept failing (${status.attempt} attempts): ${status.message}`);
+          stopWith(`${MODEL_KEPT_FAILING} (${status.attempt} attempts): ${status.message}`);
         }
       }
       const part = (event.type === 'message.part.updated' ? props.part : undefined) as

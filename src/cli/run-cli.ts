@@ -73,6 +73,9 @@ class LocalState implements RunState {
   memorySaveAttempted(): void {
     this.savePending = false;
   }
+  agentNeverRan(): void {
+    this.savePending = false;
+  }
   agentStarted(): void {}
   agentStopped(): void {}
 }

@@ -17,7 +17,7 @@ import { childSessions } from '../recall/store-reader.js';
 import { deleteSessions } from '../recall/store-writer.js';
 import { ThreadIndex } from '../recall/threads.js';
 import { eraseTraces, rowsHolding } from './traces.js';
-import { forgottenIn, unionTombstones } from '../recall/tombstones.js';
+import { forgottenIn, unionTombstones, type Tombstone } from '../recall/tombstones.js';
 
 /** What forgetting or marking did: the record (id and title), the sessions removed; or that there is no such record. */
 export type MemoryChange =
@@ -102,6 +102,29 @@ export function markWrong(dir: string, id: string, by: string, now: Date): Memor
   return { done: 'marked wrong', id: record.id, title: record.title };
 }
 
+/**
+ * The tombstones of memory directory `dir`: the one place memory/ reads them through (RecallFiles),
+ * wherever recall/ keeps them.
+ */
+export function tombstonesOf(dir: string): Tombstone[] {
+  return loadRecords(dir).forgotten;
+}
+
+/** Removes from `dir` the records and sessions `tombstones` name, and keeps the tombstones there. */
+function applyTombstones(dir: string, tombstones: readonly Tombstone[]): void {
+  const { records, forgotten } = loadRecords(dir);
+  const all = unionTombstones(forgotten, tombstones);
+  const gone = forgottenIn(all).sessions;
+  // saveRecords leaves out the records the tombstones name.
+  saveRecords(path.join(dir, RECORDS_FILE), records, all);
+  const present = sessionIdsIn(dir).filter((id) => gone.has(id));
+  if (present.length === 0) return;
+  deleteSessions(path.join(dir, DATABASE_FILE), present);
+  const threads = ThreadIndex.load(dir).index;
+  threads.keepOnly(new Set(sessionIdsIn(dir)));
+  threads.save();
+}
+
 /** The save's merge of Recall's own files (ports.ts): threads of the sessions merged in, records, tombstones. */
 export const recallFiles: RecallFiles = {
   forgottenSessions(ours, theirs) {
@@ -126,4 +149,11 @@ export const recallFiles: RecallFiles = {
     return held === undefined ? undefined : { held, read: records.length };
   },
   recoverRecords: mergeRecords,
+  tombstones: tombstonesOf,
+  keepForgotten(ours, from) {
+    const known = new Set(tombstonesOf(ours).map((t) => t.id));
+    const added = tombstonesOf(from).filter((t) => !known.has(t.id));
+    if (added.length > 0) applyTombstones(ours, added);
+    return added.map((t) => t.id);
+  },
 };

@@ -3,7 +3,7 @@
  * (cache-service.ts), through @actions/cache on v1 (factory.ts chooses). Each run attempt saves
  * under its own key; a restore takes the newest earlier save.
  */
-import type { Logger } from '../ports.js';
+import type { CacheEntries, Logger } from '../ports.js';
 import type { MemoryKeys } from './keys.js';
 import type { PackedSnapshot, SnapshotBackend } from './snapshot-backend.js';
 import { SnapshotMemoryStore, type SnapshotStoreOptions } from './snapshot-store.js';
@@ -28,6 +28,11 @@ export interface ActionsCacheStoreOptions {
   cacheMode: string;
   /** GITHUB_EVENT_NAME, to say in a denied save's warning whether this event gets a read-only token. */
   eventName?: string | undefined;
+  /**
+   * The repository's list of cache entries (GitHub's REST API, handed down from the entry points):
+   * how a restore reaches older memory when the newest entry cannot be read at all. Absent: no token.
+   */
+  entries?: CacheEntries | undefined;
   log: Logger;
   clock: () => Date;
   /** The credentials this run had, to be taken out of the store before it is saved. */
@@ -65,7 +70,7 @@ function readOnlyTokenHint(eventName: string | undefined): string {
  * snapshot can only be restored to the path it was saved from.
  */
 export class ActionsCacheBackend implements SnapshotBackend {
-  constructor(private readonly o: Pick<ActionsCacheStoreOptions, 'keys' | 'cache' | 'cacheMode' | 'eventName'>) {}
+  constructor(private readonly o: Pick<ActionsCacheStoreOptions, 'keys' | 'cache' | 'cacheMode' | 'eventName' | 'entries'>) {}
 
   readProblem(): string | undefined {
     const { cache, cacheMode } = this.o;
@@ -102,6 +107,38 @@ export class ActionsCacheBackend implements SnapshotBackend {
     // A key named in a snapshot's manifest is data: only this memory's entries.
     if (!this.o.keys.restorePrefixes.some((p) => key.startsWith(p))) return false;
     return (await this.o.cache.restoreCache([dir], key, [])) === key;
+  }
+
+  /**
+   * Every entry of this memory, newest first, from the repository's list of cache entries (the
+   * cache protocol itself hands out only the newest under a prefix). Throws, saying why, when there
+   * is no token or it may not read the list.
+   */
+  async olderKeys(): Promise<string[]> {
+    const { entries, keys } = this.o;
+    if (!entries) throw new Error('no github-token to list the cache entries with');
+    const listed: string[] = [];
+    for (const prefix of keys.restorePrefixes) {
+      try {
+        listed.push(...(await entries.list(prefix)));
+      } catch (error) {
+        throw new Error(`the repository's cache entries could not be listed (${(error as Error).message}): give the job \`permissions: actions: read\``);
+      }
+    }
+    return [...new Set(listed)];
+  }
+
+  /** Deletes entries by key through GitHub's REST API (the token's `actions: write`). */
+  async drop(keys: readonly string[]): Promise<void> {
+    const { entries } = this.o;
+    if (!entries) throw new Error('no github-token to delete cache entries with');
+    for (const key of keys) {
+      try {
+        await entries.remove(key);
+      } catch (error) {
+        throw new Error(`cache entry ${key} could not be deleted (${(error as Error).message}): give the job \`permissions: actions: write\`, or delete it yourself (gh cache delete ${key})`);
+      }
+    }
   }
 
   lossHint(): string {

@@ -131,6 +131,13 @@ export class DirectoryBackend implements SnapshotBackend {
     return this.keys.primary;
   }
 
+  async drop(keys: readonly string[]): Promise<void> {
+    for (const key of keys) {
+      // Only a snapshot folder of this prefix, right under memory-path.
+      if (key === path.basename(key) && !key.startsWith('.') && this.keys.restorePrefixes.some((p) => key.startsWith(p))) fs.rmSync(path.join(this.root, key), { recursive: true, force: true });
+    }
+  }
+
   async put(dir: string, { key }: { key: string }): Promise<{ saved: true; key: string }> {
     fs.mkdirSync(this.root, { recursive: true });
     const incoming = fs.mkdtempSync(path.join(this.root, `.incoming-${key}-`));

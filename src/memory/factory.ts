@@ -1,7 +1,7 @@
 /**
  * The one place that turns the memory-backend choice into a MemoryStore, for main and post.
  */
-import type { Logger, MemoryStore, RecallFiles, SentTurns } from '../ports.js';
+import type { CacheEntries, Logger, MemoryStore, RecallFiles, SentTurns } from '../ports.js';
 import { ActionsCacheBackend } from './actions-cache.js';
 import { CacheServiceClient, usesCacheServiceV2 } from './cache-service.js';
 import * as path from 'node:path';
@@ -45,6 +45,8 @@ export function createMemoryStore(o: {
   recallFiles?: RecallFiles;
   /** Recall's record of the turns it sent, in a memory directory (recall/threads.ts, sentTurnsIn). */
   sentTurns: (memoryDir: string) => SentTurns;
+  /** The repository's list of Actions cache entries (github/cache-entries.ts), for the actions-cache backend; absent: no token. */
+  cacheEntries?: CacheEntries | undefined;
 }): MemoryStore {
   let backend: SnapshotBackend;
   switch (o.choice.backend) {
@@ -88,6 +90,7 @@ export function createMemoryStore(o: {
             },
         cacheMode: (o.env.ACTIONS_CACHE_MODE ?? '').trim().toLowerCase(),
         eventName: o.env.GITHUB_EVENT_NAME,
+        entries: o.cacheEntries,
       });
       break;
     }

@@ -243,6 +243,38 @@ export class GitBranchBackend implements SnapshotBackend {
     return timeFirstKey(this.o.keys, time);
   }
 
+  /** A tree object of `entries` in the private repository. */
+  private async mktree(entries: TreeEntry[]): Promise<string> {
+    return (await this.git().must(['mktree', '-z'], { input: entries.map((e) => `${e.mode} ${e.type} ${e.sha}\t${e.name}\0`).join('') })).trim();
+  }
+
+  /**
+   * Makes `tree` the branch's one commit (no history) and pushes it, only while the branch is still
+   * at the commit `tip` looked at (the compare-and-swap; absent, when there was none).
+   */
+  private async pushTree(tip: Tip, tree: string, message: string): Promise<{ done: true } | { done: false; moved: boolean; why: string }> {
+    const git = this.git();
+    const commit = (await git.must(['commit-tree', tree, '-m', message])).trim();
+    const { branch, remote } = this.o;
+    const pushed = await git.run(['push', '--porcelain', `--force-with-lease=refs/heads/${branch}:${tip.commit ?? ''}`, remote!, `${commit}:refs/heads/${branch}`], {
+      config: [['push.gpgSign', 'false'], ...this.remoteConfig()],
+    });
+    this.dispose();
+    if (pushed.code === 0) return { done: true };
+    const refusal = memoryPushRefusal(`${pushed.stderr}\n${pushed.stdout}`, branch);
+    return { done: false, ...refusal };
+  }
+
+  /** Takes the snapshots `keys` off the branch, in one commit like a save's (the snapshots saved before a forget). */
+  async drop(keys: readonly string[]): Promise<void> {
+    const tip = await this.refresh();
+    const gone = new Set(keys);
+    const left = tip.entries.filter((e) => !gone.has(e.name));
+    if (left.length === tip.entries.length) return this.dispose();
+    const pushed = await this.pushTree(tip, await this.mktree(left), `Recall memory: removed ${keys.length} snapshot(s) saved before a forget`);
+    if (!pushed.done) throw new Error(`they could not be taken off ${this.where()} (${pushed.why}); the next saves push them out`);
+  }
+
   async put(dir: string, { key }: { key: string }): Promise<{ saved: true; key: string } | { saved: false; warning: string; moved?: boolean }> {
     // The snapshot's files (the store has checked them: regular files of memory's own names).
     const files = fs
@@ -264,32 +296,20 @@ export class GitBranchBackend implements SnapshotBackend {
     const mine = this.keysIn(tip);
     // The files as blobs, in trees: the snapshot's folder, then the branch's one tree.
     const blobs = (await git.must(['hash-object', '-w', '--no-filters', '--', ...names.map((n) => path.join(dir, n))])).trim().split('\n');
-    const mktree = async (entries: TreeEntry[]) => (await git.must(['mktree', '-z'], { input: entries.map((e) => `${e.mode} ${e.type} ${e.sha}\t${e.name}\0`).join('') })).trim();
-    const snapshot = await mktree(names.map((name, i) => ({ mode: '100644', type: 'blob', sha: blobs[i]!, name })));
+    const snapshot = await this.mktree(names.map((name, i) => ({ mode: '100644', type: 'blob', sha: blobs[i]!, name })));
     const readme = (await git.must(['hash-object', '-w', '--stdin'], { input: README_TEXT })).trim();
     // The newest of this prefix's, and those dated ahead of the clock as they are (not used, not removed).
     const kept = new Set([...mine.slice(0, KEEP - 1), ...this.future]);
     const prefix = this.o.keys.restorePrefixes[0] ?? '';
-    const tree = await mktree([
+    const tree = await this.mktree([
       { mode: '100644', type: 'blob', sha: readme, name: README },
       { mode: '040000', type: 'tree', sha: snapshot, name: key },
       // The newest of this prefix's, and every other prefix's snapshots (their saves keep them bounded).
       ...tip.entries.filter((e) => e.name !== README && (kept.has(e.name) || !e.name.startsWith(prefix))),
     ]);
-    const commit = (await git.must(['commit-tree', tree, '-m', `Recall memory: ${key}`])).trim();
-    const { branch, remote } = this.o;
-    // The compare-and-swap: the remote takes this commit only while the branch is still at the
-    // commit this save looked at (absent, when there was none).
-    const pushed = await git.run(['push', '--porcelain', `--force-with-lease=refs/heads/${branch}:${tip.commit ?? ''}`, remote!, `${commit}:refs/heads/${branch}`], {
-      config: [['push.gpgSign', 'false'], ...this.remoteConfig()],
-    });
-    if (pushed.code === 0) {
-      this.dispose();
-      return { saved: true, key };
-    }
-    const refusal = memoryPushRefusal(`${pushed.stderr}\n${pushed.stdout}`, branch);
-    this.dispose();
-    return { saved: false, moved: refusal.moved, warning: refusal.moved ? refusal.why : `Memory was not saved to ${this.where()}: ${refusal.why}.` };
+    const pushed = await this.pushTree(tip, tree, `Recall memory: ${key}`);
+    if (pushed.done) return { saved: true, key };
+    return { saved: false, moved: pushed.moved, warning: pushed.moved ? pushed.why : `Memory was not saved to ${this.where()}: ${pushed.why}.` };
   }
 }
 

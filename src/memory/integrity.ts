@@ -30,8 +30,22 @@ interface Manifest {
   /** The key the snapshot was saved under, and where (memoryPlace): signed from version 4 on. */
   key?: string;
   place?: string;
+  /** The save holds only part of the memory: what it could not read (RFC-002, "One bad snapshot"). */
+  partial?: PartialMemory;
   /** Versions 3 and 4: HMAC-SHA256 with the signing key over the manifest without this field. */
   signature?: string;
+}
+
+/**
+ * A save that could not reach the memory before it: the newest snapshot was unreadable and no
+ * older one could be found (the Actions cache without the token's `actions: read`). The save is
+ * not the whole memory; a later run that can reach the older memory merges it in.
+ */
+export interface PartialMemory {
+  /** The snapshots that could not be read, newest first. */
+  unread: string[];
+  /** When the run that could not reach them started from nothing (ISO): older memory was saved before this. */
+  since: string;
 }
 
 /** What a manifest says about its snapshot besides the files. */
@@ -44,6 +58,7 @@ export interface ManifestFields {
   /** The key the snapshot is saved under, and the place it is saved to (memoryPlace). */
   key?: string | undefined;
   place?: string | undefined;
+  partial?: PartialMemory | undefined;
 }
 
 /** Where a restore found the snapshot it checks: the key it was restored under, at which place. */
@@ -110,6 +125,7 @@ export function writeManifest(memoryDir: string, o: ManifestFields): void {
   if (o.earlier && o.earlier.length > 0) manifest.earlier = [...o.earlier];
   if (key !== undefined) manifest.key = key;
   if (place !== undefined) manifest.place = place;
+  if (o.partial) manifest.partial = { unread: [...o.partial.unread], since: o.partial.since };
   if (signingKey) manifest.signature = sign(manifest, signingKey);
   writeMemoryFile(path.join(memoryDir, MANIFEST_FILE), `${JSON.stringify(manifest, null, 2)}\n`);
 }
@@ -125,10 +141,10 @@ export function readManifest(memoryDir: string): Partial<Manifest> | undefined {
 }
 
 function sign(manifest: Manifest, secret: string): string {
-  const { version, savedAt, files, earlier, key, place } = manifest;
+  const { version, savedAt, files, earlier, key, place, partial } = manifest;
   // The pointers are signed too when there are any (manifests without them sign as they always
-  // did); from version 4 on, the key and the place.
-  const signed = { version, savedAt, files, ...(earlier !== undefined ? { earlier } : {}), ...(version >= 4 ? { key, place } : {}) };
+  // did), and so is a partial mark; from version 4 on, the key and the place.
+  const signed = { version, savedAt, files, ...(earlier !== undefined ? { earlier } : {}), ...(version >= 4 ? { key, place } : {}), ...(partial !== undefined ? { partial } : {}) };
   return createHmac('sha256', secret).update(JSON.stringify(signed)).digest('hex');
 }
 
@@ -245,6 +261,33 @@ export function checkMemory(memoryDir: string, o: { signingKey?: string | undefi
   if (problems.length === 0) return note ? { verdict: 'ok', note } : { verdict: 'ok' };
   if (databaseDiffers) return { verdict: 'corrupted', detail: problems.join('; ') };
   return note ? { verdict: 'partial', detail: problems.join('; '), note } : { verdict: 'partial', detail: problems.join('; ') };
+}
+
+/** The partial mark of the manifest in `memoryDir` (PartialMemory), when it has one of that shape. */
+export function partialMemoryIn(memoryDir: string): PartialMemory | undefined {
+  const partial: unknown = readManifest(memoryDir)?.partial;
+  if (!partial || typeof partial !== 'object') return undefined;
+  const { unread, since } = partial as Record<string, unknown>;
+  if (!Array.isArray(unread) || typeof since !== 'string' || Number.isNaN(Date.parse(since))) return undefined;
+  return { unread: unread.filter((k): k is string => typeof k === 'string' && k.length > 0 && k.length <= 512 && !k.includes(',')).slice(0, 8), since };
+}
+
+/**
+ * Whether Recall's own files in the snapshot in `memoryDir` (all but the session store) are as
+ * Recall saved them: without a signing key, any are (anyone who can write memory could write a
+ * whole usable snapshot); with one, the manifest's signature must hold for `restoredAs` and each of
+ * them match the hash it signs. For what an otherwise unusable snapshot still says (its tombstones).
+ */
+export function recallFilesVouchedFor(memoryDir: string, o: { signingKey?: string | undefined; restoredAs: RestoredAs }): boolean {
+  if (!o.signingKey) return true;
+  const manifest = readManifest(memoryDir) as Manifest | undefined;
+  if (!manifest?.files || typeof manifest.signature !== 'string' || (manifest.version !== 3 && manifest.version !== 4)) return false;
+  const expected = Buffer.from(sign(manifest, o.signingKey), 'hex');
+  const given = Buffer.from(manifest.signature, 'hex');
+  if (given.length !== expected.length || !timingSafeEqual(given, expected) || bindingProblem(manifest, o.restoredAs)) return false;
+  return memoryFiles(memoryDir)
+    .filter((name) => !name.startsWith(DATABASE_FILE))
+    .every((name) => manifest.files[name]?.sha256 === wholeHash(path.join(memoryDir, name)));
 }
 
 /**

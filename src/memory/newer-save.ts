@@ -7,7 +7,7 @@
 import * as fs from 'node:fs';
 import type { Logger, RecallFiles } from '../ports.js';
 import { describe } from '../errors.js';
-import { checkMemory, type RestoredAs } from './integrity.js';
+import { checkMemory, type PartialMemory, type RestoredAs } from './integrity.js';
 import { isFutureDated, keyTime } from './keys.js';
 import { mergeSessions } from './merge.js';
 import { UnusableSnapshotError, type SnapshotBackend } from './snapshot-backend.js';
@@ -20,6 +20,8 @@ export interface Base {
   earlier: string[];
   /** Snapshots found unusable at restore: not merged at save, never named as earlier. */
   setAside: string[];
+  /** The memory before an unreadable snapshot could not be reached: the save is marked partial (fallback.ts). */
+  partial?: PartialMemory;
 }
 
 /**

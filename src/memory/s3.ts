@@ -158,6 +158,11 @@ export class S3Backend implements SnapshotBackend {
     return `${this.location.folder ? `${this.location.folder}/` : ''}${timeFirstKey(this.keys, this.clock())}.tar.gz`;
   }
 
+  async drop(keys: readonly string[]): Promise<void> {
+    const { DeleteObjectCommand } = await sdk();
+    for (const key of keys) await (await this.client()).send(new DeleteObjectCommand({ Bucket: this.location.bucket, Key: key }));
+  }
+
   async put(dir: string, { key }: { key: string }): Promise<{ saved: true; key: string }> {
     const archive = await packGzip(dir);
     const { PutObjectCommand, DeleteObjectCommand } = await sdk();

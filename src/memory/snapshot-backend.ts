@@ -41,9 +41,16 @@ export interface SnapshotBackend {
   futureDated?(): string[];
   /**
    * Optional, for backends that can list: every snapshot key, newest first. Where a restore looks
-   * when the newest is unusable and names no earlier one (saved by an older Recall).
+   * when the newest is unusable and names no earlier one (its manifest unreadable, or saved by an
+   * older Recall). Throws, saying why, when the listing is refused (the Actions cache's REST list
+   * without `actions: read`).
    */
   olderKeys?(): Promise<string[]>;
+  /**
+   * Optional, for backends that can delete: removes the snapshots `keys` (the saves before a
+   * forget, which still hold what was forgotten). Throws, saying why and what to do, when it may not.
+   */
+  drop?(keys: readonly string[]): Promise<void>;
   /** Why memory a run expected may be gone, said when a restore finds none (e.g. the Actions cache's eviction). */
   lossHint?(): string;
   /**

@@ -11,8 +11,11 @@ import type { Logger, MemoryStore, RecallFiles, RestoreOutcome, SaveOutcome, Sen
 import { describe } from '../errors.js';
 import { credentialForms } from '../secrets/forms.js';
 import { readMemoryFile, removeStrangers, writeMemoryFile } from './files.js';
-import { checkMemory, earlierKeysIn, emptyDirectory, hasMemoryFiles, moveAside, writeManifest } from './integrity.js';
+import { checkMemory, earlierKeysIn, emptyDirectory, hasMemoryFiles, partialMemoryIn, writeManifest, type PartialMemory } from './integrity.js';
+import { fallBack, mergeOlderMemory, withWarning, type FallbackContext, type Restored } from './fallback.js';
+import { dropSnapshotsBeforeForget } from './forgotten-elsewhere.js';
 import { DATABASE_FILE, RECORDS_FILE } from './layout.js';
+import { recoverDamagedIndex } from './index-recovery.js';
 import { sessionIdsIn } from './merge.js';
 import { mergeNewerSave, type Base, type NewerSaveMerge } from './newer-save.js';
 import { UnusableSnapshotError, type PackedSnapshot, type SnapshotBackend } from './snapshot-backend.js';
@@ -50,9 +53,8 @@ export interface SnapshotStoreOptions {
   sentTurns: (memoryDir: string) => SentTurns;
 }
 
-/** How many earlier snapshots a save names, and how many a restore tries when the newest is unusable. */
+/** How many earlier snapshots a save names. */
 const EARLIER_KEPT = 3;
-const MAX_FALLBACKS = 4;
 /** How many times a save is put when other saves keep landing first (a backend that answers `moved`). */
 const MAX_SAVE_ATTEMPTS = 4;
 
@@ -65,8 +67,8 @@ export class SnapshotMemoryStore implements MemoryStore {
     for (const file of workingFiles) fs.rmSync(file, { force: true });
     const problem = backend.readProblem();
     if (problem) return { status: 'disabled', warning: problem };
-    const { earlier = [], setAside = [], ...restored } = await this.restoreNewest();
-    this.writeBase(restored.restoredKey, [restored.restoredKey, ...earlier].filter((k): k is string => k !== undefined && !setAside.includes(k)), setAside);
+    const { earlier = [], setAside = [], partial, ...restored } = await recoverDamagedIndex(this.fallbackContext(), await this.restoreNewest());
+    this.writeBase(restored.restoredKey, [restored.restoredKey, ...earlier].filter((k): k is string => k !== undefined && !setAside.includes(k)), setAside, partial);
     const outcome = withWarning(restored, futureWarning(backend.futureDated?.() ?? []));
     if (outcome.status === 'miss' && !restored.warning && o.expectMemory) {
       const why = backend.lossHint?.() ?? 'memory may have been removed from where it is kept';
@@ -84,14 +86,14 @@ export class SnapshotMemoryStore implements MemoryStore {
     return path.join(path.dirname(this.so.memoryDir), 'recall-base.json');
   }
 
-  private writeBase(restoredKey: string | undefined, earlier: string[], setAside: string[]): void {
+  private writeBase(restoredKey: string | undefined, earlier: string[], setAside: string[], partial: PartialMemory | undefined): void {
     let sessions: string[] = [];
     try {
       sessions = sessionIdsIn(this.so.memoryDir);
     } catch {
       // an unreadable store has no sessions to protect from a merge
     }
-    const base: Base = { restoredKey, sessions, earlier: [...new Set(earlier)].slice(0, EARLIER_KEPT), setAside };
+    const base: Base = { restoredKey, sessions, earlier: [...new Set(earlier)].slice(0, EARLIER_KEPT), setAside, ...(partial ? { partial } : {}) };
     writeMemoryFile(this.baseFile(), JSON.stringify(base));
   }
 
@@ -100,19 +102,20 @@ export class SnapshotMemoryStore implements MemoryStore {
     try {
       const base = JSON.parse(readMemoryFile(this.baseFile()) ?? '') as Partial<Base>;
       const strings = (v: unknown) => (Array.isArray(v) ? v.map(String) : []);
-      return { restoredKey: typeof base.restoredKey === 'string' ? base.restoredKey : undefined, sessions: strings(base.sessions), earlier: strings(base.earlier), setAside: strings(base.setAside) };
+      const partial = base.partial && typeof base.partial.since === 'string' ? { unread: strings(base.partial.unread), since: base.partial.since } : undefined;
+      return { restoredKey: typeof base.restoredKey === 'string' ? base.restoredKey : undefined, sessions: strings(base.sessions), earlier: strings(base.earlier), setAside: strings(base.setAside), ...(partial ? { partial } : {}) };
     } catch {
       return { sessions: [], earlier: [], setAside: [] };
     }
   }
 
-  private async restoreNewest(): Promise<RestoreOutcome & { earlier?: string[]; setAside?: string[] }> {
+  private async restoreNewest(): Promise<Restored> {
     const { memoryDir, backend } = this.so;
     let restoredKey: string | undefined;
     try {
       restoredKey = await backend.restoreNewest(memoryDir);
     } catch (error) {
-      if (error instanceof UnusableSnapshotError) return this.fallBack(error.key, error.message);
+      if (error instanceof UnusableSnapshotError) return this.withOlderMemory(await fallBack(this.fallbackContext(), error.key, error.message));
       emptyDirectory(memoryDir);
       return {
         status: 'miss',
@@ -121,8 +124,21 @@ export class SnapshotMemoryStore implements MemoryStore {
     }
     if (!restoredKey) return { status: 'miss' };
     const used = this.useRestored(restoredKey);
-    if ('unusable' in used) return used.unusable === 'empty' ? { status: 'miss', restoredKey } : this.fallBack(restoredKey, used.unusable);
-    return { ...used, earlier: earlierKeysIn(memoryDir) };
+    if ('unusable' in used) return used.unusable === 'empty' ? { status: 'miss', restoredKey } : this.withOlderMemory(await fallBack(this.fallbackContext(), restoredKey, used.unusable));
+    return this.withOlderMemory({ ...used, earlier: earlierKeysIn(memoryDir) });
+  }
+
+  private fallbackContext(): FallbackContext {
+    const { memoryDir, backend, clock, signingKey, recallFiles } = this.so;
+    return { memoryDir, backend, clock, signingKey, recallFiles, restoredAs: (key) => this.restoredAs(key), use: (key) => this.useRestored(key) };
+  }
+
+  /** A restored snapshot marked partial gets the older memory it could not reach merged in, when it can be now (fallback.ts). */
+  private async withOlderMemory(restored: Restored): Promise<Restored> {
+    if (!restored.restoredKey || restored.partial || restored.status === 'miss') return restored;
+    if (!fs.readdirSync(this.so.memoryDir).includes(DATABASE_FILE)) return restored;
+    const partial = partialMemoryIn(this.so.memoryDir);
+    return partial ? mergeOlderMemory(this.fallbackContext(), { ...restored, restoredKey: restored.restoredKey }, partial) : restored;
   }
 
   /**
@@ -151,62 +167,6 @@ export class SnapshotMemoryStore implements MemoryStore {
       return { status: 'partial', restoredKey: key, warning: [incomplete, repaired, signed].filter(Boolean).join(' ') };
     }
     return withWarning<RestoreOutcome>({ status: 'hit', restoredKey: key }, [repaired, signed].filter(Boolean).join(' '));
-  }
-
-  /**
-   * The newest snapshot is unusable: move it aside (kept for inspection) and go on with the newest
-   * usable earlier one, so that one bad save does not cost every session before it. Where to look:
-   * the earlier keys the bad snapshot's manifest names (the only way on the Actions cache, which
-   * cannot list), then the backend's own listing, newest first. Every candidate gets the full
-   * check (signature included): a bad one is never used, and never merged into a save.
-   */
-  private async fallBack(bad: string | undefined, why: string): Promise<RestoreOutcome & { earlier?: string[]; setAside?: string[] }> {
-    const { memoryDir, backend, clock } = this.so;
-    const aside = moveAside(memoryDir, clock());
-    const setAside = bad ? [bad] : [];
-    const said = `Memory restored from ${bad ?? 'the newest snapshot'} is unusable (${why}). It was moved to ${aside}`;
-    let listed: string[] = [];
-    try {
-      listed = (await backend.olderKeys?.()) ?? [];
-    } catch {
-      // the pointers alone, then
-    }
-    // The pointers of a snapshot that says it was saved under another key are not followed: they
-    // lead to the past of an older save (earlierKeysIn).
-    const candidates = [...new Set([...earlierKeysIn(aside, bad ? this.restoredAs(bad) : undefined), ...listed])].filter((k) => k !== bad).slice(0, MAX_FALLBACKS);
-    const passed: string[] = [];
-    for (const key of candidates) {
-      emptyDirectory(memoryDir);
-      let used: RestoreOutcome | { unusable: string };
-      try {
-        used = (await backend.fetch(key, memoryDir)) ? this.useRestored(key) : { unusable: 'it is no longer stored' };
-      } catch (error) {
-        used = { unusable: describe(error) };
-      }
-      if ('unusable' in used) {
-        passed.push(`${key}: ${used.unusable}`);
-        if (used.unusable !== 'it is no longer stored') setAside.push(key);
-        continue;
-      }
-      const skipped = passed.length > 0 ? ` (skipped as unusable too: ${passed.join('; ')})` : '';
-      return {
-        status: 'corrupted',
-        restoredKey: key,
-        earlier: earlierKeysIn(memoryDir),
-        setAside,
-        warning:
-          `${said}; this run goes on with the newest usable earlier snapshot, ${key}${skipped}, and its save carries those sessions on. ` +
-          `Sessions saved only in ${bad ?? 'the unusable snapshot'} are lost.${used.warning ? ` ${used.warning}` : ''}`,
-      };
-    }
-    emptyDirectory(memoryDir);
-    const none = passed.length > 0 ? ` No earlier snapshot could be used either (${passed.join('; ')}).` : '';
-    return {
-      status: 'corrupted',
-      ...(bad ? { restoredKey: bad } : {}),
-      setAside,
-      warning: `${said} and this run starts with empty memory; the next save replaces it.${none}`,
-    };
   }
 
   /**
@@ -288,7 +248,7 @@ export class SnapshotMemoryStore implements MemoryStore {
       try {
         // What this save is built from, newest first: where a restore goes if this save turns out unusable.
         const earlier = [...new Set([...mergedFrom, ...base.earlier])].filter((k) => !base.setAside.includes(k));
-        packed = await this.takeOutCredentials(earlier.slice(0, EARLIER_KEPT), key);
+        packed = await this.takeOutCredentials(earlier.slice(0, EARLIER_KEPT), key, base.partial);
       } catch (error) {
         return { saved: false, warning: `Memory was not saved: the credentials could not be taken out of the store (${describe(error)}).` };
       }
@@ -298,7 +258,13 @@ export class SnapshotMemoryStore implements MemoryStore {
       } catch (error) {
         return { saved: false, warning: `Memory was not saved: ${describe(error)}` };
       }
-      if (put.saved) return { saved: true, key: put.key, ...(merged.length > 0 ? { merged } : {}) };
+      if (put.saved) {
+        if (base.partial) log.warning(partialSaveWarning(put.key, base.partial));
+        const elsewhere = await dropSnapshotsBeforeForget({ memoryDir, backend, recallFiles: this.so.recallFiles, savedKey: put.key, now: clock() });
+        if (elsewhere.info) log.info(elsewhere.info);
+        if (elsewhere.warning) log.warning(elsewhere.warning);
+        return { saved: true, key: put.key, ...(merged.length > 0 ? { merged } : {}) };
+      }
       if (!put.moved) return { saved: false, warning: put.warning };
       if (attempt >= MAX_SAVE_ATTEMPTS) {
         return { saved: false, warning: `Memory was not saved: other runs' saves landed first ${attempt} times in a row (the last: ${put.warning}). Their memory is kept; this run's session is not.` };
@@ -315,7 +281,7 @@ export class SnapshotMemoryStore implements MemoryStore {
    * are archived, and only packed again when old copies of a row had to be cleared. The packed
    * snapshot, checked. The manifest signs `key`, the key it is saved under, and the place.
    */
-  private async takeOutCredentials(earlier: string[], key: string): Promise<PackedSnapshot | undefined> {
+  private async takeOutCredentials(earlier: string[], key: string, partial: PartialMemory | undefined): Promise<PackedSnapshot | undefined> {
     const { memoryDir, backend, clock, log, signingKey, place = '' } = this.so;
     // What the manifest must name as it is (the keys, the place) is public, not a credential, even
     // when a variable named like a secret holds it or part of it (a job's MEMORY_KEY_PREFIX, an
@@ -331,22 +297,24 @@ export class SnapshotMemoryStore implements MemoryStore {
     if (inRecords > 0) removed[RECORDS_FILE] = inRecords;
     const rows = Object.entries(removed).filter(([t]) => t !== 'vacuum');
     if (rows.length > 0) log.info(`Memory: took credentials out of the store before saving (${rows.map(([t, n]) => `${n} in ${t}`).join(', ')}).`);
-    writeManifest(memoryDir, { now: clock(), signingKey, earlier, key, place });
+    writeManifest(memoryDir, { now: clock(), signingKey, earlier, key, place, partial });
     let packed = await backend.pack?.(memoryDir, forms);
     if ((packed ? packed.found : credentialsIn(memoryDir, forms)).length === 0) return packed;
     // Old copies of redacted rows in free pages: rebuild the file from its live rows.
     vacuumStore(memoryDir);
-    writeManifest(memoryDir, { now: clock(), signingKey, earlier, key, place });
+    writeManifest(memoryDir, { now: clock(), signingKey, earlier, key, place, partial });
     packed = await backend.pack?.(memoryDir, forms);
     if ((packed ? packed.found : credentialsIn(memoryDir, forms)).length > 0) throw new Error('a credential of this run is still in the store after redaction');
     return packed;
   }
 }
 
-/** The outcome with `warning` said after what it already says. */
-function withWarning<T extends { warning?: string }>(outcome: T, warning: string | undefined): T {
-  if (!warning) return outcome;
-  return { ...outcome, warning: outcome.warning ? `${outcome.warning} ${warning}` : warning };
+/** What a save marked partial says: it is not the whole memory, and how the rest comes back. */
+function partialSaveWarning(key: string, partial: PartialMemory): string {
+  return (
+    `Memory saved as ${key} holds only part of the memory: what came before ${partial.unread.join(', ') || 'an unreadable snapshot'} could not be reached. ` +
+    'Its manifest says so, and the next run that can reach the older memory merges it back in (on the Actions cache: give the job `permissions: actions: read`).'
+  );
 }
 
 /** The warning for snapshots a listing left out because they are dated ahead of this clock. */

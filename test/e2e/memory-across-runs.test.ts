@@ -115,6 +115,9 @@ describe('a first run that remembers', () => {
     // memory-key-prefix reads as KEY: once taken for a credential, it could not be redacted out of the
     // manifest that names the key, and no run with a prefix of 8 characters or more saved memory.
     const inputs = { 'memory-key-prefix': 'webapp-checkout-memory' };
+    // The agent works (a step that spends tokens), then the provider keeps failing: a run whose agent
+    // never ran at all saves nothing (memory-unreadable-newest.test.ts).
+    world.model.script({ toolCalls: [{ name: 'glob', arguments: { pattern: '**/*.ts' } }], usage: { prompt: 100, completion: 10 } });
     world.model.setDefault({ status: 500, body: '{"error":{"message":"upstream overloaded"}}' });
     const failed = await world.openIssue('2001', {
       number: 5,

@@ -49,6 +49,9 @@ describe('forgetting, on the Actions cache', () => {
     const calls = world.model.completions().length;
 
     freshRunner(world.machine);
+    // A token that may read the cache entries but not delete them: run 1's entry, which still holds
+    // what was forgotten, stays, and the forget's save says so.
+    world.github.setActionsPermission('read');
     const forget = await world.runEvent('issue_comment', comment('/recall forget run-9801-1'), '9802', onRepo);
     expect(forget.main.exitCode, forget.main.stdout).toBe(0);
     expect(world.model.completions()).toHaveLength(calls); // no agent ran
@@ -58,6 +61,8 @@ describe('forgetting, on the Actions cache', () => {
     expect(reply).toContain('<!-- recall:delivery=comment-');
     expect(forget.summary).toMatch(/Forgotten<\/th><td>run-9801-1 \(sessions ses_\w+\)/);
     expect(archiveText('recall-v1-9802-1')).not.toContain('SSO cookie lacks Secure');
+    expect(forget.warnings.join('\n')).toMatch(/1 snapshot\(s\) saved before the last forget still hold what was forgotten \(recall-v1-9801-1-\S+\): cache entry \S+ could not be deleted \(Resource not accessible by integration.*\): give the job `permissions: actions: write`/);
+    world.github.setActionsPermission('write');
 
     // Run B restored before the forget was saved (the cache hides that save from its restore) and
     // saves after it: its store still holds run 1's session and record when it merges the forget's save.
@@ -75,6 +80,11 @@ describe('forgetting, on the Actions cache', () => {
     expect(b.main.stdout).toMatch(/recall-v1-\S*9802-1\S* was saved after this run restored; merging/);
     expect(b.outputs['memory-saved'], b.main.stdout).toBe('true');
     expect(archiveText('recall-v1-9803-1')).not.toContain('SSO cookie lacks Secure');
+    // With `actions: write`, the first save after the forget drops every entry of a run started
+    // before it: no restore can fall back to run 1's session any more.
+    // (The forget's own entry goes too when its run started a second or more before the forget: keys carry whole seconds.)
+    expect(b.main.stdout).toMatch(/Memory: removed [12] snapshot\(s\) saved before the last forget, which still held what was forgotten \(.*recall-v1-9801-1-/);
+    expect(world.cache.entries().map((e) => unstamped(e.key))).not.toContain('recall-v1-9801-1');
 
     freshRunner(world.machine);
     world.model.script({ text: 'Looked again.' });
@@ -82,6 +92,8 @@ describe('forgetting, on the Actions cache', () => {
     expect(third.main.stdout).toMatch(/Memory: hit \(from recall-v1-\S*9803-1/);
     expect(JSON.parse(third.outputs['recalled-sessions']!)).not.toContain(first.outputs['session-id']);
     expect(world.model.completions().at(-1)!.messageText()).not.toContain('SSO cookie lacks Secure');
+    expect(world.cache.entries().map((e) => unstamped(e.key))).toEqual(expect.arrayContaining(['recall-v1-9803-1', 'recall-v1-9804-1']));
+    expect(world.cache.entries().map((e) => unstamped(e.key))).not.toContain('recall-v1-9801-1');
   });
 
   it("a stranger's forget comment is refused in the thread, and memory keeps the record (attack); a maintainer's then takes it out of the later run's prompt too", async () => {

@@ -14,7 +14,7 @@
  * Faults can be switched on at run time through `service.faults`.
  */
 import { createHash, createHmac, randomUUID } from 'node:crypto';
-import { createReadStream, createWriteStream, existsSync, mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
+import { createReadStream, createWriteStream, existsSync, mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { open, rm, stat } from 'node:fs/promises';
 import http from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
@@ -100,6 +100,8 @@ export interface CacheService {
   envV1(): Record<string, string>;
   /** Stores `archive` as a finalized entry, as if some other job had saved it (for attack tests). */
   plant(key: string, version: string, archive: Buffer): void;
+  /** Deletes the finalized entries saved under exactly `key` (as GitHub's REST DELETE by key does); how many. */
+  remove(key: string): number;
   /** Closes the server and destroys every open socket. */
   stop(): Promise<void>;
 }
@@ -225,6 +227,14 @@ class LocalCacheService implements CacheService {
     writeFileSync(this.blobFile(entry.id), archive);
     this.index.entries.push(entry);
     this.saveIndex();
+  }
+
+  remove(key: string): number {
+    const gone = this.index.entries.filter((e) => e.finalized && e.key === key);
+    for (const entry of gone) rmSync(this.blobFile(entry.id), { force: true });
+    this.index.entries = this.index.entries.filter((e) => !gone.includes(e));
+    this.saveIndex();
+    return gone.length;
   }
 
   async stop(): Promise<void> {

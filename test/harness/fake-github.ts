@@ -101,13 +101,26 @@ export interface FakeGitHub {
    * that starts with `ghs_`) is the workflow's own, `github-actions[bot]`.
    */
   setTokenLogin(token: string, login: string): void;
+  /**
+   * What the token's `actions` permission allows on the repository's Actions cache entries
+   * (GET and DELETE /repos/{owner}/{repo}/actions/caches): 'write' unless set, as a workflow's
+   * permissive default token; 'none' answers 403, as GitHub does for a token without it.
+   */
+  setActionsPermission(permission: 'none' | 'read' | 'write'): void;
   stop(): Promise<void>;
+}
+
+/** The Actions cache as the REST API sees it: the local cache service's entries (world.ts hands them in). */
+export interface CacheEntriesSource {
+  entries(): Array<{ key: string; version: string; size: number; createdAt: number }>;
+  remove(key: string): number;
 }
 
 /** The login the action's token belongs to: the workflow token posts as github-actions[bot]. */
 const TOKEN_USER = { login: 'github-actions[bot]', id: 41898282, type: 'Bot' };
 
-export async function startFakeGitHub(): Promise<FakeGitHub> {
+export async function startFakeGitHub(o: { caches?: CacheEntriesSource } = {}): Promise<FakeGitHub> {
+  let actionsPermission: 'none' | 'read' | 'write' = 'write';
   const calls: RecordedCall[] = [];
   const permissions = new Map<string, Permission>();
   const issues = new Map<number, IssueSeed>();
@@ -183,7 +196,43 @@ export async function startFakeGitHub(): Promise<FakeGitHub> {
   };
 
   type Handler = (m: RegExpExecArray, body: any, url: URL, authorization?: string) => [number, unknown];
+  const denied = (needs: 'read' | 'write'): [number, unknown] | undefined =>
+    actionsPermission === 'none' || (needs === 'write' && actionsPermission === 'read')
+      ? [403, { message: 'Resource not accessible by integration', documentation_url: 'https://docs.github.com/rest/actions/cache', status: '403' }]
+      : undefined;
+  /** The cache entries whose key starts with `key` (GitHub's `key` is "an explicit key or prefix"), sorted as asked, paged. */
+  const cacheEntryJson = (e: { key: string; version: string; size: number; createdAt: number }, id: number) => ({
+    id,
+    ref: 'refs/heads/main',
+    key: e.key,
+    version: e.version,
+    last_accessed_at: new Date(e.createdAt).toISOString(),
+    created_at: new Date(e.createdAt).toISOString(),
+    size_in_bytes: e.size,
+  });
   const routes: Array<[string, RegExp, Handler]> = [
+    ['GET', /^\/repos\/([^/]+)\/([^/]+)\/actions\/caches$/, (_m, _b, url) => {
+      const refused = denied('read');
+      if (refused) return refused;
+      const key = url.searchParams.get('key') ?? '';
+      const page = Number(url.searchParams.get('page') ?? 1);
+      const perPage = Math.min(100, Number(url.searchParams.get('per_page') ?? 30));
+      const sort = url.searchParams.get('sort') ?? 'last_accessed_at';
+      const asc = url.searchParams.get('direction') === 'asc';
+      const all = (o.caches?.entries() ?? []).map((e, i) => ({ e, id: i + 1 })).filter(({ e }) => e.key.startsWith(key));
+      const by = sort === 'size_in_bytes' ? (x: (typeof all)[number]) => x.e.size : (x: (typeof all)[number]) => x.e.createdAt;
+      all.sort((a, b) => (asc ? by(a) - by(b) : by(b) - by(a)));
+      return [200, { total_count: all.length, actions_caches: all.slice((page - 1) * perPage, page * perPage).map(({ e, id }) => cacheEntryJson(e, id)) }];
+    }],
+    ['DELETE', /^\/repos\/([^/]+)\/([^/]+)\/actions\/caches$/, (_m, _b, url) => {
+      const refused = denied('write');
+      if (refused) return refused;
+      const key = url.searchParams.get('key') ?? '';
+      const gone = (o.caches?.entries() ?? []).filter((e) => e.key === key);
+      if (!key || gone.length === 0 || !o.caches) return [404, { message: 'Not Found' }];
+      o.caches.remove(key);
+      return [200, { total_count: gone.length, actions_caches: gone.map((e, i) => cacheEntryJson(e, i + 1)) }];
+    }],
     ['GET', /^\/repos\/([^/]+)\/([^/]+)$/, (m) => [200, { full_name: `${m[1]}/${m[2]}`, name: m[2], default_branch: defaultBranch }]],
     ['GET', /^\/repos\/([^/]+)\/([^/]+)\/branches\/(.+)$/, (m) => {
       const name = decodeURIComponent(m[3]!);
@@ -381,6 +430,7 @@ export async function startFakeGitHub(): Promise<FakeGitHub> {
     setDefaultBranch: (name) => void (defaultBranch = name),
     protectBranch: (name) => void protectedBranches.add(name),
     setTokenLogin: (token, login) => void tokenLogins.set(token, login),
+    setActionsPermission: (permission) => void (actionsPermission = permission),
     stop: () =>
       new Promise<void>((resolve) => {
         server.closeAllConnections();

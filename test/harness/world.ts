@@ -149,7 +149,7 @@ export async function startWorld(o: { baseDir?: string; layout?: CheckoutLayout;
     const artifacts = createArtifactService();
     const cache = await startCacheService({ dir: path.join(root, 'cache-service'), token: artifacts.token, routes: artifacts.routes });
     started.push(cache);
-    const github = await startFakeGitHub();
+    const github = await startFakeGitHub({ caches: cache });
     started.push(github);
     github.setPermission('octocat', 'admin');
     // The runner's home, work folder and workspace, as a hosted runner (or a self-hosted one) lays them out.

@@ -2,7 +2,6 @@ import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { Readable } from 'node:stream';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { DirectoryBackend } from '../../src/memory/directory.js';
 import { writeManifest } from '../../src/memory/integrity.js';
@@ -13,8 +12,9 @@ import { memoryPlace } from '../../src/memory/factory.js';
 import { sessionIdsIn } from '../../src/memory/merge.js';
 import type { SnapshotBackend } from '../../src/memory/snapshot-backend.js';
 import { SnapshotMemoryStore } from '../../src/memory/snapshot-store.js';
-import { sessionId, writeStore } from '../harness/store-fixture.js';
 import type { S3Client } from '@aws-sdk/client-s3';
+import { fakeBucket } from '../harness/fake-bucket.js';
+import { sessionId, writeStore } from '../harness/store-fixture.js';
 import { sentTurnsIn } from '../../src/recall/threads.js';
 import { credentialValues } from '../../src/agent/credentials.js';
 
@@ -119,29 +119,6 @@ describe('the directory backend', () => {
     expect(new DirectoryBackend(file, memoryKeys('recall', '1', '1')).readProblem()).toMatch(/is not a directory.*point memory-path at a directory/);
   });
 });
-
-/** An S3 bucket in memory, answering the four calls the S3 backend makes. */
-function fakeBucket(): { client: S3Client; objects: Map<string, Buffer> } {
-  const objects = new Map<string, Buffer>();
-  const send = async (command: { constructor: { name: string }; input: Record<string, unknown> }) => {
-    const { Key, Prefix, Body } = command.input as { Key?: string; Prefix?: string; Body?: Buffer };
-    switch (command.constructor.name) {
-      case 'ListObjectsV2Command':
-        return { Contents: [...objects.keys()].filter((k) => k.startsWith(Prefix ?? '')).map((k) => ({ Key: k })), IsTruncated: false };
-      case 'GetObjectCommand':
-        if (!objects.has(Key!)) throw Object.assign(new Error('no such key'), { name: 'NoSuchKey' });
-        return { Body: Readable.from([objects.get(Key!)!]) };
-      case 'PutObjectCommand':
-        objects.set(Key!, Buffer.from(Body!));
-        return {};
-      case 'DeleteObjectCommand':
-        objects.delete(Key!);
-        return {};
-    }
-    throw new Error(`unexpected ${command.constructor.name}`);
-  };
-  return { client: { send } as unknown as S3Client, objects };
-}
 
 describe("the store's save, with variables named like secrets that hold what the manifest names", () => {
   it('a memory key prefix or a place held in such a variable is no credential: the save goes through; a real one in the store is still taken out', async () => {

@@ -158,6 +158,7 @@ function harness(restore: RestoreOutcome, save: SaveOutcome, fail?: Error) {
   const state: RunState = {
     memoryPending: () => events.push('state: pending'),
     memorySaveAttempted: () => events.push('state: saving'),
+    agentNeverRan: () => events.push('state: agent never ran'),
     agentStarted: (pid) => events.push(`state: agent ${pid}`),
     agentStopped: () => events.push('state: agent stopped'),
   };
@@ -281,6 +282,22 @@ describe('the pipeline', () => {
     const result = await run(task, settings, h.ports);
     expect(result.memorySave.saved).toBe(false);
     expect(h.warnings).toEqual(['restore broke', 'cache write denied']);
+  });
+
+  it('a run whose model failed before the agent spent anything says its agent never ran (nothing saves it); one stopped at a limit, or after work, does not', async () => {
+    const zero = { tokens: { input: 0, output: 0, reasoning: 0, cacheRead: 0, cacheWrite: 0 }, cost: 0 };
+    const failures: Array<[string, Error & { usage?: typeof zero; modelFailed?: boolean }, boolean]> = [
+      ['a 401 at the first request', Object.assign(new Error('The model failed: 401'), { modelFailed: true, usage: zero }), true],
+      ['after a step that spent tokens', Object.assign(new Error('The model failed: 500'), { modelFailed: true, usage: { ...zero, tokens: { ...zero.tokens, input: 100 } } }), false],
+      ['at timeout-minutes', Object.assign(new Error('The agent was stopped after 0.1 min'), { usage: zero }), false],
+      ['without saying what it spent', Object.assign(new Error('The model failed: 401'), { modelFailed: true }), false],
+    ];
+    for (const [what, error, neverRan] of failures) {
+      const h = harness({ status: 'hit' }, { saved: true }, error);
+      await run(task, settings, h.ports).catch(() => undefined);
+      expect(h.events.includes('state: agent never ran'), what).toBe(neverRan);
+      expect(h.events).not.toContain('save');
+    }
   });
 
   it('when the agent fails, stops the server, records the failure, and leaves the save to the post step', async () => {

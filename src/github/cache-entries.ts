@@ -1,0 +1,28 @@
+/**
+ * The repository's Actions cache entries through GitHub's REST API (the CacheEntries port): the
+ * list by key prefix, newest first, and the delete by key. The cache protocol itself only hands out
+ * the newest entry under a prefix, so a newest entry that cannot be read at all hides every older
+ * one from it; this list does not (RFC-002, "One bad snapshot"). Listing needs the token's
+ * `actions: read`, deleting `actions: write`.
+ */
+import * as github from '@actions/github';
+import type { CacheEntries } from '../ports.js';
+
+/** How many entries the list reads at most (GitHub pages by 100): far more than a restore tries. */
+const MAX_LISTED = 100;
+
+export function cacheEntriesOf(token: string, repository: string): CacheEntries | undefined {
+  const [owner, repo] = repository.split('/');
+  if (!token || !owner || !repo) return undefined;
+  const octokit = github.getOctokit(token);
+  return {
+    async list(prefix) {
+      const { data } = await octokit.rest.actions.getActionsCacheList({ owner, repo, key: prefix, sort: 'created_at', direction: 'desc', per_page: MAX_LISTED });
+      // The key filter is a prefix match on GitHub's side; checked again here all the same.
+      return data.actions_caches.flatMap((c) => (typeof c.key === 'string' && c.key.startsWith(prefix) ? [c.key] : []));
+    },
+    async remove(key) {
+      await octokit.rest.actions.deleteActionsCacheByKey({ owner, repo, key });
+    },
+  };
+}
