@@ -14,6 +14,7 @@ import { GetObjectCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3
 import { freshRunner, type ActionRunOptions } from '../harness/runner.js';
 import { startS3Server } from '../harness/s3-server.js';
 import { startWorld, type World } from '../harness/world.js';
+import { readManifest, writeManifest } from '../../src/memory/integrity.js';
 
 const FIRST = { number: 1, title: 'Login fails with SSO on Safari', body: 'Safari loops back to the login page after SSO.' };
 const OTHER = { number: 2, title: 'Dark mode colours wrong', body: 'Buttons are unreadable in dark mode.' };
@@ -106,6 +107,34 @@ describe('a bad snapshot does not cost the memory before it', () => {
 
   it('on the Actions cache: the bad entry names the one it was built from, and the run restores that', async () => {
     await threeRunsTheSecondGarbled({}, (runId) => garbleDatabaseInArchive(world.cache.archiveOf(`recall-v1-${runId}-1`)));
+  });
+
+  it('on a directory, a snapshot whose index of past work was damaged as it was written: the run takes the lost record back from the snapshot before, and says so (issue 24)', async () => {
+    const store = path.join(world.root, 'shared-disk', 'recall-memory');
+    const extra = { inputs: { 'memory-backend': 'directory', 'memory-path': store } };
+    world.model.script({ text: FINDING });
+    const first = await world.openIssue('9811', FIRST, extra);
+    expect(first.outputs['memory-saved'], first.main.stdout).toBe('true');
+    freshRunner(world.machine);
+    world.model.script({ text: 'Dark mode: the button colour token is wrong.' });
+    expect((await world.openIssue('9812', OTHER, extra)).outputs['memory-saved']).toBe('true');
+    // Run 1's record line lost in run 2's snapshot (a disk that filled), its manifest written over it as the save would.
+    const snapshot = path.join(store, fs.readdirSync(store).find((name) => unstamped(name) === 'recall-v1-9812-1')!);
+    const index = path.join(snapshot, 'recall-index.json');
+    const lines = fs.readFileSync(index, 'utf8').split('\n');
+    const at = lines.findIndex((l) => l.includes('"id":"run-9811-1"'));
+    lines[at] = `${lines[at]!.slice(0, 30)}\u0000`;
+    fs.writeFileSync(index, lines.join('\n'));
+    const manifest = readManifest(snapshot)!;
+    writeManifest(snapshot, { now: new Date(), earlier: manifest.earlier as string[], key: manifest.key as string, place: manifest.place as string });
+    freshRunner(world.machine);
+    world.model.script({ text: 'Seen before.' });
+    const third = await world.openIssue('9813', LATER, extra);
+    expect(third.outputs).toMatchObject({ 'memory-status': 'hit', 'memory-saved': 'true' });
+    expect(third.warnings.join('\n')).toMatch(/Recall's index of past work in \S*recall-v1-\S*9812-1\S* is damaged: 1 of its 2 records could be read; 1 taken back from the earlier snapshot \S*recall-v1-\S*9811-1/);
+    expect(world.model.completions().at(-1)!.messageText()).toContain(FINDING);
+    const saved = path.join(store, fs.readdirSync(store).find((name) => unstamped(name) === 'recall-v1-9813-1')!);
+    expect(fs.readFileSync(path.join(saved, 'recall-index.json'), 'utf8')).toContain('"id":"run-9811-1"');
   });
 
   it('on a directory, for a snapshot an older Recall saved (naming none): the newest usable one listed', async () => {
