@@ -53,7 +53,7 @@ describe('a first run that remembers', () => {
     const stored = archivedFiles(world.cache.archiveOf('recall-v1-1001-1'));
     expect(stored).toContain('opencode.db');
     expect(stored).toContain('recall-manifest.json');
-    expect(stored.every((f) => /^(opencode\.db(-wal|-shm)?|recall-manifest\.json|recall-threads\.json|recall-index\.json)$/.test(f)), stored.join()).toBe(true);
+    expect(stored.every((f) => /^(opencode\.db(-wal|-shm)?|recall-manifest\.json|recall-threads\.json|recall-index\.json|recall-marks\.json)$/.test(f)), stored.join()).toBe(true);
     expect(world.github.commentsOn(1).map((c) => c.body)).toEqual([expect.stringContaining(FINDING)]);
     expect(first.summary).toContain('issues #1');
     expect(first.summary).toContain('issue-1');
