@@ -33,7 +33,7 @@ export interface Hit {
   record: RunRecord;
   /** BM25F with boosts; comparable within one search. */
   score: number;
-  /** The share of the query's weight the record matches, 0 to 1 (before boosts). */
+  /** The share of the query's weight the record matches with the event's own words, 0 to 1 (before boosts; feedback only ranks). */
   relevance: number;
   /** Why it matched: stems, "file a/b.ts", "error ...", "same thread". */
   matched: string[];
@@ -253,9 +253,13 @@ export class RecordSearch {
       const failed = d.record.outcome === 'failed' ? 0.85 : 1;
       return { record: d.record, score: (score / base + boost) * recency * failed, relevance, matched: reasons, tier: 'possible', evidence };
     };
+    // The most a shared file, an error line and the thread can add: a record's score is at most its words' plus this.
+    const mayBoost = (queryPaths.size > 0 ? TUNING.fileBoost : 0) + (queryErrors.length > 0 ? TUNING.errorBoost : 0);
+    // The hits that must be exact: those kept, the best matches feedback reads, and the runner-up.
+    const need = Math.max(o.limit, TUNING.feedbackDocs, 2);
     const rank = (ts: ReadonlyMap<string, number>, feedback: ReadonlySet<string>): Hit[] => {
       const scored = this.scoreTerms(ts, feedback);
-      const hits: Hit[] = [];
+      const passed: Array<{ i: number; s: Scored; concepts: number; sameThread: boolean; bound: number }> = [];
       // The best record below the gate, shown alone when nothing passes it (an event with a related past is never shown nothing).
       let below: { i: number; s: Scored; concepts: number } | undefined;
       for (const i of new Set([...scored.keys(), ...boosted])) {
@@ -270,11 +274,26 @@ export class RecordSearch {
           if (concepts >= TUNING.fallbackConcepts && relevance >= TUNING.fallbackRelevance && (!below || s.own > below.s.own)) below = { i, s, concepts };
           continue;
         }
-        hits.push(hitOf(i, s, concepts, sameThread));
+        passed.push({ i, s, concepts, sameThread, bound: s.score / base + mayBoost + (sameThread ? THREAD_BOOST : 0) });
       }
-      if (hits.length === 0 && below && o.threshold === undefined) hits.push(hitOf(below.i, below.s, below.concepts, false, true));
+      if (passed.length === 0 && below && o.threshold === undefined) return [hitOf(below.i, below.s, below.concepts, false, true)];
+      // A record is read (from the index file, and checked) only while it can still be among the
+      // hits that count: best bound first, until the rest cannot reach the `need`-th score. With a
+      // low gate thousands of records pass in a large store; a handful decide.
+      passed.sort((a, b) => b.bound - a.bound);
+      const hits: Hit[] = [];
+      const scores: number[] = [];
+      for (const c of passed) {
+        if (scores.length >= need && c.bound * (1 + 1e-9) < scores[need - 1]!) break;
+        const hit = hitOf(c.i, c.s, c.concepts, c.sameThread);
+        hits.push(hit);
+        scores.push(hit.score);
+        scores.sort((a, b) => b - a);
+        if (scores.length > need) scores.length = need;
+      }
       return hits;
     };
+
 
     let hits = rank(terms, new Set());
     // Words the best matches share, which the event did not use: how the store says it.

@@ -8,6 +8,10 @@ import { describe, expect, it } from 'vitest';
 import type { RunRecord } from '../../src/recall/records.js';
 import { RecordSearch } from '../../src/recall/search.js';
 import { stems } from '../../src/recall/text.js';
+import { loadCards, recordOf } from '../../bench/relevance/evaluate.js';
+import { HELDOUT_EVENTS } from '../../bench/relevance/heldout.js';
+import { EVENTS, PAST_RUNS } from '../../bench/relevance/ledgerly.js';
+import { THIRD_EVENTS } from '../../bench/relevance/third.js';
 
 const NOW = new Date('2026-11-20T00:00:00Z');
 function record(id: string, o: Partial<RunRecord>): RunRecord {
@@ -81,5 +85,26 @@ describe('what makes a record related, and likely', () => {
     const hits = search.search({ title: 'Rejected deliveries', text: 'Stripe calls us and we answer with a signature mismatch; the raw body parsing before verification looks wrong.' }, { limit: 5 });
     expect(hits[0]!.record.id).toBe('webhook');
     expect(hits[0]!.tier).toBe('possible');
+  });
+});
+
+describe('reading only the records that can matter', () => {
+  it('a search that reads only the records that can reach its hits finds what one that reads them all finds', () => {
+    const now = new Date(Date.UTC(2026, 10, 23));
+    const cards = loadCards('ledgerly');
+    // Three copies of every past run (with and without its card): thousands of records pass the gate, a few are shown.
+    const records = [0, 1, 2].flatMap((c) => PAST_RUNS.map((r) => ({ ...recordOf(r, now, c === 1 ? undefined : cards?.get(r.id)), id: `${r.id}-${c}` })));
+    const search = new RecordSearch(records, now);
+    const shown = (hs: ReturnType<RecordSearch['search']>) => hs.map((h) => `${h.record.id} ${h.score} ${h.tier} ${h.matched.join(',')}`);
+    let compared = 0;
+    for (const e of [...EVENTS, ...HELDOUT_EVENTS, ...THIRD_EVENTS]) {
+      const query = { title: e.title, text: e.text, ...(e.labels ? { labels: e.labels } : {}), ...(e.paths ? { paths: e.paths } : {}) };
+      const few = search.search(query, { limit: 5 });
+      // A limit past every record reads every record that passes the gate.
+      const all = search.search(query, { limit: records.length });
+      expect(shown(few), e.id).toEqual(shown(all.slice(0, 5)));
+      if (all.length > 5) compared++;
+    }
+    expect(compared).toBeGreaterThan(100);
   });
 });
