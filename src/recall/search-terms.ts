@@ -18,7 +18,7 @@ const PATH_NOISE = new Set(['src', 'lib', 'app', 'apps', 'pkg', 'packages', 'int
 export const pathStems = (text: string): string[] => stems(text).filter((t) => !PATH_NOISE.has(t));
 
 /** Bumped when stemming, the fields or the tag change: stems kept in records of another version are not used. */
-export const TERMS_VERSION = 'v4';
+export const TERMS_VERSION = 'v5';
 
 /**
  * What the kept stems were made from, beside the version: a hash (FNV-1a) of the fields' text and

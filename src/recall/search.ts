@@ -1,16 +1,20 @@
 /**
  * Ranked search over Recall's records (RFC-006): BM25F over the fields of a record and of its card
- * (search-terms.ts), with Porter stems, the synonyms people use for the same problem (text.ts) at
- * a lower weight, terms from the best matches themselves (pseudo-relevance feedback), a little for
- * recency, and a gate: a record must share enough of the query's weight, in two distinct concepts,
- * to be related at all (or be of the same thread). A shared file or error line then adds to its
- * score, never makes a match on its own. Each hit gets a tier: "likely" when its card carries the
- * match (or, without a card, strong words), else "possible".
- */
+ * (search-terms.ts), with Porter stems, a query of the event's strongest words (a word said again
+ * counts more), the synonyms people use for the same problem (text.ts) at a lower weight, terms
+ * from the best matches themselves (pseudo-relevance feedback, which ranks but never makes a record
+ * related), a little for recency, and a gate: a record must share enough of the event's own words,
+ * in two distinct concepts, to be related at all (or be of the same thread); when none does, the
+ * closest one is shown alone. A shared file or error line then adds to its score, never makes a
+ * match on its own. Each hit gets a tier by the rule in tuning.ts: "likely" when its card carries
+ * the match or its words do by a clear lead, else "possible". */
 import { basename, MemoryCorpus, normalizePath, telling, type Corpus } from './corpus.js';
 import type { RunRecord } from './records.js';
-import { pathStems, type Field } from './search-terms.js';
+import { pathStems, WORD_FIELDS } from './search-terms.js';
 import { conceptOf, errorSignatures, mentionedPaths, quotedErrors, stems, synonymsOf } from './text.js';
+import { likely, TUNING, type Evidence, type Tier } from './tuning.js';
+
+export { likely, TUNING, type Evidence, type Tier } from './tuning.js';
 
 /** What an event is about, as recall asks (recall/query.ts builds it). */
 export interface RecallQuery {
@@ -29,7 +33,7 @@ export interface Hit {
   record: RunRecord;
   /** BM25F with boosts; comparable within one search. */
   score: number;
-  /** The share of the query's weight the record matches, 0 to 1 (before boosts). */
+  /** The share of the query's weight the record matches with the event's own words, 0 to 1 (before boosts; feedback only ranks). */
   relevance: number;
   /** Why it matched: stems, "file a/b.ts", "error ...", "same thread". */
   matched: string[];
@@ -38,59 +42,8 @@ export interface Hit {
   evidence: Evidence;
 }
 
-/** What a tier is decided on. */
-export interface Evidence {
-  /** The share of the query's weight the record matches, its card included. */
-  relevance: number;
-  /** Distinct concepts matched (words that come only from error lines and paths left out). */
-  concepts: number;
-  /** How much of its card's closest sentence the event says, 0 to 1. */
-  phrasing: number;
-  /** How much of the event's title its card says, 0 to 1. */
-  title: number;
-  /** What a shared file and error line added. */
-  boost: number;
-  hasCard: boolean;
-  sameThread: boolean;
-}
-
-/** The likely tier's rule (RFC-006 "Tiers"), measured on bench/relevance. */
-export function likely(e: Evidence): boolean {
-  return e.hasCard
-    ? e.title >= TUNING.likelyTitle && e.phrasing >= TUNING.likelyPhrasing
-    : e.concepts >= TUNING.likelyNoCardConcepts && e.relevance + e.boost >= TUNING.likelyNoCardRelevance;
-}
-
-export type Tier = 'likely' | 'possible';
-
-/**
- * The ranker's weights (RFC-006 "Cards in search"), measured on the relevance sets of
- * bench/relevance: `npm run bench -- quality` prints what they give.
- */
-export const TUNING = {
-  weight: { title: 3, subject: 2.5, request: 1.2, text: 1, labels: 2, paths: 1.5, errors: 1.5, plain: 2.5, phrasings: 2, components: 1.5, cause: 1, fix: 1 } as Record<Field, number>,
-  b: { title: 0.5, subject: 0.5, request: 0.75, text: 0.75, labels: 0.3, paths: 0.5, errors: 0.5, plain: 0.5, phrasings: 0.5, components: 0.3, cause: 0.75, fix: 0.75 } as Record<Field, number>,
-  /** A shared file or error line adds this to a record that matched on its words; never a match on its own. */
-  fileBoost: 0.35,
-  errorBoost: 0.45,
-  /**
-   * "Likely" (RFC-006 "Tiers"), for a record with a card: its card says this share of the event's
-   * title, and the event says this share of the card's closest sentence.
-   */
-  likelyTitle: 0.5,
-  likelyPhrasing: 0.4,
-  /** A record with no card is likely only on strong words: this share of the query's weight, this many concepts. */
-  likelyNoCardRelevance: 0.3,
-  likelyNoCardConcepts: 3,
-};
-const K1 = 1.2;
-/** Query weights: the event's own words, their synonyms, words from the best matches. */
-const SYNONYM_WEIGHT = 0.45;
-const FEEDBACK_WEIGHT = 0.25;
-/** The most query words that count (the most telling ones): a long body should not dilute the title. */
-const QUERY_TERMS = 40;
 /** A record below this share of the query's weight is not related (unless the thread is shared). */
-export const RELEVANCE_THRESHOLD = 0.1;
+export const RELEVANCE_THRESHOLD = 0.04;
 /** A word in more than this share of the records is too common to count as a thing two runs share. */
 const COMMON_SHARE = 0.25;
 const COMMON_MIN_RECORDS = 20;
@@ -99,6 +52,9 @@ const THREAD_BOOST = 0.5;
 interface Scored {
   score: number;
   matched: string[];
+  /** The part of the score, and the stems, that come from the event's own words (and their synonyms), not from feedback. */
+  own: number;
+  ownMatched: string[];
 }
 
 function jaccard(a: string, b: string): number {
@@ -158,13 +114,19 @@ export class RecordSearch {
   private titleMatch(record: RunRecord, titled: ReadonlySet<string>): number {
     const card = record.card;
     if (!card || titled.size === 0) return 0;
-    const said = new Set(stems([card.plain, ...card.phrasings].join('\n')).flatMap((t) => [t, conceptOf(t)]));
+    return this.said([...titled], new Set(stems([card.plain, ...card.phrasings].join('\n')).flatMap((t) => [t, conceptOf(t)])));
+  }
+
+
+  /** The share of `words` (their telling stems, idf-weighted, common ones left out) that `says` holds, by stem or concept. */
+  private said(words: readonly string[], says: ReadonlySet<string>): number {
     let all = 0;
     let found = 0;
-    for (const t of titled) {
+    for (const t of new Set(words)) {
+      if (this.common(t)) continue;
       const w = this.idf(t, 1);
       all += w;
-      if (said.has(t) || said.has(conceptOf(t))) found += w;
+      if (says.has(t) || says.has(conceptOf(t))) found += w;
     }
     return all > 0 ? found / all : 0;
   }
@@ -187,22 +149,29 @@ export class RecordSearch {
   /** The query's terms with their weights: its own (title first), then their synonyms. */
   private queryTerms(q: RecallQuery): Map<string, number> {
     const own = new Map<string, number>();
-    const add = (text: string, w: number) => stems(text).forEach((t) => own.set(t, Math.max(own.get(t) ?? 0, w)));
-    add(q.title, 1.3);
-    add(q.text, 1);
-    add((q.labels ?? []).join(' '), 1);
-    for (const t of pathStems((q.paths ?? []).join(' '))) own.set(t, Math.max(own.get(t) ?? 0, 1));
+    const said = new Map<string, number>();
+    const add = (ts: string[], w: number) =>
+      ts.forEach((t) => {
+        own.set(t, Math.max(own.get(t) ?? 0, w));
+        said.set(t, (said.get(t) ?? 0) + 1);
+      });
+    add(stems(q.title), TUNING.titleQueryWeight);
+    add(stems(q.text), 1);
+    add(stems((q.labels ?? []).join(' ')), 1);
+    add(pathStems((q.paths ?? []).join(' ')), 1);
+    const k3 = TUNING.queryTf;
+    if (k3 > 0) for (const [t, w] of own) own.set(t, (w * ((k3 + 1) * said.get(t)!)) / (k3 + said.get(t)!));
     // The most telling words only (a stem no record has tells nothing here either).
-    const kept = [...own].filter(([t]) => (this.dfOf(t) ?? 0) > 0 || own.size < QUERY_TERMS).sort((a, b) => b[1] * this.idf(b[0]) - a[1] * this.idf(a[0])).slice(0, QUERY_TERMS);
+    const kept = [...own].filter(([t]) => (this.dfOf(t) ?? 0) > 0 || own.size < TUNING.queryTerms).sort((a, b) => b[1] * this.idf(b[0]) - a[1] * this.idf(a[0])).slice(0, TUNING.queryTerms);
     const terms = new Map(kept);
     for (const [t, w] of kept) {
-      for (const s of synonymsOf(t)) if (!terms.has(s) && (this.dfOf(s) ?? 0) > 0) terms.set(s, w * SYNONYM_WEIGHT);
+      for (const s of synonymsOf(t)) if (!terms.has(s) && (this.dfOf(s) ?? 0) > 0) terms.set(s, w * TUNING.synonymWeight);
     }
     return terms;
   }
 
   /** BM25F score and matched stems of every record that shares a stem with `terms`. */
-  private scoreTerms(terms: ReadonlyMap<string, number>): Map<number, Scored> {
+  private scoreTerms(terms: ReadonlyMap<string, number>, feedback: ReadonlySet<string>): Map<number, Scored> {
     const scores = new Map<number, Scored>();
     for (const [t, qw] of terms) {
       const list = this.corpus.postings(t);
@@ -212,9 +181,14 @@ export class RecordSearch {
         const doc = list.docs[k]!;
         const tf = list.tfs[k]!;
         let s = scores.get(doc);
-        if (!s) scores.set(doc, (s = { score: 0, matched: [] }));
-        s.score += qw * idf * (tf / (K1 + tf));
+        if (!s) scores.set(doc, (s = { score: 0, matched: [], own: 0, ownMatched: [] }));
+        const add = qw * idf * (tf / (TUNING.k1 + tf));
+        s.score += add;
         s.matched.push(t);
+        if (!feedback.has(t)) {
+          s.own += add;
+          s.ownMatched.push(t);
+        }
       }
     }
     return scores;
@@ -250,51 +224,81 @@ export class RecordSearch {
     const asked = new Set([...terms].filter(([t, w]) => w >= 1 && !evidenceOnly.has(t)).map(([t]) => t));
     const titled = new Set(stems(q.title).filter((t) => !evidenceOnly.has(t) && !this.common(t)));
     const docOfHit = new Map<RunRecord, number>();
-    const rank = (ts: ReadonlyMap<string, number>): Hit[] => {
-      const scored = this.scoreTerms(ts);
-      const hits: Hit[] = [];
+    const hitOf = (i: number, { score, matched, own }: Scored, concepts: number, sameThread: boolean, belowGate = false): Hit => {
+      // Related or not is decided on the event's own words; words from the best matches (feedback) only rank.
+      const relevance = own / base;
+      // Only now the record itself (read from the index file, and checked, when the corpus is kept there).
+      const d = this.corpus.doc(i);
+      docOfHit.set(d.record, i);
+      const reasons = [...matched];
+      let boost = 0;
+      const shared = [...d.paths].filter((p) => queryPaths.has(p) || queryBasenames.has(basename(p)));
+      if (shared.length > 0) {
+        boost += TUNING.fileBoost;
+        reasons.push(`file ${shared[0]}`);
+      }
+      const error = queryErrors.find((e) => d.errors.some((x) => jaccard(e, x) >= 0.6));
+      if (error) {
+        boost += TUNING.errorBoost;
+        reasons.push(`error ${error}`);
+      }
+      if (sameThread) {
+        boost += THREAD_BOOST;
+        reasons.push('same thread');
+      }
+      // The card's sentences are compared (below) only for the hits kept: a store has many candidates.
+      const evidence = { relevance, concepts, phrasing: 0, title: 0, boost, titleSaid: 0, titleFound: 0, ofBest: 0, runnerUp: 1, hasCard: !!d.record.card, sameThread, belowGate };
+      const ageDays = Math.max(0, (this.now.getTime() - Date.parse(d.record.at)) / 86_400_000);
+      const recency = 0.85 + 0.15 * Math.exp(-ageDays / 90);
+      const failed = d.record.outcome === 'failed' ? 0.85 : 1;
+      return { record: d.record, score: (score / base + boost) * recency * failed, relevance, matched: reasons, tier: 'possible', evidence };
+    };
+    // The most a shared file, an error line and the thread can add: a record's score is at most its words' plus this.
+    const mayBoost = (queryPaths.size > 0 ? TUNING.fileBoost : 0) + (queryErrors.length > 0 ? TUNING.errorBoost : 0);
+    // The hits that must be exact: those kept, the best matches feedback reads, and the runner-up.
+    const need = Math.max(o.limit, TUNING.feedbackDocs, 2);
+    const rank = (ts: ReadonlyMap<string, number>, feedback: ReadonlySet<string>): Hit[] => {
+      const scored = this.scoreTerms(ts, feedback);
+      const passed: Array<{ i: number; s: Scored; concepts: number; sameThread: boolean; bound: number }> = [];
+      // The best record below the gate, shown alone when nothing passes it (an event with a related past is never shown nothing).
+      let below: { i: number; s: Scored; concepts: number } | undefined;
       for (const i of new Set([...scored.keys(), ...boosted])) {
-        const { score, matched } = scored.get(i) ?? { score: 0, matched: [] };
-        const relevance = score / base;
+        const s = scored.get(i) ?? { score: 0, matched: [], own: 0, ownMatched: [] };
+        const relevance = s.own / base;
         const sameThread = !!q.threadKey && this.corpus.threadOf(i) === q.threadKey;
         // Two different things in common, not one said in several words ("login", "SSO", "sign in").
-        const concepts = this.concepts(matched.filter((t) => !evidenceOnly.has(t)));
+        const concepts = this.concepts(s.ownMatched.filter((t) => !evidenceOnly.has(t)));
         // The words decide whether a record is related; a shared file or error line only adds to
         // one that is (a different bug in the same file is not related), the same thread always is.
-        if (!sameThread && (concepts < (o.minConcepts ?? 2) || relevance < threshold)) continue;
-        // Only now the record itself (read from the index file, and checked, when the corpus is kept there).
-        const d = this.corpus.doc(i);
-        docOfHit.set(d.record, i);
-        const reasons = [...matched];
-        let boost = 0;
-        const shared = [...d.paths].filter((p) => queryPaths.has(p) || queryBasenames.has(basename(p)));
-        if (shared.length > 0) {
-          boost += TUNING.fileBoost;
-          reasons.push(`file ${shared[0]}`);
+        if (!sameThread && (concepts < (o.minConcepts ?? 2) || relevance < threshold)) {
+          if (concepts >= TUNING.fallbackConcepts && relevance >= TUNING.fallbackRelevance && (!below || s.own > below.s.own)) below = { i, s, concepts };
+          continue;
         }
-        const error = queryErrors.find((e) => d.errors.some((x) => jaccard(e, x) >= 0.6));
-        if (error) {
-          boost += TUNING.errorBoost;
-          reasons.push(`error ${error}`);
-        }
-        if (sameThread) {
-          boost += THREAD_BOOST;
-          reasons.push('same thread');
-        }
-        // The card's sentences are compared (below) only for the hits kept: a store has many candidates.
-        const evidence = { relevance, concepts, phrasing: 0, title: 0, boost, hasCard: !!d.record.card, sameThread };
-        const ageDays = Math.max(0, (this.now.getTime() - Date.parse(d.record.at)) / 86_400_000);
-        const recency = 0.85 + 0.15 * Math.exp(-ageDays / 90);
-        const failed = d.record.outcome === 'failed' ? 0.85 : 1;
-        hits.push({ record: d.record, score: (relevance + boost) * recency * failed, relevance, matched: reasons, tier: 'possible', evidence });
+        passed.push({ i, s, concepts, sameThread, bound: s.score / base + mayBoost + (sameThread ? THREAD_BOOST : 0) });
+      }
+      if (passed.length === 0 && below && o.threshold === undefined) return [hitOf(below.i, below.s, below.concepts, false, true)];
+      // A record is read (from the index file, and checked) only while it can still be among the
+      // hits that count: best bound first, until the rest cannot reach the `need`-th score. With a
+      // low gate thousands of records pass in a large store; a handful decide.
+      passed.sort((a, b) => b.bound - a.bound);
+      const hits: Hit[] = [];
+      const scores: number[] = [];
+      for (const c of passed) {
+        if (scores.length >= need && c.bound * (1 + 1e-9) < scores[need - 1]!) break;
+        const hit = hitOf(c.i, c.s, c.concepts, c.sameThread);
+        hits.push(hit);
+        scores.push(hit.score);
+        scores.sort((a, b) => b - a);
+        if (scores.length > need) scores.length = need;
       }
       return hits;
     };
 
-    let hits = rank(terms);
+
+    let hits = rank(terms, new Set());
     // Words the best matches share, which the event did not use: how the store says it.
-    const top = [...hits].sort((a, b) => b.score - a.score).slice(0, 3);
-    if (top.length > 0) {
+    const top = [...hits].sort((a, b) => b.score - a.score).slice(0, TUNING.feedbackDocs);
+    if (top.length > 0 && TUNING.feedbackTerms > 0) {
       const feedback = new Map<string, number>();
       for (const h of top) {
         const i = docOfHit.get(h.record)!;
@@ -302,11 +306,23 @@ export class RecordSearch {
           for (const t of this.corpus.terms(i, f)) if (!terms.has(t)) feedback.set(t, (feedback.get(t) ?? 0) + TUNING.weight[f] * this.idf(t));
         }
       }
-      const extra = [...feedback].sort((a, b) => b[1] - a[1]).slice(0, 8);
-      terms = new Map([...terms, ...extra.map(([t]) => [t, FEEDBACK_WEIGHT] as const)]);
-      hits = rank(terms);
+      const extra = [...feedback].sort((a, b) => b[1] - a[1]).slice(0, TUNING.feedbackTerms);
+      terms = new Map([...terms, ...extra.map(([t]) => [t, TUNING.feedbackWeight] as const)]);
+      hits = rank(terms, new Set(extra.map(([t]) => t)));
     }
-    const kept = hits.sort((a, b) => b.score - a.score || b.record.at.localeCompare(a.record.at)).slice(0, o.limit);
+    const sorted = hits.sort((a, b) => b.score - a.score || b.record.at.localeCompare(a.record.at));
+    const kept = sorted.slice(0, o.limit);
+    // What the event says, synonyms' groups included: a record's title is said in other words too.
+    const eventSays = new Set([...stems(`${q.title}\n${q.text}`), ...proseStems].flatMap((t) => [t, conceptOf(t)]));
+    const eventTitle = stems(q.title);
+    const best = kept[0]?.score ?? 0;
+    kept.forEach((h, k) => {
+      h.evidence.ofBest = best > 0 ? h.score / best : 0;
+      h.evidence.runnerUp = k > 0 ? 1 : (sorted[1]?.score ?? 0) / (best || 1);
+      const i = docOfHit.get(h.record)!;
+      h.evidence.titleSaid = this.said(this.corpus.terms(i, 'title'), eventSays);
+      h.evidence.titleFound = this.said(eventTitle, new Set(WORD_FIELDS.flatMap((f) => this.corpus.terms(i, f)).flatMap((t) => [t, conceptOf(t)])));
+    });
     for (const h of kept) {
       h.evidence.phrasing = this.phrasingMatch(h.record, asked);
       h.evidence.title = this.titleMatch(h.record, titled);

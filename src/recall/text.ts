@@ -152,7 +152,9 @@ function stemsOfToken(raw: string): string[] {
   for (const w of words) {
     const lower = w.toLowerCase();
     if (lower.length < 2 || STOP_WORDS.has(lower)) continue;
-    if (/^\d+$/.test(lower) && !/^[1-5]\d\d$/.test(lower)) continue; // numbers, but HTTP statuses
+    // Short numbers (counts, list items, version parts) say nothing; from three digits on a number can
+    // name the thing itself (an HTTP status, a CVE, a port, a build or issue number).
+    if (/^\d{1,2}$/.test(lower)) continue;
     out.push(stem(lower));
   }
   return out;

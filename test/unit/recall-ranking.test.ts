@@ -1,0 +1,110 @@
+/**
+ * The lexical ranking of issue 24 (RFC-006 "Ranking" and "Tiers"): numbers that name things are
+ * words, a word the event repeats counts more, only the event's own words make a record related
+ * (feedback from the best matches only ranks), and without a card the likely tier needs the best
+ * hit to say the event's title, and be said by it, clear of the next hit.
+ */
+import { describe, expect, it } from 'vitest';
+import type { RunRecord } from '../../src/recall/records.js';
+import { RecordSearch } from '../../src/recall/search.js';
+import { stems } from '../../src/recall/text.js';
+import { loadCards, recordOf } from '../../bench/relevance/evaluate.js';
+import { HELDOUT_EVENTS } from '../../bench/relevance/heldout.js';
+import { EVENTS, PAST_RUNS } from '../../bench/relevance/ledgerly.js';
+import { THIRD_EVENTS } from '../../bench/relevance/third.js';
+
+const NOW = new Date('2026-11-20T00:00:00Z');
+function record(id: string, o: Partial<RunRecord>): RunRecord {
+  return { id, kind: 'run', threadKey: '', event: '', title: '', request: '', outcome: 'answered', text: '', labels: [], paths: [], errors: [], citations: [], links: [], at: '2026-11-01T00:00:00Z', ...o };
+}
+
+describe('the words of an event', () => {
+  it('a number of three digits or more is a word (a CVE, a port, a status), a shorter one is not', () => {
+    expect(stems('Upgrade Netty for CVE-2019-20444 on port 8080')).toEqual(expect.arrayContaining(['cve', '2019', '20444', '8080']));
+    expect(stems('step 2 of 10 returns 404')).toEqual(['step', 'return', '404']);
+  });
+
+  it('finds the report with the same CVE number among reports that share every other word', () => {
+    const store = [
+      record('a', { title: 'Upgrade jackson-databind for CVE-2022-42003', request: 'Security scan flags jackson-databind.' }),
+      record('b', { title: 'Upgrade jackson-databind for CVE-2020-8840', request: 'Security scan flags jackson-databind.' }),
+      record('c', { title: 'Upgrade netty for CVE-2019-20444', request: 'Security scan flags netty.' }),
+    ];
+    const hits = new RecordSearch(store, NOW).search({ title: 'jackson-databind CVE-2020-8840 reported by our scanner', text: 'Please upgrade.' }, { limit: 5 });
+    expect(hits[0]!.record.id).toBe('b');
+  });
+
+  it('a word the event says again and again weighs more than one it says once', () => {
+    // Alike in all but the word; the export run is the newer, which wins a tie.
+    const store = [
+      record('timeouts', { title: 'Gateway timeout', request: 'Seen on the reports.', at: '2026-10-01T00:00:00Z' }),
+      record('exports', { title: 'Gateway export', request: 'Seen on the reports.', at: '2026-11-01T00:00:00Z' }),
+      record('other', { title: 'Dark mode colours', request: 'Colours are wrong in dark mode.' }),
+    ];
+    const hits = new RecordSearch(store, NOW).search({ title: 'Gateway', text: 'A timeout. Another timeout after lunch, a timeout again; the export once.' }, { limit: 5 });
+    expect(hits[0]!.record.id).toBe('timeouts');
+  });
+});
+
+describe('what makes a record related, and likely', () => {
+  const store = [
+    record('webhook', { title: 'Webhook signature check fails', request: 'Stripe webhooks are rejected: signature mismatch.', text: 'The raw body is parsed before verification.' }),
+    record('upload', { title: 'Upload test flaky in CI', request: 'upload.spec.ts times out now and then.', text: 'The test waits on a real S3; mock it.' }),
+    record('login', { title: 'Login fails with SSO on Safari', request: 'Safari users are sent back to the login page after the SAML redirect.', text: 'The session cookie lacks Secure.' }),
+    record('csv', { title: 'CSV export has no header row', request: 'The exported CSV starts with data; no column names.', text: 'writeRows never writes the header line.' }),
+    record('charts', { title: 'Dark mode chart labels unreadable', request: 'In dark mode the chart axis labels are black on black.', text: 'The chart theme ignores the colour tokens.' }),
+  ];
+  const search = new RecordSearch(store, NOW);
+
+  it('words from the best matches rank the hits, but only the event\'s own words count towards being related', () => {
+    // "Payments" says "Stripe" (a synonym): little of the event. The webhook run's own words,
+    // brought back by feedback, must not make it look like most of the event.
+    const hit = search.search({ title: 'Payments red', text: 'Error: Timeout of 5000ms exceeded in the billing worker' }, { limit: 5 }).find((h) => h.record.id === 'webhook');
+    expect(hit?.relevance ?? 0).toBeLessThan(0.1);
+  });
+
+  it('without a card, the best hit is likely when its title and the event\'s say each other and it stands clear of the next', () => {
+    const hits = search.search({ title: 'Stripe webhook signature check fails', text: 'Every webhook from Stripe is rejected since the upgrade: signature mismatch.' }, { limit: 5 });
+    expect(hits[0]).toMatchObject({ record: { id: 'webhook' }, tier: 'likely' });
+    expect(hits[0]!.evidence.hasCard).toBe(false);
+    expect(hits.slice(1).every((h) => h.tier === 'possible')).toBe(true);
+  });
+
+  it('a runner-up close behind takes the best hit out of the likely tier, unless the titles say each other whole', () => {
+    const event = { title: 'Stripe webhook rejected', text: 'Since the upgrade every webhook from Stripe is rejected with a signature mismatch.' };
+    const alone = search.search(event, { limit: 5 });
+    expect(alone[0]).toMatchObject({ record: { id: 'webhook' }, tier: 'likely' });
+    const twins = [...store, record('webhook-2', { title: 'Webhook signature check fails', request: 'Stripe webhooks are rejected: signature mismatch.', text: 'The raw body is parsed before verification.' })];
+    const tied = new RecordSearch(twins, NOW).search(event, { limit: 5 });
+    expect(tied.slice(0, 2).map((h) => h.record.id).sort()).toEqual(['webhook', 'webhook-2']);
+    expect(tied[0]!.evidence.runnerUp).toBeGreaterThan(0.95);
+    expect(tied.every((h) => h.tier === 'possible')).toBe(true);
+  });
+
+  it('a best hit whose title the event does not say is only possible, however many words they share', () => {
+    const hits = search.search({ title: 'Rejected deliveries', text: 'Stripe calls us and we answer with a signature mismatch; the raw body parsing before verification looks wrong.' }, { limit: 5 });
+    expect(hits[0]!.record.id).toBe('webhook');
+    expect(hits[0]!.tier).toBe('possible');
+  });
+});
+
+describe('reading only the records that can matter', () => {
+  it('a search that reads only the records that can reach its hits finds what one that reads them all finds', () => {
+    const now = new Date(Date.UTC(2026, 10, 23));
+    const cards = loadCards('ledgerly');
+    // Three copies of every past run (with and without its card): thousands of records pass the gate, a few are shown.
+    const records = [0, 1, 2].flatMap((c) => PAST_RUNS.map((r) => ({ ...recordOf(r, now, c === 1 ? undefined : cards?.get(r.id)), id: `${r.id}-${c}` })));
+    const search = new RecordSearch(records, now);
+    const shown = (hs: ReturnType<RecordSearch['search']>) => hs.map((h) => `${h.record.id} ${h.score} ${h.tier} ${h.matched.join(',')}`);
+    let compared = 0;
+    for (const e of [...EVENTS, ...HELDOUT_EVENTS, ...THIRD_EVENTS]) {
+      const query = { title: e.title, text: e.text, ...(e.labels ? { labels: e.labels } : {}), ...(e.paths ? { paths: e.paths } : {}) };
+      const few = search.search(query, { limit: 5 });
+      // A limit past every record reads every record that passes the gate.
+      const all = search.search(query, { limit: records.length });
+      expect(shown(few), e.id).toEqual(shown(all.slice(0, 5)));
+      if (all.length > 5) compared++;
+    }
+    expect(compared).toBeGreaterThan(100);
+  });
+});
