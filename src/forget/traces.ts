@@ -71,6 +71,9 @@ export function eraseTraces(memoryDir: string, names: ForgottenNames, sent: Sent
     for (const [id] of trusted) for (const digest of after.get(id) ?? []) if (!sent.turnsOf(id)?.has(digest)) sent.recordTurn(id, digest);
     sent.save();
   }
+  // A read-only reader (storedUserTurns) leaves the WAL and shared-memory files behind; the last
+  // writer to close folds and removes them, so the folder holds what a save would have left.
+  openStore(file).close();
   return changed;
 }
 
@@ -88,7 +91,7 @@ function rewritten(value: string, names: ForgottenNames): string | undefined {
 export function rowsHolding(memoryDir: string, text: string): number {
   const file = path.join(memoryDir, DATABASE_FILE);
   if (!fs.existsSync(file) || text.length < 12) return 0;
-  const db = openStore(file, true);
+  const db = openStore(file); // not read-only: closing it removes the WAL files (see eraseTraces)
   try {
     let n = 0;
     for (const table of ['part', 'message']) {

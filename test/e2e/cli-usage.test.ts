@@ -23,8 +23,8 @@ describe('recall on the command line', () => {
     [['run', '--help'], /^Usage: recall run --prompt TEXT/],
     [['run', '-h'], /^Usage: recall run --prompt TEXT/],
     [['run', '--prompt', 'x', '-h'], /^Usage: recall run --prompt TEXT/],
-    [['memory', '--help'], /^Usage: recall memory <search\|list\|show\|cards\|prune\|forget\|import>/],
-    [['memory', '-h'], /^Usage: recall memory <search\|list\|show\|cards\|prune\|forget\|import>/],
+    [['memory', '--help'], /^Usage: recall memory <search\|list\|show\|cards\|prune\|forget\|wrong\|import>/],
+    [['memory', '-h'], /^Usage: recall memory <search\|list\|show\|cards\|prune\|forget\|wrong\|import>/],
     [["memory", "search", "--help"], /^Usage: recall memory search \[--store PATH\] --query TEXT/],
     [['memory', 'list', '-h'], /^Usage: recall memory list \[--store PATH\]/],
     [['memory', 'show', '--help'], /^Usage: recall memory show \[--store PATH\] --id RECORD_ID/],
@@ -48,7 +48,7 @@ describe('recall on the command line', () => {
 
   it.each([
     [['frob'], 'recall: there is no command "frob": run or memory (recall --help)'],
-    [['memory', 'frob'], 'recall: memory has no command "frob": search, list, show, cards, prune, forget or import (recall memory --help shows how)'],
+    [['memory', 'frob'], 'recall: memory has no command "frob": search, list, show, cards, prune, forget, wrong or import (recall memory --help shows how)'],
     [['memory', 'search', '--store', '/x', '--query', 'a', '--bogus'], 'recall: memory search has no option --bogus (recall memory search --help shows how)'],
     [['memory', 'list', '--store'], 'recall: --store needs a value (recall memory list --help shows how)'],
     [['memory', 'list', '--store', '/x', '--limit', '-5'], 'recall: --limit must be a whole number of 1 or more, not "-5" (recall memory list --help shows how)'],

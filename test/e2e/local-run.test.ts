@@ -86,7 +86,8 @@ describe('recall run (a local run)', () => {
     expect(second.stderr).toMatch(/prior work: (?!none\b)\S/);
     // The model was shown the first run as prior work (by its title and id in either tier, RFC-006).
     const asked = model.completions().at(-1)!;
-    expect(JSON.stringify(asked.body)).toMatch(/Why does SSO login loop on Safari\?\W[^"]*id `run-\d+-1`/);
+    // (The id first, the title inside the data fence, issue 24.)
+    expect(JSON.stringify(asked.body)).toMatch(/id `run-\d+-1`[^"]*Why does SSO login loop on Safari\?/);
 
     // The memory CLI, run in the same checkout without --store, reads that memory.
     const listed = await recall(['memory', 'list']);

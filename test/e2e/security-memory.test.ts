@@ -351,8 +351,11 @@ describe('with memory-signing-key, a signed snapshot is used only under its own 
     expect(third.main.exitCode, third.main.stdout).toBe(0);
     expect(third.outputs['memory-status']).toBe('corrupted');
     expect(third.warnings.join('\n')).toContain(`${replayed} is unusable (it is not memory Recall saved with this memory-signing-key: it was saved as ${older.key}, not ${replayed}: an older snapshot put under a newer key is not used)`);
-    // The first snapshot's session (its tool output) is not what the run continued.
-    expect(world.model.completions().slice(before).map((r) => r.messageText()).join('\n')).not.toContain('SESSION-ONLY-42');
+    // The run goes on with the newest snapshot that is what it says it is, the second run's, found in
+    // the cache's list (issue 24): never the replayed first one.
+    const secondKey = world.cache.entries().find((e) => e.key !== older.key && !e.key.startsWith(replayed))!.key;
+    expect(third.warnings.join('\n')).toMatch(new RegExp(`goes on with the newest usable earlier snapshot, ${secondKey.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}`));
+    expect(world.model.completions().slice(before).map((r) => r.messageText()).join('\n')).toContain('Second answer.'); // the second run's session, continued
   });
 });
 
