@@ -23,9 +23,8 @@ export function openIndex(dir: string, workspace: string, o: { retentionDays?: n
     clock: () => new Date(),
     ...(retentionDays !== undefined ? { retention: { maxAgeDays: retentionDays, maxRecords: DEFAULT_RECORD_RETENTION.maxRecords } } : {}),
   });
-  if (warn) {
-    index.all(); // the records, salvaged and rebuilt, so that the warning can say how many
-    if (index.problem) warn(`Warning: ${index.problem}.`);
-  }
+  // A damaged file never opens on the kept postings, so the constructor has salvaged and rebuilt
+  // already: the warning says how many without parsing every record of an intact index.
+  if (warn && index.problem) warn(`Warning: ${index.problem}.`);
   return index;
 }
