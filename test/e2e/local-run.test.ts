@@ -211,8 +211,10 @@ describe('recall run (a local run)', () => {
     // A run that fails before the agent leaves nothing behind: no memory folder for a new project.
     const fresh = path.join(root, 'fresh-project');
     fs.mkdirSync(fresh);
+    // A repository of its own: this test's folders are inside Recall's clone, whose top it would otherwise be.
+    execFileSync('git', ['init', '-q'], { cwd: fresh });
     const failed = await recall(['run', '--prompt', 'Why?', '--model', 'anthropic/claude-sonnet-4-5'], { ANTHROPIC_API_KEY: '' }, fresh);
-    expect(failed.code).toBe(1);
+    expect(failed.code, failed.stderr).toBe(1);
     const freshMemory = memoryOf(failed.stderr);
     expect(freshMemory, failed.stderr).toMatch(/fresh-project-[0-9a-f]{12}$/);
     expect(fs.existsSync(freshMemory!)).toBe(false);
