@@ -133,7 +133,7 @@ export interface AgentReply {
  */
 export interface TranscriptMessage {
   role: 'user' | 'assistant';
-  parts: Array<{ kind: 'text'; text: string } | { kind: 'tool'; tool: string; summary: string; status: 'done' | 'failed' | 'unfinished' }>;
+  parts: Array<{ kind: 'text'; text: string } | { kind: 'tool'; tool: string; summary: string; status: 'done' | 'failed' | 'refused' | 'unfinished' }>;
 }
 
 /** A running OpenCode server, seen as the operations the pipeline needs. */

@@ -95,7 +95,7 @@ export class OpenCodeAgent implements AgentServer {
         if (p.type !== 'tool') return [];
         const title = 'title' in p.state ? p.state.title : undefined;
         const outcome = toolOutcome(p.tool, p.state);
-        const status = outcome === 'done' || outcome === 'failed' ? outcome : 'unfinished';
+        const status = outcome === 'done' || outcome === 'failed' || outcome === 'refused' ? outcome : 'unfinished';
         return [{ kind: 'tool', tool: p.tool, summary: stepSummary(p.tool, p.state.input, title, this.o.directory, Infinity), status }];
       }),
     }));

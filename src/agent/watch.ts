@@ -28,10 +28,19 @@ export interface AgentStep {
   tool: string;
   /** A short argument: the command, the file, the pattern. */
   summary: string;
-  status: 'running' | 'done' | 'failed';
+  /** `refused`: the run's permission rules did not let it run (not the same as a command that failed). */
+  status: 'running' | 'done' | 'failed' | 'refused';
   /** The file it wrote, for edit and write. */
   file?: string;
+  /** Why it was refused or failed, as OpenCode said it (whole: the shower redacts, then shortens). */
+  reason?: string;
 }
+
+/**
+ * OpenCode's words for a call its permission rules stopped (a deny rule, an ask nobody answers in
+ * CI); its own interface tells these apart from failures by the same phrases.
+ */
+const REFUSED = /rejected permission|specified a rule|QuestionRejectedError|user dismissed/;
 
 /**
  * The short argument of a tool call, for a log line or a checklist. `max` Infinity keeps it whole,
@@ -48,8 +57,8 @@ export function stepSummary(tool: string, input: Record<string, unknown> | undef
  * How a tool call ended, as a person reads it: OpenCode marks a shell command `completed` whatever
  * its exit status (the exit code is in its metadata), so a command that exited non-zero failed.
  */
-export function toolOutcome(tool: string, state: { status?: string; metadata?: unknown }): 'running' | 'done' | 'failed' | undefined {
-  if (state.status === 'error') return 'failed';
+export function toolOutcome(tool: string, state: { status?: string; metadata?: unknown; error?: unknown }): AgentStep['status'] | undefined {
+  if (state.status === 'error') return typeof state.error === 'string' && REFUSED.test(state.error) ? 'refused' : 'failed';
   if (state.status === 'running') return 'running';
   if (state.status !== 'completed') return undefined;
   const exit = (state.metadata as { exit?: unknown } | undefined)?.exit;
@@ -121,7 +130,7 @@ export function watchPrompt(
         }
       }
       const part = (event.type === 'message.part.updated' ? props.part : undefined) as
-        | { type?: string; tool?: string; callID?: string; state?: { status?: string; input?: Record<string, unknown>; title?: unknown; metadata?: unknown } }
+        | { type?: string; tool?: string; callID?: string; state?: { status?: string; input?: Record<string, unknown>; title?: unknown; metadata?: unknown; error?: unknown } }
         | undefined;
       if (o.onStep && part?.type === 'tool' && part.tool && part.callID && part.state?.status) {
         const status = toolOutcome(part.tool, part.state);
@@ -129,7 +138,8 @@ export function watchPrompt(
           seen.set(part.callID, status);
           const file = ['edit', 'write', 'patch'].includes(part.tool) ? stepSummary(part.tool, part.state.input, undefined, o.directory ?? '') : undefined;
           // Whole: whoever shows it redacts before it shortens (a key cut in half is no longer found).
-          o.onStep({ callId: part.callID, tool: part.tool, summary: stepSummary(part.tool, part.state.input, part.state.title, o.directory ?? '', Infinity), status, ...(file ? { file } : {}) });
+          const reason = typeof part.state.error === 'string' && part.state.error.trim() ? part.state.error : undefined;
+          o.onStep({ callId: part.callID, tool: part.tool, summary: stepSummary(part.tool, part.state.input, part.state.title, o.directory ?? '', Infinity), status, ...(file ? { file } : {}), ...(reason ? { reason } : {}) });
         }
       }
       if (event.type === 'message.updated' && props.info?.role === 'assistant' && typeof props.info.cost === 'number') {

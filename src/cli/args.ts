@@ -5,6 +5,7 @@
  * flag and what to write, with the command whose `--help` shows the rest.
  */
 import { parseArgs, type ParseArgsConfig } from 'node:util';
+import { didYouMean } from '../errors.js';
 
 /** A mistake in how a command was called: one line, exit code 2. */
 export class UsageError extends Error {
@@ -40,14 +41,14 @@ export function parseCommand<O extends Options>(command: string, args: readonly 
   try {
     return parseArgs({ args: joined, options, strict: true, allowPositionals: false }).values;
   } catch (error) {
-    throw new UsageError(parseProblem((error as Error).message, command), command);
+    throw new UsageError(parseProblem((error as Error).message, command, Object.keys(options)), command);
   }
 }
 
 /** Node's parser's complaint as one line in Recall's words. */
-function parseProblem(message: string, command: string): string {
+function parseProblem(message: string, command: string, flags: readonly string[]): string {
   const unknown = /Unknown option '([^']+)'/.exec(message);
-  if (unknown) return `${command} has no option ${unknown[1]}`;
+  if (unknown) return `${command} has no option ${unknown[1]}${didYouMean(unknown[1]!, [...flags.map((f) => `--${f}`), '--help'])}`;
   const missing = /Option '([^']+?)(?: <value>)?' argument missing/.exec(message) ?? /Option '([^']+)' argument is ambiguous/.exec(message);
   if (missing) return `${missing[1]!.replace(/^-\w, /, '')} needs a value`;
   const positional = /Unexpected argument '([^']+)'/.exec(message);
@@ -69,4 +70,29 @@ export function words(value: string | undefined, flag: string, what: string, com
   const text = value?.trim() ?? '';
   if (!text) throw new UsageError(value === undefined ? `${command} needs --${flag} ${what}` : `--${flag} is blank: give ${what}`, command);
   return text;
+}
+
+/**
+ * A command's usage fitted to `width` columns: a longer line is broken at spaces, its following
+ * parts indented as it is (a `Usage: recall ...` line under its command). Shorter lines, and the
+ * layout of examples, are kept as written.
+ */
+export function fitUsage(text: string, width = 100): string {
+  return text.split('\n').flatMap((line) => fitLine(line, width)).join('\n');
+}
+
+function fitLine(line: string, width: number): string[] {
+  if (line.length <= width) return [line];
+  const lead = /^\s*/.exec(line)![0];
+  const usage = /^\s*Usage: recall \S+(?: [a-z]+)? /.exec(line)?.[0];
+  const indent = usage ? ' '.repeat(usage.length) : lead;
+  const out: string[] = [];
+  let current = lead;
+  for (const word of line.slice(lead.length).split(' ')) {
+    if (current.trim() && current.length + 1 + word.length > width) {
+      out.push(current);
+      current = indent + word;
+    } else current = current.trim() ? `${current} ${word}` : current + word;
+  }
+  return [...out, current];
 }

@@ -8,13 +8,14 @@ import { DEFAULT_OPENCODE_VERSION } from '../agent/install.js';
 import { UsageError } from './args.js';
 import { memoryCommand } from './memory-cli.js';
 import { runCommand } from './run-cli.js';
-import { describe } from '../errors.js';
+import { describe, didYouMean } from '../errors.js';
 import PACKAGE from '../../package.json' with { type: 'json' };
 
 const USAGE = `Usage: recall <command> [--help]
 
   run      run the agent on a checkout, with memory          (recall run --help)
-  memory   search, list, show, prune, forget or import memory (recall memory --help)
+  memory   search, list, show, cards, prune, forget, wrong or
+           import memory                                      (recall memory --help)
 
   recall --version   prints Recall's version and the OpenCode release it runs`;
 
@@ -26,7 +27,7 @@ export async function run(args: string[], io = { out: (l: string) => console.log
     else if (group === 'memory') code = (await memoryCommand(rest, io)) ?? 0;
     else if (group === '--version' || group === '-v' || group === 'version') io.out(`recall ${PACKAGE.version} (OpenCode ${DEFAULT_OPENCODE_VERSION})`);
     else if (!group || group === '--help' || group === '-h' || group === 'help') io.out(USAGE);
-    else throw new UsageError(`there is no command ${JSON.stringify(group)}: run or memory (recall --help)`);
+    else throw new UsageError(`there is no command ${JSON.stringify(group)}${didYouMean(group, ['run', 'memory', '--version', '--help'])}: run or memory (recall --help)`);
   } catch (error) {
     if (error instanceof UsageError) {
       const help = error.command ? ` (recall ${error.command} --help shows how)` : '';

@@ -30,7 +30,7 @@ export async function forgetCommand(store: string, id: string, out: string | und
     return { result: { change, folder: where }, changed: [DATABASE_FILE, RECORDS_FILE, THREAD_INDEX_FILE].filter((f) => fs.existsSync(path.join(dir, f))), removed: 1 };
   });
   const [session, ...children] = change.sessions;
-  const sessions = session ? `, its session ${session}${children.length > 0 ? ` and ${children.length} child session(s)` : ''}` : ' (its session was already pruned)';
+  const sessions = session ? `, its session ${session}${children.length > 0 ? ` and ${children.length} child session(s)` : ''}` : change.sessionless ? ' (it was imported: it had no session)' : ' (its session was already pruned)';
   io.out(`Forgot ${change.id}${change.title ? ` (${change.title.replace(/\s+/g, ' ').slice(0, 80)})` : ''}: its record, its card${sessions} are removed from ${folder}; a tombstone keeps merges of other saves from bringing them back.`);
   io.out(`What Recall wrote about it into later sessions (recalled prior work, memory tools' answers): taken out of ${change.erased} row(s).`);
   if (change.remains.length > 0) io.out(`Still out of Recall's reach:\n${change.remains.map((r) => `  - ${r}`).join('\n')}`);

@@ -66,6 +66,9 @@ export async function importCommand(
     return { result: report, changed: report.added.length + report.replaced.length > 0 ? [RECORDS_FILE] : [] };
   });
   for (const line of describeImport(report, items.length, options)) io.out(line);
+  for (const i of items) {
+    if ('dropped' in i.imported && i.imported.dropped) io.err(`${i.where}: left out ${i.imported.dropped.length} link(s) that are not https:// (memory keeps only those): ${i.imported.dropped.map((l) => JSON.stringify(l.slice(0, 100))).join(', ')}`);
+  }
   if (v.cards) {
     // The records this import brought, each written a card as `memory cards` would (the small model).
     const ids = new Set(items.flatMap((i) => ('record' in i.imported && report.added.includes(i.imported.record.id) ? [i.imported.record.id] : [])));

@@ -29,7 +29,7 @@ import { recallHome } from './run-cli.js';
 
 export const CARDS_FLAGS = ['store', 'model', 'limit', 'opencode-config', 'out'] as const;
 
-export const CARDS_USAGE = `Usage: recall memory cards --store PATH [--model provider/model] [--limit N] [--opencode-config JSON] [--out NEW_FILE]
+export const CARDS_USAGE = `Usage: recall memory cards [--store PATH] [--model provider/model] [--limit N] [--opencode-config JSON] [--out NEW_FILE]
 
 Writes a card for each record of the memory that has none (newest first, at most N; default 50),
 as the action does when a run ends: a model reads the record's request, answer and files and writes
@@ -42,7 +42,7 @@ The model is --model, else RECALL_MODEL, else OpenCode's small_model, else its m
 --opencode-config, a JSON object like the action's opencode-config input); the provider's key
 comes from the environment (e.g. ANTHROPIC_API_KEY).
 
-PATH is the memory folder \`recall run\` prints (its newest snapshot is written), a snapshot folder,
+PATH (default: the local memory \`recall run\` keeps for this repository) is the memory folder \`recall run\` prints (its newest snapshot is written), a snapshot folder,
 a memory folder as Recall restores it, or an Actions cache archive file. ${OUT_HELP} On an
 archive, NEW_FILE is written again after each card: a second call with NEW_FILE as --store and
 another --out continues.
@@ -61,14 +61,7 @@ export async function writeMissingCards(store: string, v: Record<string, string 
   const limit = wholeNumber(v.limit as string | undefined, 'limit', 50, name, 1);
   const out = v.out as string | undefined;
   checkOut(store, out, name);
-  let inputs: Inputs;
-  try {
-    const given: Record<string, string> = { model: (v.model as string | undefined) ?? env.RECALL_MODEL ?? '', 'opencode-config': (v['opencode-config'] as string | undefined) ?? '' };
-    inputs = readInputs((input) => given[input] ?? '');
-  } catch (error) {
-    if (error instanceof InputError) throw new UsageError(error.message.replace(/^Input /, '--'), name);
-    throw error;
-  }
+  const inputs = cardInputs(v, env, name);
 
   const memory = await openForChange(store, out, name, io);
   let scratch = '';
@@ -148,5 +141,23 @@ export async function writeMissingCards(store: string, v: Record<string, string 
   } finally {
     if (scratch) fs.rmSync(scratch, { recursive: true, force: true });
     memory.close();
+  }
+}
+
+/**
+ * The inputs the card writer runs with: the model is --model, else RECALL_MODEL, else OpenCode's
+ * small_model, else its model (the launcher takes that one from --opencode-config itself).
+ */
+export function cardInputs(v: Record<string, string | boolean | undefined>, env: NodeJS.ProcessEnv, name: string): Inputs {
+  try {
+    const given: Record<string, string> = { model: (v.model as string | undefined) ?? env.RECALL_MODEL ?? '', 'opencode-config': (v['opencode-config'] as string | undefined) ?? '' };
+    const inputs = readInputs((input) => given[input] ?? '');
+    // Cards are the small model's job: its small_model comes before its model, as the usage says.
+    const small = inputs.opencodeConfig.small_model;
+    if (given.model || typeof small !== 'string' || !small.trim()) return inputs;
+    return readInputs((input) => (input === 'model' ? small.trim() : (given[input] ?? '')));
+  } catch (error) {
+    if (error instanceof InputError) throw new UsageError(error.message.replace(/^Input /, '--'), name);
+    throw error;
   }
 }

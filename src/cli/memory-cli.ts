@@ -21,128 +21,21 @@ import type { RecalledWork } from '../ports.js';
 import { DEFAULT_RECORD_RETENTION, type RunRecord } from '../recall/records.js';
 import { sessionsToPrune } from '../recall/retention.js';
 import { deleteSessions } from '../recall/store-writer.js';
-import { CARDS_FLAGS, CARDS_USAGE, writeMissingCards } from './memory-cards-cli.js';
+import { CARDS_FLAGS, writeMissingCards } from './memory-cards-cli.js';
+import { MEMORY_USAGE, MEMORY_USAGES } from './memory-usage.js';
 import { openIndex } from './memory-folder.js';
 import { continuedSession, PRIOR_WORK_LIMIT, startupRecall } from '../recall/startup.js';
 import { ThreadIndex } from '../recall/threads.js';
 import { importedLabel, sourceOf } from '../recall/thread-key.js';
-import { INPUT_DEFAULTS } from '../inputs.js';
 import { eventQuery } from './event-task.js';
 import { describeCitations } from '../recall/citations.js';
-import { parseCommand, UsageError, wholeNumber, words } from './args.js';
-import { projectMemoryPath } from './project-memory.js';
+import { didYouMean } from '../errors.js';
+import { fitUsage, parseCommand, UsageError, wholeNumber, words } from './args.js';
+import { projectMemoryPath, projectTop } from './project-memory.js';
 import { openStorePath, storeFolder } from './store-path.js';
 import { forgetCommand, wrongCommand } from './forget-cli.js';
 import { importCommand } from './import-cli.js';
-import { openForChange, OUT_HELP, SIGNED_HELP } from './change-store.js';
-
-const STORE_HELP = `PATH is the memory folder \`recall run\` prints (the newest snapshot in it is read), a
-snapshot folder, a memory folder as Recall restores it (the one holding opencode.db), or an Actions
-cache archive file; without --store, the memory \`recall run\` keeps for the checkout in --workspace.
-Nothing is written into PATH.`;
-
-/** Each command's usage, printed by its --help and named by its mistakes. */
-export const MEMORY_USAGES: Record<string, string> = {
-  search: `Usage: recall memory search [--store PATH] --query TEXT [--limit K] [--json] [--workspace DIR]
-       recall memory search [--store PATH] --event FILE [--event-name NAME] [--limit K] [--json] [--workspace DIR]
-
---query: searches memory as the agent's memory_search tool does: the best K records (default 5)
-for the words of TEXT. --json prints [{ id, threadKey, sessionId, score, title, summary, source }],
-best first; an id is what \`recall memory show --id\` takes. source is "OWNER/REPO #N" for a record
-imported from another repository (labelled "imported from OWNER/REPO #N"), else null.
-
---event: what the action would recall for an event before the agent starts (the same query, gate
-and tiers; the prior-work section of its prompt names these): "likely" runs are shown with an
-excerpt, "possible" ones one line each. FILE is the task as Recall builds it from an event,
-  {"kind": "issues"|"issue_comment"|"pull_request"|"schedule", "title": "...", "body": "...",
-   "labels": [...], "files": [...], "number": 12, "schedule": "job name"}
-or, with --event-name (issues, issue_comment, pull_request, ...), the event's webhook payload (a
-comment must address the default trigger phrase, ${INPUT_DEFAULTS['trigger-phrase']}; a pull request's changed files are
-not in its payload: give them as "files" in a task). K defaults to ${PRIOR_WORK_LIMIT}, as in the action. --json
-prints [{ id, threadKey, sessionId, score, tier, title, summary, source }], best first.
-
---workspace is the checkout the records' citations are checked against (default: the current folder).
-
-${STORE_HELP}`,
-  list: `Usage: recall memory list [--store PATH] [--thread KEY] [--kind run|finding] [--limit K] [--json]
-
-Lists the newest K records (default 20) of memory's index, or of one thread, with their ids.
-
-${STORE_HELP}`,
-  show: `Usage: recall memory show [--store PATH] --id RECORD_ID [--json] [--workspace DIR]
-
-Shows one record (an id from search or list): the request, the answer or finding, and what became
-of the code it cites in --workspace (default: the current folder).
-
-${STORE_HELP}`,
-  cards: CARDS_USAGE,
-  prune: `Usage: recall memory prune --store PATH [--max-sessions N] [--max-age-days D] [--record-retention-days D] [--write]
-
-Applies the retention rule: keeps the newest N sessions (default 50) and every session updated in
-the last D days (default 30), whichever keeps more; the records of pruned sessions stay in the
-index, records older than --record-retention-days (default 365) go. Says what it would do; --write
-does it, in place, in the memory folder PATH stands for (the newest snapshot of a memory-path).
-${SIGNED_HELP}
-
-PATH is the memory folder \`recall run\` prints, a snapshot folder in it, or a memory folder as
-Recall restores it. An archive file cannot be pruned.`,
-  forget: `Usage: recall memory forget --store PATH --id RECORD_ID [--out NEW_FILE]
-
-Forgets one record (an id from search or list): the record and its card, its session
-and the session's child sessions are removed, the store is vacuumed, and a tombstone in the index
-keeps a save that merges another run's memory from bringing them back. Prints what it removed.
-On GitHub, a comment \`<trigger> forget RECORD_ID\` by someone with write access does the same at
-the next save.
-${SIGNED_HELP}
-
-PATH is the memory folder \`recall run\` prints (its newest snapshot is changed), a snapshot folder
-in it, a memory folder as Recall restores it, or an Actions cache archive file. ${OUT_HELP}`,
-  wrong: `Usage: recall memory wrong --store PATH --id RECORD_ID [--out NEW_FILE]
-
-Marks one record wrong (an id from search or list), as a comment \`<trigger> wrong RECORD_ID\` by
-someone with write access does on GitHub: the record stays in memory (what was tried and failed is
-worth knowing), ranks after every record nobody marked, and the prior-work section says who marked
-it and when. The mark is kept apart from the index, so a rebuilt index keeps it.
-${SIGNED_HELP}
-
-PATH is the memory folder \`recall run\` prints (its newest snapshot is changed), a snapshot folder
-in it, a memory folder as Recall restores it, or an Actions cache archive file. ${OUT_HELP}`,
-  import: `Usage: recall memory import --store PATH (--file FILE.jsonl | --from-github OWNER/REPO [--since DAYS]) [--replace-cards] [--cards [--model provider/model] [--opencode-config JSON]] [--out NEW_FILE]
-
-Adds memory: from --file, one JSON object a line (the README's "Importing memory" gives
-the format): a card for a session's record, {"sessionId", "card"}, or a record with no session,
-{"id", "kind", "title", "request", "answer", "files", "labels", "createdAt", "card"?}. With
---from-github, a record for each issue closed and each pull request merged in the last DAYS days
-(default 90), read through the GitHub API (GITHUB_TOKEN or GH_TOKEN; GITHUB_API_URL for GitHub
-Enterprise Server). Records of a repository other than GITHUB_REPOSITORY (this memory's) are
-labelled "imported from OWNER/REPO #N" and keep threads of their own.
-
-Nothing memory holds is lost or brought back: a record already there is kept, a card a record
-already has is kept (--replace-cards replaces it), a forgotten record is refused. Importing again
-adds nothing. Prints what it added, kept and refused, and why; exits 1 when a line was refused.
---cards writes a card for each record added, as \`recall memory cards\` does (its --help says how
-the model is chosen: --model, RECALL_MODEL, OpenCode's small_model, its model).
-Text is checked, bounded and cleaned like all memory; this process's credentials are redacted.
-${SIGNED_HELP}
-
-PATH is the memory folder \`recall run\` prints (its newest snapshot is changed), a snapshot folder
-in it, a memory folder as Recall restores it, or an Actions cache archive file. ${OUT_HELP}`,
-};
-
-export const MEMORY_USAGE = `Usage: recall memory <search|list|show|cards|prune|forget|wrong|import> --store PATH [...]
-
-  search   the records that match some words, or    (recall memory search --help)
-           what the action would recall for an event
-  list     the newest records, with their ids       (recall memory list --help)
-  show     one record, and its cited code's state   (recall memory show --help)
-  cards    write the cards records have not got     (recall memory cards --help)
-  prune    apply the retention rule to a store      (recall memory prune --help)
-  forget   remove one record and its session        (recall memory forget --help)
-  wrong    mark one record wrong: kept, ranked last (recall memory wrong --help)
-  import   add records and cards from a file or GitHub (recall memory import --help)
-
-${STORE_HELP} prune --write, cards, forget, wrong and import change a memory folder in
-place; an archive file they never change: they write its changed memory to --out NEW_FILE.`;
+import { openForChange } from './change-store.js';
 
 interface Output {
   out: (line: string) => void;
@@ -192,25 +85,25 @@ const FLAGS: Record<string, ReadonlyArray<keyof typeof OPTIONS>> = {
 export async function memoryCommand(args: string[], io: Output): Promise<number | void> {
   const [command, ...rest] = args;
   if (!command || command === '--help' || command === '-h' || command === 'help') {
-    io.out(MEMORY_USAGE);
+    io.out(fitUsage(MEMORY_USAGE));
     return;
   }
   const flags = FLAGS[command];
-  if (!flags) throw new UsageError(`memory has no command ${JSON.stringify(command)}: search, list, show, cards, prune, forget, wrong or import`, 'memory');
+  if (!flags) throw new UsageError(`memory has no command ${JSON.stringify(command)}${didYouMean(command, Object.keys(FLAGS))}: search, list, show, cards, prune, forget, wrong or import`, 'memory');
   const name = `memory ${command}`;
   const v = parseCommand(name, rest, Object.fromEntries(flags.map((f) => [f, OPTIONS[f]])));
   if (v === 'help') {
-    io.out(MEMORY_USAGES[command]!);
+    io.out(fitUsage(MEMORY_USAGES[command]!));
     return;
   }
-  const workspace = path.resolve((v.workspace as string | undefined) ?? process.cwd());
-  // prune changes a memory folder in place: it is always named.
-  if (command === 'import') return importCommand(words(v.store as string | undefined, 'store', 'PATH (the memory folder `recall run` prints)', name), v as Parameters<typeof importCommand>[1], io);
-  if (command === 'forget') return forgetCommand(words(v.store as string | undefined, 'store', 'PATH (the memory folder `recall run` prints)', name), words(v.id as string | undefined, 'id', 'a record id (search and list print them)', name), v.out as string | undefined, io);
-  if (command === 'wrong') return wrongCommand(words(v.store as string | undefined, 'store', 'PATH (the memory folder `recall run` prints)', name), words(v.id as string | undefined, 'id', 'a record id (search and list print them)', name), v.out as string | undefined, io);
-  if (command === 'cards') return writeMissingCards(words(v.store as string | undefined, 'store', 'PATH (the memory folder `recall run` prints)', name), v, io);
-  if (command === 'prune') return prune(words(v.store as string | undefined, 'store', 'PATH (the memory folder `recall run` prints)', name), v, workspace, io);
+  const workspace = v.workspace === undefined ? projectTop(process.cwd()) : path.resolve(v.workspace as string);
+  // Every command reads (or changes) the local memory of this repository unless --store names another.
   const store = v.store === undefined ? localMemory(workspace, name, io) : words(v.store as string, 'store', 'PATH (the memory folder `recall run` prints, a snapshot or an archive file)', name);
+  if (command === 'import') return importCommand(store, v as Parameters<typeof importCommand>[1], io);
+  if (command === 'forget') return forgetCommand(store, words(v.id as string | undefined, 'id', 'a record id (search and list print them)', name), v.out as string | undefined, io);
+  if (command === 'wrong') return wrongCommand(store, words(v.id as string | undefined, 'id', 'a record id (search and list print them)', name), v.out as string | undefined, io);
+  if (command === 'cards') return writeMissingCards(store, v, io);
+  if (command === 'prune') return prune(store, v, workspace, io);
 
   const scratch = fs.mkdtempSync(path.join(os.tmpdir(), 'recall-memory-'));
   try {
@@ -239,6 +132,10 @@ export async function memoryCommand(args: string[], io: Output): Promise<number 
       const records = index.list({ ...(thread ? { threadKey: thread } : {}), ...(kind ? { kind: kind as RunRecord['kind'] } : {}), limit });
       if (v.json) io.out(JSON.stringify(records.map(({ terms: _t, ...r }) => r)));
       else for (const r of records) io.out(line(r));
+      if (thread && records.length === 0) {
+        const threads = [...new Set(index.all().map((r) => r.threadKey).filter(Boolean))];
+        io.err(`No record is in thread ${thread}${didYouMean(thread, threads)}; \`recall memory list\` shows every record with its thread.`);
+      }
       if (!v.json) io.err(`${index.all().length} record(s), ${index.sessions().length} session(s) in memory`);
     } else {
       const id = words(v.id as string | undefined, 'id', 'a record id (search and list print them)', name);
@@ -256,6 +153,11 @@ export async function memoryCommand(args: string[], io: Output): Promise<number 
         if (record.request) io.out(`\nRequest:\n${record.request}`);
         io.out(`\n${record.kind === 'finding' ? 'Finding' : 'Answer'}:\n${record.text}`);
         if (record.why) io.out(`\nWhy it matters:\n${record.why}`);
+        const card = record.card;
+        if (card) {
+          io.out(`\nCard${card.by ? ` (by ${card.by}${card.at ? `, ${card.at.slice(0, 10)}` : ''})` : ''}:\n${card.plain}`);
+          for (const [label, value] of [['Also reported as', card.phrasings.join(' | ')], ['Components', card.components.join(', ')], ['Cause', card.cause], ['Fix', card.fix]] as const) if (value) io.out(`${label}: ${value}`);
+        } else if (record.outcome !== 'failed') io.out('\nNo card yet: `recall memory cards` writes one.');
       }
     }
   } finally {
@@ -285,14 +187,17 @@ async function searchEvent(store: string, scratch: string, v: Record<string, str
     const some = found.filter((w) => w.tier === tier);
     if (some.length === 0) continue;
     io.out(tier === 'likely' ? 'Likely related (shown with an excerpt):' : 'Possibly related (one line each):');
-    for (const w of some) io.out(`  ${w.score.toFixed(2)}  ${line(w.record)}${w.sessionLive ? '' : ' (session pruned)'}${tier === 'likely' ? `\n        ${oneLine(w.record.text || w.record.request).slice(0, 200)}` : ''}`);
+    // Scores of the two tiers come from different rules and do not compare: the order says the rank (--json gives each).
+    for (const w of some) io.out(`  ${line(w.record)}${w.sessionLive ? '' : ' (session pruned)'}${tier === 'likely' ? `\n        ${oneLine(w.record.text || w.record.request).slice(0, 200)}` : ''}`);
   }
 }
 
 /** The memory `recall run` keeps for the checkout `workspace` (said on stderr), when there is some. */
 function localMemory(workspace: string, command: string, io: Output): string {
-  const local = projectMemoryPath(fs.existsSync(workspace) ? fs.realpathSync(workspace) : workspace, { name: process.platform, env: process.env, home: os.homedir() });
-  if (!fs.existsSync(local)) throw new UsageError(`${workspace} has no local memory (recall run keeps it in ${local}): run recall run there first, or name a memory with --store`, command);
+  if (!fs.existsSync(workspace)) throw new UsageError(`--workspace ${workspace} does not exist: give the checkout whose memory to read, or name a memory with --store`, command);
+  const top = projectTop(workspace);
+  const local = projectMemoryPath(top, { name: process.platform, env: process.env, home: os.homedir() });
+  if (!fs.existsSync(local)) throw new UsageError(`${top} has no local memory yet (recall run keeps it in ${local}): run recall run there first, or name a memory with --store PATH`, command);
   io.err(`Reading the local memory of ${workspace}: ${local}`);
   return local;
 }
@@ -335,7 +240,10 @@ async function prune(store: string, v: Record<string, string | boolean | undefin
     if (folder !== store) io.err(`The newest snapshot in ${store}: ${path.basename(folder)}`);
     io.out(`${verb} ${doomed.length} of ${index.sessions().length} session(s)${doomed.length ? ` (${doomed.join(', ')})` : ''}, about ${(bytes / 1024).toFixed(1)} KiB; ${index.sessions().length - doomed.length} remain. Their records stay in the index.`);
     io.out(`${v.write ? 'Dropped' : 'Would drop'} ${dropped} record(s) past ${retention} days; ${index.all().length} remain.`);
-    if (!v.write) return;
+    if (!v.write) {
+      io.out('Nothing was changed: run it again with --write to prune.');
+      return;
+    }
     index.save(); // the index with every pruned session's record (rebuilt where it had none)
     deleteSessions(path.join(dir, DATABASE_FILE), doomed);
     // The snapshot stays what it was: the same key, place and earlier snapshots, signed again.

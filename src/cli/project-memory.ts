@@ -11,9 +11,12 @@
  *
  *   <that>/memory/<checkout's folder name>-<12 hex digits of the SHA-256 of its real path>
  *
- * The name is for people; the hash keeps two checkouts with the same folder name apart.
+ * The name is for people; the hash keeps two checkouts with the same folder name apart. The
+ * checkout is the top of the git repository holding the folder the command runs in (projectTop),
+ * so `recall memory list` from src/ reads the memory `recall run` kept at the top.
  */
 import { createHash } from 'node:crypto';
+import * as fs from 'node:fs';
 import * as path from 'node:path';
 
 export interface Platform {
@@ -51,4 +54,17 @@ export function projectKey(realCheckout: string): string {
 export function projectMemoryPath(realCheckout: string, p: Platform): string {
   const join = p.name === 'win32' ? path.win32.join : path.posix.join;
   return join(stateFolder(p), 'memory', projectKey(realCheckout));
+}
+
+/**
+ * The top of the git repository holding `dir`, found as git finds it: the nearest folder, `dir`
+ * or above, with a `.git` entry (a folder, or the file a worktree or submodule has). `dir` itself
+ * (real path) when no folder above has one: a plain folder is its own project.
+ */
+export function projectTop(dir: string): string {
+  const start = fs.realpathSync(dir);
+  for (let at = start; ; at = path.dirname(at)) {
+    if (fs.existsSync(path.join(at, '.git'))) return at;
+    if (path.dirname(at) === at) return start;
+  }
 }

@@ -21,8 +21,8 @@ import { recallFolders, runPipeline } from '../pipeline.js';
 import type { MemoryStore, RunState, Task } from '../ports.js';
 import { Progress } from '../report/progress.js';
 import { RunFailed } from '../run.js';
-import { parseCommand, UsageError, words } from './args.js';
-import { projectMemoryPath } from './project-memory.js';
+import { fitUsage, parseCommand, UsageError, words } from './args.js';
+import { projectMemoryPath, projectTop } from './project-memory.js';
 
 /** The action's inputs a local run takes as flags of the same name. */
 const INPUT_FLAGS = [
@@ -47,8 +47,8 @@ const INPUT_FLAGS = [
 
 export const RUN_USAGE = `Usage: recall run --prompt TEXT [--thread KEY] [--memory DIR] [--workspace DIR] [--model provider/model] [--allow-asked] [--<input> VALUE ...]
 
-Runs the agent on the checkout in --workspace (default: the current directory) with memory in
---memory (default: this checkout's folder in Recall's state folder, outside the checkout:
+Runs the agent on the checkout in --workspace (default: the top of the git repository holding the
+current folder, else the current folder) with memory in --memory (default: this checkout's folder in Recall's state folder, outside the checkout:
 ~/.local/state/recall/memory/<name>-<hash> on Linux, ~/Library/Application Support/recall/... on
 macOS, %LOCALAPPDATA%\\recall\\... on Windows; every run prints it). The model is --model, else
 RECALL_MODEL, else OpenCode's own configuration; its key comes from the environment (e.g.
@@ -83,15 +83,16 @@ class LocalState implements RunState {
 export async function runCommand(args: string[], io: Output, env: NodeJS.ProcessEnv = process.env): Promise<number> {
   const parsed = parseCommand('run', args, OPTIONS);
   if (parsed === 'help') {
-    io.out(RUN_USAGE);
+    io.out(fitUsage(RUN_USAGE));
     return 0;
   }
   const values = parsed as Record<string, string | undefined>;
   const prompt = words(values.prompt, 'prompt', '"what the agent should do"', 'run');
-  const workspace = path.resolve(String(values.workspace ?? process.cwd()));
+  // Without --workspace the agent works on the whole repository the current folder is in, as git would.
+  const workspace = values.workspace === undefined ? projectTop(process.cwd()) : path.resolve(String(values.workspace));
   if (!fs.statSync(workspace, { throwIfNoEntry: false })?.isDirectory()) throw new UsageError(`--workspace ${workspace} is not a folder: give the checkout the agent should work in`, 'run');
   const memoryPath =
-    typeof values.memory === 'string' ? path.resolve(workspace, values.memory) : projectMemoryPath(fs.realpathSync(workspace), { name: process.platform, env, home: os.homedir() });
+    typeof values.memory === 'string' ? path.resolve(workspace, values.memory) : projectMemoryPath(projectTop(workspace), { name: process.platform, env, home: os.homedir() });
   if (fs.statSync(memoryPath, { throwIfNoEntry: false })?.isFile()) throw new UsageError(`--memory ${memoryPath} is a file: give a folder for memory (it is created if missing)`, 'run');
   // The agent writes the checkout with a shell: memory there is memory it can plant what the next run recalls in.
   if (isInside(memoryPath, workspace)) {
@@ -114,7 +115,7 @@ export async function runCommand(args: string[], io: Output, env: NodeJS.Process
     if (error instanceof InputError) throw new UsageError(error.message.replace(/^Input /, '--'), 'run');
     throw error;
   }
-  fs.mkdirSync(memoryPath, { recursive: true });
+  // The memory folder is made by the first save, after the agent ran: a run that fails before it (no key) leaves nothing.
 
   // Recall's working files (the restored store, OpenCode's state) live outside the checkout, as
   // RUNNER_TEMP does on a runner: the agent works in the checkout and never sees them.

@@ -75,7 +75,8 @@ export async function openStorePath(
  * empty or damaged database, or files that are not what their manifest says were saved.
  */
 function checkReadable(dir: string, where: string): void {
-  const db = path.join(where.startsWith('the archive') ? dir : where, DATABASE_FILE);
+  // An archive's copy is unpacked in a scratch folder deleted at the end: name the archive, not it.
+  const db = where.startsWith('the archive') ? `${DATABASE_FILE} in ${where}` : path.join(where, DATABASE_FILE);
   const size = fs.statSync(path.join(dir, DATABASE_FILE), { throwIfNoEntry: false })?.size;
   const elsewhere = 'move it aside and point --store at an earlier snapshot (a memory-path keeps the newest 3), or delete it to start afresh';
   if (size === undefined) throw new StoreError(`${where} holds no ${DATABASE_FILE}: ${WHAT_STORE_IS}`);

@@ -26,6 +26,8 @@ export type MemoryChange =
       id: string;
       title: string;
       sessions: string[];
+      /** The record never had a session of its own (an import). */
+      sessionless: boolean;
       /** Rows of later sessions Recall's words about the record were taken out of (traces.ts). */
       erased: number;
       /** What still holds the record, out of Recall's reach, one phrase each. */
@@ -74,7 +76,7 @@ export function forgetRecord(dir: string, id: string, by: string, now: Date): Me
   // What Recall wrote about it into the sessions that stay: the prompts that recalled it, the tools' answers.
   const erasedBy = eraseTraces(dir, { ids: new Set([record.id]), sessions: new Set(sessions) }, threads);
   const erased = Object.values(erasedBy).reduce((a, b) => a + b, 0);
-  return { done: 'forgotten', id: record.id, title: record.title, sessions: root ? sessions : [], erased, remains: remainsOf(dir, record) };
+  return { done: 'forgotten', id: record.id, title: record.title, sessions: root ? sessions : [], sessionless: !record.sessionId, erased, remains: remainsOf(dir, record) };
 }
 
 /**

@@ -2,6 +2,7 @@
  * Is this event for Recall, and if so what is asked, in which thread? Pure: the payload and the
  * inputs in, a decision out. Who the sender is allowed to be is authorize.ts's question.
  */
+import { didYouMean } from '../errors.js';
 
 export interface TriggerSettings {
   triggerPhrase: string;
@@ -171,6 +172,9 @@ function mentionComment(
   };
 }
 
+/** The events interpretEvent acts on; a name near one of them gets "did you mean". */
+const EVENTS_ACTED_ON = ['issue_comment', 'pull_request_review_comment', 'pull_request_review', 'issues', 'pull_request', 'pull_request_target', 'workflow_dispatch', 'schedule'];
+
 export function interpretEvent(
   eventName: string,
   payload: Record<string, any>,
@@ -295,6 +299,6 @@ export function interpretEvent(
       };
     }
     default:
-      return { kind: 'skip', reason: `Recall does not act on ${eventName || 'unnamed'} events` };
+      return { kind: 'skip', reason: `Recall does not act on ${eventName || 'unnamed'} events${didYouMean(eventName, EVENTS_ACTED_ON)}` };
   }
 }

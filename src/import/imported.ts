@@ -18,7 +18,8 @@ import { isSessionId } from '../memory/layout.js';
 import { sanitizeUntrusted } from '../github/untrusted.js';
 
 /** A line read: a record to add, a card for a session's record, or why it was refused. */
-export type Imported = { record: RunRecord } | { sessionId: string; card: Card } | { problem: string };
+/** `dropped`: the links memory does not keep (only https ones are kept), said to the importer. */
+export type Imported = { record: RunRecord; dropped?: string[] } | { sessionId: string; card: Card } | { problem: string };
 
 /** How text from the file is cleaned before it is kept (sanitized, credentials redacted). */
 export type Clean = (text: string) => string;
@@ -89,7 +90,8 @@ export function importedFrom(v: unknown, clean: Clean, now: Date): Imported {
     usedAt: now.toISOString(),
     ...(card ? { card: card.card } : {}),
   });
-  return record ? { record } : { problem: 'not a record Recall can keep' };
+  const dropped = ((x.links as string[] | undefined) ?? []).filter((l) => !record?.links.includes(l));
+  return record ? { record, ...(dropped.length > 0 ? { dropped } : {}) } : { problem: 'not a record Recall can keep' };
 }
 
 /** The file's lines as what each adds (1-based line numbers; blank lines are skipped). */

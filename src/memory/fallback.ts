@@ -69,7 +69,8 @@ export async function fallBack(ctx: FallbackContext, bad: string | undefined, wh
   const { memoryDir, clock } = ctx;
   const aside = moveAside(memoryDir, clock());
   const setAside = bad ? [bad] : [];
-  const said = `Memory restored from ${bad ?? 'the newest snapshot'} is unusable (${why}). It was moved to ${aside}`;
+  // The folder set aside is in the job's temporary folder, gone when the job ends: the key is what lasts.
+  const said = `Memory restored from ${bad ?? 'the newest snapshot'} is unusable (${why}). ${bad ? `The snapshot stays in the memory backend under ${bad}; this job's copy` : 'This job\'s copy'} is set aside in ${aside} until the job ends`;
   const listed = await listing(ctx.backend);
   // The pointers of a snapshot that says it was saved under another key are not followed: they
   // lead to the past of an older save (earlierKeysIn).

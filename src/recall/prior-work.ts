@@ -68,15 +68,17 @@ function possibleLine(w: RecalledWork): string {
 }
 
 const POSSIBLE_FENCE = 'list of earlier runs';
+/** Who wrote what memory holds: people's requests (strangers' on GitHub) and an agent's answers, not a GitHub user alone. */
+const FROM_MEMORY = 'comes from memory: people asked, an agent answered';
 
 /** `head`, then as many lines as fit in `room` fenced as data, or '' when none does. */
 function fencedLines(head: string, lines: readonly string[], room: number): string {
   const shown: string[] = [];
   for (const l of lines) {
-    if (`${head}\n${fenceUntrusted(POSSIBLE_FENCE, [...shown, l].join('\n'))}`.length > room) break;
+    if (`${head}\n${fenceUntrusted(POSSIBLE_FENCE, [...shown, l].join('\n'), FROM_MEMORY)}`.length > room) break;
     shown.push(l);
   }
-  return shown.length > 0 ? `${head}\n${fenceUntrusted(POSSIBLE_FENCE, shown.join('\n'))}` : '';
+  return shown.length > 0 ? `${head}\n${fenceUntrusted(POSSIBLE_FENCE, shown.join('\n'), FROM_MEMORY)}` : '';
 }
 
 /**
@@ -104,10 +106,10 @@ export function priorWorkSection(recalled: readonly RecalledWork[], o: { budget:
   ].join('\n');
   // The possible lines take what they need, up to a quarter of the budget; the likely runs the rest.
   const possibleHead = '\n\nPossibly related (one line each; they may be unrelated):';
-  const possibleRoom = possible.length > 0 ? Math.min(Math.floor(o.budget / 4), possibleHead.length + 1 + fenceUntrusted(POSSIBLE_FENCE, possible.join('\n')).length) : 0;
+  const possibleRoom = possible.length > 0 ? Math.min(Math.floor(o.budget / 4), possibleHead.length + 1 + fenceUntrusted(POSSIBLE_FENCE, possible.join('\n'), FROM_MEMORY).length) : 0;
   // Room for the runs, less the line that names those left out (at most one id each).
   let room = o.budget - possibleRoom - intro.length - 2 - (likely.length > 1 ? 60 + likely.slice(1).reduce((n, w) => n + w.record.id.length + 4, 0) : 0);
-  const fence = fenceUntrusted('earlier run', '').length + 2;
+  const fence = fenceUntrusted('earlier run', '', FROM_MEMORY).length + 2;
   const blocks: string[] = [];
   const left: string[] = [];
   likely.forEach((w, i) => {
@@ -119,7 +121,7 @@ export function priorWorkSection(recalled: readonly RecalledWork[], o: { budget:
       return;
     }
     // Titles and answers quote issues people wrote: data, not instructions.
-    const block = `${head}\n${fenceUntrusted('earlier run', `${title}\n\n${clip(excerptOf(w), share)}`)}`;
+    const block = `${head}\n${fenceUntrusted('earlier run', `${title}\n\n${clip(excerptOf(w), share)}`, FROM_MEMORY)}`;
     blocks.push(block);
     room -= block.length + 2;
   });

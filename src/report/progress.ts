@@ -31,10 +31,13 @@ export class Progress {
 
   step(raw: AgentStep): void {
     if (this.closed) return;
-    const step = { ...raw, summary: shortLine(this.o.redact ? this.o.redact(raw.summary) : raw.summary) };
+    const redact = this.o.redact ?? ((text: string) => text);
+    const step = { ...raw, summary: shortLine(redact(raw.summary)), ...(raw.reason ? { reason: shortLine(redact(raw.reason), 160) } : {}) };
     this.steps.set(step.callId, step);
     if (step.status === 'done' && step.file) this.edited.add(step.file);
-    if (step.status !== 'running') this.o.log(`${step.status === 'done' ? '✓' : '✗'} ${step.tool} ${step.summary}${step.status === 'failed' ? ' (failed)' : ''}`);
+    // A refusal is the run's rules at work, a failure the command's own: the log tells them apart, and says why.
+    const ending = step.status === 'refused' ? ` (refused by the run's permission rules${step.reason ? `: ${step.reason}` : ''})` : step.status === 'failed' ? ` (failed${step.reason ? `: ${step.reason}` : ''})` : '';
+    if (step.status !== 'running') this.o.log(`${step.status === 'done' ? '✓' : step.status === 'refused' ? '⊘' : '✗'} ${step.tool} ${step.summary}${ending}`);
     this.schedule();
   }
 
@@ -48,7 +51,7 @@ export class Progress {
     const all = [...this.steps.values()];
     const lines = all.slice(-SHOWN).map((s) => {
       const what = `\`${s.tool}\` ${s.summary.replace(/`/g, "'")}`.trim();
-      return s.status === 'done' ? `- [x] ${what}` : s.status === 'failed' ? `- [x] ~~${what}~~ (failed)` : `- [ ] ${what}`;
+      return s.status === 'done' ? `- [x] ${what}` : s.status === 'failed' || s.status === 'refused' ? `- [x] ~~${what}~~ (${s.status})` : `- [ ] ${what}`;
     });
     const earlier = all.length - SHOWN;
     return [...(earlier > 0 ? [`- [x] … ${earlier} earlier step${earlier === 1 ? '' : 's'}`] : []), ...lines].join('\n');

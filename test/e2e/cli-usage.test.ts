@@ -28,9 +28,9 @@ describe('recall on the command line', () => {
     [["memory", "search", "--help"], /^Usage: recall memory search \[--store PATH\] --query TEXT/],
     [['memory', 'list', '-h'], /^Usage: recall memory list \[--store PATH\]/],
     [['memory', 'show', '--help'], /^Usage: recall memory show \[--store PATH\] --id RECORD_ID/],
-    [['memory', 'prune', '--store', 'x', '-h'], /^Usage: recall memory prune --store PATH/],
-    [['memory', 'forget', '-h'], /^Usage: recall memory forget --store PATH --id RECORD_ID/],
-    [['memory', 'cards', '-h'], /^Usage: recall memory cards --store PATH \[--model provider\/model\] \[--limit N\]/],
+    [['memory', 'prune', '--store', 'x', '-h'], /^Usage: recall memory prune \[--store PATH\]/],
+    [['memory', 'forget', '-h'], /^Usage: recall memory forget \[--store PATH\] --id RECORD_ID/],
+    [['memory', 'cards', '-h'], /^Usage: recall memory cards \[--store PATH\] \[--model provider\/model\] \[--limit N\]/],
   ])('recall %j prints its own usage and exits 0', (args, usage) => {
     const res = cli(...args);
     expect(res.status, res.stderr).toBe(0);
@@ -54,7 +54,10 @@ describe('recall on the command line', () => {
     [['memory', 'list', '--store', '/x', '--limit', '-5'], 'recall: --limit must be a whole number of 1 or more, not "-5" (recall memory list --help shows how)'],
     [['memory', 'prune', '--store', '/x', '--max-sessions', '-1'], 'recall: --max-sessions must be a whole number of 0 or more, not "-1" (recall memory prune --help shows how)'],
     [['memory', 'list', '--store', '/x', '--kind', 'note'], 'recall: --kind must be run or finding, not "note" (recall memory list --help shows how)'],
-    [['memory', 'cards'], 'recall: memory cards needs --store PATH (the memory folder `recall run` prints) (recall memory cards --help shows how)'],
+    [['memory', 'cards', '--store'], 'recall: --store needs a value (recall memory cards --help shows how)'],
+    [['memory', 'lsit'], 'recall: memory has no command "lsit" (did you mean list?): search, list, show, cards, prune, forget, wrong or import (recall memory --help shows how)'],
+    [['--versio'], 'recall: there is no command "--versio" (did you mean --version?): run or memory (recall --help)'],
+    [['run', '--modle', 'a/b', '--prompt', 'x'], 'recall: run has no option --modle (did you mean --model?) (recall run --help shows how)'],
     [['memory', 'cards', '--store', '/x', '--limit', '0'], 'recall: --limit must be a whole number of 1 or more, not "0" (recall memory cards --help shows how)'],
     [['run'], 'recall: run needs --prompt "what the agent should do" (recall run --help shows how)'],
     [['run', '--prompt', '   '], 'recall: --prompt is blank: give "what the agent should do" (recall run --help shows how)'],
@@ -75,6 +78,23 @@ describe('recall on the command line', () => {
       expect(res.stderr.trim()).toBe(`recall: --memory ${file} is a file: give a folder for memory (it is created if missing) (recall run --help shows how)`);
     } finally {
       fs.rmSync(path.dirname(file), { recursive: true, force: true });
+    }
+  });
+
+  it('without --store, every memory command looks for the local memory of the repository the folder is in, and names where it would be', () => {
+    const root = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'recall-usage-')));
+    try {
+      const repo = path.join(root, 'project');
+      fs.mkdirSync(path.join(repo, '.git'), { recursive: true });
+      fs.mkdirSync(path.join(repo, 'src'));
+      const env = { ...process.env, HOME: root, XDG_STATE_HOME: '' };
+      for (const args of [['list'], ['cards'], ['prune'], ['forget', '--id', 'x'], ['wrong', '--id', 'x'], ['import', '--file', 'x.jsonl']]) {
+        const res = spawnSync(process.execPath, [CLI, 'memory', ...args], { encoding: 'utf8', cwd: path.join(repo, 'src'), env });
+        expect(res.status, res.stderr).toBe(2);
+        expect(res.stderr).toMatch(new RegExp(`^recall: ${repo.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} has no local memory yet \\(recall run keeps it in ${root}/\\.local/state/recall/memory/project-[0-9a-f]{12}\\): run recall run there first, or name a memory with --store PATH`));
+      }
+    } finally {
+      fs.rmSync(root, { recursive: true, force: true });
     }
   });
 

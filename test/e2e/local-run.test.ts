@@ -25,19 +25,19 @@ let home: string;
  * environment (no GITHUB_* or RUNNER_* variables here), their HOME and PWD, the model from
  * RECALL_MODEL, and OpenCode kept offline.
  */
-function recall(args: string[], extraEnv: Record<string, string> = {}): Promise<{ code: number; stdout: string; stderr: string }> {
+function recall(args: string[], extraEnv: Record<string, string> = {}, cwd = workspace): Promise<{ code: number; stdout: string; stderr: string }> {
   const env: NodeJS.ProcessEnv = {
     ...process.env,
     PATH: `${path.join(REPO_ROOT, 'node_modules', '.bin')}${path.delimiter}${process.env.PATH ?? ''}`,
     HOME: home,
-    PWD: workspace,
+    PWD: cwd,
     OPENCODE_DISABLE_MODELS_FETCH: '1',
     npm_config_registry: 'http://127.0.0.1:9/',
     RECALL_MODEL: 'fake/scripted',
     ...extraEnv,
   };
   const quoted = [CLI, ...args].map((a) => `'${a.replace(/'/g, `'\\''`)}'`).join(' ');
-  return spawned('bash', ['-c', `node ${quoted}`], { cwd: workspace, env });
+  return spawned('bash', ['-c', `node ${quoted}`], { cwd, env });
 }
 
 /** Where a run said memory is, and what it saved memory as. */
@@ -94,6 +94,26 @@ describe('recall run (a local run)', () => {
     expect(listed.code, listed.stderr).toBe(0);
     expect(listed.stderr).toContain(`Reading the local memory of ${workspace}: ${memory}`);
     expect(listed.stdout).toMatch(/Safari/);
+
+    // From a folder deep in the checkout, every memory command finds the same memory without
+    // --store: the repository's top, found as git finds it (issue 26), not the folder it runs in.
+    const deep = path.join(workspace, 'src', 'auth');
+    fs.mkdirSync(deep, { recursive: true });
+    const reading = `Reading the local memory of ${fs.realpathSync(workspace)}: ${memory}`;
+    const listedDeep = await recall(['memory', 'list'], {}, deep);
+    expect(listedDeep.code, listedDeep.stderr).toBe(0);
+    expect(listedDeep.stderr).toContain(reading);
+    expect(listedDeep.stdout).toBe(listed.stdout);
+    const cards = await recall(['memory', 'cards'], {}, deep);
+    expect(cards.code, cards.stderr).toBe(0);
+    expect(cards.stderr).toContain(reading);
+    expect(cards.stdout).toContain('Every record has a card (2 record(s)); nothing to write.');
+    const pruned = await recall(['memory', 'prune'], {}, deep);
+    expect(pruned.code, pruned.stderr).toBe(0);
+    expect(pruned.stderr).toContain(reading);
+    expect(pruned.stdout).toContain('Would prune 0 of 2 session(s)');
+    expect(pruned.stdout).toContain('run it again with --write');
+    fs.rmSync(path.join(workspace, 'src'), { recursive: true });
   });
 
   it('the agent cannot plant a snapshot where memory is by default: the state folder is read-only to it', async () => {
@@ -187,6 +207,17 @@ describe('recall run (a local run)', () => {
     const noModel = await recall(['run', '--prompt', 'Why?'], { RECALL_MODEL: '' });
     expect(noModel.code).toBe(1);
     expect(noModel.stderr).toContain('recall: No model is set for this run: pass --model provider/model (e.g. anthropic/claude-sonnet-4-5), or export RECALL_MODEL=provider/model');
+
+    // A run that fails before the agent leaves nothing behind: no memory folder for a new project.
+    const fresh = path.join(root, 'fresh-project');
+    fs.mkdirSync(fresh);
+    // A repository of its own: this test's folders are inside Recall's clone, whose top it would otherwise be.
+    execFileSync('git', ['init', '-q'], { cwd: fresh });
+    const failed = await recall(['run', '--prompt', 'Why?', '--model', 'anthropic/claude-sonnet-4-5'], { ANTHROPIC_API_KEY: '' }, fresh);
+    expect(failed.code, failed.stderr).toBe(1);
+    const freshMemory = memoryOf(failed.stderr);
+    expect(freshMemory, failed.stderr).toMatch(/fresh-project-[0-9a-f]{12}$/);
+    expect(fs.existsSync(freshMemory!)).toBe(false);
   });
 
   it('refuses a .env read as a workflow does, unless the person running it passes --allow-asked', async () => {

@@ -101,7 +101,7 @@ describe('the Actions cache memory store', () => {
       },
     });
     const outcome = await s.restore();
-    expect(outcome).toMatchObject({ status: 'corrupted', warning: expect.stringMatching(/moved to .*corrupted/) });
+    expect(outcome).toMatchObject({ status: 'corrupted', warning: expect.stringMatching(/stays in the memory backend under .*; this job's copy is set aside in .*corrupted.* until the job ends/) });
     expect(fs.readdirSync(dir)).toEqual([]);
   });
 

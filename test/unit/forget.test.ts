@@ -104,7 +104,7 @@ describe('forgetting in a memory folder', () => {
   it('removes the record with its card, its session and the session children, vacuumed, and leaves a tombstone', () => {
     const dir = folder();
     const change = forgetRecord(dir, 'run-1-1', '@octocat', new Date('2026-11-20T00:00:00Z'));
-    expect(change).toEqual({ done: 'forgotten', id: 'run-1-1', title: 'title of run-1-1', sessions: [one, child], erased: 0, remains: [expect.stringMatching(/^snapshots saved before this change/)] });
+    expect(change).toEqual({ done: 'forgotten', id: 'run-1-1', title: 'title of run-1-1', sessions: [one, child], sessionless: false, erased: 0, remains: [expect.stringMatching(/^snapshots saved before this change/)] });
     expect(sessionIdsIn(dir)).toEqual([two]);
     expect(loadRecords(dir).records.map((r) => r.id)).toEqual(['run-2-1']);
     expect(loadRecords(dir).forgotten).toEqual([{ id: 'run-1-1', sessions: [one, child], by: '@octocat', at: '2026-11-20T00:00:00.000Z' }]);
