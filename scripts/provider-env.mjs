@@ -1,6 +1,7 @@
 // Writes src/agent/provider-env.json: the environment variables each OpenCode model provider
 // reads its key from, as the pinned OpenCode binary's built-in models.dev catalogue lists them.
-// Recall passes the agent only the variables of the providers a run uses (RFC-005). Run after
+// Recall passes the agent only the variables of the providers a run uses (RFC-005), and its
+// preflight fails a run whose provider OpenCode does not know or has none of (RFC-003). Run after
 // changing the OpenCode version; a test checks the file against the binary.
 import { readFileSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';

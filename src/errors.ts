@@ -16,8 +16,13 @@ export function didYouMean(given: string, choices: readonly string[]): string {
   const best = closest(given, choices);
   const letters = given.replace(/^-+/, '').length;
   const allowed = letters >= 9 ? 3 : letters >= 5 ? 2 : 1;
-  const near = distance(given, best) <= allowed || swapped(given, best) || (given.length >= 3 && (best.startsWith(given) || given.startsWith(best)));
+  const near = edits(given, best) <= allowed || (given.length >= 3 && (best.startsWith(given) || given.startsWith(best)));
   return near ? ` (did you mean ${best}?)` : '';
+}
+
+/** Edits from `a` to `b` (insert, delete, change), two neighbouring letters swapped counted as one. */
+export function edits(a: string, b: string): number {
+  return swapped(a, b) ? 1 : distance(a, b);
 }
 
 /** `a` is `b` with two neighbouring letters swapped. */

@@ -8,6 +8,7 @@ import { keyPrefixProblem } from './memory/keys.js';
 import { parseS3Location } from './memory/s3.js';
 import { DEFAULT_MEMORY_BRANCH, gitRemoteProblem, memoryBranchProblem } from './memory/git-remote.js';
 import { MEMORY_BACKENDS, type MemoryBackendName } from './memory/factory.js';
+import { parsePushPaths, pushPathsProblem } from './publish/push-paths.js';
 
 export class InputError extends Error {
   override name = 'InputError';
@@ -47,6 +48,8 @@ export interface Inputs {
   pushChanges: boolean;
   /** Changes under `.github/` may be pushed too (only with the workflow's own token). */
   pushGitHubChanges: boolean;
+  /** Globs the agent's changes must stay within to be pushed (push-paths); empty: no limit. */
+  pushPaths: string[];
   /** The checkout the agent works in, relative to GITHUB_WORKSPACE ('' : found, git/checkout.ts). */
   checkoutPath: string;
   agentEnv: string[];
@@ -90,6 +93,7 @@ export const INPUT_DEFAULTS = {
   'allow-forks': 'false',
   'push-changes': 'true',
   'push-github-changes': 'false',
+  'push-paths': '',
   'checkout-path': '',
   'allow-unisolated-shell': 'false',
   'agent-env': '',
@@ -179,6 +183,7 @@ export function readInputs(read: Read): Inputs {
     allowUnisolatedShell: boolean('allow-unisolated-shell', get('allow-unisolated-shell')),
     pushChanges: boolean('push-changes', get('push-changes')),
     pushGitHubChanges: boolean('push-github-changes', get('push-github-changes')),
+    pushPaths: pushPaths(get('push-paths')),
     checkoutPath: get('checkout-path'),
     agentEnv: variableNames(get('agent-env')),
     memorySigningKey: signingKey(read('memory-signing-key').trim()),
@@ -230,6 +235,13 @@ function cardModel(value: string): ModelRef | undefined {
 function signingKey(value: string): string {
   if (value && value.length < 16) throw new InputError('Input memory-signing-key is shorter than 16 characters: use a long random secret, e.g. the output of `openssl rand -hex 32` stored as a repository secret');
   return value;
+}
+
+function pushPaths(value: string): string[] {
+  const globs = parsePushPaths(value);
+  const problem = pushPathsProblem(globs);
+  if (problem) throw new InputError(`Input push-paths: ${problem}`);
+  return globs;
 }
 
 function variableNames(value: string): string[] {

@@ -283,6 +283,7 @@ function changePublisher(
       token: inputs.githubToken,
       ...(inputs.memoryBackend === 'git-branch' ? { memoryBranch: inputs.memoryBranch } : {}),
       gitHubChanges: inputs.pushGitHubChanges,
+      pushPaths: inputs.pushPaths,
       tokenLogin: () => api.tokenLogin(),
       defaultBranch: async () => (typeof payloadDefault === 'string' && payloadDefault ? payloadDefault : api.defaultBranch()),
       branchProtected: (ref) => api.branchProtected(ref),

@@ -264,7 +264,7 @@ export class OpenCodeLauncher implements AgentLauncher {
     let providers: Record<string, string[]> = {};
     try {
       providers = await agent.models();
-      checkModelKnown(providers, model, 'the model input', trusted);
+      checkModelKnown(providers, model, undefined, trusted, this.o.audience ?? 'workflow');
     } catch (error) {
       await server.stop();
       throw error;

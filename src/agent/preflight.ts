@@ -7,8 +7,10 @@
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { parse as parseJsonc } from 'jsonc-parser';
 import PROVIDER_ENV from './provider-env.json' with { type: 'json' };
 import type { ModelRef } from './opencode.js';
+import { closestProviders } from './provider-names.js';
 
 export class PreflightError extends Error {
   override name = 'PreflightError';
@@ -20,11 +22,50 @@ export class PreflightError extends Error {
  */
 export type Audience = 'workflow' | 'shell';
 
-/** How to give the variable `name` to a run, where the reader is. */
-export function howToSet(name: string, audience: Audience): string {
+/** How to give the variable `name` (or those of `names` the reader's account uses) to a run, where the reader is. */
+export function howToSet(names: string | readonly string[], audience: Audience): string {
+  const list = typeof names === 'string' ? [names] : names;
+  if (list.length === 1) {
+    const name = list[0]!;
+    return audience === 'shell'
+      ? `set it in the shell that runs recall:\n\n    export ${name}=...`
+      : `add it to the Recall step's env from a repository secret:\n\n    env:\n      ${name}: \${{ secrets.${name} }}`;
+  }
   return audience === 'shell'
-    ? `set it in the shell that runs recall:\n\n    export ${name}=...`
-    : `add it to the Recall step's env from a repository secret:\n\n    env:\n      ${name}: \${{ secrets.${name} }}`;
+    ? `set those your account uses in the shell that runs recall:\n\n${list.map((n) => `    export ${n}=...`).join('\n')}`
+    : `add those your account uses to the Recall step's env, from repository secrets:\n\n    env:\n${list.map((n) => `      ${n}: \${{ secrets.${n} }}`).join('\n')}`;
+}
+
+/** Where the reader names the model and defines a provider: the CLI's flags, or the action's inputs. */
+const WORDS = {
+  shell: { model: '--model', config: '--opencode-config', run: 'run' },
+  workflow: { model: 'the model input', config: 'opencode-config', run: 'step' },
+} as const;
+
+/**
+ * OpenCode's own providers and the variables each reads its credentials from: the models.dev
+ * catalogue bundled in the pinned OpenCode binary, extracted by scripts/provider-env.mjs (a test
+ * fails when it drifts from the binary). OpenCode lists a catalogue provider as soon as any one of
+ * its variables is set (or a login or its configuration gives a key); one it does not list is not
+ * there to be used.
+ */
+const CATALOGUE = PROVIDER_ENV as Readonly<Record<string, readonly string[]>>;
+
+/**
+ * Variables beside the catalogue's that OpenCode's own loader for a provider starts it on (its
+ * custom loaders in provider.ts, read in the 1.18.33 binary: Bedrock's named profile and web
+ * identity, Vertex's cloud project), among those Recall passes the agent (environment.ts). They
+ * only let a run through; the catalogue alone names what to set.
+ */
+export const LOADER_VARIABLES: Readonly<Record<string, readonly string[]>> = {
+  'amazon-bedrock': ['AWS_PROFILE', 'AWS_WEB_IDENTITY_TOKEN_FILE'],
+  'google-vertex': ['GOOGLE_CLOUD_PROJECT'],
+  'google-vertex-anthropic': ['GOOGLE_CLOUD_PROJECT'],
+};
+
+/** The variables OpenCode reads provider `id`'s credentials from, or undefined when its catalogue has no such provider. */
+export function catalogueVariables(id: string): readonly string[] | undefined {
+  return Object.hasOwn(CATALOGUE, id) ? CATALOGUE[id] : undefined;
 }
 
 /** The error for a run with no model at all (OpenCode would pick one and fail much later, "Cannot connect to API"). */
@@ -48,8 +89,13 @@ export function modelInUse(model: ModelRef | undefined, configs: ReadonlyArray<R
 
 /** The one variable a provider's key is read from, for providers with exactly one (most); else undefined. */
 export function keyVariable(providerID: string): string | undefined {
-  const vars = (PROVIDER_ENV as Record<string, string[]>)[providerID];
+  const vars = catalogueVariables(providerID);
   return vars && vars.length === 1 ? vars[0] : undefined;
+}
+
+/** "the provider's key in ANTHROPIC_API_KEY", "the provider's credentials, which OpenCode reads from A, B, C". */
+function credentialWords(vars: readonly string[]): string {
+  return vars.length === 1 ? `the provider's key in ${vars[0]}` : `the provider's credentials, which OpenCode reads from ${vars.join(', ')}`;
 }
 
 
@@ -57,18 +103,26 @@ export function keyVariable(providerID: string): string | undefined {
  * Why the agent gets no key for a provider only the checkout's own configuration names, and what to
  * do: the sentence every check below ends with for such a provider.
  */
-export function untrustedProviderHint(model: ModelRef): string {
+export function untrustedProviderHint(model: ModelRef, audience: Audience = 'workflow'): string {
+  const words = WORDS[audience];
+  const named = audience === 'shell' ? 'you name (--model, --opencode-config)' : 'the workflow names (the `model`, `dispatch-models` and `opencode-config` inputs)';
   return (
-    `Recall passes a provider's variables to the agent only for the providers the workflow names (the \`model\`, \`dispatch-models\` and \`opencode-config\` inputs), ` +
-    `not for one named only in the checkout's OpenCode configuration, which a pull request can change: set the \`model\` input to ${model.providerID}/${model.modelID}, or define the provider in opencode-config.`
+    `Recall passes a provider's variables to the agent only for the providers ${named}, ` +
+    `not for one named only in the checkout's OpenCode configuration, which a pull request can change: ${audience === 'shell' ? `pass --model ${model.providerID}/${model.modelID}` : `set the \`model\` input to ${model.providerID}/${model.modelID}`}, or define the provider in ${words.config}.`
   );
 }
 
 /**
- * Fails when the model's provider reads its key from one variable and the agent will not get it:
- * the step does not set it, or only the checkout's configuration names the provider (`trusted` are
- * the providers the workflow names). A configuration that gives the key itself, or an
- * `opencode auth login` that left one in auth.json, is fine.
+ * Fails, before anything starts, when OpenCode will not be able to use the model's provider:
+ * - a variable the provider's configuration reads ({env:NAME}) is not set;
+ * - OpenCode has no such provider (not in its catalogue, defined by no configuration): with the
+ *   names it does have that come closest;
+ * - none of the variables OpenCode reads the provider's credentials from is set, or only the
+ *   checkout's configuration names the provider (`trusted` are the providers the workflow names),
+ *   so that the agent will not get them.
+ * A configuration that gives the key itself, or an `opencode auth login` that left one in
+ * auth.json, is fine. Which variables would do, and which providers exist, is OpenCode's own word
+ * (provider-env.json), so every provider it knows fails here in milliseconds, not after OpenCode started.
  */
 export function checkProviderKey(o: {
   model: ModelRef | undefined;
@@ -82,25 +136,63 @@ export function checkProviderKey(o: {
   const model = o.model;
   if (!model) return;
   const audience = o.audience ?? 'workflow';
+  const words = WORDS[audience];
+  const named = `${model.providerID}/${model.modelID}`;
   // The provider's own configuration reads variables ({env:NAME} in its apiKey, baseURL ...): each must be set,
   // or OpenCode sends the provider an empty key and the provider's "incorrect API key" names none. Only the
   // workflow's configuration counts (configs[0]): the agent gets no variable the checkout's names.
-  const entries = providerEntries(o.configs, model.providerID);
+  const configs = [...o.configs, ...configsTheStepNames(o.env)];
+  const entries = providerEntries(configs, model.providerID);
   const unset = [...new Set(providerEntries(o.configs.slice(0, 1), model.providerID).flatMap(envReferences))].filter((name) => !o.env[name]);
   if (unset.length > 0) {
     throw new PreflightError(
-      `The model ${model.providerID}/${model.modelID} reads ${unset.length === 1 ? 'the variable' : 'the variables'} ${unset.join(', ')} (${unset.map((n) => `{env:${n}}`).join(', ')} in its provider's configuration), ${unset.length === 1 ? 'which is' : 'which are'} not set for this ${audience === 'shell' ? 'run' : 'step'}: ${howToSet(unset[0]!, audience)}`,
+      `The model ${named} reads ${unset.length === 1 ? 'the variable' : 'the variables'} ${unset.join(', ')} (${unset.map((n) => `{env:${n}}`).join(', ')} in its provider's configuration), ${unset.length === 1 ? 'which is' : 'which are'} not set for this ${words.run}: ${howToSet(unset, audience)}`,
     );
   }
-  const name = keyVariable(model.providerID);
-  if (!name) return;
+  const login = () => hasLogin(o.authFile, model.providerID);
+  const vars = catalogueVariables(model.providerID);
+  if (!vars) {
+    // Not OpenCode's: only a configuration (or a login a plugin made) can define it.
+    if (entries.length > 0 || login()) return;
+    const near = closestProviders(model.providerID, [...Object.keys(CATALOGUE), ...configs.flatMap((c) => Object.keys((c.provider as object | undefined) ?? {}))]);
+    const fix =
+      near.length > 0
+        ? `did you mean ${near.map((n) => `"${n}"`).join(' or ')}? ${audience === 'shell' ? 'Pass --model' : 'Set the model input to'} ${near[0]}/${model.modelID}`
+        : `check the provider's id in OpenCode's list (https://models.dev)`;
+    throw new PreflightError(
+      `OpenCode has no provider "${model.providerID}" (the model ${named}) among the ${Object.keys(CATALOGUE).length} it knows: ${fix}, or define the provider in ${words.config} (provider.${model.providerID}).`,
+    );
+  }
   // A configuration that defines the provider's key itself ({env:OTHER}, checked above, or a literal) is its business.
   const configured = entries.some((p) => (p.options as Record<string, unknown> | undefined)?.apiKey !== undefined);
-  if (configured || hasLogin(o.authFile, model.providerID)) return;
+  if (vars.length === 0 || configured || login()) return;
   if (!o.trusted.includes(model.providerID)) {
-    throw new PreflightError(`The model ${model.providerID}/${model.modelID} needs the provider's key in ${name}, and the agent will not get it. ${untrustedProviderHint(model)}`);
+    throw new PreflightError(`The model ${named} needs ${credentialWords(vars)}, and the agent will not get ${vars.length === 1 ? 'it' : 'them'}. ${untrustedProviderHint(model, audience)}`);
   }
-  if (!o.env[name]) throw new PreflightError(`The model ${model.providerID}/${model.modelID} needs the provider's key in ${name}, which is not set for this ${audience === 'shell' ? 'run' : 'step'}: ${howToSet(name, audience)}`);
+  // OpenCode lists the provider once any one of its variables is set, or its own loader finds what it starts on.
+  if ([...vars, ...(LOADER_VARIABLES[model.providerID] ?? [])].some((name) => o.env[name])) return;
+  throw new PreflightError(
+    vars.length === 1
+      ? `The model ${named} needs the provider's key in ${vars[0]}, which is not set for this ${words.run}: ${howToSet(vars[0]!, audience)}`
+      : `The model ${named} needs ${credentialWords(vars)}, and none of them is set for this ${words.run}: ${howToSet(vars, audience)}`,
+  );
+}
+
+/**
+ * The configuration files the step points OpenCode at (OPENCODE_CONFIG, OPENCODE_CONFIG_DIR): a
+ * provider they define is one OpenCode will have. Unreadable ones count as none.
+ */
+function configsTheStepNames(env: NodeJS.ProcessEnv): Array<Record<string, unknown>> {
+  const files = [env.OPENCODE_CONFIG, ...(env.OPENCODE_CONFIG_DIR ? ['opencode.json', 'opencode.jsonc'].map((f) => path.join(env.OPENCODE_CONFIG_DIR!, f)) : [])];
+  return files.flatMap((file) => {
+    if (!file) return [];
+    try {
+      const parsed: unknown = parseJsonc(fs.readFileSync(file, 'utf8'));
+      return parsed && typeof parsed === 'object' && !Array.isArray(parsed) ? [parsed as Record<string, unknown>] : [];
+    } catch {
+      return [];
+    }
+  });
 }
 
 /** The configuration blocks of provider `id` in each configuration, where any defines it. */
@@ -138,23 +230,24 @@ export function missingModel(providers: Readonly<Record<string, readonly string[
  * Once OpenCode runs: does it have the provider and the model? `providers` is its list
  * (AgentServer.models); `input` names where the model was given.
  */
-export function checkModelKnown(providers: Readonly<Record<string, readonly string[]>>, model: ModelRef | undefined, input = 'the model input', trusted?: readonly string[]): void {
+export function checkModelKnown(providers: Readonly<Record<string, readonly string[]>>, model: ModelRef | undefined, input?: string, trusted?: readonly string[], audience: Audience = 'workflow'): void {
   if (!model) return;
   const missing = missingModel(providers, model);
   if (!missing) return;
+  const where = input ?? WORDS[audience].model;
   if ('provider' in missing) {
-    const name = keyVariable(model.providerID);
+    const vars = catalogueVariables(model.providerID) ?? [];
     const listed = `. Providers it can use in this run: ${missing.provider.slice(0, 12).join(', ') || 'none'}.`;
     if (trusted && !trusted.includes(model.providerID)) {
-      throw new PreflightError(`OpenCode cannot use the provider "${model.providerID}" of the model ${model.providerID}/${model.modelID}${listed} ${untrustedProviderHint(model)}`);
+      throw new PreflightError(`OpenCode cannot use the provider "${model.providerID}" of the model ${model.providerID}/${model.modelID}${listed} ${untrustedProviderHint(model, audience)}`);
     }
     throw new PreflightError(
       `OpenCode cannot use the provider "${model.providerID}" of the model ${model.providerID}/${model.modelID}` +
-        (name ? ` (is ${name} the right key?)` : '') +
-        `${listed} Check the provider name in ${input}, or define the provider in opencode-config.`,
+        (vars.length === 1 ? ` (is ${vars[0]} the right key?)` : vars.length > 1 ? ` (are ${vars.join(', ')} right for it?)` : '') +
+        `${listed} Check the provider name in ${where}, or define the provider in ${WORDS[audience].config}.`,
     );
   }
-  throw new PreflightError(`The provider ${model.providerID} has no model "${model.modelID}". Its models include: ${missing.model.slice(0, 12).join(', ')}. Fix ${input} (provider/model).`);
+  throw new PreflightError(`The provider ${model.providerID} has no model "${model.modelID}". Its models include: ${missing.model.slice(0, 12).join(', ')}. Fix ${where} (provider/model).`);
 }
 
 /**

@@ -17,6 +17,7 @@ import { describeGitEntryChanges, gitEntryChanges, hasGitEntryChanges, scanGitEn
 import { tokenConfig } from '../git/git.js';
 import { files, gitHubChangesRefusal, gitlinkChanges, headBranchRefusal, isGitHubPath, LARGE_REFUSAL, LFS_REFUSAL, linkLeavesCheckout, LINK_REFUSAL, pathList, pathsWithAttribute, pushRefusal, checkoutExclusions, foldersInside, type ChangedEntry } from './rules.js';
 import type { Staging } from './staging.js';
+import { outsidePushPaths, pushPathsRefusal } from './push-paths.js';
 import { pathsThroughLinks } from './worktree.js';
 
 /** Where the changes go. */
@@ -51,6 +52,8 @@ export interface PublishOptions {
   memoryBranch?: string;
   /** The push-github-changes input: changes under `.github/` may go (with the workflow's own token only). */
   gitHubChanges: boolean;
+  /** The push-paths input: globs every committed change must match, else nothing is pushed; empty: no limit. */
+  pushPaths?: readonly string[];
   /** The login github-token belongs to; undefined when it cannot be told. Asked only when it matters. */
   tokenLogin: () => Promise<string | undefined>;
   /** The repository's default branch; undefined when it cannot be told. */
@@ -165,6 +168,8 @@ async function publish(o: PublishOptions): Promise<string | undefined> {
   const kept = leftOut.length > 0 ? await staging.changes() : changes;
   const left = leftOut.length > 0 ? ` It left out ${leftOut.join('; ')}; ${changes.length + large.length - kept.length === 1 ? 'that change stays' : 'those changes stay'} in the checkout.` : '';
   if (kept.length === 0) return `The agent changed ${changed}; Recall committed none of them.${left}`;
+  const outside = outsidePushPaths(kept.map((c) => c.path), o.pushPaths ?? []);
+  if (outside.length > 0) return pushPathsRefusal(changed, outside, o.pushPaths!);
   const counted = files(kept.length);
 
   const leaked = await credentialHolders(o, staging, kept);

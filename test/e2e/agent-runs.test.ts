@@ -103,6 +103,23 @@ describe('running the agent', () => {
     expect(run.main.stdout).not.toMatch(/Restoring memory|Starting OpenCode|Using OpenCode|Installing/);
   });
 
+  it('a provider with several variables (Google) fails as fast, naming each as an env line; a mistyped one gets "did you mean"', async () => {
+    const noKeys = { GOOGLE_API_KEY: '', GOOGLE_GENERATIVE_AI_API_KEY: '', GEMINI_API_KEY: '' };
+    const run = await world.openIssue('6113', ISSUE, { inputs: { model: 'google/gemini-2.5-pro' }, env: noKeys });
+    expect(run.main.exitCode).toBe(1);
+    expect(run.main.stdout).toContain("The model google/gemini-2.5-pro needs the provider's credentials, which OpenCode reads from GOOGLE_API_KEY, GOOGLE_GENERATIVE_AI_API_KEY, GEMINI_API_KEY, and none of them is set for this step");
+    expect(botSaid()).toContain('GOOGLE_API_KEY: ${{ secrets.GOOGLE_API_KEY }}\n      GOOGLE_GENERATIVE_AI_API_KEY: ${{ secrets.GOOGLE_GENERATIVE_AI_API_KEY }}\n      GEMINI_API_KEY: ${{ secrets.GEMINI_API_KEY }}');
+    const typo = await world.openIssue('6114', { ...ISSUE, number: 10 }, { inputs: { model: 'gogle/gemini-2.5-pro' }, env: noKeys });
+    expect(typo.main.exitCode).toBe(1);
+    expect(typo.main.stdout).toContain('did you mean "google"? Set the model input to google/gemini-2.5-pro, or define the provider in opencode-config (provider.gogle).');
+    for (const r of [run, typo]) {
+      expect(r.main.stdout).not.toMatch(/Restoring memory|Starting OpenCode|Using OpenCode|Installing|export /);
+      // The whole main step (node's start, the check, the answer posted) in under a second.
+      expect(r.mainMs, r.main.stdout).toBeLessThan(1_000);
+    }
+    expect(world.model.completions()).toEqual([]);
+  });
+
   it("a key the provider's own configuration reads ({env:NAME}) is checked like a built-in provider's, and named when missing or rejected", async () => {
     const config = world.model.providerConfig() as { provider: { fake: { options: Record<string, unknown> } } };
     config.provider.fake.options.apiKey = '{env:FAKE_API_KEY}';

@@ -204,6 +204,22 @@ describe('recall run (a local run)', () => {
     expect(noKey.stderr).toContain("recall: The model anthropic/claude-sonnet-4-5 needs the provider's key in ANTHROPIC_API_KEY, which is not set for this run: set it in the shell that runs recall:\n\n    export ANTHROPIC_API_KEY=...");
     expect(noKey.stderr).not.toMatch(/secrets\.|Restoring memory|Starting OpenCode|Using OpenCode/);
 
+    // A provider with several variables (Google, Vertex, Bedrock, Azure), and a mistyped one: under a second, in a shell's words.
+    const noKeys = { GOOGLE_API_KEY: '', GOOGLE_GENERATIVE_AI_API_KEY: '', GEMINI_API_KEY: '' };
+    let began = Date.now();
+    const google = await recall(['run', '--prompt', 'Why?', '--model', 'google/gemini-2.5-pro'], noKeys);
+    expect(Date.now() - began).toBeLessThan(1_000);
+    expect(google.code).toBe(1);
+    expect(google.stderr).toContain(
+      "recall: The model google/gemini-2.5-pro needs the provider's credentials, which OpenCode reads from GOOGLE_API_KEY, GOOGLE_GENERATIVE_AI_API_KEY, GEMINI_API_KEY, and none of them is set for this run: set those your account uses in the shell that runs recall:\n\n    export GOOGLE_API_KEY=...\n    export GOOGLE_GENERATIVE_AI_API_KEY=...\n    export GEMINI_API_KEY=...",
+    );
+    began = Date.now();
+    const typo = await recall(['run', '--prompt', 'Why?', '--model', 'gogle/gemini-2.5-pro'], noKeys);
+    expect(Date.now() - began).toBeLessThan(1_000);
+    expect(typo.code).toBe(1);
+    expect(typo.stderr).toContain('did you mean "google"? Pass --model google/gemini-2.5-pro, or define the provider in --opencode-config (provider.gogle).');
+    for (const r of [google, typo]) expect(r.stderr).not.toMatch(/secrets\.|model input|Restoring memory|Starting OpenCode|Using OpenCode/);
+
     const noModel = await recall(['run', '--prompt', 'Why?'], { RECALL_MODEL: '' });
     expect(noModel.code).toBe(1);
     expect(noModel.stderr).toContain('recall: No model is set for this run: pass --model provider/model (e.g. anthropic/claude-sonnet-4-5), or export RECALL_MODEL=provider/model');

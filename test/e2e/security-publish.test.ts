@@ -231,6 +231,23 @@ describe('what publish may change, and where it may push', () => {
     expect(w.github.calls.filter((c) => c.path === '/graphql')).toHaveLength(1); // asked only when it mattered
   });
 
+  it('push-paths: an agent that rewrites package.json scripts (what CI runs) beside its fix gets nothing pushed, and the thread names the path', async () => {
+    const { w, remote } = await worldWithRemote();
+    fs.writeFileSync(path.join(w.checkout, 'package.json'), '{"scripts": {"test": "node --test"}}\n');
+    git(w.checkout, 'add', 'package.json');
+    git(w.checkout, 'commit', '-q', '-m', 'scripts');
+    git(w.checkout, 'push', '-q', 'origin', 'HEAD:refs/heads/main');
+    // Encoded, so that OpenCode's look at the paths a command names (it asks about those outside) sees none.
+    const edit = [`cd ${w.checkout}`, `printf '{"scripts": {"test": "sh tools/exfiltrate.sh"}}\\n' > package.json`, "printf 'export const fixed = true;\\n' > src/fixed.ts"].join('\n');
+    const scriptsAndFix = bash(`echo ${Buffer.from(edit).toString('base64')} | base64 -d | sh`);
+    w.model.script({ toolCalls: [scriptsAndFix] }, { text: 'Fixed.' });
+    const run = await w.openIssue('9310', ISSUE, { inputs: { 'push-paths': 'src/**' } });
+    expect(run.main.exitCode, run.main.stdout + run.main.stderr).toBe(0);
+    expect(fs.readFileSync(path.join(w.checkout, 'package.json'), 'utf8')).toContain('exfiltrate'); // the agent did rewrite it
+    expect(branches(remote)).toBe('refs/heads/main');
+    expect(botSaid(w, ISSUE.number)).toContain("but Recall did not push them: `package.json` lies outside `push-paths` (`src/**`), which every change must stay within. Nothing was committed");
+  });
+
   it("links the agent makes to the runner's files or to .git are not committed (a later job that follows them would read them); the fix and a link inside are", async () => {
     const { w, remote } = await worldWithRemote();
     const plant = [

@@ -10,7 +10,7 @@
 import type { AgentServer } from '../../ports.js';
 import { addUsage, NO_TOKENS, type Usage } from '../usage.js';
 import type { ModelRef } from '../opencode.js';
-import { keyVariable, missingModel } from '../preflight.js';
+import { catalogueVariables, missingModel } from '../preflight.js';
 import { TOOL_DEFINITIONS, type ToolDefinition } from './definitions.js';
 
 /** Dispatches one run may make: a second opinion, not a loop. */
@@ -123,8 +123,10 @@ export class Dispatcher {
     });
     const missing = missingModel(usable, model);
     if (missing && 'provider' in missing) {
-      const key = keyVariable(model.providerID);
-      if (key && !this.settings.env[key]) throw new DispatchFailed(`The model ${name} cannot be used: its provider's key ${key} is not set for this step.`);
+      const vars = catalogueVariables(model.providerID) ?? [];
+      if (vars.length > 0 && !vars.some((v) => this.settings.env[v])) {
+        throw new DispatchFailed(`The model ${name} cannot be used: ${vars.length === 1 ? `its provider's key ${vars[0]} is not set` : `none of its provider's variables (${vars.join(', ')}) is set`} for this step.`);
+      }
       throw new DispatchFailed(`The model ${name} cannot be used: OpenCode has no provider "${model.providerID}" in this run (it has ${missing.provider.slice(0, 8).join(', ') || 'none'}).`);
     }
     if (missing) throw new DispatchFailed(`The model ${name} cannot be used: the provider ${model.providerID} has no model "${model.modelID}" (it has ${missing.model.slice(0, 8).join(', ')}).`);
