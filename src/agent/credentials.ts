@@ -3,17 +3,25 @@
  * memory store before a save, and out of everything it posts (RFC-005). The forms they may be
  * written in, and their redaction, are secrets/forms.ts.
  */
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
+import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { MIN_LENGTH } from '../secrets/forms.js';
 import { agentStateDirs, credentialsIn, isSecretName } from './environment.js';
 
 /**
- * The working directories a shell exports (`cd` sets them): paths, though `PWD` is named like a
- * password (SMTP_PWD). Taken for credentials, the checkout's path (or a runner's, which the
- * checkout's starts with) was redacted from memory, and OpenCode could no longer open the sessions.
+ * Variables that hold a path whatever their name says: the shell's working directories and home
+ * (`cd` sets PWD, though it is named like a password: SMTP_PWD), the runner's own folders and files,
+ * and the file google-github-actions/auth writes its key to. Taken for credentials, the checkout's
+ * path (or a runner's, which the checkout's starts with) was redacted from memory, and OpenCode
+ * could no longer open the sessions.
  */
-const SHELL_DIRECTORIES = new Set(['PWD', 'OLDPWD']);
+const PATH_NAMES = new Set([
+  'PWD', 'OLDPWD', 'HOME', 'TMPDIR', 'GITHUB_WORKSPACE', 'GITHUB_ENV', 'GITHUB_OUTPUT', 'GITHUB_STATE', 'GITHUB_STEP_SUMMARY',
+  'RUNNER_TEMP', 'RUNNER_TOOL_CACHE', 'RUNNER_WORKSPACE', 'GOOGLE_APPLICATION_CREDENTIALS',
+]);
+/** A name that says its value is a path: `*_DIR`, `*_PATH`, `*_FILE` and their kin (SIGNING_KEY_FILE, SSH_AUTH_SOCK). */
+const PATH_SUFFIX = /_(?:DIRS?|DIRECTORY|PATHS?|FILES?|FILENAME|HOME|ROOT|SOCK|SOCKET)$/i;
 /** Values people write where a secret would go that are not one: taken for credentials, every mention of the word in memory would go. */
 const COMMON_VALUES = new Set(['disabled', 'enabled', 'required', 'optional', 'password', 'changeme', 'localhost', 'undefined', 'anonymous', 'unused', 'default', 'placeholder', 'redacted', '[redacted]']);
 /**
@@ -23,32 +31,46 @@ const COMMON_VALUES = new Set(['disabled', 'enabled', 'required', 'optional', 'p
  * no memory was saved.
  */
 const PLAIN_INPUTS = new Set(['INPUT_MEMORY-KEY-PREFIX']);
-/** An absolute path (POSIX, home-relative or Windows): a secret lives in such a file, not in its name. */
+/**
+ * Written like an absolute path (POSIX, home-relative or Windows). Not enough on its own (issue 25):
+ * one base64 secret in 64 starts with `/` (an AWS secret access key, an Azure storage key), so the
+ * path must also be there on the machine.
+ */
 const ABSOLUTE_PATH = /^(?:\/|~\/|[A-Za-z]:[\\/])[^\s]*$/;
 
+/** Whether `value` names a file or folder on this machine (`~/` read as the user's home). */
+export function pathExists(value: string): boolean {
+  return existsSync(value.startsWith('~/') ? join(homedir(), value.slice(2)) : value);
+}
+
 /**
- * Whether the variable `name` holds a value that is no secret whatever its name says (issue 18):
- * the shell's working directories; the runner's step state (`STATE_*`, main's hand-over to post,
- * which is Recall's own: the memory key, a comment id); Recall's `memory-key-prefix` input; a path;
- * a common word. Each, taken for a credential, was redacted out of memory wherever it appears: a
- * path out of every session's directory (OpenCode could no longer open them), the memory key out of
- * the manifest that names it (the save was refused).
+ * Whether the variable `name` holds a value that is no secret whatever its name says (issues 18,
+ * 25): the runner's step state (`STATE_*`, main's hand-over to post, which is Recall's own: the
+ * memory key, a comment id); Recall's `memory-key-prefix` input; a path, as the variable's name says
+ * (PATH_NAMES, PATH_SUFFIX) or as the machine shows (`exists`: written like one and there); a common
+ * word. Never a path from the value's shape alone: `/aB3...` is as likely a key. Each, taken for a
+ * credential, was redacted out of memory wherever it appears: a path out of every session's
+ * directory (OpenCode could no longer open them), the memory key out of the manifest that names it
+ * (the save was refused).
  */
-export function plainValue(name: string, value: string): boolean {
-  return SHELL_DIRECTORIES.has(name) || /^STATE_/i.test(name) || PLAIN_INPUTS.has(name.toUpperCase()) || ABSOLUTE_PATH.test(value) || COMMON_VALUES.has(value.toLowerCase());
+export function plainValue(name: string, value: string, exists: (path: string) => boolean = pathExists): boolean {
+  const upper = name.toUpperCase();
+  if (/^STATE_/.test(upper) || PLAIN_INPUTS.has(upper) || COMMON_VALUES.has(value.toLowerCase())) return true;
+  if (PATH_NAMES.has(upper) || PATH_SUFFIX.test(name)) return true;
+  return ABSOLUTE_PATH.test(value) && exists(value);
 }
 
 /**
  * Every value of `env` named like a secret, and every credential inside a value (a URL's password,
- * token user or query key; a password in a -D option). Pure.
+ * token user or query key; a password in a -D option). Pure but for `exists` (plainValue).
  */
-export function credentialValues(env: NodeJS.ProcessEnv): string[] {
+export function credentialValues(env: NodeJS.ProcessEnv, exists: (path: string) => boolean = pathExists): string[] {
   const values: string[] = [];
   for (const [name, raw] of Object.entries(env)) {
     const value = raw?.trim();
     if (!value) continue;
     if (/^STATE_/i.test(name)) continue;
-    if ((isSecretName(name) || /_KEY_ID$/i.test(name)) && !plainValue(name, value) && value.length >= MIN_LENGTH) values.push(value);
+    if ((isSecretName(name) || /_KEY_ID$/i.test(name)) && !plainValue(name, value, exists) && value.length >= MIN_LENGTH) values.push(value);
     for (const { secret } of credentialsIn(value)) if (secret.length >= MIN_LENGTH) values.push(secret);
   }
   return [...new Set(values)];

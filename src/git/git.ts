@@ -98,11 +98,12 @@ export class Git {
     });
   }
 
-  /** Runs `git args` with its output as a stream (a blob's bytes); `done` settles when it exits. */
+  /** Runs `git args` with its output as a stream (a blob's bytes; `input` to its stdin); `done` settles when it exits. */
   stream(args: readonly string[], o: GitRunOptions = {}): { stdout: Readable; done: Promise<GitResult> } {
     const child = this.spawn(args, o);
     const late = this.bound(child);
-    child.stdin.end();
+    child.stdin.on('error', () => undefined); // as in run()
+    child.stdin.end(o.input);
     let stderr = '';
     child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
     const done = new Promise<GitResult>((resolve, reject) => {
@@ -113,8 +114,8 @@ export class Git {
   }
 
   /** The bytes `git args` prints (a blob); a non-zero exit throws. */
-  async bytes(args: readonly string[]): Promise<Buffer> {
-    const { stdout, done } = this.stream(args);
+  async bytes(args: readonly string[], o: GitRunOptions = {}): Promise<Buffer> {
+    const { stdout, done } = this.stream(args, o);
     const chunks: Buffer[] = [];
     for await (const chunk of stdout) chunks.push(chunk as Buffer);
     const r = await done;

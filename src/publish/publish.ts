@@ -10,7 +10,7 @@
  * (staging.ts) with git's every program-starting setting off, never from a folder that holds a
  * repository, and only after a look with node:fs found no `.git` the agent made.
  */
-import { redactCredentials } from '../secrets/forms.js';
+import { literalForms, redactCredentials, streamHolds } from '../secrets/forms.js';
 import { describe } from '../errors.js';
 import type { CheckoutFacts } from '../git/checkout.js';
 import { describeGitEntryChanges, gitEntryChanges, hasGitEntryChanges, scanGitEntries } from '../git/git-entries.js';
@@ -18,6 +18,7 @@ import { tokenConfig } from '../git/git.js';
 import { files, gitHubChangesRefusal, gitlinkChanges, headBranchRefusal, isGitHubPath, LARGE_REFUSAL, LFS_REFUSAL, linkLeavesCheckout, LINK_REFUSAL, pathList, pathsWithAttribute, pushRefusal, checkoutExclusions, foldersInside, type ChangedEntry } from './rules.js';
 import type { Staging } from './staging.js';
 import { outsidePushPaths, pushPathsRefusal } from './push-paths.js';
+import { linksLeadingOut } from './link-tree.js';
 import { pathsThroughLinks } from './worktree.js';
 
 /** Where the changes go. */
@@ -67,7 +68,11 @@ export interface PublishOptions {
   log: (line: string) => void;
 }
 
-/** Files larger than this are scanned for credentials as they are, not in their encoded forms. */
+/**
+ * Files larger than this are searched for the literal forms of a credential (encoded ones among them)
+ * as they stream past, never held whole; smaller ones also for the spelled-out form, a pattern run
+ * over the whole text.
+ */
 const DECODED_SCAN_LIMIT = 4 * 1024 * 1024;
 const ANSWER_IN_PULL = 4_000;
 
@@ -158,12 +163,20 @@ async function publish(o: PublishOptions): Promise<string | undefined> {
   const written = changes.filter((c) => c.status !== 'D' && !(gitHubWhy && gitHub.includes(c.path))).map((c) => c.path);
   const lfs = pathsWithAttribute(await staging.attribute('filter', written), 'lfs');
   if (lfs.length > 0) await leave(lfs, LFS_REFUSAL);
-  // A link is committed as its target's text: one out of the repository is left out (rules.ts).
+  // A link is committed as its target's text: one out of the repository is left out (rules.ts), and
+  // so is every one on the way of a link that leads out once the links of the commit are followed
+  // as the kernel follows them (link-tree.ts: two links that each read as inside lead out together).
+  const newLinks = changes.filter((c) => c.newMode === '120000' && written.includes(c.path));
   const outward: string[] = [];
-  for (const c of changes) {
-    if (c.newMode === '120000' && written.includes(c.path) && linkLeavesCheckout(c.path, (await staging.blob(c.newSha)).toString('utf8'))) outward.push(c.path);
+  for (const c of newLinks) if (linkLeavesCheckout(c.path, (await staging.blob(c.newSha)).toString('utf8'))) outward.push(c.path);
+  if (newLinks.length > 0) {
+    // Those out as text first: where the agent changed a link, the repository's is then the one followed.
+    await staging.leaveOut(outward);
+    const chained = linksLeadingOut(await staging.links(), newLinks.map((c) => c.path).filter((p) => !outward.includes(p)));
+    outward.push(...chained);
+    await staging.leaveOut(chained);
   }
-  if (outward.length > 0) await leave(outward, LINK_REFUSAL);
+  if (outward.length > 0) leftOut.push(`${pathList(outward)}: ${LINK_REFUSAL}`);
   // Mutation: made `true` (or `>= 0`) this survives, equivalent: with nothing left out git is asked again for the same changes.
   const kept = leftOut.length > 0 ? await staging.changes() : changes;
   const left = leftOut.length > 0 ? ` It left out ${leftOut.join('; ')}; ${changes.length + large.length - kept.length === 1 ? 'that change stays' : 'those changes stay'} in the checkout.` : '';
@@ -174,7 +187,8 @@ async function publish(o: PublishOptions): Promise<string | undefined> {
 
   const leaked = await credentialHolders(o, staging, kept);
   if (leaked.length > 0) {
-    return `The agent changed ${changed}, but Recall did not commit them: ${leaked.map((f) => `\`${f}\``).join(', ')} ${leaked.length === 1 ? 'holds' : 'hold'} one of this run's credentials.`;
+    const besides = leftOut.length > 0 ? ` It would have left out ${leftOut.join('; ')} in any case.` : '';
+    return `The agent changed ${changed}, but Recall did not commit them: ${leaked.map((f) => `\`${f}\``).join(', ')} ${leaked.length === 1 ? 'holds' : 'hold'} one of this run's credentials.${besides}`;
   }
   // A process the agent left behind could still be at work: look once more before anything leaves.
   const late = plantedRepositories(checkout, inside);
@@ -256,14 +270,29 @@ async function credentialHolders(o: PublishOptions, staging: Staging, kept: read
     // writes, 100644, 100755, 120000, 160000, 000000, holds 100 or 120 but at its start).
     // Stryker disable next-line LogicalOperator,StringLiteral: equivalent, as said above
     if (entry.status === 'D' || !/^1[02]0/.test(entry.newMode)) continue; // deleted, or not a file or link
-    const content = await staging.blob(entry.newSha);
-    let holds: boolean;
-    if (content.length > DECODED_SCAN_LIMIT) holds = credentials.some((c) => content.includes(Buffer.from(c)));
-    else {
-      const text = content.toString('utf8');
-      holds = redactCredentials(text, credentials) !== text;
-    }
-    if (holds) holders.push(entry.path);
+    if (await blobHolds(staging.blobChunks(entry.newSha), credentials)) holders.push(entry.path);
   }
   return holders;
+}
+
+/**
+ * Whether a blob's bytes hold one of `credentials`: every literal form (encoded ones among them)
+ * searched as the bytes stream past, all of them, and in a file up to DECODED_SCAN_LIMIT also the
+ * spelled-out form. Past the limit only the raw bytes were searched once, and a base64 key at the
+ * end of a 5 MiB file was pushed (issue 25).
+ */
+async function blobHolds(chunks: AsyncIterable<Buffer>, credentials: readonly string[]): Promise<boolean> {
+  const head: Buffer[] = [];
+  let size = 0;
+  const counted = async function* () {
+    for await (const chunk of chunks) {
+      size += chunk.length;
+      if (size <= DECODED_SCAN_LIMIT) head.push(chunk);
+      yield chunk;
+    }
+  };
+  const literal = await streamHolds(counted(), literalForms(credentials));
+  if (literal || size > DECODED_SCAN_LIMIT) return literal;
+  const text = Buffer.concat(head).toString('utf8');
+  return redactCredentials(text, credentials) !== text;
 }

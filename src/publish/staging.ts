@@ -191,6 +191,36 @@ export class Staging {
     return this.git().bytes(['cat-file', 'blob', sha]);
   }
 
+  /** The staged content of a blob, as it streams from git: a large file is never held whole. */
+  async *blobChunks(sha: string): AsyncGenerator<Buffer> {
+    const { stdout, done } = this.git().stream(['cat-file', 'blob', sha]);
+    for await (const chunk of stdout) yield chunk as Buffer;
+    const r = await done;
+    if (r.code !== 0) throw new Error(`git cat-file failed: ${r.stderr.trim()}`);
+  }
+
+  /**
+   * Every link the commit would hold (the repository's and the agent's, as staged now): path ->
+   * target. Read from the index with one `cat-file --batch`, however many there are.
+   */
+  async links(): Promise<Map<string, string>> {
+    const git = this.git();
+    const listed = (await git.must(['ls-files', '-s', '-z'])).split('\0').filter((l) => l.startsWith('120000 '));
+    const entries = listed.map((line) => ({ sha: line.slice(7, line.indexOf(' ', 7)), path: line.slice(line.indexOf('\t') + 1) }));
+    const links = new Map<string, string>();
+    if (entries.length === 0) return links;
+    const out = await git.bytes(['cat-file', '--batch'], { input: entries.map((e) => `${e.sha}\n`).join('') });
+    // `<sha> blob <size>\n<target>\n` per link, in the order asked.
+    let at = 0;
+    for (const e of entries) {
+      const header = out.indexOf(0x0a, at);
+      const size = Number(out.subarray(at, header).toString('latin1').split(' ')[2]);
+      links.set(e.path, out.subarray(header + 1, header + 1 + size).toString('utf8'));
+      at = header + 1 + size + 1;
+    }
+    return links;
+  }
+
   /** The commit of what is staged, on top of HEAD. */
   async commit(message: string): Promise<string> {
     const git = this.git();

@@ -51,11 +51,41 @@ function encodedForms(credential: string): string[] {
 
 const escapeRegExp = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
+/** The credentials long enough to redact, once each. */
+const usableCredentials = (credentials: readonly string[]) => [...new Set(credentials)].filter((c) => c.length >= MIN_LENGTH);
+
+/**
+ * Every literal form of `credentials` (as they are, JSON-escaped, percent-encoded, hex, base64 and
+ * base64url cores), longest first: all redaction finds but the spelled-out form, which is a pattern.
+ * Literal strings, so they can be searched for in bytes as they stream past (publish). Pure.
+ */
+export function literalForms(credentials: readonly string[]): string[] {
+  return [...new Set(usableCredentials(credentials).flatMap(encodedForms))].filter((f) => f.length >= MIN_LENGTH).sort((a, b) => b.length - a.length);
+}
+
+/**
+ * Whether the bytes of `chunks`, read to their end, hold one of `forms` (literalForms), also across
+ * the border of two chunks. Memory: one chunk and the longest form.
+ */
+export async function streamHolds(chunks: AsyncIterable<Buffer>, forms: readonly string[]): Promise<boolean> {
+  const wanted = forms.map((f) => Buffer.from(f, 'utf8'));
+  const overlap = Math.max(0, ...wanted.map((w) => w.length - 1));
+  let tail = Buffer.alloc(0);
+  let holds = false;
+  for await (const chunk of chunks) {
+    // Read to the end even once found: git, writing the blob, exits when it is all read.
+    if (holds) continue;
+    const window = Buffer.concat([tail, chunk]);
+    holds = wanted.some((w) => window.includes(w));
+    tail = window.subarray(Math.max(0, window.length - overlap));
+  }
+  return holds;
+}
+
 /** `text` with every credential, in every form above, replaced by `[redacted]`. Pure. */
 export function redactCredentials(text: string, credentials: readonly string[]): string {
-  const usable = [...new Set(credentials)].filter((c) => c.length >= MIN_LENGTH);
-  const literal = [...new Set(usable.flatMap(encodedForms))].filter((f) => f.length >= MIN_LENGTH).sort((a, b) => b.length - a.length);
-  let out = literal.reduce((t, form) => t.split(form).join('[redacted]'), text);
+  const usable = usableCredentials(credentials);
+  let out = literalForms(usable).reduce((t, form) => t.split(form).join('[redacted]'), text);
   for (const credential of usable) {
     // The characters one by one, with spaces or one separator between them.
     const chars = [...credential].map(escapeRegExp);

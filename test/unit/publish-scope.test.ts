@@ -127,6 +127,35 @@ describe('links the agent commits', () => {
     expect(said).toContain(`It left out \`config.txt\`, \`deploy-key\`: ${LINK_REFUSAL}; those changes stay in the checkout.`);
     expect(pushed()).toEqual(['README.md', 'readme-link', 'src/fix.ts']);
   });
+
+  it('two links that each read as inside but lead out together, and one through a link the repository committed, are left out; a chain inside goes (issue 25)', async () => {
+    // Committed before the agent: link folders of the repository's own, one deeper, one to the top.
+    fs.mkdirSync(path.join(repo.work, 'docs', 'archive', 'v2'), { recursive: true });
+    write('docs/archive/v2/guide.md', 'guide\n');
+    fs.symlinkSync('archive/v2', path.join(repo.work, 'docs', 'current'));
+    fs.symlinkSync('..', path.join(repo.work, 'docs', 'root'));
+    sh(repo.work, 'add', '-A');
+    sh(repo.work, 'commit', '-q', '-m', 'docs');
+    sh(repo.work, 'push', '-q', 'origin', 'main');
+    const folders = Array.from({ length: 12 }, (_, i) => `p${i}`).join('/');
+    const said = await repo.publish({
+      agent: () => {
+        fs.mkdirSync(path.join(repo.work, folders), { recursive: true });
+        fs.symlinkSync(Array(12).fill('..').join('/'), path.join(repo.work, folders, 'up'));
+        fs.symlinkSync(`${folders}/up/${Array(13).fill('..').join('/')}/etc/hostname`, path.join(repo.work, 'escape'));
+        // Through the repository's link: docs/root is the top, so docs/root/.. is above it.
+        fs.symlinkSync('docs/root/../../etc/passwd', path.join(repo.work, 'passwd'));
+        fs.symlinkSync('docs/current/guide.md', path.join(repo.work, 'guide'));
+        write('src/fix.ts', 'fixed\n');
+      },
+    });
+    expect(fs.readFileSync(path.join(repo.work, 'escape'), 'utf8')).toBe(fs.readFileSync('/etc/hostname', 'utf8')); // the pair really leads out
+    expect(linkLeavesCheckout(`${folders}/up`, fs.readlinkSync(path.join(repo.work, folders, 'up')))).toBe(false);
+    expect(linkLeavesCheckout('escape', fs.readlinkSync(path.join(repo.work, 'escape')))).toBe(false);
+    expect(linkLeavesCheckout('passwd', fs.readlinkSync(path.join(repo.work, 'passwd')))).toBe(false);
+    expect(said).toContain(`It left out \`escape\`, \`${folders}/up\`, \`passwd\`: ${LINK_REFUSAL}; those changes stay in the checkout.`);
+    expect(pushed()).toEqual(['README.md', 'docs/archive/v2/guide.md', 'docs/current', 'docs/root', 'guide', 'src/fix.ts']);
+  });
 });
 
 describe('folders that are links after staging', () => {

@@ -142,7 +142,7 @@ class FakeStaging {
   disposed = 0;
   constructor(
     private readonly entries: ChangedEntry[],
-    private readonly o: { attributes?: string; blobs?: Record<string, Buffer | string>; push?: { code: number; stdout: string; stderr: string }; onBlob?: () => void; stage?: () => Promise<ChangedEntry[]>; before?: string[]; large?: string[] } = {},
+    private readonly o: { attributes?: string; blobs?: Record<string, Buffer | string>; push?: { code: number; stdout: string; stderr: string }; onBlob?: () => void; stage?: () => Promise<ChangedEntry[]>; before?: string[]; large?: string[]; chunk?: number; committedLinks?: Record<string, string> } = {},
   ) {}
   /** The checkout: the staged paths' folders are made there, as the agent would have made them. */
   root: string | undefined;
@@ -172,6 +172,18 @@ class FakeStaging {
     this.blobsRead.push(sha);
     this.o.onBlob?.();
     return Buffer.from(this.o.blobs?.[sha] ?? 'plain content\n');
+  }
+  /** The blob in chunks of `chunk` bytes (64 KiB, as a pipe gives them). */
+  async *blobChunks(sha: string): AsyncGenerator<Buffer> {
+    const whole = await this.blob(sha);
+    const size = this.o.chunk ?? 64 * 1024;
+    for (let at = 0; at < whole.length; at += size) yield whole.subarray(at, at + size);
+  }
+  /** The links staged now: the repository's (`committedLinks`) and the agent's not left out. */
+  async links(): Promise<Map<string, string>> {
+    const links = new Map(Object.entries(this.o.committedLinks ?? {}));
+    for (const e of this.entries) if (e.newMode === '120000' && !this.leftOut.includes(e.path)) links.set(e.path, String(this.o.blobs?.[e.newSha] ?? ''));
+    return links;
   }
   async commit(message: string): Promise<string> {
     this.message = message;
@@ -482,16 +494,26 @@ describe("publish's decisions, with a stand-in for git", () => {
     expect(none.blobsRead).toEqual([]);
   });
 
-  it('a file past 4 MiB is searched for the credential as it is, not for its encoded forms', async () => {
-    const big = (text: string) => Buffer.concat([Buffer.alloc(4 * 1024 * 1024, 0x20), Buffer.from(text)]);
-    const encoded = new FakeStaging([change('dump.bin')], { blobs: { 'blob-of-dump.bin': big(Buffer.from(TOKEN).toString('base64')) } });
-    expect((await decide({ fake: encoded })).said).toContain('Recall opened #8');
-    const raw = new FakeStaging([change('dump.bin')], { blobs: { 'blob-of-dump.bin': big(TOKEN) } });
-    expect((await decide({ fake: raw, credentials: () => ['sk-other-credential-0123', TOKEN] })).said).toContain('`dump.bin` holds one of this run\'s credentials');
-    // At 4 MiB exactly the encoded forms are still looked for.
-    const edge = Buffer.from(TOKEN).toString('base64');
-    const atLimit = new FakeStaging([change('dump.bin')], { blobs: { 'blob-of-dump.bin': Buffer.concat([Buffer.alloc(4 * 1024 * 1024 - edge.length, 0x20), Buffer.from(edge)]) } });
-    expect((await decide({ fake: atLimit })).said).toContain('`dump.bin` holds one of this run\'s credentials');
+  it('a file past 4 MiB is searched for every literal form of a credential, to its end and across chunks; the spelled-out form only up to 4 MiB (issue 25)', async () => {
+    const MiB = 1024 * 1024;
+    const padded = (size: number, text: string) => Buffer.concat([Buffer.alloc(size - text.length, 0x20), Buffer.from(text)]);
+    const holds = async (content: Buffer, chunk?: number, credentials = [TOKEN]) => (await decide({ fake: new FakeStaging([change('dump.bin')], { blobs: { 'blob-of-dump.bin': content }, ...(chunk ? { chunk } : {}) }), credentials: () => credentials })).said!.includes('`dump.bin` holds');
+    const base64 = Buffer.from(TOKEN).toString('base64');
+    // The attack: a base64 key at the very end of a 5 MiB file, pushed when only the raw bytes were searched past the limit.
+    expect(await holds(padded(5 * MiB, base64))).toBe(true);
+    expect(await holds(padded(5 * MiB, Buffer.from(TOKEN).toString('hex')))).toBe(true);
+    expect(await holds(padded(5 * MiB, encodeURIComponent(`${TOKEN}/`)))).toBe(true);
+    expect(await holds(padded(5 * MiB, TOKEN), undefined, ['sk-other-credential-0123', TOKEN])).toBe(true);
+    // A form cut in two by the pipe's chunks (64 KiB) is still found, wherever the cut; and at the very start.
+    const at = (offset: number, text: string) => Buffer.concat([padded(offset + text.length, text), Buffer.alloc(5 * MiB - offset - text.length, 0x20)]);
+    for (const offset of [0, 64 * 1024 - 1, 64 * 1024 - 5, 10 * 64 * 1024 - base64.length + 1]) expect(await holds(at(offset, base64)), `at ${offset}`).toBe(true);
+    // Nothing of it: committed.
+    expect(await holds(padded(5 * MiB, 'nothing here'))).toBe(false);
+    // Spelled out with spaces (a pattern, not a literal): found up to 4 MiB, not past it.
+    const spelled = [...TOKEN].join(' ');
+    expect(await holds(padded(4 * MiB, spelled))).toBe(true);
+    expect(await holds(padded(4 * MiB + 1, spelled))).toBe(false);
+    expect(await holds(padded(4 * MiB, spelled), 4 * MiB - 1)).toBe(true); // the text is whole though read in two
   });
 
   it('a staged path below a folder that is a link after staging (swapped while git walked) stops the publish', async () => {
