@@ -101,7 +101,8 @@ describe('the dispatch tool', () => {
     expect(run.warnings.join('\n')).toContain("dispatch-models: The model anthropic/claude-sonnet-4-5 needs the provider's key in ANTHROPIC_API_KEY");
     expect(run.warnings.join('\n')).toContain('dispatch-models: The provider fake has no model "ghost"');
     expect(run.main.stdout).toMatch(/^✓ dispatch fake\/second$/m);
-    expect(run.main.stdout).toMatch(/^✗ dispatch openai\/gpt-5 \(failed\)$/m);
+    // A failed call says why in the log (issue 26), the tool's own error.
+    expect(run.main.stdout).toMatch(/^✗ dispatch openai\/gpt-5 \(failed: There is no model \\?"openai\/gpt-5\\?" to dispatch to in this run: use one of fake\/second/m);
   });
 
   it('exists only when dispatch-models names a model', async () => {
