@@ -17,6 +17,7 @@ import { runCredentials } from '../agent/credentials.js';
 import { redactCredentials } from '../secrets/forms.js';
 import { resolveOpenCode } from '../agent/install.js';
 import { OpenCodeLauncher } from '../agent/launcher.js';
+import { parseModel, type ModelRef } from '../agent/opencode.js';
 import { addUsage, NO_TOKENS, type Usage } from '../agent/usage.js';
 import { CARD_AGENT, CARD_SYSTEM, cardSource } from '../cards/card-prompt.js';
 import { CARD_TIMEOUT_MS, writeCards } from '../cards/card-writer.js';
@@ -152,10 +153,17 @@ export function cardInputs(v: Record<string, string | boolean | undefined>, env:
   try {
     const given: Record<string, string> = { model: (v.model as string | undefined) ?? env.RECALL_MODEL ?? '', 'opencode-config': (v['opencode-config'] as string | undefined) ?? '' };
     const inputs = readInputs((input) => given[input] ?? '');
-    // Cards are the small model's job: its small_model comes before its model, as the usage says.
+    if (given.model) return inputs;
+    // Cards are the small model's job: its small_model comes before its model, as the usage says;
+    // one not in provider/model form is ignored, as OpenCode ignores it (opencode.ts configuredModels).
     const small = inputs.opencodeConfig.small_model;
-    if (given.model || typeof small !== 'string' || !small.trim()) return inputs;
-    return readInputs((input) => (input === 'model' ? small.trim() : (given[input] ?? '')));
+    let smallModel: ModelRef | undefined;
+    try {
+      smallModel = typeof small === 'string' ? parseModel(small.trim()) : undefined;
+    } catch {
+      smallModel = undefined;
+    }
+    return smallModel ? { ...inputs, model: smallModel } : inputs;
   } catch (error) {
     if (error instanceof InputError) throw new UsageError(error.message.replace(/^Input /, '--'), name);
     throw error;

@@ -90,8 +90,9 @@ export function importedFrom(v: unknown, clean: Clean, now: Date): Imported {
     usedAt: now.toISOString(),
     ...(card ? { card: card.card } : {}),
   });
-  const dropped = ((x.links as string[] | undefined) ?? []).filter((l) => !record?.links.includes(l));
-  return record ? { record, ...(dropped.length > 0 ? { dropped } : {}) } : { problem: 'not a record Recall can keep' };
+  if (!record) return { problem: 'not a record Recall can keep' };
+  const dropped = ((x.links as string[] | undefined) ?? []).filter((l) => !record.links.includes(l));
+  return { record, ...(dropped.length > 0 ? { dropped } : {}) };
 }
 
 /** The file's lines as what each adds (1-based line numbers; blank lines are skipped). */

@@ -102,6 +102,8 @@ describe('memory cards honour small_model', () => {
     expect(model({ 'opencode-config': config })).toEqual({ providerID: 'fake', modelID: 'small' });
     expect(model({ 'opencode-config': config }, { RECALL_MODEL: 'env/m' })).toEqual({ providerID: 'env', modelID: 'm' });
     expect(model({ 'opencode-config': config, model: 'flag/m' }, { RECALL_MODEL: 'env/m' })).toEqual({ providerID: 'flag', modelID: 'm' });
+    // A small_model not in provider/model form is ignored, as OpenCode ignores it.
+    expect(model({ 'opencode-config': JSON.stringify({ small_model: 'haiku' }) })).toBeUndefined();
     // Only model: the launcher takes it from the configuration, as a run does.
     expect(model({ 'opencode-config': JSON.stringify({ model: 'fake/big' }) })).toBeUndefined();
   });
