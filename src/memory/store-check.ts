@@ -264,7 +264,7 @@ function userTurns(db: DatabaseSync): { turns: Map<string, string[]>; refused: M
     list.push({ id: String(p.id), data: p.data });
     partsOf.set(String(p.message_id), list);
   }
-  const sent = parentOf.size > 0 ? callsToChildren(db, assistantIn, parentOf) : new Map<string, Set<string>>();
+  const sent = callsToChildren(db, assistantIn, parentOf);
   const unsent = new Set<string>();
   for (const { session, id } of users) {
     if (refused.has(session)) continue;
@@ -282,16 +282,15 @@ function userTurns(db: DatabaseSync): { turns: Map<string, string[]>; refused: M
     if (parentOf.has(session)) {
       if (read.length === 0 || isOpenCodesOwn(read)) continue;
       const prompt = childPrompt(read);
+      // Mutation: `prompt === undefined` made `false` survives, equivalent: no call sends undefined.
       if (prompt === undefined || !sent.get(session)?.has(prompt)) unsent.add(session);
       continue;
     }
     const digest = userTurnDigest(read);
     if (digest) turns.get(session)!.push(digest);
   }
-  for (const id of refused.keys()) {
-    turns.delete(id);
-    unsent.delete(id);
-  }
+  // A refused child never reaches `unsent`: it is skipped above.
+  for (const id of refused.keys()) turns.delete(id);
   for (const id of parentOf.keys()) turns.delete(id);
   return { turns, refused, unsent: [...unsent] };
 }

@@ -78,11 +78,13 @@ export function keptDispatchNote(model: string, childId: string): string {
  * Recall's dispatch, kept, in its result (the prompt it sent is the argument, trimmed).
  */
 export function callOf(part: Record<string, unknown>): { child: string; prompt: string } | undefined {
-  const state = part.state as { input?: { prompt?: unknown; keep?: unknown }; metadata?: { sessionId?: unknown }; output?: unknown } | undefined;
-  const prompt = state?.input?.prompt;
+  const state = (part.state ?? {}) as { input?: { prompt?: unknown; keep?: unknown }; metadata?: { sessionId?: unknown }; output?: unknown };
+  const input = state.input ?? {};
+  const prompt = input.prompt;
   if (part.type !== 'tool' || typeof prompt !== 'string') return undefined;
-  if (part.tool === 'task' && isSessionId(state?.metadata?.sessionId)) return { child: state.metadata.sessionId, prompt };
-  if (part.tool !== 'dispatch' || state?.input?.keep !== true || typeof state.output !== 'string') return undefined;
+  const child = state.metadata?.sessionId;
+  if (part.tool === 'task' && isSessionId(child)) return { child, prompt };
+  if (part.tool !== 'dispatch' || input.keep !== true || typeof state.output !== 'string') return undefined;
   const kept = /\(The conversation with .* is kept as session (ses_[0-9A-Za-z]+)\.\)$/.exec(state.output);
   return kept ? { child: kept[1]!, prompt: prompt.trim() } : undefined;
 }

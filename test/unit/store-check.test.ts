@@ -12,7 +12,7 @@ import { heldOpen } from '../harness/open-files.js';
 import { sessionIdsIn } from '../../src/memory/merge.js';
 import { credentialsIn, scrubSecrets } from '../../src/memory/scrub.js';
 import { checkStore, keyProblem, openStore, readRowData, removeSessions, storedUserTurns } from '../../src/memory/store-check.js';
-import { childPrompt, isOpenCodesOwn, turnDigest, userTurnDigest } from '../../src/memory/turns.js';
+import { callOf, childPrompt, isOpenCodesOwn, keptDispatchNote, turnDigest, userTurnDigest } from '../../src/memory/turns.js';
 import { sessionId, writeCall, writeStore } from '../harness/store-fixture.js';
 
 let dir: string;
@@ -187,11 +187,12 @@ describe("a child session's user messages (issue 25, hole 5)", () => {
     ];
     for (const [name, plant] of cases) {
       fs.rmSync(path.join(dir, 'opencode.db'), { force: true });
-      writeStore(dir, [{ id: A, said: ['why does login fail?'] }, { id: B, said: ['summarise'] }, { id: C, parent: A }]);
+      // B has a child of its own, so its calls are read too.
+      writeStore(dir, [{ id: A, said: ['why does login fail?'] }, { id: B, said: ['summarise'] }, { id: C, parent: A }, { id: sessionId('bchild'), parent: B }]);
       plant();
       const result = checkStore(dir, { now, turns: (id) => recorded().get(id) });
       expect(result.repaired, name).toEqual([`removed 1 session(s) holding a user message Recall did not send (${C})`]);
-      expect(sessionIdsIn(dir).sort(), name).toEqual([A, B].sort());
+      expect(sessionIdsIn(dir).sort(), name).toEqual([A, B, sessionId('bchild')].sort());
     }
   });
 
@@ -207,6 +208,30 @@ describe("a child session's user messages (issue 25, hole 5)", () => {
     expect([...storedUserTurns(dir).keys()]).toEqual([A]);
   });
 
+  it('callOf: the child a task call names, or a kept dispatch; nothing else', () => {
+    const child = sessionId('child');
+    const task = (o: object = {}) => ({ type: 'tool', tool: 'task', state: { status: 'completed', input: { prompt: 'Find it.' }, metadata: { sessionId: child }, ...o } });
+    expect(callOf(task())).toEqual({ child, prompt: 'Find it.' });
+    const dispatched = (output: unknown, keep: unknown = true) => ({ type: 'tool', tool: 'dispatch', state: { input: { model: 'a/b', prompt: '  Is it right?\n', keep }, output } });
+    expect(callOf(dispatched(`Yes.\n\n${keptDispatchNote('a/b', child)}`))).toEqual({ child, prompt: 'Is it right?' });
+    for (const [name, part] of [
+      ['no state', { type: 'tool', tool: 'task' }],
+      ['no input', { type: 'tool', tool: 'task', state: { metadata: { sessionId: child } } }],
+      ['no metadata', { type: 'tool', tool: 'task', state: { input: { prompt: 'Find it.' } } }],
+      ['a prompt not text', task({ input: { prompt: 42 } })],
+      ['not a tool part', { ...task(), type: 'text' }],
+      ['another tool', { ...task(), tool: 'bash' }],
+      ['a child id that is none', task({ metadata: { sessionId: 'ses_x' } })],
+      ['a dispatch not kept', dispatched(keptDispatchNote('a/b', child), false)],
+      ['another tool with a kept note', { ...dispatched(keptDispatchNote('a/b', child)), tool: 'bash' }],
+      ['a dispatch whose note is not at the end', dispatched(`${keptDispatchNote('a/b', child)} and more`)],
+      ['a dispatch whose result is not text', dispatched([keptDispatchNote('a/b', child)])],
+      ['a dispatch without a note', dispatched('Yes.')],
+    ] as const) {
+      expect(callOf(part as Record<string, unknown>), name).toBeUndefined();
+    }
+  });
+
   it('childPrompt: the prompt, and only what OpenCode adds for a file or agent it names with @', () => {
     const text = (t: string, synthetic?: boolean) => ({ type: 'text', text: t, ...(synthetic ? { synthetic } : {}) });
     const file = { type: 'file', url: 'file:///w/src/login.ts', filename: 'src/login.ts', mime: 'text/plain' };
@@ -216,6 +241,8 @@ describe("a child session's user messages (issue 25, hole 5)", () => {
     expect(childPrompt([text('Read it'), file])).toBeUndefined(); // nothing named with @
     expect(childPrompt([text('Read @x'), text('more words')])).toBeUndefined(); // a second text part not OpenCode's
     expect(childPrompt([text('Read @x'), { type: 'subtask', prompt: 'x' }])).toBeUndefined();
+    expect(childPrompt([text('Read @x'), { type: 'subtask', prompt: 'x', synthetic: true }])).toBeUndefined();
+    expect(childPrompt([text('Read @src/login.ts'), file, text('more words')])).toBeUndefined(); // every added part must be one of OpenCode's
     expect(childPrompt([text('Find it.', true)])).toBeUndefined();
     expect(childPrompt([file, text('Find it.')])).toBeUndefined();
     expect(childPrompt([{ type: 'text', text: 42 }])).toBeUndefined();

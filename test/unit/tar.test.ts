@@ -262,7 +262,19 @@ describe('the headers it reads', () => {
       expect(listingOf(out), prefix).toEqual(expected);
       expect(unpacker.root, prefix).toBe('m');
     }
-    // "*" with a file first: its folder, whatever the archive calls it.
+    // A cache archive names the folder relative to the workspace: `../runner/memory`, `m//` as written.
+    const relative = Buffer.concat([tarHeader('../runner/memory/', 0, '5'), tarFile('../runner/memory/a', Buffer.from('a')), tarFile('m/b', Buffer.from('b')), TAR_END]);
+    feedAll(new TarUnpacker('../runner/memory', path.join(tmp, 'relative')), relative);
+    expect(listingOf(path.join(tmp, 'relative'))).toEqual(['a']);
+    feedAll(new TarUnpacker('m//', path.join(tmp, 'slashes')), relative);
+    expect(listingOf(path.join(tmp, 'slashes'))).toEqual(['b']);
+    // An entry named "." is the folder itself.
+    feedAll(new TarUnpacker('.', path.join(tmp, 'itself')), Buffer.concat([tarHeader('.', 0, '5'), tarFile('a', Buffer.from('a')), TAR_END]));
+    expect(listingOf(path.join(tmp, 'itself'))).toEqual(['a']);
+    // "*" with a file first: its folder, whatever the archive calls it (dots in its name too).
+    const dotted = new TarUnpacker('*', path.join(tmp, 'dotted'));
+    feedAll(dotted, Buffer.concat([tarFile('.m./file', Buffer.from('f')), TAR_END]));
+    expect([dotted.root, listingOf(path.join(tmp, 'dotted'))]).toEqual(['.m.', ['file']]);
     const star = new TarUnpacker('*', path.join(tmp, 'star'));
     feedAll(star, Buffer.concat([tarFile('x/y/file', Buffer.from('f')), tarFile('x/y/other', Buffer.from('o')), tarFile('x/elsewhere', Buffer.from('e')), TAR_END]));
     expect([star.root, listingOf(path.join(tmp, 'star'))]).toEqual(['x/y', ['file', 'other']]);
