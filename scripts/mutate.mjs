@@ -25,6 +25,8 @@ const TARGETS = [
   'src/publish/publish.ts',
   'src/publish/rules.ts',
   'src/publish/link-tree.ts',
+  'src/memory/tar-unpack.ts',
+  'src/memory/turns.ts',
 ];
 /** Where the tests that count are: unit tests, and the older ones beside them; never test/e2e. */
 const TEST_DIRS = ['test/unit', 'test'];

@@ -27,7 +27,7 @@ import { sessionsToPrune, type RetentionRule } from './recall/retention.js';
 import { writeRunSummary } from './recall/summary-note.js';
 import type { RecallCheck } from './recall/model-check.js';
 import { describe } from './errors.js';
-import { turnDigest } from './memory/store-check.js';
+import { turnDigest } from './memory/turns.js';
 import { addUsage, agentNeverRan, NO_TOKENS, type Usage } from './agent/usage.js';
 import { runCardSources, writeCards, type CardSettings } from './cards/card-writer.js';
 

@@ -6,7 +6,7 @@
 import { execFileSync } from 'node:child_process';
 import http from 'node:http';
 import { createHash, randomBytes } from 'node:crypto';
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
@@ -15,6 +15,7 @@ import { availableParallelism } from 'node:os';
 import { CacheServiceClient, cacheVersion, usesCacheServiceV2 } from '../src/memory/cache-service.js';
 import { splitLayout, tarLayout } from '../src/memory/tar.js';
 import { startCacheService, type CacheService } from './harness/cache-service.js';
+import { compressPieces, TAR_END, tarFile, zeroFile } from './harness/tar-bomb.js';
 
 let tmp: string;
 let service: CacheService;
@@ -390,8 +391,52 @@ describe('a restore that unpacks to more than memory ever is', () => {
     expect(tar.length).toBeLessThan(2 * 1024 * 1024);
     service.plant('recall-v1-bomb', cacheVersion([memoryDir()], 'zstd-without-long'), tar);
     const started = Date.now();
-    await expect(client({ maxUnpackedBytes: 16 * 1024 * 1024 }).restoreCache([memoryDir()], 'recall-v1-x', ['recall-v1-'])).rejects.toThrow(/could not be unpacked.*(decompresses|unpacks) to more than 1[67]\d{6} bytes/);
+    await expect(client({ maxUnpackedBytes: 16 * 1024 * 1024 }).restoreCache([memoryDir()], 'recall-v1-x', ['recall-v1-'])).rejects.toThrow(/could not be unpacked.*(decompresses|unpacks) to more than 1[6-9]\d{6} bytes/);
     expect(Date.now() - started).toBeLessThan(20_000);
     expect(readdirSync(path.dirname(memoryDir())).filter((f) => f.endsWith('.tar'))).toEqual([]); // the decompressed file is gone
+  });
+});
+
+describe('an archive that makes a restore read more than it writes (issue 25, hole 4)', () => {
+  // Anyone who can write the cache scope can plant these. gzip is what a runner without zstd on
+  // PATH restores with: its decompression had no bound but the unpacker's count of bytes written.
+  const gzipClient = (maxUnpackedBytes?: number) =>
+    new CacheServiceClient({ env: { ...env(), PATH: '' }, log: { info: (m) => infos.push(m), warning: (m) => infos.push(`warning: ${m}`) }, retryMs: 5, ...(maxUnpackedBytes ? { maxUnpackedBytes } : {}) });
+  const refused = /could not be unpacked \(the archive (unpacks|decompresses) to more than \d+ bytes, more than any archive Recall saves there\)/;
+
+  it('stops within the cap on the memory restore: an entry outside the memory folder, and zeros after the end', async () => {
+    const rel = path.relative(path.join(tmp, 'workspace'), memoryDir());
+    expect(gzipClient().compression()).toBe('gzip');
+    const store = tarFile(`${rel}/opencode.db`, Buffer.from('SQLite format 3\0'));
+    const bombs = {
+      outside: await compressPieces([...zeroFile('elsewhere/zeros', 128 * 1024 * 1024), store, TAR_END], 'gzip'),
+      after: await compressPieces([store, TAR_END, { zeros: 128 * 1024 * 1024 }], 'gzip'),
+    };
+    for (const [name, bomb] of Object.entries(bombs)) {
+      expect(bomb.length, name).toBeLessThan(256 * 1024);
+      service.plant(`recall-v1-${name}`, cacheVersion([memoryDir()], 'gzip'), bomb);
+      const started = Date.now();
+      await expect(gzipClient(1024 * 1024).restoreCache([memoryDir()], `recall-v1-${name}`), name).rejects.toThrow(refused);
+      // A few MB read, not 128 MiB (measured: 10-30 ms; before, 0.4-0.6 s, and any length on a larger entry).
+      expect(Date.now() - started, name).toBeLessThan(1_000);
+    }
+  });
+
+  it('stops within the files asked for on a restore of chosen files (the OpenCode binary), gzip and zstd', async () => {
+    const dir = path.join(tmp, 'runner-temp', 'opencode');
+    const rel = path.relative(path.join(tmp, 'workspace'), dir);
+    for (const compression of ['gzip', 'zstd'] as const) {
+      const bomb = await compressPieces([...zeroFile(`${rel}/zeros`, 64 * 1024 * 1024), tarFile(`${rel}/bin/opencode`, Buffer.from('#!/bin/sh\n')), TAR_END], compression);
+      const c = compression === 'gzip' ? gzipClient() : client();
+      service.plant(`recall-opencode-${compression}`, cacheVersion([dir], c.compression()), bomb);
+      const started = Date.now();
+      await expect(c.restoreFiles(dir, `recall-opencode-${compression}`, ['bin/opencode'], 1024 * 1024), compression).rejects.toThrow(refused);
+      expect(Date.now() - started, compression).toBeLessThan(1_000);
+      expect(existsSync(path.join(dir, 'bin', 'opencode')), compression).toBe(false);
+      // Without the zeros the same entry restores: the cap is what stopped it.
+      service.plant(`recall-opencode-${compression}-small`, cacheVersion([dir], c.compression()), await compressPieces([...zeroFile(`${rel}/zeros`, 1000), tarFile(`${rel}/bin/opencode`, Buffer.from('#!/bin/sh\n')), TAR_END], compression));
+      expect([...(await c.restoreFiles(dir, `recall-opencode-${compression}-small`, ['bin/opencode'], 1024 * 1024))!.keys()], compression).toEqual(['bin/opencode']);
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

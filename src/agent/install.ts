@@ -19,7 +19,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { promisify } from 'node:util';
 import { describe } from '../errors.js';
-import { openCodeCacheKey, type OpenCodeCache } from './opencode-cache.js';
+import { openCodeCacheKey, RefusedEntry, type OpenCodeCache } from './opencode-cache.js';
 import { binaryProblem, installProblem, pinFor, pinnedPackages, unpackBinary, type Pin } from './opencode-pins.js';
 import { binaryInPackage, platformPackages } from './opencode-platform.js';
 
@@ -221,7 +221,7 @@ async function fromActionsCache(o: InstallOptions, target: () => Target): Promis
   const began = Date.now();
   let problem: string;
   try {
-    const digests = await o.cache.restore(t.dir, t.key, [t.inPackage]);
+    const digests = await o.cache.restore(t.dir, t.key, [t.inPackage], t.pin.size);
     if (!digests) {
       fs.rmSync(t.dir, { recursive: true, force: true }); // the unpacker made it, ready for a hit
       return undefined;
@@ -236,14 +236,24 @@ async function fromActionsCache(o: InstallOptions, target: () => Target): Promis
     }
   } catch (error) {
     fs.rmSync(t.dir, { recursive: true, force: true }); // what a cut restore left
+    if (error instanceof RefusedEntry) {
+      t.entryTaken = true;
+      o.warn(`The Actions cache entry ${t.key} is not OpenCode as Recall saves it: ${error.message}. Recall stopped reading it, ran nothing from it and installs OpenCode from the npm registry instead. ${plantedAdvice(t.key)}`);
+      return undefined;
+    }
     o.log(`OpenCode could not be restored from the Actions cache (${describe(error)}); installing it from the npm registry`);
     return undefined;
   }
   fs.rmSync(t.dir, { recursive: true, force: true });
   o.warn(
-    `The OpenCode binary restored from the Actions cache (${t.key}) is not the one Recall pins for ${t.package}@${t.version}: ${problem}. Recall did not run it and installs OpenCode from the npm registry instead. Any workflow run on the default branch can write this repository's cache: delete the entry (gh cache delete ${t.key}) so that a later run keeps a good copy, and look at which job saved it.`,
+    `The OpenCode binary restored from the Actions cache (${t.key}) is not the one Recall pins for ${t.package}@${t.version}: ${problem}. Recall did not run it and installs OpenCode from the npm registry instead. ${plantedAdvice(t.key)}`,
   );
   return undefined;
+}
+
+/** What to do about a cache entry under `key` that Recall did not save. */
+function plantedAdvice(key: string): string {
+  return `Any workflow run on the default branch can write this repository's cache: delete the entry (gh cache delete ${key}) so that a later run keeps a good copy, and look at which job saved it.`;
 }
 
 /** npm could not find the package at that version (E404, ETARGET): another platform package may do. */

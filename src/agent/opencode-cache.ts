@@ -15,7 +15,16 @@ import * as path from 'node:path';
 import type { Logger } from '../ports.js';
 import { CacheServiceClient, usesCacheServiceV2 } from '../memory/cache-service.js';
 import { describe } from '../errors.js';
+import { UnusableSnapshotError } from '../memory/snapshot-backend.js';
 import { installProblem, pinFor } from './opencode-pins.js';
+
+/**
+ * The entry is there but not one Recall saved: its archive is damaged, or hostile (it unpacks to
+ * more than the pinned binary, or names what memory never holds). Not a miss, nor a failed download.
+ */
+export class RefusedEntry extends Error {
+  override name = 'RefusedEntry';
+}
 
 /** What main installed and verified, for the post step to keep. */
 export interface KeptOpenCode {
@@ -30,9 +39,11 @@ export interface KeptOpenCode {
 export interface OpenCodeCache {
   /**
    * Restores the entry saved under `key` into `dir`, writing only `files` (paths inside it): the
-   * SHA-256 of each file written, or undefined on a miss.
+   * SHA-256 of each file written, or undefined on a miss. `maxBytes`: what the files hold at most
+   * (the pinned size); an archive that unpacks to more, entries read past included, is refused as
+   * it is read (anyone who can write the cache scope can write the entry): RefusedEntry.
    */
-  restore(dir: string, key: string, files: readonly string[]): Promise<Map<string, string> | undefined>;
+  restore(dir: string, key: string, files: readonly string[], maxBytes: number): Promise<Map<string, string> | undefined>;
   /** Recall installed and verified `entry`: keep it for the next run. */
   keep(entry: KeptOpenCode): void;
 }
@@ -55,7 +66,14 @@ export function actionsCacheForOpenCode(env: NodeJS.ProcessEnv, log: Logger, onK
   const client = new CacheServiceClient({ env, log });
   if (!client.isFeatureAvailable()) return undefined;
   return {
-    restore: (dir, key, files) => client.restoreFiles(dir, key, files),
+    restore: async (dir, key, files, maxBytes) => {
+      try {
+        return await client.restoreFiles(dir, key, files, maxBytes);
+      } catch (error) {
+        if (error instanceof UnusableSnapshotError) throw new RefusedEntry(error.message);
+        throw error;
+      }
+    },
     keep: onKeep,
   };
 }

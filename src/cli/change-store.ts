@@ -4,7 +4,9 @@
  * on the copy, and only then kept, with the manifest written again (signed, for a signed memory):
  *
  *  - a memory folder is changed in place: each changed file is put back through a new file renamed
- *    into place;
+ *    into place. The manifest is signed over the copy, the one checked and changed, and with a key
+ *    every other file of the folder is made the copy's again: what another process writes into the
+ *    folder meanwhile is never signed;
  *  - an Actions cache archive file is never changed. A cache serves what it stored under a key, so
  *    a rewritten file would silently differ from the cache, and a crash halfway through would lose
  *    the memory it held. The changed copy is written as a new archive, `--out NEW_FILE`, in the
@@ -16,7 +18,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { writeArchiveFile } from '../memory/cache-archive.js';
-import { removeStrangers } from '../memory/files.js';
+import { openRegular, removeStrangers } from '../memory/files.js';
 import { checkMemory, MANIFEST_FILE, readManifest, writeManifest } from '../memory/integrity.js';
 import { MARKS_FILE, RECORDS_FILE } from '../memory/layout.js';
 import { loadRecords } from '../recall/index-file.js';
@@ -96,6 +98,13 @@ export function checkOut(store: string, out: string | undefined, command: string
   if (!fs.statSync(folder, { throwIfNoEntry: false })?.isDirectory()) throw new UsageError(`--out ${out}: the folder ${folder} does not exist`, command);
 }
 
+/** Where a change says what it does. */
+export interface ChangeOutput {
+  err: (line: string) => void;
+  /** Told once the copy is checked, before it is changed (tests write into the folder at that moment). */
+  checked?: () => void;
+}
+
 /** Memory opened to be changed: a checked copy, and how a change made on it is kept. */
 export interface MemoryChange {
   /** The checked copy the change is made on. */
@@ -119,7 +128,7 @@ export interface MemoryChange {
  * change is written to). A signed memory is refused without its key, and with the key unless it
  * is memory signed with it (signingKeyFor), before any change is made.
  */
-export async function openForChange(store: string, out: string | undefined, command: string, io: { err: (line: string) => void }): Promise<MemoryChange> {
+export async function openForChange(store: string, out: string | undefined, command: string, io: ChangeOutput): Promise<MemoryChange> {
   checkOut(store, out, command);
   const scratch = fs.mkdtempSync(path.join(os.tmpdir(), 'recall-memory-'));
   const close = () => fs.rmSync(scratch, { recursive: true, force: true });
@@ -132,6 +141,7 @@ export async function openForChange(store: string, out: string | undefined, comm
         unpacked: (unpacked) => {
           removeStrangers(unpacked);
           signed = signingKeyFor(unpacked, `the archive ${store}`, command, io);
+          io.checked?.();
         },
       });
       const { manifest, signingKey } = signed!;
@@ -154,9 +164,18 @@ export async function openForChange(store: string, out: string | undefined, comm
       };
     }
     const folder = storeFolder(store, command);
-    // The folder itself is checked (a file planted beside the memory files would be signed too).
-    const { manifest, signingKey } = signingKeyFor(folder, folder, command, io);
-    const { dir } = await openStorePath(folder, scratch, command);
+    // Copied first, every file (one planted beside the memory files is refused too), then the copy
+    // is checked, changed and signed: a check of the folder followed by a copy would sign whatever
+    // another process wrote into the folder in between (RFC-005, issue 25).
+    let signed: ReturnType<typeof signingKeyFor> | undefined;
+    const { dir } = await openStorePath(folder, scratch, command, {
+      everyFile: true,
+      unpacked: (copy) => {
+        signed = signingKeyFor(copy, folder, command, io);
+        io.checked?.();
+      },
+    });
+    const { manifest, signingKey } = signed!;
     if (folder !== store) io.err(`The newest snapshot in ${store}: ${path.basename(folder)}`);
     const guard = recordsGuard(dir, folder, command);
     return {
@@ -167,14 +186,21 @@ export async function openForChange(store: string, out: string | undefined, comm
         guard(changed, o.removed ?? 0);
         // The marks are written beside the index (recall/marks.ts): they go back with it.
         const files = changed.includes(RECORDS_FILE) && fs.existsSync(path.join(dir, MARKS_FILE)) ? [...new Set([...changed, MARKS_FILE])] : changed;
+        // Signed on the copy, over what was checked and changed, never over the folder's files.
+        resignManifest(dir, manifest, signingKey);
         // A replaced opencode.db takes its WAL with it: the copy's was checkpointed.
         for (const file of files) {
-          const fresh = path.join(folder, `${file}.${process.pid}.new`);
-          fs.copyFileSync(path.join(dir, file), fresh);
-          fs.renameSync(fresh, path.join(folder, file));
+          putBack(dir, folder, file);
           if (file.endsWith('.db')) for (const beside of [`${file}-wal`, `${file}-shm`]) fs.rmSync(path.join(folder, beside), { force: true });
         }
-        resignManifest(folder, manifest, signingKey);
+        // With a key the folder ends as what was signed: a file another process changed since the
+        // copy is put back as it was checked (left, the next restore would refuse the memory).
+        if (signingKey) {
+          for (const file of fs.readdirSync(dir)) {
+            if (file !== MANIFEST_FILE && !files.includes(file) && !sameBytes(path.join(dir, file), path.join(folder, file))) putBack(dir, folder, file);
+          }
+        }
+        if (fs.existsSync(path.join(dir, MANIFEST_FILE))) putBack(dir, folder, MANIFEST_FILE);
       },
       archiveLine: () => undefined,
       close,
@@ -182,6 +208,38 @@ export async function openForChange(store: string, out: string | undefined, comm
   } catch (error) {
     close();
     throw error;
+  }
+}
+
+/** Puts the copy's `file` into `folder`, through a new file renamed into place. */
+function putBack(dir: string, folder: string, file: string): void {
+  const fresh = path.join(folder, `${file}.${process.pid}.new`);
+  fs.copyFileSync(path.join(dir, file), fresh);
+  fs.renameSync(fresh, path.join(folder, file));
+}
+
+/** Whether the regular files `a` and `b` hold the same bytes (false when `b` is not one). */
+function sameBytes(a: string, b: string): boolean {
+  let fb: number;
+  try {
+    fb = openRegular(b);
+  } catch {
+    return false;
+  }
+  const fa = fs.openSync(a, 'r');
+  try {
+    if (fs.fstatSync(fa).size !== fs.fstatSync(fb).size) return false;
+    const ba = Buffer.allocUnsafe(1024 * 1024);
+    const bb = Buffer.allocUnsafe(1024 * 1024);
+    for (let at = 0; ; ) {
+      const n = fs.readSync(fa, ba, 0, ba.length, at);
+      if (n === 0) return true;
+      if (fs.readSync(fb, bb, 0, n, at) !== n || !ba.subarray(0, n).equals(bb.subarray(0, n))) return false;
+      at += n;
+    }
+  } finally {
+    fs.closeSync(fa);
+    fs.closeSync(fb);
   }
 }
 
@@ -212,7 +270,7 @@ export async function changeStore<T>(
   store: string,
   out: string | undefined,
   command: string,
-  io: { err: (line: string) => void },
+  io: ChangeOutput,
   change: (dir: string, where: string) => Promise<{ result: T; changed: string[]; removed?: number }>,
 ): Promise<T> {
   const opened = await openForChange(store, out, command, io);

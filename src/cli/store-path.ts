@@ -37,13 +37,16 @@ export function storeFolder(store: string, command: string): string {
 /**
  * The memory PATH stands for, copied or unpacked into `scratch` (SQLite writes beside what it
  * opens), checked; where it came from, and an archive's format (to write a changed copy in).
- * `unpacked` sees an archive's files as they were in it, before anything opens the database.
+ * `unpacked` sees the copy's files as they were in the archive or the folder, before anything
+ * opens the database: a check there is a check of what is read and changed after, which no writer
+ * of the folder can change in between. `everyFile`: a folder's copy holds every regular file in it,
+ * not only the memory files (a file planted beside them is seen by that check).
  */
 export async function openStorePath(
   store: string,
   scratch: string,
   command: string,
-  o: { unpacked?: (dir: string) => void } = {},
+  o: { unpacked?: (dir: string) => void; everyFile?: boolean } = {},
 ): Promise<{ dir: string; from: string; source?: string; archive?: ArchiveFormat }> {
   const stat = fs.statSync(store, { throwIfNoEntry: false });
   if (!stat) throw new UsageError(`--store ${store} does not exist: ${WHAT_STORE_IS}`, command);
@@ -62,10 +65,12 @@ export async function openStorePath(
   }
   const source = storeFolder(store, command);
   fs.mkdirSync(dir, { recursive: true });
-  for (const name of MEMORY_FILES) {
+  const names = o.everyFile ? fs.readdirSync(source) : MEMORY_FILES;
+  for (const name of names) {
     const from = path.join(source, name);
     if (fs.existsSync(from) && fs.lstatSync(from).isFile()) fs.copyFileSync(from, path.join(dir, name));
   }
+  o.unpacked?.(dir);
   checkReadable(dir, source);
   return { dir, from: source === store ? `folder ${store}` : `snapshot ${source}`, source };
 }

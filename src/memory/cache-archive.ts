@@ -14,7 +14,7 @@ import * as path from 'node:path';
 import * as zlib from 'node:zlib';
 import { CredentialScanner } from './scrub.js';
 import { emitSegments, headOf, lengthOf, splitLayout, tarLayout, type Segment } from './tar.js';
-import { MAX_ENTRIES, MAX_UNPACKED_BYTES, TarUnpacker } from './tar-unpack.js';
+import { MAX_ENTRIES, MAX_UNPACKED_BYTES, mostRead, TarUnpacker } from './tar-unpack.js';
 
 /** The toolkit's names; the name is hashed into the cache version. */
 export type Compression = 'zstd-without-long' | 'gzip';
@@ -94,7 +94,7 @@ export class ZstdFileDecoder implements Decoder {
           }
         }
         // The tool writes faster than the archive is unpacked: a bomb must not fill the disk first.
-        if (fs.fstatSync(fd).size > this.maxFileBytes) throw new Error(`the archive decompresses to more than ${this.maxFileBytes} bytes, more than any memory Recall saves`);
+        if (fs.fstatSync(fd).size > this.maxFileBytes) throw new Error(`the archive decompresses to more than ${this.maxFileBytes} bytes, more than any archive Recall saves there`);
         const n = fs.readSync(fd, buffer, 0, buffer.length, at);
         if (n > 0) {
           at += n;
@@ -286,8 +286,9 @@ export async function unpackArchiveFile(file: string, dir: string): Promise<Arch
     const gzip = magic[0] === 0x1f && magic[1] === 0x8b;
     const zstd = magic.readUInt32LE(0) === 0xfd2fb528;
     if (!gzip && !zstd) throw new Error(`${file} is not an Actions cache archive (neither zstd nor gzip)`);
-    const unpacker = new TarUnpacker('*', dir, { maxBytes: MAX_UNPACKED_BYTES, maxEntries: MAX_ENTRIES });
-    const decoder: Decoder = gzip ? new GzipDecoder(unpacker) : new ZstdFileDecoder(unpacker, `${dir}.tar`, MAX_UNPACKED_BYTES + MAX_ENTRIES * 1024);
+    const limits = { maxBytes: MAX_UNPACKED_BYTES, maxEntries: MAX_ENTRIES };
+    const unpacker = new TarUnpacker('*', dir, limits);
+    const decoder: Decoder = gzip ? new GzipDecoder(unpacker) : new ZstdFileDecoder(unpacker, `${dir}.tar`, mostRead(limits));
     try {
       const buffer = Buffer.allocUnsafe(1024 * 1024);
       for (let n = fs.readSync(fd, buffer); n > 0; n = fs.readSync(fd, buffer)) await decoder.write(Buffer.from(buffer.subarray(0, n)));

@@ -114,10 +114,12 @@ export class CacheServiceClient implements CacheLibrary {
    * The entry saved under exactly `key`, restored as restoreCache does, writing only the files in
    * `only` (paths inside the directory) and hashing each as it is written: its SHA-256s by path,
    * or undefined on a miss. For a large file checked against a known digest (the OpenCode binary,
-   * agent/opencode-cache.ts), the check then costs no second read.
+   * agent/opencode-cache.ts), the check then costs no second read. `maxBytes`: what those files
+   * hold at most (the pinned binary's size), and so what the archive may unpack to (tar-unpack.ts
+   * mostRead): entries read past count too.
    */
-  async restoreFiles(dir: string, key: string, only: readonly string[]): Promise<Map<string, string> | undefined> {
-    return (await this.restore([dir], key, [], {}, { only, sha256: true }))?.digests;
+  async restoreFiles(dir: string, key: string, only: readonly string[], maxBytes?: number): Promise<Map<string, string> | undefined> {
+    return (await this.restore([dir], key, [], {}, { only, sha256: true, ...(maxBytes !== undefined ? { maxBytes } : {}) }))?.digests;
   }
 
   private async restore(
@@ -125,7 +127,7 @@ export class CacheServiceClient implements CacheLibrary {
     primaryKey: string,
     restoreKeys: string[],
     options: { lookupOnly?: boolean },
-    select: Pick<UnpackOptions, 'only' | 'sha256'> = {},
+    select: Pick<UnpackOptions, 'only' | 'sha256'> & { maxBytes?: number } = {},
   ): Promise<{ matched: string; digests: Map<string, string> } | undefined> {
     const compression = this.compression();
     const dir = onlyPath(paths);
@@ -252,15 +254,14 @@ export class CacheServiceClient implements CacheLibrary {
   }
 
   /** What writes a download into the directory `dir` (only entries under it are written). */
-  private unpacker(dir: string, select: Pick<UnpackOptions, 'only' | 'sha256'>): TarUnpacker {
+  private unpacker(dir: string, select: Pick<UnpackOptions, 'only' | 'sha256'> & { maxBytes?: number }): TarUnpacker {
     return new TarUnpacker(this.archiveName(dir), dir, { maxBytes: this.o.maxUnpackedBytes ?? MAX_UNPACKED_BYTES, maxEntries: MAX_ENTRIES, ...select });
   }
 
   /** What turns a download into `unpacker`'s directory. */
   private decoder(compression: Compression, dir: string, unpacker: TarUnpacker): Decoder {
-    const maxBytes = this.o.maxUnpackedBytes ?? MAX_UNPACKED_BYTES;
-    // The tar itself may hold headers and padding beyond the files: a little more than the files.
-    return compression === 'gzip' ? new GzipDecoder(unpacker) : new ZstdFileDecoder(unpacker, `${dir}.tar`, maxBytes + MAX_ENTRIES * 1024);
+    // The tar itself holds headers and padding beyond the files: what the unpacker reads at most.
+    return compression === 'gzip' ? new GzipDecoder(unpacker) : new ZstdFileDecoder(unpacker, `${dir}.tar`, unpacker.mostRead);
   }
 
   /** A Twirp JSON call, retried on 5xx, resets and timeouts. */

@@ -13,16 +13,20 @@
  *    with an escape) or that OpenCode cannot read is removed whole;
  *  - a session with a user message Recall did not send (a forged "earlier turn", which OpenCode
  *    would hand the model as the person's words when the thread continues; every part counts,
- *    files and synthetic text too, as OpenCode sends them) is removed whole.
+ *    files and synthetic text too, as OpenCode sends them) is removed whole;
+ *  - so is a child session (a subagent's, which OpenCode's task tool resumes when a model names
+ *    it) with a user message that no call in its parent session sent it: each of its user messages
+ *    must be the prompt of a `task` call (or of Recall's `dispatch`, kept) that an assistant message
+ *    of the parent made for that child.
  * Tables OpenCode does not have are left alone: without triggers or views they do nothing, and a
  * newer OpenCode may have added them.
  */
-import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import { visit } from 'jsonc-parser';
 import { DATABASE_FILE, isSessionId } from './layout.js';
+import { callOf, childPrompt, isOpenCodesOwn, userTurnDigest } from './turns.js';
 
 /** The earliest time a session of OpenCode can carry (2020-01-01), in ms. */
 const EARLIEST = Date.UTC(2020, 0, 1);
@@ -37,11 +41,6 @@ export interface StoreCheck {
 
 /** The user turns Recall sent, per session (thread index), or undefined for a session it has no record of. */
 export type TurnRecords = (sessionId: string) => ReadonlySet<string> | undefined;
-
-/** The digest Recall records for a user message it sends. */
-export function turnDigest(text: string): string {
-  return createHash('sha256').update(text).digest('hex').slice(0, 32);
-}
 
 const q = (name: string) => `"${name.replace(/"/g, '""')}"`;
 
@@ -116,7 +115,8 @@ export function checkStore(
       result.repaired.push(`removed ${stored.refused.size} session(s) holding a row OpenCode would read differently from other readers, or not at all (${said.join('; ')})`);
     }
     if (o.turns) {
-      const forged: string[] = [];
+      // A child session's turns are checked against its parent's calls, never trusted on first use.
+      const forged: string[] = [...stored.unsent];
       for (const [sessionId, digests] of stored.turns) {
         const recorded = o.turns(sessionId);
         if (!recorded) result.unrecorded.set(sessionId, digests);
@@ -211,49 +211,6 @@ export function keyProblem(json: string): string | undefined {
   return problem;
 }
 
-/**
- * The note OpenCode (1.18.33) writes as a user message when it goes on by itself after compacting
- * a long session: one synthetic text part with `metadata.compaction_continue`, this text, after
- * OVERFLOW_NOTE when the compaction dropped media that overflowed the provider's limit.
- */
-const COMPACTION_CONTINUE = 'Continue if you have next steps, or stop and ask for clarification if you are unsure how to proceed.';
-const OVERFLOW_NOTE =
-  "The previous request exceeded the provider's size limit due to large media attachments. The conversation was compacted and media files were removed from context. " +
-  'If the user was asking about attached images or files, explain that the attachments were too large to process and suggest they try again with smaller or fewer files.\n';
-
-function isContinueNote(part: Record<string, unknown>): boolean {
-  const metadata = part.metadata as { compaction_continue?: unknown } | undefined;
-  return (
-    part.type === 'text' &&
-    part.synthetic === true &&
-    metadata?.compaction_continue === true &&
-    (part.text === COMPACTION_CONTINUE || part.text === `${OVERFLOW_NOTE}${COMPACTION_CONTINUE}`)
-  );
-}
-
-/**
- * Whether a user message's parts are one OpenCode writes itself: its compaction marker (parts of
- * type `compaction` alone, which the model reads as "What did we do so far?") or its note to go on
- * after a compaction. The only user messages Recall takes without a record of sending them.
- */
-export function isOpenCodesOwn(parts: ReadonlyArray<Record<string, unknown>>): boolean {
-  return parts.length > 0 && (parts.every((p) => p.type === 'compaction') || parts.every(isContinueNote));
-}
-
-/**
- * The digest of what the model reads as the person's words in one user message, or undefined when
- * it reads nothing there (no parts) or the message is OpenCode's own. Every part counts: text
- * (synthetic too), files (OpenCode sends them; Recall never does), subtasks, anything. A message of
- * text parts alone has the digest of its text, the one Recall records when it sends a message; any
- * other part makes the digest cover every part, which Recall never records.
- */
-export function userTurnDigest(parts: ReadonlyArray<Record<string, unknown>>): string | undefined {
-  if (parts.length === 0 || isOpenCodesOwn(parts)) return undefined;
-  if (parts.every((p) => p.type === 'text')) return turnDigest(parts.map((p) => String(p.text ?? '')).join(''));
-  // The row's own ids aside (OpenCode takes them from the columns).
-  return turnDigest(JSON.stringify(parts.map(({ id: _id, messageID: _message, sessionID: _session, ...part }) => part)));
-}
-
 /** The digests of the user messages of every top-level session in the store of `memoryDir`. */
 export function storedUserTurns(memoryDir: string): Map<string, string[]> {
   const db = openStore(path.join(memoryDir, DATABASE_FILE), true);
@@ -265,21 +222,26 @@ export function storedUserTurns(memoryDir: string): Map<string, string[]> {
 }
 
 /**
- * Every top-level session's user turns (userTurnDigest), read as OpenCode reads them: a message is
- * the user's when its data, parsed as OpenCode parses it, says so, and its parts are the rows that
- * name it. Sessions holding a row readRowData refuses are in `refused`, with the reason. Two
- * passes: every message row, then the parts of the user messages alone, fetched in one query that
- * needs no index (a store someone else wrote may have none) and never reads a tool's output.
+ * Every session's user turns, read as OpenCode reads them: a message is the user's when its data,
+ * parsed as OpenCode parses it, says so, and its parts are the rows that name it. A top-level
+ * session's are in `turns` (userTurnDigest); a child session whose user message no call of its
+ * parent sent it (childPrompt, callOf) is in `unsent`. Sessions holding a row readRowData refuses
+ * are in `refused`, with the reason. Three passes: every message row; the parts of the user
+ * messages alone, fetched in one query that needs no index (a store someone else wrote may have
+ * none) and never reads a tool's output; the task and dispatch calls of the parents of children.
  */
-function userTurns(db: DatabaseSync): { turns: Map<string, string[]>; refused: Map<string, string> } {
+function userTurns(db: DatabaseSync): { turns: Map<string, string[]>; refused: Map<string, string>; unsent: string[] } {
   const turns = new Map<string, string[]>();
   const refused = new Map<string, string>();
   // Stryker disable next-line ArrayDeclaration: equivalent, a stand-in entry names no message, so it has no parts and no digest
   const users: Array<{ session: string; id: string }> = [];
+  const parentOf = new Map(db.prepare('SELECT id, parent_id FROM session WHERE parent_id IS NOT NULL').all().map((r) => [String(r.id), String(r.parent_id)]));
+  const parents = new Set(parentOf.values());
+  /** The assistant messages of sessions that have children, by id: their session. */
+  const assistantIn = new Map<string, string>();
   const messages = db.prepare(
     `SELECT m.session_id AS session_id, m.id AS id, m.data AS data
        FROM message m JOIN session s ON s.id = m.session_id
-      WHERE s.parent_id IS NULL
       ORDER BY m.session_id, m.id`,
   );
   for (const row of messages.iterate()) {
@@ -291,6 +253,8 @@ function userTurns(db: DatabaseSync): { turns: Map<string, string[]>; refused: M
       if (!refused.has(session)) refused.set(session, `message ${String(row.id)}: ${message.refused}`);
     } else if (message.data.role === 'user') {
       users.push({ session, id: String(row.id) });
+    } else if (message.data.role === 'assistant' && parents.has(session)) {
+      assistantIn.set(String(row.id), session);
     }
   }
   const partsOf = new Map<string, Array<{ id: string; data: unknown }>>();
@@ -300,6 +264,8 @@ function userTurns(db: DatabaseSync): { turns: Map<string, string[]>; refused: M
     list.push({ id: String(p.id), data: p.data });
     partsOf.set(String(p.message_id), list);
   }
+  const sent = callsToChildren(db, assistantIn, parentOf);
+  const unsent = new Set<string>();
   for (const { session, id } of users) {
     if (refused.has(session)) continue;
     const read: Array<Record<string, unknown>> = [];
@@ -313,11 +279,42 @@ function userTurns(db: DatabaseSync): { turns: Map<string, string[]>; refused: M
     }
     // Mutation: made `false` this survives, equivalent: a refused session's turns are deleted below.
     if (refused.has(session)) continue;
+    if (parentOf.has(session)) {
+      if (read.length === 0 || isOpenCodesOwn(read)) continue;
+      const prompt = childPrompt(read);
+      // Mutation: `prompt === undefined` made `false` survives, equivalent: no call sends undefined.
+      if (prompt === undefined || !sent.get(session)?.has(prompt)) unsent.add(session);
+      continue;
+    }
     const digest = userTurnDigest(read);
     if (digest) turns.get(session)!.push(digest);
   }
+  // A refused child never reaches `unsent`: it is skipped above.
   for (const id of refused.keys()) turns.delete(id);
-  return { turns, refused };
+  for (const id of parentOf.keys()) turns.delete(id);
+  return { turns, refused, unsent: [...unsent] };
+}
+
+/**
+ * The prompts each child session was sent by a call in an assistant message of its parent. Only
+ * the parts of those messages that name the task or dispatch tool are read (a tool's output is
+ * most of a store's bytes); what JSON.stringify writes has no space after the colon.
+ */
+function callsToChildren(db: DatabaseSync, assistantIn: ReadonlyMap<string, string>, parentOf: ReadonlyMap<string, string>): Map<string, Set<string>> {
+  const sent = new Map<string, Set<string>>();
+  const calls = db.prepare(
+    `SELECT message_id, data FROM part
+      WHERE message_id IN (SELECT value FROM json_each(?))
+        AND (instr(data, '"tool":"task"') > 0 OR instr(data, '"tool":"dispatch"') > 0)`,
+  );
+  for (const row of calls.iterate(JSON.stringify([...assistantIn.keys()]))) {
+    const part = readRowData(row.data);
+    const call = 'data' in part ? callOf(part.data) : undefined;
+    // The call must be the child's parent's: a session cannot vouch for another's child.
+    if (!call || parentOf.get(call.child) !== assistantIn.get(String(row.message_id))) continue;
+    sent.set(call.child, (sent.get(call.child) ?? new Set()).add(call.prompt));
+  }
+  return sent;
 }
 
 /** Removes sessions, their children, and every row keyed by them. */

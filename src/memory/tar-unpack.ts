@@ -18,6 +18,19 @@ import { BLOCK, padding } from './tar.js';
 export const MAX_UNPACKED_BYTES = 2 * 1024 ** 3;
 /** The memory directory holds a handful of files; an archive with more entries is refused. */
 export const MAX_ENTRIES = 1_000;
+/** What an entry adds to the archive beside its file's bytes, at most: its header, its padding and a pax record naming it. */
+const ENTRY_BYTES = 2 * 1024;
+/** What may follow the last entry: the end marker, and GNU tar's padding to a whole record (10 KiB). */
+const TAIL_BYTES = 64 * 1024;
+
+/**
+ * The most of the archive (the decompressed tar: headers, padding, entries written or read past,
+ * and whatever follows the end) read under `limits`: the files' bytes and what their entries add.
+ * Every byte read counts, written or not: an entry read past costs the decompression all the same.
+ */
+export function mostRead(limits: Pick<UnpackOptions, 'maxBytes' | 'maxEntries'>): number {
+  return limits.maxBytes + limits.maxEntries * ENTRY_BYTES + TAIL_BYTES;
+}
 /** Opened for writing without following a link that is already there. */
 const WRITE_NEW = fs.constants.O_WRONLY | fs.constants.O_CREAT | fs.constants.O_TRUNC | fs.constants.O_NOFOLLOW;
 
@@ -52,6 +65,7 @@ function paxPath(data: Buffer): string | undefined {
 
 /** What an unpacker may write, and what it tells about what it wrote. */
 export interface UnpackOptions {
+  /** The most the files of the archive hold (mostRead: what the whole archive may be). */
   maxBytes: number;
   maxEntries: number;
   /**
@@ -88,7 +102,10 @@ export class TarUnpacker {
   /** The file being written, and its hash so far. */
   private current?: { inside: string; hash: Hash | undefined };
   private entries = 0;
-  private written = 0;
+  /** Bytes of the tar stream pushed so far, every one: written, read past, or after the end. */
+  private read = 0;
+  /** The most of the archive read before it is refused (mostRead of the limits). */
+  readonly mostRead: number;
 
   constructor(
     prefix: string,
@@ -99,18 +116,21 @@ export class TarUnpacker {
     // means the directory the archive starts with, whatever its name (recall memory ... --store FILE).
     this.rootUnset = prefix === '*';
     this.root = this.rootUnset ? '' : prefix.replace(/\/+$/, '').replace(/^\.(\/|$)/, '');
+    this.mostRead = mostRead(limits);
     fs.mkdirSync(dir, { recursive: true });
   }
 
   push(piece: Buffer): void {
     let at = 0;
     try {
+      // Counted before anything is done with it: a decompressor feeds an entry that is read past,
+      // or zeros after the end marker, as fast as one that is written (issue 25).
+      this.read += piece.length;
+      if (this.read > this.mostRead) throw new Error(`the archive unpacks to more than ${this.mostRead} bytes, more than any archive Recall saves there`);
       while (at < piece.length && !this.ended) {
         if (this.left > 0) {
           const n = Math.min(this.left, piece.length - at);
           if (this.fd !== undefined) {
-            this.written += n;
-            if (this.written > this.limits.maxBytes) throw new Error(`the archive unpacks to more than ${this.limits.maxBytes} bytes, more than any memory Recall saves`);
             fs.writeSync(this.fd, piece, at, n);
             this.current?.hash?.update(piece.subarray(at, at + n));
           }
@@ -160,7 +180,7 @@ export class TarUnpacker {
       this.ended = true;
       return;
     }
-    if (++this.entries > this.limits.maxEntries) throw new Error(`the archive has more than ${this.limits.maxEntries} entries, more than any memory Recall saves`);
+    if (++this.entries > this.limits.maxEntries) throw new Error(`the archive has more than ${this.limits.maxEntries} entries, more than any archive Recall saves there`);
     let sum = 0;
     for (let i = 0; i < BLOCK; i++) sum += i >= 148 && i < 156 ? 0x20 : h[i]!;
     if (sum !== octal(h, 148, 8)) throw new Error('the archive is damaged (a header checksum does not match)');

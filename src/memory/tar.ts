@@ -64,7 +64,8 @@ function paxRecord(key: string, value: string): Buffer {
   return Buffer.from(`${length}${body}`);
 }
 
-function header(o: { name: string; size: number; mode: number; mtime: number; type: string }): Buffer {
+/** A ustar header, checksummed (tests make hostile archives with it too). */
+export function header(o: { name: string; size: number; mode: number; mtime: number; type: string }): Buffer {
   const h = Buffer.alloc(BLOCK);
   h.write(o.name, 0, 100, 'utf8');
   h.write(`${o.mode.toString(8).padStart(7, '0')}\0`, 100, 'ascii');

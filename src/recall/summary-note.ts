@@ -5,7 +5,7 @@
  */
 import type { AgentServer, Logger, RecalledWork, Task, ThreadBook } from '../ports.js';
 import { describe } from '../errors.js';
-import { turnDigest } from '../memory/store-check.js';
+import { turnDigest } from '../memory/turns.js';
 import { formatRunSummary } from './run-summary.js';
 
 export async function writeRunSummary(

@@ -5,7 +5,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
-import { turnDigest } from '../../src/memory/store-check.js';
+import { turnDigest } from '../../src/memory/turns.js';
 import { ThreadIndex } from '../../src/recall/threads.js';
 
 export const STORE_SCHEMA = `
@@ -77,3 +77,29 @@ export function storeBytes(root: string, sessions: FixtureSession[] = [{ id: ses
     fs.rmSync(dir, { recursive: true, force: true });
   }
 }
+
+/**
+ * Adds to `parent` an assistant message with the call that sends `prompt` to the child session
+ * `child`, as OpenCode 1.18.33 writes its task tool's part (or Recall's dispatch, kept), and to
+ * `child` the user message that call made (unless `message` is false). Row ids sort after the
+ * fixture's own.
+ */
+export function writeCall(dir: string, parent: string, child: string, prompt: string, o: { tool?: 'task' | 'dispatch'; message?: boolean; role?: string } = {}): void {
+  const db = new DatabaseSync(path.join(dir, 'opencode.db'));
+  const n = ++calls;
+  const state =
+    o.tool === 'dispatch'
+      ? { status: 'completed', input: { model: 'openai/gpt-5', prompt: ` ${prompt} `, keep: true }, output: `An answer.\n\n(The conversation with openai/gpt-5 is kept as session ${child}.)` }
+      : { status: 'completed', input: { description: 'look into it', prompt, subagent_type: 'general' }, metadata: { parentSessionId: parent, sessionId: child, model: { providerID: 'x', modelID: 'y' } }, output: 'done' };
+  try {
+    db.prepare('INSERT INTO message VALUES (?, ?, 1, 1, ?)').run(`msg_zcall${n}`, parent, JSON.stringify({ role: o.role ?? 'assistant' }));
+    db.prepare('INSERT INTO part VALUES (?, ?, ?, 1, 1, ?)').run(`prt_zcall${n}`, `msg_zcall${n}`, parent, JSON.stringify({ type: 'tool', tool: o.tool ?? 'task', callID: `call_${n}`, state }));
+    if (o.message !== false) {
+      db.prepare('INSERT INTO message VALUES (?, ?, 1, 1, ?)').run(`msg_zsent${n}`, child, JSON.stringify({ role: 'user' }));
+      db.prepare('INSERT INTO part VALUES (?, ?, ?, 1, 1, ?)').run(`prt_zsent${n}`, `msg_zsent${n}`, child, JSON.stringify({ type: 'text', text: prompt }));
+    }
+  } finally {
+    db.close();
+  }
+}
+let calls = 0;

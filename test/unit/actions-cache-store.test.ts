@@ -7,7 +7,7 @@ import { ActionsCacheStore, type CacheLibrary } from '../../src/memory/actions-c
 import { memoryKeys } from '../../src/memory/keys.js';
 import { writeManifest } from '../../src/memory/integrity.js';
 import { sessionIdsIn } from '../../src/memory/merge.js';
-import { turnDigest } from '../../src/memory/store-check.js';
+import { turnDigest } from '../../src/memory/turns.js';
 import { sessionId, storeBytes, writeStore } from '../harness/store-fixture.js';
 import { sentTurnsIn } from '../../src/recall/threads.js';
 import { recallFiles } from '../../src/forget/forget.js';

@@ -12,7 +12,10 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { DEFAULT_OPENCODE_VERSION, resolveOpenCode, type InstallOptions } from '../../src/agent/install.js';
-import { saveOpenCode, type KeptOpenCode, type OpenCodeCache } from '../../src/agent/opencode-cache.js';
+import { actionsCacheForOpenCode, saveOpenCode, type KeptOpenCode, type OpenCodeCache } from '../../src/agent/opencode-cache.js';
+import { cacheVersion } from '../../src/memory/cache-service.js';
+import { startCacheService } from '../harness/cache-service.js';
+import { compressPieces, TAR_END, tarHeader, zeroFile } from '../harness/tar-bomb.js';
 import { pinFor, type Pin } from '../../src/agent/opencode-pins.js';
 import { cachedTarball, lockedIntegrity } from '../harness/fake-npm-registry.js';
 import { REPO_ROOT } from '../harness/runner.js';
@@ -289,6 +292,43 @@ describe('a pinned release kept on the runner or in the Actions cache', () => {
     expect(warnings[0]).toMatch(/restored from the Actions cache \(recall-opencode-1\.18\.33-opencode-linux-x64\) is not the one Recall pins for opencode-linux-x64@1\.18\.33: bin\/opencode is 32 bytes, not the pinned 185354368\. Recall did not run it.*gh cache delete recall-opencode-1\.18\.33-opencode-linux-x64/s);
     expect(createHash('sha256').update(fs.readFileSync(found)).digest('hex')).toBe(PIN.sha256);
     expect(cache.kept).toEqual([]); // the key is taken: a save would be refused
+  });
+});
+
+describe('an Actions cache entry that makes the restore decompress without end (issue 25, hole 4)', () => {
+  it('is read no further than the pinned binary: refused with a warning, and the registry\'s is installed', async () => {
+    // Written by anyone who can write the cache scope: 512 MiB of zeros in an entry the restore
+    // reads past (only bin/opencode is written), 16 KB compressed. Before, every byte of it was
+    // decompressed (on gzip, however many there were) and only then was the entry found wanting.
+    const service = await startCacheService({ dir: path.join(root, 'service') });
+    try {
+      const env = { ...service.env(), GITHUB_WORKSPACE: path.join(root, 'workspace'), PATH: process.env.PATH ?? '' };
+      const inside = path.relative(env.GITHUB_WORKSPACE, installDir());
+      const key = `recall-opencode-${DEFAULT_OPENCODE_VERSION}-${PKG}`;
+      const bomb = await compressPieces([tarHeader(`${inside}/`, 0, '5'), ...zeroFile(`${inside}/zeros`, 512 * 1024 * 1024), TAR_END], 'zstd');
+      expect(bomb.length).toBeLessThan(64 * 1024);
+      service.plant(key, cacheVersion([installDir()], 'zstd-without-long'), bomb);
+      const cache = actionsCacheForOpenCode(env, { info: () => undefined, warning: () => undefined }, () => undefined)!;
+      const started = Date.now();
+      let restored = 0;
+      const found = await resolveOpenCode(
+        options({
+          run: fakeNpm(() => REAL_TARBALL),
+          cache: { ...cache, restore: async (...args) => cache.restore(...args).finally(() => (restored = Date.now() - started)) },
+        }),
+      );
+      expect(found).toBe(installed());
+      expect(warnings).toHaveLength(1);
+      expect(warnings[0]).toMatch(
+        new RegExp(`^The Actions cache entry ${key} is not OpenCode as Recall saves it: the archive could not be unpacked \\(the archive (unpacks|decompresses) to more than 18\\d{7} bytes.*Recall stopped reading it, ran nothing from it and installs OpenCode from the npm registry instead\\..*gh cache delete ${key}`),
+      );
+      // The pinned binary is 185 MB: no more is read, not the 512 MiB (measured: 0.1 s; before, 1.5 s and a 512 MiB file on disk).
+      expect(restored).toBeLessThan(2_000);
+      expect(createHash('sha256').update(fs.readFileSync(found)).digest('hex')).toBe(PIN.sha256);
+      expect(fs.readdirSync(path.dirname(installDir())).filter((f) => f.endsWith('.tar'))).toEqual([]); // no decompressed file left
+    } finally {
+      await service.stop();
+    }
   });
 });
 

@@ -12,6 +12,7 @@ import { addUsage, NO_TOKENS, type Usage } from '../usage.js';
 import type { ModelRef } from '../opencode.js';
 import { catalogueVariables, missingModel } from '../preflight.js';
 import { TOOL_DEFINITIONS, type ToolDefinition } from './definitions.js';
+import { keptDispatchNote } from '../../memory/turns.js';
 
 /** Dispatches one run may make: a second opinion, not a loop. */
 const MAX_DISPATCHES = 20;
@@ -101,7 +102,8 @@ export class Dispatcher {
       const reply = await server.ask(childId, model, prompt, signal);
       this.add(reply);
       if (!reply.text) throw new DispatchFailed(`The model ${name} answered with no text.`);
-      return keep ? `${reply.text}\n\n(The conversation with ${name} is kept as session ${childId}.)` : reply.text;
+      // The note is how the store check knows the kept child's prompt was Recall's (memory/turns.ts).
+      return keep ? `${reply.text}\n\n${keptDispatchNote(name, childId)}` : reply.text;
     } catch (error) {
       if (error instanceof DispatchFailed) throw error;
       const spent = (error as { usage?: Usage }).usage;
