@@ -217,6 +217,9 @@ export class RecordSearch {
     for (const p of mentionedPaths(prose)) prose = prose.split(p).join(' ');
     const proseStems = new Set([...stems(prose), ...stems((q.labels ?? []).join(' '))]);
     const evidenceOnly = new Set([...stems(lines.join('\n')), ...pathStems([...queryPaths].join(' '))].filter((t) => !proseStems.has(t)));
+    // An event that says nothing but a file, a host or an error line is about that (a search for
+    // `core-default.xml` found nothing when its only words were evidence).
+    if (![...terms].some(([t, w]) => w >= 1 && !evidenceOnly.has(t))) evidenceOnly.clear();
     // The thread's earlier runs are candidates whatever their words; a shared file or error is not.
     const boosted = new Set<number>(q.threadKey ? this.corpus.inThread(q.threadKey) : []);
 
@@ -257,6 +260,9 @@ export class RecordSearch {
     const mayBoost = (queryPaths.size > 0 ? TUNING.fileBoost : 0) + (queryErrors.length > 0 ? TUNING.errorBoost : 0);
     // The hits that must be exact: those kept, the best matches feedback reads, and the runner-up.
     const need = Math.max(o.limit, TUNING.feedbackDocs, 2);
+    // Two concepts in common, or every one the event says when it says fewer: a record with all of
+    // a one-concept search's words was left out, however few records there were.
+    const minConcepts = Math.min(o.minConcepts ?? 2, Math.max(1, this.concepts([...asked])));
     const rank = (ts: ReadonlyMap<string, number>, feedback: ReadonlySet<string>): Hit[] => {
       const scored = this.scoreTerms(ts, feedback);
       const passed: Array<{ i: number; s: Scored; concepts: number; sameThread: boolean; bound: number }> = [];
@@ -270,7 +276,7 @@ export class RecordSearch {
         const concepts = this.concepts(s.ownMatched.filter((t) => !evidenceOnly.has(t)));
         // The words decide whether a record is related; a shared file or error line only adds to
         // one that is (a different bug in the same file is not related), the same thread always is.
-        if (!sameThread && (concepts < (o.minConcepts ?? 2) || relevance < threshold)) {
+        if (!sameThread && (concepts < minConcepts || relevance < threshold)) {
           if (concepts >= TUNING.fallbackConcepts && relevance >= TUNING.fallbackRelevance && (!below || s.own > below.s.own)) below = { i, s, concepts };
           continue;
         }

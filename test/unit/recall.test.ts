@@ -68,12 +68,23 @@ describe('ranked recall over records', () => {
   });
 
   it('an event whose words are all below the gate is shown the best of them alone, as possible, never nothing', () => {
-    // "signature" alone is one concept: below the gate (two concepts), so only the fallback shows it.
-    const hits = search.search({ title: 'signature', text: '' }, { limit: 5 });
-    expect(hits.map((h) => h.record.id)).toEqual(['run-5-1']);
+    // Two concepts, each in a different record: each record shares one, below the gate (two), so only the fallback shows one.
+    const hits = search.search({ title: 'signature colours', text: '' }, { limit: 5 });
+    expect(hits).toHaveLength(1);
+    expect(['run-5-1', 'run-3-1']).toContain(hits[0]!.record.id);
     expect(hits[0]!.tier).toBe('possible');
     // An explicit threshold (the memory tools, the CLI) asks for the gate alone.
-    expect(search.search({ title: 'signature', text: '' }, { limit: 5, threshold: 0.04 })).toEqual([]);
+    expect(search.search({ title: 'signature colours', text: '' }, { limit: 5, threshold: 0.04 })).toEqual([]);
+  });
+
+  it('an event that says one concept is answered by the records that say it: the gate asks for no more than the event says (issue 26)', () => {
+    // "signature" alone is one concept; the record with it passes the gate, with or without a threshold.
+    expect(ids({ title: 'signature', text: '' })).toEqual(['run-5-1']);
+    expect(search.search({ title: 'signature', text: '' }, { limit: 5, threshold: 0.04 }).map((h) => h.record.id)).toEqual(['run-5-1']);
+    // A search of a file name and a host alone (its words are evidence, not prose) is about them.
+    const few = new RecordSearch([record('run-8-1', { title: 'Add fs.hdfs.impl.disable.cache to core-default.xml' }), record('run-9-1', { title: 'www.prestashop.com - Many missing items and pictures' }), STORE[2]!], NOW);
+    expect(few.search({ title: 'fs.hdfs.impl.disable.cache core-default.xml', text: '' }, { limit: 5 }).map((h) => h.record.id)).toEqual(['run-8-1']);
+    expect(few.search({ title: '', text: 'www.prestashop.com' }, { limit: 5, threshold: 0.08, minConcepts: 1 }).map((h) => h.record.id)).toEqual(['run-9-1']);
   });
 
   it('the same thread counts as related', () => {
