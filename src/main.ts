@@ -19,12 +19,12 @@ import { deliveryMarker, FAILED, isRecallComment, silentReporter, ThreadReporter
 import { buildTask } from './github/task.js';
 import type { Task } from './ports.js';
 import { interpretEvent, type Trigger } from './github/trigger.js';
-import { fenceUntrusted, sanitizeUntrusted } from './github/untrusted.js';
+import { fenceUntrusted, sanitizeUntrusted } from './fence/untrusted.js';
 import { readInputs, type Inputs } from './inputs.js';
 import { memoryLayout } from './memory/layout.js';
 import type { Poster } from './agent/tools/tool-host.js';
+import { answerGitHubTool } from './github/reading-tools.js';
 import { reportMemoryChange, setFailureOutputs, setRunOutputs, setSkippedOutputs, writeFailureSummary, writeJobSummary } from './report/outputs.js';
-import { RunFailed } from './run.js';
 import { openMemory, recallFolders, runPipeline } from './pipeline.js';
 import { answerMemoryRequest, memoryRequestIn, type MemoryRequest } from './forget/on-github.js';
 import { Progress } from './report/progress.js';
@@ -35,6 +35,7 @@ import type { MemoryLayout } from './memory/layout.js';
 import { ActionState, saveOpenCodeEntry, saveWorkingComment } from './state.js';
 import { actionsCacheForOpenCode } from './agent/opencode-cache.js';
 import { RunTranscript, transcriptFile } from './report/transcript.js';
+import { RunFailed } from './report/run-result.js';
 
 const CONVERSATION_BUDGET = 24_000;
 /** The least time between two updates of the thread's progress checklist. */
@@ -164,7 +165,7 @@ async function main(env: NodeJS.ProcessEnv): Promise<void> {
       untrustedRequest: outsider,
       poster,
       // The agent reads issues and pull requests through Recall's client: it never holds the token.
-      github: { api, repository: ctx.repository, redact: (text) => redactCredentials(text, credentials()) },
+      github: (tool, args) => answerGitHubTool(tool, args, { api, repository: ctx.repository, redact: (text) => redactCredentials(text, credentials()) }),
       progress,
       publish: publisher?.publish,
       beforeAgent: publisher?.ready,
