@@ -67,6 +67,7 @@ const FLOORS: ReadonlyArray<readonly string[]> = [
   ['bundle.ts'],
   ['index.ts', 'index-post.ts'],
   ['main.ts', 'post.ts', 'cli/'],
+  ['action/'],
   ['pipeline.ts'],
   ['run.ts', 'inputs.ts', 'state.ts'],
   ['cards/', 'forget/', 'import/', 'publish/'],
