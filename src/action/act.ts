@@ -7,7 +7,6 @@ import { actionsCacheForOpenCode } from '../agent/opencode-cache.js';
 import type { Poster } from '../agent/tools/tool-host.js';
 import { answerMemoryRequest } from '../forget/on-github.js';
 import type { FoundCheckout } from '../git/checkout.js';
-import type { GitHubApi } from '../github/api.js';
 import { cacheEntriesOf } from '../github/cache-entries.js';
 import { authorize } from '../github/authorize.js';
 import { answerGitHubTool } from '../github/reading-tools.js';
@@ -116,7 +115,7 @@ function jobPoster({ api, outbound, runUrl, ctx }: Runner): Poster {
 /** How this run's changes reach the repository: where to (the pull request, or a new branch), and with what; its record of the checkout starts now. */
 function changePublisher(runner: Runner, inputs: Inputs, checkout: FoundCheckout, { trigger, pull }: Extract<Decision, { kind: 'act' }>, task: Task) {
   const { ctx, layout, runUrl } = runner;
-  const api: GitHubApi = runner.api();
+  const api = runner.api();
   const subject = trigger.subject;
   const payloadDefault = (ctx.payload.repository as { default_branch?: unknown } | undefined)?.default_branch;
   const base = String(payloadDefault || runner.env.GITHUB_REF_NAME || 'main');
