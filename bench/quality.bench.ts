@@ -6,13 +6,14 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { expect, it } from 'vitest';
-import { validCard, type Card } from '../src/recall/card.js';
+import { validCard } from '../src/recall/card.js';
 import { PLAIN, TEXTBOOK } from './relevance/bm25.js';
 import { baselineFigures, describeQuality, evaluate, loadCards, type EventFigures } from './relevance/evaluate.js';
 import { HELDOUT_EVENTS } from './relevance/heldout.js';
 import { EVENTS, PAST_RUNS, type PastRun, type RelevanceEvent } from './relevance/ledgerly.js';
 import { HOW_TO_BUILD, loadRealSets, REAL_SETS_DIR } from './relevance/real/sets.js';
 import { THIRD_EVENTS } from './relevance/third.js';
+import type { Card } from '../src/ports.js';
 
 const UNSEEN = ['tidepool', 'quarry', 'ferrule'];
 

@@ -20,7 +20,6 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { buildAgentEnvironment } from '../src/agent/environment.js';
 import { startOpenCodeServer } from '../src/agent/server.js';
 import { MemoryIndex } from '../src/recall/memory-index.js';
-import type { Card } from '../src/recall/card.js';
 import { RECORDS_FILE } from '../src/memory/layout.js';
 import { loadRecords, saveRecords } from '../src/recall/index-file.js';
 import { loadCards } from './relevance/evaluate.js';
@@ -29,6 +28,7 @@ import { HELDOUT_EVENTS } from './relevance/heldout.js';
 import { EVENTS, PAST_RUNS } from './relevance/ledgerly.js';
 import { THIRD_EVENTS } from './relevance/third.js';
 import { growStore } from './grow.js';
+import type { Card } from '../src/ports.js';
 
 const SIZES = (process.env.BENCH_SESSIONS ?? '100,1000,10000').split(',').map(Number);
 /** The API scan is skipped above this many sessions unless asked (it takes minutes at 10,000). */

@@ -3,7 +3,8 @@
  * says which input, what is wrong, and what to write instead.
  */
 import { DEFAULT_OPENCODE_VERSION, versionProblem } from './agent/install.js';
-import { parseModel, type ModelRef } from './agent/opencode.js';
+import { parseModel } from './agent/opencode.js';
+import type { ModelRef } from './ports.js';
 import { keyPrefixProblem } from './memory/keys.js';
 import { parseS3Location } from './memory/s3.js';
 import { DEFAULT_MEMORY_BRANCH, gitRemoteProblem, memoryBranchProblem } from './memory/git-remote.js';

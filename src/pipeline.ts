@@ -10,8 +10,8 @@ import { resolveOpenCode } from './agent/install.js';
 import type { OpenCodeCache } from './agent/opencode-cache.js';
 import { findIsolation, findRunnerRoot } from './agent/isolation.js';
 import { OpenCodeLauncher } from './agent/launcher.js';
-import type { GitHubReader } from './agent/tools/github-tools.js';
-import { ToolHost, type Poster } from './agent/tools/tool-host.js';
+import { ToolHost, type GitHubTools, type Poster } from './agent/tools/tool-host.js';
+import { describeCitations } from './recall/citations.js';
 import { gitPathsToProtect, type CheckoutFacts } from './git/checkout.js';
 import { describeGitEntryChanges, hasGitEntryChanges, removeAgentGitEntries, scanGitEntries } from './git/git-entries.js';
 import type { Inputs } from './inputs.js';
@@ -20,18 +20,20 @@ import { createMemoryStore } from './memory/factory.js';
 import { recallFiles } from './forget/forget.js';
 import { memoryKeys, type MemoryKeys } from './memory/keys.js';
 import type { MemoryLayout } from './memory/layout.js';
-import type { CacheEntries, MemoryStore, RunState, Task } from './ports.js';
+import type { RunState, Task } from './ports.js';
 import { MemoryIndex } from './recall/memory-index.js';
 import { DEFAULT_RECORD_RETENTION } from './recall/records.js';
 import { PRIOR_WORK_LIMIT } from './recall/startup.js';
 import { sentTurnsIn, ThreadIndex } from './recall/threads.js';
 import type { Progress } from './report/progress.js';
 import type { RunTranscript } from './report/transcript.js';
-import { run as runRecall, type Delivered, type RunResult } from './run.js';
+import { run as runRecall } from './run.js';
 import { redactCredentials } from './secrets/forms.js';
 import { CARD_TIMEOUT_MS, cardModel } from './cards/card-writer.js';
 import { CHECK_AGENT, CHECK_START_MS, CHECK_SYSTEM, CHECK_TIMEOUT_MS, checkRecall, lexicalTiers } from './recall/model-check.js';
 import { CARD_AGENT, CARD_SYSTEM } from './cards/card-prompt.js';
+import type { CacheEntries, MemoryStore } from './memory/store.js';
+import type { Delivered, RunResult } from './report/run-result.js';
 
 const MAX_MODEL_RETRIES = 3;
 /**
@@ -56,7 +58,7 @@ export interface PipelineOptions {
   untrustedRequest?: boolean | undefined;
   poster?: Poster | undefined;
   /** Recall's GitHub client for the agent's reading tools (github_list_issues, github_read_issue); absent: no such tools. */
-  github?: GitHubReader | undefined;
+  github?: GitHubTools | undefined;
   progress: Progress;
   publish?: ((answer: string) => Promise<string | undefined>) | undefined;
   /** run()'s beforeAgent: publish's record of the checkout, started before the pipeline. */
@@ -172,7 +174,7 @@ export async function runPipeline(o: PipelineOptions): Promise<RunResult> {
           }),
         openTools: async (index, forTask) => {
           const dispatch = { models: inputs.dispatchModels, timeoutMs: Math.min(DISPATCH_TIMEOUT_MS, inputs.timeoutMs ?? DISPATCH_TIMEOUT_MS), env };
-          const host = new ToolHost({ index, task: forTask, runId, readOnly, dispatch, ...(poster ? { poster } : {}), ...(o.github ? { github: o.github } : {}) });
+          const host = new ToolHost({ index, describeCitations, task: forTask, runId, readOnly, dispatch, ...(poster ? { poster } : {}), ...(o.github ? { github: o.github } : {}) });
           await host.start();
           return host;
         },

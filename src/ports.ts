@@ -1,109 +1,8 @@
-import type { Card } from './recall/card.js';
-import type { CheckedCitation } from './recall/citations.js';
-import type { RunRecord } from './recall/records.js';
-import type { Finding, MemoryInfo } from './recall/memory-index.js';
-import type { RecallQuery } from './recall/search.js';
-
 /**
- * The small interfaces the pipeline in run.ts is told through. Only the entry points
- * (main.ts, post.ts, cli.ts) and the tests decide which real adapters stand behind them.
+ * The types the rooms share, importing nothing: the small interfaces the pipeline in run.ts is
+ * told through, and the records of past work they speak of (recall/ writes and checks them). Only
+ * the entry points (main.ts, post.ts, cli/) and the tests decide which real adapters stand behind them.
  */
-
-/** What a restore found. See README "Memory status" for what each value means to a user. */
-export type MemoryStatus = 'hit' | 'partial' | 'miss' | 'corrupted' | 'disabled';
-
-export interface RestoreOutcome {
-  status: MemoryStatus;
-  /** The key the memory was restored from, when anything was. */
-  restoredKey?: string;
-  /** Said to the user as a warning: what went wrong and what to do. */
-  warning?: string;
-}
-
-export interface SaveOutcome {
-  saved: boolean;
-  key?: string;
-  warning?: string;
-  /** Sessions another run saved meanwhile, merged in before this save. */
-  merged?: string[];
-}
-
-/**
- * Recall's own files in a memory directory (its thread index, its index of past work and what people
- * told it to forget), as the save's merge of an overlapping run's memory needs them: memory/ knows
- * them only through this (recall/forgotten.ts is the real one).
- */
-export interface RecallFiles {
-  /** Sessions that must neither come in from `theirs` nor stay in `ours`: forgotten in either. */
-  forgottenSessions(ours: string, theirs: string): ReadonlySet<string>;
-  /** Merges Recall's files of `theirs` into `ours`, given the sessions merged in; what either forgot leaves `ours`. */
-  merge(ours: string, theirs: string, mergedSessions: ReadonlySet<string>): void;
-  /**
-   * Takes `values` (credentials, in the forms they are written) out of Recall's index in memory
-   * directory `dir`, out of its words and out of what is derived from them (the stems and postings
-   * search keeps, where a token is lower-cased and split); how many were taken out.
-   */
-  redact(dir: string, values: readonly string[]): number;
-  /**
-   * How much of the index in memory directory `dir` could not be read (a damaged file, salvaged a
-   * line at a time): the records it held and those read; undefined when it reads whole.
-   */
-  indexDamage(dir: string): { held: number; read: number } | undefined;
-  /** Adds the records of an earlier snapshot `earlier` that `dir` lacks, but the forgotten; how many. */
-  recoverRecords(dir: string, earlier: string): number;
-  /**
-   * The tombstones (what people told Recall to forget) of memory directory `dir`: the record ids,
-   * their sessions, and when. Absent: the memory knows of none.
-   */
-  tombstones?(dir: string): Array<{ id: string; sessions: string[]; at: string }>;
-  /**
-   * Takes the tombstones of memory directory `from` (a snapshot set aside as unusable, whose record
-   * of what was forgotten still reads) into `ours`, and removes from `ours` what they name: a restore
-   * that falls back to an older snapshot does not bring back what the newer one forgot. The ids of
-   * the tombstones `ours` did not have.
-   */
-  keepForgotten?(ours: string, from: string): string[];
-}
-
-/**
- * Recall's record of the user messages it sent in each session of one memory directory (its thread
- * index, recall/threads.ts): what tells a turn Recall sent from one forged into the store
- * (memory/store-check.ts). memory/ reads and writes the record only through this.
- */
-export interface SentTurns {
-  /** The digests of the user messages Recall sent in the session, or undefined when it has no record of the session. */
-  turnsOf(sessionId: string): ReadonlySet<string> | undefined;
-  /** Takes a session's user messages as Recall's (a session an older Recall saved, unrecorded: trust on first use). */
-  trustTurns(sessionId: string, digests: readonly string[]): void;
-  /** Recall sent a user message with this digest in the session. */
-  recordTurn(sessionId: string, digest: string): void;
-  /** Writes the record back into the memory directory it was read from. */
-  save(): void;
-}
-
-/**
- * The repository's Actions cache entries as GitHub's REST API lists them (github/cache-entries.ts),
- * handed down to the Actions cache backend: the one way to reach an older snapshot when the newest
- * entry under the prefix cannot be read at all (RFC-002, "One bad snapshot").
- */
-export interface CacheEntries {
-  /** The keys of the entries whose key starts with `prefix`, newest first. Throws when the token may not read them (`actions: read`). */
-  list(prefix: string): Promise<string[]>;
-  /** Deletes the entries saved under exactly `key`. Throws when the token may not (`actions: write`). */
-  remove(key: string): Promise<void>;
-}
-
-/** Where memory lives between runs (the Actions cache, a directory, ...). */
-export interface MemoryStore {
-  /**
-   * Fill the local memory directory from the newest earlier save. Never throws. `expectMemory`:
-   * there is evidence that Recall ran here before (it answered in this thread), so finding nothing
-   * is warned about: the memory may have expired.
-   */
-  restore(o?: { expectMemory?: boolean }): Promise<RestoreOutcome>;
-  /** Store the local memory directory. Never throws. */
-  save(): Promise<SaveOutcome>;
-}
 
 export interface SessionSummary {
   id: string;
@@ -118,6 +17,12 @@ export interface TokenUsage {
   reasoning: number;
   cacheRead: number;
   cacheWrite: number;
+}
+
+/** A model as OpenCode names it: `provider/model`, split. */
+export interface ModelRef {
+  providerID: string;
+  modelID: string;
 }
 
 export interface AgentReply {
@@ -158,12 +63,12 @@ export interface AgentServer {
    * first prompt first waits seconds for what every prompt needs loaded, which a bound on the
    * model's answer should not count. Rejects with an AgentError that says why.
    */
-  ask(sessionId: string, model: { providerID: string; modelID: string }, text: string, signal: AbortSignal, o?: { agent?: string; onStarted?: () => void }): Promise<AgentReply>;
+  ask(sessionId: string, model: ModelRef, text: string, signal: AbortSignal, o?: { agent?: string; onStarted?: () => void }): Promise<AgentReply>;
   /**
    * The models OpenCode's configuration names (the run's `model` input first, then `model`) and
    * its `small_model`, for work that is not the agent's (a run's card). Absent: not known.
    */
-  configuredModels?(): Promise<{ model?: { providerID: string; modelID: string }; small?: { providerID: string; modelID: string } }>;
+  configuredModels?(): Promise<{ model?: ModelRef; small?: ModelRef }>;
   /** Ask the model; resolves with its final answer or rejects with an AgentError. */
   prompt(sessionId: string, text: string): Promise<AgentReply>;
   /** Add a message to the session without calling the model. */
@@ -315,4 +220,127 @@ export interface ThreadBook {
   recordTurn(sessionId: string, digest: string): void;
   keepOnly(existingSessions: ReadonlySet<string>): void;
   save(): void;
+}
+
+/** What an event is about, as recall asks (recall/query.ts builds it). */
+export interface RecallQuery {
+  /** The event's title (the issue's, the pull request's, the job's name). */
+  title: string;
+  /** Its words: the body, the request, the job's prompt. */
+  text: string;
+  labels?: string[];
+  /** Files the event names, and a pull request's changed files. */
+  paths?: string[];
+  /** The conversation, when this event continues one: its earlier runs count as related. */
+  threadKey?: string;
+}
+
+/** Code a record names: a file and lines (or a symbol), with a fingerprint of what they held. */
+export interface Citation {
+  path: string;
+  line?: number;
+  endLine?: number;
+  symbol?: string;
+  /** SHA-256 (first 16 hex) of the cited lines, whitespace folded; absent when the file was not there. */
+  fingerprint?: string;
+}
+
+export interface RunRecord {
+  /** `run-<run id>-<attempt>`, or `finding-<run id>-<n>` for a finding the agent saved. */
+  id: string;
+  kind: 'run' | 'finding';
+  /** The conversation (issue-12, pr-7, schedule-nightly, dispatch-123; owner/repo#issue-12 when imported from another repository: thread-key.ts). */
+  threadKey: string;
+  /** e.g. "issues opened #12", "issue_comment #12", "schedule". */
+  event: string;
+  title: string;
+  /** What was asked (the person's request, or the job's prompt), clipped. */
+  request: string;
+  outcome: 'answered' | 'failed' | 'finding';
+  /** The answer, the error, or the finding's fact, clipped. */
+  text: string;
+  /** A finding's subject and why it matters. */
+  subject?: string;
+  why?: string;
+  labels: string[];
+  /** Paths the event and the answer mention, and a pull request's changed files. */
+  paths: string[];
+  /** Error signatures the event and the answer mention (text.ts). */
+  errors: string[];
+  citations: Citation[];
+  /** The run, the thread, and pull requests the answer cites. */
+  links: string[];
+  tokens?: TokenUsage;
+  cost?: number;
+  /** When the run finished (ISO). */
+  at: string;
+  /** When memory last put this record to use (recalled, read by a tool): it extends its life. */
+  usedAt?: string;
+  /** The session the run worked in, while it exists. */
+  sessionId?: string;
+  runUrl?: string;
+  /**
+   * The stems of the record's fields as search indexes them (search.ts), kept so that the next
+   * run does not work them out again (most of a startup recall at 10,000 records). Tagged with the
+   * stemming version; a record without them, or with another version, is stemmed afresh.
+   */
+  terms?: string;
+  /** What a model wrote about the run from its own request and answer (card.ts), once it has one. */
+  card?: Card;
+  /** Someone with write access said it is wrong (`<trigger> wrong <id>`): kept, ranked last, and said so (wrong.ts). */
+  wrong?: { by: string; at: string };
+}
+
+export interface Card {
+  /** The problem as a user sees it, in plain words. */
+  plain: string;
+  /** Other ways people would report it (up to four). */
+  phrasings: string[];
+  /** The parts of the product involved (modules, files, features). */
+  components: string[];
+  cause: string;
+  fix: string;
+  /** Who wrote it: `provider/model`, or `import` for a card read from a file. */
+  by?: string;
+  /** When it was written (ISO). */
+  at?: string;
+  tokens?: TokenUsage;
+  cost?: number;
+}
+
+export type CitationState = 'unchanged' | 'moved' | 'changed' | 'gone' | 'unverified';
+
+export interface CheckedCitation {
+  citation: Citation;
+  state: CitationState;
+  /** Where the lines are now, when they moved. */
+  line?: number;
+}
+
+/** What memory_save_finding hands Recall. */
+export interface Finding {
+  subject: string;
+  fact: string;
+  /** `path:line`, `path:start-end`, or `path symbol`. */
+  citations: string[];
+  why: string;
+}
+
+export interface MemoryInfo {
+  records: number;
+  runs: number;
+  findings: number;
+  sessions: number;
+  threads: number;
+  oldest?: string;
+  newest?: string;
+  tokens: TokenUsage;
+  cost: number;
+  openTodos: StoredTodo[];
+}
+
+export interface StoredTodo {
+  sessionId: string;
+  content: string;
+  status: string;
 }

@@ -5,31 +5,18 @@
  * When a stage after the restore fails, the server is stopped and the save is left to the post
  * step (post.ts), which runs even when this one failed.
  */
-import type {
-  AgentLauncher,
-  AgentReply,
-  AgentServer,
-  AgentTools,
-  Logger,
-  MemoryStatus,
-  MemoryStore,
-  PastWork,
-  RecalledWork,
-  RunState,
-  SaveOutcome,
-  Task,
-  ThreadBook,
-  TokenUsage,
-} from './ports.js';
+import type { AgentLauncher, AgentReply, AgentServer, AgentTools, Logger, PastWork, RecalledWork, RunState, Task, ThreadBook, TokenUsage } from './ports.js';
 import { priorWorkSection } from './recall/prior-work.js';
 import { continuedSession, startupRecall } from './recall/startup.js';
 import { sessionsToPrune, type RetentionRule } from './recall/retention.js';
 import { writeRunSummary } from './recall/summary-note.js';
 import type { RecallCheck } from './recall/model-check.js';
+import { RunFailed, type Delivered, type PruneReport, type RunResult } from './report/run-result.js';
 import { describe } from './errors.js';
 import { turnDigest } from './memory/turns.js';
 import { addUsage, agentNeverRan, NO_TOKENS, type Usage } from './agent/usage.js';
 import { runCardSources, writeCards, type CardSettings } from './cards/card-writer.js';
+import type { MemoryStatus, MemoryStore, SaveOutcome } from './memory/store.js';
 
 export interface RunSettings extends RetentionRule {
   /** How many earlier runs at most are put in the prompt. */
@@ -81,54 +68,6 @@ export interface RunPorts {
   checkRecall?: (server: AgentServer, parentId: string, task: Task, recalled: RecalledWork[]) => Promise<RecallCheck>;
   /** Keeps the run's transcript once the agent answered, failed or was stopped (report/transcript.ts); never throws. */
   keepTranscript?: (server: AgentServer, sessionId: string, run: { task: Task; sent: string; continued: boolean; failure?: string }) => Promise<void>;
-}
-
-/** What the retention rule did in this run (RFC-004): said in the log and the job summary. */
-export interface PruneReport {
-  pruned: string[];
-  remaining: number;
-  /** Bytes the pruned sessions' rows took in the store. */
-  freedBytes: number;
-}
-
-export interface RunResult {
-  sessionId: string;
-  /** True when this run continued the thread's earlier session rather than starting one. */
-  continued: boolean;
-  /** Set when this delivery had already been answered (in that session): nothing was run. */
-  duplicateOf?: string;
-  response: string;
-  memoryStatus: MemoryStatus;
-  /** What the restore warned about (an unusable snapshot, memory that may have expired), for the job summary. */
-  memoryWarning?: string;
-  memorySave: SaveOutcome;
-  recalled: RecalledWork[];
-  prune: PruneReport;
-  tokens: TokenUsage;
-  cost: number;
-  /** What the model check of the candidates decided, and spent (in `tokens` and `cost`). */
-  recallCheck?: Pick<RecallCheck, 'decidedBy' | 'reason' | 'candidates' | 'confirmed' | 'tokens' | 'cost'>;
-  /** The cards this run wrote (their tokens and cost are in `tokens` and `cost`). */
-  cards?: { written: number; dropped: number; tokens: TokenUsage; cost: number };
-  durationMs: number;
-}
-
-/** What is posted once the agent answered (run() has not saved memory yet), or for a delivery answered before. */
-export type Delivered = Pick<RunResult, 'sessionId' | 'continued' | 'duplicateOf' | 'response' | 'recalled' | 'tokens' | 'cost' | 'durationMs'>;
-
-/** A run that failed after memory was restored; carries what is known for the outputs. */
-export class RunFailed extends Error {
-  constructor(
-    message: string,
-    readonly memoryStatus: MemoryStatus,
-    readonly sessionId: string | undefined,
-    readonly recalled: RecalledWork[],
-    readonly durationMs: number,
-    options?: { cause?: unknown },
-  ) {
-    super(message, options);
-    this.name = 'RunFailed';
-  }
 }
 
 const PRUNE_CONCURRENCY = 8;

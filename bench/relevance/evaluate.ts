@@ -6,10 +6,9 @@
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import type { RecalledWork } from '../../src/ports.js';
-import { validCard, type Card } from '../../src/recall/card.js';
+import type { RecalledWork, Card, RunRecord } from '../../src/ports.js';
+import { validCard } from '../../src/recall/card.js';
 import { DEFAULT_PRIOR_WORK_CHARS, priorWorkSection } from '../../src/recall/prior-work.js';
-import type { RunRecord } from '../../src/recall/records.js';
 import { RecordSearch, type Hit } from '../../src/recall/search.js';
 import { errorSignatures, mentionedPaths } from '../../src/recall/text.js';
 import { Bm25, type Analyzer } from './bm25.js';

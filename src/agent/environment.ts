@@ -37,7 +37,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { parse as parseJsonc } from 'jsonc-parser';
 import { gitConfigText, readGitConfig } from './git-config.js';
-import type { ModelRef } from './opencode.js';
+import type { ModelRef } from '../ports.js';
 import PROVIDER_ENV from './provider-env.json' with { type: 'json' };
 
 const NEVER = new Set(['GITHUB_TOKEN', 'GH_TOKEN', 'GH_ENTERPRISE_TOKEN', 'GITHUB_ENTERPRISE_TOKEN', 'GITHUB_STATE', 'GITHUB_ENV', 'GITHUB_PATH', 'GITHUB_OUTPUT', 'GITHUB_STEP_SUMMARY', 'GITHUB_EVENT_PATH']);

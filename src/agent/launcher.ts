@@ -5,7 +5,7 @@
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import type { AgentLauncher, AgentServer } from '../ports.js';
+import type { AgentLauncher, AgentServer, ModelRef } from '../ports.js';
 import type { MemoryLayout } from '../memory/layout.js';
 import { enclosingRepository } from '../git/checkout.js';
 import { agentConfigurationIn, linksLeavingCheckout } from './checkout.js';
@@ -13,7 +13,7 @@ import { runCredentials } from './credentials.js';
 import { buildAgentEnvironment, projectConfigs, providersInUse } from './environment.js';
 import { credentialFreeCopies, findGitCredentials, gitCredentialsWarning } from './git-credentials.js';
 import { ISOLATION_FIX, type Isolation } from './isolation.js';
-import { OpenCodeAgent, type ModelRef } from './opencode.js';
+import { OpenCodeAgent } from './opencode.js';
 import { agentConfig, policyEnvironment, policyViolations, unansweredAsks, withToolFreeAgents, type AgentPolicy } from './policy.js';
 import { startOpenCodeServer } from './server.js';
 import { ServerLog } from './server-log.js';

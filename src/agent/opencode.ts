@@ -2,16 +2,11 @@
  * The AgentServer port over a running `opencode serve`, through @opencode-ai/sdk (v2 entry).
  */
 import { createOpencodeClient, type OpencodeClient } from '@opencode-ai/sdk/v2';
-import type { AgentReply, AgentServer, TokenUsage, TranscriptMessage } from '../ports.js';
+import type { AgentReply, AgentServer, ModelRef, TokenUsage, TranscriptMessage } from '../ports.js';
 import { describe } from '../errors.js';
 import type { AgentRules } from './policy.js';
 import { MODEL_KEPT_FAILING, stepSummary, toolOutcome, watchPrompt, type AgentStep, type RunLimits } from './watch.js';
 import type { ServerLog } from './server-log.js';
-
-export interface ModelRef {
-  providerID: string;
-  modelID: string;
-}
 
 /** The agent could not finish: the model failed, was refused, or kept failing. */
 export class AgentError extends Error {

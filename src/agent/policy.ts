@@ -14,8 +14,8 @@
  * server starts, `GET /agent` shows each agent's final rules, and the run is refused if any agent
  * can do more than its level allows.
  */
-import type { ModelRef } from './opencode.js';
-import { GITHUB_TOOL_NAMES, READING_TOOLS } from './tools/definitions.js';
+import type { ModelRef } from '../ports.js';
+import { GITHUB_TOOL_NAMES, READING_TOOLS } from './tool-names.js';
 
 export type AgentPolicy = 'full' | 'no-shell' | 'read-only';
 

@@ -9,7 +9,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { parse as parseJsonc } from 'jsonc-parser';
 import PROVIDER_ENV from './provider-env.json' with { type: 'json' };
-import type { ModelRef } from './opencode.js';
+import type { ModelRef } from '../ports.js';
 import { closestProviders } from './provider-names.js';
 
 export class PreflightError extends Error {

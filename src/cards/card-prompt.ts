@@ -6,8 +6,8 @@
  * say about itself. The request is a stranger's text and the answer a model's: both are given as
  * data between markers, and the reply is read as JSON only, checked field by field (card.ts).
  */
-import { checkCard, type Card } from '../recall/card.js';
-import type { RunRecord } from '../recall/records.js';
+import { checkCard } from '../recall/card.js';
+import type { Card, RunRecord } from '../ports.js';
 
 /** The bounds of what a card is written from (characters, and paths). */
 export const CARD_INPUT = { title: 300, request: 2_000, answer: 4_000, paths: 50, path: 200 } as const;

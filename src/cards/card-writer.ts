@@ -9,9 +9,7 @@
  * permission and offered no tool (OpenCode sends the model an empty tool list), a card request
  * that tells it to run a command has nothing to run it with (test/e2e/cards.test.ts performs it).
  */
-import type { AgentServer, Logger, PastWork } from '../ports.js';
-import type { Card } from '../recall/card.js';
-import type { RunRecord } from '../recall/records.js';
+import type { AgentServer, Logger, PastWork, Card, RunRecord } from '../ports.js';
 import { addUsage, NO_TOKENS, type Usage } from '../agent/usage.js';
 import { describe } from '../errors.js';
 import { CARD_AGENT, cardPrompt, cardSource, parseCard, type CardSource } from './card-prompt.js';

@@ -10,8 +10,8 @@ import * as fs from 'node:fs';
 import { recallQuery } from '../github/task.js';
 import { interpretEvent, slug, type Trigger } from '../github/trigger.js';
 import { INPUT_DEFAULTS } from '../inputs.js';
-import type { RecallQuery } from '../recall/search.js';
 import { UsageError } from './args.js';
+import type { RecallQuery } from '../ports.js';
 
 type Act = Extract<Trigger, { kind: 'act' }>;
 const KINDS = ['issues', 'issue_comment', 'pull_request', 'schedule'] as const;

@@ -18,11 +18,12 @@ import { hasOwnGit, readCheckout } from '../git/checkout.js';
 import { InputError, readInputs, type Inputs } from '../inputs.js';
 import { memoryLayout } from '../memory/layout.js';
 import { recallFolders, runPipeline } from '../pipeline.js';
-import type { MemoryStore, RunState, Task } from '../ports.js';
+import type { RunState, Task } from '../ports.js';
 import { Progress } from '../report/progress.js';
-import { RunFailed } from '../run.js';
 import { fitUsage, parseCommand, UsageError, words } from './args.js';
 import { projectMemoryPath, projectTop } from './project-memory.js';
+import type { MemoryStore } from '../memory/store.js';
+import { RunFailed } from '../report/run-result.js';
 
 /** The action's inputs a local run takes as flags of the same name. */
 const INPUT_FLAGS = [

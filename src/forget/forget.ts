@@ -8,16 +8,16 @@
  * the save (the RecallFiles port memory/ calls), since that is where tombstones are honoured.
  */
 import * as path from 'node:path';
-import type { RecallFiles } from '../ports.js';
+import type { RunRecord } from '../ports.js';
 import { DATABASE_FILE, RECORDS_FILE } from '../memory/layout.js';
 import { sessionIdsIn } from '../memory/merge.js';
 import { loadRecords, mergeRecords, redactRecords, saveRecords } from '../recall/index-file.js';
-import type { RunRecord } from '../recall/records.js';
 import { childSessions } from '../recall/store-reader.js';
 import { deleteSessions } from '../recall/store-writer.js';
 import { ThreadIndex } from '../recall/threads.js';
 import { eraseTraces, rowsHolding } from './traces.js';
 import { forgottenIn, unionTombstones, type Tombstone } from '../recall/tombstones.js';
+import type { RecallFiles } from '../memory/store.js';
 
 /** What forgetting or marking did: the record (id and title), the sessions removed; or that there is no such record. */
 export type MemoryChange =

@@ -6,8 +6,9 @@
  * forgets or marks the record, saves, and replies in the thread with what it did.
  */
 import type { Authorization } from '../github/authorize.js';
-import type { Logger, MemoryStore, SaveOutcome } from '../ports.js';
+import type { Logger } from '../ports.js';
 import { forgetRecord, isRecordId, markWrong, type MemoryChange } from './forget.js';
+import type { MemoryStore, SaveOutcome } from '../memory/store.js';
 
 export interface MemoryRequest {
   verb: 'forget' | 'wrong';

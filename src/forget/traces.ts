@@ -11,11 +11,11 @@
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import type { SentTurns } from '../ports.js';
 import { DATABASE_FILE } from '../memory/layout.js';
 import { identityColumns, isJson } from '../memory/scrub.js';
 import { openStore, storedUserTurns } from '../memory/store-check.js';
 import { rowWithoutForgotten, withoutForgotten, type ForgottenNames } from '../recall/forget-traces.js';
+import type { SentTurns } from '../memory/store.js';
 
 const q = (name: string) => `"${name.replace(/"/g, '""')}"`;
 const like = (s: string) => `%${s.replace(/[\\%_]/g, (m) => `\\${m}`)}%`;

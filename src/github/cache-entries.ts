@@ -6,7 +6,7 @@
  * `actions: read`, deleting `actions: write`.
  */
 import * as github from '@actions/github';
-import type { CacheEntries } from '../ports.js';
+import type { CacheEntries } from '../memory/store.js';
 
 /** How many entries the list reads at most (GitHub pages by 100): far more than a restore tries. */
 const MAX_LISTED = 100;

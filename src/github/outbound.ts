@@ -9,7 +9,7 @@
  * Code blocks and code spans are left as they are: GitHub renders no link or image inside them.
  */
 import { redactCredentials } from '../secrets/forms.js';
-import { sanitizeUntrusted } from './untrusted.js';
+import { sanitizeUntrusted } from '../fence/untrusted.js';
 
 /** `text` as Recall may post it. `serverUrl` is the GitHub (Enterprise) the repository lives on. */
 // Stryker disable next-line StringLiteral: equivalent, neutralizeLinks reads a server URL without a host as github.com

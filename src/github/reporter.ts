@@ -3,12 +3,12 @@
  * says "working" and is then replaced by the answer (or a review, for pull request reviews),
  * with a footer Recall writes, not the model. On failure the comment says what failed.
  */
-import type { Delivered } from '../run.js';
 import { describe } from '../errors.js';
 import type { GitHubApi, PullDetails } from './api.js';
 import { isSessionId } from '../memory/layout.js';
 import { parseReview, placeComments } from './review.js';
 import type { Trigger } from './trigger.js';
+import type { Delivered } from '../report/run-result.js';
 
 type Act = Extract<Trigger, { kind: 'act' }>;
 

@@ -1,11 +1,10 @@
 /**
  * The task the agent works on, from the trigger and the conversation gathered for it.
  */
-import type { Task } from '../ports.js';
-import type { RecallQuery } from '../recall/search.js';
+import type { Task, RecallQuery } from '../ports.js';
 import { REVIEW_INSTRUCTIONS } from './review.js';
 import type { Trigger } from './trigger.js';
-import { fenceUntrusted, sanitizeUntrusted } from './untrusted.js';
+import { fenceUntrusted, sanitizeUntrusted } from '../fence/untrusted.js';
 
 type Act = Extract<Trigger, { kind: 'act' }>;
 

@@ -7,15 +7,14 @@
  */
 import * as path from 'node:path';
 import { sessionIdsIn } from '../memory/merge.js';
-import type { Card } from '../recall/card.js';
 import { recordFromSession } from '../recall/rebuild.js';
 import { RECORDS_FILE } from '../memory/layout.js';
 import { damageCount, loadRecords, saveRecords } from '../recall/index-file.js';
-import type { RunRecord } from '../recall/records.js';
 import { sessionTexts } from '../recall/store-reader.js';
 import { ThreadIndex } from '../recall/threads.js';
 import { forgottenIn } from '../recall/tombstones.js';
 import type { Imported } from './imported.js';
+import type { Card, RunRecord } from '../ports.js';
 
 export interface ImportReport {
   /** What memory did not hold: `legacy-42`, `a card to run-1-1 (session ses_…)`. */

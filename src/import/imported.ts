@@ -10,12 +10,13 @@
  * HTML comments are taken out as from any GitHub text, and the credentials of the importing
  * process are redacted, as a save redacts a run's.
  */
-import { checkCard, type Card } from '../recall/card.js';
-import { validRecord, type RunRecord } from '../recall/records.js';
+import { checkCard } from '../recall/card.js';
+import { validRecord } from '../recall/records.js';
 import { isThreadKey } from '../recall/thread-key.js';
 import { errorSignatures, mentionedPaths } from '../recall/text.js';
 import { isSessionId } from '../memory/layout.js';
-import { sanitizeUntrusted } from '../github/untrusted.js';
+import { sanitizeUntrusted } from '../fence/untrusted.js';
+import type { Card, RunRecord } from '../ports.js';
 
 /** A line read: a record to add, a card for a session's record, or why it was refused. */
 /** `dropped`: the links memory does not keep (only https ones are kept), said to the importer. */

@@ -3,10 +3,11 @@
  * (cache-service.ts), through @actions/cache on v1 (factory.ts chooses). Each run attempt saves
  * under its own key; a restore takes the newest earlier save.
  */
-import type { CacheEntries, Logger } from '../ports.js';
+import type { Logger } from '../ports.js';
 import type { MemoryKeys } from './keys.js';
 import type { PackedSnapshot, SnapshotBackend } from './snapshot-backend.js';
 import { SnapshotMemoryStore, type SnapshotStoreOptions } from './snapshot-store.js';
+import type { CacheEntries } from './store.js';
 
 /**
  * The calls of a cache client Recall uses: the three of @actions/cache, or Recall's own client

@@ -1,7 +1,7 @@
 /**
  * The one place that turns the memory-backend choice into a MemoryStore, for main and post.
  */
-import type { CacheEntries, Logger, MemoryStore, RecallFiles, SentTurns } from '../ports.js';
+import type { Logger } from '../ports.js';
 import { ActionsCacheBackend } from './actions-cache.js';
 import { CacheServiceClient, usesCacheServiceV2 } from './cache-service.js';
 import * as path from 'node:path';
@@ -12,6 +12,7 @@ import { parseS3Location, S3Backend, s3Client } from './s3.js';
 import type { MemoryKeys } from './keys.js';
 import type { SnapshotBackend } from './snapshot-backend.js';
 import { SnapshotMemoryStore } from './snapshot-store.js';
+import type { CacheEntries, MemoryStore, RecallFiles, SentTurns } from './store.js';
 
 /** The memory-backend input's values, each a backend below. */
 export const MEMORY_BACKENDS = ['actions-cache', 'directory', 's3', 'git-branch'] as const;

@@ -7,12 +7,12 @@
  * memory merges it back in: one bad snapshot never makes the memory before it unreachable for good.
  */
 import * as fs from 'node:fs';
-import type { RecallFiles, RestoreOutcome } from '../ports.js';
 import { describe } from '../errors.js';
 import { earlierKeysIn, emptyDirectory, moveAside, recallFilesVouchedFor, type PartialMemory, type RestoredAs } from './integrity.js';
 import { keyTime } from './keys.js';
 import { mergeSessions } from './merge.js';
 import type { SnapshotBackend } from './snapshot-backend.js';
+import type { RecallFiles, RestoreOutcome } from './store.js';
 
 /** How many older snapshots a restore tries when the newest is unusable (each is a download). */
 export const MAX_FALLBACKS = 6;

@@ -6,10 +6,10 @@
  * says what remains and how to remove it. The save itself already holds everything they held that
  * was not forgotten (each save carries the memory before it), so only fallback depth is given up.
  */
-import type { RecallFiles } from '../ports.js';
 import { describe } from '../errors.js';
 import { isFutureDated, keyTime } from './keys.js';
 import type { SnapshotBackend } from './snapshot-backend.js';
+import type { RecallFiles } from './store.js';
 
 /** How long after a forget a save that cannot list or delete says so (the Actions cache evicts what no run reads in 7 days). */
 const SAY_FOR_MS = 7 * 24 * 60 * 60 * 1000;

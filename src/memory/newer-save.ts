@@ -5,12 +5,13 @@
  * already found unusable is not merged at all.
  */
 import * as fs from 'node:fs';
-import type { Logger, RecallFiles } from '../ports.js';
+import type { Logger } from '../ports.js';
 import { describe } from '../errors.js';
 import { checkMemory, type PartialMemory, type RestoredAs } from './integrity.js';
 import { isFutureDated, keyTime } from './keys.js';
 import { mergeSessions } from './merge.js';
 import { UnusableSnapshotError, type SnapshotBackend } from './snapshot-backend.js';
+import type { RecallFiles } from './store.js';
 
 /** What this run started from, kept beside (not in) the memory directory for the save. */
 export interface Base {

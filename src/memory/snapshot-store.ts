@@ -7,7 +7,7 @@
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import type { Logger, MemoryStore, RecallFiles, RestoreOutcome, SaveOutcome, SentTurns } from '../ports.js';
+import type { Logger } from '../ports.js';
 import { describe } from '../errors.js';
 import { credentialForms } from '../secrets/forms.js';
 import { readMemoryFile, removeStrangers, writeMemoryFile } from './files.js';
@@ -22,6 +22,7 @@ import { UnusableSnapshotError, type PackedSnapshot, type SnapshotBackend } from
 import { credentialsIn, redactFile, scrubSecrets, vacuumStore } from './scrub.js';
 import { checkStore, storedUserTurns } from './store-check.js';
 import { MAX_UNPACKED_BYTES } from './tar-unpack.js';
+import type { MemoryStore, RecallFiles, RestoreOutcome, SaveOutcome, SentTurns } from './store.js';
 
 export interface SnapshotStoreOptions {
   memoryDir: string;

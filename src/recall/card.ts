@@ -6,24 +6,7 @@
  * is checked field by field like everything else read from memory: a card that is not of this shape
  * is no card.
  */
-import type { TokenUsage } from '../ports.js';
-
-export interface Card {
-  /** The problem as a user sees it, in plain words. */
-  plain: string;
-  /** Other ways people would report it (up to four). */
-  phrasings: string[];
-  /** The parts of the product involved (modules, files, features). */
-  components: string[];
-  cause: string;
-  fix: string;
-  /** Who wrote it: `provider/model`, or `import` for a card read from a file. */
-  by?: string;
-  /** When it was written (ISO). */
-  at?: string;
-  tokens?: TokenUsage;
-  cost?: number;
-}
+import type { TokenUsage, Card } from '../ports.js';
 
 export const CARD_LIMITS = { plain: 400, phrasing: 300, phrasings: 4, component: 100, components: 12, cause: 600, fix: 600, by: 120 } as const;
 

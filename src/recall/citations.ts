@@ -6,16 +6,7 @@
 import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import type { Citation } from './records.js';
-
-export type CitationState = 'unchanged' | 'moved' | 'changed' | 'gone' | 'unverified';
-
-export interface CheckedCitation {
-  citation: Citation;
-  state: CitationState;
-  /** Where the lines are now, when they moved. */
-  line?: number;
-}
+import type { Citation, CheckedCitation, CitationState } from '../ports.js';
 
 /** The most lines one citation fingerprints; a larger range is cut to its start. */
 const MAX_LINES = 40;

@@ -6,8 +6,8 @@
  * the postings again. Both give the same numbers for the same records: the weights are applied
  * here, to counts, in the same order.
  */
-import type { RunRecord } from './records.js';
 import { FIELDS, isCardField, termsOf, type Field } from './search-terms.js';
+import type { RunRecord } from '../ports.js';
 
 /** A record as search reads it past the gate: its files and error lines, for the boosts. */
 export interface Doc {

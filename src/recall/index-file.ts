@@ -10,10 +10,11 @@ import * as path from 'node:path';
 import { readMemoryBytes, writeMemoryFile } from '../memory/files.js';
 import { redactFile } from '../memory/scrub.js';
 import { RECORDS_FILE } from '../memory/layout.js';
-import { validRecord, type RunRecord } from './records.js';
+import { validRecord } from './records.js';
 import { keepPostings, sha256 } from './search-file.js';
 import { NO_MARKS, readMarks, unionMarks, writeMarks, type Marks, type WrongMark } from './marks.js';
 import { forgottenIn, unionTombstones, validTombstones, type Tombstone } from './tombstones.js';
+import type { RunRecord } from '../ports.js';
 
 interface RecordsFile {
   version: 1;

@@ -9,18 +9,17 @@
  * list), and searched the slow way once they change or when the postings do not fit them.
  */
 import * as path from 'node:path';
-import type { PastWork, RecalledWork, RunOutcome, SessionSummary, TokenUsage } from '../ports.js';
-import type { Card } from './card.js';
+import type { PastWork, RecalledWork, RunOutcome, SessionSummary, TokenUsage, Card, RecallQuery, RunRecord, StoredTodo, Finding, MemoryInfo } from '../ports.js';
 import { checkCitation, citationsIn } from './citations.js';
 import { readIndexFile, recordsIn, saveRecords } from './index-file.js';
 import { readMarks, type Marks, type WrongMark } from './marks.js';
-import { DEFAULT_RECORD_RETENTION, retainRecords, type RecordRetention, type RunRecord } from './records.js';
+import { DEFAULT_RECORD_RETENTION, retainRecords, type RecordRetention } from './records.js';
 import { recordFromSession } from './rebuild.js';
-import { RecordSearch, TUNING, type Hit, type RecallQuery } from './search.js';
+import { RecordSearch, TUNING, type Hit } from './search.js';
 import { FileCorpus } from './file-corpus.js';
 import { SearchFile, StaleSearchFile } from './search-file.js';
 import { moveSessionTo } from './store-writer.js';
-import { childSessions, openTodos, sessionBytes, sessionTexts, storedSessions, type StoredTodo } from './store-reader.js';
+import { childSessions, openTodos, sessionBytes, sessionTexts, storedSessions } from './store-reader.js';
 import { errorSignatures, mentionedPaths } from './text.js';
 import { RECORDS_FILE } from '../memory/layout.js';
 import { ageTombstones, forgottenIn, type Tombstone } from './tombstones.js';
@@ -36,28 +35,6 @@ export interface MemoryIndexOptions {
   threadOf: (sessionId: string) => string | undefined;
   retention?: RecordRetention;
   clock: () => Date;
-}
-
-/** What memory_save_finding hands Recall. */
-export interface Finding {
-  subject: string;
-  fact: string;
-  /** `path:line`, `path:start-end`, or `path symbol`. */
-  citations: string[];
-  why: string;
-}
-
-export interface MemoryInfo {
-  records: number;
-  runs: number;
-  findings: number;
-  sessions: number;
-  threads: number;
-  oldest?: string;
-  newest?: string;
-  tokens: TokenUsage;
-  cost: number;
-  openTodos: StoredTodo[];
 }
 
 export class MemoryIndex implements PastWork {

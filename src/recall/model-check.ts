@@ -11,8 +11,7 @@
  * fails or takes more than CHECK_TIMEOUT_MS, or no model: the lexical tiers stand, and the log says
  * which rule decided.
  */
-import type { AgentServer, Logger, RecalledWork, TokenUsage } from '../ports.js';
-import type { RecallQuery } from './search.js';
+import type { AgentServer, Logger, RecalledWork, TokenUsage, RecallQuery } from '../ports.js';
 
 /** The OpenCode agent the check is asked through (defined with CHECK_SYSTEM, every permission denied). */
 export const CHECK_AGENT = 'recall-check';

@@ -10,7 +10,7 @@
  * links, the state of cited code, and where an imported record came from.
  */
 import type { RecalledWork } from '../ports.js';
-import { fenceUntrusted, sanitizeUntrusted } from '../github/untrusted.js';
+import { fenceUntrusted, sanitizeUntrusted } from '../fence/untrusted.js';
 import { describeCitations } from './citations.js';
 import { clip } from './run-summary.js';
 import { importedLabel } from './thread-key.js';

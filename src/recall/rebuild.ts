@@ -4,10 +4,10 @@
  * and last answer. What Recall itself put in a prompt (the prior-work section, the earlier
  * comments it quoted) is left out: those are other runs' words.
  */
-import type { RunRecord } from './records.js';
 import { RUN_SUMMARY_MARKER } from './run-summary.js';
 import type { SessionTexts } from './store-reader.js';
 import { errorSignatures, mentionedPaths } from './text.js';
+import type { RunRecord } from '../ports.js';
 
 /** Sections of Recall's prompts that quote other runs or older comments. */
 const QUOTED_SECTIONS = /^## (Prior work recalled from earlier runs|Earlier comments)[^\n]*\n[\s\S]*?(?=^## |(?![\s\S]))/gm;

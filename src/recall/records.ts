@@ -6,66 +6,10 @@
  * index-file.ts.
  */
 import * as path from 'node:path';
-import type { TokenUsage } from '../ports.js';
+import type { TokenUsage, Card, RunRecord, Citation } from '../ports.js';
 import { isSessionId } from '../memory/layout.js';
-import { validCard, type Card } from './card.js';
+import { validCard } from './card.js';
 import { isThreadKey } from './thread-key.js';
-
-/** Code a record names: a file and lines (or a symbol), with a fingerprint of what they held. */
-export interface Citation {
-  path: string;
-  line?: number;
-  endLine?: number;
-  symbol?: string;
-  /** SHA-256 (first 16 hex) of the cited lines, whitespace folded; absent when the file was not there. */
-  fingerprint?: string;
-}
-
-export interface RunRecord {
-  /** `run-<run id>-<attempt>`, or `finding-<run id>-<n>` for a finding the agent saved. */
-  id: string;
-  kind: 'run' | 'finding';
-  /** The conversation (issue-12, pr-7, schedule-nightly, dispatch-123; owner/repo#issue-12 when imported from another repository: thread-key.ts). */
-  threadKey: string;
-  /** e.g. "issues opened #12", "issue_comment #12", "schedule". */
-  event: string;
-  title: string;
-  /** What was asked (the person's request, or the job's prompt), clipped. */
-  request: string;
-  outcome: 'answered' | 'failed' | 'finding';
-  /** The answer, the error, or the finding's fact, clipped. */
-  text: string;
-  /** A finding's subject and why it matters. */
-  subject?: string;
-  why?: string;
-  labels: string[];
-  /** Paths the event and the answer mention, and a pull request's changed files. */
-  paths: string[];
-  /** Error signatures the event and the answer mention (text.ts). */
-  errors: string[];
-  citations: Citation[];
-  /** The run, the thread, and pull requests the answer cites. */
-  links: string[];
-  tokens?: TokenUsage;
-  cost?: number;
-  /** When the run finished (ISO). */
-  at: string;
-  /** When memory last put this record to use (recalled, read by a tool): it extends its life. */
-  usedAt?: string;
-  /** The session the run worked in, while it exists. */
-  sessionId?: string;
-  runUrl?: string;
-  /**
-   * The stems of the record's fields as search indexes them (search.ts), kept so that the next
-   * run does not work them out again (most of a startup recall at 10,000 records). Tagged with the
-   * stemming version; a record without them, or with another version, is stemmed afresh.
-   */
-  terms?: string;
-  /** What a model wrote about the run from its own request and answer (card.ts), once it has one. */
-  card?: Card;
-  /** Someone with write access said it is wrong (`<trigger> wrong <id>`): kept, ranked last, and said so (wrong.ts). */
-  wrong?: { by: string; at: string };
-}
 
 const LIMITS = { title: 300, request: 1_200, text: 3_000, subject: 300, why: 600, list: 50, item: 300, terms: 64 * 1024 };
 

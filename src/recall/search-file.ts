@@ -21,11 +21,12 @@
  */
 import { createHash } from 'node:crypto';
 import { docOf, type Doc } from './corpus.js';
-import { validRecord, type RunRecord } from './records.js';
+import { validRecord } from './records.js';
 import { FIELDS, TERMS_VERSION, termsOf, type Field } from './search-terms.js';
 import { isSessionId } from '../memory/layout.js';
 import { forgottenIn, validTombstones, type Tombstone } from './tombstones.js';
 import { isThreadKey } from './thread-key.js';
+import type { RunRecord } from '../ports.js';
 
 /** The stemming, the fields and this encoding: postings of another version are not used. */
 export const POSTINGS_VERSION = `p1 ${TERMS_VERSION} ${FIELDS.join(',')}`;

@@ -4,8 +4,8 @@
  * kind of evidence, weighed apart from the run's words, and search can tell a match on the card
  * from a match on the words (the "likely" tier needs the card).
  */
-import type { RunRecord } from './records.js';
 import { stems } from './text.js';
+import type { RunRecord } from '../ports.js';
 
 export const WORD_FIELDS = ['title', 'subject', 'request', 'text', 'labels', 'paths', 'errors'] as const;
 export const CARD_FIELDS = ['plain', 'phrasings', 'components', 'cause', 'fix'] as const;

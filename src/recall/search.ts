@@ -9,25 +9,12 @@
  * match on its own. Each hit gets a tier by the rule in tuning.ts: "likely" when its card carries
  * the match or its words do by a clear lead, else "possible". */
 import { basename, MemoryCorpus, normalizePath, telling, type Corpus } from './corpus.js';
-import type { RunRecord } from './records.js';
 import { pathStems, WORD_FIELDS } from './search-terms.js';
 import { conceptOf, errorSignatures, mentionedPaths, quotedErrors, stems, synonymsOf } from './text.js';
 import { likely, TUNING, type Evidence, type Tier } from './tuning.js';
+import type { RunRecord, RecallQuery } from '../ports.js';
 
 export { likely, TUNING, type Evidence, type Tier } from './tuning.js';
-
-/** What an event is about, as recall asks (recall/query.ts builds it). */
-export interface RecallQuery {
-  /** The event's title (the issue's, the pull request's, the job's name). */
-  title: string;
-  /** Its words: the body, the request, the job's prompt. */
-  text: string;
-  labels?: string[];
-  /** Files the event names, and a pull request's changed files. */
-  paths?: string[];
-  /** The conversation, when this event continues one: its earlier runs count as related. */
-  threadKey?: string;
-}
 
 export interface Hit {
   record: RunRecord;
@@ -116,7 +103,6 @@ export class RecordSearch {
     if (!card || titled.size === 0) return 0;
     return this.said([...titled], new Set(stems([card.plain, ...card.phrasings].join('\n')).flatMap((t) => [t, conceptOf(t)])));
   }
-
 
   /** The share of `words` (their telling stems, idf-weighted, common ones left out) that `says` holds, by stem or concept. */
   private said(words: readonly string[], says: ReadonlySet<string>): number {
@@ -299,7 +285,6 @@ export class RecordSearch {
       }
       return hits;
     };
-
 
     let hits = rank(terms, new Set());
     // Words the best matches share, which the event did not use: how the store says it.

@@ -3,8 +3,7 @@
  * The action's run (run.ts) and `recall memory search --event` (the CLI) both call this, so that
  * what the CLI prints for an event is what the action would put in the prompt for it.
  */
-import type { PastWork, RecalledWork } from '../ports.js';
-import type { RecallQuery } from './search.js';
+import type { PastWork, RecalledWork, RecallQuery } from '../ports.js';
 
 /** The most runs the prior-work section names, likely and possible together. */
 export const PRIOR_WORK_LIMIT = 5;

@@ -7,7 +7,7 @@
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import type { SessionSummary } from '../ports.js';
+import type { SessionSummary, StoredTodo } from '../ports.js';
 import { DATABASE_FILE, isSessionId } from '../memory/layout.js';
 import { openStore } from '../memory/store-check.js';
 
@@ -96,12 +96,6 @@ export function sessionBytes(memoryDir: string, roots: readonly string[]): numbe
     },
     0,
   );
-}
-
-export interface StoredTodo {
-  sessionId: string;
-  content: string;
-  status: string;
 }
 
 /** The to-do items the agent left in its sessions (OpenCode's `todo` table), not completed ones. */

@@ -4,10 +4,10 @@
  * answered. Session titles are not keys: OpenCode renames sessions on its own.
  */
 import * as path from 'node:path';
-import type { SentTurns } from '../ports.js';
 import { readMemoryFile, writeMemoryFile } from '../memory/files.js';
 import { isSessionId, THREAD_INDEX_FILE } from '../memory/layout.js';
 import { isThreadKey } from './thread-key.js';
+import type { SentTurns } from '../memory/store.js';
 
 const MAX_DELIVERIES = 1_000;
 

@@ -1,9 +1,9 @@
+import type { RunRecord } from '../ports.js';
 /**
  * A record someone with write access marked wrong (`<trigger> wrong <id>`, issue 19): it is kept,
  * since what was tried and failed is worth knowing, but it ranks after every record nobody marked,
  * and the prior-work section says who marked it and when.
  */
-import type { RunRecord } from './records.js';
 
 /** `found` (ranked best first) with the records marked wrong moved to its end, each group in its order. */
 export function rankWrongLast<T extends { record: Pick<RunRecord, 'wrong'> }>(found: readonly T[]): T[] {

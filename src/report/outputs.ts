@@ -2,8 +2,9 @@
  * The step's outputs and the job summary.
  */
 import * as core from '@actions/core';
-import type { PruneReport, RunFailed, RunResult } from '../run.js';
-import type { RecalledWork, SaveOutcome, Task, TokenUsage } from '../ports.js';
+import type { RecalledWork, Task, TokenUsage } from '../ports.js';
+import type { SaveOutcome } from '../memory/store.js';
+import type { PruneReport, RunFailed, RunResult } from './run-result.js';
 
 export const OUTPUT_NAMES = [
   'session-id',

@@ -12,9 +12,9 @@ import { sessionId, storeBytes, writeStore } from '../harness/store-fixture.js';
 import { sentTurnsIn } from '../../src/recall/threads.js';
 import { recallFiles } from '../../src/forget/forget.js';
 import { RECORDS_FILE } from '../../src/memory/layout.js';
-import type { RecallFiles } from '../../src/ports.js';
+import type { RunRecord } from '../../src/ports.js';
 import { loadRecords, saveRecords } from '../../src/recall/index-file.js';
-import type { RunRecord } from '../../src/recall/records.js';
+import type { RecallFiles } from '../../src/memory/store.js';
 
 const keys = memoryKeys('recall', '7', '1', new Date(0));
 /** The bytes of a small store shaped like OpenCode's, with one session. */

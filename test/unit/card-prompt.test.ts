@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { CARD_INPUT, CARD_SYSTEM, cardPrompt, cardSource, parseCard } from '../../src/cards/card-prompt.js';
-import type { RunRecord } from '../../src/recall/records.js';
+import type { RunRecord } from '../../src/ports.js';
 
 const record: RunRecord = {
   id: 'run-9-1', kind: 'run', threadKey: 'issue-9', event: 'issues #9', title: 'issue #9: Login loops on Safari', request: 'clipped request',

@@ -6,18 +6,18 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { forgetRecord, markWrong, recallFiles } from '../../src/forget/forget.js';
 import { answerMemoryRequest, memoryRequestIn } from '../../src/forget/on-github.js';
 import type { Authorization } from '../../src/github/authorize.js';
-import type { MemoryStore, SaveOutcome } from '../../src/ports.js';
+import type { RunRecord } from '../../src/ports.js';
 import { sessionIdsIn } from '../../src/memory/merge.js';
 import type { RecalledWork } from '../../src/ports.js';
 import { MemoryIndex } from '../../src/recall/memory-index.js';
 import { priorWorkSection } from '../../src/recall/prior-work.js';
 import { RECORDS_FILE } from '../../src/memory/layout.js';
 import { loadRecords, mergeRecords, saveRecords } from '../../src/recall/index-file.js';
-import type { RunRecord } from '../../src/recall/records.js';
 import { ThreadIndex } from '../../src/recall/threads.js';
 import { ageTombstones, MAX_TOMBSTONES, unionTombstones, validTombstones, type Tombstone } from '../../src/recall/tombstones.js';
 import { rankWrongLast } from '../../src/recall/wrong.js';
 import { sessionId, writeStore } from '../harness/store-fixture.js';
+import type { MemoryStore, SaveOutcome } from '../../src/memory/store.js';
 
 const record = (id: string, o: Partial<RunRecord> = {}): RunRecord => ({
   id, kind: 'run', threadKey: '', event: '', title: `title of ${id}`, request: '', outcome: 'answered', text: '', labels: [], paths: [], errors: [], citations: [], links: [], at: '2026-11-01T00:00:00Z', ...o,

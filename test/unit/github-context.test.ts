@@ -10,7 +10,7 @@ import { describe, expect, it } from 'vitest';
 import type { GitHubApi, IssueComment, Permission, PullFile } from '../../src/github/api.js';
 import { authorize } from '../../src/github/authorize.js';
 import { gatherConversation } from '../../src/github/conversation.js';
-import { fenceUntrusted, sanitizeUntrusted } from '../../src/github/untrusted.js';
+import { fenceUntrusted, sanitizeUntrusted } from '../../src/fence/untrusted.js';
 
 function fakeApi(o: { permissions?: Record<string, Permission>; files?: PullFile[]; failPermission?: Error } = {}) {
   const asked: string[] = [];

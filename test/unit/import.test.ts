@@ -8,8 +8,8 @@ import { cleaner, parseLines } from '../../src/import/imported.js';
 import { describeImport, importInto } from '../../src/import/import.js';
 import { RECORDS_FILE } from '../../src/memory/layout.js';
 import { loadRecords, saveRecords } from '../../src/recall/index-file.js';
-import type { RunRecord } from '../../src/recall/records.js';
 import { sessionId, writeStore } from '../harness/store-fixture.js';
+import type { RunRecord } from '../../src/ports.js';
 
 const NOW = new Date('2026-11-20T00:00:00Z');
 const SECRET = 'ghp_abcdefghijklmnopqrstuvwxyz0123456789';

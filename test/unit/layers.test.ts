@@ -55,32 +55,41 @@ function importsOf(file: string): Edge[] {
   return edges;
 }
 
-/** A module's room: its folder under src/ (`memory/`), or the file itself for one at the top (`ports.ts`). */
+/** A module's room: its folder under src/ (`memory/`; agent/tools/ is agent/'s), or the file itself for one at the top (`ports.ts`). */
 const roomOf = (module: string) => (module.includes('/') ? `${module.split('/')[0]}/` : module);
 
 /**
- * The lowest rooms and all they may import besides themselves (ports.ts is judged on its own,
- * below). memory/ (the backends, the snapshot store) knows Recall's own files only through ports;
- * secrets/ is what every room that handles a secret knows of its forms.
+ * The floors of src/, top to bottom (RFC-001, "The rooms and their floors"): a room imports only
+ * rooms on lower floors, types included, and rooms on one floor do not import each other (they
+ * talk through ports.ts, or the room above hands a value down). A new room must be placed here.
  */
-const BELOW: Record<string, readonly string[]> = {
-  'errors.ts': [],
-  'secrets/': [],
-  'git/': ['errors.ts', 'ports.ts', 'secrets/'],
-  'memory/': ['git/', 'errors.ts', 'ports.ts', 'secrets/'],
-};
+const FLOORS: ReadonlyArray<readonly string[]> = [
+  ['bundle.ts'],
+  ['index.ts', 'index-post.ts'],
+  ['main.ts', 'post.ts', 'cli/'],
+  ['action/'],
+  ['pipeline.ts'],
+  ['run.ts', 'inputs.ts', 'state.ts'],
+  ['cards/', 'forget/', 'import/', 'publish/'],
+  ['github/'],
+  ['report/'],
+  ['recall/', 'agent/'],
+  ['memory/'],
+  ['git/'],
+  ['errors.ts', 'secrets/', 'fence/'],
+  ['ports.ts'],
+];
+const floorOf = new Map(FLOORS.flatMap((rooms, floor) => rooms.map((room) => [room, floor] as const)));
 
-/**
- * What ports.ts still imports, all types of recall/'s records and queries, which the ports speak
- * of. Known, and not to grow: a new import of ports.ts fails below, and so does one of these gone
- * (take it off the list).
- */
-const PORTS_TYPE_IMPORTS = ['recall/card.ts', 'recall/citations.ts', 'recall/memory-index.ts', 'recall/records.ts', 'recall/search.ts'];
+/** The imports among `edges` that do not point to a lower floor (`floors`: room -> floor, 0 at the top). */
+function notDownward(edges: Edge[], floors: ReadonlyMap<string, number>): Edge[] {
+  return edges.filter((e) => roomOf(e.from) !== roomOf(e.to) && !(floors.get(roomOf(e.to))! > floors.get(roomOf(e.from))!));
+}
 
-/** The circles of value imports among `edges`' modules (Tarjan's strongly connected components). */
+/** The circles of imports (types included) among `edges`' modules (Tarjan's strongly connected components). */
 function circles(edges: Edge[]): string[][] {
   const next = new Map<string, string[]>();
-  for (const e of edges) if (!e.typeOnly) next.set(e.from, [...(next.get(e.from) ?? []), e.to]);
+  for (const e of edges) next.set(e.from, [...(next.get(e.from) ?? []), e.to]);
   const index = new Map<string, number>();
   const low = new Map<string, number>();
   const stack: string[] = [];
@@ -118,28 +127,41 @@ describe('layers of src/', () => {
     expect(edges.find((e) => e.from === 'memory/factory.ts' && e.to === 'ports.ts')?.typeOnly).toBe(true);
     expect(circles([
       { from: 'a.ts', to: 'b.ts', typeOnly: false },
-      { from: 'b.ts', to: 'a.ts', typeOnly: false },
       { from: 'b.ts', to: 'c.ts', typeOnly: true },
-      { from: 'c.ts', to: 'b.ts', typeOnly: false },
-    ])).toEqual([['a.ts', 'b.ts']]);
+      { from: 'c.ts', to: 'a.ts', typeOnly: false },
+      { from: 'c.ts', to: 'd.ts', typeOnly: false },
+    ])).toEqual([['a.ts', 'b.ts', 'c.ts']]);
+    const floors = new Map([['top.ts', 0], ['a/', 1], ['b/', 1], ['low.ts', 2]]);
+    expect(notDownward([
+      { from: 'top.ts', to: 'a/x.ts', typeOnly: false },
+      { from: 'a/x.ts', to: 'a/y.ts', typeOnly: false },
+      { from: 'a/x.ts', to: 'b/y.ts', typeOnly: true },
+      { from: 'a/x.ts', to: 'low.ts', typeOnly: false },
+      { from: 'low.ts', to: 'top.ts', typeOnly: true },
+    ], floors).map(show)).toEqual(['a/x.ts imports types of b/y.ts', 'low.ts imports types of top.ts']);
   });
 
-  it('the lowest rooms (memory/, git/, secrets/, errors.ts) import only what lies below them, types included', () => {
-    const upward = edges.filter((e) => {
-      const from = roomOf(e.from);
-      const to = roomOf(e.to);
-      return from in BELOW && from !== to && !BELOW[from]!.includes(to);
-    });
-    expect(upward.map(show)).toEqual([]);
+  it('every room of src/ is on a floor', () => {
+    expect([...new Set(edges.flatMap((e) => [e.from, e.to]).map(roomOf))].filter((room) => !floorOf.has(room))).toEqual([]);
   });
 
-  it('ports.ts imports no value, and no type but the known ones', () => {
-    const ports = edges.filter((e) => e.from === 'ports.ts');
-    expect(ports.filter((e) => !e.typeOnly).map(show)).toEqual([]);
-    expect([...new Set(ports.map((e) => e.to))].sort()).toEqual(PORTS_TYPE_IMPORTS);
+  it('every import, types included, points to a room on a lower floor', () => {
+    expect(notDownward(edges, floorOf).map(show)).toEqual([]);
   });
 
-  it('no module imports itself round a circle of value imports', () => {
+  it('ports.ts imports nothing', () => {
+    expect(edges.filter((e) => e.from === 'ports.ts').map(show)).toEqual([]);
+  });
+
+  it('no module imports itself round a circle, types included', () => {
     expect(circles(edges)).toEqual([]);
+  });
+
+  it('no room, nor folder in a room (agent/tools/ in agent/), imports itself round a circle', () => {
+    const folderOf = (module: string) => (module.includes('/') ? `${path.dirname(module)}/` : module);
+    for (const of of [roomOf, folderOf]) {
+      const between = edges.filter((e) => of(e.from) !== of(e.to)).map((e) => ({ ...e, from: of(e.from), to: of(e.to) }));
+      expect(circles(between)).toEqual([]);
+    }
   });
 });

@@ -4,6 +4,7 @@ import * as path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { TOOL_DEFINITIONS } from '../../src/agent/tools/definitions.js';
 import { ToolHost, toolsFor } from '../../src/agent/tools/tool-host.js';
+import { describeCitations } from '../../src/recall/citations.js';
 import { installTools } from '../../src/agent/launcher.js';
 import type { Task } from '../../src/ports.js';
 import { MemoryIndex } from '../../src/recall/memory-index.js';
@@ -28,7 +29,7 @@ describe('the memory tools', () => {
   let index: MemoryIndex;
   const hosts: ToolHost[] = [];
   const host = async (readOnly = false) => {
-    const h = new ToolHost({ index, task, runId: '9-1', readOnly });
+    const h = new ToolHost({ index, describeCitations, task, runId: '9-1', readOnly });
     await h.start();
     hosts.push(h);
     return h;
@@ -60,7 +61,7 @@ describe('the memory tools', () => {
   });
 
   it('the GitHub reading tools wherever Recall has a GitHub client, a fork\'s read-only run too', () => {
-    const github = { api: {} as never, repository: 'o/r', redact: (t: string) => t };
+    const github = async () => '';
     const reading = ['github_list_issues', 'github_read_issue'];
     expect(toolsFor({ task, readOnly: false, github })).toEqual(expect.arrayContaining(reading));
     expect(toolsFor({ task: { ...task, kind: 'job' }, readOnly: true, github })).toEqual(['memory_search', 'memory_list', 'memory_read', 'memory_info', ...reading]);

@@ -10,16 +10,16 @@ import * as path from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ToolHost } from '../../src/agent/tools/tool-host.js';
+import { describeCitations } from '../../src/recall/citations.js';
 import { openForChange } from '../../src/cli/change-store.js';
 import { forgetRecord, markWrong, recallFiles } from '../../src/forget/forget.js';
 import { MARKS_FILE, RECORDS_FILE } from '../../src/memory/layout.js';
 import { checkStore } from '../../src/memory/store-check.js';
-import type { RecalledWork, Task } from '../../src/ports.js';
+import type { RecalledWork, Task, RunRecord } from '../../src/ports.js';
 import { FORGOTTEN_NOTE, withoutForgotten } from '../../src/recall/forget-traces.js';
 import { loadRecords, saveRecords } from '../../src/recall/index-file.js';
 import { MemoryIndex } from '../../src/recall/memory-index.js';
 import { priorWorkSection } from '../../src/recall/prior-work.js';
-import type { RunRecord } from '../../src/recall/records.js';
 import { ThreadIndex } from '../../src/recall/threads.js';
 import { sessionId, writeStore } from '../harness/store-fixture.js';
 
@@ -182,7 +182,7 @@ describe("forgetting takes Recall's words about the record out of later sessions
     saveRecords(indexFile(), [{ ...gone, text: 'Safari SSO cookie Secure', sessionId: one }, { ...kept, text: 'Safari checkout rounding' }]);
     const index = new MemoryIndex({ memoryDir: dir, workingFile: path.join(root, 'w.json'), workspace: root, threadOf: () => undefined, clock: () => new Date('2026-11-20T00:00:00Z') });
     const task: Task = { title: 't', prompt: 'p', query: { title: 't', text: '' }, event: 'issues #9', threadKey: 'issue-9', deliveryId: 'd', kind: 'conversation' };
-    const host = new ToolHost({ index, task, runId: '9-1', readOnly: true });
+    const host = new ToolHost({ index, describeCitations, task, runId: '9-1', readOnly: true });
     const search = await host.answer('memory_search', { query: 'Safari' });
     expect(search).toContain('run-1-1 · ');
     expect(search).toContain('run-2-1 · ');

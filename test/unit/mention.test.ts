@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { findMention, interpretEvent, TriggerError } from '../../src/github/trigger.js';
-import { fenceUntrusted, sanitizeUntrusted } from '../../src/github/untrusted.js';
+import { fenceUntrusted, sanitizeUntrusted } from '../../src/fence/untrusted.js';
 import { issueComment, pullRequestEvent, recorded } from '../harness/payloads.js';
 
 const settings = { triggerPhrase: '/recall', labelTrigger: 'agent', assigneeTrigger: '@recall-bot', prompt: '' };

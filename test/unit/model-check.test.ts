@@ -3,8 +3,7 @@
  * the model is asked, how strictly its answer is read, and what each outcome leaves in the tiers.
  */
 import { describe, expect, it } from 'vitest';
-import type { AgentReply, AgentServer, RecalledWork } from '../../src/ports.js';
-import type { RunRecord } from '../../src/recall/records.js';
+import type { AgentReply, AgentServer, RecalledWork, RunRecord } from '../../src/ports.js';
 import { applyCheck, CHECK_AGENT, CHECK_CANDIDATES, CHECK_INPUT, checkPrompt, checkRecall, parseCheck } from '../../src/recall/model-check.js';
 
 const record = (id: string, title: string, more: Partial<RunRecord> = {}): RunRecord => ({

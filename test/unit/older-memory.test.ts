@@ -22,12 +22,12 @@ import { sessionIdsIn } from '../../src/memory/merge.js';
 import { S3Backend } from '../../src/memory/s3.js';
 import { UnusableSnapshotError, type SnapshotBackend } from '../../src/memory/snapshot-backend.js';
 import { SnapshotMemoryStore } from '../../src/memory/snapshot-store.js';
-import type { CacheEntries } from '../../src/ports.js';
+import type { RunRecord } from '../../src/ports.js';
 import { loadRecords, saveRecords } from '../../src/recall/index-file.js';
-import type { RunRecord } from '../../src/recall/records.js';
 import { sentTurnsIn } from '../../src/recall/threads.js';
 import { fakeBucket } from '../harness/fake-bucket.js';
 import { sessionId, writeStore } from '../harness/store-fixture.js';
+import type { CacheEntries } from '../../src/memory/store.js';
 
 let root: string;
 beforeEach(() => {

@@ -5,13 +5,13 @@
  * hit to say the event's title, and be said by it, clear of the next hit.
  */
 import { describe, expect, it } from 'vitest';
-import type { RunRecord } from '../../src/recall/records.js';
 import { RecordSearch } from '../../src/recall/search.js';
 import { stems } from '../../src/recall/text.js';
 import { loadCards, recordOf } from '../../bench/relevance/evaluate.js';
 import { HELDOUT_EVENTS } from '../../bench/relevance/heldout.js';
 import { EVENTS, PAST_RUNS } from '../../bench/relevance/ledgerly.js';
 import { THIRD_EVENTS } from '../../bench/relevance/third.js';
+import type { RunRecord } from '../../src/ports.js';
 
 const NOW = new Date('2026-11-20T00:00:00Z');
 function record(id: string, o: Partial<RunRecord>): RunRecord {

@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import type { AgentReply, AgentServer, MemoryStore, PastWork, RecalledWork, RestoreOutcome, RunOutcome, RunState, SaveOutcome, SessionSummary, ThreadBook } from '../../src/ports.js';
-import type { RunRecord } from '../../src/recall/records.js';
-import { RunFailed, run } from '../../src/run.js';
+import type { AgentReply, AgentServer, PastWork, RecalledWork, RunOutcome, RunState, SessionSummary, ThreadBook, RunRecord } from '../../src/ports.js';
+import { run } from '../../src/run.js';
+import type { MemoryStore, RestoreOutcome, SaveOutcome } from '../../src/memory/store.js';
+import { RunFailed } from '../../src/report/run-result.js';
 
 const task = {
   title: 'issue #2: Safari SSO',

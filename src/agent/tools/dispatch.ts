@@ -7,9 +7,8 @@
  * unless the agent asked to keep it. Whatever goes wrong comes back to the agent as one sentence
  * (the tool call fails with it); the run goes on.
  */
-import type { AgentServer } from '../../ports.js';
+import type { AgentServer, ModelRef } from '../../ports.js';
 import { addUsage, NO_TOKENS, type Usage } from '../usage.js';
-import type { ModelRef } from '../opencode.js';
 import { catalogueVariables, missingModel } from '../preflight.js';
 import { TOOL_DEFINITIONS, type ToolDefinition } from './definitions.js';
 import { keptDispatchNote } from '../../memory/turns.js';

@@ -2,19 +2,17 @@
  * Recall's side of the tools it gives the agent (RFC-003, RFC-006): a loopback HTTP endpoint, open
  * for one run and guarded by a random token, that answers the tool modules (definitions.ts): the
  * memory tools from the run's index, the GitHub reading tools and in a job `post_message` through
- * Recall's own GitHub token (github-tools.ts),
+ * Recall's own GitHub token (github/reading-tools.ts, handed down),
  * and `dispatch` through the run's OpenCode server (dispatch.ts). The tool set is built per run.
  * The agent gets text back; a bad argument gets a sentence that says what to pass.
  */
 import { randomBytes, timingSafeEqual } from 'node:crypto';
 import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { AgentServer, AgentTools, PastWork, RecalledWork, Task } from '../../ports.js';
-import type { RunRecord } from '../../recall/records.js';
-import { describeCitations } from '../../recall/citations.js';
-import { DISPATCH_TOOL, GITHUB_TOOL_NAMES, JOB_TOOL_NAMES, MEMORY_TOOL_NAMES, READING_TOOLS, toolModule, type ToolName } from './definitions.js';
+import type { AgentServer, AgentTools, CheckedCitation, PastWork, RecalledWork, Task, RunRecord } from '../../ports.js';
+import { toolModule } from './definitions.js';
+import { DISPATCH_TOOL, GITHUB_TOOL_NAMES, JOB_TOOL_NAMES, MEMORY_TOOL_NAMES, READING_TOOLS, type GitHubToolName, type ToolName } from '../tool-names.js';
 import { dispatchDefinition, Dispatcher, type DispatchSettings } from './dispatch.js';
-import { answerGitHubTool, type GitHubReader } from './github-tools.js';
 import { ToolArgumentError, wholeNumber } from './arguments.js';
 import { NO_TOKENS } from '../usage.js';
 
@@ -33,8 +31,13 @@ const TOOL_SEARCH_THRESHOLD = 0.08;
 /** Posts what the agent wrote with Recall's token (main builds it: redaction, marker, footer); the link. */
 export type Poster = (message: { issue?: number; title?: string; body: string }) => Promise<string>;
 
+/** Answers a GitHub reading tool through Recall's own client (github/reading-tools.ts). */
+export type GitHubTools = (tool: GitHubToolName, args: Record<string, unknown>) => Promise<string>;
+
 export interface ToolHostOptions {
   index: PastWork;
+  /** How a record's checked citations are said (recall/citations.ts). */
+  describeCitations: (checked: readonly CheckedCitation[]) => string | undefined;
   task: Task;
   runId: string;
   /** A fork's read-only run: the reading tools only. */
@@ -43,8 +46,8 @@ export interface ToolHostOptions {
   poster?: Poster;
   /** The models `dispatch` may ask (dispatch-models); none: no dispatch tool. */
   dispatch?: DispatchSettings;
-  /** Recall's GitHub client for the reading tools; without it (a local run) there are none. */
-  github?: GitHubReader;
+  /** The reading tools over Recall's GitHub client; without them (a local run) there are none. */
+  github?: GitHubTools;
 }
 
 /**
@@ -160,7 +163,7 @@ export class ToolHost implements AgentTools {
         const limit = wholeNumber(args.limit, 'limit', 5, 1, 20);
         const found = index.recall({ title: '', text: query }, { limit, threshold: TOOL_SEARCH_THRESHOLD, minConcepts: 1 });
         if (found.length === 0) return `Nothing in memory matches "${query}".`;
-        return found.map(summaryOf).join('\n\n');
+        return found.map((w) => summaryOf(w, this.o.describeCitations(w.citations))).join('\n\n');
       }
       case 'memory_list': {
         const thread = text(args.thread, 'thread', 120, false);
@@ -177,7 +180,10 @@ export class ToolHost implements AgentTools {
         const record = id.startsWith('ses_') ? undefined : index.get(id);
         const sessionId = id.startsWith('ses_') ? id : record?.sessionId;
         if (!record && !id.startsWith('ses_')) throw new ToolArgumentError(`There is no record ${id}; memory_search or memory_list give the ids.`);
-        if (page === 0 && record) return fullRecord(index.check(record));
+        if (page === 0 && record) {
+          const checked = index.check(record);
+          return fullRecord(checked, this.o.describeCitations(checked.citations));
+        }
         return this.transcript(sessionId, Math.max(1, page));
       }
       case 'memory_info': {
@@ -212,7 +218,7 @@ export class ToolHost implements AgentTools {
       case 'github_list_issues':
       case 'github_read_issue': {
         if (!this.o.github) throw new ToolArgumentError(`${tool} is not available in this run.`);
-        return answerGitHubTool(tool, args, this.o.github);
+        return this.o.github(tool, args);
       }
       case 'post_message': {
         if (!this.o.poster) throw new ToolArgumentError('post_message is not available in this run.');
@@ -259,9 +265,8 @@ function text(v: unknown, name: string, max: number, required: boolean): string 
 
 const oneLine = (s: string) => s.replace(/\s+/g, ' ').trim();
 
-function summaryOf(w: RecalledWork): string {
+function summaryOf(w: RecalledWork, cited: string | undefined): string {
   const r = w.record;
-  const cited = describeCitations(w.citations);
   return [
     `${r.id} · ${r.threadKey || 'no thread'} · ${r.at.slice(0, 10)} · ${r.outcome} · score ${w.score.toFixed(2)}${w.sessionLive ? '' : ' · session pruned'}`,
     oneLine(r.subject ?? r.title),
@@ -270,9 +275,8 @@ function summaryOf(w: RecalledWork): string {
   ].join('\n');
 }
 
-function fullRecord(w: RecalledWork): string {
+function fullRecord(w: RecalledWork, cited: string | undefined): string {
   const r = w.record;
-  const cited = describeCitations(w.citations);
   return [
     `${r.id} (${r.kind}) · thread ${r.threadKey || '-'} · ${r.event || '-'} · ${r.at} · ${r.outcome}`,
     `Title: ${oneLine(r.title)}`,

@@ -6,9 +6,9 @@
  * fenced as data, like the conversation in the prompt, with the run's credentials taken out.
  * Arguments are checked and bounded here; a bad one throws ToolArgumentError (arguments.ts) with what to pass.
  */
-import type { GitHubApi, IssueSummary } from '../../github/api.js';
-import { fenceUntrusted, sanitizeUntrusted } from '../../github/untrusted.js';
-import { ToolArgumentError, wholeNumber } from './arguments.js';
+import type { GitHubApi, IssueSummary } from './api.js';
+import { fenceUntrusted, sanitizeUntrusted } from '../fence/untrusted.js';
+import { ToolArgumentError, wholeNumber } from '../agent/tools/arguments.js';
 
 /** What the tools need: Recall's client for this repository, and how to take credentials out. */
 export interface GitHubReader {

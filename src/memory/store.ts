@@ -1,0 +1,102 @@
+/**
+ * Where memory lives between runs, as the pipeline is told of it (a store restores and saves), and
+ * what memory/ is handed from the rooms above it: Recall's own files in a memory directory, its
+ * record of the turns it sent, and the repository's cache entries. memory/ implements the store;
+ * recall/ and github/ implement what it is handed.
+ */
+
+/** What a restore found. See README "Memory status" for what each value means to a user. */
+export type MemoryStatus = 'hit' | 'partial' | 'miss' | 'corrupted' | 'disabled';
+
+export interface RestoreOutcome {
+  status: MemoryStatus;
+  /** The key the memory was restored from, when anything was. */
+  restoredKey?: string;
+  /** Said to the user as a warning: what went wrong and what to do. */
+  warning?: string;
+}
+
+export interface SaveOutcome {
+  saved: boolean;
+  key?: string;
+  warning?: string;
+  /** Sessions another run saved meanwhile, merged in before this save. */
+  merged?: string[];
+}
+
+/**
+ * Recall's own files in a memory directory (its thread index, its index of past work and what people
+ * told it to forget), as the save's merge of an overlapping run's memory needs them: memory/ knows
+ * them only through this (recall/forgotten.ts is the real one).
+ */
+export interface RecallFiles {
+  /** Sessions that must neither come in from `theirs` nor stay in `ours`: forgotten in either. */
+  forgottenSessions(ours: string, theirs: string): ReadonlySet<string>;
+  /** Merges Recall's files of `theirs` into `ours`, given the sessions merged in; what either forgot leaves `ours`. */
+  merge(ours: string, theirs: string, mergedSessions: ReadonlySet<string>): void;
+  /**
+   * Takes `values` (credentials, in the forms they are written) out of Recall's index in memory
+   * directory `dir`, out of its words and out of what is derived from them (the stems and postings
+   * search keeps, where a token is lower-cased and split); how many were taken out.
+   */
+  redact(dir: string, values: readonly string[]): number;
+  /**
+   * How much of the index in memory directory `dir` could not be read (a damaged file, salvaged a
+   * line at a time): the records it held and those read; undefined when it reads whole.
+   */
+  indexDamage(dir: string): { held: number; read: number } | undefined;
+  /** Adds the records of an earlier snapshot `earlier` that `dir` lacks, but the forgotten; how many. */
+  recoverRecords(dir: string, earlier: string): number;
+  /**
+   * The tombstones (what people told Recall to forget) of memory directory `dir`: the record ids,
+   * their sessions, and when. Absent: the memory knows of none.
+   */
+  tombstones?(dir: string): Array<{ id: string; sessions: string[]; at: string }>;
+  /**
+   * Takes the tombstones of memory directory `from` (a snapshot set aside as unusable, whose record
+   * of what was forgotten still reads) into `ours`, and removes from `ours` what they name: a restore
+   * that falls back to an older snapshot does not bring back what the newer one forgot. The ids of
+   * the tombstones `ours` did not have.
+   */
+  keepForgotten?(ours: string, from: string): string[];
+}
+
+/**
+ * Recall's record of the user messages it sent in each session of one memory directory (its thread
+ * index, recall/threads.ts): what tells a turn Recall sent from one forged into the store
+ * (memory/store-check.ts). memory/ reads and writes the record only through this.
+ */
+export interface SentTurns {
+  /** The digests of the user messages Recall sent in the session, or undefined when it has no record of the session. */
+  turnsOf(sessionId: string): ReadonlySet<string> | undefined;
+  /** Takes a session's user messages as Recall's (a session an older Recall saved, unrecorded: trust on first use). */
+  trustTurns(sessionId: string, digests: readonly string[]): void;
+  /** Recall sent a user message with this digest in the session. */
+  recordTurn(sessionId: string, digest: string): void;
+  /** Writes the record back into the memory directory it was read from. */
+  save(): void;
+}
+
+/**
+ * The repository's Actions cache entries as GitHub's REST API lists them (github/cache-entries.ts),
+ * handed down to the Actions cache backend: the one way to reach an older snapshot when the newest
+ * entry under the prefix cannot be read at all (RFC-002, "One bad snapshot").
+ */
+export interface CacheEntries {
+  /** The keys of the entries whose key starts with `prefix`, newest first. Throws when the token may not read them (`actions: read`). */
+  list(prefix: string): Promise<string[]>;
+  /** Deletes the entries saved under exactly `key`. Throws when the token may not (`actions: write`). */
+  remove(key: string): Promise<void>;
+}
+
+/** Where memory lives between runs (the Actions cache, a directory, ...). */
+export interface MemoryStore {
+  /**
+   * Fill the local memory directory from the newest earlier save. Never throws. `expectMemory`:
+   * there is evidence that Recall ran here before (it answered in this thread), so finding nothing
+   * is warned about: the memory may have expired.
+   */
+  restore(o?: { expectMemory?: boolean }): Promise<RestoreOutcome>;
+  /** Store the local memory directory. Never throws. */
+  save(): Promise<SaveOutcome>;
+}
