@@ -2,11 +2,12 @@
  * Overlapping runs on one repository, through the bundled action, the real OpenCode binary and
  * the local cache service: the later save must keep the earlier run's session.
  */
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { issuesOpenedPayload, startWorld, type World } from '../harness/world.js';
 import { unstamped } from '../harness/cache-service.js';
 import { issueComment, REPOSITORY } from '../harness/payloads.js';
 import { freshRunner } from '../harness/runner.js';
+import { plantSeed, seedRuns, type SeededRuns } from '../harness/seeded-memory.js';
 
 const A = { number: 31, title: 'Login fails with SSO on Safari', body: 'Safari users loop back to the login page after the SSO redirect.' };
 const B = { number: 32, title: 'Checkout total rounding is wrong', body: 'The checkout total rounds half-cents down instead of up.' };
@@ -14,6 +15,26 @@ const C = {
   number: 33,
   title: 'Safari SSO login loop and checkout total rounding',
   body: 'Both the Safari SSO redirect loop and the checkout rounding came back.',
+};
+
+/**
+ * Run A (issue A opened, answered with its finding), made once for the file: each test used to
+ * start with it. `runADone` lays it into the test's world as it left it.
+ */
+let seed: SeededRuns;
+beforeAll(async () => {
+  seed = await seedRuns(
+    async (w) => {
+      for (const issue of [A, B, C]) w.github.addIssue({ ...issue, author: 'octocat' });
+      w.model.script({ text: 'Finding A: the SSO cookie lacks Secure.' });
+      return [await w.runEvent('issues', issuesOpenedPayload(A), '9301')];
+    },
+    { issues: [{ ...A, author: 'octocat' }] },
+  );
+}, 120_000);
+const runADone = (world: World) => {
+  plantSeed(world, seed);
+  return seed.runs[0]!;
 };
 
 /** Waits for a held run to reach the model; fails at once if the run ended before it did. */
@@ -35,12 +56,12 @@ describe('overlapping runs', () => {
     // Run A saves. Run B then restores what it would have seen had it started before A's save
     // (the cache hides A's entry from B's restore), and is held at the model until A's entry is
     // visible again: B restored before A saved, and saves after it. That is the overlap.
-    world.model.script({ text: 'Finding A: the SSO cookie lacks Secure.' }, { text: 'Finding B: Math.floor where Math.round belongs.' });
-    const a = await world.runEvent('issues', issuesOpenedPayload(A), '9301');
+    const a = runADone(world);
     expect(a.main.exitCode, a.main.stdout).toBe(0);
     expect(a.outputs['memory-saved'], a.main.stdout).toBe('true');
 
     freshRunner(world.machine);
+    world.model.script({ text: 'Finding B: Math.floor where Math.round belongs.' });
     world.cache.faults.hideKeys = /^recall-v1-9301-/;
     let releaseB!: () => void;
     const bAtModel = world.model.hold((r) => r.messageText().includes(B.title), new Promise<void>((resolve) => (releaseB = resolve)));
@@ -75,12 +96,12 @@ describe('overlapping runs', () => {
   });
 
   it('without the merge the later save would drop the earlier session (the control)', async () => {
-    world.model.script({ text: 'Finding A.' }, { text: 'Finding B.' });
-    const a = await world.runEvent('issues', issuesOpenedPayload(A), '9311');
+    const a = runADone(world);
     expect(a.outputs['memory-saved']).toBe('true');
     freshRunner(world.machine);
+    world.model.script({ text: 'Finding B.' });
     // B never sees A's entry, not even when it saves: exactly what a save without the merge keeps.
-    world.cache.faults.hideKeys = /^recall-v1-9311-/;
+    world.cache.faults.hideKeys = /^recall-v1-9301-/;
     const b = await world.runEvent('issues', issuesOpenedPayload(B), '9312');
     expect(b.outputs['memory-saved']).toBe('true');
     world.cache.faults.hideKeys = undefined;
@@ -103,8 +124,7 @@ describe('a restore that failed', () => {
   });
 
   it('does not let the run hide older memory behind an empty save; once the download works, it is merged in', async () => {
-    world.model.script({ text: 'Finding A: the SSO cookie lacks Secure.' });
-    const first = await world.runEvent('issues', issuesOpenedPayload(A), '9401');
+    const first = runADone(world);
     expect(first.outputs['memory-saved']).toBe('true');
 
     // Downloads fail for the whole of run 2: its restore is a miss, and its save must not hide run 1's memory.
@@ -115,8 +135,8 @@ describe('a restore that failed', () => {
     expect(second.main.exitCode, second.main.stdout).toBe(0);
     expect(second.outputs['memory-status']).toBe('miss');
     expect(second.outputs['memory-saved']).toBe('false');
-    expect(second.warnings.join('\n')).toMatch(/recall-v1-9401-1-\S+, saved by another run after this one restored, could not be merged/);
-    expect(world.cache.entries().map((e) => unstamped(e.key))).toEqual(['recall-v1-9401-1']);
+    expect(second.warnings.join('\n')).toMatch(/recall-v1-9301-1-\S+, saved by another run after this one restored, could not be merged/);
+    expect(world.cache.entries().map((e) => unstamped(e.key))).toEqual(['recall-v1-9301-1']);
 
     // Run 3: the download fails at restore but works again by the time it saves: run 1 is merged in.
     freshRunner(world.machine);
@@ -130,7 +150,7 @@ describe('a restore that failed', () => {
     const third = await thirdRun;
     expect(third.outputs['memory-status']).toBe('miss');
     expect(third.outputs['memory-saved']).toBe('true');
-    expect(third.main.stdout).toMatch(/merged 1 session\(s\) from recall-v1-9401-1/);
+    expect(third.main.stdout).toMatch(/merged 1 session\(s\) from recall-v1-9301-1/);
 
     freshRunner(world.machine);
     world.model.script({ text: 'All of it.' });

@@ -6,12 +6,14 @@
  */
 import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
+import * as os from 'node:os';
 import * as path from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { unstamped } from '../harness/cache-service.js';
 import { issueComment } from '../harness/payloads.js';
 import { GetObjectCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
-import { freshRunner, type ActionRunOptions } from '../harness/runner.js';
+import { freshRunner, type ActionRun, type ActionRunOptions } from '../harness/runner.js';
+import { plantSeed, seedRuns, type SeededRuns } from '../harness/seeded-memory.js';
 import { startS3Server } from '../harness/s3-server.js';
 import { startWorld, type World } from '../harness/world.js';
 import { readManifest, writeManifest } from '../../src/memory/integrity.js';
@@ -63,19 +65,69 @@ afterEach(async () => {
   await world.stop();
 });
 
+const FIRST_RUN = { text: FINDING };
+const SECOND_RUN = { text: 'Dark mode: the button colour token is wrong.' };
+const asOpened = (issue: typeof FIRST) => ({ ...issue, author: 'octocat' });
+
+/**
+ * The runs before a fault, made once for the file and laid into a test's world as they left it
+ * (each test used to repeat them): on the Actions cache, run 1; on a directory store, runs 1 and 2
+ * (the store at one path for the file: a snapshot's manifest names the memory-path it was saved to).
+ */
+let onCache: SeededRuns;
+let onDirectory: SeededRuns;
+let scratch: string;
+let directoryStore: string;
+const onDirectoryInputs = () => ({ inputs: { 'memory-backend': 'directory', 'memory-path': directoryStore } });
+beforeAll(async () => {
+  onCache = await seedRuns(
+    async (w) => {
+      w.model.script(FIRST_RUN);
+      return [await w.openIssue('9801', FIRST)];
+    },
+    { issues: [asOpened(FIRST)] },
+  );
+  scratch = fs.mkdtempSync(path.join(os.tmpdir(), 'recall-fallback-e2e-'));
+  directoryStore = path.join(scratch, 'shared-disk', 'recall-memory');
+  onDirectory = await seedRuns(
+    async (w) => {
+      w.model.script(FIRST_RUN);
+      const first = await w.openIssue('9801', FIRST, onDirectoryInputs());
+      freshRunner(w.machine);
+      w.model.script(SECOND_RUN);
+      return [first, await w.openIssue('9802', OTHER, onDirectoryInputs())];
+    },
+    { issues: [asOpened(FIRST), asOpened(OTHER)], folders: [directoryStore] },
+  );
+}, 180_000);
+afterAll(() => {
+  if (scratch) fs.rmSync(scratch, { recursive: true, force: true });
+});
+/** The seed's runs, laid into this test's world. */
+const done = (seed: SeededRuns): ActionRun[] => {
+  plantSeed(world, seed);
+  return seed.runs;
+};
+
 describe('a bad snapshot does not cost the memory before it', () => {
 
   /**
    * Run 1 finds something, run 2 works on something else, run 2's snapshot is garbled; run 3 falls
    * back to run 1's snapshot (warned), and run 4 restores run 3's save, which carries run 1's session.
+   * Runs 1 and 2 are made here unless `seeded` has them (laid into the world already).
    */
-  async function threeRunsTheSecondGarbled(extra: Partial<ActionRunOptions>, garble: (runId: string) => void | Promise<void>): Promise<void> {
-    world.model.script({ text: FINDING });
-    const first = await world.openIssue('9801', FIRST, extra);
+  async function threeRunsTheSecondGarbled(extra: Partial<ActionRunOptions>, garble: (runId: string) => void | Promise<void>, seeded: ActionRun[] = []): Promise<void> {
+    let [first, second] = seeded;
+    if (!first) {
+      world.model.script(FIRST_RUN);
+      first = await world.openIssue('9801', FIRST, extra);
+    }
     expect(first.outputs['memory-saved'], first.main.stdout).toBe('true');
-    freshRunner(world.machine);
-    world.model.script({ text: 'Dark mode: the button colour token is wrong.' });
-    const second = await world.openIssue('9802', OTHER, extra);
+    if (!second) {
+      freshRunner(world.machine);
+      world.model.script(SECOND_RUN);
+      second = await world.openIssue('9802', OTHER, extra);
+    }
     expect(second.outputs).toMatchObject({ 'memory-status': 'hit', 'memory-saved': 'true' });
     await garble('9802');
 
@@ -106,40 +158,39 @@ describe('a bad snapshot does not cost the memory before it', () => {
   }
 
   it('on the Actions cache: the bad entry names the one it was built from, and the run restores that', async () => {
-    await threeRunsTheSecondGarbled({}, (runId) => garbleDatabaseInArchive(world.cache.archiveOf(`recall-v1-${runId}-1`)));
+    const seeded = done(onCache);
+    await threeRunsTheSecondGarbled({}, (runId) => garbleDatabaseInArchive(world.cache.archiveOf(`recall-v1-${runId}-1`)), seeded);
   });
 
   it('on a directory, a snapshot whose index of past work was damaged as it was written: the run takes the lost record back from the snapshot before, and says so (issue 24)', async () => {
-    const store = path.join(world.root, 'shared-disk', 'recall-memory');
-    const extra = { inputs: { 'memory-backend': 'directory', 'memory-path': store } };
-    world.model.script({ text: FINDING });
-    const first = await world.openIssue('9811', FIRST, extra);
-    expect(first.outputs['memory-saved'], first.main.stdout).toBe('true');
-    freshRunner(world.machine);
-    world.model.script({ text: 'Dark mode: the button colour token is wrong.' });
-    expect((await world.openIssue('9812', OTHER, extra)).outputs['memory-saved']).toBe('true');
+    const store = directoryStore;
+    const extra = onDirectoryInputs();
+    const [first, second] = done(onDirectory);
+    expect(first!.outputs['memory-saved'], first!.main.stdout).toBe('true');
+    expect(second!.outputs['memory-saved']).toBe('true');
     // Run 1's record line lost in run 2's snapshot (a disk that filled), its manifest written over it as the save would.
-    const snapshot = path.join(store, fs.readdirSync(store).find((name) => unstamped(name) === 'recall-v1-9812-1')!);
+    const snapshot = path.join(store, fs.readdirSync(store).find((name) => unstamped(name) === 'recall-v1-9802-1')!);
     const index = path.join(snapshot, 'recall-index.json');
     const lines = fs.readFileSync(index, 'utf8').split('\n');
-    const at = lines.findIndex((l) => l.includes('"id":"run-9811-1"'));
+    const at = lines.findIndex((l) => l.includes('"id":"run-9801-1"'));
     lines[at] = `${lines[at]!.slice(0, 30)}\u0000`;
     fs.writeFileSync(index, lines.join('\n'));
     const manifest = readManifest(snapshot)!;
     writeManifest(snapshot, { now: new Date(), earlier: manifest.earlier as string[], key: manifest.key as string, place: manifest.place as string });
     freshRunner(world.machine);
     world.model.script({ text: 'Seen before.' });
-    const third = await world.openIssue('9813', LATER, extra);
+    const third = await world.openIssue('9803', LATER, extra);
     expect(third.outputs).toMatchObject({ 'memory-status': 'hit', 'memory-saved': 'true' });
-    expect(third.warnings.join('\n')).toMatch(/Recall's index of past work in \S*recall-v1-\S*9812-1\S* is damaged: 1 of its 2 records could be read; 1 taken back from the earlier snapshot \S*recall-v1-\S*9811-1/);
+    expect(third.warnings.join('\n')).toMatch(/Recall's index of past work in \S*recall-v1-\S*9802-1\S* is damaged: 1 of its 2 records could be read; 1 taken back from the earlier snapshot \S*recall-v1-\S*9801-1/);
     expect(world.model.completions().at(-1)!.messageText()).toContain(FINDING);
-    const saved = path.join(store, fs.readdirSync(store).find((name) => unstamped(name) === 'recall-v1-9813-1')!);
-    expect(fs.readFileSync(path.join(saved, 'recall-index.json'), 'utf8')).toContain('"id":"run-9811-1"');
+    const saved = path.join(store, fs.readdirSync(store).find((name) => unstamped(name) === 'recall-v1-9803-1')!);
+    expect(fs.readFileSync(path.join(saved, 'recall-index.json'), 'utf8')).toContain('"id":"run-9801-1"');
   });
 
   it('on a directory, for a snapshot an older Recall saved (naming none): the newest usable one listed', async () => {
-    const store = path.join(world.root, 'shared-disk', 'recall-memory');
-    await threeRunsTheSecondGarbled({ inputs: { 'memory-backend': 'directory', 'memory-path': store } }, (runId) => {
+    const store = directoryStore;
+    const seeded = done(onDirectory);
+    await threeRunsTheSecondGarbled(onDirectoryInputs(), (runId) => {
       const snapshot = path.join(store, fs.readdirSync(store).find((name) => unstamped(name) === `recall-v1-${runId}-1`)!);
       const db = path.join(snapshot, 'opencode.db');
       fs.writeFileSync(db, Buffer.alloc(fs.statSync(db).size, 0x5a));
@@ -148,7 +199,7 @@ describe('a bad snapshot does not cost the memory before it', () => {
       expect(manifest.earlier).toEqual([expect.stringMatching(/^recall-v1-9801-1-/)]);
       delete manifest.earlier;
       fs.writeFileSync(path.join(snapshot, 'recall-manifest.json'), JSON.stringify(manifest));
-    });
+    }, seeded);
   });
 
   it('on a git branch: the bad snapshot names the one it was built from, which the branch still keeps, and the run restores that', async () => {
@@ -191,9 +242,8 @@ describe('a bad snapshot does not cost the memory before it', () => {
 
 describe('memory the Actions cache evicted', () => {
   it('a comment in a thread Recall answered, with the cache emptied meanwhile: the run says memory may have expired', async () => {
-    world.model.script({ text: FINDING });
-    const first = await world.openIssue('9811', FIRST);
-    expect(first.outputs['memory-saved'], first.main.stdout).toBe('true');
+    const [first] = done(onCache);
+    expect(first!.outputs['memory-saved'], first!.main.stdout).toBe('true');
     // As after 7 days without a run: the service no longer hands the entry out.
     world.cache.faults.hideKeys = /./;
     freshRunner(world.machine);

@@ -8,11 +8,12 @@
 import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { unstamped } from '../harness/cache-service.js';
 import { issueComment, REPOSITORY } from '../harness/payloads.js';
 import { landFirstOnNextPush } from '../harness/git-race.js';
 import { freshRunner } from '../harness/runner.js';
+import { plantSeed, seedRuns, type SeededRuns } from '../harness/seeded-memory.js';
 import { issuesOpenedPayload, startWorld, type World } from '../harness/world.js';
 
 const SSO = { number: 1, title: 'Login fails with SSO on Safari', body: 'Safari loops back to the login page after SSO.' };
@@ -22,9 +23,31 @@ const FINDING = 'Finding: the SSO cookie lacks Secure, so Safari drops it.';
 
 let world: World;
 const onRepo = { repository: REPOSITORY };
+const addIssues = (w: World) => {
+  for (const issue of [SSO, AGAIN, ROUNDING]) w.github.addIssue({ ...issue, author: 'octocat' });
+};
+/**
+ * Run 1 on the Actions cache (SSO opened, answered with the finding), made once for the file: the
+ * three tests there each used to repeat it. `firstRunDone` lays it into the test's world.
+ */
+let seed: SeededRuns;
+beforeAll(async () => {
+  seed = await seedRuns(
+    async (w) => {
+      addIssues(w);
+      w.model.script({ text: FINDING });
+      return [await w.runEvent('issues', issuesOpenedPayload(SSO), '9801')];
+    },
+    { issues: [{ ...SSO, author: 'octocat' }] },
+  );
+}, 120_000);
+const firstRunDone = () => {
+  plantSeed(world, seed);
+  return seed.runs[0]!;
+};
 beforeEach(async () => {
   world = await startWorld();
-  for (const issue of [SSO, AGAIN, ROUNDING]) world.github.addIssue({ ...issue, author: 'octocat' });
+  addIssues(world);
   world.github.setPermission('rita', 'read');
 });
 afterEach(async () => {
@@ -43,8 +66,7 @@ function reached(atModel: Promise<unknown>, run: Promise<{ main: { stdout: strin
 
 describe('forgetting, on the Actions cache', () => {
   it("a maintainer's forget comment removes run 1 without the agent; a save that merges it back from an overlapping run does not; a related event no longer recalls it", async () => {
-    world.model.script({ text: FINDING });
-    const first = await world.runEvent('issues', issuesOpenedPayload(SSO), '9801');
+    const first = firstRunDone();
     expect(first.outputs['memory-saved'], first.main.stdout).toBe('true');
     const calls = world.model.completions().length;
 
@@ -97,19 +119,18 @@ describe('forgetting, on the Actions cache', () => {
   });
 
   it("a stranger's forget comment is refused in the thread, and memory keeps the record (attack); a maintainer's then takes it out of the later run's prompt too", async () => {
-    world.model.script({ text: FINDING });
-    const first = await world.runEvent('issues', issuesOpenedPayload(SSO), '9811');
+    const first = firstRunDone();
     expect(first.outputs['memory-saved'], first.main.stdout).toBe('true');
 
     // Without and with allowed-users: an outsider's read-only pass is no write access.
     for (const [runId, inputs] of [['9812', {}], ['9813', { 'allowed-users': '*' }]] as const) {
       freshRunner(world.machine);
-      const attempt = await world.runEvent('issue_comment', comment('/recall forget run-9811-1', 'rita'), runId, { ...onRepo, inputs });
+      const attempt = await world.runEvent('issue_comment', comment('/recall forget run-9801-1', 'rita'), runId, { ...onRepo, inputs });
       expect(attempt.main.exitCode, attempt.main.stdout).toBe(0);
       expect(botSaid(SSO.number).at(-1)).toMatch(/^@rita: only people with write access to this repository can change Recall's memory; nothing was forgotten\./);
       expect(attempt.outputs['memory-saved']).toBe('false');
     }
-    expect(world.cache.entries().map((e) => unstamped(e.key))).toEqual(['recall-v1-9811-1']);
+    expect(world.cache.entries().map((e) => unstamped(e.key))).toEqual(['recall-v1-9801-1']);
 
     freshRunner(world.machine);
     world.model.script({ text: 'Seen before.' });
@@ -121,7 +142,7 @@ describe('forgetting, on the Actions cache', () => {
     // The maintainer's forget takes it out of the later run's session too (issue 24): the prompt
     // that recalled it was Recall's words, and the next restore still trusts that session.
     freshRunner(world.machine);
-    const forget = await world.runEvent('issue_comment', comment('/recall forget run-9811-1'), '9815', onRepo);
+    const forget = await world.runEvent('issue_comment', comment('/recall forget run-9801-1'), '9815', onRepo);
     expect(forget.outputs['memory-saved'], forget.main.stdout).toBe('true');
     expect(botSaid(SSO.number).at(-1)).toMatch(/What Recall wrote about it into [1-9]\d* part\(s\) of later sessions is taken out too\. Still out of Recall's reach: the comments Recall posted in issue-1 /);
     expect(archiveText('recall-v1-9815-1')).not.toContain('SSO cookie lacks Secure');
@@ -131,12 +152,11 @@ describe('forgetting, on the Actions cache', () => {
   });
 
   it('wrong keeps the record, ranks it after the others and says so in the prompt; an unknown id is said', async () => {
-    world.model.script({ text: FINDING });
-    await world.runEvent('issues', issuesOpenedPayload(SSO), '9821');
+    firstRunDone();
     freshRunner(world.machine);
-    const marked = await world.runEvent('issue_comment', comment('/recall wrong run-9821-1'), '9822', onRepo);
+    const marked = await world.runEvent('issue_comment', comment('/recall wrong run-9801-1'), '9822', onRepo);
     expect(marked.outputs['memory-saved'], marked.main.stdout).toBe('true');
-    expect(botSaid(SSO.number).at(-1)).toMatch(/^Marked `run-9821-1` .* wrong, as @octocat asked/);
+    expect(botSaid(SSO.number).at(-1)).toMatch(/^Marked `run-9801-1` .* wrong, as @octocat asked/);
     freshRunner(world.machine);
     const unknown = await world.runEvent('issue_comment', comment('/recall forget run-1-1'), '9823', onRepo);
     expect(unknown.main.exitCode).toBe(0);

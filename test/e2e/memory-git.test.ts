@@ -4,10 +4,12 @@
  */
 import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
+import * as os from 'node:os';
 import * as path from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { landFirstOnNextPush } from '../harness/git-race.js';
 import { freshRunner, RUNNER_TOKEN } from '../harness/runner.js';
+import { plantSeed, seedRuns, type SeededRuns } from '../harness/seeded-memory.js';
 import { startWorld, type World } from '../harness/world.js';
 
 const SSO = { number: 1, title: 'Login fails with SSO on Safari', body: 'Safari loops back to the login page after SSO.' };
@@ -16,15 +18,53 @@ const BOTH = { number: 3, title: 'Safari SSO login loop and checkout total round
 const FINDING = 'Finding: the SSO cookie lacks Secure, so Safari drops it.';
 
 let world: World;
+/** The remote, at one path for the file: a snapshot's manifest names the memory-path it was saved to. */
+let scratch: string;
 let remote: string;
 const git = (repo: string, ...args: string[]) => execFileSync('git', ['-C', repo, ...args], { encoding: 'utf8' }).trim();
 const inputs = () => ({ 'memory-backend': 'git-branch', 'memory-path': remote });
+const bareRemote = () => {
+  fs.rmSync(remote, { recursive: true, force: true });
+  fs.mkdirSync(remote, { recursive: true });
+  git(remote, 'init', '-q', '--bare', '-b', 'main');
+};
+
+/**
+ * Run 1 (the SSO issue, answered with the finding) on the branch, made once for the file: two
+ * tests used to repeat it. `firstRunDone` lays the remote it pushed to into the test's world. What
+ * the run left on the runner and in the checkout is looked at in the seed's world, at once.
+ */
+let seed: SeededRuns;
+let afterFirst: { recallTemp: string[]; branches: string; cacheCalls: unknown[] };
+beforeAll(async () => {
+  scratch = fs.mkdtempSync(path.join(os.tmpdir(), 'recall-git-e2e-'));
+  remote = path.join(scratch, 'github', 'octo-org', 'webapp.git');
+  bareRemote();
+  seed = await seedRuns(
+    async (w) => {
+      w.model.script({ text: FINDING });
+      const first = await w.openIssue('9501', SSO, { inputs: inputs() });
+      afterFirst = {
+        recallTemp: fs.readdirSync(path.join(w.machine.runnerTemp, 'recall')),
+        branches: git(w.machine.workspace, 'branch', '--list').trim(),
+        cacheCalls: [...w.cache.calls],
+      };
+      return [first];
+    },
+    { issues: [{ ...SSO, author: 'octocat' }], folders: [remote] },
+  );
+}, 120_000);
+afterAll(() => {
+  if (scratch) fs.rmSync(scratch, { recursive: true, force: true });
+});
+const firstRunDone = () => {
+  plantSeed(world, seed);
+  return seed.runs[0]!;
+};
 
 beforeEach(async () => {
   world = await startWorld();
-  remote = path.join(world.root, 'github', 'octo-org', 'webapp.git');
-  fs.mkdirSync(remote, { recursive: true });
-  git(remote, 'init', '-q', '--bare', '-b', 'main');
+  bareRemote();
 });
 afterEach(async () => {
   await world.stop();
@@ -35,8 +75,7 @@ const snapshots = (repo = remote) => git(repo, 'ls-tree', '--name-only', 'recall
 
 describe('memory on a git branch', () => {
   it('run 1 makes the branch (one commit, no history), run 2 on a fresh runner restores it and recalls run 1; nothing goes to the Actions cache', async () => {
-    world.model.script({ text: FINDING });
-    const first = await world.openIssue('9501', SSO, { inputs: inputs() });
+    const first = firstRunDone();
     expect(first.main.exitCode, first.main.stdout).toBe(0);
     expect(first.outputs).toMatchObject({ 'memory-status': 'miss', 'memory-saved': 'true' });
     expect(first.main.stdout).toMatch(/Memory saved as recall-v1-\d{8}T\d{6}Z-9501-1/);
@@ -48,9 +87,9 @@ describe('memory on a git branch', () => {
     const blob = (file: string) => execFileSync('git', ['-C', remote, 'cat-file', 'blob', `recall-memory:${snapshots()[0]}/${file}`]);
     expect(blob('opencode.db').subarray(0, 15).toString()).toBe('SQLite format 3');
     for (const file of files) expect(blob(file).includes(Buffer.from(RUNNER_TOKEN)), file).toBe(false);
-    expect(fs.readdirSync(path.join(world.machine.runnerTemp, 'recall')).filter((f) => f.startsWith('memory-git-'))).toEqual([]);
+    expect(afterFirst.recallTemp.filter((f) => f.startsWith('memory-git-'))).toEqual([]);
     // The checkout is not touched: memory lives only on the remote's branch.
-    expect(git(world.machine.workspace, 'branch', '--list').trim()).toBe('* main');
+    expect(afterFirst.branches).toBe('* main');
 
     freshRunner(world.machine);
     world.model.script({ text: 'Seen before.' });
@@ -61,7 +100,7 @@ describe('memory on a git branch', () => {
     expect(world.model.completions().at(-1)!.messageText()).toContain(FINDING);
     expect(git(remote, 'rev-list', '--count', 'recall-memory')).toBe('1');
     expect(snapshots().map((f) => /-(\d+)-1$/.exec(f)![1])).toEqual(['9501', '9502']);
-    expect(world.cache.calls).toEqual([]);
+    expect([...afterFirst.cacheCalls, ...world.cache.calls]).toEqual([]);
   });
 
   it('two overlapping saves both survive: the push that lost the race is refused by the remote, merges the save that won, and pushes again', async () => {
@@ -106,8 +145,7 @@ describe('memory on a git branch', () => {
   });
 
   it('a token that may not push: the save warns with the fix (contents: write), memory-saved is false, and the job succeeds', async () => {
-    world.model.script({ text: FINDING });
-    const first = await world.openIssue('9521', SSO, { inputs: inputs() });
+    const first = firstRunDone();
     expect(first.outputs['memory-saved']).toBe('true');
     const before = git(remote, 'rev-parse', 'recall-memory');
     // What GitHub answers a token without contents: write.
