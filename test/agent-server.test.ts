@@ -1,7 +1,8 @@
 /**
  * The OpenCode server through the REAL binary (node_modules/.bin/opencode) and the scripted
  * fake model. Everything listens on loopback ports chosen at run time; every server is
- * stopped in afterEach even when a test fails, and temp dirs are removed.
+ * stopped in afterEach (the one several tests share, in afterAll) even when a test fails, and
+ * temp dirs are removed.
  *
  * Besides testing src/agent/server.ts (and that the agent's shell sees the environment
  * environment.ts builds; its rules are pinned in test/unit/environment.test.ts), these tests pin
@@ -12,7 +13,7 @@ import { execFileSync } from 'node:child_process';
 import { chmodSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createOpencodeClient, type Event, type OpencodeClient } from '@opencode-ai/sdk/v2';
 import { startFakeModel, type FakeModel } from './harness/fake-model.js';
 import { agentStateDirs, buildAgentEnvironment } from '../src/agent/environment.js';
@@ -215,13 +216,15 @@ afterEach(async () => {
   }
 });
 
+/** `until`: the list that ends what it starts (the test's, by default; a shared rig's runs after its tests). */
 async function rig(
-  o: { parentEnv?: NodeJS.ProcessEnv; config?: Record<string, unknown> } = {},
+  o: { parentEnv?: NodeJS.ProcessEnv; config?: Record<string, unknown>; until?: Array<() => Promise<void> | void> } = {},
 ): Promise<Rig> {
+  const until = o.until ?? cleanups;
   const root = mkdtempSync(join(tmpdir(), 'recall-oc-'));
-  cleanups.push(() => rmSync(root, { recursive: true, force: true }));
+  until.push(() => rmSync(root, { recursive: true, force: true }));
   const model = await startFakeModel();
-  cleanups.push(() => model.stop());
+  until.push(() => model.stop());
   const project = join(root, 'project');
   mkdirSync(project);
   const dbPath = join(root, 'memory', 'opencode.db');
@@ -262,7 +265,7 @@ async function rig(
         env: { ...env, ...extra.env },
         onLog: (l) => log.push(l),
       });
-      cleanups.push(() => killHard(server));
+      until.push(() => killHard(server));
       return { server, client: createOpencodeClient({ baseUrl: server.url }) };
     },
   };
@@ -358,96 +361,6 @@ describe('OpenCode server (real binary)', () => {
     await server.stop(); // idempotent
     expect(await server.exited).toBeNull(); // SIGTERM ends it by signal, not with an exit code
     expect(isAlive(server.pid)).toBe(false);
-  });
-
-  it('prompts a titled session: one model request, reply text, tokens, cost', async () => {
-    const r = await rig();
-    const { client } = await r.start();
-    const created = await client.session.create({ title: 'Recall test' });
-    const session = created.data!;
-    expect(session).toMatchObject({ title: 'Recall test', projectID: 'global', directory: r.project });
-    expect(session.id).toMatch(/^ses_/);
-
-    r.model.script({ text: 'Hello from the script', usage: { prompt: 100, completion: 7 } });
-    const t0 = Date.now();
-    const res = await client.session.prompt({
-      sessionID: session.id,
-      model: MODEL,
-      parts: [{ type: 'text', text: 'Say hello' }],
-    });
-    const promptMs = Date.now() - t0;
-    expect(res.error).toBeUndefined();
-    const { info, parts } = res.data!;
-    expect(info).toMatchObject({
-      role: 'assistant',
-      sessionID: session.id,
-      providerID: 'fake',
-      modelID: 'scripted',
-      finish: 'stop',
-      cost: 0,
-      tokens: { input: 100, output: 7, total: 107, reasoning: 0, cache: { read: 0, write: 0 } },
-    });
-    expect(info.error).toBeUndefined();
-    expect(info.time.completed).toBeGreaterThanOrEqual(info.time.created);
-    expect(parts.map((p) => p.type)).toEqual(['step-start', 'text', 'step-finish']);
-    expect(textOf(parts)).toBe('Hello from the script');
-    expect(parts[2]).toMatchObject({ type: 'step-finish', reason: 'stop', tokens: { input: 100, output: 7 } });
-
-    // No title request (the session has a title): exactly one model request.
-    expect(r.model.requests).toHaveLength(1);
-    const req = r.model.requests[0]!;
-    expect(req.sessionID).toBe(session.id);
-    expect(req.body).toMatchObject({ model: 'scripted', stream: true, tool_choice: 'auto', stream_options: { include_usage: true } });
-    const tools = (req.body.tools as Array<{ function: { name: string } }>).map((t) => t.function.name);
-    expect(tools).toEqual(expect.arrayContaining(['bash', 'read', 'write', 'edit', 'glob', 'grep', 'task', 'webfetch']));
-    expect(tools).not.toContain('question'); // denied in config: it would wait forever for a human
-    expect(req.messageText()).toContain('Say hello');
-
-    // The stored conversation: user message + assistant message.
-    const messages = await client.session.messages({ sessionID: session.id });
-    expect(messages.data!.map((m) => m.info.role)).toEqual(['user', 'assistant']);
-    // The session keeps running totals.
-    const after = await client.session.get({ sessionID: session.id });
-    expect(after.data).toMatchObject({ cost: 0, tokens: { input: 100, output: 7, reasoning: 0 } });
-    console.info(`[timing] server start → first prompt round trip: ${promptMs} ms`);
-  });
-
-  it('asks the model for a title when the session has none, without consuming the script', async () => {
-    const r = await rig();
-    const { client } = await r.start();
-    const session = (await client.session.create({})).data!;
-    expect(session.title).toMatch(/^New session - /);
-    r.model.script({ text: 'scripted answer' });
-    const res = await client.session.prompt({ sessionID: session.id, parts: [{ type: 'text', text: 'Hi' }] });
-    expect(textOf(res.data!.parts)).toBe('scripted answer');
-    const titleReq = await r.model.waitForRequest((q) => q.isTitleRequest);
-    expect(titleReq.sessionID).toBe(session.id);
-    expect(r.model.completions()).toHaveLength(1);
-    expect(r.model.pending()).toBe(0);
-    await expect.poll(async () => (await client.session.get({ sessionID: session.id })).data?.title).toBe(
-      'Scripted session',
-    );
-  });
-
-  it('noReply adds a user message without calling the model', async () => {
-    const r = await rig();
-    const { client } = await r.start();
-    const session = (await client.session.create({ title: 'notes' })).data!;
-    const res = await client.session.prompt({
-      sessionID: session.id,
-      noReply: true,
-      parts: [{ type: 'text', text: 'Context from Recall: remember 42' }],
-    });
-    expect(res.error).toBeUndefined();
-    // With noReply the return value is the USER message.
-    expect(res.data?.info).toMatchObject({ role: 'user', sessionID: session.id });
-    expect(textOf(res.data!.parts)).toBe('Context from Recall: remember 42');
-    expect(r.model.requests).toHaveLength(0);
-
-    // The next real prompt carries it to the model.
-    r.model.script({ text: 'ok' });
-    await client.session.prompt({ sessionID: session.id, parts: [{ type: 'text', text: 'What number?' }] });
-    expect(r.model.completions()[0]!.messageText()).toMatch(/remember 42[\s\S]*What number\?/);
   });
 
   it('persists sessions across stop/start on the same OPENCODE_DB; list and delete', async () => {
@@ -550,67 +463,6 @@ describe('OpenCode server (real binary)', () => {
     expect(p2.visible).toEqual(['run recall-project', 'run recall-project']);
   });
 
-  it('a 401 is not retried: prompt resolves with info.error (APIError) and a session.error event', async () => {
-    const r = await rig();
-    const { client } = await r.start();
-    const events = await collectEvents(client);
-    const session = (await client.session.create({ title: 'auth' })).data!;
-    r.model.script({ status: 401, body: JSON.stringify({ error: { message: 'invalid api key', type: 'auth' } }) });
-    const res = await client.session.prompt({ sessionID: session.id, parts: [{ type: 'text', text: 'x' }] });
-    expect(res.error).toBeUndefined(); // HTTP 200: the failure is in the message
-    expect(res.data!.parts).toEqual([]);
-    expect(res.data!.info.error).toMatchObject({
-      name: 'APIError',
-      data: { message: 'invalid api key', statusCode: 401, isRetryable: false },
-    });
-    expect(r.model.completions()).toHaveLength(1);
-    const err = await events.waitFor((e) => e.type === 'session.error');
-    expect(err.properties).toMatchObject({
-      sessionID: session.id,
-      error: { name: 'APIError', data: { statusCode: 401 } },
-    });
-    await events.waitFor((e) => e.type === 'session.idle' && e.properties.sessionID === session.id);
-  });
-
-  it('a 500 is retried with session.status retry events; session.abort ends the prompt', async () => {
-    const r = await rig();
-    const { client } = await r.start();
-    const events = await collectEvents(client);
-    const session = (await client.session.create({ title: 'flaky' })).data!;
-    r.model.setDefault({ status: 500, body: JSON.stringify({ error: { message: 'upstream exploded' } }) });
-
-    const t0 = Date.now();
-    const pending = client.session.prompt({ sessionID: session.id, parts: [{ type: 'text', text: 'x' }] });
-    const retry2 = await events.waitFor(
-      (e) => e.type === 'session.status' && e.properties.status.type === 'retry' && e.properties.status.attempt === 2,
-    );
-    const retryMs = Date.now() - t0;
-    expect(retry2.properties).toMatchObject({
-      sessionID: session.id,
-      status: { type: 'retry', attempt: 2, message: 'upstream exploded' },
-    });
-    const retry1 = events.events.find(
-      (e) => e.type === 'session.status' && e.properties.status.type === 'retry' && e.properties.status.attempt === 1,
-    );
-    expect(retry1).toBeDefined();
-    // `next` is the epoch ms of the next attempt.
-    const status = (await client.session.status({})).data!;
-    expect(status[session.id]).toMatchObject({ type: 'retry', attempt: 2, next: expect.any(Number) });
-    expect(r.model.completions()).toHaveLength(2);
-
-    const aborted = await client.session.abort({ sessionID: session.id });
-    expect(aborted.data).toBe(true);
-    const res = await pending;
-    // The aborted prompt resolves with the assistant message; no error is recorded on it.
-    expect(res.error).toBeUndefined();
-    expect(res.data!.info).toMatchObject({ role: 'assistant' });
-    expect(res.data!.parts).toEqual([]);
-    console.info(`[pin] aborted prompt info.error = ${JSON.stringify(res.data!.info.error)}`);
-    await events.waitFor((e) => e.type === 'session.idle' && e.properties.sessionID === session.id);
-    expect((await client.session.status({})).data![session.id]).toBeUndefined(); // idle sessions are omitted
-    console.info(`[timing] 500 → retry attempt 2 after ${retryMs} ms`);
-  });
-
   it('the agent bash tool sees none of the secrets in the parent environment', async () => {
     const secrets = {
       GITHUB_TOKEN: 'ghs_fakeGithubToken0001',
@@ -651,6 +503,184 @@ describe('OpenCode server (real binary)', () => {
     const messages = await client.session.messages({ sessionID: session.id });
     const toolPart = messages.data!.flatMap((m) => m.parts).find((p) => p.type === 'tool');
     expect(toolPart).toMatchObject({ type: 'tool', tool: 'bash', state: { status: 'completed' } });
+  });
+});
+
+/**
+ * One server for the tests that each work in a session of their own and leave the server as they
+ * found it (each used to start its own: ~3 s of OpenCode's start each). What the model was asked
+ * is counted from the test's start.
+ */
+describe('OpenCode server (real binary), one server for several sessions', () => {
+  const ends: Array<() => Promise<void> | void> = [];
+  let shared: { r: Rig; client: OpencodeClient };
+  let base = { requests: 0, completions: 0 };
+  beforeAll(async () => {
+    const r = await rig({ until: ends });
+    shared = { r, client: (await r.start()).client };
+  });
+  afterAll(async () => {
+    for (const end of ends.reverse()) {
+      try {
+        await end();
+      } catch {
+        // keep ending
+      }
+    }
+  });
+  beforeEach(() => {
+    base = { requests: shared.r.model.requests.length, completions: shared.r.model.completions().length };
+  });
+  // A test that makes every reply fail leaves the model as the next test expects it.
+  afterEach(() => shared.r.model.setDefault({ text: 'OK' }));
+  /** The model's requests, and its completions, since this test began. */
+  const requests = () => shared.r.model.requests.slice(base.requests);
+  const completions = () => shared.r.model.completions().slice(base.completions);
+
+  it('prompts a titled session: one model request, reply text, tokens, cost', async () => {
+    const { r, client } = shared;
+    const created = await client.session.create({ title: 'Recall test' });
+    const session = created.data!;
+    expect(session).toMatchObject({ title: 'Recall test', projectID: 'global', directory: r.project });
+    expect(session.id).toMatch(/^ses_/);
+
+    r.model.script({ text: 'Hello from the script', usage: { prompt: 100, completion: 7 } });
+    const t0 = Date.now();
+    const res = await client.session.prompt({
+      sessionID: session.id,
+      model: MODEL,
+      parts: [{ type: 'text', text: 'Say hello' }],
+    });
+    const promptMs = Date.now() - t0;
+    expect(res.error).toBeUndefined();
+    const { info, parts } = res.data!;
+    expect(info).toMatchObject({
+      role: 'assistant',
+      sessionID: session.id,
+      providerID: 'fake',
+      modelID: 'scripted',
+      finish: 'stop',
+      cost: 0,
+      tokens: { input: 100, output: 7, total: 107, reasoning: 0, cache: { read: 0, write: 0 } },
+    });
+    expect(info.error).toBeUndefined();
+    expect(info.time.completed).toBeGreaterThanOrEqual(info.time.created);
+    expect(parts.map((p) => p.type)).toEqual(['step-start', 'text', 'step-finish']);
+    expect(textOf(parts)).toBe('Hello from the script');
+    expect(parts[2]).toMatchObject({ type: 'step-finish', reason: 'stop', tokens: { input: 100, output: 7 } });
+
+    // No title request (the session has a title): exactly one model request.
+    expect(requests()).toHaveLength(1);
+    const req = requests()[0]!;
+    expect(req.sessionID).toBe(session.id);
+    expect(req.body).toMatchObject({ model: 'scripted', stream: true, tool_choice: 'auto', stream_options: { include_usage: true } });
+    const tools = (req.body.tools as Array<{ function: { name: string } }>).map((t) => t.function.name);
+    expect(tools).toEqual(expect.arrayContaining(['bash', 'read', 'write', 'edit', 'glob', 'grep', 'task', 'webfetch']));
+    expect(tools).not.toContain('question'); // denied in config: it would wait forever for a human
+    expect(req.messageText()).toContain('Say hello');
+
+    // The stored conversation: user message + assistant message.
+    const messages = await client.session.messages({ sessionID: session.id });
+    expect(messages.data!.map((m) => m.info.role)).toEqual(['user', 'assistant']);
+    // The session keeps running totals.
+    const after = await client.session.get({ sessionID: session.id });
+    expect(after.data).toMatchObject({ cost: 0, tokens: { input: 100, output: 7, reasoning: 0 } });
+    console.info(`[timing] first prompt round trip: ${promptMs} ms`);
+  });
+
+  it('asks the model for a title when the session has none, without consuming the script', async () => {
+    const { r, client } = shared;
+    const session = (await client.session.create({})).data!;
+    expect(session.title).toMatch(/^New session - /);
+    r.model.script({ text: 'scripted answer' });
+    const res = await client.session.prompt({ sessionID: session.id, parts: [{ type: 'text', text: 'Hi' }] });
+    expect(textOf(res.data!.parts)).toBe('scripted answer');
+    const titleReq = await r.model.waitForRequest((q) => q.isTitleRequest);
+    expect(titleReq.sessionID).toBe(session.id);
+    expect(completions()).toHaveLength(1);
+    expect(r.model.pending()).toBe(0);
+    await expect.poll(async () => (await client.session.get({ sessionID: session.id })).data?.title).toBe(
+      'Scripted session',
+    );
+  });
+
+  it('noReply adds a user message without calling the model', async () => {
+    const { r, client } = shared;
+    const session = (await client.session.create({ title: 'notes' })).data!;
+    const res = await client.session.prompt({
+      sessionID: session.id,
+      noReply: true,
+      parts: [{ type: 'text', text: 'Context from Recall: remember 42' }],
+    });
+    expect(res.error).toBeUndefined();
+    // With noReply the return value is the USER message.
+    expect(res.data?.info).toMatchObject({ role: 'user', sessionID: session.id });
+    expect(textOf(res.data!.parts)).toBe('Context from Recall: remember 42');
+    expect(requests()).toHaveLength(0);
+
+    // The next real prompt carries it to the model.
+    r.model.script({ text: 'ok' });
+    await client.session.prompt({ sessionID: session.id, parts: [{ type: 'text', text: 'What number?' }] });
+    expect(completions()[0]!.messageText()).toMatch(/remember 42[\s\S]*What number\?/);
+  });
+
+  it('a 401 is not retried: prompt resolves with info.error (APIError) and a session.error event', async () => {
+    const { r, client } = shared;
+    const events = await collectEvents(client);
+    const session = (await client.session.create({ title: 'auth' })).data!;
+    r.model.script({ status: 401, body: JSON.stringify({ error: { message: 'invalid api key', type: 'auth' } }) });
+    const res = await client.session.prompt({ sessionID: session.id, parts: [{ type: 'text', text: 'x' }] });
+    expect(res.error).toBeUndefined(); // HTTP 200: the failure is in the message
+    expect(res.data!.parts).toEqual([]);
+    expect(res.data!.info.error).toMatchObject({
+      name: 'APIError',
+      data: { message: 'invalid api key', statusCode: 401, isRetryable: false },
+    });
+    expect(completions()).toHaveLength(1);
+    const err = await events.waitFor((e) => e.type === 'session.error');
+    expect(err.properties).toMatchObject({
+      sessionID: session.id,
+      error: { name: 'APIError', data: { statusCode: 401 } },
+    });
+    await events.waitFor((e) => e.type === 'session.idle' && e.properties.sessionID === session.id);
+  });
+
+  it('a 500 is retried with session.status retry events; session.abort ends the prompt', async () => {
+    const { r, client } = shared;
+    const events = await collectEvents(client);
+    const session = (await client.session.create({ title: 'flaky' })).data!;
+    r.model.setDefault({ status: 500, body: JSON.stringify({ error: { message: 'upstream exploded' } }) });
+
+    const t0 = Date.now();
+    const pending = client.session.prompt({ sessionID: session.id, parts: [{ type: 'text', text: 'x' }] });
+    const retry2 = await events.waitFor(
+      (e) => e.type === 'session.status' && e.properties.status.type === 'retry' && e.properties.status.attempt === 2,
+    );
+    const retryMs = Date.now() - t0;
+    expect(retry2.properties).toMatchObject({
+      sessionID: session.id,
+      status: { type: 'retry', attempt: 2, message: 'upstream exploded' },
+    });
+    const retry1 = events.events.find(
+      (e) => e.type === 'session.status' && e.properties.status.type === 'retry' && e.properties.status.attempt === 1,
+    );
+    expect(retry1).toBeDefined();
+    // `next` is the epoch ms of the next attempt.
+    const status = (await client.session.status({})).data!;
+    expect(status[session.id]).toMatchObject({ type: 'retry', attempt: 2, next: expect.any(Number) });
+    expect(completions()).toHaveLength(2);
+
+    const aborted = await client.session.abort({ sessionID: session.id });
+    expect(aborted.data).toBe(true);
+    const res = await pending;
+    // The aborted prompt resolves with the assistant message; no error is recorded on it.
+    expect(res.error).toBeUndefined();
+    expect(res.data!.info).toMatchObject({ role: 'assistant' });
+    expect(res.data!.parts).toEqual([]);
+    console.info(`[pin] aborted prompt info.error = ${JSON.stringify(res.data!.info.error)}`);
+    await events.waitFor((e) => e.type === 'session.idle' && e.properties.sessionID === session.id);
+    expect((await client.session.status({})).data![session.id]).toBeUndefined(); // idle sessions are omitted
+    console.info(`[timing] 500 → retry attempt 2 after ${retryMs} ms`);
   });
 });
 
