@@ -141,6 +141,22 @@ describe('the scrub of the store', () => {
     ]);
   });
 
+  it('looks through every column of a table in one scan, however many columns and credentials: 40 columns, 30 credentials', () => {
+    // One query per table ORs every column's tests; SQLite refuses an expression deeper than 1,000.
+    const columns = Array.from({ length: 40 }, (_, i) => `c${i}`);
+    const keys = Array.from({ length: 30 }, (_, i) => `ghs_manyKeys${String(i).padStart(2, '0')}abcdefghij0123`);
+    sql(`CREATE TABLE t (${columns.map((c) => `${c} text`).join(', ')})`);
+    sql(`INSERT INTO t VALUES (${columns.map(() => '?').join(', ')})`, ...columns.map((c, i) => `${c} holds ${keys[i % keys.length]}`));
+    expect(scrubSecrets(dir, keys)).toEqual({ t: 40 });
+    expect(rows('SELECT * FROM t')).toEqual([Object.fromEntries(columns.map((c) => [c, `${c} holds [redacted]`]))]);
+  });
+
+  it('an id holding the credential is found in any row, not only in the first row LIKE finds (which may hold it in another case)', () => {
+    sql(`CREATE TABLE session (id text PRIMARY KEY, title text);
+         INSERT INTO session VALUES ('ses_${KEY.toUpperCase()}', 'a'), ('ses_${KEY}', 'b');`);
+    expect(() => scrubSecrets(dir, [KEY])).toThrow(/session\.id, which OpenCode needs/);
+  });
+
   it('a table or column whose name holds a double quote is scrubbed too', () => {
     sql(`CREATE TABLE "od""d" ("co""l" text); INSERT INTO "od""d" VALUES ('${KEY}');`);
     expect(scrubSecrets(dir, [KEY])).toEqual({ 'od"d': 1 });
