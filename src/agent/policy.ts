@@ -127,6 +127,13 @@ function userOver(base: Record<string, Rule>, user: Config): Config {
  * inactivity-minutes); an "ask" in the user's own rules is decided the same way. Then the
  * policy's restrictions, and at a restricted level the tools `turnedOff` for this run (grep, when
  * .git holds credentials: it searches .git, which the read rules cannot close to it).
+ *
+ * OpenCode's snapshots are off unless the user's config turns them on: at every step of the agent
+ * OpenCode adds the whole work tree to a git repository of its own, so that a person at its
+ * interface can undo a step (measured: 59 git processes for a start and two prompts, 23 without;
+ * the first copy reads every file of the checkout). Nobody undoes a step in a run: Recall records
+ * the agent's changes itself (publish/), and the copy lives in the agent's state directory, which
+ * no memory keeps. The agent's tools, permissions, sandbox and memory are the same either way.
  */
 export function agentConfig(user: Config, model: ModelRef | undefined, policy: AgentPolicy = 'full', turnedOff: readonly string[] = [], asked: 'deny' | 'allow' = 'deny'): Config {
   const userAgents = isObject(user.agent) ? user.agent : {};
@@ -135,6 +142,7 @@ export function agentConfig(user: Config, model: ModelRef | undefined, policy: A
     ...(model ? { model: `${model.providerID}/${model.modelID}` } : {}),
     autoupdate: false,
     share: 'disabled',
+    snapshot: user.snapshot ?? false,
     permission: decideAsked(userOver({ external_directory: 'deny', question: 'deny', ...askedDecisions(asked) }, permissionObject(user.permission)), asked),
     ...(Object.keys(userAgents).length > 0
       ? { agent: Object.fromEntries(Object.entries(userAgents).map(([name, a]) => [name, isObject(a) && a.permission !== undefined ? { ...a, permission: decideAsked(permissionObject(a.permission), asked) } : a])) }

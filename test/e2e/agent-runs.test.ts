@@ -58,6 +58,13 @@ describe('running the agent', () => {
       { toolCalls: [{ name: 'read', arguments: { filePath: file } }], usage },
       { text: 'Done after four steps.', usage },
     );
+    // The third step's answer takes 2 s, as a real model's would: the stop after the second ($4)
+    // lands while it is asked for. A model that answers at once lets OpenCode run the next steps
+    // before the abort arrives (since OpenCode takes no snapshot between steps, RFC-003).
+    let release!: () => void;
+    const answered = new Promise<void>((resolve) => (release = resolve));
+    let steps = 0;
+    void world.model.hold((r) => !r.isCardRequest && ++steps === 3 && (setTimeout(release, 2_000), true), answered);
     const run = await world.openIssue('6103', ISSUE, { inputs: { 'opencode-config': JSON.stringify(config), 'max-cost-usd': '3' } });
     expect(run.main.exitCode).toBe(1);
     expect(run.main.stdout).toMatch(/::error::.*has cost \$\d+\.\d{4}, more than max-cost-usd \(\$3\)/);

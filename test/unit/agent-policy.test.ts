@@ -23,6 +23,12 @@ describe("the agent's OpenCode config", () => {
     expect(config).toMatchObject({ provider: { x: {} }, model: 'x/m', autoupdate: false, share: 'disabled' });
   });
 
+  it("turns OpenCode's undo snapshots off (a copy of the work tree at every step), unless the user's config turns them on", () => {
+    expect(agentConfig({}, undefined).snapshot).toBe(false);
+    expect(agentConfig({}, undefined, 'read-only').snapshot).toBe(false);
+    expect(agentConfig({ snapshot: true }, undefined).snapshot).toBe(true);
+  });
+
   it('denies questions and writes outside the checkout unless the user allows them', () => {
     expect(agentConfig({}, undefined).permission).toMatchObject({ external_directory: 'deny', question: 'deny' });
     expect(agentConfig({ permission: { external_directory: 'allow' } }, undefined).permission).toMatchObject({ external_directory: 'allow' });
