@@ -10,7 +10,7 @@
 import * as fs from 'node:fs';
 import { openRegular, readMemoryFile, writeMemoryFile } from './files.js';
 import * as path from 'node:path';
-import { credentialForms } from '../secrets/forms.js';
+import { literalForms } from '../secrets/forms.js';
 import { DATABASE_FILE } from './layout.js';
 import { openStore } from './store-check.js';
 
@@ -67,7 +67,7 @@ export function scrubSecrets(memoryDir: string, values: readonly string[] = []):
   const file = path.join(memoryDir, DATABASE_FILE);
   if (!fs.existsSync(file)) return {};
   const removed: Record<string, number> = {};
-  const forms = credentialForms(values);
+  const forms = literalForms(values);
   // Stryker disable next-line StringLiteral: equivalent, Buffer.from reads '' as utf8
   const bytes = forms.map((f) => Buffer.from(f, 'utf8'));
   const db = openStore(file);

@@ -141,6 +141,28 @@ describe('the scrub of the store', () => {
     ]);
   });
 
+  it('redacts the encoded forms of a credential as publish refuses them: base64 (inside a longer string too), base64url, hex, percent-encoded', () => {
+    // What an agent writes into its session (a tool's output, its answer) once it has encoded a key.
+    const odd = 'tok/with+odd?chars=0123456789';
+    const b64 = (text: string) => Buffer.from(text).toString('base64');
+    const written = [
+      b64(KEY),
+      b64(`x-access-token:${KEY}`), // the key at another alignment, inside what git keeps
+      b64(odd).replace(/\+/g, '-').replace(/\//g, '_'),
+      Buffer.from(KEY).toString('hex'),
+      Buffer.from(KEY).toString('hex').toUpperCase(),
+      encodeURIComponent(odd),
+    ];
+    sql('CREATE TABLE part (id text PRIMARY KEY, data text, raw blob)');
+    written.forEach((form, i) => sql('INSERT INTO part VALUES (?, ?, ?)', `prt_${i}`, JSON.stringify({ type: 'text', text: `encoded: ${form}` }), Buffer.from(form)));
+    expect(scrubSecrets(dir, [KEY, odd])).toEqual({ part: 2 * written.length });
+    for (const { data, raw } of rows('SELECT data, CAST(raw AS text) AS raw FROM part')) {
+      expect(JSON.parse(String(data)).text).toContain('[redacted]'); // and still a row OpenCode reads
+      expect(String(raw)).toContain('[redacted]');
+    }
+    for (const form of written) expect(fileHolds(form.slice(4, -4)), form).toBe(false);
+  });
+
   it('a table or column whose name holds a double quote is scrubbed too', () => {
     sql(`CREATE TABLE "od""d" ("co""l" text); INSERT INTO "od""d" VALUES ('${KEY}');`);
     expect(scrubSecrets(dir, [KEY])).toEqual({ 'od"d': 1 });
