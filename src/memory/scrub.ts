@@ -27,6 +27,8 @@ const SECRET_TABLES = ['account', 'account_state', 'control_account', 'credentia
  * the save is refused instead (StoreWouldBreak), and the earlier memory kept.
  */
 export function identityColumns(db: ReturnType<typeof openStore>, table: string): Set<string> {
+  // Survives made `false`, equivalent: the key test. A text key has a unique index of its own (read
+  // below), and an INTEGER PRIMARY KEY holds no text.
   const columns = new Set(
     db
       .prepare('SELECT name, pk FROM pragma_table_info(?)')
@@ -42,11 +44,15 @@ export function identityColumns(db: ReturnType<typeof openStore>, table: string)
 
 /** A credential of the run sits where redaction would break the store: the save must not go on. */
 export class StoreWouldBreak extends Error {
+  // Survives as '': only the message is shown (errors.ts describe), the class is what is caught.
   override name = 'StoreWouldBreak';
 }
 
 /** A text that is a JSON object or array (OpenCode's rows), which a redaction must leave one. */
 export const isJson = (text: string) => {
+  // Survivors, equivalent in effect: `^` left out (a text with a bracket further in is JSON only if it parses,
+  // and then a JSON string, which a redaction inside it leaves one), and an empty catch below
+  // (undefined is as false).
   if (!/^\s*[[{]/.test(text)) return false;
   try {
     JSON.parse(text);
