@@ -70,7 +70,7 @@ export function credentialValues(env: NodeJS.ProcessEnv, exists: (path: string) 
     const value = raw?.trim();
     if (!value) continue;
     if (/^STATE_/i.test(name)) continue;
-    if ((isSecretName(name) || /_KEY_ID$/i.test(name)) && !plainValue(name, value, exists) && value.length >= MIN_LENGTH) values.push(value);
+    if (isSecretName(name) && !plainValue(name, value, exists) && value.length >= MIN_LENGTH) values.push(value);
     for (const { secret } of credentialsIn(value)) if (secret.length >= MIN_LENGTH) values.push(secret);
   }
   return [...new Set(values)];
@@ -88,6 +88,7 @@ export function runCredentials(env: NodeJS.ProcessEnv, stateRoot: string): strin
       if (typeof v === 'string' && v.length >= MIN_LENGTH) values.push(v);
       else if (v && typeof v === 'object') Object.values(v).forEach(collect);
     };
+    // Stryker disable next-line StringLiteral: equivalent, JSON.parse reads the bytes as UTF-8 text either way
     collect(JSON.parse(readFileSync(authFile, 'utf8')));
   } catch {
     // no auth.json (the usual case: keys come from the environment)

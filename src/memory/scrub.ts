@@ -10,7 +10,7 @@
 import * as fs from 'node:fs';
 import { openRegular, readMemoryFile, writeMemoryFile } from './files.js';
 import * as path from 'node:path';
-import { credentialForms } from '../secrets/forms.js';
+import { literalForms } from '../secrets/forms.js';
 import { DATABASE_FILE } from './layout.js';
 import { openStore } from './store-check.js';
 
@@ -27,6 +27,8 @@ const SECRET_TABLES = ['account', 'account_state', 'control_account', 'credentia
  * the save is refused instead (StoreWouldBreak), and the earlier memory kept.
  */
 export function identityColumns(db: ReturnType<typeof openStore>, table: string): Set<string> {
+  // Survives made `false`, equivalent: the key test. A text key has a unique index of its own (read
+  // below), and an INTEGER PRIMARY KEY holds no text.
   const columns = new Set(
     db
       .prepare('SELECT name, pk FROM pragma_table_info(?)')
@@ -42,11 +44,15 @@ export function identityColumns(db: ReturnType<typeof openStore>, table: string)
 
 /** A credential of the run sits where redaction would break the store: the save must not go on. */
 export class StoreWouldBreak extends Error {
+  // Survives as '': only the message is shown (errors.ts describe), the class is what is caught.
   override name = 'StoreWouldBreak';
 }
 
 /** A text that is a JSON object or array (OpenCode's rows), which a redaction must leave one. */
 export const isJson = (text: string) => {
+  // Survivors, equivalent in effect: `^` left out (a text with a bracket further in is JSON only if it parses,
+  // and then a JSON string, which a redaction inside it leaves one), and an empty catch below
+  // (undefined is as false).
   if (!/^\s*[[{]/.test(text)) return false;
   try {
     JSON.parse(text);
@@ -67,7 +73,7 @@ export function scrubSecrets(memoryDir: string, values: readonly string[] = []):
   const file = path.join(memoryDir, DATABASE_FILE);
   if (!fs.existsSync(file)) return {};
   const removed: Record<string, number> = {};
-  const forms = credentialForms(values);
+  const forms = literalForms(values);
   // Stryker disable next-line StringLiteral: equivalent, Buffer.from reads '' as utf8
   const bytes = forms.map((f) => Buffer.from(f, 'utf8'));
   const db = openStore(file);

@@ -9,7 +9,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { Logger } from '../ports.js';
 import { describe } from '../errors.js';
-import { credentialForms } from '../secrets/forms.js';
+import { literalForms } from '../secrets/forms.js';
 import { readMemoryFile, removeStrangers, writeMemoryFile } from './files.js';
 import { checkMemory, earlierKeysIn, emptyDirectory, hasMemoryFiles, partialMemoryIn, writeManifest, type PartialMemory } from './integrity.js';
 import { fallBack, mergeOlderMemory, withWarning, type FallbackContext, type Restored } from './fallback.js';
@@ -289,7 +289,7 @@ export class SnapshotMemoryStore implements MemoryStore {
     // AUTH_SERVER_URL of https://github.com): taken for one, no save could take it out again.
     const named = [key, ...earlier, place];
     const credentials = (this.so.credentials?.() ?? []).filter((c) => !named.some((n) => n.includes(c)));
-    const forms = credentialForms(credentials);
+    const forms = literalForms(credentials);
     const removed = scrubSecrets(memoryDir, credentials);
     if (['message', 'part'].some((table) => (removed[table] ?? 0) > 0)) recordRedactedTurns(memoryDir, this.so.sentTurns(memoryDir));
     // Recall's index keeps words it derived (stems, postings) where no replace of the written

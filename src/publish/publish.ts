@@ -169,6 +169,10 @@ async function publish(o: PublishOptions): Promise<string | undefined> {
   const newLinks = changes.filter((c) => c.newMode === '120000' && written.includes(c.path));
   const outward: string[] = [];
   for (const c of newLinks) if (linkLeavesCheckout(c.path, (await staging.blob(c.newSha)).toString('utf8'))) outward.push(c.path);
+  // Mutations that survive, equivalent: the test made `true` or `>= 0` (with no new link nothing is
+  // left out and none followed; it saves asking git for the links), and the filter of `outward`
+  // dropped below (a link left out is in no tree followed, so it is on no link's way unless the
+  // repository has a link of its own at that path, and then it is only named twice).
   if (newLinks.length > 0) {
     // Those out as text first: where the agent changed a link, the repository's is then the one followed.
     await staging.leaveOut(outward);
@@ -287,11 +291,14 @@ async function blobHolds(chunks: AsyncIterable<Buffer>, credentials: readonly st
   const counted = async function* () {
     for await (const chunk of chunks) {
       size += chunk.length;
+      // Survives made `true`, equivalent but for memory: past the limit the head is never read.
       if (size <= DECODED_SCAN_LIMIT) head.push(chunk);
       yield chunk;
     }
   };
   const literal = await streamHolds(counted(), literalForms(credentials));
+  // Survivors, not equivalent: `&&` for `||`, or the test made `false`, would also look for the
+  // spelled-out form in the first 4 MiB of a larger file (stricter); no test pins that it is not.
   if (literal || size > DECODED_SCAN_LIMIT) return literal;
   const text = Buffer.concat(head).toString('utf8');
   return redactCredentials(text, credentials) !== text;

@@ -11,15 +11,6 @@
 export const MIN_LENGTH = 8;
 
 /**
- * The forms a credential takes in OpenCode's store: as it is, and JSON-escaped (messages are JSON
- * text). Longest first, so a credential that contains another is replaced whole. Pure.
- */
-export function credentialForms(credentials: readonly string[]): string[] {
-  const forms = credentials.filter((c) => c.length >= MIN_LENGTH).flatMap((c) => [c, JSON.stringify(c).slice(1, -1)]);
-  return [...new Set(forms)].sort((a, b) => b.length - a.length);
-}
-
-/**
  * The stretches of base64 that every encoding of a text containing `bytes` must contain, whatever
  * comes before it: one per alignment of `bytes` to the 3-byte groups (the characters that depend
  * on its bits alone).
@@ -56,8 +47,10 @@ const usableCredentials = (credentials: readonly string[]) => [...new Set(creden
 
 /**
  * Every literal form of `credentials` (as they are, JSON-escaped, percent-encoded, hex, base64 and
- * base64url cores), longest first: all redaction finds but the spelled-out form, which is a pattern.
- * Literal strings, so they can be searched for in bytes as they stream past (publish). Pure.
+ * base64url cores), longest first (a credential that contains another is replaced whole): all
+ * redaction finds but the spelled-out form, which is a pattern. Literal strings, so they can be
+ * searched for in bytes as they stream past (publish, the archive of memory) and in SQL with LIKE
+ * (the memory scrub). Pure.
  */
 export function literalForms(credentials: readonly string[]): string[] {
   return [...new Set(usableCredentials(credentials).flatMap(encodedForms))].filter((f) => f.length >= MIN_LENGTH).sort((a, b) => b.length - a.length);

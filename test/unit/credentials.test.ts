@@ -77,6 +77,25 @@ describe('a path or a secret: plainValue', () => {
     });
   }
 
+  it("every variable of the runner's that holds a path is plain, whatever its value", () => {
+    for (const name of ['PWD', 'OLDPWD', 'HOME', 'TMPDIR', 'GITHUB_WORKSPACE', 'GITHUB_ENV', 'GITHUB_OUTPUT', 'GITHUB_STATE', 'GITHUB_STEP_SUMMARY', 'RUNNER_TEMP', 'RUNNER_TOOL_CACHE', 'RUNNER_WORKSPACE', 'GOOGLE_APPLICATION_CREDENTIALS']) {
+      expect(plainValue(name, AWS_SECRET, nowhere), name).toBe(true);
+    }
+    expect(plainValue('GITHUB_TOKEN', AWS_SECRET, nowhere)).toBe(false);
+  });
+
+  it('every common word written where a secret would go is plain, in any case', () => {
+    for (const word of ['disabled', 'enabled', 'required', 'optional', 'password', 'changeme', 'localhost', 'undefined', 'anonymous', 'unused', 'default', 'placeholder', 'redacted', '[redacted]']) {
+      expect(plainValue('DB_PASSWORD', word.toUpperCase(), nowhere), word).toBe(true);
+    }
+    expect(plainValue('DB_PASSWORD', 'passwords', nowhere)).toBe(false);
+  });
+
+  it('STATE_ only at the start of the name: a secret named with STATE_ inside is one', () => {
+    expect(plainValue('APP_STATE_TOKEN', 'tok-0123456789', nowhere)).toBe(false);
+    expect(credentialValues({ APP_STATE_TOKEN: 'tok-0123456789', 'STATE_x': 'https://u:state-password-123@example.com' }, nowhere)).toEqual(['tok-0123456789']);
+  });
+
   it('asks the machine only about a value written like an absolute path, and asks about that value', () => {
     const asked: string[] = [];
     const exists = (p: string) => (asked.push(p), false);
@@ -132,6 +151,11 @@ describe('the run credentials: credentialValues and runCredentials', () => {
     expect(credentialValues(env, nowhere).sort()).toEqual(['key-id-0123456789', 'registry-password-123', 'tok-0123456789']);
   });
 
+  it('a value of 8 characters is a credential, one of 7 is not: named like a secret, or inside a value', () => {
+    expect(credentialValues({ A_TOKEN: '12345678', B_TOKEN: '1234567' }, nowhere)).toEqual(['12345678']);
+    expect(credentialValues({ REGISTRY: 'https://ci:pass5678@npm.example.com/', MIRROR: 'https://ci:pass567@npm.example.com/' }, nowhere)).toEqual(['pass5678']);
+  });
+
   it('the same credential twice is kept once', () => {
     expect(credentialValues({ A_TOKEN: 'tok-0123456789', B_TOKEN: 'tok-0123456789' }, nowhere)).toEqual(['tok-0123456789']);
   });
@@ -159,6 +183,8 @@ describe('the run credentials: credentialValues and runCredentials', () => {
       expect(runCredentials({ A_TOKEN: 'tok-0123456789' }, stateRoot())).toEqual(['tok-0123456789']);
       expect(runCredentials({ A_TOKEN: 'tok-0123456789' }, stateRoot('{not json'))).toEqual(['tok-0123456789']);
       expect(runCredentials({}, stateRoot('"a-string-credential-0123"'))).toEqual(['a-string-credential-0123']);
+      // Strings of 8 characters or more only; a list is looked into, never taken whole.
+      expect(runCredentials({}, stateRoot(JSON.stringify({ k: '12345678', s: '1234567', scopes: ['a', 'b', 'c', 'd', 'e', 'f', 'g', 'h', 'i'], n: null })))).toEqual(['12345678']);
     });
   });
 });

@@ -143,6 +143,25 @@ describe("the store's save, with variables named like secrets that hold what the
     expect(index).toContain('answered with');
     expect(index).not.toContain(token);
   });
+
+  it("a credential written encoded into the index of past work or a session is taken out too, in every form publish refuses", async () => {
+    const clock = () => new Date(Date.UTC(2026, 10, 25, 12));
+    const keys = memoryKeys('recall', '1', '1', clock());
+    const token = 'ghs_realTokenOfThisRun0123456789abcdef';
+    const encoded = { base64: Buffer.from(token).toString('base64'), hex: Buffer.from(token).toString('hex'), git: Buffer.from(`x-access-token:${token}`).toString('base64') };
+    const memoryDir = path.join(root, 'memory');
+    const store = new SnapshotMemoryStore({ memoryDir, backend: new DirectoryBackend(path.join(root, 'store'), keys), log: { info: () => undefined, warning: () => undefined }, clock, sentTurns: sentTurnsIn, credentials: () => [token] });
+    await store.restore();
+    writeStore(memoryDir, [{ id: sessionId('one'), said: [`fixed with ${encoded.base64}`] }]);
+    fs.writeFileSync(path.join(memoryDir, 'recall-index.json'), JSON.stringify({ version: 1, records: [], note: `answered with ${Object.values(encoded).join(' ')}` }));
+    expect((await store.save()).saved).toBe(true);
+    const kept = (name: string) => fs.readFileSync(path.join(root, 'store', fs.readdirSync(path.join(root, 'store'), { recursive: true }).map(String).find((f) => f.endsWith(name))!));
+    expect(kept('recall-index.json').toString()).toContain('answered with [REDACTED]');
+    for (const [form, text] of Object.entries(encoded)) {
+      expect(kept('recall-index.json').includes(text.slice(4, -4)), form).toBe(false);
+      expect(kept('opencode.db').includes(text.slice(4, -4)), form).toBe(false);
+    }
+  });
 });
 
 describe('the store, with memory-signing-key and a time it is told', () => {

@@ -53,12 +53,21 @@ describe('chained links, as a table', () => {
     { name: 'a loop through a folder', links: { 'x/y': '../x/y/z' }, added: ['x/y'], out: ['x/y'] },
     { name: 'backslashes count as separators on the way', links: { a: 'b\\..\\..\\x', b: 'src' }, added: ['a'], out: ['a'] },
     { name: 'an empty target on the way', links: { a: 'b/x', b: '' }, added: ['a', 'b'], out: ['a', 'b'] },
+    { name: 'through a link folder named with `./` on the way: the same folder, as the kernel reads it', links: { 'd/up': '..', a: 'd/./up/../x' }, added: ['d/up', 'a'], out: ['a', 'd/up'] },
+    { name: 'through a link folder named with `//` on the way: the same folder, as the kernel reads it', links: { 'd/up': '..', a: 'd//up/../x' }, added: ['d/up', 'a'], out: ['a', 'd/up'] },
   ];
   for (const c of cases) {
     it(c.name, () => {
       expect(linksLeadingOut(new Map(Object.entries(c.links)), c.added)).toEqual(c.out);
     });
   }
+
+  it('says why a link leads out: out of the top, absolute, into a .git folder', () => {
+    const end = (links: Record<string, string>) => followLink('a', new Map(Object.entries(links)));
+    expect(end({ a: '../x' })).toEqual({ out: 'outside the checkout', through: ['a'] });
+    expect(end({ a: 'b/c', b: '/etc' })).toEqual({ out: 'outside the checkout', through: ['a', 'b'] });
+    expect(end({ a: 'g/config', g: 'sub/.Git' })).toEqual({ out: 'into a .git folder', through: ['a', 'g'] });
+  });
 
   it(`a chain of ${MOST_LINKS_FOLLOWED} links is followed to its end; one link more is refused`, () => {
     const chain = (n: number) => Object.fromEntries(Array.from({ length: n }, (_, i) => [`l${i}`, i === n - 1 ? 'README.md' : `l${i + 1}`]));
@@ -110,6 +119,15 @@ describe('the table against the kernel', () => {
     expect(kernel(links, 'escape')).toBe('out');
     expect(fs.realpathSync.native(path.join(root, 'top', 'escape'))).toBe('/etc/hostname');
     expect('out' in followLink('escape', new Map(Object.entries(links)))).toBe(true);
+  });
+
+  it('`./` and `//` on the way name the same link folder: the kernel and followLink agree it leads out', () => {
+    fs.writeFileSync(path.join(root, 'x'), 'the runner\'s file, beside the checkout\n');
+    for (const [i, way] of ['d/./up', 'd//up'].entries()) {
+      const links = { [`c${i}/up`]: '..', [`a${i}`]: `${way.replace('d', `c${i}`)}/../x` };
+      expect(kernel(links, `a${i}`)).toBe('out');
+      expect('out' in followLink(`a${i}`, new Map(Object.entries(links)))).toBe(true);
+    }
   });
 
   it('a link folder pointing deeper, then climbing: the kernel and followLink agree it stays in', () => {

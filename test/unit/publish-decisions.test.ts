@@ -10,7 +10,7 @@ import type { CheckoutFacts } from '../../src/git/checkout.js';
 import { scanGitEntries } from '../../src/git/git-entries.js';
 import { tokenConfig } from '../../src/git/git.js';
 import { publishChanges, type PublishOptions, type PublishTarget } from '../../src/publish/publish.js';
-import { files, LARGE_REFUSAL, type ChangedEntry } from '../../src/publish/rules.js';
+import { files, LARGE_REFUSAL, LINK_REFUSAL, type ChangedEntry } from '../../src/publish/rules.js';
 import { Staging } from '../../src/publish/staging.js';
 import { sh } from '../harness/publish-repo.js';
 
@@ -432,6 +432,31 @@ describe("publish's decisions, with a stand-in for git", () => {
     const { said, fake } = await decide({ entries: [change('gone/old.ts', 'D', '000000'), change('fix.ts')] });
     expect(said).toContain("Recall opened #8 with the agent's changes (2 files,");
     expect(fake.pushed).toBeDefined();
+  });
+
+  it('a new link the text rule refuses is left out, even where the links of the commit would bring it back inside', async () => {
+    // `a` climbs past the top as text; on disk `d/deep` points deeper, so the kernel would land inside. Other tools read the text.
+    const fake = new FakeStaging([change('d/deep', 'A', '120000', '000000'), change('a', 'A', '120000', '000000'), change('fix.ts')], { blobs: { 'blob-of-d/deep': 'x/y/z', 'blob-of-a': 'd/deep/../../../../b' } });
+    const { said } = await decide({ fake });
+    expect(fake.leftOut).toEqual(['a']);
+    expect(said).toBe(`Recall opened #8 with the agent's changes (2 files, commit ${commit} on \`recall/issue-7-1-1\`). It left out \`a\`: ${LINK_REFUSAL}; that change stays in the checkout.`);
+  });
+
+  it('with push-paths, a change outside every glob refuses the whole push, naming it; inside them all, it goes', async () => {
+    const entries = () => [change('src/fix.ts'), change('package.json')];
+    const outside = await decide({ fake: new FakeStaging(entries()), pushPaths: ['src/**'] });
+    expect(outside.said).toBe("The agent changed 2 files, but Recall did not push them: `package.json` lies outside `push-paths` (`src/**`), which every change must stay within. Nothing was committed; the changes stay in the checkout.");
+    expect(outside.fake.message).toBeUndefined();
+    expect(outside.fake.pushed).toBeUndefined();
+    const inside = await decide({ fake: new FakeStaging(entries()), pushPaths: ['src/**', '*.json'] });
+    expect(inside.fake.pushed?.ref).toBe('recall/issue-7-1-1');
+  });
+
+  it('a credential refusal also names what would have been left out in any case', async () => {
+    const fake = new FakeStaging([change('fix.ts'), change('escape', 'A', '120000', '000000')], { blobs: { 'blob-of-fix.ts': TOKEN, 'blob-of-escape': '/etc/hostname' }, large: ['big.bin'] });
+    const { said } = await decide({ fake });
+    expect(said).toBe(`The agent changed 3 files, but Recall did not commit them: \`fix.ts\` holds one of this run's credentials. It would have left out \`big.bin\`: ${LARGE_REFUSAL}; \`escape\`: ${LINK_REFUSAL} in any case.`);
+    expect(fake.message).toBeUndefined();
   });
 
   it('a checkout without an origin remote commits nothing', async () => {

@@ -8,7 +8,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { CredentialScanner, credentialsIn, redactFile, scrubSecrets, StoreWouldBreak, vacuumStore } from '../../src/memory/scrub.js';
+import { CredentialScanner, credentialsIn, identityColumns, redactFile, scrubSecrets, StoreWouldBreak, vacuumStore } from '../../src/memory/scrub.js';
 
 let dir: string;
 beforeEach(() => {
@@ -73,12 +73,39 @@ describe('the scrub of the store', () => {
     expect(rows('SELECT * FROM alias')).toEqual([{ name: 'plain', value: 'v-[redacted]' }]);
   });
 
+  it('what counts as identity: the key, unique columns, id, *_id, directory and worktree, whole names only', () => {
+    sql(`CREATE TABLE t (id text, session_id text, directory text, worktree text, paid text, idea text, directory_note text, x_identity text, title text, code text, slug text);
+         CREATE UNIQUE INDEX t_slug ON t(slug); CREATE INDEX t_code ON t(code); CREATE UNIQUE INDEX t_lower ON t(lower(title));`);
+    const db = new DatabaseSync(store());
+    try {
+      expect([...identityColumns(db, 't')].sort()).toEqual(['directory', 'id', 'session_id', 'slug', 'worktree']);
+    } finally {
+      db.close();
+    }
+  });
+
+  it('the credential in another case in an id is not the credential: the save goes on', () => {
+    sql(`CREATE TABLE session (id text PRIMARY KEY, directory text, title text); INSERT INTO session VALUES ('ses_1', '/work/${KEY.toUpperCase()}', 'about ${KEY}');`);
+    expect(scrubSecrets(dir, [KEY])).toEqual({ session: 1 });
+    expect(rows('SELECT directory, title FROM session')).toEqual([{ directory: `/work/${KEY.toUpperCase()}`, title: 'about [redacted]' }]);
+  });
+
+  it('only objects and arrays must stay JSON: a row of text that is a bare number or word is redacted like any text', () => {
+    sql('CREATE TABLE t (v text)');
+    sql('INSERT INTO t VALUES (?)', '31415926535');
+    expect(scrubSecrets(dir, ['31415926535'])).toEqual({ t: 1 });
+    expect(rows('SELECT v FROM t')).toEqual([{ v: '[redacted]' }]);
+  });
+
   it('refuses a redaction that would leave a JSON row OpenCode cannot read', () => {
     // A value that takes in the row's own punctuation: taken out, the JSON breaks.
     sql('CREATE TABLE message (id text PRIMARY KEY, data text)');
     sql('INSERT INTO message VALUES (?, ?)', 'msg_1', '{"n":123456789,"b":2}');
     expect(() => scrubSecrets(dir, ['123456789,"b'])).toThrow(/message\.data would leave a row OpenCode cannot read/);
     expect(rows('SELECT data FROM message')).toEqual([{ data: '{"n":123456789,"b":2}' }]);
+    // The same row after white space (JSON allows it) is as much JSON.
+    sql('UPDATE message SET data = ?', '\n {"n":123456789,"b":2}');
+    expect(() => scrubSecrets(dir, ['123456789,"b'])).toThrow(/message\.data would leave a row OpenCode cannot read/);
     // A plain one inside a string stays valid, and is taken out.
     sql('UPDATE message SET data = ?', `{"text":"key ${KEY} here"}`);
     expect(scrubSecrets(dir, [KEY])).toEqual({ message: 1 });
@@ -157,6 +184,28 @@ describe('the scrub of the store', () => {
     expect(() => scrubSecrets(dir, [KEY])).toThrow(/session\.id, which OpenCode needs/);
   });
 
+  it('redacts the encoded forms of a credential as publish refuses them: base64 (inside a longer string too), base64url, hex, percent-encoded', () => {
+    // What an agent writes into its session (a tool's output, its answer) once it has encoded a key.
+    const odd = 'tok/with+odd?chars=0123456789';
+    const b64 = (text: string) => Buffer.from(text).toString('base64');
+    const written = [
+      b64(KEY),
+      b64(`x-access-token:${KEY}`), // the key at another alignment, inside what git keeps
+      b64(odd).replace(/\+/g, '-').replace(/\//g, '_'),
+      Buffer.from(KEY).toString('hex'),
+      Buffer.from(KEY).toString('hex').toUpperCase(),
+      encodeURIComponent(odd),
+    ];
+    sql('CREATE TABLE part (id text PRIMARY KEY, data text, raw blob)');
+    written.forEach((form, i) => sql('INSERT INTO part VALUES (?, ?, ?)', `prt_${i}`, JSON.stringify({ type: 'text', text: `encoded: ${form}` }), Buffer.from(form)));
+    expect(scrubSecrets(dir, [KEY, odd])).toEqual({ part: 2 * written.length });
+    for (const { data, raw } of rows('SELECT data, CAST(raw AS text) AS raw FROM part')) {
+      expect(JSON.parse(String(data)).text).toContain('[redacted]'); // and still a row OpenCode reads
+      expect(String(raw)).toContain('[redacted]');
+    }
+    for (const form of written) expect(fileHolds(form.slice(4, -4)), form).toBe(false);
+  });
+
   it('a table or column whose name holds a double quote is scrubbed too', () => {
     sql(`CREATE TABLE "od""d" ("co""l" text); INSERT INTO "od""d" VALUES ('${KEY}');`);
     expect(scrubSecrets(dir, [KEY])).toEqual({ 'od"d': 1 });
@@ -167,6 +216,9 @@ describe('the scrub of the store', () => {
     sql('CREATE TABLE t (v); INSERT INTO t VALUES (1234567890123)');
     expect(scrubSecrets(dir, ['1234567890123'])).toEqual({});
     expect(rows('SELECT v FROM t')).toEqual([{ v: 1234567890123 }]);
+    // Nor in an id, where a credential would refuse the save.
+    sql('CREATE TABLE s (id, v text); INSERT INTO s VALUES (1234567890123, 1)');
+    expect(scrubSecrets(dir, ['1234567890123'])).toEqual({});
   });
 
   it('a file that is not a store: the scrub says so, and what SQLite said', () => {
