@@ -10,6 +10,7 @@
 import { execFileSync } from 'node:child_process';
 import { createHash, randomUUID } from 'node:crypto';
 import * as path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import type { Machine } from './runner.js';
 
 /** Where the step runs: GitHub's hosted image, or a runner someone installed in a folder and started from a shell. */
@@ -35,6 +36,9 @@ export interface StepContext {
  * variables (these tests may run inside a workflow), and what npm, npx and vitest add.
  */
 const NOT_THE_MACHINES = /^(GITHUB_|RUNNER_|ACTIONS_|INPUT_|STATE_|npm_|VITEST)|^(INIT_CWD|NODE|NODE_ENV|TEST|CI|ImageOS|ImageVersion|PWD|OLDPWD)$/;
+
+/** An empty model catalogue for OpenCode (OPENCODE_MODELS_PATH). */
+const EMPTY_CATALOGUE = fileURLToPath(new URL('./empty-models.json', import.meta.url));
 
 /** A stable number for a name (GitHub's numeric ids of a repository, an owner, an actor). */
 const idOf = (name: string) => String(100_000_000 + (Number.parseInt(createHash('sha256').update(name).digest('hex').slice(0, 8), 16) % 800_000_000));
@@ -205,6 +209,11 @@ export function stepEnvironment(c: StepContext): Record<string, string> {
   const refs = refsOf(c);
   return {
     ...Object.fromEntries(own),
+    // Tests only: OpenCode's catalogue of every provider's models left empty. It builds a record
+    // for each one at its first request, 0.4-0.8 s of CPU a run on two cores (RFC-003, "Where one
+    // run's time goes"), and every test's model is defined in its own opencode-config. A test of the
+    // catalogue itself passes OPENCODE_MODELS_PATH: '' in its env, for OpenCode's own.
+    OPENCODE_MODELS_PATH: EMPTY_CATALOGUE,
     ...(hosted ? { ...imageVariables(machine.home, machine.toolCache), ...hostedServiceVariables(machine.home) } : terminalVariables(machine.home, path.basename(machine.home))),
     HOME: machine.home,
     // Where the step's process was started from: a hosted runner starts it in the workspace; a
