@@ -24,7 +24,7 @@ import { CARD_AGENT, CARD_SYSTEM, cardSource } from '../cards/card-prompt.js';
 import { CARD_TIMEOUT_MS, writeCards } from '../cards/card-writer.js';
 import { InputError, readInputs, type Inputs } from '../inputs.js';
 import { memoryLayout, RECORDS_FILE } from '../memory/layout.js';
-import { UsageError, wholeNumber } from './args.js';
+import { oneLine, UsageError, wholeNumber, type Output } from './args.js';
 import { checkOut, openForChange, OUT_HELP, SIGNED_HELP } from './change-store.js';
 import { openIndex } from './memory-folder.js';
 import { recallHome } from './run-cli.js';
@@ -49,13 +49,6 @@ a memory folder as Recall restores it, or an Actions cache archive file. ${OUT_H
 archive, NEW_FILE is written again after each card: a second call with NEW_FILE as --store and
 another --out continues.
 ${SIGNED_HELP}`;
-
-interface Output {
-  out: (line: string) => void;
-  err: (line: string) => void;
-}
-
-const oneLine = (s: string) => s.replace(/\s+/g, ' ').trim();
 
 /** `only`: the records to write cards for (import --cards: those it added); absent, every record without one. */
 export async function writeMissingCards(store: string, v: Record<string, string | boolean | undefined>, io: Output, env: NodeJS.ProcessEnv = process.env, o: { only?: ReadonlySet<string> } = {}): Promise<void> {

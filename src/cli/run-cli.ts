@@ -20,7 +20,7 @@ import { memoryLayout } from '../memory/layout.js';
 import { recallFolders, runPipeline } from '../pipeline.js';
 import type { RunState, Task } from '../ports.js';
 import { Progress } from '../report/progress.js';
-import { fitUsage, parseCommand, UsageError, words } from './args.js';
+import { fitUsage, parseCommand, UsageError, words, type Output } from './args.js';
 import { projectMemoryPath, projectTop } from './project-memory.js';
 import type { MemoryStore } from '../memory/store.js';
 import { RunFailed } from '../report/run-result.js';
@@ -58,11 +58,6 @@ run printed). Other flags are the action's inputs of the same name: ${INPUT_FLAG
 The agent's changes stay in the checkout; nothing is committed. Nobody answers OpenCode's questions
 during a run, so what it would stop to ask about (reading .env files, a tool call repeated in a loop)
 is refused, as in a workflow; --allow-asked lets the agent do it instead.`;
-
-interface Output {
-  out: (line: string) => void;
-  err: (line: string) => void;
-}
 
 /** What the action's post step would do for a run that stopped before its save: here, the save itself. */
 class LocalState implements RunState {
