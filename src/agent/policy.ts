@@ -1,18 +1,11 @@
 /**
  * What the agent may do in a run, as OpenCode configuration, and the check that OpenCode took it
- * (RFC-005). Three levels:
- *  - `full`: the user's configuration, with the questions nobody can answer denied;
- *  - `no-shell`: the sandbox could not start, so nothing may read other processes' memory or
- *    files outside the checkout: no `bash`, no external directories, for every agent;
- *  - `read-only`: code or a request nobody with write access vouched for (a fork's pull request,
- *    an allowed-users run; RFC-004): the agent
- *    reads and searches the checkout and nothing else, and OpenCode loads none of its skills,
- *    instructions, language servers or formatters.
- *
- * OpenCode evaluates permissions last-rule-wins, and an agent's own `permission` comes after the
- * top-level one (1.18.33; RFC-005), so a restriction is written for every agent, last. After the
- * server starts, `GET /agent` shows each agent's final rules, and the run is refused if any agent
- * can do more than its level allows.
+ * (RFC-005). Three levels: `full` (the user's configuration, the questions nobody can answer denied),
+ * `no-shell` (no sandbox: no `bash`, no external directories), `read-only` (code or a request nobody
+ * with write access vouched for: read and search the checkout, no skills, instructions, language
+ * servers or formatters). OpenCode evaluates permissions last-rule-wins, an agent's own after the
+ * top-level ones, so a restriction is written for every agent, last; after start `GET /agent` shows
+ * the final rules, and the run is refused if any agent can do more than its level allows.
  */
 import type { ModelRef } from '../ports.js';
 import { GITHUB_TOOL_NAMES, READING_TOOLS } from './tool-names.js';

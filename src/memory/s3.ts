@@ -1,18 +1,10 @@
 /**
- * Memory kept in an S3-compatible object store (`memory-backend: s3`): AWS S3, Cloudflare R2,
- * MinIO. For memory that outgrows the 10 GB Actions cache, or that must be shared across
- * branches and repositories (caches are branch-scoped; a bucket is not).
- *
- *   memory-path: s3://<bucket>/<folder>        memory-s3-endpoint: for R2, MinIO, ... (optional)
- *   object: <folder>/<prefix>-v1-<UTC time>-<run id>-<attempt>.tar.gz
- *
- * The time in the name makes the newest snapshot the greatest key, so one listing finds it. The
- * name is the writer's choice: an object dated ahead of this clock, or whose name holds no time
- * Recall writes, is left out (and left in the bucket), or one dated 9999 would win every restore.
- * Credentials come from the AWS SDK's default chain: AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY /
- * AWS_SESSION_TOKEN, or AWS_ROLE_ARN with AWS_WEB_IDENTITY_TOKEN_FILE (GitHub OIDC through
- * aws-actions/configure-aws-credentials), and are never stored: the store's credential removal
- * takes every AWS_* key value out before a save.
+ * Memory kept in an S3-compatible object store (`memory-backend: s3`: AWS S3, Cloudflare R2, MinIO),
+ * for memory past the 10 GB Actions cache or shared across branches and repositories. One object a
+ * snapshot, `<folder>/<prefix>-v1-<UTC time>-<run id>-<attempt>.tar.gz`: the time first, so one listing
+ * finds the newest; an object dated ahead of this clock is left out, or one dated 9999 would win every
+ * restore. Credentials come from the AWS SDK's default chain and are never stored (a save's credential
+ * removal takes every AWS_* value out).
  */
 import * as fs from 'node:fs';
 import type { ListObjectsV2CommandOutput, S3Client } from '@aws-sdk/client-s3';

@@ -1,14 +1,9 @@
 /**
  * Fixes that reach the repository (RFC-007): after the agent has stopped, Recall (never the agent)
- * commits what the agent changed in the checkout and takes it where the request came from: to a
- * same-repository pull request's head branch, or to a new branch with a pull request that links
- * the issue (a job's changes get a pull request of their own). What it did, or why it did not, is
- * one Markdown line for the answer in the thread. It never throws: the agent's answer stands
- * whatever becomes of the push.
- *
- * Nothing here runs what the agent wrote: the commit is built in a private git directory
- * (staging.ts) with git's every program-starting setting off, never from a folder that holds a
- * repository, and only after a look with node:fs found no `.git` the agent made.
+ * commits what it changed and pushes it to a same-repository pull request's head, or to a new branch
+ * with a pull request. What it did, or why not, is one Markdown line for the answer; it never throws.
+ * Nothing here runs what the agent wrote (staging.ts: git's program-starting settings off, and a look
+ * with node:fs for a `.git` the agent made).
  */
 import { literalForms, redactCredentials, streamHolds } from '../secrets/forms.js';
 import { describe } from '../errors.js';

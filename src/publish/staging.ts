@@ -1,22 +1,13 @@
 /**
- * Where Recall builds the agent's commit (RFC-007): a private git directory over the checkout.
- * It is made before the agent runs, in Recall's own folder (RUNNER_TEMP/recall, hidden from the
- * agent), from what the checkout held then: a copy of its index and shallow list, and its objects
- * reached read-only as alternates. After the agent, git runs with GIT_DIR there and GIT_WORK_TREE
- * the checkout, so the checkout's configuration, attributes file, hooks and index are never read
- * (the agent could not write them, and even so), and none of git's settings comes from anywhere
- * but Recall (git/git.ts). The commit is made with plumbing (write-tree, commit-tree) and pushed
- * from here; the checkout's own `.git` is never written.
+ * Where Recall builds the agent's commit (RFC-007): a private git directory over the checkout, made
+ * before the agent runs in Recall's own folder (hidden from the agent) from a copy of the checkout's
+ * index and its objects as alternates. Git then never reads the checkout's configuration, hooks or
+ * index, and the commit is made with plumbing; the checkout's own `.git` is never written.
  *
- * Only what the agent changed is committed: before it runs, the work tree is staged here once
- * (what earlier steps of the job left in the checkout among it: google-github-actions/auth's
- * gha-creds-*.json, a build's output) and kept as a tree; afterwards a path whose entry is the same
- * as in that tree is put back as HEAD has it. A file an earlier step changed and the agent then
- * changed again is the agent's change, and is committed.
- *
- * No file larger than MAX_FILE_BYTES is staged (found by lstat before git reads it; a sparse file
- * of terabytes costs no disk and would keep git hashing zeros for days), and no git command here
- * runs longer than GIT_TIMEOUT_MS.
+ * Only what the agent changed is committed: the work tree staged before it ran (what earlier steps
+ * left) is kept as a tree, and a path the same as there is put back as HEAD has it. No file larger than
+ * MAX_FILE_BYTES is staged (a sparse file of terabytes would keep git hashing zeros), and no git
+ * command runs longer than GIT_TIMEOUT_MS.
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';

@@ -1,13 +1,9 @@
 /**
- * Ranked search over Recall's records (RFC-006): BM25F over the fields of a record and of its card
- * (search-terms.ts), with Porter stems, a query of the event's strongest words (a word said again
- * counts more), the synonyms people use for the same problem (text.ts) at a lower weight, terms
- * from the best matches themselves (pseudo-relevance feedback, which ranks but never makes a record
- * related), a little for recency, and a gate: a record must share enough of the event's own words,
- * in two distinct concepts, to be related at all (or be of the same thread); when none does, the
- * closest one is shown alone. A shared file or error line then adds to its score, never makes a
- * match on its own. Each hit gets a tier by the rule in tuning.ts: "likely" when its card carries
- * the match or its words do by a clear lead, else "possible". */
+ * Ranked search over Recall's records (RFC-006 says the why of each part): BM25F over a record's and
+ * its card's fields (search-terms.ts), Porter stems, synonyms at a lower weight (text.ts),
+ * pseudo-relevance feedback that ranks but never makes a record related, a little for recency, and a
+ * gate of shared words in two distinct concepts. Tiers by the rule in tuning.ts.
+ */
 import { basename, MemoryCorpus, normalizePath, telling, type Corpus } from './corpus.js';
 import { pathStems, WORD_FIELDS } from './search-terms.js';
 import { conceptOf, errorSignatures, mentionedPaths, quotedErrors, stems, synonymsOf } from './text.js';
