@@ -1,18 +1,11 @@
 /**
- * How the memory CLI changes memory (`forget`, `import`, `cards`; `prune --write` signs the same
- * way): what PATH stands for is read and checked on a copy first (store-path.ts), the change is made
- * on the copy, and only then kept, with the manifest written again (signed, for a signed memory):
- *
- *  - a memory folder is changed in place: each changed file is put back through a new file renamed
- *    into place. The manifest is signed over the copy, the one checked and changed, and with a key
- *    every other file of the folder is made the copy's again: what another process writes into the
- *    folder meanwhile is never signed;
- *  - an Actions cache archive file is never changed. A cache serves what it stored under a key, so
- *    a rewritten file would silently differ from the cache, and a crash halfway through would lose
- *    the memory it held. The changed copy is written as a new archive, `--out NEW_FILE`, in the
- *    same layout and compression (a restore and `--store` read it), whole or not at all.
- *
- * Nothing is written into memory that could not be read.
+ * How the memory CLI changes memory (`forget`, `import`, `cards`, `prune --write`): PATH is read and
+ * checked on a copy (store-path.ts), the change made on the copy, and only then kept, the manifest
+ * written again (signed, for a signed memory). A memory folder is changed in place, file by file
+ * through a rename; with a key every other file is made the copy's again, so nothing another process
+ * wrote meanwhile is signed. An Actions cache archive file is never changed (the cache serves what it
+ * stored under a key, and a crash halfway would lose it): the changed copy is a new archive, `--out
+ * NEW_FILE`, written whole or not at all. Nothing is written into memory that could not be read.
  */
 import * as fs from 'node:fs';
 import * as os from 'node:os';

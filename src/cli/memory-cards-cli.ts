@@ -1,14 +1,8 @@
 /**
- * `recall memory cards` (issue 19, RFC-006 "Cards"): the cards of memory that exists. Every record
- * without a card (newest first, at most --limit) gets one the way the action writes a run's, from
- * the record's own request, answer and files, by a model through OpenCode in a session with no
- * tools. Each card is kept as soon as it is written (change-store.ts: the index put into the memory
- * folder, or an archive file's memory written again as the new archive --out, the manifest signed
- * again), so a call stopped halfway loses nothing and a second call (on the new archive, with
- * another --out) continues with the records still without one.
- *
- * OpenCode runs here only to write cards: in a scratch folder (no checkout), with the read-only
- * policy (no shell, no edits), its store a scratch one thrown away at the end.
+ * `recall memory cards` (issue 19, RFC-006 "Cards"): a card for each record without one (newest first,
+ * at most --limit), written as the action writes a run's. Each is kept as soon as it is written
+ * (change-store.ts), so a call stopped halfway loses nothing and the next continues. OpenCode runs here
+ * only to write cards: in a scratch folder, with the read-only policy, on a scratch store.
  */
 import * as fs from 'node:fs';
 import * as os from 'node:os';

@@ -1,13 +1,8 @@
 /**
- * Where the links of a tree lead once a checkout of it follows them (RFC-005, issue 25), pure.
- *
- * rules.ts `linkLeavesCheckout` reads one link's target as text, as if every folder on its way were
- * a real folder. The kernel does not: in `a/b/..`, `..` is the parent of what `b` points to. Two
- * links that each pass the text rule lead out together: `p0/…/pN/up -> ../../…` (the top of the
- * checkout) and `escape -> p0/…/pN/up/../../…/etc/hostname` (inside, as text; `/etc/hostname` on
- * disk). So every link of the tree as it will be committed is followed here as the kernel would,
- * through the other links of that tree, component by component, with a bound on the links followed
- * (the kernel's own, 40: a loop is refused, not followed forever).
+ * Where the links of a tree lead once a checkout of it follows them (RFC-005, issue 25), pure. The text
+ * rule (rules.ts `linkLeavesCheckout`) reads `a/b/..` as `a`; the kernel reads it as the parent of what
+ * `b` points to, so two links that each pass the text rule can lead out together. Every link of the
+ * tree as committed is followed here as the kernel would, through the tree's other links, at most 40.
  */
 
 /** The most links followed in resolving one path, as Linux's MAXSYMLINKS: past it, a loop or a chain Recall does not follow. */

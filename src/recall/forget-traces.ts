@@ -1,12 +1,7 @@
 /**
- * What Recall itself wrote about a record into later sessions, found again to be taken out when the
- * record is forgotten (issue 24): the prior-work section of a later prompt (prior-work.ts: a block
- * or a line naming the record's id) and the memory tools' answers (agent/tools/tool-host.ts: a
- * search hit, a list line, a whole record read, a transcript read). Forgetting deleted the record
- * and its session, but its title and excerpt stayed in the prompts of every run that recalled it.
- *
- * Only Recall's own words go: they have a shape, anchored on the id. The agent's words about the
- * record (its answer quoting it) are not Recall's to rewrite; forget says where they remain.
+ * What Recall itself wrote about a record into later sessions (the prior-work section, the memory
+ * tools' answers), found again to be taken out when it is forgotten (issue 24). Only Recall's own words
+ * go, recognised by their shape around the id; the agent's words are not Recall's to rewrite.
  * test/unit/forget-traces.test.ts pins these shapes against the writers' real output.
  */
 

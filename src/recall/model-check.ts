@@ -1,15 +1,9 @@
 /**
- * The model check of recall's candidates (issue 24, RFC-006 "The model check"): words alone put
- * records that merely share vocabulary in the likely tier. Once OpenCode is up, one question to the
- * small model (the card model) gets the event and the top candidates (at most CHECK_CANDIDATES,
- * each its title, card and one line) and answers which are about the same problem. Only those are
- * likely; the others stay in the list as possibly related (a model's "no" hides nothing).
- *
- * The event and the candidates are a stranger's text: they are given between markers the data
- * cannot contain, to a tool-less agent, and the reply is read strictly (a JSON object whose
- * `same` lists candidate numbers that were asked about). A reply that is anything else, a call that
- * fails or takes more than CHECK_TIMEOUT_MS, or no model: the lexical tiers stand, and the log says
- * which rule decided.
+ * The model check of recall's candidates (issue 24, RFC-006 "The model check"): words alone put records
+ * that merely share vocabulary in the likely tier, so the small model is asked which of the top
+ * CHECK_CANDIDATES are about the event's problem; only those stay likely, the others possible (a "no"
+ * hides nothing). The text is a stranger's: it is fenced, the agent has no tools, and the reply is read
+ * strictly. Any other reply, a failure, a timeout or no model: the lexical tiers stand.
  */
 import type { AgentServer, Logger, RecalledWork, TokenUsage, RecallQuery } from '../ports.js';
 
