@@ -113,16 +113,11 @@ export function untrustedProviderHint(model: ModelRef, audience: Audience = 'wor
 }
 
 /**
- * Fails, before anything starts, when OpenCode will not be able to use the model's provider:
- * - a variable the provider's configuration reads ({env:NAME}) is not set;
- * - OpenCode has no such provider (not in its catalogue, defined by no configuration): with the
- *   names it does have that come closest;
- * - none of the variables OpenCode reads the provider's credentials from is set, or only the
- *   checkout's configuration names the provider (`trusted` are the providers the workflow names),
- *   so that the agent will not get them.
- * A configuration that gives the key itself, or an `opencode auth login` that left one in
- * auth.json, is fine. Which variables would do, and which providers exist, is OpenCode's own word
- * (provider-env.json), so every provider it knows fails here in milliseconds, not after OpenCode started.
+ * Fails, before anything starts, when OpenCode will not be able to use the model's provider: a
+ * variable its configuration reads ({env:NAME}) is unset, OpenCode has no such provider (the closest
+ * names said), or no variable it reads the key from is set, or only the checkout's configuration
+ * names the provider (`trusted`: the workflow's), so the agent will not get it. A key in the
+ * configuration or in auth.json is fine. provider-env.json is OpenCode's own word on both.
  */
 export function checkProviderKey(o: {
   model: ModelRef | undefined;

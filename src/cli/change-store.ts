@@ -42,13 +42,10 @@ export function resignManifest(folder: string, manifest: ReturnType<typeof readM
 }
 
 /**
- * The key a change to the memory in `dir` (`where`, as said) is signed with, and the manifest it
- * keeps, checked before anything is changed. A signed memory without RECALL_MEMORY_SIGNING_KEY is
- * refused: the next restore would refuse it unsigned. With the key, the memory must be one a restore
- * with it would use (checkMemory: the manifest's signature holds with the key, every file is what
- * was signed, none is there it does not cover); else the change would sign whatever someone else put
- * there (a planted record or session, an edited file, memory signed with another key or never
- * signed) and every later restore would trust it: the CLI as a signing oracle (RFC-005).
+ * The key a change to the memory in `dir` is signed with, and the manifest it keeps, checked before
+ * anything changes. A signed memory without RECALL_MEMORY_SIGNING_KEY is refused (the next restore
+ * would refuse it unsigned); with the key, it must be memory a restore with that key would use
+ * (checkMemory), else the CLI would sign what someone else planted: a signing oracle (RFC-005).
  */
 export function signingKeyFor(dir: string, where: string, command: string, io: { err: (line: string) => void }): { manifest: ReturnType<typeof readManifest>; signingKey: string | undefined } {
   const signingKey = process.env.RECALL_MEMORY_SIGNING_KEY || undefined;

@@ -37,12 +37,9 @@ export const ZLIB_CHUNK = 256 * 1024;
 export const ZLIB_INPUT = 1024 * 1024;
 
 /**
- * Decompresses a zstd archive as it arrives, with the zstd tool (the toolkit's `unzstd`), into a
- * file beside the memory directory, and unpacks that file through one reused buffer as it grows.
- * In a fresh process (a restore is the first thing a step does) node:zlib took 70 ms for a 32 MB
- * store, and the tool's output read through a pipe 75 ms (64 KiB at a time, each a hand-over
- * between the two processes); this way takes about 30 (measured). The tool also reads any number
- * of frames, as the toolkit's archives and Recall's (one frame per core) need.
+ * Decompresses a zstd archive as it arrives with the zstd tool into a file beside the memory
+ * directory, and unpacks that file through one reused buffer as it grows: about 30 ms for a 32 MB
+ * store where node:zlib took 70 and a pipe 75 (measured). The tool also reads many frames.
  */
 export class ZstdFileDecoder implements Decoder {
   private readonly child;
