@@ -12,11 +12,8 @@ export const MOST_LINKS_FOLLOWED = 40;
 export type LinkEnd = { inside: string; through: string[] } | { out: 'outside the checkout' | 'into a .git folder' | 'too many links on the way'; through: string[] };
 
 /**
- * Follows the link at `linkPath` through `links` (every link of the tree: path -> target, paths
- * relative to the top, `/`-separated). `through`: the links followed on the way, the first among
- * them. A folder that is no link is taken for a real one, present or not: no more can be known of
- * the later checkout, and a missing one only makes the kernel stop sooner. Backslashes count as
- * separators, as in rules.ts.
+ * Follows the link at `linkPath` through `links` (path -> target, `/`-separated, from the top);
+ * `through`: the links on the way. A folder that is no link is taken for a real one, present or not.
  */
 export function followLink(linkPath: string, links: ReadonlyMap<string, string>): LinkEnd {
   const through: string[] = [];
@@ -49,11 +46,9 @@ export function followLink(linkPath: string, links: ReadonlyMap<string, string>)
 }
 
 /**
- * The links among `added` (the agent's new or changed links) to leave out of the commit: every one
- * on the way of a link of the tree that leads out of it (`links`: the tree as it will be committed,
- * the repository's links and the agent's). A link already committed that leads out on its own is
- * the repository's, not the agent's: only the agent's links on its way go. Leaving one out changes
- * the tree, so the others are followed again until none more goes. Sorted.
+ * The links among `added` (the agent's) to leave out of the commit: every one on the way of a link of
+ * the tree (`links`, as it will be committed) that leads out. A committed link that leads out on its
+ * own is the repository's: only the agent's go. Followed again until none more goes. Sorted.
  */
 export function linksLeadingOut(links: ReadonlyMap<string, string>, added: readonly string[]): string[] {
   const agents = new Set(added);

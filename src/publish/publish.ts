@@ -72,10 +72,8 @@ const DECODED_SCAN_LIMIT = 4 * 1024 * 1024;
 const ANSWER_IN_PULL = 4_000;
 
 /**
- * Starts publish's record of the checkout (`prepare`: Staging.prepare) now, so that it runs while
- * memory is restored and OpenCode starts, rather than before them. `ready` resolves once it is
- * made (run() waits for it before the agent's prompt) and never rejects: a record that could not be
- * made means nothing is committed, and the answer says why; the agent still answers.
+ * Starts publish's record of the checkout now, to run while memory is restored and OpenCode starts.
+ * `ready` never rejects: without a record nothing is committed, the answer says why, the agent answers.
  */
 export function preparedPublish(prepare: (() => Promise<Staging>) | undefined): {
   ready: () => Promise<void>;
@@ -271,10 +269,9 @@ async function credentialHolders(o: PublishOptions, staging: Staging, kept: read
 }
 
 /**
- * Whether a blob's bytes hold one of `credentials`: every literal form (encoded ones among them)
- * searched as the bytes stream past, all of them, and in a file up to DECODED_SCAN_LIMIT also the
- * spelled-out form. Past the limit only the raw bytes were searched once, and a base64 key at the
- * end of a 5 MiB file was pushed (issue 25).
+ * Whether a blob's bytes hold one of `credentials`: every literal form searched as the bytes stream
+ * past, and up to DECODED_SCAN_LIMIT the spelled-out form too (a base64 key at the end of a 5 MiB file
+ * was pushed when only the raw bytes were searched past it, issue 25).
  */
 async function blobHolds(chunks: AsyncIterable<Buffer>, credentials: readonly string[]): Promise<boolean> {
   const head: Buffer[] = [];

@@ -27,10 +27,8 @@ export const CHECK_SYSTEM = [
  */
 export const CHECK_TIMEOUT_MS = 5_000;
 /**
- * The longest OpenCode may take to begin the call. A fresh OpenCode's first prompt waits for what
- * every prompt needs loaded (measured: 4.5-9 s on a 2-core machine at load 9, under 0.5 s for the
- * prompts after it), which the agent's own first prompt would wait for too: not counted in
- * CHECK_TIMEOUT_MS, but not waited for without end either.
+ * The longest OpenCode may take to begin the call: a fresh OpenCode's first prompt waits for what every
+ * prompt needs loaded (4.5-9 s measured on a loaded 2-core machine), not counted in CHECK_TIMEOUT_MS.
  */
 export const CHECK_START_MS = 20_000;
 /** The most candidates one check asks about. */
@@ -134,9 +132,7 @@ const seconds = (ms: number) => `${(ms / 1000).toFixed(ms % 1000 === 0 ? 0 : 1)}
 
 /**
  * Asks the model about `recalled`'s candidates in a tool-less child session of `parentId`, deleted
- * afterwards; never longer than `o.timeoutMs` once OpenCode has begun the call, nor `o.startMs`
- * before it has (the call is stopped then, and its session deleted in the background). Never
- * throws: what fails leaves the lexical tiers, said in the log.
+ * afterwards, bounded by `o.startMs` to begin and `o.timeoutMs` to answer. Never throws.
  */
 export async function checkRecall(server: AgentServer, parentId: string, event: RecallQuery, recalled: RecalledWork[], o: CheckSettings): Promise<RecallCheck> {
   const asked = checkCandidates(recalled);

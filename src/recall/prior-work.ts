@@ -77,10 +77,8 @@ function fencedLines(head: string, lines: readonly string[], room: number): stri
 }
 
 /**
- * The part of the prompt that hands prior work to the agent, or '' when recall found none.
- * Likely related runs get a block each (excerpt, citations' state, link) within `budget`; runs
- * that do not fit are named at its end. Possibly related ones get a line each. With nothing
- * likely, the section is a few lines, at most POSSIBLE_ONLY_CHARS.
+ * The part of the prompt that hands prior work to the agent, or '' when recall found none: a block
+ * each for likely runs within `budget` (the rest named at its end), a line each for possible ones.
  */
 export function priorWorkSection(recalled: readonly RecalledWork[], o: { budget: number; tools: boolean }): string {
   if (recalled.length === 0 || o.budget <= 0) return '';

@@ -9,10 +9,8 @@ import { DATABASE_FILE } from '../memory/layout.js';
 import { openStore, removeSessions } from '../memory/store-check.js';
 
 /**
- * OpenCode runs a session's prompt in the directory the session was made in, and fails the prompt
- * when that checkout is somewhere else now (a renamed repository, a container job, another
- * runner's work folder). The session (and its child sessions) is moved to `workspace`; whether it
- * had to be.
+ * Moves a session (and its children) to `workspace` when it was made elsewhere (a renamed repository,
+ * another runner's folder): OpenCode fails a prompt whose session directory is gone. Whether it moved.
  */
 export function moveSessionTo(memoryDir: string, sessionId: string, workspace: string): boolean {
   const file = path.join(memoryDir, DATABASE_FILE);

@@ -51,11 +51,9 @@ export interface ToolHostOptions {
 }
 
 /**
- * The tools a run gets: memory always (reading only for a fork), the GitHub reading tools in
- * every run Recall has a client for (a fork's too: they only read what the workflow's token reads,
- * and the answer goes where the fork's request already goes), post_message only in a job,
- * dispatch where models are named and never in a fork's read-only run (a second model would be
- * one more place the fork's text goes with a key behind it).
+ * The tools a run gets: memory always (reading only for a fork); the GitHub reading tools wherever
+ * there is a client (they read only what the token reads); post_message only in a job; dispatch where
+ * models are named, never in a fork's run (one more place the fork's text would go with a key).
  */
 export function toolsFor(o: Pick<ToolHostOptions, 'task' | 'readOnly' | 'poster' | 'dispatch' | 'github'>): ToolName[] {
   const memory: readonly ToolName[] = o.readOnly ? READING_TOOLS : MEMORY_TOOL_NAMES;
