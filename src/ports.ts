@@ -56,12 +56,10 @@ export interface AgentServer {
   /** The providers OpenCode can use in this run (it has their keys), each with its models. */
   models(): Promise<Record<string, string[]>>;
   /**
-   * Ask `model` once in `sessionId` (no tools, no limits watch: the caller bounds it with `signal`);
-   * its answer and usage. `agent`: an agent of the run's configuration that may use no tool, whose
-   * prompt replaces OpenCode's (a card's); else the model is told it gives a second opinion.
-   * `onStarted`: told once OpenCode has begun the call (the session is busy): a fresh OpenCode's
-   * first prompt first waits seconds for what every prompt needs loaded, which a bound on the
-   * model's answer should not count. Rejects with an AgentError that says why.
+   * Ask `model` once in `sessionId`, bounded by `signal` (no tools, no limits watch); its answer and
+   * usage. `agent`: a tool-less agent whose prompt replaces OpenCode's (a card's); else the model is told
+   * it gives a second opinion. `onStarted`: told once OpenCode has begun the call, so that a fresh
+   * OpenCode's wait for its first prompt is not counted against the answer. Rejects with an AgentError.
    */
   ask(sessionId: string, model: ModelRef, text: string, signal: AbortSignal, o?: { agent?: string; onStarted?: () => void }): Promise<AgentReply>;
   /**

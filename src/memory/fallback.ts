@@ -59,11 +59,9 @@ async function tryKey(ctx: FallbackContext, key: string): Promise<RestoreOutcome
 }
 
 /**
- * The newest snapshot is unusable: move it aside (kept for inspection) and go on with the newest
- * usable earlier one, so that one bad save does not cost every session before it. Where to look:
- * the earlier keys the bad snapshot's manifest names, then the backend's listing, newest first.
- * Every candidate gets the full check (signature included): a bad one is never used, and never
- * merged into a save.
+ * The newest snapshot is unusable: set it aside and go on with the newest usable earlier one (the keys
+ * its manifest names, then the backend's listing), so one bad save does not cost every session before
+ * it. Every candidate gets the full check, signature included.
  */
 export async function fallBack(ctx: FallbackContext, bad: string | undefined, why: string): Promise<Restored> {
   const { memoryDir, clock } = ctx;
@@ -168,11 +166,9 @@ export async function fetchBeside(ctx: FallbackContext, candidates: readonly str
 }
 
 /**
- * The snapshot just restored is partial: a run before could not reach the memory before an
- * unreadable snapshot. Look for that memory now (snapshots saved before `partial.since`, the
- * unreadable ones left out) and merge the newest usable one into the restored memory. The outcome
- * with the merged key among `earlier` and the mark gone; or, when the older memory still cannot be
- * reached, with the mark kept for this run's save to carry on.
+ * The snapshot just restored is partial (a run before could not reach older memory): look for it now,
+ * in snapshots saved before `partial.since`, and merge the newest usable one in. The outcome with the
+ * merged key among `earlier`, or with the mark kept for this run's save to carry on.
  */
 export async function mergeOlderMemory(ctx: FallbackContext, restored: Restored & { restoredKey: string }, partial: PartialMemory): Promise<Restored> {
   const { memoryDir } = ctx;

@@ -143,10 +143,8 @@ export class SearchFile {
   }
 
   /**
-   * The index file `bytes` with its postings, or undefined when it has none that fit it (an
-   * older file, another version, a file changed since its save): then its records are parsed whole.
-   * The layout (index-file.ts): `{"version":1,"search":{...},` / `"forgotten":[...],"records":[` /
-   * one record a line, each but the last ending in a comma / `]}`.
+   * The index file `bytes` with its postings, or undefined when none fit it (then its records are
+   * parsed whole). The layout is index-file.ts's: the postings on the first line, one record a line.
    */
   static open(bytes: Buffer): SearchFile | undefined {
     const first = bytes.indexOf(10);

@@ -69,11 +69,9 @@ export class RecordSearch {
   }
 
   /**
-   * How well the closest sentence of the record's card (its plain problem or one of its phrasings)
-   * is said by the event: the share of that sentence's telling words (idf-weighted, common words
-   * left out) the event uses. A paraphrase says much of one phrasing; a near miss shares words
-   * scattered over the card. Stems, not synonym groups: the groups are broad ("customer" and
-   * "account", "invoice" and "payment"), and by them near misses matched as well as paraphrases.
+   * How well the closest sentence of the record's card is said by the event: the share of its telling
+   * (idf-weighted) words the event uses. By stems, not synonym groups: the groups are broad ("invoice"
+   * and "payment"), and by them near misses matched as well as paraphrases.
    */
   private phrasingMatch(record: RunRecord, asked: ReadonlySet<string>): number {
     const card = record.card;
