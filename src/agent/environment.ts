@@ -66,11 +66,9 @@ export interface CredentialInValue {
 }
 
 /**
- * Where a URL starts in a longer text (a command line; a proxy list, where one URL runs into the
- * next): a whole run of scheme characters before `://`, never a start inside the run. A pattern that
- * may start anywhere in a run tries every position of a long word, each to its end: 64 KB of letters
- * (a stranger's comment passed in a step's env) took 6 s. What is read is the same: only the text
- * after `://` is looked at.
+ * Where a URL starts in a longer text: a whole run of scheme characters before `://`, never a start
+ * inside the run. A pattern that may start anywhere tries every position of a long word (64 KB of
+ * letters took 6 s); what is read is the same, only what follows `://`.
  */
 const URL_START = /(?<![a-z0-9+.-])[a-z0-9+.-]+:\/\//gi;
 /** A user name this long is a token (`https://<token>@github.com`, a Sentry key), not a login such as `git`. */
@@ -89,11 +87,9 @@ function words(line: string): string[] {
 const PROPERTY = /^-[DP]([\w.-]+)=(.*)/s;
 
 /**
- * The properties a command line sets, [name, setting], and those one level down, inside another's
- * setting: Gradle starts its daemon with org.gradle.jvmargs, split at white space
- * (`-Dorg.gradle.jvmargs="-Xmx2g -Djavax.net.ssl.keyStorePassword=x"`). Not deeper, and not by
- * recursion: the value can be a stranger's text (a step's `env: BODY: ${{ ... }}`), and each level
- * down would read the rest of it again.
+ * The properties a command line sets, [name, setting], and those one level down inside another's
+ * (Gradle's org.gradle.jvmargs, split at white space). Not deeper, nor by recursion: the value can be a
+ * stranger's text, and each level down would read the rest of it again.
  */
 function* properties(line: string): Generator<[name: string, setting: string]> {
   for (const word of words(line)) {

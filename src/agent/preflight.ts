@@ -43,11 +43,9 @@ const WORDS = {
 } as const;
 
 /**
- * OpenCode's own providers and the variables each reads its credentials from: the models.dev
- * catalogue bundled in the pinned OpenCode binary, extracted by scripts/provider-env.mjs (a test
- * fails when it drifts from the binary). OpenCode lists a catalogue provider as soon as any one of
- * its variables is set (or a login or its configuration gives a key); one it does not list is not
- * there to be used.
+ * OpenCode's own providers and the variables each reads its key from: the models.dev catalogue in the
+ * pinned binary, extracted by scripts/provider-env.mjs (a test fails on drift). A provider OpenCode
+ * does not list (no variable set, no login, no key configured) is not there to be used.
  */
 const CATALOGUE = PROVIDER_ENV as Readonly<Record<string, readonly string[]>>;
 

@@ -1,11 +1,7 @@
 /**
- * `recall run --prompt "..."` (RFC-003): the action's pipeline on a laptop or a self-hosted box, no
- * GitHub needed. Memory is the directory backend in the project's folder of Recall's state folder
- * (project-memory.ts), outside the checkout the agent can write; --memory chooses another (one
- * inside the checkout is refused: the agent could plant what later runs recall). The model and its key come from
- * the environment (or --model), the answer goes to stdout and the log to stderr. Each run is its own
- * thread unless --thread names one to continue; earlier runs are recalled as prior work like in the
- * action.
+ * `recall run --prompt "..."` (RFC-003): the action's pipeline without GitHub. Memory is the directory
+ * backend in the project's state folder (project-memory.ts), outside the checkout the agent can write;
+ * --memory chooses another, never inside the checkout. The answer goes to stdout, the log to stderr.
  */
 import { randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';

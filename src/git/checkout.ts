@@ -1,11 +1,8 @@
 /**
- * The repository the agent works in, found, never guessed (RFC-007): GITHUB_WORKSPACE when it
- * holds a `.git` of its own; else the one checkout in a folder of it (actions/checkout `path:`), or
- * the folder the `checkout-path` input names. git is asked only about that folder
- * (GIT_CEILING_DIRECTORIES) and its top level must be the folder itself, so no repository that
- * encloses the workspace (a self-hosted runner's work folder inside another clone) is ever read
- * or written. What publish needs is read here, before the agent runs: afterwards nothing the
- * checkout's `.git` says is trusted.
+ * The repository the agent works in, found, never guessed (RFC-007): GITHUB_WORKSPACE with its own
+ * `.git`, else the one checkout in a folder of it, or `checkout-path`. git is asked only about that
+ * folder (GIT_CEILING_DIRECTORIES) and its top must be the folder itself, so no enclosing repository is
+ * read or written. What publish needs is read here, before the agent runs, when `.git` is still trusted.
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';

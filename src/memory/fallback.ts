@@ -1,10 +1,8 @@
 /**
- * When the newest snapshot cannot be used (RFC-002, "One bad snapshot"). The restore goes on with
- * the newest usable older one, found through the pointers the bad snapshot's manifest names or the
- * backend's own listing (on the Actions cache, the repository's list of cache entries); what the
- * bad snapshot says was forgotten stays forgotten. When no older one can be reached (the listing is
- * refused), the run's save is marked partial, and the first later run that can reach the older
- * memory merges it back in: one bad snapshot never makes the memory before it unreachable for good.
+ * When the newest snapshot cannot be used (RFC-002, "One bad snapshot"): the restore goes on with the
+ * newest usable older one, through the bad snapshot's manifest or the backend's listing, and what it
+ * says was forgotten stays forgotten. When none can be reached, the save is marked partial, and the
+ * first later run that can reach the older memory merges it back in.
  */
 import * as fs from 'node:fs';
 import { describe } from '../errors.js';

@@ -30,10 +30,8 @@ export function parseS3Location(value: string): S3Location | string {
 }
 
 /**
- * The bucket's client. Its credentials are RECALL_S3_ACCESS_KEY_ID / RECALL_S3_SECRET_ACCESS_KEY
- * (/ RECALL_S3_SESSION_TOKEN) when set: Recall's own, which never reach the agent. Else the AWS
- * SDK's default chain (AWS_* variables, OIDC), which reach the agent only when its model provider
- * is Amazon Bedrock (environment.ts).
+ * The bucket's client: RECALL_S3_* credentials when set (Recall's own, never the agent's), else the AWS
+ * SDK's default chain, which reaches the agent only when its provider is Amazon Bedrock (environment.ts).
  */
 export async function s3Client(endpoint: string, env: NodeJS.ProcessEnv): Promise<S3Client> {
   const own = env.RECALL_S3_ACCESS_KEY_ID && env.RECALL_S3_SECRET_ACCESS_KEY;

@@ -1,10 +1,7 @@
 /**
- * A tar stream written back into a directory (RFC-002, "Speed"): what tar.ts, GNU tar or
- * @actions/cache packed.
- *
- * Unpacking only ever writes inside the target directory: it takes entries under `<prefix>/`,
- * refuses `..`, absolute names and links, and checks every header's checksum, so a damaged or
- * hostile archive is an error, never files elsewhere on the runner.
+ * A tar stream written back into a directory (RFC-002, "Speed"), as tar.ts, GNU tar or @actions/cache
+ * packed it, only ever inside the target: entries under `<prefix>/`, no `..`, absolute names or links,
+ * every header's checksum checked; a hostile archive is an error, never files elsewhere.
  */
 import { createHash, type Hash } from 'node:crypto';
 import * as fs from 'node:fs';

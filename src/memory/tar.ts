@@ -1,12 +1,7 @@
 /**
- * The memory directory as a tar stream (RFC-002, "Speed"); tar-unpack.ts reads one back.
- *
- * The archive is what GNU tar makes of the same directory (`tar --posix -c -P`, which is what
- * @actions/cache runs): a directory entry, then each file, named `<prefix>/<file>`; a name longer
- * than the ustar field gets a pax `path` record. Either side reads what the other wrote.
- *
- * It streams through a few reused buffers: on this machine a fresh 32 MB buffer costs 20 ms in
- * page faults alone, more than reading the file into a warm one (measured).
+ * The memory directory as a tar stream (RFC-002, "Speed"), as GNU tar makes it (`tar --posix -c -P`,
+ * what @actions/cache runs); tar-unpack.ts reads one back. Streamed through a few reused buffers: a
+ * fresh 32 MB buffer costs 20 ms in page faults alone (measured).
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';

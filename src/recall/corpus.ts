@@ -1,10 +1,7 @@
 /**
- * What search ranks over (RFC-006 "Speed"): the records, and per stem the records that have it
- * with its BM25F field-weighted frequency in each. Two kinds: built here in memory from the
- * records (the way every search worked before), and read from the postings kept in the index
- * file (search-file.ts), which start-up uses so that it neither parses every record nor builds
- * the postings again. Both give the same numbers for the same records: the weights are applied
- * here, to counts, in the same order.
+ * What search ranks over (RFC-006 "Speed"): the records, and per stem the records that have it with
+ * its BM25F field-weighted frequency in each, built here from the records or read from the postings
+ * kept in the index file (search-file.ts). Both give the same numbers: the weights are applied here.
  */
 import { FIELDS, isCardField, termsOf, type Field } from './search-terms.js';
 import type { RunRecord } from '../ports.js';
