@@ -198,10 +198,9 @@ export function providerVariables(id: string): string[] {
 }
 
 /**
- * The providers the workflow names, whose variables the agent gets: the model input's, the
- * dispatch tool's models', and in `config` (opencode-config, with the model) its `model`,
- * `small_model` and every provider it defines. None when none can be told: then the agent gets no
- * provider's variables (the caller warns). The checkout's own configuration is never asked.
+ * The providers the workflow names, whose variables the agent gets: the model input's, dispatch's, and
+ * opencode-config's `model`, `small_model` and providers. None when none can be told (the caller
+ * warns); the checkout's own configuration is never asked.
  */
 export function providersInUse(config: Record<string, unknown>, model: ModelRef | undefined, others: readonly ModelRef[] = []): string[] {
   const ids = new Set<string>();

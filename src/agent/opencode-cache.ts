@@ -32,10 +32,9 @@ export interface KeptOpenCode {
 /** How resolveOpenCode (install.ts) uses a cache: restore before the registry, keep after it. */
 export interface OpenCodeCache {
   /**
-   * Restores the entry saved under `key` into `dir`, writing only `files` (paths inside it): the
-   * SHA-256 of each file written, or undefined on a miss. `maxBytes`: what the files hold at most
-   * (the pinned size); an archive that unpacks to more, entries read past included, is refused as
-   * it is read (anyone who can write the cache scope can write the entry): RefusedEntry.
+   * Restores the entry under `key` into `dir`, writing only `files`: each one's SHA-256, or undefined on
+   * a miss. An archive that unpacks past `maxBytes` is refused as it is read (RefusedEntry): anyone who
+   * can write the cache scope can write the entry.
    */
   restore(dir: string, key: string, files: readonly string[], maxBytes: number): Promise<Map<string, string> | undefined>;
   /** Recall installed and verified `entry`: keep it for the next run. */

@@ -81,10 +81,9 @@ function appendLast(base: Config, last: Record<string, Rule>): Config {
 }
 
 /**
- * What OpenCode 1.18.33 stops to ask about by default (its rules with the action "ask", read off
- * `GET /agent`): a tool call repeated in a loop, and reading `.env` files. Nobody can answer in a
- * run, so the run would wait until inactivity-minutes: Recall decides each before the run starts.
- * `.env.example` stays readable, as OpenCode has it.
+ * What OpenCode 1.18.33 stops to ask about by default (`GET /agent`): a tool call repeated in a loop,
+ * and reading `.env` files (`.env.example` stays readable). Nobody can answer in a run, which would
+ * wait until inactivity-minutes, so Recall decides each before it starts.
  */
 function askedDecisions(decision: 'deny' | 'allow'): Record<string, Rule> {
   return { doom_loop: decision, read: { '*.env': decision, '*.env.*': decision, '*.env.example': 'allow' } };

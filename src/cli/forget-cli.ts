@@ -45,10 +45,8 @@ export async function forgetCommand(store: string, id: string, out: string | und
 }
 
 /**
- * `recall memory wrong --store PATH --id ID [--out NEW_FILE]`: marks one record wrong, as
- * `<trigger> wrong <id>` does on GitHub. It stays in memory, ranks after every record nobody
- * marked, and the prior-work section says who marked it and when; the mark is kept apart from the
- * index (recall/marks.ts), so a rebuilt index keeps it.
+ * `recall memory wrong --store PATH --id ID [--out NEW_FILE]`, as `<trigger> wrong <id>` on GitHub: the
+ * record stays, ranks last, and prior work says who marked it; the mark survives a rebuilt index (marks.ts).
  */
 export async function wrongCommand(store: string, id: string, out: string | undefined, io: Output): Promise<void> {
   const name = 'memory wrong';

@@ -194,10 +194,8 @@ export function parseGitlinks(listing: string): Array<{ path: string; sha: strin
 }
 
 /**
- * What the agent's sandbox makes read-only in the checkout: every `.git` in it (a directory, a
- * worktree's or submodule's pointer file), the git directories a pointer leads to, and the
- * folders of submodules that are not checked out (an empty folder where a `.git` would be
- * planted). The sandbox keeps only those inside a folder the agent may write.
+ * What the sandbox makes read-only in the checkout: every `.git` (directory or pointer file), where the
+ * pointers lead, and the folders of submodules not checked out (where a `.git` could be planted).
  */
 export function gitPathsToProtect(top: string, facts: CheckoutFacts | undefined, scan: GitEntryScan): string[] {
   const paths = scan.entries.map((e) => path.join(top, e.path));

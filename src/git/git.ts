@@ -175,10 +175,9 @@ function lastLines(text: string): string {
 }
 
 /**
- * `token` as the Authorization header git sends to `remote`'s origin (an http(s) URL; nothing for
- * a remote on disk), through settings for the git child alone: a header persisted for the same
- * host (actions/checkout's, for the workflow token) is cleared first, so this token is the one
- * sent. Never on a command line, never in a config file.
+ * `token` as the Authorization header git sends to `remote`'s http(s) origin, through settings for the
+ * git child alone, after clearing a header persisted for the host (actions/checkout's). Never on a
+ * command line, never in a config file.
  */
 export function tokenConfig(remote: string, token: string): Array<[string, string]> {
   if (!token) return [];

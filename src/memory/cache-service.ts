@@ -100,12 +100,9 @@ export class CacheServiceClient implements CacheLibrary {
   }
 
   /**
-   * The entry saved under exactly `key`, restored as restoreCache does, writing only the files in
-   * `only` (paths inside the directory) and hashing each as it is written: its SHA-256s by path,
-   * or undefined on a miss. For a large file checked against a known digest (the OpenCode binary,
-   * agent/opencode-cache.ts), the check then costs no second read. `maxBytes`: what those files
-   * hold at most (the pinned binary's size), and so what the archive may unpack to (tar-unpack.ts
-   * mostRead): entries read past count too.
+   * The entry saved under exactly `key`, restored as restoreCache does but writing only the files in
+   * `only`, each hashed as it is written (SHA-256s by path; undefined on a miss): a large file checked
+   * against a known digest costs no second read. `maxBytes`: the most the archive may unpack to.
    */
   async restoreFiles(dir: string, key: string, only: readonly string[], maxBytes?: number): Promise<Map<string, string> | undefined> {
     return (await this.restore([dir], key, [], {}, { only, sha256: true, ...(maxBytes !== undefined ? { maxBytes } : {}) }))?.digests;

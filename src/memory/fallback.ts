@@ -119,10 +119,9 @@ export async function fallBack(ctx: FallbackContext, bad: string | undefined, wh
 }
 
 /**
- * What the unusable snapshot `bad` (set aside in `aside`) says was forgotten, taken into the older
- * memory restored instead, when its Recall files are as Recall saved them (with a signing key, as
- * signed): the ids taken. Without a signing key anyone who can write memory could as well write a
- * whole usable snapshot without the records, so a tombstone there gives no power it did not have.
+ * What the unusable snapshot `bad` (set aside in `aside`) says was forgotten, taken into the memory
+ * restored instead when its Recall files are as saved (signed, with a key): the ids taken. Without a
+ * key, whoever could write such a tombstone could as well write a snapshot without the records.
  */
 function keepForgotten(ctx: FallbackContext, aside: string, bad: string): string[] {
   if (!ctx.recallFiles?.keepForgotten) return [];

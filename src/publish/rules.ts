@@ -119,12 +119,10 @@ export function pathsWithAttribute(output: string, value: string): string[] {
 export const LFS_REFUSAL = "Recall does not run Git LFS's filter (a program named in git's configuration), so a file LFS stores would be committed whole instead of as its LFS pointer";
 
 /**
- * Whether a symbolic link at `linkPath` (relative to the checkout, `/`-separated as git writes
- * it) whose target is `target` leads out of the repository's files: an absolute target, one whose
- * `..` climbs above the top, or one into a `.git` (where actions/checkout keeps the token). git
- * commits the target as text; a later job that checks the branch out and follows the link (an
- * artifact upload, a cache save, a build that copies it) reads what is there on its runner.
- * Backslashes count as separators: refusing an odd link costs less than missing one.
+ * Whether a symbolic link at `linkPath` (`/`-separated, from the top) to `target` leads out of the
+ * repository's files: absolute, climbing above the top, or into a `.git` (where actions/checkout keeps
+ * the token). A later job that follows it reads what is there on its runner. Backslashes count as
+ * separators: refusing an odd link costs less than missing one.
  */
 export function linkLeavesCheckout(linkPath: string, target: string): boolean {
   if (target === '' || path.posix.isAbsolute(target) || path.win32.isAbsolute(target)) return true;
