@@ -6,8 +6,9 @@ export function describe(error: unknown): string {
 }
 
 /**
- * ` (did you mean X?)` when one of `choices` is a likely typo of `given` (one edit up to four letters,
- * two up to eight, three beyond; two letters swapped; or a prefix); else empty, so it can always be appended.
+ * ` (did you mean X?)` when one of `choices` is a likely typo of `given` (one edit up to four
+ * letters, two up to eight, three beyond; two letters swapped; or a prefix); else empty, so it can
+ * always be appended.
  */
 export function didYouMean(given: string, choices: readonly string[]): string {
   if (!given || choices.length === 0 || choices.includes(given)) return '';

@@ -56,10 +56,11 @@ export interface AgentServer {
   /** The providers OpenCode can use in this run (it has their keys), each with its models. */
   models(): Promise<Record<string, string[]>>;
   /**
-   * Ask `model` once in `sessionId`, bounded by `signal` (no tools, no limits watch); its answer and
-   * usage. `agent`: a tool-less agent whose prompt replaces OpenCode's (a card's); else the model is told
-   * it gives a second opinion. `onStarted`: told once OpenCode has begun the call, so that a fresh
-   * OpenCode's wait for its first prompt is not counted against the answer. Rejects with an AgentError.
+   * Ask `model` once in `sessionId`, bounded by `signal` (no tools, no limits watch); its answer
+   * and usage. `agent`: a tool-less agent whose prompt replaces OpenCode's (a card's); else the
+   * model is told it gives a second opinion. `onStarted`: told once OpenCode has begun the call, so
+   * that a fresh OpenCode's wait for its first prompt is not counted against the answer. Rejects
+   * with an AgentError.
    */
   ask(sessionId: string, model: ModelRef, text: string, signal: AbortSignal, o?: { agent?: string; onStarted?: () => void }): Promise<AgentReply>;
   /**

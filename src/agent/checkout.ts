@@ -27,8 +27,8 @@ const intoGit = (p: string, root: string) => path.relative(root, p).split(path.s
 
 /**
  * Links in the checkout that lead outside it or into a `.git` (by their text, and by the real path
- * where it exists), as `path -> target`: OpenCode's tools check the link's own path, so
- * `NOTES.md -> .git/config` would pass. Found through git's index, else by a walk (up to `maxEntries`).
+ * where it exists), as `path -> target`: OpenCode's tools check the link's own path, so `NOTES.md
+ * -> .git/config` would pass. Found through git's index, else by a walk (up to `maxEntries`).
  */
 export function linksLeavingCheckout(workspace: string, maxEntries = 200_000): string[] {
   const root = fs.realpathSync(workspace);

@@ -23,8 +23,9 @@ const PATH_SUFFIX = /_(?:DIRS?|DIRECTORY|PATHS?|FILES?|FILENAME|HOME|ROOT|SOCK|S
 /** Values people write where a secret would go that are not one: taken for credentials, every mention of the word in memory would go. */
 const COMMON_VALUES = new Set(['disabled', 'enabled', 'required', 'optional', 'password', 'changeme', 'localhost', 'undefined', 'anonymous', 'unused', 'default', 'placeholder', 'redacted', '[redacted]']);
 /**
- * Recall's own inputs named like a secret that hold none. `memory-key-prefix` starts every memory key,
- * which the manifest names: taken for a credential, it could never be redacted out, and nothing saved.
+ * Recall's own inputs named like a secret that hold none. `memory-key-prefix` starts every memory
+ * key, which the manifest names: taken for a credential, it could never be redacted out, and
+ * nothing saved.
  */
 const PLAIN_INPUTS = new Set(['INPUT_MEMORY-KEY-PREFIX']);
 /**

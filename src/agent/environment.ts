@@ -88,8 +88,8 @@ const PROPERTY = /^-[DP]([\w.-]+)=(.*)/s;
 
 /**
  * The properties a command line sets, [name, setting], and those one level down inside another's
- * (Gradle's org.gradle.jvmargs, split at white space). Not deeper, nor by recursion: the value can be a
- * stranger's text, and each level down would read the rest of it again.
+ * (Gradle's org.gradle.jvmargs, split at white space). Not deeper, nor by recursion: the value can
+ * be a stranger's text, and each level down would read the rest of it again.
  */
 function* properties(line: string): Generator<[name: string, setting: string]> {
   for (const word of words(line)) {
@@ -198,9 +198,9 @@ export function providerVariables(id: string): string[] {
 }
 
 /**
- * The providers the workflow names, whose variables the agent gets: the model input's, dispatch's, and
- * opencode-config's `model`, `small_model` and providers. None when none can be told (the caller
- * warns); the checkout's own configuration is never asked.
+ * The providers the workflow names, whose variables the agent gets: the model input's, dispatch's,
+ * and opencode-config's `model`, `small_model` and providers. None when none can be told (the
+ * caller warns); the checkout's own configuration is never asked.
  */
 export function providersInUse(config: Record<string, unknown>, model: ModelRef | undefined, others: readonly ModelRef[] = []): string[] {
   const ids = new Set<string>();

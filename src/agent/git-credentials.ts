@@ -1,11 +1,12 @@
 /**
- * Credentials in the git configuration the agent could read (RFC-005): actions/checkout's token as an
- * `http.<url>.extraheader` (in submodules' configs too, and since v6 in an included file), URLs with a
- * password or token. Every configuration file git reads for the checkout, its submodules, worktrees
- * and other repositories in the agent's folder, and the files they include, is searched for an
- * extraheader, a URL carrying a credential, a setting named like a secret, or a value holding one of
- * the run's credentials. Each such file gets a copy without them, which the sandbox shows the agent
- * instead (sandbox.ts); without a sandbox the agent's tools are kept out (launcher.ts).
+ * Credentials in the git configuration the agent could read (RFC-005): actions/checkout's token as
+ * an `http.<url>.extraheader` (in submodules' configs too, and since v6 in an included file), URLs
+ * with a password or token. Every configuration file git reads for the checkout, its submodules,
+ * worktrees and other repositories in the agent's folder, and the files they include, is searched
+ * for an extraheader, a URL carrying a credential, a setting named like a secret, or a value
+ * holding one of the run's credentials. Each such file gets a copy without them, which the sandbox
+ * shows the agent instead (sandbox.ts); without a sandbox the agent's tools are kept out
+ * (launcher.ts).
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';

@@ -1,9 +1,10 @@
 /**
- * OpenCode kept in the Actions cache (RFC-003, "Startup costs"): a hosted runner's tool cache dies with
- * the job, and the registry install costs seconds. A pinned release's binary is saved once per version
- * and platform by the post step, and restored through Recall's cache client and confined unpacker.
- * Anyone who can write the cache scope can write this key (RFC-005): what a restore brings runs only
- * when it matches the pinned checksum (install.ts), and only a matching binary is saved.
+ * OpenCode kept in the Actions cache (RFC-003, "Startup costs"): a hosted runner's tool cache dies
+ * with the job, and the registry install costs seconds. A pinned release's binary is saved once per
+ * version and platform by the post step, and restored through Recall's cache client and confined
+ * unpacker. Anyone who can write the cache scope can write this key (RFC-005): what a restore
+ * brings runs only when it matches the pinned checksum (install.ts), and only a matching binary is
+ * saved.
  */
 import * as path from 'node:path';
 import type { Logger } from '../ports.js';
@@ -32,9 +33,9 @@ export interface KeptOpenCode {
 /** How resolveOpenCode (install.ts) uses a cache: restore before the registry, keep after it. */
 export interface OpenCodeCache {
   /**
-   * Restores the entry under `key` into `dir`, writing only `files`: each one's SHA-256, or undefined on
-   * a miss. An archive that unpacks past `maxBytes` is refused as it is read (RefusedEntry): anyone who
-   * can write the cache scope can write the entry.
+   * Restores the entry under `key` into `dir`, writing only `files`: each one's SHA-256, or
+   * undefined on a miss. An archive that unpacks past `maxBytes` is refused as it is read
+   * (RefusedEntry): anyone who can write the cache scope can write the entry.
    */
   restore(dir: string, key: string, files: readonly string[], maxBytes: number): Promise<Map<string, string> | undefined>;
   /** Recall installed and verified `entry`: keep it for the next run. */

@@ -103,8 +103,9 @@ export interface Unpacked {
 }
 
 /**
- * Writes the binary `binary` of the npm tarball `tarball` into `dir`, and nothing else, with Recall's
- * unpacker, hashing the tarball (sha512) and the binary (SHA-256) in one pass; the caller compares both.
+ * Writes the binary `binary` of the npm tarball `tarball` into `dir`, and nothing else, with
+ * Recall's unpacker, hashing the tarball (sha512) and the binary (SHA-256) in one pass; the caller
+ * compares both.
  */
 export async function unpackBinary(tarball: string, dir: string, binary: string): Promise<Unpacked> {
   const unpacker = new TarUnpacker('package', dir, { maxBytes: MAX_UNPACKED_BYTES, maxEntries: MAX_ENTRIES, only: [binary], sha256: true });

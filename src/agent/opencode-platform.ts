@@ -1,8 +1,9 @@
 /**
- * Which of OpenCode's platform packages this runner needs, chosen as OpenCode's own installer chooses
- * (opencode-ai/postinstall.mjs, `packageNames`): `-baseline` without AVX2, `-musl` on a musl Linux. The
- * builds differ in checksum, so the choice names the cache entry and pin checked (RFC-005).
- * test/unit/opencode-platform.test.ts runs the installer's function beside this one on every case.
+ * Which of OpenCode's platform packages this runner needs, chosen as OpenCode's own installer
+ * chooses (opencode-ai/postinstall.mjs, `packageNames`): `-baseline` without AVX2, `-musl` on a
+ * musl Linux. The builds differ in checksum, so the choice names the cache entry and pin checked
+ * (RFC-005). test/unit/opencode-platform.test.ts runs the installer's function beside this one on
+ * every case.
  */
 import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';

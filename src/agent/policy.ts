@@ -150,9 +150,10 @@ export function agentConfig(user: Config, model: ModelRef | undefined, policy: A
 }
 
 /**
- * `config` with Recall's own tool-less agents (name -> prompt): every permission denied, hidden from
- * the agent's choices, at most two model calls (a model that calls a tool anyway is told on the second
- * that tools are off). A run's card is written by one; the user's configuration cannot widen them.
+ * `config` with Recall's own tool-less agents (name -> prompt): every permission denied, hidden
+ * from the agent's choices, at most two model calls (a model that calls a tool anyway is told on
+ * the second that tools are off). A run's card is written by one; the user's configuration cannot
+ * widen them.
  */
 export function withToolFreeAgents(config: Config, prompts: Readonly<Record<string, string>>): Config {
   if (Object.keys(prompts).length === 0) return config;

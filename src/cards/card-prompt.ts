@@ -1,8 +1,8 @@
 /**
- * What a model is asked for a run's card (RFC-006, "Cards"), and how its reply is read. Pure. Only the
- * run's own request, answer and files, never the whole session: bounded, and nothing the run did not
- * say about itself. Both are strangers' text: given as data between markers, the reply read as JSON
- * only and checked field by field (card.ts).
+ * What a model is asked for a run's card (RFC-006, "Cards"), and how its reply is read. Pure. Only
+ * the run's own request, answer and files, never the whole session: bounded, and nothing the run
+ * did not say about itself. Both are strangers' text: given as data between markers, the reply read
+ * as JSON only and checked field by field (card.ts).
  */
 import { checkCard } from '../recall/card.js';
 import type { Card, RunRecord } from '../ports.js';

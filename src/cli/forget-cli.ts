@@ -45,8 +45,9 @@ export async function forgetCommand(store: string, id: string, out: string | und
 }
 
 /**
- * `recall memory wrong --store PATH --id ID [--out NEW_FILE]`, as `<trigger> wrong <id>` on GitHub: the
- * record stays, ranks last, and prior work says who marked it; the mark survives a rebuilt index (marks.ts).
+ * `recall memory wrong --store PATH --id ID [--out NEW_FILE]`, as `<trigger> wrong <id>` on GitHub:
+ * the record stays, ranks last, and prior work says who marked it; the mark survives a rebuilt
+ * index (marks.ts).
  */
 export async function wrongCommand(store: string, id: string, out: string | undefined, io: Output): Promise<void> {
   const name = 'memory wrong';

@@ -1,8 +1,9 @@
 /**
- * `recall memory cards` (issue 19, RFC-006 "Cards"): a card for each record without one (newest first,
- * at most --limit), written as the action writes a run's. Each is kept as soon as it is written
- * (change-store.ts), so a call stopped halfway loses nothing and the next continues. OpenCode runs here
- * only to write cards: in a scratch folder, with the read-only policy, on a scratch store.
+ * `recall memory cards` (issue 19, RFC-006 "Cards"): a card for each record without one (newest
+ * first, at most --limit), written as the action writes a run's. Each is kept as soon as it is
+ * written (change-store.ts), so a call stopped halfway loses nothing and the next continues.
+ * OpenCode runs here only to write cards: in a scratch folder, with the read-only policy, on a
+ * scratch store.
  */
 import * as fs from 'node:fs';
 import * as os from 'node:os';

@@ -209,9 +209,9 @@ function line(r: RunRecord): string {
 }
 
 /**
- * Applies the retention rule to a memory folder (a memory-path's newest snapshot): sessions past it go
- * with their children, their records stay; records past their own retention go. Decided on a checked
- * copy; said unless --write.
+ * Applies the retention rule to a memory folder (a memory-path's newest snapshot): sessions past it
+ * go with their children, their records stay; records past their own retention go. Decided on a
+ * checked copy; said unless --write.
  */
 async function prune(store: string, v: Record<string, string | boolean | undefined>, workspace: string, io: Output): Promise<void> {
   const name = 'memory prune';

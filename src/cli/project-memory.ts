@@ -1,7 +1,7 @@
 /**
- * Where a local run keeps a project's memory unless --memory says otherwise: the platform's folder for
- * an application's state, outside every checkout (memory in it is memory the agent can rewrite, RFC-005),
- * one folder per project:
+ * Where a local run keeps a project's memory unless --memory says otherwise: the platform's folder
+ * for an application's state, outside every checkout (memory in it is memory the agent can rewrite,
+ * RFC-005), one folder per project:
  *
  *   Linux and others  $XDG_STATE_HOME/recall (an absolute one), else ~/.local/state/recall
  *   macOS             ~/Library/Application Support/recall

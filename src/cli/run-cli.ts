@@ -1,7 +1,8 @@
 /**
- * `recall run --prompt "..."` (RFC-003): the action's pipeline without GitHub. Memory is the directory
- * backend in the project's state folder (project-memory.ts), outside the checkout the agent can write;
- * --memory chooses another, never inside the checkout. The answer goes to stdout, the log to stderr.
+ * `recall run --prompt "..."` (RFC-003): the action's pipeline without GitHub. Memory is the
+ * directory backend in the project's state folder (project-memory.ts), outside the checkout the agent
+ * can write; --memory chooses another, never inside the checkout. The answer goes to stdout, the log
+ * to stderr.
  */
 import { randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';

@@ -1,8 +1,9 @@
 /**
- * Forgetting and correcting a memory (issue 19, RFC-006 "Forgetting and import") in a memory directory
- * no OpenCode has open. Forgetting removes the record, its session and the session's children, and
- * leaves a tombstone so that no merge brings them back; marking wrong keeps the record and notes who
- * said so. Also merges Recall's own files for the save (RecallFiles), where tombstones are honoured.
+ * Forgetting and correcting a memory (issue 19, RFC-006 "Forgetting and import") in a memory
+ * directory no OpenCode has open. Forgetting removes the record, its session and the session's
+ * children, and leaves a tombstone so that no merge brings them back; marking wrong keeps the
+ * record and notes who said so. Also merges Recall's own files for the save (RecallFiles), where
+ * tombstones are honoured.
  */
 import * as path from 'node:path';
 import type { RunRecord } from '../ports.js';

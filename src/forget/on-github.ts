@@ -1,7 +1,7 @@
 /**
- * `<trigger> forget <id>` and `<trigger> wrong <id>` in a comment (issue 19), answered by Recall without
- * the agent: restore, forget or mark, save, reply. Only someone with write access may (authorize.ts): a
- * stranger who could make Recall forget could erase what a team relies on.
+ * `<trigger> forget <id>` and `<trigger> wrong <id>` in a comment (issue 19), answered by Recall
+ * without the agent: restore, forget or mark, save, reply. Only someone with write access may
+ * (authorize.ts): a stranger who could make Recall forget could erase what a team relies on.
  */
 import type { Authorization } from '../github/authorize.js';
 import type { Logger } from '../ports.js';

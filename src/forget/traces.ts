@@ -1,8 +1,9 @@
 /**
- * Forget's second half (issue 24): what Recall wrote about a forgotten record into the sessions that
- * stay is taken out of every row of OpenCode's store that holds it (recall/forget-traces.ts says what),
- * freed pages zeroed and the file rebuilt. The rewritten turns are recorded beside the originals for
- * the next restore's check (store-check.ts), only for sessions whose every turn was Recall's.
+ * Forget's second half (issue 24): what Recall wrote about a forgotten record into the sessions
+ * that stay is taken out of every row of OpenCode's store that holds it (recall/forget-traces.ts
+ * says what), freed pages zeroed and the file rebuilt. The rewritten turns are recorded beside the
+ * originals for the next restore's check (store-check.ts), only for sessions whose every turn was
+ * Recall's.
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';

@@ -1,8 +1,9 @@
 /**
  * The repository the agent works in, found, never guessed (RFC-007): GITHUB_WORKSPACE with its own
  * `.git`, else the one checkout in a folder of it, or `checkout-path`. git is asked only about that
- * folder (GIT_CEILING_DIRECTORIES) and its top must be the folder itself, so no enclosing repository is
- * read or written. What publish needs is read here, before the agent runs, when `.git` is still trusted.
+ * folder (GIT_CEILING_DIRECTORIES) and its top must be the folder itself, so no enclosing
+ * repository is read or written. What publish needs is read here, before the agent runs, when
+ * `.git` is still trusted.
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
@@ -194,8 +195,9 @@ export function parseGitlinks(listing: string): Array<{ path: string; sha: strin
 }
 
 /**
- * What the sandbox makes read-only in the checkout: every `.git` (directory or pointer file), where the
- * pointers lead, and the folders of submodules not checked out (where a `.git` could be planted).
+ * What the sandbox makes read-only in the checkout: every `.git` (directory or pointer file), where
+ * the pointers lead, and the folders of submodules not checked out (where a `.git` could be
+ * planted).
  */
 export function gitPathsToProtect(top: string, facts: CheckoutFacts | undefined, scan: GitEntryScan): string[] {
   const paths = scan.entries.map((e) => path.join(top, e.path));

@@ -1,7 +1,8 @@
 /**
- * Every `.git` in a folder, found with node:fs (git would read what it finds), and what changed between
- * two looks (RFC-007). A `.git` the agent plants would run its filters and hooks at anyone's next
- * `git status`: one new since before the agent ran refuses the publish and is removed.
+ * Every `.git` in a folder, found with node:fs (git would read what it finds), and what changed
+ * between two looks (RFC-007). A `.git` the agent plants would run its filters and hooks at
+ * anyone's next `git status`: one new since before the agent ran refuses the publish and is
+ * removed.
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';

@@ -175,9 +175,9 @@ function lastLines(text: string): string {
 }
 
 /**
- * `token` as the Authorization header git sends to `remote`'s http(s) origin, through settings for the
- * git child alone, after clearing a header persisted for the host (actions/checkout's). Never on a
- * command line, never in a config file.
+ * `token` as the Authorization header git sends to `remote`'s http(s) origin, through settings for
+ * the git child alone, after clearing a header persisted for the host (actions/checkout's). Never
+ * on a command line, never in a config file.
  */
 export function tokenConfig(remote: string, token: string): Array<[string, string]> {
   if (!token) return [];

@@ -1,7 +1,8 @@
 /**
- * The repository's Actions cache entries through the REST API (the CacheEntries port): listed by key
- * prefix, newest first, and deleted by key. Unlike the cache protocol, the list reaches past a newest
- * entry that cannot be read (RFC-002, "One bad snapshot"). Needs `actions: read`, and `write` to delete.
+ * The repository's Actions cache entries through the REST API (the CacheEntries port): listed by
+ * key prefix, newest first, and deleted by key. Unlike the cache protocol, the list reaches past a
+ * newest entry that cannot be read (RFC-002, "One bad snapshot"). Needs `actions: read`, and
+ * `write` to delete.
  */
 import * as github from '@actions/github';
 import type { CacheEntries } from '../memory/store.js';

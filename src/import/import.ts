@@ -1,7 +1,8 @@
 /**
- * Importing into a memory directory no OpenCode has open (issues 19, 24): sessionless records added,
- * cards put on records without one. Nothing memory holds is lost or brought back: existing records and
- * cards are kept (unless --replace-cards), forgotten ones refused, an unreadable index never written.
+ * Importing into a memory directory no OpenCode has open (issues 19, 24): sessionless records
+ * added, cards put on records without one. Nothing memory holds is lost or brought back: existing
+ * records and cards are kept (unless --replace-cards), forgotten ones refused, an unreadable index
+ * never written.
  */
 import * as path from 'node:path';
 import { sessionIdsIn } from '../memory/merge.js';

@@ -1,8 +1,8 @@
 /**
- * What `recall memory import` reads (issue 19; the README's "Importing memory" gives the format): one
- * JSON object a line, a card for a session memory holds or a record with no session. Strangers wrote
- * it: each field is checked and bounded as memory is when read (records.ts, card.ts), hidden characters
- * and HTML comments are taken out, and the importing process's credentials are redacted.
+ * What `recall memory import` reads (issue 19; the README's "Importing memory" gives the format):
+ * one JSON object a line, a card for a session memory holds or a record with no session. Strangers
+ * wrote it: each field is checked and bounded as memory is when read (records.ts, card.ts), hidden
+ * characters and HTML comments are taken out, and the importing process's credentials are redacted.
  */
 import { checkCard } from '../recall/card.js';
 import { validRecord } from '../recall/records.js';

@@ -218,9 +218,9 @@ export async function compressPart(part: Segment[], compression: Compression, cr
 
 /**
  * `dir` archived as a save uploads it (entries `<name>/...`, tar.ts), compressed, and which of
- * `credentials` its bytes hold. One part per core (at least MIN_PART), each read in pieces into reused
- * buffers, looked through and compressed into its own zstd frame on the thread pool; the joined frames
- * are one archive to `unzstd` (Recall restores with the tool). gzip stays one member.
+ * `credentials` its bytes hold. One part per core (at least MIN_PART), each read in pieces into
+ * reused buffers, looked through and compressed into its own zstd frame on the thread pool; the
+ * joined frames are one archive to `unzstd` (Recall restores with the tool). gzip stays one member.
  */
 export async function packArchive(dir: string, name: string, compression: Compression, credentials: readonly string[]): Promise<{ compressed: Buffer; found: string[] }> {
   const layout = tarLayout(dir, name);

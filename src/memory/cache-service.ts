@@ -100,9 +100,10 @@ export class CacheServiceClient implements CacheLibrary {
   }
 
   /**
-   * The entry saved under exactly `key`, restored as restoreCache does but writing only the files in
-   * `only`, each hashed as it is written (SHA-256s by path; undefined on a miss): a large file checked
-   * against a known digest costs no second read. `maxBytes`: the most the archive may unpack to.
+   * The entry saved under exactly `key`, restored as restoreCache does but writing only the files
+   * in `only`, each hashed as it is written (SHA-256s by path; undefined on a miss): a large file
+   * checked against a known digest costs no second read. `maxBytes`: the most the archive may
+   * unpack to.
    */
   async restoreFiles(dir: string, key: string, only: readonly string[], maxBytes?: number): Promise<Map<string, string> | undefined> {
     return (await this.restore([dir], key, [], {}, { only, sha256: true, ...(maxBytes !== undefined ? { maxBytes } : {}) }))?.digests;

@@ -1,10 +1,11 @@
 /**
  * Memory kept in a local directory (`memory-backend: directory`, `memory-path`), for self-hosted
  * runners whose disk outlives the job and for local runs: one folder a snapshot, copied into
- * `.incoming-*` and renamed into place, so a reader never sees half of one. Each save merges what it
- * lacks from the newest (RFC-002), so only the newest KEEP are kept. A snapshot dated ahead of this
- * clock is left out, or one dated 9999 would win every restore. Copies go through the cache's archive
- * code (tar.ts, tar-unpack.ts): a snapshot holding a link or a FIFO is unusable, never followed (RFC-005).
+ * `.incoming-*` and renamed into place, so a reader never sees half of one. Each save merges what
+ * it lacks from the newest (RFC-002), so only the newest KEEP are kept. A snapshot dated ahead of
+ * this clock is left out, or one dated 9999 would win every restore. Copies go through the cache's
+ * archive code (tar.ts, tar-unpack.ts): a snapshot holding a link or a FIFO is unusable, never
+ * followed (RFC-005).
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';

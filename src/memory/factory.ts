@@ -112,8 +112,8 @@ export function createMemoryStore(o: {
 
 /**
  * Where memory is kept, as a signature names it (integrity.ts): a signed snapshot is used only from
- * there. The Actions cache: this repository, by id (a rename keeps it). Other backends: memory-path or
- * memory-branch, which whoever points there shares on purpose.
+ * there. The Actions cache: this repository, by id (a rename keeps it). Other backends: memory-path
+ * or memory-branch, which whoever points there shares on purpose.
  */
 export function memoryPlace(choice: MemoryChoice, env: NodeJS.ProcessEnv): string {
   const server = (env.GITHUB_SERVER_URL || 'https://github.com').replace(/\/+$/, '');

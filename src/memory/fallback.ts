@@ -57,9 +57,9 @@ async function tryKey(ctx: FallbackContext, key: string): Promise<RestoreOutcome
 }
 
 /**
- * The newest snapshot is unusable: set it aside and go on with the newest usable earlier one (the keys
- * its manifest names, then the backend's listing), so one bad save does not cost every session before
- * it. Every candidate gets the full check, signature included.
+ * The newest snapshot is unusable: set it aside and go on with the newest usable earlier one (the
+ * keys its manifest names, then the backend's listing), so one bad save does not cost every session
+ * before it. Every candidate gets the full check, signature included.
  */
 export async function fallBack(ctx: FallbackContext, bad: string | undefined, why: string): Promise<Restored> {
   const { memoryDir, clock } = ctx;

@@ -1,14 +1,15 @@
 /**
  * Memory kept on a branch of the repository (`memory-backend: git-branch`, `memory-branch`): memory
- * that lasts as long as the repository, without the Actions cache's 7-day eviction. The branch is one
- * parentless commit: a README and the newest 3 snapshot folders of each prefix.
+ * that lasts as long as the repository, without the Actions cache's 7-day eviction. The branch is
+ * one parentless commit: a README and the newest 3 snapshot folders of each prefix.
  *
  * Recall writes it with github-token, never the agent: git runs in a private bare repository in
- * RUNNER_TEMP (hidden from the agent), hooks, signing and credential helpers off, the token in the git
- * child's environment only. A save replaces the branch with `--force-with-lease` on the commit it
- * looked at, a compare-and-swap: a save that landed in between is merged and pushed again (RFC-002).
- * Snapshots come back through `git archive` and Recall's unpacker. A folder dated ahead of this clock
- * is left out of every look, or anyone who can push could name one 9999 and win every restore.
+ * RUNNER_TEMP (hidden from the agent), hooks, signing and credential helpers off, the token in the
+ * git child's environment only. A save replaces the branch with `--force-with-lease` on the commit
+ * it looked at, a compare-and-swap: a save that landed in between is merged and pushed again
+ * (RFC-002). Snapshots come back through `git archive` and Recall's unpacker. A folder dated ahead
+ * of this clock is left out of every look, or anyone who can push could name one 9999 and win every
+ * restore.
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';

@@ -1,8 +1,8 @@
 /**
- * A restored snapshot whose index of past work is damaged (issue 24): the run salvages what reads and
- * rebuilds a record per session, but sessionless records are gone. They are taken back from the newest
- * usable earlier snapshot, checked, without what a forget removed (RecallFiles.recoverRecords); the
- * warning says what was read, taken back and lost.
+ * A restored snapshot whose index of past work is damaged (issue 24): the run salvages what reads
+ * and rebuilds a record per session, but sessionless records are gone. They are taken back from the
+ * newest usable earlier snapshot, checked, without what a forget removed
+ * (RecallFiles.recoverRecords); the warning says what was read, taken back and lost.
  */
 import { describe } from '../errors.js';
 import { fetchBeside, MAX_FALLBACKS, withWarning, type FallbackContext, type Restored } from './fallback.js';

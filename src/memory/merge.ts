@@ -1,9 +1,10 @@
 /**
- * Two runs that overlap each restore the same memory and save whole snapshots, so the later save would
- * drop the earlier run's session. Before saving, the newest stored snapshot, when saved after this run
- * restored, is merged in: every session it has that this run neither has nor pruned, with its rows and
- * thread index entries. Rows are copied over the columns both stores have (a neighbouring OpenCode
- * version still merges); a session that cannot be copied whole is left out and named.
+ * Two runs that overlap each restore the same memory and save whole snapshots, so the later save
+ * would drop the earlier run's session. Before saving, the newest stored snapshot, when saved after
+ * this run restored, is merged in: every session it has that this run neither has nor pruned, with
+ * its rows and thread index entries. Rows are copied over the columns both stores have (a
+ * neighbouring OpenCode version still merges); a session that cannot be copied whole is left out
+ * and named.
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';

@@ -1,10 +1,10 @@
 /**
- * Memory kept in an S3-compatible object store (`memory-backend: s3`: AWS S3, Cloudflare R2, MinIO),
- * for memory past the 10 GB Actions cache or shared across branches and repositories. One object a
- * snapshot, `<folder>/<prefix>-v1-<UTC time>-<run id>-<attempt>.tar.gz`: the time first, so one listing
- * finds the newest; an object dated ahead of this clock is left out, or one dated 9999 would win every
- * restore. Credentials come from the AWS SDK's default chain and are never stored (a save's credential
- * removal takes every AWS_* value out).
+ * Memory kept in an S3-compatible object store (`memory-backend: s3`: AWS S3, Cloudflare R2,
+ * MinIO), for memory past the 10 GB Actions cache or shared across branches and repositories. One
+ * object a snapshot, `<folder>/<prefix>-v1-<UTC time>-<run id>-<attempt>.tar.gz`: the time first,
+ * so one listing finds the newest; an object dated ahead of this clock is left out, or one dated
+ * 9999 would win every restore. Credentials come from the AWS SDK's default chain and are never
+ * stored (a save's credential removal takes every AWS_* value out).
  */
 import * as fs from 'node:fs';
 import type { ListObjectsV2CommandOutput, S3Client } from '@aws-sdk/client-s3';
@@ -30,8 +30,9 @@ export function parseS3Location(value: string): S3Location | string {
 }
 
 /**
- * The bucket's client: RECALL_S3_* credentials when set (Recall's own, never the agent's), else the AWS
- * SDK's default chain, which reaches the agent only when its provider is Amazon Bedrock (environment.ts).
+ * The bucket's client: RECALL_S3_* credentials when set (Recall's own, never the agent's), else the
+ * AWS SDK's default chain, which reaches the agent only when its provider is Amazon Bedrock
+ * (environment.ts).
  */
 export async function s3Client(endpoint: string, env: NodeJS.ProcessEnv): Promise<S3Client> {
   const own = env.RECALL_S3_ACCESS_KEY_ID && env.RECALL_S3_SECRET_ACCESS_KEY;

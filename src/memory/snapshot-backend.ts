@@ -40,8 +40,9 @@ export interface SnapshotBackend {
    */
   futureDated?(): string[];
   /**
-   * Optional, for backends that can list: every snapshot key, newest first, where a restore looks when
-   * the newest is unusable and names no earlier one. Throws, saying why, when the listing is refused.
+   * Optional, for backends that can list: every snapshot key, newest first, where a restore looks
+   * when the newest is unusable and names no earlier one. Throws, saying why, when the listing is
+   * refused.
    */
   olderKeys?(): Promise<string[]>;
   /**
@@ -57,9 +58,9 @@ export interface SnapshotBackend {
    */
   pack?(dir: string, credentials: readonly string[]): Promise<PackedSnapshot | undefined>;
   /**
-   * Store `dir` (as `packed`, when pack() made it) as this run's snapshot under `key` (saveKey()). A
-   * compare-and-swap backend answers `moved` when another save landed since newestKey(): the store merges
-   * that one too and puts again, a bounded number of times.
+   * Store `dir` (as `packed`, when pack() made it) as this run's snapshot under `key` (saveKey()).
+   * A compare-and-swap backend answers `moved` when another save landed since newestKey(): the
+   * store merges that one too and puts again, a bounded number of times.
    */
   put(dir: string, o: { key: string; packed?: PackedSnapshot | undefined }): Promise<{ saved: true; key: string } | { saved: false; warning: string; moved?: boolean }>;
 }

@@ -53,8 +53,9 @@ export interface RecallFiles {
    */
   tombstones?(dir: string): Array<{ id: string; sessions: string[]; at: string }>;
   /**
-   * Takes the tombstones of `from` (a snapshot set aside as unusable) into `ours` and removes what they
-   * name, so a fallback does not bring back what the newer snapshot forgot. The ids `ours` lacked.
+   * Takes the tombstones of `from` (a snapshot set aside as unusable) into `ours` and removes what
+   * they name, so a fallback does not bring back what the newer snapshot forgot. The ids `ours`
+   * lacked.
    */
   keepForgotten?(ours: string, from: string): string[];
 }

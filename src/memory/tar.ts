@@ -23,9 +23,8 @@ interface Item {
 }
 
 /**
- * The files and directories under `dir`, sorted, named under `prefix`. Links, FIFOs and the like
- * are not memory: left out, or with `strict` (reading a snapshot someone else may have written) an
- * error.
+ * The files and directories under `dir`, sorted, named under `prefix`. Links, FIFOs and the like are
+ * not memory: left out, or with `strict` (a snapshot someone else may have written) an error.
  */
 function itemsOf(dir: string, prefix: string, strict: boolean): Item[] {
   const items: Item[] = [];
@@ -158,9 +157,8 @@ export function headOf(segments: Segment[], max: number): Buffer {
 }
 
 /**
- * Emits the segments piece by piece, in order. A file piece lives in a reused buffer: `emit` gets
- * a `release` to call once it is done with the piece (for example when a compressor consumed it),
- * and may return a promise to slow the reading down.
+ * Emits the segments piece by piece, in order. A file piece lives in a reused buffer: `emit` gets a
+ * `release` to call once done with it, and may return a promise to slow the reading down.
  */
 export async function emitSegments(segments: Segment[], emit: (piece: Buffer, release: () => void) => void | Promise<void>): Promise<void> {
   const ring = new Ring();

@@ -1,8 +1,9 @@
 /**
- * Where the links of a tree lead once a checkout of it follows them (RFC-005, issue 25), pure. The text
- * rule (rules.ts `linkLeavesCheckout`) reads `a/b/..` as `a`; the kernel reads it as the parent of what
- * `b` points to, so two links that each pass the text rule can lead out together. Every link of the
- * tree as committed is followed here as the kernel would, through the tree's other links, at most 40.
+ * Where the links of a tree lead once a checkout of it follows them (RFC-005, issue 25), pure. The
+ * text rule (rules.ts `linkLeavesCheckout`) reads `a/b/..` as `a`; the kernel reads it as the
+ * parent of what `b` points to, so two links that each pass the text rule can lead out together.
+ * Every link of the tree as committed is followed here as the kernel would, through the tree's
+ * other links, at most 40.
  */
 
 /** The most links followed in resolving one path, as Linux's MAXSYMLINKS: past it, a loop or a chain Recall does not follow. */

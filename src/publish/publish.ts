@@ -64,16 +64,16 @@ export interface PublishOptions {
 }
 
 /**
- * Files larger than this are searched for the literal forms of a credential (encoded ones among them)
- * as they stream past, never held whole; smaller ones also for the spelled-out form, a pattern run
- * over the whole text.
+ * Files larger than this are searched for a credential's literal forms as they stream past, never
+ * held whole; smaller ones also for the spelled-out form, a pattern over the whole text.
  */
 const DECODED_SCAN_LIMIT = 4 * 1024 * 1024;
 const ANSWER_IN_PULL = 4_000;
 
 /**
  * Starts publish's record of the checkout now, to run while memory is restored and OpenCode starts.
- * `ready` never rejects: without a record nothing is committed, the answer says why, the agent answers.
+ * `ready` never rejects: without a record nothing is committed, the answer says why, the agent
+ * answers.
  */
 export function preparedPublish(prepare: (() => Promise<Staging>) | undefined): {
   ready: () => Promise<void>;
@@ -214,9 +214,9 @@ async function publish(o: PublishOptions): Promise<string | undefined> {
 }
 
 /**
- * The refusal when the agent made (or moved, or rewrote) a `.git` anywhere in the checkout, found
- * by node:fs before git looks at anything: git would run what such a repository's configuration
- * names. What it made is removed once the agent has stopped (pipeline.ts).
+ * The refusal when the agent made, moved or rewrote a `.git` anywhere in the checkout (found by
+ * node:fs first: git would run what its configuration names). It is removed once the agent stopped
+ * (pipeline.ts).
  */
 function plantedRepositories(checkout: CheckoutFacts, skip: readonly string[]): string | undefined {
   const changes = gitEntryChanges(checkout.gitEntries, scanGitEntries(checkout.top, { skip }));
@@ -270,8 +270,8 @@ async function credentialHolders(o: PublishOptions, staging: Staging, kept: read
 
 /**
  * Whether a blob's bytes hold one of `credentials`: every literal form searched as the bytes stream
- * past, and up to DECODED_SCAN_LIMIT the spelled-out form too (a base64 key at the end of a 5 MiB file
- * was pushed when only the raw bytes were searched past it, issue 25).
+ * past, and up to DECODED_SCAN_LIMIT the spelled-out form too (a base64 key at the end of a 5 MiB
+ * file was pushed when only the raw bytes were searched past it, issue 25).
  */
 async function blobHolds(chunks: AsyncIterable<Buffer>, credentials: readonly string[]): Promise<boolean> {
   const head: Buffer[] = [];

@@ -1,8 +1,8 @@
 /**
- * The `push-paths` input (RFC-005, "What a push can start"): globs the agent's changes must stay within,
- * since a push starts what workflows run from anywhere (package.json scripts, a Makefile, a local
- * action); a change outside refuses the whole push. Globs read as GitHub's `paths:` filters, matched by
- * minimatch: `*` stops at `/`, `**` crosses folders, dot files match. Pure.
+ * The `push-paths` input (RFC-005, "What a push can start"): globs the agent's changes must stay
+ * within, since a push starts what workflows run from anywhere (package.json scripts, a Makefile, a
+ * local action); a change outside refuses the whole push. Globs read as GitHub's `paths:` filters,
+ * matched by minimatch: `*` stops at `/`, `**` crosses folders, dot files match. Pure.
  */
 import { minimatch } from 'minimatch';
 

@@ -1,13 +1,14 @@
 /**
  * Where Recall builds the agent's commit (RFC-007): a private git directory over the checkout, made
- * before the agent runs in Recall's own folder (hidden from the agent) from a copy of the checkout's
- * index and its objects as alternates. Git then never reads the checkout's configuration, hooks or
- * index, and the commit is made with plumbing; the checkout's own `.git` is never written.
+ * before the agent runs in Recall's own folder (hidden from the agent) from a copy of the
+ * checkout's index and its objects as alternates. Git then never reads the checkout's
+ * configuration, hooks or index, and the commit is made with plumbing; the checkout's own `.git` is
+ * never written.
  *
  * Only what the agent changed is committed: the work tree staged before it ran (what earlier steps
- * left) is kept as a tree, and a path the same as there is put back as HEAD has it. No file larger than
- * MAX_FILE_BYTES is staged (a sparse file of terabytes would keep git hashing zeros), and no git
- * command runs longer than GIT_TIMEOUT_MS.
+ * left) is kept as a tree, and a path the same as there is put back as HEAD has it. No file larger
+ * than MAX_FILE_BYTES is staged (a sparse file of terabytes would keep git hashing zeros), and no
+ * git command runs longer than GIT_TIMEOUT_MS.
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
@@ -44,9 +45,9 @@ export class Staging {
   ) {}
 
   /**
-   * Makes the private git directory for `facts`' checkout under `parent` (mode 0700), and stages
-   * the work tree as it is now (before the agent), but for what stage() leaves out too.
-   * `recallDirs`: Recall's own folders (real paths), never staged.
+   * Makes the private git directory for `facts`' checkout under `parent` (0700) and stages the work
+   * tree as it is before the agent, but for what stage() leaves out and `recallDirs` (Recall's own
+   * folders).
    */
   static async prepare(facts: CheckoutFacts, o: { parent: string; pathEnv: string | undefined; recallDirs: readonly string[]; maxFileBytes?: number; timeoutMs?: number }): Promise<Staging> {
     fs.mkdirSync(o.parent, { recursive: true, mode: 0o700 });
@@ -83,9 +84,9 @@ export class Staging {
   }
 
   /**
-   * Stages every change in the work tree but under `excluded` (submodule folders, folders holding
-   * a repository, Recall's own): git never looks into them, so never into a repository there.
-   * Then the staged changes against HEAD, as git's raw diff.
+   * Stages every change in the work tree but under `excluded` (submodules, folders holding a
+   * repository, Recall's own), which git never looks into; then the staged changes against HEAD, as
+   * a raw diff.
    */
   async stage(excluded: readonly string[]): Promise<ChangedEntry[]> {
     const added = await this.add(excluded);

@@ -1,7 +1,7 @@
 /**
- * A run's card (issue 19, RFC-006): what a model wrote of a past run from its own request, answer and
- * files, the problem as a user sees it and other ways to report it (document expansion at write time).
- * A card comes from a model or an import, so it is checked field by field like all memory.
+ * A run's card (issue 19, RFC-006): what a model wrote of a past run from its own request, answer
+ * and files, the problem as a user sees it and other ways to report it (document expansion at write
+ * time). A card comes from a model or an import, so it is checked field by field like all memory.
  */
 import type { TokenUsage, Card } from '../ports.js';
 

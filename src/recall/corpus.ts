@@ -47,9 +47,8 @@ export function docOf(record: RunRecord): Doc {
 }
 
 /**
- * The average length of each field, over the records that can have it: a card field's over the
- * records with a card (records made before cards do not make every card look long). Sums of
- * whole numbers, so the order they are added in does not change the result.
+ * The average length of each field over the records that can have it (a card field's over records
+ * with a card). Sums of whole numbers: the order of adding does not change them.
  */
 export function averageLengths(sum: Record<Field, number>, records: number, carded: number): Record<Field, number> {
   return Object.fromEntries(FIELDS.map((f) => [f, sum[f] / Math.max(1, isCardField(f) ? carded : records) || 1])) as Record<Field, number>;

@@ -76,9 +76,9 @@ function salvage(text: string): { records: unknown[]; forgotten: unknown; held: 
 }
 
 /**
- * The records of an index file, parsed whole and checked, forgotten ones left out, one per id. A file
- * that does not parse is salvaged a line at a time and says how many it held and read: the caller must
- * not write back fewer without saying so (issue 24).
+ * The records of an index file, parsed whole and checked, forgotten ones left out, one per id. A
+ * file that does not parse is salvaged a line at a time and says how many it held and read: the
+ * caller must not write back fewer without saying so (issue 24).
  */
 export function recordsIn(bytes: Buffer | undefined, marks: Marks = NO_MARKS): LoadedRecords {
   if (!bytes) return { ...applyMarks([], [], marks) };
@@ -152,9 +152,8 @@ export function saveRecords(file: string, records: readonly RunRecord[], forgott
 }
 
 /**
- * Adds the records of memory directory `from` that `dir` lacks (an overlapping run's save), and
- * what either was told: tombstones as a union (what one forgot, the merge does not bring back) and
- * marks of a wrong record.
+ * Adds the records of `from` that `dir` lacks (an overlapping run's save), with tombstones as a union
+ * (what one forgot the merge does not bring back) and wrong marks.
  */
 export function mergeRecords(dir: string, from: string): number {
   const mine = loadRecords(dir);
@@ -171,9 +170,9 @@ export function mergeRecords(dir: string, from: string): number {
 }
 
 /**
- * Takes `values` (a run's credentials, as written) out of `dir`'s index: out of the records' words, and
- * out of the kept stems and postings, made again from the redacted words (they hold a token lower-cased
- * and split at its joints, where no replace finds it). How many were taken out.
+ * Takes `values` (a run's credentials, as written) out of `dir`'s index: out of the records' words,
+ * and out of the kept stems and postings, made again from the redacted words (they hold a token
+ * lower-cased and split at its joints, where no replace finds it). How many were taken out.
  */
 export function redactRecords(dir: string, values: readonly string[]): number {
   const file = path.join(dir, RECORDS_FILE);

@@ -1,9 +1,10 @@
 /**
- * The model check of recall's candidates (issue 24, RFC-006 "The model check"): words alone put records
- * that merely share vocabulary in the likely tier, so the small model is asked which of the top
- * CHECK_CANDIDATES are about the event's problem; only those stay likely, the others possible (a "no"
- * hides nothing). The text is a stranger's: it is fenced, the agent has no tools, and the reply is read
- * strictly. Any other reply, a failure, a timeout or no model: the lexical tiers stand.
+ * The model check of recall's candidates (issue 24, RFC-006 "The model check"): words alone put
+ * records that merely share vocabulary in the likely tier, so the small model is asked which of the
+ * top CHECK_CANDIDATES are about the event's problem; only those stay likely, the others possible
+ * (a "no" hides nothing). The text is a stranger's: it is fenced, the agent has no tools, and the
+ * reply is read strictly. Any other reply, a failure, a timeout or no model: the lexical tiers
+ * stand.
  */
 import type { AgentServer, Logger, RecalledWork, TokenUsage, RecallQuery } from '../ports.js';
 
@@ -27,8 +28,9 @@ export const CHECK_SYSTEM = [
  */
 export const CHECK_TIMEOUT_MS = 5_000;
 /**
- * The longest OpenCode may take to begin the call: a fresh OpenCode's first prompt waits for what every
- * prompt needs loaded (4.5-9 s measured on a loaded 2-core machine), not counted in CHECK_TIMEOUT_MS.
+ * The longest OpenCode may take to begin the call: a fresh OpenCode's first prompt waits for what
+ * every prompt needs loaded (4.5-9 s measured on a loaded 2-core machine), not counted in
+ * CHECK_TIMEOUT_MS.
  */
 export const CHECK_START_MS = 20_000;
 /** The most candidates one check asks about. */
@@ -95,9 +97,8 @@ export function checkPrompt(event: Pick<RecallQuery, 'title' | 'text'>, candidat
 }
 
 /**
- * The candidate numbers (1-based) a reply confirms, or why the reply is garbage. Strict: one JSON
- * object (a code fence around it is allowed) whose `same` is a list of distinct whole numbers, each
- * one of the `count` candidates asked about.
+ * The candidate numbers (1-based) a reply confirms, or why it is garbage. Strict: one JSON object (a
+ * code fence allowed) whose `same` lists distinct candidates among the `count` asked about.
  */
 export function parseCheck(reply: string, count: number): { same: number[] } | { problem: string } {
   const text = reply.slice(0, CHECK_REPLY_CHARS).trim().replace(/^```(?:json)?\s*([\s\S]*?)\s*```$/i, '$1');

@@ -1,8 +1,9 @@
 /**
- * The prior-work section of the prompt (RFC-006): for each run recall found, its thread and link, date,
- * outcome, the state of the code it cited and an excerpt, within a character budget. What people wrote
- * (titles, subjects) is fenced as data in both tiers (issue 24): as a heading, "SYSTEM NOTE: maintainers
- * approved …" would read as Recall's own words. Outside the fence stays only what Recall makes.
+ * The prior-work section of the prompt (RFC-006): for each run recall found, its thread and link,
+ * date, outcome, the state of the code it cited and an excerpt, within a character budget. What
+ * people wrote (titles, subjects) is fenced as data in both tiers (issue 24): as a heading, "SYSTEM
+ * NOTE: maintainers approved …" would read as Recall's own words. Outside the fence stays only what
+ * Recall makes.
  */
 import type { RecalledWork } from '../ports.js';
 import { fenceUntrusted, sanitizeUntrusted } from '../fence/untrusted.js';

@@ -69,9 +69,9 @@ export class RecordSearch {
   }
 
   /**
-   * How well the closest sentence of the record's card is said by the event: the share of its telling
-   * (idf-weighted) words the event uses. By stems, not synonym groups: the groups are broad ("invoice"
-   * and "payment"), and by them near misses matched as well as paraphrases.
+   * How well the closest sentence of the record's card is said by the event: the share of its
+   * telling (idf-weighted) words the event uses. By stems, not synonym groups: the groups are broad
+   * ("invoice" and "payment"), and by them near misses matched as well as paraphrases.
    */
   private phrasingMatch(record: RunRecord, asked: ReadonlySet<string>): number {
     const card = record.card;

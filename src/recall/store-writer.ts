@@ -9,8 +9,9 @@ import { DATABASE_FILE } from '../memory/layout.js';
 import { openStore, removeSessions } from '../memory/store-check.js';
 
 /**
- * Moves a session (and its children) to `workspace` when it was made elsewhere (a renamed repository,
- * another runner's folder): OpenCode fails a prompt whose session directory is gone. Whether it moved.
+ * Moves a session (and its children) to `workspace` when it was made elsewhere (a renamed
+ * repository, another runner's folder): OpenCode fails a prompt whose session directory is gone.
+ * Whether it moved.
  */
 export function moveSessionTo(memoryDir: string, sessionId: string, workspace: string): boolean {
   const file = path.join(memoryDir, DATABASE_FILE);

@@ -1,8 +1,8 @@
 /**
- * What people told Recall to forget (issue 19, RFC-006): a tombstone per forgotten record, naming its
- * sessions, who asked and when. They travel in the index so that a merge of an overlapping run's memory
- * does not bring a record back; they merge as a union, age out after the longest retention, and, coming
- * from a store others may write, are checked like records, and bounded.
+ * What people told Recall to forget (issue 19, RFC-006): a tombstone per forgotten record, naming
+ * its sessions, who asked and when. They travel in the index so that a merge of an overlapping
+ * run's memory does not bring a record back; they merge as a union, age out after the longest
+ * retention, and, coming from a store others may write, are checked like records, and bounded.
  */
 import { isSessionId } from '../memory/layout.js';
 

@@ -32,9 +32,10 @@ export interface Evidence {
 }
 
 /**
- * The likely tier's rule (RFC-006 "Tiers"), calibrated on the relevance sets as a whole (bench/relevance):
- * the card carries the match (it and the event's title say each other, with enough of the query's weight,
- * near the best score); or the words do (the best hit, titles saying each other, clear of the next hit).
+ * The likely tier's rule (RFC-006 "Tiers"), calibrated on the relevance sets as a whole
+ * (bench/relevance): the card carries the match (it and the event's title say each other, with
+ * enough of the query's weight, near the best score); or the words do (the best hit, titles saying
+ * each other, clear of the next hit).
  */
 export function likely(e: Evidence): boolean {
   if (e.belowGate) return false;

@@ -1,8 +1,8 @@
 /**
- * The run's transcript (RFC-003): what the run asked and the agent answered, each tool call as its name
- * and a short argument, in Markdown (tool inputs and outputs can hold anything, and are left out). Read
- * once the agent answered, failed or was stopped, redacted, written outside the checkout, named by the
- * `transcript` output and attached to the workflow run.
+ * The run's transcript (RFC-003): what the run asked and the agent answered, each tool call as its
+ * name and a short argument, in Markdown (tool inputs and outputs can hold anything, and are left
+ * out). Read once the agent answered, failed or was stopped, redacted, written outside the
+ * checkout, named by the `transcript` output and attached to the workflow run.
  */
 import * as core from '@actions/core';
 import * as fs from 'node:fs';

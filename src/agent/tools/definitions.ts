@@ -1,9 +1,9 @@
 /**
- * The tools Recall gives the agent (memory tools, RFC-006; read-only GitHub tools, `post_message` and
- * `dispatch`, RFC-003), as OpenCode custom tools: one small module per tool that only forwards the call
- * to Recall's own process (tool-host.ts) over loopback, and needs nothing but `fetch` (OpenCode imports
- * tool files offline; one failed import breaks every prompt). OpenCode does not check `args`: the host
- * applies defaults and checks types, and each description says the default.
+ * The tools Recall gives the agent (memory tools, RFC-006; read-only GitHub tools, `post_message`
+ * and `dispatch`, RFC-003), as OpenCode custom tools: one small module per tool that only forwards
+ * the call to Recall's own process (tool-host.ts) over loopback, and needs nothing but `fetch`
+ * (OpenCode imports tool files offline; one failed import breaks every prompt). OpenCode does not
+ * check `args`: the host applies defaults and checks types, and each description says the default.
  */
 
 import type { ToolName } from '../tool-names.js';

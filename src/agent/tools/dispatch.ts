@@ -1,8 +1,9 @@
 /**
  * The `dispatch` tool (RFC-003): the agent sends a prompt to another model the run allows
  * (dispatch-models) and gets its reply as the tool's result. Recall asks it in a tool-less child
- * session of the run's (so it shows in the event stream, counts toward max-cost-usd and is pruned with
- * its parent), deleted unless the agent keeps it. A failure comes back as one sentence; the run goes on.
+ * session of the run's (so it shows in the event stream, counts toward max-cost-usd and is pruned
+ * with its parent), deleted unless the agent keeps it. A failure comes back as one sentence; the
+ * run goes on.
  */
 import type { AgentServer, ModelRef } from '../../ports.js';
 import { addUsage, NO_TOKENS, type Usage } from '../usage.js';

@@ -1,8 +1,8 @@
 /**
- * Recall's side of the tools it gives the agent (RFC-003, RFC-006): a loopback HTTP endpoint, open for
- * one run and guarded by a random token, that answers the tool modules (definitions.ts) from the run's
- * index, Recall's GitHub client (handed down) and the run's OpenCode server (dispatch.ts). A bad
- * argument gets a sentence that says what to pass.
+ * Recall's side of the tools it gives the agent (RFC-003, RFC-006): a loopback HTTP endpoint, open
+ * for one run and guarded by a random token, that answers the tool modules (definitions.ts) from
+ * the run's index, Recall's GitHub client (handed down) and the run's OpenCode server
+ * (dispatch.ts). A bad argument gets a sentence that says what to pass.
  */
 import { randomBytes, timingSafeEqual } from 'node:crypto';
 import * as http from 'node:http';
