@@ -13,9 +13,8 @@ export const CARD_INPUT = { title: 300, request: 2_000, answer: 4_000, paths: 50
 export const CARD_REPLY_CHARS = 16_000;
 
 /**
- * The OpenCode agent cards are written by (the launcher defines it with CARD_SYSTEM as its prompt,
- * every permission denied, two steps at most): its prompt replaces OpenCode's coding-agent prompt (about
- * 10 KB), which a card has no use for and would pay for on every run.
+ * The OpenCode agent cards are written by (tool-less, two steps at most): its prompt, CARD_SYSTEM,
+ * replaces OpenCode's 10 KB coding-agent prompt, which a card would pay for on every run.
  */
 export const CARD_AGENT = 'recall-card';
 

@@ -95,9 +95,8 @@ export async function writeCard(server: AgentServer, parentId: string, model: Mo
 }
 
 /**
- * Cards for `records`, one after another, each stored in `index` as it is made (`onCard` hears of
- * each, and is waited for); what they cost together. A card that cannot be written is said as a warning and left out:
- * the record stays as it was.
+ * Cards for `records`, one after another, each stored in `index` as made (`onCard` hears of each,
+ * awaited); what they cost. A card that cannot be written is a warning; its record stays as it was.
  */
 export async function writeCards(
   server: AgentServer,

@@ -71,9 +71,8 @@ const DECODED_SCAN_LIMIT = 4 * 1024 * 1024;
 const ANSWER_IN_PULL = 4_000;
 
 /**
- * Starts publish's record of the checkout now, to run while memory is restored and OpenCode starts.
- * `ready` never rejects: without a record nothing is committed, the answer says why, the agent
- * answers.
+ * Starts publish's record of the checkout now, alongside the restore and OpenCode's start. `ready`
+ * never rejects: without a record nothing is committed and the answer says why.
  */
 export function preparedPublish(prepare: (() => Promise<Staging>) | undefined): {
   ready: () => Promise<void>;
@@ -214,9 +213,8 @@ async function publish(o: PublishOptions): Promise<string | undefined> {
 }
 
 /**
- * The refusal when the agent made, moved or rewrote a `.git` anywhere in the checkout (found by
- * node:fs first: git would run what its configuration names). It is removed once the agent stopped
- * (pipeline.ts).
+ * The refusal when the agent made, moved or rewrote a `.git` in the checkout (git would run what its
+ * configuration names); it is removed once the agent stopped (pipeline.ts).
  */
 function plantedRepositories(checkout: CheckoutFacts, skip: readonly string[]): string | undefined {
   const changes = gitEntryChanges(checkout.gitEntries, scanGitEntries(checkout.top, { skip }));

@@ -46,8 +46,7 @@ export class Staging {
 
   /**
    * Makes the private git directory for `facts`' checkout under `parent` (0700) and stages the work
-   * tree as it is before the agent, but for what stage() leaves out and `recallDirs` (Recall's own
-   * folders).
+   * tree before the agent, but for what stage() leaves out and `recallDirs` (Recall's own).
    */
   static async prepare(facts: CheckoutFacts, o: { parent: string; pathEnv: string | undefined; recallDirs: readonly string[]; maxFileBytes?: number; timeoutMs?: number }): Promise<Staging> {
     fs.mkdirSync(o.parent, { recursive: true, mode: 0o700 });
@@ -84,9 +83,8 @@ export class Staging {
   }
 
   /**
-   * Stages every change in the work tree but under `excluded` (submodules, folders holding a
-   * repository, Recall's own), which git never looks into; then the staged changes against HEAD, as
-   * a raw diff.
+   * Stages every change but under `excluded` (submodules, folders holding a repository, Recall's
+   * own), which git never looks into; then the staged changes against HEAD, as a raw diff.
    */
   async stage(excluded: readonly string[]): Promise<ChangedEntry[]> {
     const added = await this.add(excluded);

@@ -28,9 +28,8 @@ export const CHECK_SYSTEM = [
  */
 export const CHECK_TIMEOUT_MS = 5_000;
 /**
- * The longest OpenCode may take to begin the call: a fresh OpenCode's first prompt waits for what
- * every prompt needs loaded (4.5-9 s measured on a loaded 2-core machine), not counted in
- * CHECK_TIMEOUT_MS.
+ * The longest OpenCode may take to begin the call: a fresh OpenCode's first prompt waits 4.5-9 s for
+ * what every prompt needs (measured, loaded 2-core machine), not counted in CHECK_TIMEOUT_MS.
  */
 export const CHECK_START_MS = 20_000;
 /** The most candidates one check asks about. */

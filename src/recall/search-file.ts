@@ -226,9 +226,8 @@ export class SearchFile {
   }
 
   /**
-   * Takes the records loaded whole from the same file (for what needs all of them), with the ones
-   * search already read in their place (a recall marked them used). False, and nothing taken,
-   * when they are not the records these postings were made from.
+   * Takes the records loaded whole from the same file, with those search already read in their
+   * place. False, and nothing taken, when they are not the records these postings were made from.
    */
   adopt(records: RunRecord[]): boolean {
     if (records.length !== this.size) return false;
