@@ -111,11 +111,14 @@ function userOver(base: Record<string, Rule>, user: Config): Config {
 }
 
 /**
- * The OpenCode config for a run: the user's, with Recall's needs on top. Autoupdate and sharing off
- * (a CI run must not change its binary or publish a session); writes outside the checkout, the
- * `question` tool and whatever OpenCode would stop to ask about denied unless the user says otherwise
- * (`asked`: 'allow' only for a person running Recall locally), since nobody is there to answer. Then
- * the policy's restrictions and the tools `turnedOff` (grep, when .git holds credentials).
+ * The OpenCode config for a run: the user's config, with what Recall needs on top. Autoupdate
+ * and sharing are always off (a CI run must not change its binary or publish a session); a write
+ * outside the checkout and the `question` tool are denied unless the user's config says otherwise,
+ * and so is everything OpenCode would stop to ask about (`asked`: 'allow' only when a person
+ * running Recall locally says so), because nobody is there to answer (OpenCode would wait until
+ * inactivity-minutes); an "ask" in the user's own rules is decided the same way. Then the
+ * policy's restrictions, and at a restricted level the tools `turnedOff` for this run (grep, when
+ * .git holds credentials: it searches .git, which the read rules cannot close to it).
  */
 export function agentConfig(user: Config, model: ModelRef | undefined, policy: AgentPolicy = 'full', turnedOff: readonly string[] = [], asked: 'deny' | 'allow' = 'deny'): Config {
   const userAgents = isObject(user.agent) ? user.agent : {};
