@@ -6,10 +6,9 @@ export function describe(error: unknown): string {
 }
 
 /**
- * ` (did you mean X?)` when one of `choices` is a likely typo of `given`: one edit for a word of up
- * to four letters, two up to eight, three beyond; two letters swapped (`lsit`); or one a prefix of
- * the other (`--versio`). Empty
- * otherwise, so a message can always append it.
+ * ` (did you mean X?)` when one of `choices` is a likely typo of `given` (one edit up to four
+ * letters, two up to eight, three beyond; two letters swapped; or a prefix); else empty, so it can
+ * always be appended.
  */
 export function didYouMean(given: string, choices: readonly string[]): string {
   if (!given || choices.length === 0 || choices.includes(given)) return '';

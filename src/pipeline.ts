@@ -86,9 +86,8 @@ export interface PipelineOptions {
 }
 
 /**
- * The run's number off GitHub (a local run): taken once per process, so that the run's record
- * (run-<n>-1) and its memory key (recall-v1-<n>-1-...) name the same run; two clock reads a
- * millisecond apart made them differ.
+ * The run's number off GitHub (a local run), taken once per process so that the run's record and its
+ * memory key name the same run (two clock reads a millisecond apart made them differ).
  */
 const LOCAL_RUN = String(Date.now());
 

@@ -32,9 +32,8 @@ export interface AgentReply {
 }
 
 /**
- * One message of a session as a transcript shows it (report/transcript.ts): its text, and each
- * tool call reduced to the tool's name and a short argument. Tool inputs and outputs never get
- * this far: what a tool read or printed stays in the session.
+ * One message of a session as a transcript shows it (report/transcript.ts): its text, and each tool
+ * call as its name and a short argument; what a tool read or printed stays in the session.
  */
 export interface TranscriptMessage {
   role: 'user' | 'assistant';
@@ -56,12 +55,10 @@ export interface AgentServer {
   /** The providers OpenCode can use in this run (it has their keys), each with its models. */
   models(): Promise<Record<string, string[]>>;
   /**
-   * Ask `model` once in `sessionId` (no tools, no limits watch: the caller bounds it with `signal`);
-   * its answer and usage. `agent`: an agent of the run's configuration that may use no tool, whose
-   * prompt replaces OpenCode's (a card's); else the model is told it gives a second opinion.
-   * `onStarted`: told once OpenCode has begun the call (the session is busy): a fresh OpenCode's
-   * first prompt first waits seconds for what every prompt needs loaded, which a bound on the
-   * model's answer should not count. Rejects with an AgentError that says why.
+   * Ask `model` once in `sessionId`, bounded by `signal` (no tools, no limits watch). `agent`: a
+   * tool-less agent whose prompt replaces OpenCode's (a card's); else a second opinion.
+   * `onStarted`: told once OpenCode has begun the call (a fresh OpenCode's first wait is not the
+   * answer's). Rejects with an AgentError.
    */
   ask(sessionId: string, model: ModelRef, text: string, signal: AbortSignal, o?: { agent?: string; onStarted?: () => void }): Promise<AgentReply>;
   /**
@@ -280,9 +277,8 @@ export interface RunRecord {
   sessionId?: string;
   runUrl?: string;
   /**
-   * The stems of the record's fields as search indexes them (search.ts), kept so that the next
-   * run does not work them out again (most of a startup recall at 10,000 records). Tagged with the
-   * stemming version; a record without them, or with another version, is stemmed afresh.
+   * The stems of the record's fields as search indexes them, kept so the next run need not work them
+   * out again (most of a start-up recall at 10,000 records); another stemming version stems afresh.
    */
   terms?: string;
   /** What a model wrote about the run from its own request and answer (card.ts), once it has one. */

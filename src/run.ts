@@ -45,15 +45,13 @@ export interface RunPorts {
    */
   publish?: (answer: string) => Promise<string | undefined>;
   /**
-   * Resolves once what must be done before the agent may change the checkout is done (publish's
-   * record of the checkout as it was). It was started before run(), so that it runs alongside the
-   * restore and OpenCode's start; the prompt waits for it. Never rejects.
+   * Resolves once publish's record of the checkout as it was is made (started before run(), alongside
+   * the restore and OpenCode's start); the prompt waits for it. Never rejects.
    */
   beforeAgent?: () => Promise<void>;
   /**
-   * Posts the answer where it is awaited, as soon as the run's record is made: before its card,
-   * the prune and the save, which never delay it. A failure to post is thrown by run() once memory
-   * is saved.
+   * Posts the answer where it is awaited, as soon as the run's record is made (the card, prune and
+   * save never delay it). A failure to post is thrown by run() once memory is saved.
    */
   deliver?: (answer: Delivered) => Promise<void>;
   /**

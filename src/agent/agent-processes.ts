@@ -1,23 +1,13 @@
 /**
- * The processes the agent left running, found and stopped before Recall reads the checkout
- * (RFC-007, "The agent's processes are gone before publish").
+ * The processes the agent left running, found and stopped before Recall reads the checkout (RFC-007,
+ * "The agent's processes are gone before publish"): a background process could swap a folder git has
+ * listed for a link, and git, outside the sandbox, would read where it leads.
  *
- * Publish runs while OpenCode still serves (the run's summary is written into the session after
- * it), and a process the agent started in the background would still be at work: it can swap a
- * folder for a link once git has listed it, and git, outside the sandbox, reads what the link
- * leads to. So every process below OpenCode's server process but OpenCode's own is stopped first.
- *
- * Which processes are OpenCode's own is recorded when the server starts, before the agent has
- * run anything: the wrapper (`unshare`), the sandbox's first process and OpenCode itself, each by
- * pid and start time (a pid reused later is not taken for it). Everything else below the server
- * process is the agent's: in the sandbox every process of its PID namespace is (an orphan goes to
- * the namespace's first process, never out of it), and so are namespaces the agent nests in it.
- * Read from /proc, the parent of each process; where there is no /proc (macOS, where no sandbox
- * runs either) nothing is found.
- *
- * Stopping: SIGSTOP each process found, and look again until a look finds none not yet stopped
- * (a stopped process starts no more), then SIGKILL them all and wait until none is left (a zombie
- * runs nothing). Bounded in time: what is still there then is counted, and publish refused.
+ * OpenCode's own processes (the wrapper, the sandbox's first process, OpenCode) are recorded by pid
+ * and start time when the server starts, before the agent ran anything; every other process below the
+ * server process, read from /proc, is the agent's (none is found where there is no /proc). Each is
+ * SIGSTOPped until a look finds no new one, then all are SIGKILLed; bounded in time, what is still
+ * there then is counted, and publish refused.
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';

@@ -26,11 +26,9 @@ const within = (p: string, root: string) => p === root || p.startsWith(`${root}$
 const intoGit = (p: string, root: string) => path.relative(root, p).split(path.sep).includes('.git');
 
 /**
- * Links in the checkout whose target lies outside it, or inside one of its `.git` folders (by the
- * link's text, and where it exists by the real path it resolves to), as `path -> target`: OpenCode's
- * tools check the link's own path, so `NOTES.md -> .git/config` would pass the rule that keeps them
- * out of .git. Committed links are found through git's index; a directory that is not a git
- * checkout is walked (up to `maxEntries`).
+ * Links in the checkout that lead outside it or into a `.git` (by their text, and by the real path
+ * where it exists), as `path -> target`: OpenCode's tools check the link's own path, so `NOTES.md
+ * -> .git/config` would pass. Found through git's index, else by a walk (up to `maxEntries`).
  */
 export function linksLeavingCheckout(workspace: string, maxEntries = 200_000): string[] {
   const root = fs.realpathSync(workspace);

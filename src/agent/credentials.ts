@@ -10,11 +10,9 @@ import { MIN_LENGTH } from '../secrets/forms.js';
 import { agentStateDirs, credentialsIn, isSecretName } from './environment.js';
 
 /**
- * Variables that hold a path whatever their name says: the shell's working directories and home
- * (`cd` sets PWD, though it is named like a password: SMTP_PWD), the runner's own folders and files,
- * and the file google-github-actions/auth writes its key to. Taken for credentials, the checkout's
- * path (or a runner's, which the checkout's starts with) was redacted from memory, and OpenCode
- * could no longer open the sessions.
+ * Variables that hold a path whatever their name says (PWD is named like a password: SMTP_PWD), the
+ * runner's folders and google-github-actions/auth's key file: redacted as credentials, the checkout's
+ * path was taken out of memory, and OpenCode could no longer open the sessions.
  */
 const PATH_NAMES = new Set([
   'PWD', 'OLDPWD', 'HOME', 'TMPDIR', 'GITHUB_WORKSPACE', 'GITHUB_ENV', 'GITHUB_OUTPUT', 'GITHUB_STATE', 'GITHUB_STEP_SUMMARY',
@@ -25,10 +23,9 @@ const PATH_SUFFIX = /_(?:DIRS?|DIRECTORY|PATHS?|FILES?|FILENAME|HOME|ROOT|SOCK|S
 /** Values people write where a secret would go that are not one: taken for credentials, every mention of the word in memory would go. */
 const COMMON_VALUES = new Set(['disabled', 'enabled', 'required', 'optional', 'password', 'changeme', 'localhost', 'undefined', 'anonymous', 'unused', 'default', 'placeholder', 'redacted', '[redacted]']);
 /**
- * Recall's own inputs named like a secret that hold none, as the runner puts them in the
- * environment. `memory-key-prefix` starts every memory key, which the manifest names: taken for a
- * credential (any prefix of 8 characters or more), it could never be redacted out of the store, and
- * no memory was saved.
+ * Recall's own inputs named like a secret that hold none. `memory-key-prefix` starts every memory
+ * key, which the manifest names: taken for a credential, it could never be redacted out, and
+ * nothing saved.
  */
 const PLAIN_INPUTS = new Set(['INPUT_MEMORY-KEY-PREFIX']);
 /**
@@ -44,14 +41,11 @@ export function pathExists(value: string): boolean {
 }
 
 /**
- * Whether the variable `name` holds a value that is no secret whatever its name says (issues 18,
- * 25): the runner's step state (`STATE_*`, main's hand-over to post, which is Recall's own: the
- * memory key, a comment id); Recall's `memory-key-prefix` input; a path, as the variable's name says
- * (PATH_NAMES, PATH_SUFFIX) or as the machine shows (`exists`: written like one and there); a common
- * word. Never a path from the value's shape alone: `/aB3...` is as likely a key. Each, taken for a
- * credential, was redacted out of memory wherever it appears: a path out of every session's
- * directory (OpenCode could no longer open them), the memory key out of the manifest that names it
- * (the save was refused).
+ * Whether `name` holds a value that is no secret whatever its name says (issues 18, 25): the runner's
+ * step state (`STATE_*`, Recall's own), the `memory-key-prefix`, a path by the variable's name or as
+ * the machine shows it, a common word; never a path by the value's shape alone (`/aB3...` may be a
+ * key). Each, taken for a credential, was redacted out of memory and broke it (session directories,
+ * the manifest's key).
  */
 export function plainValue(name: string, value: string, exists: (path: string) => boolean = pathExists): boolean {
   const upper = name.toUpperCase();

@@ -1,31 +1,8 @@
 /**
  * The environment Recall gives the OpenCode process, and so every command the agent runs (OpenCode
- * passes its environment on). It is an allow-list (RFC-005): the agent sees what it needs to reach
- * its model and to build and test code, and nothing else.
- *
- * `agentVariable(name, value, allowed)`, first match wins:
- *  1. never: Recall's own and the runner's credentials and files, whatever else says so: every
- *     `INPUT_*` (the GitHub token), `RECALL_*` (memory credentials), `ACTIONS_*` (cache and OIDC
- *     tokens), GITHUB_TOKEN, GH_TOKEN and the enterprise pair, the runner's command files
- *     (GITHUB_ENV, GITHUB_PATH, GITHUB_OUTPUT, GITHUB_STATE, GITHUB_STEP_SUMMARY) and the event
- *     (GITHUB_EVENT_PATH);
- *  2. the names the user lists in `agent-env` (`allowed.extra`): the workflow's word for a name;
- *  3. the variables of the model providers the workflow names (`allowed.provider`): the providers of
- *     the `model` and `dispatch-models` inputs and of `opencode-config` (its model, small_model and
- *     provider keys; provider-env.json has their variables), and the `{env:NAME}` names in
- *     opencode-config. Never from the checkout's own opencode.json: a pull request can change it,
- *     and so can the agent, whose fix Recall pushes to the head the next run checks out;
- *  4. never: a name that says secret (SECRET_NAME), also under a safe prefix (ANDROID_KEYSTORE,
- *     HOMEBREW_GITHUB_API_TOKEN, npm_config__auth);
- *  5. never: a value that carries a credential (credentialsIn): a URL with a password, a token as
- *     its user or a key in its query, a `-D`/`-P` option that sets a password (JAVA_TOOL_OPTIONS,
- *     GRADLE_OPTS ...; quoted, or inside org.gradle.jvmargs);
- *  6. the known-safe set: locale, paths, CI and GitHub context, proxies, tool locations (SAFE_*);
- *  7. nothing else.
- * The secret rules (4, 5) come after 2 and 3 because a provider's key is named like a secret
- * (ANTHROPIC_API_KEY, AWS_SECRET_ACCESS_KEY) and passing it is the point; what the order must stop,
- * something other than the workflow putting a secret on the list, is stopped by taking 2 and 3 from
- * the workflow alone.
+ * passes its environment on): an allow-list, decided by `agentVariable(name, value, allowed)` in the
+ * order RFC-005 "The allow-list, in order" gives and argues (the secret rules after `agent-env` and
+ * the providers', which come from the workflow alone, never the checkout's opencode.json).
  *
  * On top of that Recall sets HOME and XDG_{DATA,CONFIG,CACHE,STATE}_HOME under `stateRoot` (so the
  * agent reads no ~/.config/opencode, ~/.claude, auth.json of the runner's user), OPENCODE_DB,
@@ -89,11 +66,9 @@ export interface CredentialInValue {
 }
 
 /**
- * Where a URL starts in a longer text (a command line; a proxy list, where one URL runs into the
- * next): a whole run of scheme characters before `://`, never a start inside the run. A pattern that
- * may start anywhere in a run tries every position of a long word, each to its end: 64 KB of letters
- * (a stranger's comment passed in a step's env) took 6 s. What is read is the same: only the text
- * after `://` is looked at.
+ * Where a URL starts in a longer text: a whole run of scheme characters before `://`, never a start
+ * inside the run. A pattern that may start anywhere tries every position of a long word (64 KB of
+ * letters took 6 s); what is read is the same, only what follows `://`.
  */
 const URL_START = /(?<![a-z0-9+.-])[a-z0-9+.-]+:\/\//gi;
 /** A user name this long is a token (`https://<token>@github.com`, a Sentry key), not a login such as `git`. */
@@ -112,11 +87,9 @@ function words(line: string): string[] {
 const PROPERTY = /^-[DP]([\w.-]+)=(.*)/s;
 
 /**
- * The properties a command line sets, [name, setting], and those one level down, inside another's
- * setting: Gradle starts its daemon with org.gradle.jvmargs, split at white space
- * (`-Dorg.gradle.jvmargs="-Xmx2g -Djavax.net.ssl.keyStorePassword=x"`). Not deeper, and not by
- * recursion: the value can be a stranger's text (a step's `env: BODY: ${{ ... }}`), and each level
- * down would read the rest of it again.
+ * The properties a command line sets, [name, setting], and those one level down inside another's
+ * (Gradle's org.gradle.jvmargs, split at white space). Not deeper, nor by recursion: the value can
+ * be a stranger's text, and each level down would read the rest of it again.
  */
 function* properties(line: string): Generator<[name: string, setting: string]> {
   for (const word of words(line)) {
@@ -225,10 +198,9 @@ export function providerVariables(id: string): string[] {
 }
 
 /**
- * The providers the workflow names, whose variables the agent gets: the model input's, the
- * dispatch tool's models', and in `config` (opencode-config, with the model) its `model`,
- * `small_model` and every provider it defines. None when none can be told: then the agent gets no
- * provider's variables (the caller warns). The checkout's own configuration is never asked.
+ * The providers the workflow names, whose variables the agent gets: the model input's, dispatch's,
+ * and opencode-config's `model`, `small_model` and providers. None when none can be told (the
+ * caller warns); the checkout's own configuration is never asked.
  */
 export function providersInUse(config: Record<string, unknown>, model: ModelRef | undefined, others: readonly ModelRef[] = []): string[] {
   const ids = new Set<string>();

@@ -1,20 +1,12 @@
 /**
- * Credentials in the git configuration the agent could read (RFC-005). actions/checkout leaves the
- * job's token in the checkout's config as an `http.<url>.extraheader` (unless
- * `persist-credentials: false`); with `submodules: true` in every submodule's
- * `.git/modules/<name>/config` too, and since v6 in a file the config includes from RUNNER_TEMP.
- * Other steps write URLs with a password or a token. Recall reads every configuration file git
- * reads for the checkout, its submodules and its worktrees, and for every other repository in the
- * folder the agent works in (a second checkout with `path:`, checkouts side by side), and the
- * files they include wherever those are, and finds in them:
- *  - `http.*.extraheader` (whatever header it sets);
- *  - a URL that carries a credential (environment.ts's `credentialsIn`), in a value
- *    (`remote.origin.url`) or in a section's name (`url.<with token>.insteadOf`);
- *  - a setting named like a secret (`github.token`, `hub.oauthtoken`);
- *  - any value holding one of the run's credentials, in any form Recall redacts.
- * For each such file it writes a copy without those settings (the rest kept, in order), which the
- * sandbox shows the agent in its place (sandbox.ts). Without a sandbox the agent's tools are kept
- * out instead (launcher.ts). The warning names each file and what it held.
+ * Credentials in the git configuration the agent could read (RFC-005): actions/checkout's token as
+ * an `http.<url>.extraheader` (in submodules' configs too, and since v6 in an included file), URLs
+ * with a password or token. Every configuration file git reads for the checkout, its submodules,
+ * worktrees and other repositories in the agent's folder, and the files they include, is searched
+ * for an extraheader, a URL carrying a credential, a setting named like a secret, or a value
+ * holding one of the run's credentials. Each such file gets a copy without them, which the sandbox
+ * shows the agent instead (sandbox.ts); without a sandbox the agent's tools are kept out
+ * (launcher.ts).
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';

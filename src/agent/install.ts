@@ -1,18 +1,8 @@
 /**
- * Find the OpenCode binary Recall runs (RFC-005, "The OpenCode binary"). The places it can come
- * from are tried in order (`SOURCES`); the first that yields a binary wins:
- *  0. for a local run, the OpenCode `npm ci` installed beside Recall (its own dependency, at the
- *     version package-lock.json pins), checked against the pinned checksum where there is one:
- *     a local run never installs OpenCode again;
- *  1. an `opencode` on PATH at the wanted version: the runner's owner or the workflow put it
- *     there, and Recall runs it as is, saying it did not check it;
- *  2. Recall's own install in the tool directory (RUNNER_TOOL_CACHE, kept by self-hosted runners),
- *     checked against the pinned checksum on every run;
- *  3. the copy an earlier run's post step kept in the Actions cache, checked the same way;
- *  4. the platform package fetched from the npm registry with `npm pack` (npm checks the registry's
- *     integrity; no package's install script runs), checked against the pin where there is one,
- *     its binary unpacked by Recall.
- * Whatever Recall installs is checked before anything runs it; a mismatch is refused and said.
+ * Find the OpenCode binary Recall runs (RFC-005, "The OpenCode binary"): the places in `SOURCES` are
+ * tried in order (beside Recall for a local run, PATH at the wanted version, Recall's tool directory,
+ * the Actions cache, the npm registry), and the first that yields a binary wins. Whatever Recall
+ * installs is checked against the pinned checksum before anything runs it; a mismatch is refused.
  */
 import { execFile } from 'node:child_process';
 import * as fs from 'node:fs';

@@ -94,13 +94,10 @@ function copyConfiguration(env: NodeJS.ProcessEnv, stateDir: string): Record<str
 }
 
 /**
- * Writes the run's custom tools into OpenCode's global config directory (`tools/`). Where there
- * is a tool file, OpenCode first installs its plugin package with npm into every config
- * directory it reads, which offline stalls the first prompt for over a minute and online fetches
- * a package on every run: a lock file that already lists it, with an empty node_modules, tells
- * OpenCode the install is done. Tools of an earlier run in the same directory are removed.
- * Each module holds the run's loopback token: the folder is 0700 and the files 0600, so no other
- * user of a shared runner reads it.
+ * Writes the run's custom tools into OpenCode's global config directory (`tools/`), with a lock file
+ * and an empty node_modules that tell OpenCode its plugin package is installed (else it runs npm in
+ * every config directory: a minute's stall offline). An earlier run's tools are removed. The modules
+ * hold the run's loopback token: folder 0700, files 0600.
  */
 export function installTools(tools: Record<string, string>, configDirs: readonly string[]): void {
   const [global] = configDirs;

@@ -1,15 +1,10 @@
 /**
- * OpenCode kept in the Actions cache (RFC-003, "Startup costs"): a hosted runner's tool cache does
- * not outlive the job, so without this every run installs OpenCode from the registry (several
- * seconds, more than all of Recall's own overhead). The install directory of a pinned release (the
- * platform package's binary alone, about 185 MB, 57 MB compressed) is saved once per version and
- * platform package, by the post step so that the agent never waits for the upload, and restored
- * through Recall's own cache client: the same confined unpacker as memory, writing the binary
- * alone and hashing it as it is written.
- *
- * Anyone who can write the repository's cache scope can write this key (RFC-005, "The OpenCode
- * binary"): what a restore brings is run only when it matches the pinned checksum (install.ts),
- * and the post step saves only a binary that matches it.
+ * OpenCode kept in the Actions cache (RFC-003, "Startup costs"): a hosted runner's tool cache dies
+ * with the job, and the registry install costs seconds. A pinned release's binary is saved once per
+ * version and platform by the post step, and restored through Recall's cache client and confined
+ * unpacker. Anyone who can write the cache scope can write this key (RFC-005): what a restore
+ * brings runs only when it matches the pinned checksum (install.ts), and only a matching binary is
+ * saved.
  */
 import * as path from 'node:path';
 import type { Logger } from '../ports.js';
@@ -38,10 +33,9 @@ export interface KeptOpenCode {
 /** How resolveOpenCode (install.ts) uses a cache: restore before the registry, keep after it. */
 export interface OpenCodeCache {
   /**
-   * Restores the entry saved under `key` into `dir`, writing only `files` (paths inside it): the
-   * SHA-256 of each file written, or undefined on a miss. `maxBytes`: what the files hold at most
-   * (the pinned size); an archive that unpacks to more, entries read past included, is refused as
-   * it is read (anyone who can write the cache scope can write the entry): RefusedEntry.
+   * Restores the entry under `key` into `dir`, writing only `files`: each one's SHA-256, or
+   * undefined on a miss. An archive that unpacks past `maxBytes` is refused as it is read
+   * (RefusedEntry): anyone who can write the cache scope can write the entry.
    */
   restore(dir: string, key: string, files: readonly string[], maxBytes: number): Promise<Map<string, string> | undefined>;
   /** Recall installed and verified `entry`: keep it for the next run. */

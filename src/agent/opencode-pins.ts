@@ -1,10 +1,8 @@
 /**
- * What Recall knows an OpenCode binary must be before it runs one (RFC-005, "The OpenCode
- * binary"): for a pinned release, the checksums this Recall release ships
- * (opencode-checksums.json, written by scripts/pin-opencode.mjs); for any other, the registry's
- * integrity, which npm checks while it fetches the tarball. Here: the table, the check of an
- * installed binary against its pin, and the binary taken out of an npm tarball with Recall's own
- * unpacker, hashed as it is written.
+ * What Recall knows an OpenCode binary must be before it runs one (RFC-005, "The OpenCode binary"):
+ * the checksums this release ships for a pinned release (opencode-checksums.json, written by
+ * scripts/pin-opencode.mjs), else the registry's integrity. The check of an installed binary, and the
+ * binary taken out of an npm tarball by Recall's own unpacker, hashed as it is written.
  */
 import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
@@ -105,10 +103,9 @@ export interface Unpacked {
 }
 
 /**
- * Writes the binary `binary` (a path inside the package, `bin/opencode`) of the npm tarball
- * `tarball` into `dir`, and nothing else, with Recall's unpacker: the tarball is hashed (sha512)
- * as it is read and the binary (SHA-256) as it is written, in one pass. The caller compares both
- * before anything runs it.
+ * Writes the binary `binary` of the npm tarball `tarball` into `dir`, and nothing else, with
+ * Recall's unpacker, hashing the tarball (sha512) and the binary (SHA-256) in one pass; the caller
+ * compares both.
  */
 export async function unpackBinary(tarball: string, dir: string, binary: string): Promise<Unpacked> {
   const unpacker = new TarUnpacker('package', dir, { maxBytes: MAX_UNPACKED_BYTES, maxEntries: MAX_ENTRIES, only: [binary], sha256: true });

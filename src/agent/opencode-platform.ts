@@ -1,12 +1,9 @@
 /**
  * Which of OpenCode's platform packages this runner needs, chosen as OpenCode's own installer
- * chooses (node_modules/opencode-ai/postinstall.mjs, `packageNames`): `opencode-<os>-<arch>`, the
- * `-baseline` build on an x64 CPU without AVX2, the `-musl` builds on a musl Linux (Alpine). The
- * avx2 and baseline builds are different binaries with different checksums, so the choice names
- * the cache entry and the pin that are checked (RFC-005, "The OpenCode binary").
- *
- * The probes read what postinstall.mjs reads; test/unit/opencode-platform.test.ts runs that
- * script's own function beside this one on every combination, so the two cannot drift apart.
+ * chooses (opencode-ai/postinstall.mjs, `packageNames`): `-baseline` without AVX2, `-musl` on a
+ * musl Linux. The builds differ in checksum, so the choice names the cache entry and pin checked
+ * (RFC-005). test/unit/opencode-platform.test.ts runs the installer's function beside this one on
+ * every case.
  */
 import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';

@@ -1,18 +1,11 @@
 /**
  * What the agent may do in a run, as OpenCode configuration, and the check that OpenCode took it
- * (RFC-005). Three levels:
- *  - `full`: the user's configuration, with the questions nobody can answer denied;
- *  - `no-shell`: the sandbox could not start, so nothing may read other processes' memory or
- *    files outside the checkout: no `bash`, no external directories, for every agent;
- *  - `read-only`: code or a request nobody with write access vouched for (a fork's pull request,
- *    an allowed-users run; RFC-004): the agent
- *    reads and searches the checkout and nothing else, and OpenCode loads none of its skills,
- *    instructions, language servers or formatters.
- *
- * OpenCode evaluates permissions last-rule-wins, and an agent's own `permission` comes after the
- * top-level one (1.18.33; RFC-005), so a restriction is written for every agent, last. After the
- * server starts, `GET /agent` shows each agent's final rules, and the run is refused if any agent
- * can do more than its level allows.
+ * (RFC-005). Three levels: `full` (the user's configuration, the questions nobody can answer denied),
+ * `no-shell` (no sandbox: no `bash`, no external directories), `read-only` (code or a request nobody
+ * with write access vouched for: read and search the checkout, no skills, instructions, language
+ * servers or formatters). OpenCode evaluates permissions last-rule-wins, an agent's own after the
+ * top-level ones, so a restriction is written for every agent, last; after start `GET /agent` shows
+ * the final rules, and the run is refused if any agent can do more than its level allows.
  */
 import type { ModelRef } from '../ports.js';
 import { GITHUB_TOOL_NAMES, READING_TOOLS } from './tool-names.js';
@@ -88,10 +81,9 @@ function appendLast(base: Config, last: Record<string, Rule>): Config {
 }
 
 /**
- * What OpenCode 1.18.33 stops to ask about by default (its rules with the action "ask", read off
- * `GET /agent`): a tool call repeated in a loop, and reading `.env` files. Nobody can answer in a
- * run, so the run would wait until inactivity-minutes: Recall decides each before the run starts.
- * `.env.example` stays readable, as OpenCode has it.
+ * What OpenCode 1.18.33 stops to ask about by default (`GET /agent`): a tool call repeated in a loop,
+ * and reading `.env` files (`.env.example` stays readable). Nobody can answer in a run, which would
+ * wait until inactivity-minutes, so Recall decides each before it starts.
  */
 function askedDecisions(decision: 'deny' | 'allow'): Record<string, Rule> {
   return { doom_loop: decision, read: { '*.env': decision, '*.env.*': decision, '*.env.example': 'allow' } };
@@ -169,11 +161,10 @@ export function agentConfig(user: Config, model: ModelRef | undefined, policy: A
 }
 
 /**
- * `config` with agents of Recall's own (name -> prompt) that may use no tool: every permission
- * denied, hidden from the agent's choices, and at most two model calls (a model that calls a tool
- * anyway is told on the second that tools are off; with one step OpenCode says so on the first,
- * asking for a summary instead of the answer). A run's card is written by one (cards/); the user's
- * configuration cannot widen them.
+ * `config` with Recall's own tool-less agents (name -> prompt): every permission denied, hidden
+ * from the agent's choices, at most two model calls (a model that calls a tool anyway is told on
+ * the second that tools are off). A run's card is written by one; the user's configuration cannot
+ * widen them.
  */
 export function withToolFreeAgents(config: Config, prompts: Readonly<Record<string, string>>): Config {
   if (Object.keys(prompts).length === 0) return config;

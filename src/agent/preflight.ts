@@ -43,11 +43,9 @@ const WORDS = {
 } as const;
 
 /**
- * OpenCode's own providers and the variables each reads its credentials from: the models.dev
- * catalogue bundled in the pinned OpenCode binary, extracted by scripts/provider-env.mjs (a test
- * fails when it drifts from the binary). OpenCode lists a catalogue provider as soon as any one of
- * its variables is set (or a login or its configuration gives a key); one it does not list is not
- * there to be used.
+ * OpenCode's own providers and the variables each reads its key from: the models.dev catalogue in the
+ * pinned binary, extracted by scripts/provider-env.mjs (a test fails on drift). A provider OpenCode
+ * does not list (no variable set, no login, no key configured) is not there to be used.
  */
 const CATALOGUE = PROVIDER_ENV as Readonly<Record<string, readonly string[]>>;
 
@@ -113,16 +111,11 @@ export function untrustedProviderHint(model: ModelRef, audience: Audience = 'wor
 }
 
 /**
- * Fails, before anything starts, when OpenCode will not be able to use the model's provider:
- * - a variable the provider's configuration reads ({env:NAME}) is not set;
- * - OpenCode has no such provider (not in its catalogue, defined by no configuration): with the
- *   names it does have that come closest;
- * - none of the variables OpenCode reads the provider's credentials from is set, or only the
- *   checkout's configuration names the provider (`trusted` are the providers the workflow names),
- *   so that the agent will not get them.
- * A configuration that gives the key itself, or an `opencode auth login` that left one in
- * auth.json, is fine. Which variables would do, and which providers exist, is OpenCode's own word
- * (provider-env.json), so every provider it knows fails here in milliseconds, not after OpenCode started.
+ * Fails, before anything starts, when OpenCode will not be able to use the model's provider: a
+ * variable its configuration reads ({env:NAME}) is unset, OpenCode has no such provider (the closest
+ * names said), or no variable it reads the key from is set, or only the checkout's configuration
+ * names the provider (`trusted`: the workflow's), so the agent will not get it. A key in the
+ * configuration or in auth.json is fine. provider-env.json is OpenCode's own word on both.
  */
 export function checkProviderKey(o: {
   model: ModelRef | undefined;

@@ -1,24 +1,12 @@
 /**
- * The sandbox OpenCode (and so every command the agent runs) starts in, on Linux (RFC-005).
- *
- * One `unshare` gives the agent its own user, PID and mount namespaces. Inside, before OpenCode
- * starts, a short shell script (SETUP below) rearranges the mounts the agent sees:
- *  - writable: the checkout and Recall's two directories OpenCode needs (its state, the memory
- *    store), held open first and bound back after anything above them is hidden;
- *  - read-only inside those: every `.git` of the checkout (a directory, or the pointer file of a
- *    worktree or submodule), the git directories a pointer leads to, and the empty folders of
- *    submodules that are not checked out, where a planted `.git` would be run by any later
- *    `git status` (hooks, filters and config run in later steps and in Recall's publish);
- *  - replaced: git configuration files that hold credentials, by Recall's copies without them
- *    (git-credentials.ts), in the checkout or outside it;
- *  - scratch: an empty private tmpfs over /tmp, /var/tmp and /dev/shm;
- *  - hidden: an empty read-only tmpfs over RUNNER_TEMP (the runner's command files, the event,
- *    other actions' files, Recall's own), the runner's own credentials and logs, and the
- *    credential stores earlier steps leave in the home directory;
- *  - everything else read-only: other actions' code, the tool cache, the home directory.
- * Then the script drops every capability for good (`setpriv`: empty bounding set, no-new-privs,
- * locked securebits), so the agent can neither undo a mount nor gain privilege through sudo or a
- * setuid program, and becomes the namespace's first process (INIT), which passes SIGTERM on.
+ * The sandbox OpenCode (and so every command the agent runs) starts in, on Linux (RFC-005 "The
+ * sandbox, step by step"): one `unshare` gives the agent its own user, PID and mount namespaces, and
+ * a short script (SETUP below) rearranges the mounts it sees before OpenCode starts. Writable: the
+ * checkout and Recall's two directories OpenCode needs. Read-only: every `.git` of the checkout and
+ * where its pointers lead (a planted `.git` would run hooks in later steps and in Recall's publish),
+ * and everything else. Replaced: git configuration holding credentials (git-credentials.ts). Hidden:
+ * RUNNER_TEMP, the runner's credentials and logs. Then every capability is dropped for good
+ * (`setpriv`), so no mount can be undone and no privilege gained through sudo or setuid.
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';

@@ -1,10 +1,8 @@
 /**
- * What OpenCode's server says about its own failures (RFC-003): its warnings and errors, which
- * Recall asks it to print (`--print-logs --log-level WARN`) instead of writing them into a log
- * folder that goes with the run's temporary directory. OpenCode answers a failed request with
- * "Unexpected server error. Check server logs for details.", which points nowhere on a runner:
- * Recall says what the log says instead, keeps the lines beside the transcript, and prints the
- * last of them when a run fails.
+ * What OpenCode's server says about its own failures (RFC-003): its warnings and errors, printed
+ * (`--print-logs --log-level WARN`) rather than written into a log folder that goes with the run. Its
+ * "Check server logs for details." points nowhere on a runner: Recall says what the log says instead,
+ * keeps the lines beside the transcript, and prints the last of them when a run fails.
  */
 
 /** The most entries kept (a run that fails over and over logs the same error many times). */

@@ -12,10 +12,9 @@ export interface Usage {
 export const NO_TOKENS: Readonly<TokenUsage> = Object.freeze({ input: 0, output: 0, reasoning: 0, cacheRead: 0, cacheWrite: 0 });
 
 /**
- * Whether a failed prompt's error says its agent never ran: the model provider failed (answered
- * with an error, or kept failing: opencode.ts), and the agent had spent nothing at all by then. A
- * run stopped at one of its own limits, or an error that does not say what was spent, is taken for
- * one after work, whose memory is worth keeping.
+ * Whether a failed prompt's error says its agent never ran: the provider failed and nothing had
+ * been spent. A run stopped at a limit, or an error that does not say what was spent, counts as
+ * after work, whose memory is worth keeping.
  */
 export function agentNeverRan(failure: unknown): boolean {
   const f = failure && typeof failure === 'object' ? (failure as { usage?: Usage; modelFailed?: boolean }) : undefined;

@@ -1,10 +1,9 @@
 /**
- * Watches one prompt through OpenCode's event stream and stops it at a limit (RFC-003): the model
- * provider failing again and again (OpenCode retries forever), the run's time (`timeout-minutes`),
- * no event from the agent for a while (`inactivity-minutes`: a model that accepted the request and
- * never answers), and what it has cost (`max-cost-usd`, child sessions included). On a limit the
- * session is aborted, which ends the prompt with what was done so far; the reason is a sentence a
- * person can act on.
+ * Watches one prompt through OpenCode's event stream and stops it at a limit (RFC-003): the
+ * provider failing again and again (OpenCode retries forever), `timeout-minutes`,
+ * `inactivity-minutes` (a model that never answers), `max-cost-usd` (child sessions included). The
+ * session is aborted, which ends the prompt with what was done; the reason is a sentence a person
+ * can act on.
  */
 import type { OpencodeClient } from '@opencode-ai/sdk/v2';
 

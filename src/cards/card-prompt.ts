@@ -1,10 +1,8 @@
 /**
- * What a model is asked for a run's card (RFC-006, "Cards"), and how its reply is read. Pure.
- *
- * The card is written from the run's own request, its answer and the files it touched, never the
- * whole session: bounded input (a card costs a small share of a run) and nothing the run did not
- * say about itself. The request is a stranger's text and the answer a model's: both are given as
- * data between markers, and the reply is read as JSON only, checked field by field (card.ts).
+ * What a model is asked for a run's card (RFC-006, "Cards"), and how its reply is read. Pure. Only
+ * the run's own request, answer and files, never the whole session: bounded, and nothing the run
+ * did not say about itself. Both are strangers' text: given as data between markers, the reply read
+ * as JSON only and checked field by field (card.ts).
  */
 import { checkCard } from '../recall/card.js';
 import type { Card, RunRecord } from '../ports.js';
@@ -15,9 +13,8 @@ export const CARD_INPUT = { title: 300, request: 2_000, answer: 4_000, paths: 50
 export const CARD_REPLY_CHARS = 16_000;
 
 /**
- * The OpenCode agent cards are written by (the launcher defines it with CARD_SYSTEM as its prompt,
- * every permission denied, two steps at most): its prompt replaces OpenCode's coding-agent prompt (about
- * 10 KB), which a card has no use for and would pay for on every run.
+ * The OpenCode agent cards are written by (tool-less, two steps at most): its prompt, CARD_SYSTEM,
+ * replaces OpenCode's 10 KB coding-agent prompt, which a card would pay for on every run.
  */
 export const CARD_AGENT = 'recall-card';
 

@@ -1,13 +1,9 @@
 /**
  * Writes the cards of records (RFC-006, "Cards"): for each, one question to a model through the
- * running OpenCode server, in a session of its own that may use no tool, deleted as soon as the
- * card is read. The card session is a child of the run's session, so that a deletion that fails
- * still leaves it out of the sessions memory indexes and prunes it with its parent; nothing of it
- * is ever written into the run's own session.
- *
- * Why no tools: the model reads a stranger's request and another model's answer. Denied every
- * permission and offered no tool (OpenCode sends the model an empty tool list), a card request
- * that tells it to run a command has nothing to run it with (test/e2e/cards.test.ts performs it).
+ * running OpenCode server, in a tool-less child session of the run's (a failed deletion still leaves
+ * it out of what memory indexes), deleted once the card is read. No tools, because the model reads a
+ * stranger's request: a card request that says to run a command has nothing to run it with
+ * (test/e2e/cards.test.ts performs it).
  */
 import type { AgentServer, Logger, PastWork, Card, RunRecord } from '../ports.js';
 import { addUsage, NO_TOKENS, type Usage } from '../agent/usage.js';
@@ -99,9 +95,8 @@ export async function writeCard(server: AgentServer, parentId: string, model: Mo
 }
 
 /**
- * Cards for `records`, one after another, each stored in `index` as it is made (`onCard` hears of
- * each, and is waited for); what they cost together. A card that cannot be written is said as a warning and left out:
- * the record stays as it was.
+ * Cards for `records`, one after another, each stored in `index` as made (`onCard` hears of each,
+ * awaited); what they cost. A card that cannot be written is a warning; its record stays as it was.
  */
 export async function writeCards(
   server: AgentServer,

@@ -19,6 +19,15 @@ export class UsageError extends Error {
   }
 }
 
+/** Where a command prints: its answer on `out`, what it says about it on `err`. */
+export interface Output {
+  out: (line: string) => void;
+  err: (line: string) => void;
+}
+
+/** Text as one line: every run of whitespace one space. */
+export const oneLine = (s: string) => s.replace(/\s+/g, ' ').trim();
+
 type Options = NonNullable<ParseArgsConfig['options']>;
 
 /**

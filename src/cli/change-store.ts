@@ -1,18 +1,11 @@
 /**
- * How the memory CLI changes memory (`forget`, `import`, `cards`; `prune --write` signs the same
- * way): what PATH stands for is read and checked on a copy first (store-path.ts), the change is made
- * on the copy, and only then kept, with the manifest written again (signed, for a signed memory):
- *
- *  - a memory folder is changed in place: each changed file is put back through a new file renamed
- *    into place. The manifest is signed over the copy, the one checked and changed, and with a key
- *    every other file of the folder is made the copy's again: what another process writes into the
- *    folder meanwhile is never signed;
- *  - an Actions cache archive file is never changed. A cache serves what it stored under a key, so
- *    a rewritten file would silently differ from the cache, and a crash halfway through would lose
- *    the memory it held. The changed copy is written as a new archive, `--out NEW_FILE`, in the
- *    same layout and compression (a restore and `--store` read it), whole or not at all.
- *
- * Nothing is written into memory that could not be read.
+ * How the memory CLI changes memory (`forget`, `import`, `cards`, `prune --write`): PATH is read and
+ * checked on a copy (store-path.ts), the change made on the copy, and only then kept, the manifest
+ * written again (signed, for a signed memory). A memory folder is changed in place, file by file
+ * through a rename; with a key every other file is made the copy's again, so nothing another process
+ * wrote meanwhile is signed. An Actions cache archive file is never changed (the cache serves what it
+ * stored under a key, and a crash halfway would lose it): the changed copy is a new archive, `--out
+ * NEW_FILE`, written whole or not at all. Nothing is written into memory that could not be read.
  */
 import * as fs from 'node:fs';
 import * as os from 'node:os';
@@ -49,13 +42,10 @@ export function resignManifest(folder: string, manifest: ReturnType<typeof readM
 }
 
 /**
- * The key a change to the memory in `dir` (`where`, as said) is signed with, and the manifest it
- * keeps, checked before anything is changed. A signed memory without RECALL_MEMORY_SIGNING_KEY is
- * refused: the next restore would refuse it unsigned. With the key, the memory must be one a restore
- * with it would use (checkMemory: the manifest's signature holds with the key, every file is what
- * was signed, none is there it does not cover); else the change would sign whatever someone else put
- * there (a planted record or session, an edited file, memory signed with another key or never
- * signed) and every later restore would trust it: the CLI as a signing oracle (RFC-005).
+ * The key a change to the memory in `dir` is signed with, and the manifest it keeps, checked before
+ * anything changes. A signed memory without RECALL_MEMORY_SIGNING_KEY is refused (the next restore
+ * would refuse it unsigned); with the key, it must be memory a restore with that key would use
+ * (checkMemory), else the CLI would sign what someone else planted: a signing oracle (RFC-005).
  */
 export function signingKeyFor(dir: string, where: string, command: string, io: { err: (line: string) => void }): { manifest: ReturnType<typeof readManifest>; signingKey: string | undefined } {
   const signingKey = process.env.RECALL_MEMORY_SIGNING_KEY || undefined;

@@ -1,10 +1,7 @@
 /**
- * The event `recall memory search --event FILE` asks about, turned into the query the action
- * would search memory with (github/task.ts recallQuery, the action's own code). FILE is either the
- * task as Recall builds it from an event:
- *   { "kind": "issues" | "issue_comment" | "pull_request" | "schedule", "title", "body", "labels": [],
- *     "files": [], "number", "schedule" }
- * or, with --event-name, the webhook payload of that event (what GITHUB_EVENT_PATH holds).
+ * The event `recall memory search --event FILE` asks about, turned into the query the action would
+ * search with (github/task.ts recallQuery): FILE is the task as Recall builds it from an event (its
+ * shape is in the command's --help), or with --event-name the event's webhook payload.
  */
 import * as fs from 'node:fs';
 import { recallQuery } from '../github/task.js';

@@ -14,7 +14,7 @@ import { RECORDS_FILE } from '../memory/layout.js';
 import { cleaner, parseLines } from '../import/imported.js';
 import { describeImport, importInto } from '../import/import.js';
 import { importFromGitHub } from '../import/from-github.js';
-import { UsageError, wholeNumber } from './args.js';
+import { UsageError, wholeNumber, type Output } from './args.js';
 import { changeStore, checkOut } from './change-store.js';
 import { writeMissingCards } from './memory-cards-cli.js';
 
@@ -24,7 +24,7 @@ const LIMITS = { maxLine: 256 * 1024, maxLines: 5_000 };
 export async function importCommand(
   store: string,
   v: { file?: string | undefined; 'from-github'?: string | undefined; since?: string | undefined; out?: string | undefined; 'replace-cards'?: boolean | undefined; cards?: boolean | undefined; model?: string | undefined; 'opencode-config'?: string | undefined },
-  io: { out: (line: string) => void; err: (line: string) => void },
+  io: Output,
   env: NodeJS.ProcessEnv = process.env,
 ): Promise<number> {
   const name = 'memory import';

@@ -1,14 +1,9 @@
 /**
- * `recall memory cards` (issue 19, RFC-006 "Cards"): the cards of memory that exists. Every record
- * without a card (newest first, at most --limit) gets one the way the action writes a run's, from
- * the record's own request, answer and files, by a model through OpenCode in a session with no
- * tools. Each card is kept as soon as it is written (change-store.ts: the index put into the memory
- * folder, or an archive file's memory written again as the new archive --out, the manifest signed
- * again), so a call stopped halfway loses nothing and a second call (on the new archive, with
- * another --out) continues with the records still without one.
- *
- * OpenCode runs here only to write cards: in a scratch folder (no checkout), with the read-only
- * policy (no shell, no edits), its store a scratch one thrown away at the end.
+ * `recall memory cards` (issue 19, RFC-006 "Cards"): a card for each record without one (newest
+ * first, at most --limit), written as the action writes a run's. Each is kept as soon as it is
+ * written (change-store.ts), so a call stopped halfway loses nothing and the next continues.
+ * OpenCode runs here only to write cards: in a scratch folder, with the read-only policy, on a
+ * scratch store.
  */
 import * as fs from 'node:fs';
 import * as os from 'node:os';
@@ -24,7 +19,7 @@ import { CARD_AGENT, CARD_SYSTEM, cardSource } from '../cards/card-prompt.js';
 import { CARD_TIMEOUT_MS, writeCards } from '../cards/card-writer.js';
 import { InputError, readInputs, type Inputs } from '../inputs.js';
 import { memoryLayout, RECORDS_FILE } from '../memory/layout.js';
-import { UsageError, wholeNumber } from './args.js';
+import { oneLine, UsageError, wholeNumber, type Output } from './args.js';
 import { checkOut, openForChange, OUT_HELP, SIGNED_HELP } from './change-store.js';
 import { openIndex } from './memory-folder.js';
 import { recallHome } from './run-cli.js';
@@ -49,13 +44,6 @@ a memory folder as Recall restores it, or an Actions cache archive file. ${OUT_H
 archive, NEW_FILE is written again after each card: a second call with NEW_FILE as --store and
 another --out continues.
 ${SIGNED_HELP}`;
-
-interface Output {
-  out: (line: string) => void;
-  err: (line: string) => void;
-}
-
-const oneLine = (s: string) => s.replace(/\s+/g, ' ').trim();
 
 /** `only`: the records to write cards for (import --cards: those it added); absent, every record without one. */
 export async function writeMissingCards(store: string, v: Record<string, string | boolean | undefined>, io: Output, env: NodeJS.ProcessEnv = process.env, o: { only?: ReadonlySet<string> } = {}): Promise<void> {

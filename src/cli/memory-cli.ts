@@ -30,19 +30,12 @@ import { importedLabel, sourceOf } from '../recall/thread-key.js';
 import { eventQuery } from './event-task.js';
 import { describeCitations } from '../recall/citations.js';
 import { didYouMean } from '../errors.js';
-import { fitUsage, parseCommand, UsageError, wholeNumber, words } from './args.js';
+import { fitUsage, oneLine, parseCommand, UsageError, wholeNumber, words, type Output } from './args.js';
 import { projectMemoryPath, projectTop } from './project-memory.js';
 import { openStorePath, storeFolder } from './store-path.js';
-import { forgetCommand, wrongCommand } from './forget-cli.js';
+import { forgetCommand, noRecord, wrongCommand } from './forget-cli.js';
 import { importCommand } from './import-cli.js';
 import { openForChange } from './change-store.js';
-
-interface Output {
-  out: (line: string) => void;
-  err: (line: string) => void;
-}
-
-const oneLine = (s: string) => s.replace(/\s+/g, ' ').trim();
 
 const OPTIONS = {
   store: { type: 'string' },
@@ -99,9 +92,10 @@ export async function memoryCommand(args: string[], io: Output): Promise<number 
   const workspace = v.workspace === undefined ? projectTop(process.cwd()) : path.resolve(v.workspace as string);
   // Every command reads (or changes) the local memory of this repository unless --store names another.
   const store = v.store === undefined ? localMemory(workspace, name, io) : words(v.store as string, 'store', 'PATH (the memory folder `recall run` prints, a snapshot or an archive file)', name);
+  const recordId = () => words(v.id as string | undefined, 'id', 'a record id (search and list print them)', name);
   if (command === 'import') return importCommand(store, v as Parameters<typeof importCommand>[1], io);
-  if (command === 'forget') return forgetCommand(store, words(v.id as string | undefined, 'id', 'a record id (search and list print them)', name), v.out as string | undefined, io);
-  if (command === 'wrong') return wrongCommand(store, words(v.id as string | undefined, 'id', 'a record id (search and list print them)', name), v.out as string | undefined, io);
+  if (command === 'forget') return forgetCommand(store, recordId(), v.out as string | undefined, io);
+  if (command === 'wrong') return wrongCommand(store, recordId(), v.out as string | undefined, io);
   if (command === 'cards') return writeMissingCards(store, v, io);
   if (command === 'prune') return prune(store, v, workspace, io);
 
@@ -138,11 +132,11 @@ export async function memoryCommand(args: string[], io: Output): Promise<number 
       }
       if (!v.json) io.err(`${index.all().length} record(s), ${index.sessions().length} session(s) in memory`);
     } else {
-      const id = words(v.id as string | undefined, 'id', 'a record id (search and list print them)', name);
+      const id = recordId();
       const { dir } = await openStorePath(store, scratch, name);
       const index = openIndex(dir, workspace, { warn: io.err });
       const record = index.all().find((r) => r.id === id);
-      if (!record) throw new UsageError(`there is no record ${id} in this memory: \`recall memory list --store ${store}\` lists the ids`, name);
+      if (!record) noRecord(id, store, name);
       const checked = index.check(record);
       const { terms: _t, ...shown } = record;
       if (v.json) io.out(JSON.stringify({ ...shown, citations: checked.citations, sessionKept: checked.sessionLive, source: sourceOf(record) ?? null }));
@@ -215,10 +209,9 @@ function line(r: RunRecord): string {
 }
 
 /**
- * Applies the retention rule to a memory folder (the newest snapshot of a memory-path): sessions
- * past it go (their child sessions with them), their records stay; records past their own
- * retention go. Decided on a checked copy; says what it would do unless --write, and writes
- * nothing into a store that could not be read.
+ * Applies the retention rule to a memory folder (a memory-path's newest snapshot): sessions past it
+ * go with their children, their records stay; records past their own retention go. Decided on a
+ * checked copy; said unless --write.
  */
 async function prune(store: string, v: Record<string, string | boolean | undefined>, workspace: string, io: Output): Promise<void> {
   const name = 'memory prune';

@@ -13,6 +13,10 @@ cache archive file. Without --store: the local memory \`recall run\` keeps for t
 top of the git repository holding --workspace, the current folder by default).
 Nothing is written into PATH.`;
 
+/** What a command that changes memory says of PATH. */
+const CHANGED_HELP = `PATH (default: the local memory \`recall run\` keeps for this repository) is the memory folder \`recall run\` prints (its newest snapshot is changed), a snapshot folder
+in it, a memory folder as Recall restores it, or an Actions cache archive file. ${OUT_HELP}`;
+
 /** Each command's usage, printed by its --help and named by its mistakes. */
 export const MEMORY_USAGES: Record<string, string> = {
   search: `Usage: recall memory search [--store PATH] --query TEXT [--limit K] [--json] [--workspace DIR]
@@ -67,8 +71,7 @@ On GitHub, a comment \`<trigger> forget RECORD_ID\` by someone with write access
 the next save.
 ${SIGNED_HELP}
 
-PATH (default: the local memory \`recall run\` keeps for this repository) is the memory folder \`recall run\` prints (its newest snapshot is changed), a snapshot folder
-in it, a memory folder as Recall restores it, or an Actions cache archive file. ${OUT_HELP}`,
+${CHANGED_HELP}`,
   wrong: `Usage: recall memory wrong [--store PATH] --id RECORD_ID [--out NEW_FILE]
 
 Marks one record wrong (an id from search or list), as a comment \`<trigger> wrong RECORD_ID\` by
@@ -77,8 +80,7 @@ worth knowing), ranks after every record nobody marked, and the prior-work secti
 it and when. The mark is kept apart from the index, so a rebuilt index keeps it.
 ${SIGNED_HELP}
 
-PATH (default: the local memory \`recall run\` keeps for this repository) is the memory folder \`recall run\` prints (its newest snapshot is changed), a snapshot folder
-in it, a memory folder as Recall restores it, or an Actions cache archive file. ${OUT_HELP}`,
+${CHANGED_HELP}`,
   import: `Usage: recall memory import [--store PATH] (--file FILE.jsonl | --from-github OWNER/REPO [--since DAYS]) [--replace-cards] [--cards [--model provider/model] [--opencode-config JSON]] [--out NEW_FILE]
 
 Adds memory: from --file, one JSON object a line (the README's "Importing memory" gives
@@ -97,8 +99,7 @@ the model is chosen: --model, RECALL_MODEL, OpenCode's small_model, its model).
 Text is checked, bounded and cleaned like all memory; this process's credentials are redacted.
 ${SIGNED_HELP}
 
-PATH (default: the local memory \`recall run\` keeps for this repository) is the memory folder \`recall run\` prints (its newest snapshot is changed), a snapshot folder
-in it, a memory folder as Recall restores it, or an Actions cache archive file. ${OUT_HELP}`,
+${CHANGED_HELP}`,
 };
 
 export const MEMORY_USAGE = `Usage: recall memory <search|list|show|cards|prune|forget|wrong|import> [--store PATH] [...]

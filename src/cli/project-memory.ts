@@ -1,9 +1,7 @@
 /**
  * Where a local run keeps a project's memory unless --memory says otherwise: the platform's folder
- * for an application's state, outside every checkout, one folder per project. The agent works in
- * the checkout with a shell: memory there is memory it can rewrite, and a snapshot it plants there
- * is restored by the next run (RFC-005). Outside it, the sandbox shows the agent the home directory
- * read-only.
+ * for an application's state, outside every checkout (memory in it is memory the agent can rewrite,
+ * RFC-005), one folder per project:
  *
  *   Linux and others  $XDG_STATE_HOME/recall (an absolute one), else ~/.local/state/recall
  *   macOS             ~/Library/Application Support/recall
@@ -11,9 +9,8 @@
  *
  *   <that>/memory/<checkout's folder name>-<12 hex digits of the SHA-256 of its real path>
  *
- * The name is for people; the hash keeps two checkouts with the same folder name apart. The
- * checkout is the top of the git repository holding the folder the command runs in (projectTop),
- * so `recall memory list` from src/ reads the memory `recall run` kept at the top.
+ * The checkout is the top of the git repository holding the current folder (projectTop), so
+ * `recall memory list` from src/ reads the memory `recall run` kept at the top.
  */
 import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';

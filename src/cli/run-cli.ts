@@ -1,11 +1,8 @@
 /**
- * `recall run --prompt "..."` (RFC-003): the action's pipeline on a laptop or a self-hosted box, no
- * GitHub needed. Memory is the directory backend in the project's folder of Recall's state folder
- * (project-memory.ts), outside the checkout the agent can write; --memory chooses another (one
- * inside the checkout is refused: the agent could plant what later runs recall). The model and its key come from
- * the environment (or --model), the answer goes to stdout and the log to stderr. Each run is its own
- * thread unless --thread names one to continue; earlier runs are recalled as prior work like in the
- * action.
+ * `recall run --prompt "..."` (RFC-003): the action's pipeline without GitHub. Memory is the
+ * directory backend in the project's state folder (project-memory.ts), outside the checkout the agent
+ * can write; --memory chooses another, never inside the checkout. The answer goes to stdout, the log
+ * to stderr.
  */
 import { randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
@@ -20,7 +17,7 @@ import { memoryLayout } from '../memory/layout.js';
 import { recallFolders, runPipeline } from '../pipeline.js';
 import type { RunState, Task } from '../ports.js';
 import { Progress } from '../report/progress.js';
-import { fitUsage, parseCommand, UsageError, words } from './args.js';
+import { fitUsage, parseCommand, UsageError, words, type Output } from './args.js';
 import { projectMemoryPath, projectTop } from './project-memory.js';
 import type { MemoryStore } from '../memory/store.js';
 import { RunFailed } from '../report/run-result.js';
@@ -58,11 +55,6 @@ run printed). Other flags are the action's inputs of the same name: ${INPUT_FLAG
 The agent's changes stay in the checkout; nothing is committed. Nobody answers OpenCode's questions
 during a run, so what it would stop to ask about (reading .env files, a tool call repeated in a loop)
 is refused, as in a workflow; --allow-asked lets the agent do it instead.`;
-
-interface Output {
-  out: (line: string) => void;
-  err: (line: string) => void;
-}
 
 /** What the action's post step would do for a run that stopped before its save: here, the save itself. */
 class LocalState implements RunState {

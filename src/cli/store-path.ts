@@ -35,12 +35,10 @@ export function storeFolder(store: string, command: string): string {
 }
 
 /**
- * The memory PATH stands for, copied or unpacked into `scratch` (SQLite writes beside what it
- * opens), checked; where it came from, and an archive's format (to write a changed copy in).
- * `unpacked` sees the copy's files as they were in the archive or the folder, before anything
- * opens the database: a check there is a check of what is read and changed after, which no writer
- * of the folder can change in between. `everyFile`: a folder's copy holds every regular file in it,
- * not only the memory files (a file planted beside them is seen by that check).
+ * The memory PATH stands for, copied or unpacked into `scratch` (SQLite writes beside what it opens)
+ * and checked; where it came from, and an archive's format. `unpacked` sees the copy before anything
+ * opens the database, so its check is of what is read and changed after. `everyFile`: copy every
+ * regular file of a folder, not only the memory files (so a planted one is seen by that check).
  */
 export async function openStorePath(
   store: string,

@@ -1,11 +1,9 @@
 /**
- * Forgetting and correcting a memory (issue 19, RFC-006 "Forgetting and import"), in a memory
- * directory no OpenCode has open: the memory CLI's folder, or the action's restored memory in a
- * run that answers `<trigger> forget <id>` without the agent. Forgetting removes the record (and
- * its card, which lives in it), its session and the session's children, and leaves a tombstone so
- * that no merge of an overlapping run's memory brings them back; marking wrong keeps the record and
- * notes who said so (recall/wrong.ts ranks it last). This file also merges Recall's own files for
- * the save (the RecallFiles port memory/ calls), since that is where tombstones are honoured.
+ * Forgetting and correcting a memory (issue 19, RFC-006 "Forgetting and import") in a memory
+ * directory no OpenCode has open. Forgetting removes the record, its session and the session's
+ * children, and leaves a tombstone so that no merge brings them back; marking wrong keeps the
+ * record and notes who said so. Also merges Recall's own files for the save (RecallFiles), where
+ * tombstones are honoured.
  */
 import * as path from 'node:path';
 import type { RunRecord } from '../ports.js';

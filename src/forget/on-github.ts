@@ -1,9 +1,7 @@
 /**
- * `<trigger> forget <id>` and `<trigger> wrong <id>` in a comment (issue 19): answered by Recall
- * itself, without the agent. Only someone with write access changes memory (authorize.ts's check;
- * an allowed-users outsider or a listed bot does not count): a stranger who could make Recall forget
- * could erase what a team relies on, or hide what they were asked about. The run restores memory,
- * forgets or marks the record, saves, and replies in the thread with what it did.
+ * `<trigger> forget <id>` and `<trigger> wrong <id>` in a comment (issue 19), answered by Recall
+ * without the agent: restore, forget or mark, save, reply. Only someone with write access may
+ * (authorize.ts): a stranger who could make Recall forget could erase what a team relies on.
  */
 import type { Authorization } from '../github/authorize.js';
 import type { Logger } from '../ports.js';

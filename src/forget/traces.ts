@@ -1,13 +1,9 @@
 /**
- * Forget's second half (issue 24): what Recall wrote about a forgotten record into the sessions that
- * stay (the prior-work section of later prompts, the memory tools' answers) is taken out of every
- * row of OpenCode's store that holds it, the part and the event table's copy alike, at the SQL
- * level (recall/forget-traces.ts says what is taken out). Freed pages are zeroed and the file
- * rebuilt, so no old copy of a row keeps the text.
- *
- * A later prompt is a user turn Recall sent, and the next restore checks every user turn against
- * Recall's record of them (store-check.ts): the rewritten turns are recorded beside the originals,
- * for the sessions whose every turn was Recall's before the rewrite (never for one someone forged).
+ * Forget's second half (issue 24): what Recall wrote about a forgotten record into the sessions
+ * that stay is taken out of every row of OpenCode's store that holds it (recall/forget-traces.ts
+ * says what), freed pages zeroed and the file rebuilt. The rewritten turns are recorded beside the
+ * originals for the next restore's check (store-check.ts), only for sessions whose every turn was
+ * Recall's.
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';

@@ -1,11 +1,9 @@
 /**
- * The repository the agent works in, found, never guessed (RFC-007): GITHUB_WORKSPACE when it
- * holds a `.git` of its own; else the one checkout in a folder of it (actions/checkout `path:`), or
- * the folder the `checkout-path` input names. git is asked only about that folder
- * (GIT_CEILING_DIRECTORIES) and its top level must be the folder itself, so no repository that
- * encloses the workspace (a self-hosted runner's work folder inside another clone) is ever read
- * or written. What publish needs is read here, before the agent runs: afterwards nothing the
- * checkout's `.git` says is trusted.
+ * The repository the agent works in, found, never guessed (RFC-007): GITHUB_WORKSPACE with its own
+ * `.git`, else the one checkout in a folder of it, or `checkout-path`. git is asked only about that
+ * folder (GIT_CEILING_DIRECTORIES) and its top must be the folder itself, so no enclosing
+ * repository is read or written. What publish needs is read here, before the agent runs, when
+ * `.git` is still trusted.
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
@@ -197,10 +195,9 @@ export function parseGitlinks(listing: string): Array<{ path: string; sha: strin
 }
 
 /**
- * What the agent's sandbox makes read-only in the checkout: every `.git` in it (a directory, a
- * worktree's or submodule's pointer file), the git directories a pointer leads to, and the
- * folders of submodules that are not checked out (an empty folder where a `.git` would be
- * planted). The sandbox keeps only those inside a folder the agent may write.
+ * What the sandbox makes read-only in the checkout: every `.git` (directory or pointer file), where
+ * the pointers lead, and the folders of submodules not checked out (where a `.git` could be
+ * planted).
  */
 export function gitPathsToProtect(top: string, facts: CheckoutFacts | undefined, scan: GitEntryScan): string[] {
   const paths = scan.entries.map((e) => path.join(top, e.path));

@@ -1,9 +1,8 @@
 /**
- * Every `.git` in a folder, found with node:fs (never with git, which would read what it finds),
- * and what changed between two looks (RFC-007). A `.git` the agent creates is how it would get
- * git to run its programs: a filter or hook in a repository it planted inside a submodule folder
- * runs when anyone's `git status` looks into it, Recall's or a later step's. Recall looks before
- * the agent runs and after: a new one refuses the publish and is removed once the agent is gone.
+ * Every `.git` in a folder, found with node:fs (git would read what it finds), and what changed
+ * between two looks (RFC-007). A `.git` the agent plants would run its filters and hooks at
+ * anyone's next `git status`: one new since before the agent ran refuses the publish and is
+ * removed.
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';

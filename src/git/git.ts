@@ -1,17 +1,9 @@
 /**
- * The one way Recall runs git (RFC-007): nothing a repository's files, a user's configuration or
- * an agent could have written starts a program in Recall's process, which holds the tokens.
- *
- *  - No system or user configuration: GIT_CONFIG_NOSYSTEM, GIT_CONFIG_GLOBAL=/dev/null, and HOME
- *    and XDG_CONFIG_HOME are a directory of Recall's (no ~/.gitconfig, no global attributes).
- *  - Settings that win over any repository's own (SAFE_CONFIG): no hooks, fsmonitor, signing,
- *    credential helper, untracked cache, attributes file, submodule recursion; only the https,
- *    http, ssh and file transports.
- *  - A private git directory over a work tree (GIT_DIR, GIT_WORK_TREE) when the caller gives one:
- *    then not even the work tree's repository configuration is read (publish, after the agent).
- *  - GIT_CEILING_DIRECTORIES when asked: git never walks up out of the folder it is given.
- * The push's credential reaches the git child alone, in its environment, never a file or a
- * command line.
+ * The one way Recall runs git (RFC-007): nothing a repository's files, a user's configuration or an
+ * agent could have written starts a program in Recall's process, which holds the tokens. No system or
+ * user configuration, SAFE_CONFIG over any repository's own, a private git directory over the work
+ * tree when the caller gives one, GIT_CEILING_DIRECTORIES when asked. The push's credential reaches
+ * the git child alone, in its environment.
  */
 import { spawn, type ChildProcess, type ChildProcessByStdio } from 'node:child_process';
 import * as path from 'node:path';
@@ -183,10 +175,9 @@ function lastLines(text: string): string {
 }
 
 /**
- * `token` as the Authorization header git sends to `remote`'s origin (an http(s) URL; nothing for
- * a remote on disk), through settings for the git child alone: a header persisted for the same
- * host (actions/checkout's, for the workflow token) is cleared first, so this token is the one
- * sent. Never on a command line, never in a config file.
+ * `token` as the Authorization header git sends to `remote`'s http(s) origin, through settings for
+ * the git child alone, after clearing a header persisted for the host (actions/checkout's). Never
+ * on a command line, never in a config file.
  */
 export function tokenConfig(remote: string, token: string): Array<[string, string]> {
   if (!token) return [];

@@ -1,9 +1,7 @@
 /**
- * May this sender make the agent act, and with which rights? Asked before anything is restored
- * or run. Write, maintain or admin permission on the repository acts fully; a bot only when listed
- * (GitHub's rule: the sender is of type Bot and its login is in allowed-bots); a fork's pull request
- * only when allowed; anyone else only when listed in allowed-users, and then read-only (RFC-004).
- * When the API cannot answer, the answer is no.
+ * May this sender make the agent act, and with which rights (RFC-004)? Asked before anything runs:
+ * write access acts fully; a bot only when in allowed-bots; a fork's pull request only when allowed;
+ * allowed-users read-only; when the API cannot answer, no.
  */
 import { describe } from '../errors.js';
 import type { GitHubApi, Permission } from './api.js';

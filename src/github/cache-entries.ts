@@ -1,9 +1,8 @@
 /**
- * The repository's Actions cache entries through GitHub's REST API (the CacheEntries port): the
- * list by key prefix, newest first, and the delete by key. The cache protocol itself only hands out
- * the newest entry under a prefix, so a newest entry that cannot be read at all hides every older
- * one from it; this list does not (RFC-002, "One bad snapshot"). Listing needs the token's
- * `actions: read`, deleting `actions: write`.
+ * The repository's Actions cache entries through the REST API (the CacheEntries port): listed by
+ * key prefix, newest first, and deleted by key. Unlike the cache protocol, the list reaches past a
+ * newest entry that cannot be read (RFC-002, "One bad snapshot"). Needs `actions: read`, and
+ * `write` to delete.
  */
 import * as github from '@actions/github';
 import type { CacheEntries } from '../memory/store.js';

@@ -1,9 +1,7 @@
 /**
- * The conversation the agent reads: the issue or pull request, the comments before the request
- * (as they were then: a comment edited later is left out), the request itself as delivered, and
- * for a pull request its changed files and the hunk a review comment is on. Within a budget:
- * the newest comments are kept, the oldest go first. Everything people wrote is sanitized and
- * fenced as data.
+ * The conversation the agent reads: the issue or pull request, the comments before the request (as
+ * they were then), the request as delivered, and a pull request's files and review hunk. Within a
+ * budget, oldest comments first to go; everything people wrote sanitized and fenced as data.
  */
 import type { GitHubApi, IssueComment, PullFile } from './api.js';
 import { isRecallComment } from './reporter.js';

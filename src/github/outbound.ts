@@ -1,12 +1,8 @@
 /**
- * What Recall posts that the model wrote (answers, reviews, failure notes, the `response` output
- * and the job summary), made safe to render on GitHub (RFC-005). Best effort, as the README says:
- *  - every credential the run had, in the forms secrets/forms.ts knows, becomes `[redacted]`;
- *  - nothing the model wrote makes GitHub fetch a URL: GitHub loads images server-side, so an image
- *    on another host carries data out even when the agent has no web access. Images and media
- *    tags become text; links and bare URLs to hosts other than GitHub become code (readable,
- *    not clickable); entities are escaped so that no URL is spelled in them.
- * Code blocks and code spans are left as they are: GitHub renders no link or image inside them.
+ * What Recall posts that the model wrote, made safe to render on GitHub (RFC-005), best effort: every
+ * credential of the run, in the forms secrets/forms.ts knows, becomes `[redacted]`; nothing makes
+ * GitHub fetch a URL (it loads images server-side, so an image elsewhere carries data out): images
+ * become text, links off GitHub become code, entities are escaped. Code is left as it is.
  */
 import { redactCredentials } from '../secrets/forms.js';
 import { sanitizeUntrusted } from '../fence/untrusted.js';

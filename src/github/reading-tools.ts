@@ -1,10 +1,8 @@
 /**
  * The read-only GitHub tools (RFC-003): `github_list_issues` and `github_read_issue` answer from
- * Recall's own GitHub client, so the agent reads this repository's issues and pull requests
- * without ever holding the token. Everything GitHub returns was written by someone (titles,
- * bodies, comments, logins, even file names of a pull request): it reaches the agent sanitized and
- * fenced as data, like the conversation in the prompt, with the run's credentials taken out.
- * Arguments are checked and bounded here; a bad one throws ToolArgumentError (arguments.ts) with what to pass.
+ * Recall's own client, so the agent never holds the token. All GitHub returns was written by someone:
+ * it reaches the agent sanitized, fenced as data, credentials taken out. A bad argument throws
+ * ToolArgumentError with what to pass.
  */
 import type { GitHubApi, IssueSummary } from './api.js';
 import { fenceUntrusted, sanitizeUntrusted } from '../fence/untrusted.js';

@@ -1,13 +1,8 @@
 /**
- * `recall memory import --from-github OWNER/REPO --since DAYS` (issue 19, item 5): records built
- * from a repository's recent history, so that a new installation starts with what its people
- * already solved: each issue closed since then (its title, body and labels, the merged pull request
- * that closed it and that pull request's changed files, its last comments) and each pull request
- * merged since then. Read only, through the REST API (GITHUB_API_URL), with plain fetch: a handful
- * of GET requests a page, bounded. What it reads was written by strangers; imported.ts checks,
- * bounds and cleans it like a line of an import file. Items of another repository than the
- * memory's own get its name in their thread key (recall/thread-key.ts): they never pose as this
- * repository's threads.
+ * `recall memory import --from-github OWNER/REPO --since DAYS` (issue 19): a record for each issue
+ * closed and pull request merged since then, read through the REST API with plain fetch, bounded.
+ * Strangers wrote it: imported.ts checks, bounds and cleans it like a line of an import file, and
+ * another repository's items keep their own thread keys (recall/thread-key.ts).
  */
 import { importedRecordId, importedThreadKey } from '../recall/thread-key.js';
 import { importedFrom, type Clean, type Imported } from './imported.js';

@@ -1,9 +1,8 @@
 /**
- * Importing into a memory directory no OpenCode has open (issue 19, item 5; issue 24): records
- * with no session are added, cards are put on records that have none. Nothing memory holds is lost
- * or brought back: a record already there is kept as it is, a card a record already has (a model
- * wrote it from the run itself) is kept unless --replace-cards asks otherwise, a record or session
- * someone told Recall to forget is refused, and an index that cannot be read is not written at all.
+ * Importing into a memory directory no OpenCode has open (issues 19, 24): sessionless records
+ * added, cards put on records without one. Nothing memory holds is lost or brought back: existing
+ * records and cards are kept (unless --replace-cards), forgotten ones refused, an unreadable index
+ * never written.
  */
 import * as path from 'node:path';
 import { sessionIdsIn } from '../memory/merge.js';

@@ -1,14 +1,8 @@
 /**
- * What `recall memory import` reads (issue 19, item 5; the README's "Importing memory" gives the
- * format): one JSON object a line, either a card for a session memory already holds,
- *   {"sessionId": "ses_…", "card": {plain, phrasings, components, cause, fix}}
- * or a record with no session (past work done elsewhere: a closed issue, a merged pull request),
- *   {"id", "kind", "title", "request", "answer", "files", "labels", "createdAt", "card"?}
- * with `threadKey` (`issue-12`, or `owner/repo#issue-12` for another repository's) and `links`
- * (https URLs) optional. Imported text was written by strangers: each
- * field is checked and bounded as memory is when read (records.ts, card.ts), hidden characters and
- * HTML comments are taken out as from any GitHub text, and the credentials of the importing
- * process are redacted, as a save redacts a run's.
+ * What `recall memory import` reads (issue 19; the README's "Importing memory" gives the format):
+ * one JSON object a line, a card for a session memory holds or a record with no session. Strangers
+ * wrote it: each field is checked and bounded as memory is when read (records.ts, card.ts), hidden
+ * characters and HTML comments are taken out, and the importing process's credentials are redacted.
  */
 import { checkCard } from '../recall/card.js';
 import { validRecord } from '../recall/records.js';

@@ -50,10 +50,9 @@ const CACHE_MODE_FIX =
   'add `cache-mode: write` to the job (or workflow), or choose another memory-backend';
 
 /**
- * GitHub's rule (changelog 2026-06-26): a job gets a read-only cache token when someone who is not
- * a collaborator can trigger its event and its cache scope is the default branch's. Such events,
- * `issues` among them (field reports show issues runs denied); a review counts with its comments,
- * since anyone can review a public pull request. push, schedule and workflow_dispatch keep writing.
+ * GitHub's rule (changelog 2026-06-26): a read-only cache token when a non-collaborator can trigger
+ * the event and the scope is the default branch's (`issues` among them; a review with its
+ * comments). push, schedule and workflow_dispatch keep writing.
  */
 const READ_ONLY_CACHE_EVENTS: readonly string[] = ['issues', 'issue_comment', 'pull_request_review', 'pull_request_review_comment', 'pull_request_target', 'discussion', 'discussion_comment'];
 

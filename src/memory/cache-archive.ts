@@ -37,12 +37,9 @@ export const ZLIB_CHUNK = 256 * 1024;
 export const ZLIB_INPUT = 1024 * 1024;
 
 /**
- * Decompresses a zstd archive as it arrives, with the zstd tool (the toolkit's `unzstd`), into a
- * file beside the memory directory, and unpacks that file through one reused buffer as it grows.
- * In a fresh process (a restore is the first thing a step does) node:zlib took 70 ms for a 32 MB
- * store, and the tool's output read through a pipe 75 ms (64 KiB at a time, each a hand-over
- * between the two processes); this way takes about 30 (measured). The tool also reads any number
- * of frames, as the toolkit's archives and Recall's (one frame per core) need.
+ * Decompresses a zstd archive as it arrives with the zstd tool into a file beside the memory
+ * directory, and unpacks that file through one reused buffer as it grows: about 30 ms for a 32 MB
+ * store where node:zlib took 70 and a pipe 75 (measured). The tool also reads many frames.
  */
 export class ZstdFileDecoder implements Decoder {
   private readonly child;
@@ -220,12 +217,10 @@ export async function compressPart(part: Segment[], compression: Compression, cr
 }
 
 /**
- * `dir` archived as a save uploads it: its entries named `<name>/...` (tar.ts), compressed, and
- * which of `credentials` its bytes hold. The archive is cut into one part per core (at least
- * MIN_PART each); each part is read in pieces into reused buffers, looked through, and compressed
- * into its own zstd frame on the thread pool while the next piece is read. The frames, joined, are
- * one archive to `unzstd` (node:zlib's decompressor stops at the first frame: Recall restores with
- * the tool). gzip stays one member: a gzip reader need not take more.
+ * `dir` archived as a save uploads it (entries `<name>/...`, tar.ts), compressed, and which of
+ * `credentials` its bytes hold. One part per core (at least MIN_PART), each read in pieces into
+ * reused buffers, looked through and compressed into its own zstd frame on the thread pool; the
+ * joined frames are one archive to `unzstd` (Recall restores with the tool). gzip stays one member.
  */
 export async function packArchive(dir: string, name: string, compression: Compression, credentials: readonly string[]): Promise<{ compressed: Buffer; found: string[] }> {
   const layout = tarLayout(dir, name);

@@ -1,22 +1,11 @@
 /**
- * Recall's own client for the GitHub Actions cache service, protocol v2 (RFC-002, "Speed").
- *
- * It speaks the same protocol as @actions/cache and reads and writes the same entries (same cache
- * version, same archive layout; zstd frames `unzstd` reads), but streams where the toolkit goes
- * through a temporary archive file:
- *  - save: the memory directory is archived (tar.ts) and compressed in this process (node:zlib,
- *    one frame per core, on the thread pool) as its files are read, the bytes looked through for
- *    credentials on the way; the compressed archive goes up from memory (one Put Blob, or blocks);
- *  - restore: the download goes into `zstd -d` as it arrives, and the archive is unpacked as the
- *    tool writes it, into the memory directory alone (never elsewhere, unlike `tar -P`).
- * Requests go through @actions/http-client, so a runner's proxy settings apply as they do to the
- * toolkit. It also tells a failed lookup from a miss, which the toolkit does not.
- *
- * The archive's compression and decompression are cache-archive.ts; requests, retries, the
- * download and the blob upload are cache-transport.ts.
- *
- * Protocol v1 (GitHub Enterprise Server), and a Node without zstd in node:zlib, stay with
- * @actions/cache: see `usesCacheServiceV2`.
+ * Recall's own client for the GitHub Actions cache service, protocol v2 (RFC-002, "Speed"): the same
+ * protocol, entries and archive layout as @actions/cache, but streamed instead of through a temporary
+ * archive file (compressed as the files are read on save, unpacked into the memory directory alone as
+ * it downloads on restore), and a failed lookup told from a miss. Requests go through
+ * @actions/http-client, so a runner's proxy applies. Compression is cache-archive.ts; requests,
+ * retries and transfers are cache-transport.ts. Protocol v1 (GitHub Enterprise Server), and a Node
+ * without zstd, stay with @actions/cache (`usesCacheServiceV2`).
  */
 import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
@@ -111,12 +100,10 @@ export class CacheServiceClient implements CacheLibrary {
   }
 
   /**
-   * The entry saved under exactly `key`, restored as restoreCache does, writing only the files in
-   * `only` (paths inside the directory) and hashing each as it is written: its SHA-256s by path,
-   * or undefined on a miss. For a large file checked against a known digest (the OpenCode binary,
-   * agent/opencode-cache.ts), the check then costs no second read. `maxBytes`: what those files
-   * hold at most (the pinned binary's size), and so what the archive may unpack to (tar-unpack.ts
-   * mostRead): entries read past count too.
+   * The entry saved under exactly `key`, restored as restoreCache does but writing only the files
+   * in `only`, each hashed as it is written (SHA-256s by path; undefined on a miss): a large file
+   * checked against a known digest costs no second read. `maxBytes`: the most the archive may
+   * unpack to.
    */
   async restoreFiles(dir: string, key: string, only: readonly string[], maxBytes?: number): Promise<Map<string, string> | undefined> {
     return (await this.restore([dir], key, [], {}, { only, sha256: true, ...(maxBytes !== undefined ? { maxBytes } : {}) }))?.digests;

@@ -1,19 +1,11 @@
 /**
- * Memory kept in a local directory (`memory-backend: directory`, `memory-path`): for self-hosted
- * runners whose disk outlives the job, and for running Recall on a workstation.
- *
- *   <memory-path>/<prefix>-v1-<run id>-<attempt>-<UTC time>/   one snapshot: opencode.db, index, manifest
- *
- * A snapshot is copied into `.incoming-*` and renamed into place, so a reader never sees half of
- * one. The newest is the one whose manifest was written last. Older snapshots are superseded
- * (each save merges what it lacked from the newest, RFC-002), so only the newest KEEP are kept.
- * The manifest's time, and the one in the folder's name, are whatever the writer of memory-path
- * chose: a snapshot dated ahead of this clock is left out (and left where it is), or one dated 9999
- * would win every restore.
- *
- * Both ways the copy goes through the archive code the Actions cache uses (tar.ts, tar-unpack.ts): regular files
- * only, written only inside the target. A snapshot holding a link or a FIFO (another job on a
- * shared machine can write memory-path) is unusable, never followed (RFC-005).
+ * Memory kept in a local directory (`memory-backend: directory`, `memory-path`), for self-hosted
+ * runners whose disk outlives the job and for local runs: one folder a snapshot, copied into
+ * `.incoming-*` and renamed into place, so a reader never sees half of one. Each save merges what
+ * it lacks from the newest (RFC-002), so only the newest KEEP are kept. A snapshot dated ahead of
+ * this clock is left out, or one dated 9999 would win every restore. Copies go through the cache's
+ * archive code (tar.ts, tar-unpack.ts): a snapshot holding a link or a FIFO is unusable, never
+ * followed (RFC-005).
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';

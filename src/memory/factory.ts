@@ -111,11 +111,9 @@ export function createMemoryStore(o: {
 }
 
 /**
- * Where memory is kept, as a snapshot's signature names it (integrity.ts): a signed snapshot is
- * used only from the place it was saved to. For the Actions cache that is this repository (by its
- * id, which a rename keeps; the cache has no other scope a restore could share); for the other
- * backends it is what memory-path and memory-branch name, which whoever points there shares on
- * purpose (several repositories may share a bucket folder, a directory or a memory repository).
+ * Where memory is kept, as a signature names it (integrity.ts): a signed snapshot is used only from
+ * there. The Actions cache: this repository, by id (a rename keeps it). Other backends: memory-path
+ * or memory-branch, which whoever points there shares on purpose.
  */
 export function memoryPlace(choice: MemoryChoice, env: NodeJS.ProcessEnv): string {
   const server = (env.GITHUB_SERVER_URL || 'https://github.com').replace(/\/+$/, '');

@@ -1,10 +1,8 @@
 /**
- * When the newest snapshot cannot be used (RFC-002, "One bad snapshot"). The restore goes on with
- * the newest usable older one, found through the pointers the bad snapshot's manifest names or the
- * backend's own listing (on the Actions cache, the repository's list of cache entries); what the
- * bad snapshot says was forgotten stays forgotten. When no older one can be reached (the listing is
- * refused), the run's save is marked partial, and the first later run that can reach the older
- * memory merges it back in: one bad snapshot never makes the memory before it unreachable for good.
+ * When the newest snapshot cannot be used (RFC-002, "One bad snapshot"): the restore goes on with the
+ * newest usable older one, through the bad snapshot's manifest or the backend's listing, and what it
+ * says was forgotten stays forgotten. When none can be reached, the save is marked partial, and the
+ * first later run that can reach the older memory merges it back in.
  */
 import * as fs from 'node:fs';
 import { describe } from '../errors.js';
@@ -59,11 +57,9 @@ async function tryKey(ctx: FallbackContext, key: string): Promise<RestoreOutcome
 }
 
 /**
- * The newest snapshot is unusable: move it aside (kept for inspection) and go on with the newest
- * usable earlier one, so that one bad save does not cost every session before it. Where to look:
- * the earlier keys the bad snapshot's manifest names, then the backend's listing, newest first.
- * Every candidate gets the full check (signature included): a bad one is never used, and never
- * merged into a save.
+ * The newest snapshot is unusable: set it aside and go on with the newest usable earlier one (the
+ * keys its manifest names, then the backend's listing), so one bad save does not cost every session
+ * before it. Every candidate gets the full check, signature included.
  */
 export async function fallBack(ctx: FallbackContext, bad: string | undefined, why: string): Promise<Restored> {
   const { memoryDir, clock } = ctx;
@@ -123,10 +119,9 @@ export async function fallBack(ctx: FallbackContext, bad: string | undefined, wh
 }
 
 /**
- * What the unusable snapshot `bad` (set aside in `aside`) says was forgotten, taken into the older
- * memory restored instead, when its Recall files are as Recall saved them (with a signing key, as
- * signed): the ids taken. Without a signing key anyone who can write memory could as well write a
- * whole usable snapshot without the records, so a tombstone there gives no power it did not have.
+ * What the unusable snapshot `bad` (set aside in `aside`) says was forgotten, taken into the memory
+ * restored instead when its Recall files are as saved (signed, with a key): the ids taken. Without a
+ * key, whoever could write such a tombstone could as well write a snapshot without the records.
  */
 function keepForgotten(ctx: FallbackContext, aside: string, bad: string): string[] {
   if (!ctx.recallFiles?.keepForgotten) return [];
@@ -168,11 +163,9 @@ export async function fetchBeside(ctx: FallbackContext, candidates: readonly str
 }
 
 /**
- * The snapshot just restored is partial: a run before could not reach the memory before an
- * unreadable snapshot. Look for that memory now (snapshots saved before `partial.since`, the
- * unreadable ones left out) and merge the newest usable one into the restored memory. The outcome
- * with the merged key among `earlier` and the mark gone; or, when the older memory still cannot be
- * reached, with the mark kept for this run's save to carry on.
+ * The snapshot just restored is partial (a run before could not reach older memory): look for it now,
+ * in snapshots saved before `partial.since`, and merge the newest usable one in. The outcome with the
+ * merged key among `earlier`, or with the mark kept for this run's save to carry on.
  */
 export async function mergeOlderMemory(ctx: FallbackContext, restored: Restored & { restoredKey: string }, partial: PartialMemory): Promise<Restored> {
   const { memoryDir } = ctx;

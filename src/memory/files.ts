@@ -71,9 +71,8 @@ export function writeMemoryFile(file: string, text: string): void {
 }
 
 /**
- * Removes from the memory directory what memory never holds: any name but `keep`, links, FIFOs,
- * sockets, devices, directories, and regular files with a second name elsewhere (a hard link).
- * Their names.
+ * Removes from the memory directory what memory never holds: names but `keep`, links, FIFOs, sockets,
+ * devices, directories, and hard-linked files. Their names.
  */
 export function removeStrangers(dir: string, keep: readonly string[] = MEMORY_FILES): string[] {
   if (!fs.existsSync(dir)) return [];

@@ -1,10 +1,8 @@
 /**
- * What was forgotten is still in the snapshots saved before the forget, and a restore that falls
- * back to one of them would bring it back into view (issue 24). After a save, the snapshots of runs
- * that started before the newest forget are dropped where the backend can delete them (a directory,
- * S3, the Actions cache through GitHub's REST API with `actions: write`); where it cannot, the save
- * says what remains and how to remove it. The save itself already holds everything they held that
- * was not forgotten (each save carries the memory before it), so only fallback depth is given up.
+ * What was forgotten is still in snapshots saved before the forget, and a fallback to one would bring
+ * it back (issue 24). After a save, the snapshots of runs that started before the newest forget are
+ * dropped where the backend can delete them, else the save says what remains and how to remove it.
+ * The save already holds what they held, so only fallback depth is given up.
  */
 import { describe } from '../errors.js';
 import { isFutureDated, keyTime } from './keys.js';

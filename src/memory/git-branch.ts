@@ -1,23 +1,15 @@
 /**
- * Memory kept on a branch of the repository (`memory-backend: git-branch`, `memory-branch`):
- * memory that lasts as long as the repository does, without the Actions cache's 7-day eviction.
+ * Memory kept on a branch of the repository (`memory-backend: git-branch`, `memory-branch`): memory
+ * that lasts as long as the repository, without the Actions cache's 7-day eviction. The branch is
+ * one parentless commit: a README and the newest 3 snapshot folders of each prefix.
  *
- *   <branch>: one commit, no parent
- *     README.md                                    what the branch is
- *     <prefix>-v1-<UTC time>-<run id>-<attempt>/   a snapshot: opencode.db, the index, the manifest, ...
- *                                                  (the newest 3 of each prefix)
- *
- * Recall writes it, with github-token, never the agent: git runs in a private bare repository
- * made for each look at the branch (outside the checkout, in RUNNER_TEMP, which the agent's
- * sandbox hides), with hooks, signing and credential helpers off and the token in the git child's
- * environment only. A save is one root commit replacing the branch, pushed with
- * `--force-with-lease` on the commit the save looked at: the remote's ref update is a
- * compare-and-swap, so a save that lands in between makes this push fail as `moved`, and the
- * store merges that save and pushes again (RFC-002). A snapshot's files are blobs, so git sends
- * and keeps a new store as a delta against the one before it. They come back through `git archive`
- * and Recall's unpacker (regular files only, inside the memory directory). A folder whose name is
- * dated ahead of this clock is left out of every look (and kept on the branch as it is): anyone
- * who can push could otherwise name one 9999 and win every restore.
+ * Recall writes it with github-token, never the agent: git runs in a private bare repository in
+ * RUNNER_TEMP (hidden from the agent), hooks, signing and credential helpers off, the token in the
+ * git child's environment only. A save replaces the branch with `--force-with-lease` on the commit
+ * it looked at, a compare-and-swap: a save that landed in between is merged and pushed again
+ * (RFC-002). Snapshots come back through `git archive` and Recall's unpacker. A folder dated ahead
+ * of this clock is left out of every look, or anyone who can push could name one 9999 and win every
+ * restore.
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';

@@ -1,10 +1,8 @@
 /**
- * A restored snapshot whose index of past work (Recall's recall-index.json) is damaged (issue 24):
- * the run salvages what reads of it and rebuilds a record for each session, but records with no
- * session (imported ones, those whose session was pruned) are gone from it. They are taken back from
- * the newest usable earlier snapshot (the ones its manifest names, then the backend's listing), with
- * the full check each; what a forget removed stays out (RecallFiles.recoverRecords). The warning
- * says in one line what was read, taken back and lost.
+ * A restored snapshot whose index of past work is damaged (issue 24): the run salvages what reads
+ * and rebuilds a record per session, but sessionless records are gone. They are taken back from the
+ * newest usable earlier snapshot, checked, without what a forget removed
+ * (RecallFiles.recoverRecords); the warning says what was read, taken back and lost.
  */
 import { describe } from '../errors.js';
 import { fetchBeside, MAX_FALLBACKS, withWarning, type FallbackContext, type Restored } from './fallback.js';

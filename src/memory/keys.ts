@@ -1,12 +1,11 @@
 /**
- * Cache keys for memory. Each run attempt saves under its own key (keys are immutable), and a
- * restore finds the newest earlier save through the shared prefix.
+ * Cache keys for memory: each run attempt saves under its own (keys are immutable), and a restore
+ * finds the newest earlier save by the shared prefix.
  *
  *   <prefix>-v1-<run id>-<run attempt>-<UTC time>      e.g. recall-v1-7712345-1-20261123T181122Z
  *
- * The time (when the run started) is how old a snapshot is, which no backend says otherwise (the
- * Actions cache does not): a snapshot that cannot be read blocks saves only while it is young.
- * Keys saved before the time was added end at the attempt.
+ * The time says how old a snapshot is, which no backend does: an unreadable one blocks saves only
+ * while it is young. Keys saved before the time was added end at the attempt.
  */
 export const KEY_FORMAT_VERSION = 'v1';
 const MAX_KEY_LENGTH = 512;
@@ -50,9 +49,9 @@ export function keyTime(key: string): Date | undefined {
 }
 
 /**
- * How far ahead of this runner's clock a snapshot's time may be and still be believed: runners'
- * clocks differ by seconds, a self-hosted machine's by minutes. The time in a name or a manifest is
- * written by whoever wrote the snapshot, and the newest wins a restore: past this, it is a lie.
+ * How far ahead of this runner's clock a snapshot's time may be and still be believed (clocks
+ * differ by seconds, a self-hosted one's by minutes): the writer chooses the time, and the newest
+ * wins a restore.
  */
 export const CLOCK_SKEW_MS = 10 * 60_000;
 

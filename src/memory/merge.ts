@@ -1,15 +1,10 @@
 /**
- * Two runs that overlap (two issues commented at once) each restore the same memory, add their
- * own session, and save. The store keeps whole snapshots, so the later save would drop the
- * earlier run's session. Before saving, Recall therefore merges the newest stored snapshot, when
- * another run saved it after this run restored, into its own: every session that snapshot has
- * and this run neither has nor deliberately pruned is copied in, with its messages, parts and
- * events, and the thread index entries that point at it.
- *
- * It reads OpenCode's SQLite store with Node's own `node:sqlite` (Node 24), only after the
- * server stopped. Rows are copied table by table over the columns both stores have, so a
- * snapshot from a neighbouring OpenCode version still merges; a session that cannot be copied
- * whole is left out (a savepoint per session) and named in the result.
+ * Two runs that overlap each restore the same memory and save whole snapshots, so the later save
+ * would drop the earlier run's session. Before saving, the newest stored snapshot, when saved after
+ * this run restored, is merged in: every session it has that this run neither has nor pruned, with
+ * its rows and thread index entries. Rows are copied over the columns both stores have (a
+ * neighbouring OpenCode version still merges); a session that cannot be copied whole is left out
+ * and named.
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';

@@ -26,9 +26,9 @@ export interface Base {
 }
 
 /**
- * How long a snapshot that cannot be read (the service failing, not the snapshot) holds saves
- * back: a save meanwhile would hide it behind a smaller store. A snapshot older than this (its key
- * says when its run started), or one without a time, is set aside and the save goes on.
+ * How long a snapshot that cannot be read (the service failing) holds saves back, as a save would
+ * hide it behind a smaller store. Past this age by its key, or with no time, it is set aside and
+ * the save goes on.
  */
 export const UNREADABLE_HOLD_MS = 24 * 60 * 60 * 1000;
 

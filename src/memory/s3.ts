@@ -1,18 +1,10 @@
 /**
- * Memory kept in an S3-compatible object store (`memory-backend: s3`): AWS S3, Cloudflare R2,
- * MinIO. For memory that outgrows the 10 GB Actions cache, or that must be shared across
- * branches and repositories (caches are branch-scoped; a bucket is not).
- *
- *   memory-path: s3://<bucket>/<folder>        memory-s3-endpoint: for R2, MinIO, ... (optional)
- *   object: <folder>/<prefix>-v1-<UTC time>-<run id>-<attempt>.tar.gz
- *
- * The time in the name makes the newest snapshot the greatest key, so one listing finds it. The
- * name is the writer's choice: an object dated ahead of this clock, or whose name holds no time
- * Recall writes, is left out (and left in the bucket), or one dated 9999 would win every restore.
- * Credentials come from the AWS SDK's default chain: AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY /
- * AWS_SESSION_TOKEN, or AWS_ROLE_ARN with AWS_WEB_IDENTITY_TOKEN_FILE (GitHub OIDC through
- * aws-actions/configure-aws-credentials), and are never stored: the store's credential removal
- * takes every AWS_* key value out before a save.
+ * Memory kept in an S3-compatible object store (`memory-backend: s3`: AWS S3, Cloudflare R2,
+ * MinIO), for memory past the 10 GB Actions cache or shared across branches and repositories. One
+ * object a snapshot, `<folder>/<prefix>-v1-<UTC time>-<run id>-<attempt>.tar.gz`: the time first,
+ * so one listing finds the newest; an object dated ahead of this clock is left out, or one dated
+ * 9999 would win every restore. Credentials come from the AWS SDK's default chain and are never
+ * stored (a save's credential removal takes every AWS_* value out).
  */
 import * as fs from 'node:fs';
 import type { ListObjectsV2CommandOutput, S3Client } from '@aws-sdk/client-s3';
@@ -38,10 +30,9 @@ export function parseS3Location(value: string): S3Location | string {
 }
 
 /**
- * The bucket's client. Its credentials are RECALL_S3_ACCESS_KEY_ID / RECALL_S3_SECRET_ACCESS_KEY
- * (/ RECALL_S3_SESSION_TOKEN) when set: Recall's own, which never reach the agent. Else the AWS
- * SDK's default chain (AWS_* variables, OIDC), which reach the agent only when its model provider
- * is Amazon Bedrock (environment.ts).
+ * The bucket's client: RECALL_S3_* credentials when set (Recall's own, never the agent's), else the
+ * AWS SDK's default chain, which reaches the agent only when its provider is Amazon Bedrock
+ * (environment.ts).
  */
 export async function s3Client(endpoint: string, env: NodeJS.ProcessEnv): Promise<S3Client> {
   const own = env.RECALL_S3_ACCESS_KEY_ID && env.RECALL_S3_SECRET_ACCESS_KEY;

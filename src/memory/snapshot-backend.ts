@@ -40,10 +40,9 @@ export interface SnapshotBackend {
    */
   futureDated?(): string[];
   /**
-   * Optional, for backends that can list: every snapshot key, newest first. Where a restore looks
-   * when the newest is unusable and names no earlier one (its manifest unreadable, or saved by an
-   * older Recall). Throws, saying why, when the listing is refused (the Actions cache's REST list
-   * without `actions: read`).
+   * Optional, for backends that can list: every snapshot key, newest first, where a restore looks
+   * when the newest is unusable and names no earlier one. Throws, saying why, when the listing is
+   * refused.
    */
   olderKeys?(): Promise<string[]>;
   /**
@@ -60,9 +59,8 @@ export interface SnapshotBackend {
   pack?(dir: string, credentials: readonly string[]): Promise<PackedSnapshot | undefined>;
   /**
    * Store `dir` (as `packed`, when pack() made it) as this run's snapshot under `key` (saveKey()).
-   * A backend whose write is a compare-and-swap on what newestKey() last saw answers `moved` when
-   * another save landed since: the store then merges that one too and puts again (a bounded number
-   * of times).
+   * A compare-and-swap backend answers `moved` when another save landed since newestKey(): the
+   * store merges that one too and puts again, a bounded number of times.
    */
   put(dir: string, o: { key: string; packed?: PackedSnapshot | undefined }): Promise<{ saved: true; key: string } | { saved: false; warning: string; moved?: boolean }>;
 }

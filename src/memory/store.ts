@@ -53,10 +53,9 @@ export interface RecallFiles {
    */
   tombstones?(dir: string): Array<{ id: string; sessions: string[]; at: string }>;
   /**
-   * Takes the tombstones of memory directory `from` (a snapshot set aside as unusable, whose record
-   * of what was forgotten still reads) into `ours`, and removes from `ours` what they name: a restore
-   * that falls back to an older snapshot does not bring back what the newer one forgot. The ids of
-   * the tombstones `ours` did not have.
+   * Takes the tombstones of `from` (a snapshot set aside as unusable) into `ours` and removes what
+   * they name, so a fallback does not bring back what the newer snapshot forgot. The ids `ours`
+   * lacked.
    */
   keepForgotten?(ours: string, from: string): string[];
 }

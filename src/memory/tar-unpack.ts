@@ -1,10 +1,8 @@
 /**
- * A tar stream written back into a directory (RFC-002, "Speed"): what tar.ts, GNU tar or
- * @actions/cache packed.
- *
- * Unpacking only ever writes inside the target directory: it takes entries under `<prefix>/`,
- * refuses `..`, absolute names and links, and checks every header's checksum, so a damaged or
- * hostile archive is an error, never files elsewhere on the runner.
+ * A tar stream written back into a directory (RFC-002, "Speed"), as tar.ts, GNU tar or
+ * @actions/cache packed it, only ever inside the target: entries under `<prefix>/`, no `..`,
+ * absolute names or links, every header's checksum checked; a hostile archive is an error, never
+ * files elsewhere.
  */
 import { createHash, type Hash } from 'node:crypto';
 import * as fs from 'node:fs';
@@ -78,9 +76,8 @@ export interface UnpackOptions {
 }
 
 /**
- * Writes the entries of a tar stream that lie under `<prefix>/` into `dir`, as the stream arrives:
- * push() each piece, then end(). Throws on a bad checksum, a stream cut short, a link, or a name
- * that leaves `dir`.
+ * Writes the entries of a tar stream under `<prefix>/` into `dir` as it arrives (push() each piece,
+ * then end()). Throws on a bad checksum, a stream cut short, a link, or a name that leaves `dir`.
  */
 export class TarUnpacker {
   /** The folder in the archive whose entries are written ('' its top); with '*' the first entry's (a directory, or a file's directory), once read. */

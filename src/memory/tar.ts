@@ -1,12 +1,7 @@
 /**
- * The memory directory as a tar stream (RFC-002, "Speed"); tar-unpack.ts reads one back.
- *
- * The archive is what GNU tar makes of the same directory (`tar --posix -c -P`, which is what
- * @actions/cache runs): a directory entry, then each file, named `<prefix>/<file>`; a name longer
- * than the ustar field gets a pax `path` record. Either side reads what the other wrote.
- *
- * It streams through a few reused buffers: on this machine a fresh 32 MB buffer costs 20 ms in
- * page faults alone, more than reading the file into a warm one (measured).
+ * The memory directory as a tar stream (RFC-002, "Speed"), as GNU tar makes it (`tar --posix -c -P`,
+ * what @actions/cache runs); tar-unpack.ts reads one back. Streamed through a few reused buffers: a
+ * fresh 32 MB buffer costs 20 ms in page faults alone (measured).
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
@@ -28,9 +23,8 @@ interface Item {
 }
 
 /**
- * The files and directories under `dir`, sorted, named under `prefix`. Links, FIFOs and the like
- * are not memory: left out, or with `strict` (reading a snapshot someone else may have written) an
- * error.
+ * The files and directories under `dir`, sorted, named under `prefix`. Links, FIFOs and the like are
+ * not memory: left out, or with `strict` (a snapshot someone else may have written) an error.
  */
 function itemsOf(dir: string, prefix: string, strict: boolean): Item[] {
   const items: Item[] = [];
@@ -163,9 +157,8 @@ export function headOf(segments: Segment[], max: number): Buffer {
 }
 
 /**
- * Emits the segments piece by piece, in order. A file piece lives in a reused buffer: `emit` gets
- * a `release` to call once it is done with the piece (for example when a compressor consumed it),
- * and may return a promise to slow the reading down.
+ * Emits the segments piece by piece, in order. A file piece lives in a reused buffer: `emit` gets a
+ * `release` to call once done with it, and may return a promise to slow the reading down.
  */
 export async function emitSegments(segments: Segment[], emit: (piece: Buffer, release: () => void) => void | Promise<void>): Promise<void> {
   const ring = new Ring();

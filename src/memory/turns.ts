@@ -41,11 +41,9 @@ export function isOpenCodesOwn(parts: ReadonlyArray<Record<string, unknown>>): b
 }
 
 /**
- * The digest of what the model reads as the person's words in one user message, or undefined when
- * it reads nothing there (no parts) or the message is OpenCode's own. Every part counts: text
- * (synthetic too), files (OpenCode sends them; Recall never does), subtasks, anything. A message of
- * text parts alone has the digest of its text, the one Recall records when it sends a message; any
- * other part makes the digest cover every part, which Recall never records.
+ * The digest of what the model reads as the person's words in one user message (undefined: nothing,
+ * or OpenCode's own). A message of text parts alone has the digest of its text, which Recall records
+ * when it sends one; any other part makes the digest cover every part, which Recall never records.
  */
 export function userTurnDigest(parts: ReadonlyArray<Record<string, unknown>>): string | undefined {
   if (parts.length === 0 || isOpenCodesOwn(parts)) return undefined;

@@ -1,13 +1,9 @@
 /**
- * Where the links of a tree lead once a checkout of it follows them (RFC-005, issue 25), pure.
- *
- * rules.ts `linkLeavesCheckout` reads one link's target as text, as if every folder on its way were
- * a real folder. The kernel does not: in `a/b/..`, `..` is the parent of what `b` points to. Two
- * links that each pass the text rule lead out together: `p0/…/pN/up -> ../../…` (the top of the
- * checkout) and `escape -> p0/…/pN/up/../../…/etc/hostname` (inside, as text; `/etc/hostname` on
- * disk). So every link of the tree as it will be committed is followed here as the kernel would,
- * through the other links of that tree, component by component, with a bound on the links followed
- * (the kernel's own, 40: a loop is refused, not followed forever).
+ * Where the links of a tree lead once a checkout of it follows them (RFC-005, issue 25), pure. The
+ * text rule (rules.ts `linkLeavesCheckout`) reads `a/b/..` as `a`; the kernel reads it as the
+ * parent of what `b` points to, so two links that each pass the text rule can lead out together.
+ * Every link of the tree as committed is followed here as the kernel would, through the tree's
+ * other links, at most 40.
  */
 
 /** The most links followed in resolving one path, as Linux's MAXSYMLINKS: past it, a loop or a chain Recall does not follow. */
@@ -17,11 +13,8 @@ export const MOST_LINKS_FOLLOWED = 40;
 export type LinkEnd = { inside: string; through: string[] } | { out: 'outside the checkout' | 'into a .git folder' | 'too many links on the way'; through: string[] };
 
 /**
- * Follows the link at `linkPath` through `links` (every link of the tree: path -> target, paths
- * relative to the top, `/`-separated). `through`: the links followed on the way, the first among
- * them. A folder that is no link is taken for a real one, present or not: no more can be known of
- * the later checkout, and a missing one only makes the kernel stop sooner. Backslashes count as
- * separators, as in rules.ts.
+ * Follows the link at `linkPath` through `links` (path -> target, `/`-separated, from the top);
+ * `through`: the links on the way. A folder that is no link is taken for a real one, present or not.
  */
 export function followLink(linkPath: string, links: ReadonlyMap<string, string>): LinkEnd {
   const through: string[] = [];
@@ -54,11 +47,9 @@ export function followLink(linkPath: string, links: ReadonlyMap<string, string>)
 }
 
 /**
- * The links among `added` (the agent's new or changed links) to leave out of the commit: every one
- * on the way of a link of the tree that leads out of it (`links`: the tree as it will be committed,
- * the repository's links and the agent's). A link already committed that leads out on its own is
- * the repository's, not the agent's: only the agent's links on its way go. Leaving one out changes
- * the tree, so the others are followed again until none more goes. Sorted.
+ * The links among `added` (the agent's) to leave out of the commit: every one on the way of a link of
+ * the tree (`links`, as it will be committed) that leads out. A committed link that leads out on its
+ * own is the repository's: only the agent's go. Followed again until none more goes. Sorted.
  */
 export function linksLeadingOut(links: ReadonlyMap<string, string>, added: readonly string[]): string[] {
   const agents = new Set(added);

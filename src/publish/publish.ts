@@ -1,14 +1,9 @@
 /**
  * Fixes that reach the repository (RFC-007): after the agent has stopped, Recall (never the agent)
- * commits what the agent changed in the checkout and takes it where the request came from: to a
- * same-repository pull request's head branch, or to a new branch with a pull request that links
- * the issue (a job's changes get a pull request of their own). What it did, or why it did not, is
- * one Markdown line for the answer in the thread. It never throws: the agent's answer stands
- * whatever becomes of the push.
- *
- * Nothing here runs what the agent wrote: the commit is built in a private git directory
- * (staging.ts) with git's every program-starting setting off, never from a folder that holds a
- * repository, and only after a look with node:fs found no `.git` the agent made.
+ * commits what it changed and pushes it to a same-repository pull request's head, or to a new branch
+ * with a pull request. What it did, or why not, is one Markdown line for the answer; it never throws.
+ * Nothing here runs what the agent wrote (staging.ts: git's program-starting settings off, and a look
+ * with node:fs for a `.git` the agent made).
  */
 import { literalForms, redactCredentials, streamHolds } from '../secrets/forms.js';
 import { describe } from '../errors.js';
@@ -69,18 +64,15 @@ export interface PublishOptions {
 }
 
 /**
- * Files larger than this are searched for the literal forms of a credential (encoded ones among them)
- * as they stream past, never held whole; smaller ones also for the spelled-out form, a pattern run
- * over the whole text.
+ * Files larger than this are searched for a credential's literal forms as they stream past, never
+ * held whole; smaller ones also for the spelled-out form, a pattern over the whole text.
  */
 const DECODED_SCAN_LIMIT = 4 * 1024 * 1024;
 const ANSWER_IN_PULL = 4_000;
 
 /**
- * Starts publish's record of the checkout (`prepare`: Staging.prepare) now, so that it runs while
- * memory is restored and OpenCode starts, rather than before them. `ready` resolves once it is
- * made (run() waits for it before the agent's prompt) and never rejects: a record that could not be
- * made means nothing is committed, and the answer says why; the agent still answers.
+ * Starts publish's record of the checkout now, alongside the restore and OpenCode's start. `ready`
+ * never rejects: without a record nothing is committed and the answer says why.
  */
 export function preparedPublish(prepare: (() => Promise<Staging>) | undefined): {
   ready: () => Promise<void>;
@@ -225,9 +217,8 @@ async function publish(o: PublishOptions): Promise<string | undefined> {
 }
 
 /**
- * The refusal when the agent made (or moved, or rewrote) a `.git` anywhere in the checkout, found
- * by node:fs before git looks at anything: git would run what such a repository's configuration
- * names. What it made is removed once the agent has stopped (pipeline.ts).
+ * The refusal when the agent made, moved or rewrote a `.git` in the checkout (git would run what its
+ * configuration names); it is removed once the agent stopped (pipeline.ts).
  */
 function plantedRepositories(checkout: CheckoutFacts, skip: readonly string[]): string | undefined {
   const changes = gitEntryChanges(checkout.gitEntries, scanGitEntries(checkout.top, { skip }));
@@ -280,10 +271,9 @@ async function credentialHolders(o: PublishOptions, staging: Staging, kept: read
 }
 
 /**
- * Whether a blob's bytes hold one of `credentials`: every literal form (encoded ones among them)
- * searched as the bytes stream past, all of them, and in a file up to DECODED_SCAN_LIMIT also the
- * spelled-out form. Past the limit only the raw bytes were searched once, and a base64 key at the
- * end of a 5 MiB file was pushed (issue 25).
+ * Whether a blob's bytes hold one of `credentials`: every literal form searched as the bytes stream
+ * past, and up to DECODED_SCAN_LIMIT the spelled-out form too (a base64 key at the end of a 5 MiB
+ * file was pushed when only the raw bytes were searched past it, issue 25).
  */
 async function blobHolds(chunks: AsyncIterable<Buffer>, credentials: readonly string[]): Promise<boolean> {
   const head: Buffer[] = [];

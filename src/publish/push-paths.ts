@@ -1,13 +1,8 @@
 /**
- * The `push-paths` input: globs the agent's changes must stay within for Recall to push them
- * (RFC-005, "What a push can start"). `push-github-changes` keeps an agent out of `.github/`, but
- * a push also starts what workflows run from elsewhere: package.json scripts, a Makefile, a local
- * action. With push-paths a change outside refuses the whole push, so nothing the workflows run
- * changes unless it lies inside.
- *
- * Globs as GitHub's `paths:` filters read them, matched by minimatch (already in the bundle, the
- * matcher @actions/glob uses under @actions/cache): `*` stops at `/`, `**` crosses folders, dot
- * files match. Pure.
+ * The `push-paths` input (RFC-005, "What a push can start"): globs the agent's changes must stay
+ * within, since a push starts what workflows run from anywhere (package.json scripts, a Makefile, a
+ * local action); a change outside refuses the whole push. Globs read as GitHub's `paths:` filters,
+ * matched by minimatch: `*` stops at `/`, `**` crosses folders, dot files match. Pure.
  */
 import { minimatch } from 'minimatch';
 

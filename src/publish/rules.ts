@@ -37,9 +37,8 @@ export function gitlinkChanges(entries: readonly ChangedEntry[]): string[] {
 }
 
 /**
- * Paths git must not look into while staging: each submodule folder, each folder that held a
- * repository before the agent ran (a `.git` below the top), and Recall's own folders inside the
- * checkout. Relative to the checkout, `/`-separated.
+ * Paths git must not look into while staging (relative, `/`-separated): each submodule folder, each
+ * folder that held a repository before the agent ran, and Recall's own folders in the checkout.
  */
 export function stagingExclusions(o: { gitlinkPaths: readonly string[]; gitEntryPaths: readonly string[]; recallDirs: readonly string[] }): string[] {
   const nested = o.gitEntryPaths.map((p) => p.split('/').slice(0, -1).join('/')).filter(Boolean);
@@ -77,9 +76,8 @@ export function isGitHubPath(p: string): boolean {
 export const WORKFLOW_TOKEN_LOGIN = 'github-actions[bot]';
 
 /**
- * Why changes under `.github/` are left out of the commit, or undefined when they may go:
- * only with `push-github-changes` on and github-token the workflow's own (whose pushes start no
- * workflow and cannot change one). `tokenLogin` is undefined when it could not be told.
+ * Why changes under `.github/` are left out, or undefined: they go only with `push-github-changes`
+ * and the workflow's own token (whose pushes start no workflow). `tokenLogin` undefined: not known.
  */
 export function gitHubChangesRefusal(allowed: boolean, tokenLogin: string | undefined): string | undefined {
   if (!allowed) return 'changes under `.github/` are not pushed unless `push-github-changes` is on';
@@ -90,9 +88,8 @@ export function gitHubChangesRefusal(allowed: boolean, tokenLogin: string | unde
 }
 
 /**
- * Why Recall may not push to a pull request's head branch, or undefined: never the repository's
- * default branch, never a protected branch (`isProtected` undefined: it could not be told, and
- * Recall does not guess).
+ * Why Recall may not push to a pull request's head branch, or undefined: never the default branch,
+ * nor a protected one (`isProtected` undefined: it could not be told, and Recall does not guess).
  */
 export function headBranchRefusal(ref: string, defaultBranch: string | undefined, isProtected: boolean | undefined, why?: string): string | undefined {
   // Mutation: `defaultBranch !== undefined` made `true` survives, equivalent: a ref is never undefined.
@@ -119,12 +116,10 @@ export function pathsWithAttribute(output: string, value: string): string[] {
 export const LFS_REFUSAL = "Recall does not run Git LFS's filter (a program named in git's configuration), so a file LFS stores would be committed whole instead of as its LFS pointer";
 
 /**
- * Whether a symbolic link at `linkPath` (relative to the checkout, `/`-separated as git writes
- * it) whose target is `target` leads out of the repository's files: an absolute target, one whose
- * `..` climbs above the top, or one into a `.git` (where actions/checkout keeps the token). git
- * commits the target as text; a later job that checks the branch out and follows the link (an
- * artifact upload, a cache save, a build that copies it) reads what is there on its runner.
- * Backslashes count as separators: refusing an odd link costs less than missing one.
+ * Whether a symbolic link at `linkPath` (`/`-separated, from the top) to `target` leads out of the
+ * repository's files: absolute, climbing above the top, or into a `.git` (where actions/checkout
+ * keeps the token). A later job that follows it reads what is there on its runner. Backslashes
+ * count as separators: refusing an odd link costs less than missing one.
  */
 export function linkLeavesCheckout(linkPath: string, target: string): boolean {
   if (target === '' || path.posix.isAbsolute(target) || path.win32.isAbsolute(target)) return true;

@@ -1,22 +1,14 @@
 /**
- * Where Recall builds the agent's commit (RFC-007): a private git directory over the checkout.
- * It is made before the agent runs, in Recall's own folder (RUNNER_TEMP/recall, hidden from the
- * agent), from what the checkout held then: a copy of its index and shallow list, and its objects
- * reached read-only as alternates. After the agent, git runs with GIT_DIR there and GIT_WORK_TREE
- * the checkout, so the checkout's configuration, attributes file, hooks and index are never read
- * (the agent could not write them, and even so), and none of git's settings comes from anywhere
- * but Recall (git/git.ts). The commit is made with plumbing (write-tree, commit-tree) and pushed
- * from here; the checkout's own `.git` is never written.
+ * Where Recall builds the agent's commit (RFC-007): a private git directory over the checkout, made
+ * before the agent runs in Recall's own folder (hidden from the agent) from a copy of the
+ * checkout's index and its objects as alternates. Git then never reads the checkout's
+ * configuration, hooks or index, and the commit is made with plumbing; the checkout's own `.git` is
+ * never written.
  *
- * Only what the agent changed is committed: before it runs, the work tree is staged here once
- * (what earlier steps of the job left in the checkout among it: google-github-actions/auth's
- * gha-creds-*.json, a build's output) and kept as a tree; afterwards a path whose entry is the same
- * as in that tree is put back as HEAD has it. A file an earlier step changed and the agent then
- * changed again is the agent's change, and is committed.
- *
- * No file larger than MAX_FILE_BYTES is staged (found by lstat before git reads it; a sparse file
- * of terabytes costs no disk and would keep git hashing zeros for days), and no git command here
- * runs longer than GIT_TIMEOUT_MS.
+ * Only what the agent changed is committed: the work tree staged before it ran (what earlier steps
+ * left) is kept as a tree, and a path the same as there is put back as HEAD has it. No file larger
+ * than MAX_FILE_BYTES is staged (a sparse file of terabytes would keep git hashing zeros), and no
+ * git command runs longer than GIT_TIMEOUT_MS.
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
@@ -53,9 +45,8 @@ export class Staging {
   ) {}
 
   /**
-   * Makes the private git directory for `facts`' checkout under `parent` (mode 0700), and stages
-   * the work tree as it is now (before the agent), but for what stage() leaves out too.
-   * `recallDirs`: Recall's own folders (real paths), never staged.
+   * Makes the private git directory for `facts`' checkout under `parent` (0700) and stages the work
+   * tree before the agent, but for what stage() leaves out and `recallDirs` (Recall's own).
    */
   static async prepare(facts: CheckoutFacts, o: { parent: string; pathEnv: string | undefined; recallDirs: readonly string[]; maxFileBytes?: number; timeoutMs?: number }): Promise<Staging> {
     fs.mkdirSync(o.parent, { recursive: true, mode: 0o700 });
@@ -92,9 +83,8 @@ export class Staging {
   }
 
   /**
-   * Stages every change in the work tree but under `excluded` (submodule folders, folders holding
-   * a repository, Recall's own): git never looks into them, so never into a repository there.
-   * Then the staged changes against HEAD, as git's raw diff.
+   * Stages every change but under `excluded` (submodules, folders holding a repository, Recall's
+   * own), which git never looks into; then the staged changes against HEAD, as a raw diff.
    */
   async stage(excluded: readonly string[]): Promise<ChangedEntry[]> {
     const added = await this.add(excluded);

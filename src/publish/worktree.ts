@@ -6,9 +6,8 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 
 /**
- * The paths (relative, `/`-separated) one of whose folders is not a real folder inside `top` now:
- * a link, or gone. git stages nothing below a link, so a staged path below one means a folder was
- * swapped for a link while git walked, and what git read there may lie outside the checkout.
+ * The paths (relative, `/`-separated) one of whose folders is now a link or gone: git stages nothing
+ * below a link, so a staged path below one means a folder was swapped while git walked.
  */
 export function pathsThroughLinks(top: string, paths: readonly string[]): string[] {
   const real = new Map<string, boolean>();

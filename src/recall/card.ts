@@ -1,10 +1,7 @@
 /**
- * A run's card (issue 19, RFC-006): what a model wrote about a past run from that run's own request,
- * answer and files, never from a later event. It is document expansion at write time: the problem as
- * a user sees it and other ways people would report it, so that a later report worded differently
- * still finds the run by its words. A card comes from a model (and from files people import), so it
- * is checked field by field like everything else read from memory: a card that is not of this shape
- * is no card.
+ * A run's card (issue 19, RFC-006): what a model wrote of a past run from its own request, answer
+ * and files, the problem as a user sees it and other ways to report it (document expansion at write
+ * time). A card comes from a model or an import, so it is checked field by field like all memory.
  */
 import type { TokenUsage, Card } from '../ports.js';
 

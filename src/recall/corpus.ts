@@ -1,10 +1,7 @@
 /**
- * What search ranks over (RFC-006 "Speed"): the records, and per stem the records that have it
- * with its BM25F field-weighted frequency in each. Two kinds: built here in memory from the
- * records (the way every search worked before), and read from the postings kept in the index
- * file (search-file.ts), which start-up uses so that it neither parses every record nor builds
- * the postings again. Both give the same numbers for the same records: the weights are applied
- * here, to counts, in the same order.
+ * What search ranks over (RFC-006 "Speed"): the records, and per stem the records that have it with
+ * its BM25F field-weighted frequency in each, built here from the records or read from the postings
+ * kept in the index file (search-file.ts). Both give the same numbers: the weights are applied here.
  */
 import { FIELDS, isCardField, termsOf, type Field } from './search-terms.js';
 import type { RunRecord } from '../ports.js';
@@ -50,9 +47,8 @@ export function docOf(record: RunRecord): Doc {
 }
 
 /**
- * The average length of each field, over the records that can have it: a card field's over the
- * records with a card (records made before cards do not make every card look long). Sums of
- * whole numbers, so the order they are added in does not change the result.
+ * The average length of each field over the records that can have it (a card field's over records
+ * with a card). Sums of whole numbers: the order of adding does not change them.
  */
 export function averageLengths(sum: Record<Field, number>, records: number, carded: number): Record<Field, number> {
   return Object.fromEntries(FIELDS.map((f) => [f, sum[f] / Math.max(1, isCardField(f) ? carded : records) || 1])) as Record<Field, number>;

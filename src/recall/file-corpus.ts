@@ -54,9 +54,8 @@ export class FileCorpus implements Corpus {
   }
 
   /**
-   * The records of one stem's postings with its field-weighted frequency in each, added up as the
-   * postings built in memory add it (field by field, one occurrence at a time: the same sums to
-   * the last bit). Every number is checked: an entry that does not fit throws.
+   * The records of one stem's postings with its field-weighted frequency in each, summed in the order
+   * the in-memory postings sum it (the same to the last bit). An entry that does not fit throws.
    */
   private decode(list: string, df: number): { docs: number[]; tfs: number[] } {
     const { lens } = this.file.kept;

@@ -1,12 +1,7 @@
 /**
- * What Recall itself wrote about a record into later sessions, found again to be taken out when the
- * record is forgotten (issue 24): the prior-work section of a later prompt (prior-work.ts: a block
- * or a line naming the record's id) and the memory tools' answers (agent/tools/tool-host.ts: a
- * search hit, a list line, a whole record read, a transcript read). Forgetting deleted the record
- * and its session, but its title and excerpt stayed in the prompts of every run that recalled it.
- *
- * Only Recall's own words go: they have a shape, anchored on the id. The agent's words about the
- * record (its answer quoting it) are not Recall's to rewrite; forget says where they remain.
+ * What Recall itself wrote about a record into later sessions (the prior-work section, the memory
+ * tools' answers), found again to be taken out when it is forgotten (issue 24). Only Recall's own
+ * words go, recognised by their shape around the id; the agent's words are not Recall's to rewrite.
  * test/unit/forget-traces.test.ts pins these shapes against the writers' real output.
  */
 
@@ -28,8 +23,7 @@ function namedIn(line: string, names: ForgottenNames): boolean {
 
 /**
  * `text` without the prior-work blocks and lines that name a forgotten record: a likely run's block
- * (from its `### ` heading, through the facts line naming its id, to the end of its fenced excerpt),
- * a possibly related run's line, and its id in the list of runs left out to fit.
+ * (heading to the end of its excerpt), a possible run's line, its id in the list of runs left out.
  */
 function withoutPriorWork(text: string, names: ForgottenNames): string {
   const lines = text.split('\n');
@@ -94,9 +88,8 @@ export function withoutForgotten(text: string, names: ForgottenNames): string {
 }
 
 /**
- * A row of OpenCode's store (a part, a message, an event: JSON) without what Recall wrote about a
- * forgotten record: every string in it rewritten, and a memory tool's call that read a forgotten
- * record or session answered by FORGOTTEN_NOTE. Undefined when nothing changes.
+ * A row of OpenCode's store (JSON) without what Recall wrote about a forgotten record: every string
+ * rewritten, a memory tool's read of it answered by FORGOTTEN_NOTE. Undefined when nothing changes.
  */
 export function rowWithoutForgotten(value: unknown, names: ForgottenNames): unknown {
   let changed = false;

@@ -76,10 +76,9 @@ function salvage(text: string): { records: unknown[]; forgotten: unknown; held: 
 }
 
 /**
- * The records of an index file, parsed whole: every record checked, forgotten ones left out, one per
- * id. A file that does not parse (a damaged cache entry, a disk that filled) is salvaged a line at a
- * time, and says how many records it held and how many were read: the caller must not write back
- * fewer without saying so (issue 24).
+ * The records of an index file, parsed whole and checked, forgotten ones left out, one per id. A
+ * file that does not parse is salvaged a line at a time and says how many it held and read: the
+ * caller must not write back fewer without saying so (issue 24).
  */
 export function recordsIn(bytes: Buffer | undefined, marks: Marks = NO_MARKS): LoadedRecords {
   if (!bytes) return { ...applyMarks([], [], marks) };
@@ -134,10 +133,8 @@ export function loadRecords(dir: string, o: { workingFile?: string } = {}): Load
 }
 
 /**
- * Writes the index: the records as the next run will load them (checked, forgotten ones left out,
- * one per id), each with its stems kept, and the postings of exactly those records, bound to them
- * by the SHA-256 of everything after the first line. The marks go into the marks file beside it as
- * well (marks.ts): `wrong` (default: what the file there holds) with the records' own marks.
+ * Writes the index: the records as the next run loads them, each with its stems, and their postings,
+ * bound to them by the SHA-256 of everything after the first line; the marks go beside it (marks.ts).
  */
 export function saveRecords(file: string, records: readonly RunRecord[], forgotten: readonly Tombstone[] = [], o: { wrong?: readonly WrongMark[] } = {}): void {
   const checked = records.map(validRecord).filter((r): r is RunRecord => !!r);
@@ -155,9 +152,8 @@ export function saveRecords(file: string, records: readonly RunRecord[], forgott
 }
 
 /**
- * Adds the records of memory directory `from` that `dir` lacks (an overlapping run's save), and
- * what either was told: tombstones as a union (what one forgot, the merge does not bring back) and
- * marks of a wrong record.
+ * Adds the records of `from` that `dir` lacks (an overlapping run's save), with tombstones as a union
+ * (what one forgot the merge does not bring back) and wrong marks.
  */
 export function mergeRecords(dir: string, from: string): number {
   const mine = loadRecords(dir);
@@ -174,11 +170,9 @@ export function mergeRecords(dir: string, from: string): number {
 }
 
 /**
- * Takes `values` (a run's credentials, in the forms they are written) out of memory directory
- * `dir`'s index: out of the records' words, and out of the stems kept with each record and the
- * postings, which hold a token lower-cased and split at its joints (`ghp_AbC1` as `ghp`, `abc1`,
- * `ghpabc1`), where no replace of the written forms finds it: those are made again from the
- * redacted words. How many were taken out.
+ * Takes `values` (a run's credentials, as written) out of `dir`'s index: out of the records' words,
+ * and out of the kept stems and postings, made again from the redacted words (they hold a token
+ * lower-cased and split at its joints, where no replace finds it). How many were taken out.
  */
 export function redactRecords(dir: string, values: readonly string[]): number {
   const file = path.join(dir, RECORDS_FILE);

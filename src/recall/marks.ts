@@ -1,10 +1,7 @@
 /**
- * What people told Recall about its records, kept apart from the records (issue 24): the forget
- * tombstones and the wrong marks, in `recall-marks.json` beside `recall-index.json`. A damaged index
- * is salvaged or rebuilt from the sessions, and a rebuild knows nothing of what was forgotten or
- * marked: kept in the index alone, a forget mark lost with it brought the record back at the next
- * merge or import. Both files carry the marks, and a reader takes the union, so damage to either one
- * loses none. Like every memory file they come from a store others may write: checked, bounded.
+ * What people told Recall about its records (issue 24): forget tombstones and wrong marks, kept in
+ * `recall-marks.json` beside the index as well as in it, since a rebuilt index knows nothing of them
+ * and a lost forget mark brought the record back. A reader takes the union; checked and bounded.
  */
 import * as path from 'node:path';
 import { readMemoryFile, writeMemoryFile } from '../memory/files.js';

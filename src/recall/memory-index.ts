@@ -1,12 +1,8 @@
 /**
- * The index of past work for one run (RFC-006): the records memory holds, a record rebuilt for
- * every session that has none, search with citations checked against the checkout, the run's own
- * record added at its end, and the records' retention. During the run the index lives beside the
- * memory directory (out of the agent's reach); the save copies it in.
- *
- * Start-up reads the postings kept in the index file (search-file.ts) and, of the records, only the
- * ones search reads; the records are parsed whole when something needs all of them (the save, a
- * list), and searched the slow way once they change or when the postings do not fit them.
+ * The index of past work for one run (RFC-006): the records memory holds, a record rebuilt for each
+ * session without one, search with citations checked against the checkout, the run's own record, and
+ * retention. It lives beside the memory directory during the run (out of the agent's reach). Start-up
+ * reads the kept postings (search-file.ts) and only the records search reads.
  */
 import * as path from 'node:path';
 import type { PastWork, RecalledWork, RunOutcome, SessionSummary, TokenUsage, Card, RecallQuery, RunRecord, StoredTodo, Finding, MemoryInfo } from '../ports.js';

@@ -1,15 +1,10 @@
 /**
  * The model check of recall's candidates (issue 24, RFC-006 "The model check"): words alone put
- * records that merely share vocabulary in the likely tier. Once OpenCode is up, one question to the
- * small model (the card model) gets the event and the top candidates (at most CHECK_CANDIDATES,
- * each its title, card and one line) and answers which are about the same problem. Only those are
- * likely; the others stay in the list as possibly related (a model's "no" hides nothing).
- *
- * The event and the candidates are a stranger's text: they are given between markers the data
- * cannot contain, to a tool-less agent, and the reply is read strictly (a JSON object whose
- * `same` lists candidate numbers that were asked about). A reply that is anything else, a call that
- * fails or takes more than CHECK_TIMEOUT_MS, or no model: the lexical tiers stand, and the log says
- * which rule decided.
+ * records that merely share vocabulary in the likely tier, so the small model is asked which of the
+ * top CHECK_CANDIDATES are about the event's problem; only those stay likely, the others possible
+ * (a "no" hides nothing). The text is a stranger's: it is fenced, the agent has no tools, and the
+ * reply is read strictly. Any other reply, a failure, a timeout or no model: the lexical tiers
+ * stand.
  */
 import type { AgentServer, Logger, RecalledWork, TokenUsage, RecallQuery } from '../ports.js';
 
@@ -33,10 +28,8 @@ export const CHECK_SYSTEM = [
  */
 export const CHECK_TIMEOUT_MS = 5_000;
 /**
- * The longest OpenCode may take to begin the call. A fresh OpenCode's first prompt waits for what
- * every prompt needs loaded (measured: 4.5-9 s on a 2-core machine at load 9, under 0.5 s for the
- * prompts after it), which the agent's own first prompt would wait for too: not counted in
- * CHECK_TIMEOUT_MS, but not waited for without end either.
+ * The longest OpenCode may take to begin the call: a fresh OpenCode's first prompt waits 4.5-9 s for
+ * what every prompt needs (measured, loaded 2-core machine), not counted in CHECK_TIMEOUT_MS.
  */
 export const CHECK_START_MS = 20_000;
 /** The most candidates one check asks about. */
@@ -103,9 +96,8 @@ export function checkPrompt(event: Pick<RecallQuery, 'title' | 'text'>, candidat
 }
 
 /**
- * The candidate numbers (1-based) a reply confirms, or why the reply is garbage. Strict: one JSON
- * object (a code fence around it is allowed) whose `same` is a list of distinct whole numbers, each
- * one of the `count` candidates asked about.
+ * The candidate numbers (1-based) a reply confirms, or why it is garbage. Strict: one JSON object (a
+ * code fence allowed) whose `same` lists distinct candidates among the `count` asked about.
  */
 export function parseCheck(reply: string, count: number): { same: number[] } | { problem: string } {
   const text = reply.slice(0, CHECK_REPLY_CHARS).trim().replace(/^```(?:json)?\s*([\s\S]*?)\s*```$/i, '$1');
@@ -140,9 +132,7 @@ const seconds = (ms: number) => `${(ms / 1000).toFixed(ms % 1000 === 0 ? 0 : 1)}
 
 /**
  * Asks the model about `recalled`'s candidates in a tool-less child session of `parentId`, deleted
- * afterwards; never longer than `o.timeoutMs` once OpenCode has begun the call, nor `o.startMs`
- * before it has (the call is stopped then, and its session deleted in the background). Never
- * throws: what fails leaves the lexical tiers, said in the log.
+ * afterwards, bounded by `o.startMs` to begin and `o.timeoutMs` to answer. Never throws.
  */
 export async function checkRecall(server: AgentServer, parentId: string, event: RecallQuery, recalled: RecalledWork[], o: CheckSettings): Promise<RecallCheck> {
   const asked = checkCandidates(recalled);

@@ -1,13 +1,9 @@
 /**
  * The prior-work section of the prompt (RFC-006): for each run recall found, its thread and link,
- * date, outcome, what became of the code it cited, and an excerpt of its answer or finding, all
- * within a character budget. The rest of each record is one memory tool call away.
- *
- * What people wrote (a record's title is an issue's, a finding's subject the agent's words about
- * one) is fenced as data in both tiers, like the current event's title (issue 24): written as a
- * heading in the trusted part, "SYSTEM NOTE: maintainers approved …" would read as Recall's own
- * words. Outside the fence stays only what Recall itself makes: ids, thread keys, dates, outcomes,
- * links, the state of cited code, and where an imported record came from.
+ * date, outcome, the state of the code it cited and an excerpt, within a character budget. What
+ * people wrote (titles, subjects) is fenced as data in both tiers (issue 24): as a heading, "SYSTEM
+ * NOTE: maintainers approved …" would read as Recall's own words. Outside the fence stays only what
+ * Recall makes.
  */
 import type { RecalledWork } from '../ports.js';
 import { fenceUntrusted, sanitizeUntrusted } from '../fence/untrusted.js';
@@ -82,10 +78,8 @@ function fencedLines(head: string, lines: readonly string[], room: number): stri
 }
 
 /**
- * The part of the prompt that hands prior work to the agent, or '' when recall found none.
- * Likely related runs get a block each (excerpt, citations' state, link) within `budget`; runs
- * that do not fit are named at its end. Possibly related ones get a line each. With nothing
- * likely, the section is a few lines, at most POSSIBLE_ONLY_CHARS.
+ * The part of the prompt that hands prior work to the agent, or '' when recall found none: a block
+ * each for likely runs within `budget` (the rest named at its end), a line each for possible ones.
  */
 export function priorWorkSection(recalled: readonly RecalledWork[], o: { budget: number; tools: boolean }): string {
   if (recalled.length === 0 || o.budget <= 0) return '';

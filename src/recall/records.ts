@@ -1,9 +1,7 @@
 /**
- * Recall's index of past work (RFC-006): one record per run (and per finding the agent saved),
- * kept with memory in `recall-index.json`, under a retention of its own, so that what a run found
- * outlives its session. Records come from a store others may write: every field is checked on
- * load, and a record that is not of the shape Recall writes is left out. The file itself is
- * index-file.ts.
+ * Recall's index of past work (RFC-006): one record per run and per finding, kept in
+ * `recall-index.json` under a retention of its own, so what a run found outlives its session. Every
+ * field is checked on load (a store others may write); the file itself is index-file.ts.
  */
 import * as path from 'node:path';
 import type { TokenUsage, Card, RunRecord, Citation } from '../ports.js';

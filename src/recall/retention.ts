@@ -10,9 +10,8 @@ export interface RetentionRule {
 const DAY_MS = 24 * 60 * 60 * 1000;
 
 /**
- * The sessions the retention rule lets go: a session is kept when it is among the newest
- * `maxSessions` OR was updated within `maxAgeDays`, so whichever of the two keeps more wins.
- * Sessions named in `protect` (this run's own) are never pruned.
+ * The sessions the retention rule lets go: one is kept when among the newest `maxSessions` OR updated
+ * within `maxAgeDays` (whichever keeps more); those in `protect` (this run's) never go.
  */
 export function sessionsToPrune(
   sessions: readonly SessionSummary[],

@@ -35,10 +35,6 @@ export function formatRunSummary(f: RunSummaryFacts): string {
   return lines.join('\n');
 }
 
-export function isRunSummary(text: string): boolean {
-  return text.startsWith(RUN_SUMMARY_MARKER);
-}
-
 export function clip(text: string, max: number): string {
   const trimmed = text.trim();
   return trimmed.length <= max ? trimmed : `${trimmed.slice(0, max - 1).trimEnd()}…`;

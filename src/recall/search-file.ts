@@ -1,23 +1,12 @@
 /**
- * Search's postings kept in the index file (RFC-006 "Speed"), so that start-up neither parses
- * every record nor builds the postings again: at 10,000 records with cards those were nine
- * tenths of a start-up recall. The save writes them on the file's first line; start-up reads that
- * line and, of the records, only the ones search reads past its gate and the hits it shows.
+ * Search's postings kept in the index file (RFC-006 "Speed"), so that start-up neither parses every
+ * record nor builds the postings again. They are what corpus.ts would build in memory, as counts;
+ * field weights are applied when searching, so tuning does not make them stale, while a change to
+ * stemming or to the fields does (POSTINGS_VERSION).
  *
- * They are what the postings built in memory would be (corpus.ts), as counts: per stem, the
- * records that have it and how often in each field; per record, its fields' lengths, session,
- * thread and whether it has a card. The field weights are applied when searching, so tuning the
- * ranker does not make them stale; a change to stemming or to the fields does (POSTINGS_VERSION).
- *
- * The file comes from a store others can write. The postings are bound to the rest of the file
- * (the records and tombstones they were made from) by its SHA-256: a file changed after the save
- * (redacted, merged by an older Recall, edited by hand or by a hostile writer of the cache) does
- * not match, and the records are searched the slow way. A writer who also rewrites the postings
- * can rank records as it likes, which writing the records themselves already allowed; what it
- * cannot do is have a record shown or trusted unchecked: every record read is checked like any
- * other (validRecord, the tombstones), and must say what the postings say of it (its session,
- * thread, card and field lengths). Anything that does not fit throws StaleSearchFile, and the
- * caller searches the records instead.
+ * The file comes from a store others can write: the postings are bound to the rest of the file by its
+ * SHA-256, and every record read is checked like any other and must say what the postings say of it.
+ * Anything that does not fit throws StaleSearchFile, and the caller searches the records instead.
  */
 import { createHash } from 'node:crypto';
 import { docOf, type Doc } from './corpus.js';
@@ -154,10 +143,8 @@ export class SearchFile {
   }
 
   /**
-   * The index file `bytes` with its postings, or undefined when it has none that fit it (an
-   * older file, another version, a file changed since its save): then its records are parsed whole.
-   * The layout (index-file.ts): `{"version":1,"search":{...},` / `"forgotten":[...],"records":[` /
-   * one record a line, each but the last ending in a comma / `]}`.
+   * The index file `bytes` with its postings, or undefined when none fit it (then its records are
+   * parsed whole). The layout is index-file.ts's: the postings on the first line, one record a line.
    */
   static open(bytes: Buffer): SearchFile | undefined {
     const first = bytes.indexOf(10);
@@ -239,9 +226,8 @@ export class SearchFile {
   }
 
   /**
-   * Takes the records loaded whole from the same file (for what needs all of them), with the ones
-   * search already read in their place (a recall marked them used). False, and nothing taken,
-   * when they are not the records these postings were made from.
+   * Takes the records loaded whole from the same file, with those search already read in their
+   * place. False, and nothing taken, when they are not the records these postings were made from.
    */
   adopt(records: RunRecord[]): boolean {
     if (records.length !== this.size) return false;

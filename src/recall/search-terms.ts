@@ -21,9 +21,8 @@ export const pathStems = (text: string): string[] => stems(text).filter((t) => !
 export const TERMS_VERSION = 'v5';
 
 /**
- * What the kept stems were made from, beside the version: a hash (FNV-1a) of the fields' text and
- * its length. A record changed after its stems were kept (a card written after the run's record
- * was saved, an edit, a redaction) makes them stale, and they are worked out again.
+ * What the kept stems were made from, beside the version: an FNV-1a hash of the fields' text and its
+ * length. A record changed since (a later card, an edit, a redaction) has them worked out again.
  */
 function wordsTag(fieldText: Record<Field, string>): string {
   let h = 0x811c9dc5;

@@ -1,13 +1,9 @@
 /**
- * Ranked search over Recall's records (RFC-006): BM25F over the fields of a record and of its card
- * (search-terms.ts), with Porter stems, a query of the event's strongest words (a word said again
- * counts more), the synonyms people use for the same problem (text.ts) at a lower weight, terms
- * from the best matches themselves (pseudo-relevance feedback, which ranks but never makes a record
- * related), a little for recency, and a gate: a record must share enough of the event's own words,
- * in two distinct concepts, to be related at all (or be of the same thread); when none does, the
- * closest one is shown alone. A shared file or error line then adds to its score, never makes a
- * match on its own. Each hit gets a tier by the rule in tuning.ts: "likely" when its card carries
- * the match or its words do by a clear lead, else "possible". */
+ * Ranked search over Recall's records (RFC-006 says the why of each part): BM25F over a record's and
+ * its card's fields (search-terms.ts), Porter stems, synonyms at a lower weight (text.ts),
+ * pseudo-relevance feedback that ranks but never makes a record related, a little for recency, and a
+ * gate of shared words in two distinct concepts. Tiers by the rule in tuning.ts.
+ */
 import { basename, MemoryCorpus, normalizePath, telling, type Corpus } from './corpus.js';
 import { pathStems, WORD_FIELDS } from './search-terms.js';
 import { conceptOf, errorSignatures, mentionedPaths, quotedErrors, stems, synonymsOf } from './text.js';
@@ -73,11 +69,9 @@ export class RecordSearch {
   }
 
   /**
-   * How well the closest sentence of the record's card (its plain problem or one of its phrasings)
-   * is said by the event: the share of that sentence's telling words (idf-weighted, common words
-   * left out) the event uses. A paraphrase says much of one phrasing; a near miss shares words
-   * scattered over the card. Stems, not synonym groups: the groups are broad ("customer" and
-   * "account", "invoice" and "payment"), and by them near misses matched as well as paraphrases.
+   * How well the closest sentence of the record's card is said by the event: the share of its
+   * telling (idf-weighted) words the event uses. By stems, not synonym groups: the groups are broad
+   * ("invoice" and "payment"), and by them near misses matched as well as paraphrases.
    */
   private phrasingMatch(record: RunRecord, asked: ReadonlySet<string>): number {
     const card = record.card;

@@ -1,9 +1,7 @@
 /**
- * OpenCode's session store, read directly with node:sqlite (RFC-006): every top-level session
- * whatever project or directory OpenCode filed it under (its API filters by the directory the
- * client names, so a checkout at another path saw none), and the texts recall needs to rebuild a
- * record for a session that has none. One query each, instead of one API call per session.
- * Called when OpenCode is not running (before it starts), or on a copy.
+ * OpenCode's session store read directly with node:sqlite (RFC-006), while OpenCode is not running or
+ * on a copy: every top-level session whatever directory it was filed under (the API filters by the
+ * client's), and the texts recall needs to rebuild records, one query each.
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';

@@ -6,13 +6,12 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { DATABASE_FILE } from '../memory/layout.js';
-import { openStore } from '../memory/store-check.js';
+import { openStore, removeSessions } from '../memory/store-check.js';
 
 /**
- * OpenCode runs a session's prompt in the directory the session was made in, and fails the prompt
- * when that checkout is somewhere else now (a renamed repository, a container job, another
- * runner's work folder). The session (and its child sessions) is moved to `workspace`; whether it
- * had to be.
+ * Moves a session (and its children) to `workspace` when it was made elsewhere (a renamed
+ * repository, another runner's folder): OpenCode fails a prompt whose session directory is gone.
+ * Whether it moved.
  */
 export function moveSessionTo(memoryDir: string, sessionId: string, workspace: string): boolean {
   const file = path.join(memoryDir, DATABASE_FILE);
@@ -34,24 +33,8 @@ export function deleteSessions(databaseFile: string, roots: readonly string[]): 
   if (roots.length === 0) return;
   const db = openStore(databaseFile);
   try {
-    const ids = [...roots];
-    const children = db.prepare('SELECT id FROM session WHERE parent_id = ?');
-    for (let i = 0; i < ids.length; i++) ids.push(...children.all(ids[i]!).map((r) => String(r.id)));
     const tables = db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'").all().map((r) => String(r.name));
-    db.exec('BEGIN');
-    try {
-      for (const table of tables) {
-        const columns = new Set(db.prepare('SELECT name FROM pragma_table_info(?)').all(table).map((r) => String(r.name)));
-        const key = table === 'session' ? 'id' : columns.has('session_id') ? 'session_id' : columns.has('aggregate_id') ? 'aggregate_id' : undefined;
-        if (!key) continue;
-        const del = db.prepare(`DELETE FROM "${table}" WHERE "${key}" = ?`);
-        for (const id of ids) del.run(id);
-      }
-      db.exec('COMMIT');
-    } catch (error) {
-      db.exec('ROLLBACK');
-      throw error;
-    }
+    removeSessions(db, new Set(tables), roots);
     db.exec('VACUUM');
     db.exec('PRAGMA wal_checkpoint(TRUNCATE)');
   } finally {

@@ -1,11 +1,9 @@
 /**
  * Thread keys, and where an imported record came from (issue 24, RFC-006 "Forgetting and import").
- * A run's thread is this repository's: `issue-12`, `pr-7`, `schedule-nightly`, `dispatch-123`, or
- * what the `thread` input names (letters, digits, `.`, `_`, `-`). A record imported from ANOTHER
- * repository carries that repository in its key, `owner/repo#issue-12`: it never shares a thread
- * with this repository's issue 12, so it never gets the same-thread promotion a run of issue 12
- * gives its own earlier runs (no event's key holds `/` or `#`), and its label says where it is from.
- * Otherwise any author of an issue over there would decide what a run here calls "likely".
+ * A run's thread is this repository's (`issue-12`, `pr-7`, `schedule-nightly`, or the `thread`
+ * input). A record imported from another repository keeps it in its key, `owner/repo#issue-12`, so
+ * it never gets the same-thread promotion: else any issue author over there would decide what is
+ * "likely" here.
  */
 
 /** This repository's keys, and another repository's `owner/repo#key`; nothing else (no spaces, no Markdown). */

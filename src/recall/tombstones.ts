@@ -1,11 +1,8 @@
 /**
  * What people told Recall to forget (issue 19, RFC-006): a tombstone per forgotten record, naming
- * its session and the session's children, who asked and when. Tombstones travel in the index of
- * past work (recall-index.json) so that a save that merges an overlapping run's memory, which may
- * still hold what was forgotten, does not bring it back: they merge as a union, a record or session
- * a tombstone names is never merged in, and they age out after the longest retention (by then no
- * snapshot that held the record is restored). They come from a store others may write, so they are
- * checked like records, and bounded.
+ * its sessions, who asked and when. They travel in the index so that a merge of an overlapping
+ * run's memory does not bring a record back; they merge as a union, age out after the longest
+ * retention, and, coming from a store others may write, are checked like records, and bounded.
  */
 import { isSessionId } from '../memory/layout.js';
 

@@ -33,12 +33,9 @@ export interface Evidence {
 
 /**
  * The likely tier's rule (RFC-006 "Tiers"), calibrated on the relevance sets as a whole
- * (bench/relevance: first, held-out and third, with and without cards, and one real tracker's):
- * - the card carries the match: it says the event's title, the event says one of its sentences,
- *   with enough of the query's weight, and it scores near the best hit;
- * - or, with a card or without, the words do: the best hit, whose title and the event's say each
- *   other and which stands clear of the next hit (the two titles' shares less the runner-up's
- *   share of its score).
+ * (bench/relevance): the card carries the match (it and the event's title say each other, with
+ * enough of the query's weight, near the best score); or the words do (the best hit, titles saying
+ * each other, clear of the next hit).
  */
 export function likely(e: Evidence): boolean {
   if (e.belowGate) return false;

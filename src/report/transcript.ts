@@ -1,10 +1,8 @@
 /**
- * The run's transcript (RFC-003): what this run asked and what the agent answered, with each tool
- * call as its name and a short argument, in Markdown. Tool inputs and outputs are left out, as for
- * a shared session: a file the agent read or a command's output can hold anything. It is read from
- * the session once the agent answered, failed or was stopped at a limit (a partial transcript is
- * most useful then), redacted like everything Recall posts, written outside the checkout (out of
- * the agent's reach), named by the `transcript` output, and attached to the workflow run.
+ * The run's transcript (RFC-003): what the run asked and the agent answered, each tool call as its
+ * name and a short argument, in Markdown (tool inputs and outputs can hold anything, and are left
+ * out). Read once the agent answered, failed or was stopped, redacted, written outside the
+ * checkout, named by the `transcript` output and attached to the workflow run.
  */
 import * as core from '@actions/core';
 import * as fs from 'node:fs';

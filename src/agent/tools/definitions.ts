@@ -1,15 +1,9 @@
 /**
- * The tools Recall gives the agent: the memory tools (RFC-006) in every run, the read-only GitHub
- * tools where Recall has a GitHub client, `post_message` in a
- * job and `dispatch` where dispatch-models names models (RFC-003), as OpenCode custom tools: one small module
- * per tool, written into OpenCode's global config directory for the run. A module only forwards
- * the call to Recall's own process (tool-host.ts) over loopback: the logic, the index and its
- * checks stay in Recall, and the module needs nothing but `fetch` (OpenCode imports tool files
- * without a package manager offline; one import that fails breaks every prompt).
- *
- * OpenCode hands JSON-Schema `args` to the model as written and marks every key required, but
- * does not check them: the host applies defaults and checks types, and each description says the
- * default.
+ * The tools Recall gives the agent (memory tools, RFC-006; read-only GitHub tools, `post_message`
+ * and `dispatch`, RFC-003), as OpenCode custom tools: one small module per tool that only forwards
+ * the call to Recall's own process (tool-host.ts) over loopback, and needs nothing but `fetch`
+ * (OpenCode imports tool files offline; one failed import breaks every prompt). OpenCode does not
+ * check `args`: the host applies defaults and checks types, and each description says the default.
  */
 
 import type { ToolName } from '../tool-names.js';

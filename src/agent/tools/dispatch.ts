@@ -1,11 +1,9 @@
 /**
  * The `dispatch` tool (RFC-003): the agent sends a prompt to another model the run allows
- * (dispatch-models) and gets its reply back as the tool's result. Recall, not OpenCode, does the
- * work: it opens a child session of the run's session on the same OpenCode server (so the
- * dispatched call shows in the run's event stream, its cost counts toward max-cost-usd, and
- * pruning removes it with its parent), asks the model there with no tools, and deletes the child
- * unless the agent asked to keep it. Whatever goes wrong comes back to the agent as one sentence
- * (the tool call fails with it); the run goes on.
+ * (dispatch-models) and gets its reply as the tool's result. Recall asks it in a tool-less child
+ * session of the run's (so it shows in the event stream, counts toward max-cost-usd and is pruned
+ * with its parent), deleted unless the agent keeps it. A failure comes back as one sentence; the
+ * run goes on.
  */
 import type { AgentServer, ModelRef } from '../../ports.js';
 import { addUsage, NO_TOKENS, type Usage } from '../usage.js';

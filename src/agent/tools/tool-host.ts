@@ -1,10 +1,8 @@
 /**
  * Recall's side of the tools it gives the agent (RFC-003, RFC-006): a loopback HTTP endpoint, open
- * for one run and guarded by a random token, that answers the tool modules (definitions.ts): the
- * memory tools from the run's index, the GitHub reading tools and in a job `post_message` through
- * Recall's own GitHub token (github/reading-tools.ts, handed down),
- * and `dispatch` through the run's OpenCode server (dispatch.ts). The tool set is built per run.
- * The agent gets text back; a bad argument gets a sentence that says what to pass.
+ * for one run and guarded by a random token, that answers the tool modules (definitions.ts) from
+ * the run's index, Recall's GitHub client (handed down) and the run's OpenCode server
+ * (dispatch.ts). A bad argument gets a sentence that says what to pass.
  */
 import { randomBytes, timingSafeEqual } from 'node:crypto';
 import * as http from 'node:http';
@@ -51,11 +49,9 @@ export interface ToolHostOptions {
 }
 
 /**
- * The tools a run gets: memory always (reading only for a fork), the GitHub reading tools in
- * every run Recall has a client for (a fork's too: they only read what the workflow's token reads,
- * and the answer goes where the fork's request already goes), post_message only in a job,
- * dispatch where models are named and never in a fork's read-only run (a second model would be
- * one more place the fork's text goes with a key behind it).
+ * The tools a run gets: memory always (reading only for a fork); the GitHub reading tools wherever
+ * there is a client (they read only what the token reads); post_message only in a job; dispatch where
+ * models are named, never in a fork's run (one more place the fork's text would go with a key).
  */
 export function toolsFor(o: Pick<ToolHostOptions, 'task' | 'readOnly' | 'poster' | 'dispatch' | 'github'>): ToolName[] {
   const memory: readonly ToolName[] = o.readOnly ? READING_TOOLS : MEMORY_TOOL_NAMES;
