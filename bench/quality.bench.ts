@@ -3,19 +3,15 @@
  * "Quality"), without cards and, where bench/relevance/cards holds them, with the cards a model
  * wrote for the past runs. Prints figures; asserts only that every set was measured.
  */
-import * as fs from 'node:fs';
-import * as path from 'node:path';
 import { expect, it } from 'vitest';
-import { validCard } from '../src/recall/card.js';
 import { PLAIN, TEXTBOOK } from './relevance/bm25.js';
 import { baselineFigures, describeQuality, evaluate, loadCards, type EventFigures } from './relevance/evaluate.js';
 import { HELDOUT_EVENTS } from './relevance/heldout.js';
 import { EVENTS, PAST_RUNS, type PastRun, type RelevanceEvent } from './relevance/ledgerly.js';
 import { HOW_TO_BUILD, loadRealSets, REAL_SETS_DIR } from './relevance/real/sets.js';
 import { THIRD_EVENTS } from './relevance/third.js';
+import { UNSEEN, unseenSet } from './relevance/unseen.js';
 import type { Card } from '../src/ports.js';
-
-const UNSEEN = ['tidepool', 'quarry', 'ferrule'];
 
 export const SETS = [
   ['first (the ranker\'s author; tuned on)', EVENTS],
@@ -37,20 +33,6 @@ it('recall@5 by tier and what unrelated events are shown, on each relevance set'
     }
   }
 });
-
-/**
- * The three sets nobody who worked on the ranker has seen (bench/relevance/sets/README.md: written
- * by a helper who never saw it, in many voices; their cards by helpers who saw only each set's past
- * runs). Reported worst first, by top-5 recall with cards.
- */
-function unseenSet(name: string) {
-  const dir = path.join(import.meta.dirname, 'relevance', 'sets', name);
-  const read = <T>(file: string): T => JSON.parse(fs.readFileSync(path.join(dir, file), 'utf8')) as T;
-  const runs = read<PastRun[]>('runs.json');
-  const events = read<RelevanceEvent[]>('events.json');
-  const cards = new Map(Object.entries(read<Record<string, unknown>>('cards.json')).flatMap(([id, c]) => (validCard(c) ? [[id, validCard(c)!] as const] : [])));
-  return { name, runs, events, cards };
-}
 
 it('recall@5 by tier on the unseen sets, worst first', () => {
   const rows = UNSEEN.map((name) => {

@@ -1,0 +1,43 @@
+/**
+ * `BENCH_CHECK_OUT=<dir> npm run bench -- check-cases`: writes the model check's prompt for every
+ * event of every relevance set (issue 24; bench/relevance/checks.ts), for whoever acts as the check
+ * model. `<dir>/cases.jsonl` holds only `{ key, prompt }` lines, shuffled across sets, so the one who
+ * answers sees neither a set's name nor an event's id; `<dir>/keys.json` maps each key back to its
+ * set, event and candidates, for `bench/relevance/checks/record.mjs`. Nothing is written without
+ * BENCH_CHECK_OUT.
+ */
+import * as crypto from 'node:crypto';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { expect, it } from 'vitest';
+import { checkCases, setSearch } from './relevance/checks.js';
+import { loadCards } from './relevance/evaluate.js';
+import { HELDOUT_EVENTS } from './relevance/heldout.js';
+import { EVENTS, PAST_RUNS } from './relevance/ledgerly.js';
+import { loadRealSets } from './relevance/real/sets.js';
+import { unseenSet, UNSEEN } from './relevance/unseen.js';
+import { THIRD_EVENTS } from './relevance/third.js';
+
+it('writes the check prompt of every event of every set', () => {
+  const out = process.env.BENCH_CHECK_OUT;
+  const sets: { name: string; cases: ReturnType<typeof checkCases> }[] = [];
+  const ledgerlyCards = loadCards('ledgerly');
+  const ledgerly = [...EVENTS, ...HELDOUT_EVENTS, ...THIRD_EVENTS];
+  sets.push({ name: 'ledgerly', cases: checkCases(setSearch(PAST_RUNS), ledgerly) });
+  if (ledgerlyCards) sets.push({ name: 'ledgerly-cards', cases: checkCases(setSearch(PAST_RUNS, ledgerlyCards), ledgerly) });
+  for (const name of UNSEEN) {
+    const { runs, events, cards } = unseenSet(name);
+    sets.push({ name, cases: checkCases(setSearch(runs), events) }, { name: `${name}-cards`, cases: checkCases(setSearch(runs, cards), events) });
+  }
+  for (const s of loadRealSets().present) sets.push({ name: s.name, cases: checkCases(setSearch(s.runs), s.events) });
+  const all = sets.flatMap((s) => s.cases.map((c) => ({ set: s.name, ...c, key: crypto.randomBytes(4).toString('hex') })));
+  all.sort((a, b) => a.key.localeCompare(b.key));
+  console.log(sets.map((s) => `${s.name}: ${s.cases.length} events with candidates`).join('\n'));
+  if (out) {
+    fs.mkdirSync(out, { recursive: true });
+    fs.writeFileSync(path.join(out, 'cases.jsonl'), all.map((c) => JSON.stringify({ key: c.key, prompt: c.prompt })).join('\n') + '\n');
+    fs.writeFileSync(path.join(out, 'keys.json'), JSON.stringify(Object.fromEntries(all.map((c) => [c.key, { set: c.set, event: c.event, asked: c.asked }])), null, 1));
+    console.log(`${all.length} cases written to ${out}`);
+  }
+  expect(all.length).toBeGreaterThan(0);
+});

@@ -1,0 +1,69 @@
+/**
+ * The model check on the relevance sets (issue 24, RFC-006 "The model check"), from recorded
+ * answers: no model runs here, so whoever acts as the check model (a helper that never saw the
+ * ranker or the sets' answers) is given each event's real check prompt (`checkPrompt`, the
+ * candidates recall finds for it) under an opaque key, and its replies are kept in
+ * bench/relevance/checks/<set>.json as event id -> the candidates asked about (record ids, in
+ * order) and the reply. The bench applies a reply only when recall still asks about the same
+ * candidates in the same order; otherwise the event is counted as the words decide it (stale).
+ */
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import type { Card, RecalledWork } from '../../src/ports.js';
+import { CHECK_CANDIDATES, applyCheck, checkCandidates, checkPrompt, parseCheck } from '../../src/recall/model-check.js';
+import { RecordSearch } from '../../src/recall/search.js';
+import { recordOf } from './evaluate.js';
+import type { PastRun, RelevanceEvent } from './ledgerly.js';
+
+export const CHECKS_DIR = path.join(import.meta.dirname, 'checks');
+
+/** One recorded answer: the candidates it was asked about and what it replied. */
+export interface RecordedCheck {
+  asked: string[];
+  reply: string;
+}
+
+export type RecordedChecks = Record<string, RecordedCheck>;
+
+export function loadChecks(name: string): RecordedChecks | undefined {
+  const file = path.join(CHECKS_DIR, `${name}.json`);
+  return fs.existsSync(file) ? (JSON.parse(fs.readFileSync(file, 'utf8')) as RecordedChecks) : undefined;
+}
+
+const NOW = new Date(Date.UTC(2026, 10, 23));
+
+/** A set's search, as the bench builds it. */
+export function setSearch(runs: readonly PastRun[], cards?: ReadonlyMap<string, Card>): RecordSearch {
+  return new RecordSearch(runs.map((r) => recordOf(r, NOW, cards?.get(r.id))), NOW);
+}
+
+/** What recall hands the check for an event: the hits, as many as the check may be asked about. */
+export function recalledFor(search: RecordSearch, e: RelevanceEvent): RecalledWork[] {
+  return search
+    .search({ title: e.title, text: e.text, labels: e.labels, paths: e.paths, threadKey: e.threadKey }, { limit: CHECK_CANDIDATES })
+    .map((h) => ({ record: h.record, matched: h.matched, score: h.score, tier: h.tier, citations: [], sessionLive: true }));
+}
+
+/** The check's case for each event that has candidates: its prompt and the candidates' ids. */
+export function checkCases(search: RecordSearch, events: readonly RelevanceEvent[]): { event: string; asked: string[]; prompt: string }[] {
+  return events.flatMap((e) => {
+    const asked = checkCandidates(recalledFor(search, e));
+    return asked.length ? [{ event: e.id, asked: asked.map((w) => w.record.id), prompt: checkPrompt({ title: e.title, text: e.text }, asked) }] : [];
+  });
+}
+
+/**
+ * What is shown for an event once the check has decided: the recorded reply applied to the same
+ * candidates, the likely tier first, at most `limit`; the lexical tiers (the top `limit` by score)
+ * when there is no usable reply. `stale` says a reply was recorded for other candidates.
+ */
+export function shownAfterCheck(search: RecordSearch, e: RelevanceEvent, checks: RecordedChecks, limit = 5): { shown: RecalledWork[]; decided: 'model' | 'lexical' | 'stale' } {
+  const recalled = recalledFor(search, e);
+  const asked = checkCandidates(recalled);
+  const recorded = checks[e.id];
+  const same = recorded && recorded.asked.join('\n') === asked.map((w) => w.record.id).join('\n') ? parseCheck(recorded.reply, asked.length) : undefined;
+  if (!same || 'problem' in same) return { shown: recalled.slice(0, limit), decided: recorded ? 'stale' : 'lexical' };
+  const decided = applyCheck(recalled, asked, same.same);
+  const ordered = [...decided.filter((w) => w.tier === 'likely'), ...decided.filter((w) => w.tier !== 'likely')];
+  return { shown: ordered.slice(0, limit), decided: 'model' };
+}
