@@ -5,6 +5,7 @@
  */
 import { expect, it } from 'vitest';
 import { PLAIN, TEXTBOOK } from './relevance/bm25.js';
+import { checkedFigures, loadChecks } from './relevance/checks.js';
 import { baselineFigures, describeQuality, evaluate, loadCards, type EventFigures } from './relevance/evaluate.js';
 import { HELDOUT_EVENTS } from './relevance/heldout.js';
 import { EVENTS, PAST_RUNS, type PastRun, type RelevanceEvent } from './relevance/ledgerly.js';
@@ -55,25 +56,30 @@ it('recall@5 by tier on the unseen sets, worst first', () => {
  */
 it('Recall beside the BM25 baselines on every set, worst first', () => {
   interface Row { name: string; runs: number; recall: EventFigures; textbook: EventFigures; plain: EventFigures }
-  const row = (name: string, runs: readonly PastRun[], events: readonly RelevanceEvent[], cards?: ReadonlyMap<string, Card>): Row => ({
-    name,
-    runs: runs.length,
-    recall: evaluate(runs, events, cards ? { cards } : {}).events,
-    textbook: baselineFigures(runs, events, TEXTBOOK),
-    plain: baselineFigures(runs, events, PLAIN),
-  });
+  const decidedBy: string[] = [];
+  /** The set's row, and beside it the same set with the check model's recorded answers (`checks`), when there are any. */
+  const row = (name: string, runs: readonly PastRun[], events: readonly RelevanceEvent[], cards?: ReadonlyMap<string, Card>, checks?: string): Row[] => {
+    const textbook = baselineFigures(runs, events, TEXTBOOK);
+    const plain = baselineFigures(runs, events, PLAIN);
+    const words: Row = { name, runs: runs.length, recall: evaluate(runs, events, cards ? { cards } : {}).events, textbook, plain };
+    const recorded = checks ? loadChecks(checks) : undefined;
+    if (!recorded) return [words];
+    const checked = checkedFigures(runs, events, recorded, cards);
+    decidedBy.push(`${name}: ${checked.decided.model} decided by the recorded check, ${checked.decided.lexical} by words (no answer), ${checked.decided.stale} by words (answer stale)`);
+    return [words, { ...words, name: `${name}, model check`, recall: checked.figures }];
+  };
   const ledgerlyCards = loadCards('ledgerly');
   const rows: Row[] = [];
   for (const [name, events] of SETS) {
-    rows.push(row(`${name.split(' ')[0]}, no cards`, PAST_RUNS, events));
-    if (ledgerlyCards) rows.push(row(`${name.split(' ')[0]}, cards`, PAST_RUNS, events, ledgerlyCards));
+    rows.push(...row(`${name.split(' ')[0]}, no cards`, PAST_RUNS, events, undefined, 'ledgerly'));
+    if (ledgerlyCards) rows.push(...row(`${name.split(' ')[0]}, cards`, PAST_RUNS, events, ledgerlyCards, 'ledgerly-cards'));
   }
   for (const name of UNSEEN) {
     const { runs, events, cards } = unseenSet(name);
-    rows.push(row(`${name}, no cards`, runs, events), row(`${name}, cards`, runs, events, cards));
+    rows.push(...row(`${name}, no cards`, runs, events, undefined, name), ...row(`${name}, cards`, runs, events, cards, `${name}-cards`));
   }
   const real = loadRealSets();
-  for (const s of real.present) rows.push(row(`${s.name} (real), no cards`, s.runs, s.events));
+  for (const s of real.present) rows.push(...row(`${s.name} (real), no cards`, s.runs, s.events, undefined, s.name));
   rows.sort((a, b) => a.recall.top5 - b.recall.top5 || a.name.localeCompare(b.name));
 
   const f = (x: number) => (Number.isNaN(x) ? '  -  ' : x.toFixed(2).padStart(5));
@@ -104,6 +110,8 @@ it('Recall beside the BM25 baselines on every set, worst first', () => {
       line(head),
       line(width.map((w) => '-'.repeat(w))),
       ...lines.map(line),
+      'Rows ", model check": the likely tier as the check model\'s recorded answers decide it (bench/relevance/checks/), up to 8 candidates asked, the likely ones shown first.',
+      ...decidedBy,
       real.missing.length ? `real sets not present in ${REAL_SETS_DIR}: ${real.missing.join(', ')}: run ${HOW_TO_BUILD}` : `real sets read from ${REAL_SETS_DIR}`,
     ].join('\n'),
   );

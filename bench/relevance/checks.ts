@@ -12,7 +12,7 @@ import * as path from 'node:path';
 import type { Card, RecalledWork } from '../../src/ports.js';
 import { CHECK_CANDIDATES, applyCheck, checkCandidates, checkPrompt, parseCheck } from '../../src/recall/model-check.js';
 import { RecordSearch } from '../../src/recall/search.js';
-import { recordOf } from './evaluate.js';
+import { eventFigures, recordOf, type EventFigures } from './evaluate.js';
 import type { PastRun, RelevanceEvent } from './ledgerly.js';
 
 export const CHECKS_DIR = path.join(import.meta.dirname, 'checks');
@@ -66,4 +66,18 @@ export function shownAfterCheck(search: RecordSearch, e: RelevanceEvent, checks:
   const decided = applyCheck(recalled, asked, same.same);
   const ordered = [...decided.filter((w) => w.tier === 'likely'), ...decided.filter((w) => w.tier !== 'likely')];
   return { shown: ordered.slice(0, limit), decided: 'model' };
+}
+
+/** A set's figures with the recorded check applied (per event, as eventFigures counts), and how each event was decided. */
+export function checkedFigures(runs: readonly PastRun[], events: readonly RelevanceEvent[], checks: RecordedChecks, cards?: ReadonlyMap<string, Card>): { figures: EventFigures; decided: Record<'model' | 'lexical' | 'stale', number> } {
+  const search = setSearch(runs, cards);
+  const decided = { model: 0, lexical: 0, stale: 0 };
+  const shown = new Map(
+    events.map((e) => {
+      const s = shownAfterCheck(search, e, checks);
+      decided[s.decided]++;
+      return [e, s.shown.map((w) => ({ id: w.record.id, likely: w.tier === 'likely' }))] as const;
+    }),
+  );
+  return { figures: eventFigures(events, (e) => shown.get(e) ?? []), decided };
 }
