@@ -297,3 +297,19 @@ export async function unpackArchiveFile(file: string, dir: string): Promise<Arch
     fs.closeSync(fd);
   }
 }
+
+/** Whether a `zstd` tool is on `searchPath`: a zstd archive is restored through it (ZstdFileDecoder). */
+export function zstdOnPath(searchPath: string): boolean {
+  const name = process.platform === 'win32' ? 'zstd.exe' : 'zstd';
+  return searchPath
+    .split(path.delimiter)
+    .filter(Boolean)
+    .some((dir) => {
+      try {
+        fs.accessSync(path.join(dir, name), fs.constants.X_OK);
+        return true;
+      } catch {
+        return false;
+      }
+    });
+}

@@ -15,7 +15,7 @@ import type { Logger } from '../ports.js';
 import type { CacheLibrary } from './actions-cache.js';
 import type { PackedSnapshot } from './snapshot-backend.js';
 import { MAX_ENTRIES, MAX_UNPACKED_BYTES, TarUnpacker, type UnpackOptions } from './tar-unpack.js';
-import { GzipDecoder, packArchive, ZstdFileDecoder, type Compression, type Decoder } from './cache-archive.js';
+import { GzipDecoder, packArchive, ZstdFileDecoder, zstdOnPath, type Compression, type Decoder } from './cache-archive.js';
 import { CacheTransport, RETRYABLE_STATUS, ServiceError } from './cache-transport.js';
 import { UnusableSnapshotError } from './snapshot-backend.js';
 
@@ -276,21 +276,6 @@ export class CacheServiceClient implements CacheLibrary {
     });
   }
 
-}
-
-function zstdOnPath(searchPath: string): boolean {
-  const name = process.platform === 'win32' ? 'zstd.exe' : 'zstd';
-  return searchPath
-    .split(path.delimiter)
-    .filter(Boolean)
-    .some((dir) => {
-      try {
-        fs.accessSync(path.join(dir, name), fs.constants.X_OK);
-        return true;
-      } catch {
-        return false;
-      }
-    });
 }
 
 function onlyPath(paths: string[]): string {

@@ -1,35 +1,45 @@
 /**
  * Memory kept on a branch of the repository (`memory-backend: git-branch`, `memory-branch`): memory
  * that lasts as long as the repository, without the Actions cache's 7-day eviction. The branch is
- * one parentless commit: a README and the newest 3 snapshot folders of each prefix.
+ * one parentless commit: a README and the newest 3 snapshots of each prefix, each one file: the
+ * same compressed archive the Actions cache stores (issue 27; a folder of the store's files, as
+ * Recall wrote them before, still restores).
  *
  * Recall writes it with github-token, never the agent: git runs in a private bare repository in
  * RUNNER_TEMP (hidden from the agent), hooks, signing and credential helpers off, the token in the
  * git child's environment only. A save replaces the branch with `--force-with-lease` on the commit
  * it looked at, a compare-and-swap: a save that landed in between is merged and pushed again
- * (RFC-002). Snapshots come back through `git archive` and Recall's unpacker. A folder dated ahead
+ * (RFC-002). Snapshots come back through Recall's unpacker. A folder dated ahead
  * of this clock is left out of every look, or anyone who can push could name one 9999 and win every
  * restore.
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { pipeline } from 'node:stream/promises';
 import { Git } from '../git/git.js';
+import { packArchive, unpackArchiveFile, zstdOnPath, type Compression } from './cache-archive.js';
 import { unpackTar } from './gzip-archive.js';
 import { HOST_FILE_LIMIT, lastLine, memoryAuthConfig, memoryPushRefusal } from './git-remote.js';
 import { isFutureDated, keyTime, leadingTime, timeFirstKey, type MemoryKeys } from './keys.js';
 import { MEMORY_FILES } from './layout.js';
-import { UnusableSnapshotError, type SnapshotBackend } from './snapshot-backend.js';
+import { UnusableSnapshotError, type PackedSnapshot, type SnapshotBackend } from './snapshot-backend.js';
 
 const KEEP = 3;
 const README = 'README.md';
-/** A snapshot's folder on the branch: `<prefix>-v<n>-...` (any prefix's: several may share a branch). */
+/** A snapshot on the branch, a file (an archive) or a folder (before issue 27): `<prefix>-v<n>-...` (any prefix's: several may share a branch). */
 const SNAPSHOT_DIR = /^[A-Za-z0-9._-]+-v\d+-[A-Za-z0-9._-]+$/;
 const TIP_REF = 'refs/recall/tip';
+/** Objects written and pushed as they are: a snapshot is a compressed archive already. */
+const STORED: Array<[string, string]> = [
+  ['core.compression', '0'],
+  ['core.looseCompression', '0'],
+  ['pack.compression', '0'],
+];
 
 const README_TEXT = `# Recall's memory
 
-This branch is written by [Recall](https://github.com/recall-ai/recall): each folder is a snapshot of
-the OpenCode sessions and Recall's index of past work, named \`<memory-key-prefix>-v1-<UTC time>-<run id>-<attempt>\`.
+This branch is written by [Recall](https://github.com/recall-ai/recall): each file is a snapshot of
+the OpenCode sessions and Recall's index of past work (a zstd or gzip tar), named \`<memory-key-prefix>-v1-<UTC time>-<run id>-<attempt>\`.
 Every save replaces the branch with one new commit that keeps the newest 3 snapshots of each prefix,
 so the branch has no history. Do not commit here: Recall leaves a branch that holds anything else
 alone, and saves no memory until it is gone. Deleting the branch deletes the memory.
@@ -135,7 +145,7 @@ export class GitBranchBackend implements SnapshotBackend {
     }
     const commit = (await git.must(['rev-parse', '--verify', `${TIP_REF}^{commit}`])).trim();
     const entries = parseTree(await git.must(['ls-tree', '-z', commit]));
-    const strangers = entries.filter((e) => !(e.name === README ? e.type === 'blob' && e.mode === '100644' : e.type === 'tree' && SNAPSHOT_DIR.test(e.name)));
+    const strangers = entries.filter((e) => !(e.name === README ? e.type === 'blob' && e.mode === '100644' : isSnapshot(e)));
     // A branch with only a README is someone's unless the README is the one Recall writes.
     const readme = entries.find((e) => e.name === README && e.type === 'blob');
     if (readme && !(await git.must(['cat-file', 'blob', readme.sha])).startsWith(README_TEXT.split('\n')[0]!)) strangers.push(readme);
@@ -165,7 +175,7 @@ export class GitBranchBackend implements SnapshotBackend {
   private keysIn(tip: Tip): string[] {
     const prefix = this.o.keys.restorePrefixes[0] ?? '';
     const now = this.o.clock();
-    const names = tip.entries.filter((e) => e.type === 'tree' && SNAPSHOT_DIR.test(e.name) && e.name.startsWith(prefix)).map((e) => e.name);
+    const names = tip.entries.filter((e) => isSnapshot(e) && e.name.startsWith(prefix)).map((e) => e.name);
     this.future = names.filter((n) => isFutureDated(leadingTime(n.slice(prefix.length)), now));
     return names
       .filter((n) => leadingTime(n.slice(prefix.length)) !== undefined && !this.future.includes(n))
@@ -202,8 +212,9 @@ export class GitBranchBackend implements SnapshotBackend {
     // A key named in a snapshot's manifest is data: only a snapshot of this prefix on the branch.
     if (!/^[A-Za-z0-9._-]{1,500}$/.test(key) || !this.o.keys.restorePrefixes.some((p) => key.startsWith(p))) return false;
     const tip = this.tip ?? (await this.refresh());
-    const entry = tip.entries.find((e) => e.name === key && e.type === 'tree');
+    const entry = tip.entries.find((e) => e.name === key && isSnapshot(e));
     if (!entry) return false;
+    if (entry.type === 'blob') return this.fetchArchive(key, entry.sha, dir);
     const git = this.git();
     // What git archive would write, checked first: memory's own files, as plain blobs, and nothing else.
     const files = parseTree(await git.must(['ls-tree', '-z', entry.sha]));
@@ -220,6 +231,38 @@ export class GitBranchBackend implements SnapshotBackend {
     const read = await archive.done;
     if (read.code !== 0) throw new Error(`git could not read ${key}: ${lastLine(read.stderr)}`);
     return true;
+  }
+
+  /**
+   * A snapshot stored as one archive: its blob written beside the private repository, then
+   * unpacked as an Actions cache archive is (regular files only, inside `dir`, the size and entry
+   * limits); the store checks the rest, as for every backend.
+   */
+  private async fetchArchive(key: string, sha: string, dir: string): Promise<boolean> {
+    const file = path.join(this.gitDir!, 'snapshot.archive');
+    const blob = this.git().stream(['cat-file', 'blob', sha]);
+    await pipeline(blob.stdout, fs.createWriteStream(file, { mode: 0o600 }));
+    const read = await blob.done;
+    if (read.code !== 0) throw new Error(`git could not read ${key}: ${lastLine(read.stderr)}`);
+    fs.mkdirSync(dir, { recursive: true });
+    try {
+      await unpackArchiveFile(file, dir);
+    } catch (error) {
+      throw new UnusableSnapshotError(`snapshot ${key} cannot be used: ${(error as Error).message}`, key);
+    } finally {
+      fs.rmSync(file, { force: true });
+    }
+    return true;
+  }
+
+  /** zstd when a zstd tool is on PATH (a restore decompresses through it), else gzip: the Actions cache's choice. */
+  private compression(): Compression {
+    return zstdOnPath(this.o.pathEnv ?? '') ? 'zstd-without-long' : 'gzip';
+  }
+
+  /** The archive put() stores, and which of `credentials` it holds, read as it is packed (the store's check). */
+  async pack(dir: string, credentials: readonly string[]): Promise<PackedSnapshot> {
+    return packArchive(dir, '.', this.compression(), credentials);
   }
 
   /**
@@ -249,7 +292,7 @@ export class GitBranchBackend implements SnapshotBackend {
     const commit = (await git.must(['commit-tree', tree, '-m', message])).trim();
     const { branch, remote } = this.o;
     const pushed = await git.run(['push', '--porcelain', `--force-with-lease=refs/heads/${branch}:${tip.commit ?? ''}`, remote!, `${commit}:refs/heads/${branch}`], {
-      config: [['push.gpgSign', 'false'], ...this.remoteConfig()],
+      config: [['push.gpgSign', 'false'], ...STORED, ...this.remoteConfig()],
     });
     this.dispose();
     if (pushed.code === 0) return { done: true };
@@ -267,35 +310,27 @@ export class GitBranchBackend implements SnapshotBackend {
     if (!pushed.done) throw new Error(`they could not be taken off ${this.where()} (${pushed.why}); the next saves push them out`);
   }
 
-  async put(dir: string, { key }: { key: string }): Promise<{ saved: true; key: string } | { saved: false; warning: string; moved?: boolean }> {
-    // The snapshot's files (the store has checked them: regular files of memory's own names).
-    const files = fs
-      .readdirSync(dir)
-      .filter((n) => MEMORY_FILES.includes(n))
-      .map((name) => ({ name, stat: fs.lstatSync(path.join(dir, name)) }))
-      .filter((f) => f.stat.isFile())
-      .sort((a, b) => (a.name < b.name ? -1 : 1));
-    const names = files.map((f) => f.name);
+  async put(dir: string, { key, packed }: { key: string; packed?: PackedSnapshot | undefined }): Promise<{ saved: true; key: string } | { saved: false; warning: string; moved?: boolean }> {
+    // The store packs (and looks through) the archive before it puts; packed here only when it did not.
+    const archive = packed?.compressed ?? (await this.pack(dir, [])).compressed;
     // GitHub refuses a push with a file over its limit: say so before uploading it.
-    const tooLarge = /^https?:/.test(this.o.remote!) ? files.find((f) => f.stat.size > HOST_FILE_LIMIT) : undefined;
-    if (tooLarge) {
-      const mib = (tooLarge.stat.size / 1024 ** 2).toFixed(0);
-      return { saved: false, warning: `Memory was not saved to ${this.where()}: ${tooLarge.name} is ${mib} MiB, and GitHub takes no file over ${HOST_FILE_LIMIT / 1024 ** 2} MiB in a push. Lower max-sessions or max-age-days so the store shrinks, or choose memory-backend s3.` };
+    if (/^https?:/.test(this.o.remote!) && archive.length > HOST_FILE_LIMIT) {
+      const mib = (archive.length / 1024 ** 2).toFixed(0);
+      return { saved: false, warning: `Memory was not saved to ${this.where()}: the snapshot is ${mib} MiB compressed, and GitHub takes no file over ${HOST_FILE_LIMIT / 1024 ** 2} MiB in a push. Lower max-sessions or max-age-days so the store shrinks, or choose memory-backend s3.` };
     }
     // The tip the store's merge looked at (newestKey); a fresh look when there was none.
     const tip = this.tip ?? (await this.refresh());
     const git = this.git();
     const mine = this.keysIn(tip);
-    // The files as blobs, in trees: the snapshot's folder, then the branch's one tree.
-    const blobs = (await git.must(['hash-object', '-w', '--no-filters', '--', ...names.map((n) => path.join(dir, n))])).trim().split('\n');
-    const snapshot = await this.mktree(names.map((name, i) => ({ mode: '100644', type: 'blob', sha: blobs[i]!, name })));
+    // The archive as one blob, stored as it is: it is compressed already, so git does not compress it again.
+    const snapshot = (await git.must(['hash-object', '-w', '--no-filters', '--stdin'], { input: archive, config: STORED })).trim();
     const readme = (await git.must(['hash-object', '-w', '--stdin'], { input: README_TEXT })).trim();
     // The newest of this prefix's, and those dated ahead of the clock as they are (not used, not removed).
     const kept = new Set([...mine.slice(0, KEEP - 1), ...this.future]);
     const prefix = this.o.keys.restorePrefixes[0] ?? '';
     const tree = await this.mktree([
       { mode: '100644', type: 'blob', sha: readme, name: README },
-      { mode: '040000', type: 'tree', sha: snapshot, name: key },
+      { mode: '100644', type: 'blob', sha: snapshot, name: key },
       // The newest of this prefix's, and every other prefix's snapshots (their saves keep them bounded).
       ...tip.entries.filter((e) => e.name !== README && (kept.has(e.name) || !e.name.startsWith(prefix))),
     ]);
@@ -303,6 +338,11 @@ export class GitBranchBackend implements SnapshotBackend {
     if (pushed.done) return { saved: true, key };
     return { saved: false, moved: pushed.moved, warning: pushed.moved ? pushed.why : `Memory was not saved to ${this.where()}: ${pushed.why}.` };
   }
+}
+
+/** A snapshot on the branch: an archive file, or (before issue 27) a folder of the store's files. */
+function isSnapshot(e: TreeEntry): boolean {
+  return SNAPSHOT_DIR.test(e.name) && ((e.type === 'blob' && e.mode === '100644') || e.type === 'tree');
 }
 
 /** `git ls-tree -z` output: `<mode> <type> <sha>\t<name>\0` per entry. */

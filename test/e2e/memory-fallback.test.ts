@@ -209,14 +209,10 @@ describe('a bad snapshot does not cost the memory before it', () => {
     await threeRunsTheSecondGarbled({ inputs: { 'memory-backend': 'git-branch', 'memory-path': remote } }, (runId) => {
       // Someone with write access garbles run 2's store on the branch.
       const name = git('ls-tree', '--name-only', 'recall-memory').split('\n').find((f) => f.endsWith(`-${runId}-1`))!;
-      const db = execFileSync('git', ['-C', remote, 'cat-file', 'blob', `recall-memory:${name}/opencode.db`]);
-      const blob = execFileSync('git', ['-C', remote, 'hash-object', '-w', '--stdin'], { input: Buffer.alloc(db.length, 0x5a), encoding: 'utf8' }).trim();
-      const replace = (tree: string, entry: string, line: string) => {
-        const lines = git('ls-tree', tree).split('\n').map((l) => (l.endsWith(`\t${entry}`) ? line : l));
-        return execFileSync('git', ['-C', remote, 'mktree'], { input: `${lines.join('\n')}\n`, encoding: 'utf8' }).trim();
-      };
-      const snapshot = replace(`recall-memory:${name}`, 'opencode.db', `100644 blob ${blob}\topencode.db`);
-      const newTree = replace('recall-memory^{tree}', name, `040000 tree ${snapshot}\t${name}`);
+      const archive = execFileSync('git', ['-C', remote, 'cat-file', 'blob', `recall-memory:${name}`], { maxBuffer: 1 << 30 });
+      const blob = execFileSync('git', ['-C', remote, 'hash-object', '-w', '--stdin'], { input: garbledArchive(archive), encoding: 'utf8' }).trim();
+      const lines = git('ls-tree', 'recall-memory^{tree}').split('\n').map((l) => (l.endsWith(`\t${name}`) ? `100644 blob ${blob}\t${name}` : l));
+      const newTree = execFileSync('git', ['-C', remote, 'mktree'], { input: `${lines.join('\n')}\n`, encoding: 'utf8' }).trim();
       const commit = execFileSync('git', ['-C', remote, '-c', 'user.name=m', '-c', 'user.email=m@m', 'commit-tree', newTree, '-m', 'garbled'], { encoding: 'utf8' }).trim();
       git('update-ref', 'refs/heads/recall-memory', commit);
     });

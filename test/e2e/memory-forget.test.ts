@@ -199,7 +199,11 @@ describe('forgetting, on a git branch', () => {
     expect(forget.outputs['memory-saved'], forget.main.stdout).toBe('true');
     expect(botSaid(SSO.number).at(-1)).toMatch(/^Forgot `run-9831-1`/);
     const newest = git(remote, 'ls-tree', '--name-only', 'recall-memory').split('\n').filter((f) => /-9832-1$/.test(f))[0]!;
-    const blob = (file: string) => execFileSync('git', ['-C', remote, 'cat-file', 'blob', `recall-memory:${newest}/${file}`]).toString('latin1');
+    // The snapshot is one archive (issue 27): its files as tar unpacks them.
+    const unpacked = path.join(world.root, 'forget-newest');
+    fs.mkdirSync(unpacked);
+    execFileSync('tar', ['-x', '--zstd', '-C', unpacked], { input: execFileSync('git', ['-C', remote, 'cat-file', 'blob', `recall-memory:${newest}`], { maxBuffer: 1 << 30 }) });
+    const blob = (file: string) => fs.readFileSync(path.join(unpacked, file)).toString('latin1');
     expect(blob('opencode.db')).not.toContain('SSO cookie lacks Secure');
     expect(blob('recall-index.json')).not.toContain('SSO cookie lacks Secure');
     expect(blob('recall-index.json')).toContain('Math.floor where Math.round belongs'); // B's record was merged

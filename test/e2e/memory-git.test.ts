@@ -81,12 +81,16 @@ describe('memory on a git branch', () => {
     expect(first.main.stdout).toMatch(/Memory saved as recall-v1-\d{8}T\d{6}Z-9501-1/);
     expect(git(remote, 'log', '--format=%P|%an|%s', 'recall-memory')).toMatch(/^\|github-actions\[bot\]\|Recall memory: recall-v1-\d{8}T\d{6}Z-9501-1$/);
     expect(git(remote, 'ls-tree', '--name-only', 'recall-memory').split('\n')).toEqual(['README.md', expect.stringMatching(/^recall-v1-\d{8}T\d{6}Z-9501-1$/)]);
-    // The snapshot is the store's files, without the job's token; nothing of Recall's git is left on the runner.
-    const files = git(remote, 'ls-tree', '--name-only', `recall-memory:${snapshots()[0]}`).split('\n');
+    // The snapshot is one compressed archive of the store's files (issue 27), without the job's token; nothing of Recall's git is left on the runner.
+    const archive = execFileSync('git', ['-C', remote, 'cat-file', 'blob', `recall-memory:${snapshots()[0]}`]);
+    expect(archive.readUInt32LE(0)).toBe(0xfd2fb528); // zstd, as the Actions cache stores it (zstd is on PATH)
+    const unpacked = path.join(world.root, 'snapshot-1');
+    fs.mkdirSync(unpacked);
+    execFileSync('tar', ['-x', '--zstd', '-C', unpacked], { input: archive });
+    const files = fs.readdirSync(unpacked);
     expect(files).toEqual(expect.arrayContaining(['opencode.db', 'recall-index.json', 'recall-manifest.json', 'recall-threads.json']));
-    const blob = (file: string) => execFileSync('git', ['-C', remote, 'cat-file', 'blob', `recall-memory:${snapshots()[0]}/${file}`]);
-    expect(blob('opencode.db').subarray(0, 15).toString()).toBe('SQLite format 3');
-    for (const file of files) expect(blob(file).includes(Buffer.from(RUNNER_TOKEN)), file).toBe(false);
+    expect(fs.readFileSync(path.join(unpacked, 'opencode.db')).subarray(0, 15).toString()).toBe('SQLite format 3');
+    for (const file of files) expect(fs.readFileSync(path.join(unpacked, file)).includes(Buffer.from(RUNNER_TOKEN)), file).toBe(false);
     expect(afterFirst.recallTemp.filter((f) => f.startsWith('memory-git-'))).toEqual([]);
     // The checkout is not touched: memory lives only on the remote's branch.
     expect(afterFirst.branches).toBe('* main');

@@ -18,6 +18,8 @@ import type { SnapshotBackend } from '../../src/memory/snapshot-backend.js';
 import { SnapshotMemoryStore } from '../../src/memory/snapshot-store.js';
 import { sessionId, writeStore } from '../harness/store-fixture.js';
 import { sentTurnsIn } from '../../src/recall/threads.js';
+import { header } from '../../src/memory/tar.js';
+import { compressPieces, TAR_END, tarFile } from '../harness/tar-bomb.js';
 
 let root: string;
 let remote: string;
@@ -62,14 +64,18 @@ const putNew = async (b: SnapshotBackend, dir: string) => b.put(dir, { key: awai
 const filesOnBranch = () => git('ls-tree', '--name-only', 'recall-memory').split('\n').sort();
 
 describe('the git-branch backend', () => {
-  it('finds nothing before the branch exists, and its first save makes the branch: one root commit with a README and the snapshot', async () => {
+  it('finds nothing before the branch exists, and its first save makes the branch: one root commit with a README and the snapshot as one archive', async () => {
     expect(await backend('1').newestKey()).toBeUndefined();
     const put = await putNew(backend('1'), memoryWith('a', 'store of run 1'));
     expect(put).toMatchObject({ saved: true, key: expect.stringMatching(/^recall-v1-\d{8}T\d{6}Z-1-1$/) });
     expect(git('rev-list', '--count', 'recall-memory')).toBe('1');
     expect(git('log', '-1', '--format=%P|%an|%s', 'recall-memory')).toBe(`|github-actions[bot]|Recall memory: ${(put as { key: string }).key}`);
     expect(filesOnBranch()).toEqual(['README.md', (put as { key: string }).key]);
-    expect(git('ls-tree', '-r', '--name-only', 'recall-memory').split('\n')).toEqual(['README.md', `${(put as { key: string }).key}/opencode.db`, `${(put as { key: string }).key}/recall-manifest.json`]);
+    // One file a snapshot: the compressed archive the other backends store (issue 27), not the store's raw files.
+    expect(git('ls-tree', '-r', 'recall-memory')).toMatch(new RegExp(`^100644 blob [0-9a-f]{40}\tREADME\\.md\n100644 blob [0-9a-f]{40}\t${(put as { key: string }).key}$`));
+    const archive = execFileSync('git', ['-C', remote, 'cat-file', 'blob', `recall-memory:${(put as { key: string }).key}`]);
+    expect(archive.readUInt32LE(0) === 0xfd2fb528 || (archive[0] === 0x1f && archive[1] === 0x8b)).toBe(true);
+    expect(archive.includes('store of run 1')).toBe(false);
     const out = path.join(root, 'out');
     const work = path.join(root, 'work-2');
     fs.mkdirSync(work);
@@ -146,9 +152,50 @@ describe('the git-branch backend', () => {
     expect(await backend('2').fetch(own.key, path.join(root, 'own'))).toBe(true);
   });
 
-  it('a snapshot holding a link, a folder or a file memory never holds is unusable, named by its key, and nothing is written', async () => {
+  it('a folder snapshot, as Recall wrote them before issue 27, still restores', async () => {
+    const db = execFileSync('git', ['-C', remote, 'hash-object', '-w', '--stdin'], { input: 'an older store' , encoding: 'utf8' }).trim();
+    const snapshot = execFileSync('git', ['-C', remote, 'mktree'], { input: `100644 blob ${db}\topencode.db\n`, encoding: 'utf8' }).trim();
+    const key = 'recall-v1-20261101T000000Z-1-1';
+    const tree = execFileSync('git', ['-C', remote, 'mktree'], { input: `040000 tree ${snapshot}\t${key}\n`, encoding: 'utf8' }).trim();
+    git('update-ref', 'refs/heads/recall-memory', execFileSync('git', ['-C', remote, '-c', 'user.name=t', '-c', 'user.email=t@t', 'commit-tree', tree, '-m', 'x'], { encoding: 'utf8' }).trim());
+    const out = path.join(root, 'out');
+    expect(await backend('2').restoreNewest(out)).toBe(key);
+    expect(fs.readFileSync(path.join(out, 'opencode.db'), 'utf8')).toBe('an older store');
+    // The next save writes the archive beside it, and keeps it among the newest three.
+    const put = (await putNew(backend('3'), memoryWith('b', 'b'))) as { key: string };
+    expect(filesOnBranch()).toEqual(['README.md', key, put.key]);
+  });
+
+  it('an archive holding a link or garbage is unusable, named by its key; a path that climbs out is written inside the memory directory', async () => {
     const put = (await putNew(backend('1'), memoryWith('a', 'a'))) as { key: string };
-    const db = git('rev-parse', `recall-memory:${put.key}/opencode.db`);
+    const plant = (bytes: Buffer) => {
+      const blob = execFileSync('git', ['-C', remote, 'hash-object', '-w', '--stdin'], { input: bytes, encoding: 'utf8' }).trim();
+      const tree = execFileSync('git', ['-C', remote, 'mktree'], { input: `100644 blob ${blob}\t${put.key}\n`, encoding: 'utf8' }).trim();
+      git('update-ref', 'refs/heads/recall-memory', execFileSync('git', ['-C', remote, '-c', 'user.name=t', '-c', 'user.email=t@t', 'commit-tree', tree, '-m', 'x'], { encoding: 'utf8' }).trim());
+    };
+    // A path that climbs out: what it names is written inside the memory directory, never beside it.
+    plant(await compressPieces([tarFile('./../../opencode.db', Buffer.from('planted')), TAR_END], 'zstd'));
+    const inside = path.join(root, 'in', 'memory');
+    expect(await backend('2').restoreNewest(inside)).toBe(put.key);
+    expect(fs.readdirSync(path.join(root, 'in'))).toEqual(['memory']);
+    expect(fs.readFileSync(path.join(inside, 'opencode.db'), 'utf8')).toBe('planted');
+    const archives = [
+      await compressPieces([tarFile('./opencode.db', Buffer.from('x')), header({ name: './recall-index.json', size: 0, mode: 0o777, mtime: 0, type: '2' }), TAR_END], 'gzip'), // a link
+      Buffer.from('not an archive at all'),
+    ];
+    for (const bytes of archives) {
+      plant(bytes);
+      const out = path.join(root, 'out');
+      fs.rmSync(out, { recursive: true, force: true });
+      await expect(backend('2').restoreNewest(out)).rejects.toMatchObject({ name: 'UnusableSnapshotError', key: put.key });
+      // Not the link (what was unpacked before the refusal, the store clears, as for the Actions cache).
+      expect(fs.existsSync(path.join(out, 'recall-index.json'))).toBe(false);
+    }
+  });
+
+  it('a folder snapshot holding a link, a folder or a file memory never holds is unusable, named by its key, and nothing is written', async () => {
+    const put = { key: 'recall-v1-20261101T000000Z-1-1' };
+    const db = execFileSync('git', ['-C', remote, 'hash-object', '-w', '--stdin'], { input: 'a', encoding: 'utf8' }).trim();
     const sub = execFileSync('git', ['-C', remote, 'mktree'], { input: `100644 blob ${db}\tx\n`, encoding: 'utf8' }).trim();
     // Someone with write access replaces the snapshot's files.
     for (const planted of [`120000 blob ${db}\topencode.db`, `040000 tree ${sub}\topencode.db`, `100644 blob ${db}\t.gitattributes`, `100755 blob ${db}\topencode.db`]) {
@@ -229,11 +276,11 @@ describe('the compare-and-swap on the push', () => {
     expect(git('log', '-1', '--format=%s', 'recall-memory')).toBe('other');
   });
 
-  it("a store file over GitHub's limit is not pushed to an https remote, and the warning says what to do", async () => {
+  it("a snapshot over GitHub's limit is not pushed to an https remote, and the warning says what to do", async () => {
     const dir = memoryWith('big', '');
-    fs.truncateSync(path.join(dir, 'opencode.db'), 101 * 1024 ** 2); // sparse: no 101 MiB written
-    const refused = await backend('1', { remote: 'https://github.com/octo-org/webapp.git' }).put(dir, { key: 'recall-v1-20261101T000000Z-1-1' });
-    expect(refused).toEqual({ saved: false, warning: expect.stringMatching(/opencode\.db is 101 MiB, and GitHub takes no file over 100 MiB in a push\. Lower max-sessions or max-age-days/) });
+    const packed = { compressed: Buffer.alloc(101 * 1024 ** 2), found: [] };
+    const refused = await backend('1', { remote: 'https://github.com/octo-org/webapp.git' }).put(dir, { key: 'recall-v1-20261101T000000Z-1-1', packed });
+    expect(refused).toEqual({ saved: false, warning: expect.stringMatching(/the snapshot is 101 MiB compressed, and GitHub takes no file over 100 MiB in a push\. Lower max-sessions or max-age-days/) });
   });
 
   it('a memory branch whose name clashes with a branch on the remote is refused once, not retried as a lost race, and the warning names the clash', async () => {
