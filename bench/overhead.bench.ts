@@ -3,7 +3,7 @@
  * a bare `opencode run` of the same prompt against the same scripted model. For each: the time from
  * the start to the model's first request (before), from the model's last request to the end
  * (after; the model answers at once), and the whole. Recall's whole is its main and post steps of
- * the bundled action; memory empty, then 1,000 sessions restored from the cache service; OpenCode
+ * the bundled action; memory empty, then 1,000 sessions (BENCH_SESSIONS) restored from the cache service; OpenCode
  * on PATH. Then what a runner without OpenCode pays: the registry on loopback (from scratch), and
  * Recall's restore from the Actions cache, each checked against the pinned checksums; a
  * self-hosted runner's tool directory, checked again; a release without pins, from the registry.
@@ -30,6 +30,8 @@ import { growStore } from './grow.js';
 import { sentTurnsIn } from '../src/recall/threads.js';
 
 const RUNS = Number(process.env.BENCH_RUNS ?? 3);
+/** The stores restored (issue 27: BENCH_SESSIONS=1000,10000 adds the 10,000 row). */
+const SESSIONS = (process.env.BENCH_SESSIONS ?? '1000').split(',').map(Number);
 /** Runs with the model check of the candidates, and as many without (they differ by less than the machine's noise). */
 const CHECK_RUNS = Number(process.env.BENCH_CHECK_RUNS ?? 2 * RUNS);
 /** A version the loopback registry serves (as 1.18.33's files) and Recall has no pins for. */
@@ -133,19 +135,24 @@ it('the overhead Recall adds around the agent, beside a bare opencode run', asyn
   }
   expect(world.model.checkRequests().length, decided.join('\n')).toBeGreaterThan(0);
 
-  // 1,000 sessions: one real run's store grown, saved as Recall saves it, then restored by each run.
+  // BENCH_SESSIONS (1,000 unless set): one real run's store grown, saved as Recall saves it, then restored by each run.
   const seed = path.join(world.root, 'seed');
   fs.cpSync(path.join(world.machine.runnerTemp, 'recall', 'memory'), seed, { recursive: true });
   const memoryDir = path.join(world.machine.runnerTemp, 'recall', 'memory');
-  growStore(seed, 1000, memoryDir);
   const env = { ...process.env, ...world.cache.env(), GITHUB_WORKSPACE: world.machine.workspace };
   const log = { info: () => undefined, warning: (m: string) => console.log(`warning: ${m}`) };
-  const store = createMemoryStore({ choice: { backend: 'actions-cache', path: '', endpoint: '', branch: '' }, memoryDir, keys: memoryKeys('bench-1000', '1', '1'), env, log, clock: () => new Date(), credentials: () => [], sentTurns: sentTurnsIn });
-  expect((await store.save()).saved).toBe(true);
-  const full: Timing[] = [];
-  for (let i = 0; i < RUNS; i++) {
-    full.push(await recallRun(String(7800 + i), 'bench-1000', 'hit'));
-    bare.push(await bareRun(RUNS + i));
+  const full = new Map<number, Timing[]>();
+  for (const [k, sessions] of SESSIONS.entries()) {
+    fs.rmSync(memoryDir, { recursive: true, force: true });
+    growStore(seed, sessions, memoryDir);
+    const store = createMemoryStore({ choice: { backend: 'actions-cache', path: '', endpoint: '', branch: '' }, memoryDir, keys: memoryKeys(`bench-${sessions}`, '1', '1'), env, log, clock: () => new Date(), credentials: () => [], sentTurns: sentTurnsIn });
+    expect((await store.save()).saved).toBe(true);
+    const runs: Timing[] = [];
+    for (let i = 0; i < RUNS; i++) {
+      runs.push(await recallRun(String(7800 + 100 * k + i), `bench-${sessions}`, 'hit'));
+      bare.push(await bareRun(RUNS * (k + 1) + i));
+    }
+    full.set(sessions, runs);
   }
   const bareMedian = { before: median(bare.map((r) => r.before)), after: median(bare.map((r) => r.after)), whole: median(bare.map((r) => r.whole)) };
 
@@ -197,12 +204,12 @@ it('the overhead Recall adds around the agent, beside a bare opencode run', asyn
       `runs: ${RUNS} each for Recall, ${2 * RUNS} bare, alternating (medians); the model answers at once; OpenCode on PATH unless said; load average at the end ${os.loadavg()[0]!.toFixed(1)}`,
       row('bare opencode run', bare),
       row('Recall, empty memory', empty, bareMedian),
-      row('Recall, 1,000 sessions', full, bareMedian),
+      ...[...full].map(([sessions, runs]) => row(`Recall, ${sessions.toLocaleString('en')} sessions`, runs, bareMedian)),
       row('Recall, a related run in memory', checked, bareMedian),
       row('  the same, memory-recall-check: false', unchecked, bareMedian),
       `the model check's share of the time to the first request: ${((median(checked.map((r) => r.before)) / median(unchecked.map((r) => r.before)) - 1) * 100).toFixed(1)}% (target: at most 10%); ${CHECK_RUNS} runs each`,
       ...decided.filter((l) => l.startsWith('Recall: likely tier decided') && !l.includes('memory-recall-check: false')).map((l) => `  ${l}`),
-      `Recall's overhead, empty memory: ${s(median(empty.map((r) => r.whole)) - bareMedian.whole)}; 1,000 sessions: ${s(median(full.map((r) => r.whole)) - bareMedian.whole)}`,
+      `Recall's overhead, empty memory: ${s(median(empty.map((r) => r.whole)) - bareMedian.whole)}; ${[...full].map(([sessions, runs]) => `${sessions.toLocaleString('en')} sessions: ${s(median(runs.map((r) => r.whole)) - bareMedian.whole)}`).join('; ')}`,
       `install OpenCode from scratch (npm pack from a loopback registry, checked against the pins): ${s(fromScratch)}`,
       `install OpenCode from Recall's Actions cache (checked as it is unpacked): ${s(fromCache)} (the post step's save: ${s(saveMs)}, once per version)`,
       `OpenCode kept in a self-hosted runner's tool directory, checked again: ${s(fromToolDir)}`,
