@@ -75,11 +75,14 @@ describe('pull request conversations', () => {
     expect(botComments(40).map((c) => c.body).join('\n')).toContain('Two call sites depend on the old behaviour.');
   });
 
-  it('closes the loop: a comment after the review continues the review session', async () => {
+  // The review run is also the control for the fork tests below: a pull request from the repository
+  // itself keeps the shell (that used to be a run of its own).
+  it('closes the loop: a comment after the review continues the review session; a pull request from the repository itself keeps the shell', async () => {
     world.model.script({ text: 'The retry double-charges.\n```recall-review\n{"verdict":"request_changes","comments":[{"path":"src/pay.ts","line":11,"body":"double charge"}]}\n```' });
     const review = await world.runEvent('pull_request', pullRequestEvent({ action: 'opened', number: 40, title: pull.title, body: pull.body, headSha: pull.headSha }), nextRun(), onRepo);
     expect(review.main.exitCode, review.main.stdout).toBe(0);
     expect(world.github.reviews()).toHaveLength(1);
+    expect(toolNames(world.model.completions()[0]!)).toContain('bash');
     freshRunner(world.machine);
     world.model.script({ text: 'Made the retry idempotent.' });
     const before = world.model.completions().length;
@@ -128,13 +131,6 @@ describe('pull requests from forks', () => {
     expect(run.main.exitCode).toBe(1);
     expect(world.model.completions()).toEqual([]);
     expect(botComments(41).map((c) => c.body).join('\n')).toMatch(/contains OpenCode configuration \(\.opencode\)/);
-  });
-
-  it('a pull request from the repository itself keeps the shell (the control for the test above)', async () => {
-    world.model.script({ text: 'Reviewed.' });
-    const run = await world.runEvent('pull_request', pullRequestEvent({ action: 'synchronize', number: 40, title: pull.title, body: pull.body, headSha: pull.headSha }), nextRun(), onRepo);
-    expect(run.main.exitCode, run.main.stdout).toBe(0);
-    expect(toolNames(world.model.completions()[0]!)).toContain('bash');
   });
 });
 

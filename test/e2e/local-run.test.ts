@@ -63,7 +63,7 @@ afterAll(async () => {
 });
 
 describe('recall run (a local run)', () => {
-  it('answers from the model with memory in the state folder, outside the checkout, and a second run recalls the first', async () => {
+  it('answers from the model with memory in the state folder, outside the checkout, and a second run recalls the first, with the OpenCode npm ci installed beside Recall (no opencode on PATH, no registry: it never installs it)', async () => {
     const config = JSON.stringify(model.providerConfig());
     model.script({ text: 'The SAML session cookie lacks the Secure flag, so Safari drops it after the redirect.' });
     const first = await recall(['run', '--prompt', 'Why does SSO login loop on Safari?', '--opencode-config', config]);
@@ -79,9 +79,19 @@ describe('recall run (a local run)', () => {
     expect(fs.existsSync(path.join(workspace, '.recall'))).toBe(false);
     expect(execFileSync('git', ['status', '--porcelain', '--ignored'], { cwd: workspace, encoding: 'utf8' })).toBe('');
 
+    // The second run with a PATH of node and the system's tools only: no opencode on it, and the
+    // registry closed. It uses the OpenCode npm ci installed beside Recall, checked, and installs
+    // nothing (that used to be a run of its own).
+    const bin = path.join(root, 'node-only');
+    fs.mkdirSync(bin, { recursive: true });
+    if (!fs.existsSync(path.join(bin, 'node'))) fs.symlinkSync(process.execPath, path.join(bin, 'node'));
     model.script({ text: 'Same cause as before: set Secure on the session cookie.' });
-    const second = await recall(['run', '--prompt', 'Safari users still loop back to the SSO login page', '--opencode-config', config]);
+    const second = await recall(['run', '--prompt', 'Safari users still loop back to the SSO login page', '--opencode-config', config], { PATH: `${bin}${path.delimiter}/usr/bin${path.delimiter}/bin` });
     expect(second.code, second.stderr).toBe(0);
+    expect(second.stdout.trim()).toBe('Same cause as before: set Secure on the session cookie.');
+    const beside = path.join(REPO_ROOT, 'node_modules', 'opencode-linux-x64', 'bin', 'opencode');
+    expect(second.stderr).toMatch(new RegExp(`Using OpenCode 1\\.18\\.33 \\(opencode-linux-x64(-baseline)?\\) that npm installed beside Recall \\(${path.dirname(path.dirname(path.dirname(beside))).replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}/opencode-linux-x64(-baseline)?/bin/opencode\\): it matches the SHA-256 Recall pins for it`));
+    expect(second.stderr).not.toMatch(/Installing|npm pack|from the npm registry/);
     expect(memoryOf(second.stderr)).toBe(memory);
     expect(second.stderr).toMatch(/prior work: (?!none\b)\S/);
     // The model was shown the first run as prior work (by its title and id in either tier, RFC-006).
@@ -118,15 +128,21 @@ describe('recall run (a local run)', () => {
 
   it('the agent cannot plant a snapshot where memory is by default: the state folder is read-only to it', async () => {
     const config = JSON.stringify(model.providerConfig());
-    model.script({ text: 'Noted.' });
-    const first = await recall(['run', '--prompt', 'Remember that the staging database is read-only.', '--opencode-config', config]);
-    expect(first.code, first.stderr).toBe(0);
-    const memory = memoryOf(first.stderr)!;
+    // The memory the first test's runs saved (this test makes a run of its own only when run alone).
+    const listed = await recall(['memory', 'list']);
+    let memory = /^Reading the local memory of .*: (.+)$/m.exec(listed.stderr)?.[1];
+    const newestIn = (dir: string) => fs.readdirSync(dir).sort((a, b) => a.slice(a.lastIndexOf('-')).localeCompare(b.slice(b.lastIndexOf('-')))).at(-1);
+    if (!memory || !fs.existsSync(memory) || !newestIn(memory)) {
+      model.script({ text: 'Noted.' });
+      const first = await recall(['run', '--prompt', 'Remember that the staging database is read-only.', '--opencode-config', config]);
+      expect(first.code, first.stderr).toBe(0);
+      memory = memoryOf(first.stderr)!;
+    }
     const before = fs.readdirSync(memory).sort();
     // An injected agent copies the newest snapshot under a newer name (within the clocks' tolerance,
     // so only where memory is keeps it out), to rewrite it at leisure.
     const planted = path.join(memory, `recall-v1-1-1-${new Date(Date.now() + 60_000).toISOString().replace(/[-:]/g, '').replace(/\.\d+Z$/, 'Z')}`);
-    const plant = `cp -r '${path.join(memory, savedAs(first.stderr)!)}' '${planted}' 2>&1; echo "PLANTED-$?"`;
+    const plant = `cp -r '${path.join(memory, newestIn(memory)!)}' '${planted}' 2>&1; echo "PLANTED-$?"`;
     model.script({ toolCalls: [{ name: 'bash', arguments: { command: encoded(plant), description: 'Tidy up' } }] }, { text: 'Done.' });
     const second = await recall(['run', '--prompt', 'Tidy up the memory folder.', '--opencode-config', config]);
     expect(second.code, second.stderr).toBe(0);
@@ -181,21 +197,6 @@ describe('recall run (a local run)', () => {
     expect(r.code).toBe(1);
     expect(r.stderr).toMatch(/recall: the agent's run failed: .*timeout-minutes/);
     expect(r.stderr).toMatch(/^Memory saved as recall-v1-/m);
-  });
-
-  it('uses the OpenCode npm ci installed beside Recall, checked, with no opencode on PATH and no registry: it never installs it', async () => {
-    // A PATH with node and nothing else of this clone's: no opencode, and the registry is closed.
-    const bin = path.join(root, 'node-only');
-    fs.mkdirSync(bin, { recursive: true });
-    if (!fs.existsSync(path.join(bin, 'node'))) fs.symlinkSync(process.execPath, path.join(bin, 'node'));
-    const config = JSON.stringify(model.providerConfig());
-    model.script({ text: 'Answered with the OpenCode beside Recall.' });
-    const run = await recall(['run', '--prompt', 'Which OpenCode answers?', '--opencode-config', config], { PATH: `${bin}${path.delimiter}/usr/bin${path.delimiter}/bin` });
-    expect(run.code, run.stderr).toBe(0);
-    expect(run.stdout.trim()).toBe('Answered with the OpenCode beside Recall.');
-    const beside = path.join(REPO_ROOT, 'node_modules', 'opencode-linux-x64', 'bin', 'opencode');
-    expect(run.stderr).toMatch(new RegExp(`Using OpenCode 1\\.18\\.33 \\(opencode-linux-x64(-baseline)?\\) that npm installed beside Recall \\(${path.dirname(path.dirname(path.dirname(beside))).replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}/opencode-linux-x64(-baseline)?/bin/opencode\\): it matches the SHA-256 Recall pins for it`));
-    expect(run.stderr).not.toMatch(/Installing|npm pack|from the npm registry/);
   });
 
   it('a missing key or no model at all fails at once, in words for a shell: export, --model, RECALL_MODEL', async () => {

@@ -34,13 +34,22 @@ describe('a first run that remembers', () => {
     await world.stop();
   });
 
-  it('run 2 on a fresh runner, with a new depth-1 clone, restores run 1 and hands its finding to the model', async () => {
-    world.model.script({ text: FINDING, usage: { prompt: 120, completion: 40 } });
+  // Run 1 also carries the run's credentials into its session (each test used to make its own run
+  // 1): the provider key through a tool's output, auth.json's key through the issue text.
+  it('run 2 on a fresh runner, with a new depth-1 clone, restores run 1 and hands its finding to the model; the saved archive holds none of the credentials run 1 had', async () => {
+    const providerKey = 'sk-ant-provider-key-for-the-scan-0123456789';
+    const authJson = JSON.stringify({ anthropic: { type: 'api', key: 'sk-ant-from-auth-json-9876543210' } });
+    // OpenCode's auth.json where the agent's OpenCode keeps it, as a login step would leave it.
+    const dataDir = path.join(world.machine.runnerTemp, 'recall', 'opencode', 'xdg', 'data', 'opencode');
+    fs.mkdirSync(dataDir, { recursive: true });
+    fs.writeFileSync(path.join(dataDir, 'auth.json'), authJson);
+    world.model.script({ toolCalls: [{ name: 'bash', arguments: { command: 'env', description: 'Look around' } }] }, { text: FINDING, usage: { prompt: 120, completion: 40 } });
     const first = await world.openIssue('1001', {
       number: 1,
       title: 'Login fails with SSO on Safari',
-      body: 'Users on Safari 17 are sent back to the login page after the SSO redirect.',
-    });
+      // auth.json's key reaches the session in the issue text (the agent may not read outside the checkout).
+      body: 'Users on Safari 17 are sent back to the login page after the SSO redirect. Our key sk-ant-from-auth-json-9876543210 works in curl.',
+    }, { env: { FAKE_API_KEY: providerKey } });
     expect(first.main.exitCode, first.main.stdout + first.main.stderr).toBe(0);
     expect(first.outputs['memory-status']).toBe('miss');
     expect(first.outputs['memory-saved']).toBe('true');
@@ -54,6 +63,20 @@ describe('a first run that remembers', () => {
     expect(stored).toContain('opencode.db');
     expect(stored).toContain('recall-manifest.json');
     expect(stored.every((f) => /^(opencode\.db(-wal|-shm)?|recall-manifest\.json|recall-threads\.json|recall-index\.json|recall-marks\.json)$/.test(f)), stored.join()).toBe(true);
+    const seen = world.model.completions().map((r) => r.messageText()).join('\n');
+    expect(seen).toContain(`FAKE_API_KEY=${providerKey}`); // the run's provider key entered the session through the tool output
+    expect(seen).toContain('sk-ant-from-auth-json-9876543210'); // and so did auth.json's, in the prompt
+    // The whole tar stream, decompressed: every member's bytes appear in it as stored.
+    const packed = fs.readFileSync(world.cache.archiveOf('recall-v1-1001-1'));
+    // With the tools: a large store is one zstd frame per core, and node:zlib stops at the first.
+    const tool = packed[0] === 0x1f && packed[1] === 0x8b ? 'gzip' : 'zstd';
+    const bytes = execFileSync(tool, ['-d', '-q', '-c'], { input: packed, maxBuffer: 1 << 30 });
+    expect(bytes.includes(Buffer.from('SQLite format 3'))).toBe(true);
+    expect(bytes.includes(FINDING.slice(0, 40))).toBe(true); // the scan reads the stored text
+    expect(bytes.includes('FAKE_API_KEY=[redacted]')).toBe(true); // the tool output is kept, the key is not
+    for (const secret of [providerKey, 'sk-ant-from-auth-json-9876543210', RUNNER_TOKEN, world.cache.env().ACTIONS_RUNTIME_TOKEN!]) {
+      expect(bytes.includes(secret), secret).toBe(false);
+    }
     expect(world.github.commentsOn(1).map((c) => c.body)).toEqual([expect.stringContaining(FINDING)]);
     expect(first.summary).toContain('issues #1');
     expect(first.summary).toContain('issue-1');
@@ -78,37 +101,6 @@ describe('a first run that remembers', () => {
     expect(secondRunRequests[0]!.messageText()).toContain(FINDING);
     expect(secondRunRequests[0]!.messageText()).toContain('Prior work recalled from earlier runs');
     expect(world.cache.entries().map((e) => unstamped(e.key))).toEqual(['recall-v1-1001-1', 'recall-v1-1002-1']);
-  });
-
-  it('the saved archive holds none of the credentials the run had', async () => {
-    const providerKey = 'sk-ant-provider-key-for-the-scan-0123456789';
-    const authJson = JSON.stringify({ anthropic: { type: 'api', key: 'sk-ant-from-auth-json-9876543210' } });
-    // OpenCode's auth.json where the agent's OpenCode keeps it, as a login step would leave it.
-    const dataDir = path.join(world.machine.runnerTemp, 'recall', 'opencode', 'xdg', 'data', 'opencode');
-    fs.mkdirSync(dataDir, { recursive: true });
-    fs.writeFileSync(path.join(dataDir, 'auth.json'), authJson);
-    world.model.script({ toolCalls: [{ name: 'bash', arguments: { command: 'env', description: 'Look around' } }] }, { text: FINDING });
-    // auth.json's key reaches the session in the issue text (the agent may not read outside the checkout).
-    const body = 'Safari loops. Our key sk-ant-from-auth-json-9876543210 works in curl.';
-    const run = await world.openIssue('1010', { number: 10, title: 'Login fails with SSO on Safari', body }, { env: { FAKE_API_KEY: providerKey } });
-    expect(run.main.exitCode, run.main.stdout).toBe(0);
-    expect(run.outputs['memory-saved']).toBe('true');
-    const seen = world.model.completions().map((r) => r.messageText()).join('\n');
-    expect(seen).toContain(`FAKE_API_KEY=${providerKey}`); // the run's provider key entered the session through the tool output
-    expect(seen).toContain('sk-ant-from-auth-json-9876543210'); // and so did auth.json's, in the prompt
-    const archive = world.cache.archiveOf('recall-v1-1010-1');
-    expect(archivedFiles(archive)).toContain('opencode.db');
-    // The whole tar stream, decompressed: every member's bytes appear in it as stored.
-    const packed = fs.readFileSync(archive);
-    // With the tools: a large store is one zstd frame per core, and node:zlib stops at the first.
-    const tool = packed[0] === 0x1f && packed[1] === 0x8b ? 'gzip' : 'zstd';
-    const bytes = execFileSync(tool, ['-d', '-q', '-c'], { input: packed, maxBuffer: 1 << 30 });
-    expect(bytes.includes(Buffer.from('SQLite format 3'))).toBe(true);
-    expect(bytes.includes(FINDING.slice(0, 40))).toBe(true); // the scan reads the stored text
-    expect(bytes.includes('FAKE_API_KEY=[redacted]')).toBe(true); // the tool output is kept, the key is not
-    for (const secret of [providerKey, 'sk-ant-from-auth-json-9876543210', RUNNER_TOKEN, world.cache.env().ACTIONS_RUNTIME_TOKEN!]) {
-      expect(bytes.includes(secret), secret).toBe(false);
-    }
   });
 
   it('when main fails half-way, the post step saves memory and the next run restores it (under a memory-key-prefix longer than a credential)', async () => {

@@ -63,13 +63,25 @@ afterEach(async () => {
 });
 
 describe('git configuration that holds credentials', () => {
-  it("a submodule's .git/modules/<name>/config with actions/checkout's token: the agent's cat, grep -r and git config never show it, and the warning names the file", async () => {
+  // One checkout with both (each test used to make its own run): a submodule with actions/checkout's
+  // token, and files the configuration includes, in the checkout and outside it.
+  it("a submodule's .git/modules/<name>/config with actions/checkout's token: the agent's cat, grep -r and git config never show it, and the warning names the file; files the configuration includes, in the checkout and outside it, are shown without their credentials", async () => {
     const moduleConfig = checkoutWithSubmodule();
+    const ws = world.machine.workspace;
+    const inside = path.join(ws, 'ci.gitconfig');
+    const outside = path.join(world.root, 'shared', 'ci-outside.gitconfig');
+    fs.mkdirSync(path.dirname(outside));
+    fs.writeFileSync(inside, '[url "https://ci:inside-password-123@git.example.com/"]\n\tinsteadOf = https://git.example.com/\n[core]\n\tnote = inside-file-kept\n');
+    fs.writeFileSync(outside, `[github]\n\ttoken = outside-github-token-123\n[ci]\n\tnote = ${RUNNER_TOKEN}\n[core]\n\tnote = outside-file-kept\n`);
+    fs.appendFileSync(path.join(ws, '.git', 'info', 'exclude'), 'ci.gitconfig\n');
+    git(ws, 'config', '--add', 'include.path', '../ci.gitconfig');
+    git(ws, 'config', '--add', 'include.path', outside);
     world.model.script(
       bash(
         [
           'cat .git/modules/lib/config',
           'grep -r -i authorization .git || echo GREP-FOUND-NOTHING',
+          `cat ci.gitconfig ${outside}`,
           'git config --list --show-origin',
           'cd lib && git config --list --show-origin',
           'echo LOOKED:$((6*7))',
@@ -84,38 +96,20 @@ describe('git configuration that holds credentials', () => {
     expect(seen).toContain('submodule.lib.url'); // git config read the top-level config
     expect(seen).toContain('core.worktree=../../../lib'); // and, in the submodule, the submodule's
     expect(seen).toContain('[core]'); // which cat read too
-    for (const form of TOKEN_FORMS) expect(seen).not.toContain(form);
-    expect(seen).not.toMatch(/extraheader/i);
-    expect(fs.readFileSync(moduleConfig, 'utf8')).toContain(HEADER); // the runner's file is left as it was
-    const warning = run.warnings.find((w) => w.includes('git configuration holds credentials'));
-    expect(warning).toContain('.git/modules/lib/config (an http extraheader (http.https://github.com/.extraheader))');
-    expect(warning).toContain('.git/config (an http extraheader');
-    expect(warning).toContain('The agent saw these files without them');
-    expect(warning).toContain('persist-credentials: false');
-  });
-
-  it('files the configuration includes, in the checkout and outside it, are shown without their credentials', async () => {
-    const ws = world.machine.workspace;
-    const inside = path.join(ws, 'ci.gitconfig');
-    const outside = path.join(world.root, 'shared', 'ci-outside.gitconfig');
-    fs.mkdirSync(path.dirname(outside));
-    fs.writeFileSync(inside, '[url "https://ci:inside-password-123@git.example.com/"]\n\tinsteadOf = https://git.example.com/\n[core]\n\tnote = inside-file-kept\n');
-    fs.writeFileSync(outside, `[github]\n\ttoken = outside-github-token-123\n[ci]\n\tnote = ${RUNNER_TOKEN}\n[core]\n\tnote = outside-file-kept\n`);
-    fs.appendFileSync(path.join(ws, '.git', 'info', 'exclude'), 'ci.gitconfig\n');
-    git(ws, 'config', '--add', 'include.path', '../ci.gitconfig');
-    git(ws, 'config', '--add', 'include.path', outside);
-    world.model.script(bash(`cat ci.gitconfig ${outside}; git config --list --show-origin; echo LOOKED:$((6*7))`), { text: 'Looked.' });
-    const run = await world.runEvent('issue_comment', issueComment({ issue, body: '/recall look' }), nextRun(), onRepo);
-    expect(run.main.exitCode, run.main.stdout).toBe(0);
-    const seen = seenByModel();
-    expect(seen).toContain('LOOKED:42');
     expect(seen).toContain('inside-file-kept');
     expect(seen).toContain('outside-file-kept');
+    for (const form of TOKEN_FORMS) expect(seen).not.toContain(form);
     for (const secret of ['inside-password-123', 'outside-github-token-123', RUNNER_TOKEN]) expect(seen).not.toContain(secret);
+    expect(seen).not.toMatch(/extraheader/i);
+    expect(fs.readFileSync(moduleConfig, 'utf8')).toContain(HEADER); // the runner's files are left as they were
+    expect(fs.readFileSync(outside, 'utf8')).toContain('outside-github-token-123');
     const warning = run.warnings.find((w) => w.includes('git configuration holds credentials'))!;
+    expect(warning).toContain('.git/modules/lib/config (an http extraheader (http.https://github.com/.extraheader))');
+    expect(warning).toContain('.git/config (an http extraheader');
     expect(warning).toContain("ci.gitconfig, which .git/config includes (a password in a URL, in a section's name (a url setting))");
     expect(warning).toContain(`${fs.realpathSync(outside)}, which .git/config includes (a setting named like a secret (github.token); one of this run's credentials (ci.note))`);
-    expect(fs.readFileSync(outside, 'utf8')).toContain('outside-github-token-123');
+    expect(warning).toContain('The agent saw these files without them');
+    expect(warning).toContain('persist-credentials: false');
   });
 
   it("without a sandbox the agent's tools stay out: no grep (it searches .git), no read of .git, and the warning says so", async () => {
@@ -163,7 +157,16 @@ describe("the agent's environment", () => {
     return seen;
   }
 
-  it('signing secrets under safe names and credentials inside safe values never reach it; the provider key still does', async () => {
+  // One run for both: the checkout's opencode.json names AWS variables, and the step holds them beside
+  // the signing secrets (each test used to make its own run).
+  it("signing secrets under safe names and credentials inside safe values never reach it; the provider key still does; the checkout's opencode.json does not widen the list: naming amazon-bedrock and {env:AWS_SECRET_ACCESS_KEY} passes no AWS variable", async () => {
+    const ws = world.machine.workspace;
+    fs.writeFileSync(
+      path.join(ws, 'opencode.json'),
+      JSON.stringify({ provider: { 'amazon-bedrock': { options: { region: 'us-east-1', secretAccessKey: '{env:AWS_SECRET_ACCESS_KEY}', sessionToken: '{env:DEPLOY_HOOK_TOKEN}' } } } }),
+    );
+    git(ws, 'add', 'opencode.json');
+    git(ws, 'commit', '-qm', 'a pull request widens the allow-list');
     const seen = await agentEnvironment({
       // Under ANDROID_, a prefix the safe set passed whole for the runners' ANDROID_HOME and ANDROID_NDK.
       ANDROID_KEYSTORE_BASE64: 'keystore-base64-value-123',
@@ -173,11 +176,16 @@ describe("the agent's environment", () => {
       // https only: the fake model is reached over http, which a leaked proxy setting would break instead.
       https_proxy: 'http://proxy.corp.example:3128/?token=proxy-query-token-123',
       JAVA_TOOL_OPTIONS: '-Dfile.encoding=UTF-8',
+      AWS_ACCESS_KEY_ID: 'AKIAAWSACCESSKEY123',
+      AWS_SECRET_ACCESS_KEY: 'aws-secret-access-key-123',
+      AWS_SESSION_TOKEN: 'aws-session-token-123',
+      DEPLOY_HOOK_TOKEN: 'deploy-hook-token-123',
     });
     expect(seen).toContain('JAVA_TOOL_OPTIONS=-Dfile.encoding=UTF-8'); // a safe name with a safe value still passes
     for (const secret of ['keystore-base64-value-123', 'keypass-value-123', 'storepass-value-123', 'gradle-signing-password-123', 'proxy-query-token-123']) {
       expect(seen).not.toContain(secret);
     }
+    for (const secret of ['AKIAAWSACCESSKEY123', 'aws-secret-access-key-123', 'aws-session-token-123', 'deploy-hook-token-123']) expect(seen).not.toContain(secret);
   });
 
   it('credentials inside safe values as people write them never reach it: an e-mail login, a token before an empty password, quoted and nested -D options', async () => {
@@ -193,23 +201,6 @@ describe("the agent's environment", () => {
     const seen = await agentEnvironment({ ...Object.fromEntries(Object.entries(secrets).map(([name, [value]]) => [name, value!])), GOFLAGS: '-mod=mod' });
     expect(seen).toContain('GOFLAGS=-mod=mod'); // beside them, a safe value still passes
     for (const [name, [, secret]] of Object.entries(secrets)) expect.soft(seen, name).not.toContain(secret);
-  });
-
-  it("the checkout's opencode.json does not widen the list: naming amazon-bedrock and {env:AWS_SECRET_ACCESS_KEY} passes no AWS variable", async () => {
-    const ws = world.machine.workspace;
-    fs.writeFileSync(
-      path.join(ws, 'opencode.json'),
-      JSON.stringify({ provider: { 'amazon-bedrock': { options: { region: 'us-east-1', secretAccessKey: '{env:AWS_SECRET_ACCESS_KEY}', sessionToken: '{env:DEPLOY_HOOK_TOKEN}' } } } }),
-    );
-    git(ws, 'add', 'opencode.json');
-    git(ws, 'commit', '-qm', 'a pull request widens the allow-list');
-    const seen = await agentEnvironment({
-      AWS_ACCESS_KEY_ID: 'AKIAAWSACCESSKEY123',
-      AWS_SECRET_ACCESS_KEY: 'aws-secret-access-key-123',
-      AWS_SESSION_TOKEN: 'aws-session-token-123',
-      DEPLOY_HOOK_TOKEN: 'deploy-hook-token-123',
-    });
-    for (const secret of ['AKIAAWSACCESSKEY123', 'aws-secret-access-key-123', 'aws-session-token-123', 'deploy-hook-token-123']) expect(seen).not.toContain(secret);
   });
 
   it("a model named only in the checkout's opencode.json fails before the agent starts, saying to set the model input or opencode-config", async () => {

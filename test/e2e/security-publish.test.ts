@@ -208,13 +208,26 @@ describe('what publish may change, and where it may push', () => {
   const workflowAndFix = (w: World) =>
     bash([`cd ${w.checkout}`, 'mkdir -p .github/workflows', "printf 'on: push\\njobs: {x: {runs-on: ubuntu-latest, steps: [{run: env}]}}\\n' > .github/workflows/x.yml", "printf 'export const fixed = true;\\n' > src/fixed.ts"].join('\n'));
 
-  it('a workflow file the agent writes is not committed by default, nor with push-github-changes and a token that is not the workflow\'s own; the fix is', async () => {
+  // The first run's agent also makes links to the runner's files and to .git beside its fix (that
+  // used to be a run of its own).
+  it("a workflow file the agent writes is not committed by default, nor with push-github-changes and a token that is not the workflow's own; links the agent makes to the runner's files or to .git are not committed (a later job that follows them would read them); the fix and a link inside are", async () => {
     const { w, remote } = await worldWithRemote();
-    w.model.script({ toolCalls: [workflowAndFix(w)] }, { text: 'Fixed.' });
+    const links = [
+      `cd ${w.checkout}`,
+      // The runner's own files, the token actions/checkout persists in .git/config, and a climb out of the checkout.
+      'ln -s /home/runner/.ssh/id_rsa deploy-key',
+      'mkdir -p docs && ln -s ../.git/config docs/config.txt',
+      'ln -s ../../_temp/_runner_file_commands src/commands',
+      'ln -s ../README.md docs/readme.md',
+    ].join('\n');
+    w.model.script({ toolCalls: [workflowAndFix(w), bash(links)] }, { text: 'Fixed.' });
     const first = await w.openIssue('9305', ISSUE);
     expect(first.main.exitCode, first.main.stdout + first.main.stderr).toBe(0);
-    expect(git(remote, 'ls-tree', '-r', '--name-only', 'recall/issue-17-9305-1')).toBe('README.md\nsrc/auth.ts\nsrc/fixed.ts');
+    expect(git(remote, 'ls-tree', '-r', '--name-only', 'recall/issue-17-9305-1')).toBe('README.md\ndocs/readme.md\nsrc/auth.ts\nsrc/fixed.ts');
     expect(botSaid(w, ISSUE.number)).toContain('It left out `.github/workflows/x.yml`: changes under `.github/` are not pushed unless `push-github-changes` is on');
+    expect(botSaid(w, ISSUE.number)).toContain('`deploy-key`, `docs/config.txt`, `src/commands`: links that lead outside the repository or into a .git folder');
+    // Still in the checkout: the answer says those changes stay there.
+    expect(fs.readlinkSync(path.join(w.checkout, 'deploy-key'))).toBe('/home/runner/.ssh/id_rsa');
 
     // A personal token (the README suggests one so that pushes start workflows): still not.
     const personal = 'ghp_personalTokenForTests0123456789abcd';
@@ -246,26 +259,6 @@ describe('what publish may change, and where it may push', () => {
     expect(fs.readFileSync(path.join(w.checkout, 'package.json'), 'utf8')).toContain('exfiltrate'); // the agent did rewrite it
     expect(branches(remote)).toBe('refs/heads/main');
     expect(botSaid(w, ISSUE.number)).toContain("but Recall did not push them: `package.json` lies outside `push-paths` (`src/**`), which every change must stay within. Nothing was committed");
-  });
-
-  it("links the agent makes to the runner's files or to .git are not committed (a later job that follows them would read them); the fix and a link inside are", async () => {
-    const { w, remote } = await worldWithRemote();
-    const plant = [
-      `cd ${w.checkout}`,
-      // The runner's own files, the token actions/checkout persists in .git/config, and a climb out of the checkout.
-      'ln -s /home/runner/.ssh/id_rsa deploy-key',
-      'mkdir -p docs && ln -s ../.git/config docs/config.txt',
-      'ln -s ../../_temp/_runner_file_commands src/commands',
-      'ln -s ../README.md docs/readme.md',
-      "printf 'export const fixed = true;\\n' > src/fixed.ts",
-    ].join('\n');
-    w.model.script({ toolCalls: [bash(plant)] }, { text: 'Fixed.' });
-    const run = await w.openIssue('9307', ISSUE);
-    expect(run.main.exitCode, run.main.stdout + run.main.stderr).toBe(0);
-    expect(git(remote, 'ls-tree', '-r', '--name-only', 'recall/issue-17-9307-1')).toBe('README.md\ndocs/readme.md\nsrc/auth.ts\nsrc/fixed.ts');
-    expect(botSaid(w, ISSUE.number)).toContain('It left out `deploy-key`, `docs/config.txt`, `src/commands`: links that lead outside the repository or into a .git folder');
-    // Still in the checkout: the answer says those changes stay there.
-    expect(fs.readlinkSync(path.join(w.checkout, 'deploy-key'))).toBe('/home/runner/.ssh/id_rsa');
   });
 
   /** A pull request of this repository from `head`, the checkout at its head. */

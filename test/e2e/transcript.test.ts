@@ -29,10 +29,14 @@ const README_SECRET = 'readme-body-7c1e-only-the-tool-saw-this';
 const attached = () => world.artifacts.artifacts().filter((a) => a.finalized);
 
 describe('the transcript', () => {
-  it('holds the request, the answer and the tool line, not what the tool read nor the key, and is attached to the run', async () => {
+  // One run for the transcript's content and for a failed and a done shell step (each test used to
+  // make its own run).
+  it('holds the request, the answer and the tool lines, not what a tool read nor the key, and is attached to the run; a shell command that exits non-zero is a failed step in the log and the transcript, one that succeeds is done', async () => {
     fs.writeFileSync(path.join(world.machine.workspace, 'README.md'), `# webapp\n\n${README_SECRET}\n`);
     world.model.script(
       { toolCalls: [{ name: 'read', arguments: { filePath: path.join(world.machine.workspace, 'README.md') } }] },
+      { toolCalls: [{ name: 'bash', arguments: { command: 'npm test --silent-missing || exit 3', description: 'Run the tests' } }] },
+      { toolCalls: [{ name: 'bash', arguments: { command: 'true', description: 'Nothing' } }] },
       { text: `The README describes webapp. (My key is ${PLANTED_KEY}.)` },
     );
     const run = await world.openIssue('7301', ISSUE, { env: { ANTHROPIC_API_KEY: PLANTED_KEY } });
@@ -45,21 +49,27 @@ describe('the transcript', () => {
     const md = fs.readFileSync(file, 'utf8');
     expect(md).toMatch(/^# Recall transcript: issue #7: Totals wrong$/m);
     expect(md).toMatch(/## User\n\n[\s\S]*The invoice total is off by a cent\./);
-    expect(md).toMatch(/^## Assistant\n\n- read README\.md\n\nThe README describes webapp\. \(My key is \[redacted\]\.\)$/m);
+    expect(md).toMatch(/^## Assistant\n\n- read README\.md\n- bash npm test --silent-missing \|\| exit 3 \(failed\)\n- bash true\n\nThe README describes webapp\. \(My key is \[redacted\]\.\)$/m);
     expect(md).not.toContain(README_SECRET);
     expect(md).not.toContain(PLANTED_KEY);
     expect(md).not.toContain('plantedKEY');
+    expect(run.main.stdout).toMatch(/^✗ bash npm test --silent-missing \|\| exit 3 \(failed\)$/m);
+    expect(run.main.stdout).toMatch(/^✓ bash true$/m);
 
     expect(attached()).toEqual([expect.objectContaining({ name: 'recall-transcript-7301-1-recall.md', mimeType: 'text/markdown' })]);
     expect(attached()[0]!.content.toString('utf8')).toBe(md);
     expect(run.main.stdout).toMatch(/The transcript is attached to the run as recall-transcript-7301-1-recall\.md \(\d+ bytes, in \d+\.\d s\): https:\/\/github\.com\/octo-org\/webapp\/actions\/runs\/7301\/artifacts\/1/);
-
   });
 
-  it("a follow-up that continues the thread's session holds its own run's turns only", async () => {
+  // The first run of the thread is also the one with upload-transcript: false (it used to be a run
+  // of its own, in the test of a refused upload).
+  it("a follow-up that continues the thread's session holds its own run's turns only; upload-transcript: false keeps the file and attaches nothing", async () => {
     world.model.script({ text: 'First answer: the cookie.' });
-    const first = await world.openIssue('7306', ISSUE);
+    const first = await world.openIssue('7306', ISSUE, { inputs: { 'upload-transcript': 'false' } });
     expect(first.main.exitCode, first.main.stdout).toBe(0);
+    expect(fs.readFileSync(first.outputs.transcript!, 'utf8')).toContain('First answer: the cookie.');
+    expect(attached()).toEqual([]);
+    expect(world.artifacts.calls).toEqual([]);
     world.model.script({ text: 'Second answer: the rounding.' });
     const next = await world.runEvent('issue_comment', issueComment({ issue: ISSUE, body: '/recall and the rounding?' }), '7307');
     expect(next.main.exitCode, next.main.stdout).toBe(0);
@@ -69,22 +79,7 @@ describe('the transcript', () => {
     expect(md.match(/^## (User|Assistant)$/gm)).toEqual(['## User', '## Assistant']);
     // The first answer is in the request (the thread's comments), not among the agent's turns.
     expect(md.slice(md.indexOf('## Assistant'))).toBe('## Assistant\n\nSecond answer: the rounding.\n');
-    expect(attached().map((a) => a.name)).toEqual(['recall-transcript-7306-1-recall.md', 'recall-transcript-7307-1-recall.md']);
-  });
-
-  it('a shell command that exits non-zero is a failed step in the log and the transcript; one that succeeds is done', async () => {
-    world.model.script(
-      { toolCalls: [{ name: 'bash', arguments: { command: 'npm test --silent-missing || exit 3', description: 'Run the tests' } }] },
-      { toolCalls: [{ name: 'bash', arguments: { command: 'true', description: 'Nothing' } }] },
-      { text: 'The tests fail.' },
-    );
-    const run = await world.openIssue('7308', ISSUE);
-    expect(run.main.exitCode, run.main.stdout).toBe(0);
-    expect(run.main.stdout).toMatch(/^✗ bash npm test --silent-missing \|\| exit 3 \(failed\)$/m);
-    expect(run.main.stdout).toMatch(/^✓ bash true$/m);
-    const md = fs.readFileSync(run.outputs.transcript!, 'utf8');
-    expect(md).toMatch(/^- bash npm test --silent-missing \|\| exit 3 \(failed\)$/m);
-    expect(md).toMatch(/^- bash true$/m);
+    expect(attached().map((a) => a.name)).toEqual(['recall-transcript-7307-1-recall.md']);
   });
 
   it('a run stopped at a limit leaves what it did and why it stopped', async () => {
@@ -99,18 +94,13 @@ describe('the transcript', () => {
     expect(attached().map((a) => a.name)).toEqual(['recall-transcript-7303-1-recall.md']);
   });
 
-  it('an upload the service refuses only warns; upload-transcript: false keeps the file and attaches nothing', async () => {
+  it('an upload the service refuses only warns', async () => {
     world.artifacts.faults.rejectCalls = 1;
     world.model.script({ text: 'Answered.' });
     const refused = await world.openIssue('7304', ISSUE);
     expect(refused.main.exitCode, refused.main.stdout).toBe(0);
     expect(refused.warnings).toEqual([expect.stringMatching(/^Recall could not attach the transcript to the run \(.*injected failure.*\); it is at .*recall-transcript-7304-1-recall\.md/)]);
     expect(fs.existsSync(refused.outputs.transcript!)).toBe(true);
-
-    world.model.script({ text: 'Answered again.' });
-    const off = await world.openIssue('7305', { ...ISSUE, number: 8 }, { inputs: { 'upload-transcript': 'false' } });
-    expect(off.main.exitCode, off.main.stdout).toBe(0);
-    expect(fs.readFileSync(off.outputs.transcript!, 'utf8')).toContain('Answered again.');
     expect(attached()).toEqual([]);
     expect(world.artifacts.calls.map((c) => `${c.method} ${c.status}`)).toEqual(['CreateArtifact 400']);
   });
