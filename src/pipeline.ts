@@ -30,7 +30,7 @@ import type { RunTranscript } from './report/transcript.js';
 import { run as runRecall } from './run.js';
 import { redactCredentials } from './secrets/forms.js';
 import { CARD_TIMEOUT_MS, cardModel } from './cards/card-writer.js';
-import { CHECK_AGENT, CHECK_START_MS, CHECK_SYSTEM, CHECK_TIMEOUT_MS, checkRecall, lexicalTiers } from './recall/model-check.js';
+import { CHECK_AGENT, CHECK_CANDIDATES, CHECK_START_MS, CHECK_SYSTEM, CHECK_TIMEOUT_MS, checkRecall, lexicalTiers } from './recall/model-check.js';
 import { CARD_AGENT, CARD_SYSTEM } from './cards/card-prompt.js';
 import type { CacheEntries, MemoryStore } from './memory/store.js';
 import type { Delivered, RunResult } from './report/run-result.js';
@@ -150,7 +150,7 @@ export async function runPipeline(o: PipelineOptions): Promise<RunResult> {
   try {
     return await runRecall(
       task,
-      { maxSessions: inputs.maxSessions, maxAgeDays: inputs.maxAgeDays, priorWorkLimit: PRIOR_WORK_LIMIT, priorWorkChars: inputs.priorWorkChars, runId },
+      { maxSessions: inputs.maxSessions, maxAgeDays: inputs.maxAgeDays, priorWorkLimit: PRIOR_WORK_LIMIT, ...(inputs.memoryRecallCheck ? { checkCandidates: CHECK_CANDIDATES } : {}), priorWorkChars: inputs.priorWorkChars, runId },
       {
         memory,
         agent,

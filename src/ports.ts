@@ -57,8 +57,8 @@ export interface AgentServer {
   /**
    * Ask `model` once in `sessionId`, bounded by `signal` (no tools, no limits watch). `agent`: a
    * tool-less agent whose prompt replaces OpenCode's (a card's); else a second opinion.
-   * `onStarted`: told once OpenCode has begun the call (a fresh OpenCode's first wait is not the
-   * answer's). Rejects with an AgentError.
+   * `onStarted`: told once OpenCode sends the call to the model (a fresh OpenCode's loading before
+   * it is not the answer's wait). Rejects with an AgentError.
    */
   ask(sessionId: string, model: ModelRef, text: string, signal: AbortSignal, o?: { agent?: string; onStarted?: () => void }): Promise<AgentReply>;
   /**

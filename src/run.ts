@@ -10,7 +10,7 @@ import { priorWorkSection } from './recall/prior-work.js';
 import { continuedSession, startupRecall } from './recall/startup.js';
 import { sessionsToPrune, type RetentionRule } from './recall/retention.js';
 import { writeRunSummary } from './recall/summary-note.js';
-import type { RecallCheck } from './recall/model-check.js';
+import { shownPriorWork, type RecallCheck } from './recall/model-check.js';
 import { RunFailed, type Delivered, type PruneReport, type RunResult } from './report/run-result.js';
 import { describe } from './errors.js';
 import { turnDigest } from './memory/turns.js';
@@ -21,6 +21,12 @@ import type { MemoryStatus, MemoryStore, SaveOutcome } from './memory/store.js';
 export interface RunSettings extends RetentionRule {
   /** How many earlier runs at most are put in the prompt. */
   priorWorkLimit: number;
+  /**
+   * How many hits recall hands the model check (CHECK_CANDIDATES when it is on), more than the
+   * prompt shows: a run the words rank below `priorWorkLimit` is shown when the model confirms it.
+   * Absent: priorWorkLimit.
+   */
+  checkCandidates?: number;
   /** The prior-work section's character budget (prior-work-chars). */
   priorWorkChars: number;
   /** This run's id and attempt ("123-1"): its record's id. */
@@ -116,18 +122,19 @@ export async function run(task: Task, settings: RunSettings, ports: RunPorts): P
   const sessions = index.sessions();
   const earlier = threads.index.sessionFor(task.threadKey);
   const continued = continuedSession(threads.index, sessions, task.threadKey) !== undefined;
-  let recalled: RecalledWork[] = [];
+  // The check (when asked) gets more hits than the prompt shows; until it decides, the words' top ones are shown.
+  let candidates: RecalledWork[] = [];
   try {
-    recalled = await timed('Recalling prior work', async () =>
-      startupRecall(index, task.query, { limit: settings.priorWorkLimit, ...(continued ? { continued: earlier } : {}) }),
-    );
+    const limit = ports.checkRecall ? Math.max(settings.priorWorkLimit, settings.checkCandidates ?? 0) : settings.priorWorkLimit;
+    candidates = await timed('Recalling prior work', async () => startupRecall(index, task.query, { limit, ...(continued ? { continued: earlier } : {}) }));
   } catch (error) {
     log.warning(`Recall could not search memory (${describe(error)}); the agent starts without prior work.`);
   }
+  let recalled = shownPriorWork(candidates, 'lexical', settings.priorWorkLimit);
   log.info(
-    recalled.length === 0
+    candidates.length === 0
       ? 'Prior work: nothing related in memory'
-      : `Prior work: ${recalled.map((w) => `${w.record.id} (${w.score.toFixed(2)}: ${w.matched.slice(0, 6).join(', ')})`).join('; ')}`,
+      : `Prior work: ${candidates.map((w) => `${w.record.id} (${w.score.toFixed(2)}: ${w.matched.slice(0, 6).join(', ')})`).join('; ')}`,
   );
   if (continued && index.moveToWorkspace(earlier!)) log.info(`The session of ${task.threadKey} was made in a checkout at another path; it continues in this one`);
   // Decided before the run from the stored list, with this run's session counted as the newest
@@ -158,8 +165,8 @@ export async function run(task: Task, settings: RunSettings, ports: RunPorts): P
     tools?.attach(server, sessionId);
     // The model check of the candidates runs beside what must be done before the agent may change
     // the checkout (publish's record of it as it was): the prompt waits for both.
-    const [check] = await Promise.all([ports.checkRecall?.(live, sessionId, task, recalled), ports.beforeAgent?.()]);
-    if (check) recalled = check.recalled;
+    const [check] = await Promise.all([ports.checkRecall?.(live, sessionId, task, candidates), ports.beforeAgent?.()]);
+    if (check) recalled = shownPriorWork(check.recalled, check.decidedBy, settings.priorWorkLimit);
     const prompt = composePrompt(task, recalled, { budget: settings.priorWorkChars, tools: !!tools, ...(live.rulesForPrompt ? { rules: live.rulesForPrompt } : {}) });
     // The user messages Recall sends are recorded, on disk before the agent starts: a session
     // holding one it did not send was forged, and is not kept (store-check.ts).

@@ -10,7 +10,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { Card, RecalledWork } from '../../src/ports.js';
-import { CHECK_CANDIDATES, applyCheck, checkCandidates, checkPrompt, parseCheck } from '../../src/recall/model-check.js';
+import { CHECK_CANDIDATES, applyCheck, checkCandidates, checkPrompt, parseCheck, shownPriorWork } from '../../src/recall/model-check.js';
 import { RecordSearch } from '../../src/recall/search.js';
 import { eventFigures, recordOf, type EventFigures } from './evaluate.js';
 import type { PastRun, RelevanceEvent } from './ledgerly.js';
@@ -55,17 +55,16 @@ export function checkCases(search: RecordSearch, events: readonly RelevanceEvent
 /**
  * What is shown for an event once the check has decided: the recorded reply applied to the same
  * candidates, the likely tier first, at most `limit`; the lexical tiers (the top `limit` by score)
- * when there is no usable reply. `stale` says a reply was recorded for other candidates.
+ * when there is no usable reply; in the product's order (`shownPriorWork`). `stale` says a reply
+ * was recorded for other candidates.
  */
 export function shownAfterCheck(search: RecordSearch, e: RelevanceEvent, checks: RecordedChecks, limit = 5): { shown: RecalledWork[]; decided: 'model' | 'lexical' | 'stale' } {
   const recalled = recalledFor(search, e);
   const asked = checkCandidates(recalled);
   const recorded = checks[e.id];
   const same = recorded && recorded.asked.join('\n') === asked.map((w) => w.record.id).join('\n') ? parseCheck(recorded.reply, asked.length) : undefined;
-  if (!same || 'problem' in same) return { shown: recalled.slice(0, limit), decided: recorded ? 'stale' : 'lexical' };
-  const decided = applyCheck(recalled, asked, same.same);
-  const ordered = [...decided.filter((w) => w.tier === 'likely'), ...decided.filter((w) => w.tier !== 'likely')];
-  return { shown: ordered.slice(0, limit), decided: 'model' };
+  if (!same || 'problem' in same) return { shown: shownPriorWork(recalled, 'lexical', limit), decided: recorded ? 'stale' : 'lexical' };
+  return { shown: shownPriorWork(applyCheck(recalled, asked, same.same), 'model', limit), decided: 'model' };
 }
 
 /** A set's figures with the recorded check applied (per event, as eventFigures counts), and how each event was decided. */

@@ -7,6 +7,7 @@ import { describe } from '../errors.js';
 import type { AgentRules } from './policy.js';
 import { MODEL_KEPT_FAILING, stepSummary, toolOutcome, watchPrompt, type AgentStep, type RunLimits } from './watch.js';
 import type { ServerLog } from './server-log.js';
+import { watchCallStart } from './call-start.js';
 
 /** The agent could not finish: the model failed, was refused, or kept failing. */
 export class AgentError extends Error {
@@ -54,8 +55,6 @@ export function parseModel(model: string): ModelRef | undefined {
 const SECOND_OPINION = 'Another agent working on this repository asks you for a second opinion. You have no tools in this conversation: answer from what the message gives you, briefly and concretely.';
 /** How often a dispatched prompt's status is checked for a provider that keeps failing. */
 const ASK_POLL_MS = 1_000;
-/** How often ask() looks whether OpenCode has begun a call, for a caller that bounds the model's answer. */
-const STARTED_POLL_MS = 100;
 
 export class OpenCodeAgent implements AgentServer {
   readonly client: OpencodeClient;
@@ -141,23 +140,15 @@ export class OpenCodeAgent implements AgentServer {
         }
       }, () => undefined);
     }, ASK_POLL_MS);
-    let starting: NodeJS.Timeout | undefined;
-    const onStarted = o.onStarted;
-    if (onStarted) {
-      starting = setInterval(() => {
-        void this.client.session.status().then(({ data }) => {
-          const status = data?.[sessionId];
-          if (!starting || !status || status.type === 'idle') return;
-          clearInterval(starting);
-          starting = undefined;
-          onStarted();
-        }, () => undefined);
-      }, STARTED_POLL_MS);
-    }
+    // Told when the call reaches the model (call-start.ts), not when the session turns busy: a fresh
+    // OpenCode's first prompt loads for seconds in between. Its events are watched from before the prompt.
+    const started = o.onStarted ? watchCallStart(this.client, sessionId, o.onStarted) : undefined;
     // The child session holds only this exchange: its usage is every assistant message in it,
     // also when the call failed or was stopped after the model had answered (cost was spent).
     const spent = () => this.usageOf(sessionId, () => true);
     try {
+      if (started) await Promise.race([started.connected, aborted(signal)]);
+      signal.throwIfAborted();
       const result = await this.client.session.prompt(
         { sessionID: sessionId, model, ...(o.agent ? { agent: o.agent } : { system: SECOND_OPINION }), tools: { '*': false }, parts: [{ type: 'text', text }] },
         { signal },
@@ -175,7 +166,7 @@ export class OpenCodeAgent implements AgentServer {
       throw failed;
     } finally {
       clearInterval(poll);
-      clearInterval(starting);
+      started?.stop();
       signal.removeEventListener('abort', abort);
     }
   }
@@ -272,6 +263,11 @@ export class OpenCodeAgent implements AgentServer {
     }
     return { tokens, cost };
   }
+}
+
+/** Resolves when `signal` is aborted. */
+function aborted(signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => (signal.aborted ? resolve() : signal.addEventListener('abort', () => resolve(), { once: true })));
 }
 
 function errorText(error: { name: string; data?: unknown }): string {

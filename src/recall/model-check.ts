@@ -23,12 +23,12 @@ export const CHECK_SYSTEM = [
 ].join('\n');
 
 /**
- * The longest the agent waits for the model's answer (issue 24), from when OpenCode has begun the
- * call: past it, the lexical tiers stand.
+ * The longest the agent waits for the model's answer (issue 24), from when OpenCode sends the call
+ * to the model (agent/call-start.ts): past it, the lexical tiers stand.
  */
 export const CHECK_TIMEOUT_MS = 5_000;
 /**
- * The longest OpenCode may take to begin the call: a fresh OpenCode's first prompt waits 4.5-9 s for
+ * The longest OpenCode may take to send the call: a fresh OpenCode's first prompt loads for 1-9 s
  * what every prompt needs (measured, loaded 2-core machine), not counted in CHECK_TIMEOUT_MS.
  */
 export const CHECK_START_MS = 20_000;
@@ -56,9 +56,9 @@ export interface RecallCheck {
 export interface CheckSettings {
   /** The card model (memory-card-model, else small_model, else the run's model); undefined: none. */
   model: () => Promise<{ providerID: string; modelID: string } | undefined>;
-  /** CHECK_TIMEOUT_MS: for the answer, from when OpenCode has begun the call. */
+  /** CHECK_TIMEOUT_MS: for the answer, from when OpenCode sends the call to the model. */
   timeoutMs: number;
-  /** CHECK_START_MS: for OpenCode to begin it. */
+  /** CHECK_START_MS: for OpenCode to send it. */
   startMs: number;
   log: Logger;
 }
@@ -119,6 +119,18 @@ export function applyCheck(recalled: readonly RecalledWork[], asked: readonly Re
   const confirmed = new Set(same.map((n) => asked[n - 1]));
   const checked = new Set(asked);
   return recalled.map((w) => (checked.has(w) ? { ...w, tier: confirmed.has(w) ? 'likely' : 'possible' } : w));
+}
+
+/**
+ * What the prior-work section shows once the tiers are decided, at most `limit` (PRIOR_WORK_LIMIT):
+ * when the model decided, the likely tier first (the candidates it confirmed and the event's own
+ * thread), then the possible ones, each in recall's order (by score); a candidate ranked below
+ * `limit` by its words that the model confirms is shown. When the words decided, recall's top
+ * `limit` as they are. The bench (bench/relevance/checks.ts) scores the same order. Pure.
+ */
+export function shownPriorWork(recalled: readonly RecalledWork[], decidedBy: RecallCheck['decidedBy'], limit: number): RecalledWork[] {
+  if (decidedBy === 'lexical') return recalled.slice(0, limit);
+  return [...recalled.filter((w) => w.tier === 'likely'), ...recalled.filter((w) => w.tier !== 'likely')].slice(0, limit);
 }
 
 /** The lexical tiers as they are, and the log line that says why the model did not decide. */

@@ -4,10 +4,14 @@
  * tells the same words in another issue, which the words alone put in the likely tier, but the
  * model says it is not the same problem: run 1 is only a line among the possibly related, and the
  * check's tokens are in the run's figures. Run 3's check takes longer than 5 s: the words decide,
- * and the agent is not kept waiting past the bound.
+ * and the agent is not kept waiting past the bound. And the check is asked about more runs than the
+ * prompt shows: one the words rank 7th, which the model confirms, is shown as likely.
  */
+import { spawnSync } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
 import { afterEach, beforeEach, expect, it } from 'vitest';
-import { freshRunner } from '../harness/runner.js';
+import { freshRunner, REPO_ROOT } from '../harness/runner.js';
 import { issuesOpenedPayload, startWorld, type World } from '../harness/world.js';
 
 const LOOP = { number: 1, title: 'Login loops on Safari', body: 'After SSO, Safari returns to the login page again and again.' };
@@ -21,6 +25,27 @@ const CARD = {
 /** Run 1's problem in an iPhone customer's words: likely by the card's words alone. */
 const PARAPHRASE = (number: number) => ({ number, title: 'iPhone customers keep being asked to sign in', body: 'People on iPhones type their password, get in for a second, then are back at the start.' });
 const LIKELY = '## Prior work recalled from earlier runs';
+/** Runs the words rank above TARGET for SIGNED_OUT (each shares its words, none its problem), imported as records. */
+const DECOYS: Array<[title: string, request: string, answer: string]> = [
+  ["iPhone customers keep being asked to sign in twice at checkout", "People on iPhones sign in, put items in the cart, and are asked to sign in again at checkout.", "The checkout page asked for a fresh sign in on purpose; it now trusts the session."],
+  ["Customers on iPhones cannot reset their password", "People on iPhones type their new password and the reset page says it is too short.", "The length rule counted bytes; it counts characters now."],
+  ["iPhone customers see a blank start page after they sign in", "People on iPhones sign in and the start page stays blank for a second, then loads.", "The start page waited for a font; it no longer blocks."],
+  ["Password field on iPhones hides the sign in button", "People on iPhones type their password and the keyboard covers the sign in button.", "The form scrolls the button into view now."],
+  ["iPhone customers keep being asked to accept cookies", "People on iPhones are asked again and again to accept cookies, every time they are back at the start page.", "The consent banner ignored the stored choice on Safari."],
+  ["iPhone customers get a second password prompt from the keychain", "People on iPhones type their password, then the keychain asks for it a second time.", "The form lacked autocomplete attributes."],
+  ["Customers keep being asked to sign in on the help center", "People on iPhones and desktops are asked to sign in to the help center even when they are signed in to the app.", "The help center is on another domain; it shares the session now."],
+  ["iPhone customers keep being asked to update the app", "People on iPhones are asked again and again to update, even after they did; the banner is back at the start page every time.", "The version check compared strings; it compares numbers now."],
+  ["iPhone customers keep being asked for a second code when they sign in", "People on iPhones type their password, then are asked for a second code every time they sign in.", "The remembered device flag was not saved on iOS."],
+  ["Customers keep being asked to sign in again after a password change", "People who changed their password are asked to sign in on every page for a day.", "Old sessions were checked against the new password hash; they are ended once now."],
+  ["iPhone customers keep being asked to sign in to the rewards page", "People on iPhones are asked to sign in again whenever they open the rewards page, and are back at the start afterwards.", "The rewards page is a separate app; it now reads the shared session."],
+];
+/** SIGNED_OUT's problem in a support team's words: its words rank it 7th. */
+const TARGET = {
+  title: "Mobile web app forgets people on iOS",
+  request: "Reported by the support team after the November release; affects the mobile web app only, never the native apps. Devices seen: phones on iOS 17 and 18, and two tablets. Desktop browsers work. Steps: open the app from a mail link, enter the credentials, wait. Logs show the session being created and then a new anonymous visit without it. Tried with private browsing off and on, with content blockers disabled, over wifi and cellular; same result every time. Support tickets 4411, 4417 and 4420 describe it.",
+  answer: "The session cookie lacked the Secure attribute, which mobile Safari requires for a SameSite=None cookie; it is set now.",
+};
+const SIGNED_OUT = { number: 21, title: 'iPhone customers keep being asked to sign in', body: 'People on iPhones type their password, get in for a second, then are back at the start.' };
 
 let world: World;
 beforeEach(async () => {
@@ -72,4 +97,36 @@ it("the model check decides the tier in the agent's prompt, its tokens are in th
   const waited = agentAsked.receivedAt - late.receivedAt;
   expect(waited).toBeGreaterThan(0);
   expect(waited).toBeLessThan(10_000);
+});
+
+it("the check is asked about the words' top 8: a run they rank 7th that the model confirms is in the agent's prompt as likely, and the section keeps 5", async () => {
+  const store = path.join(world.root, 'memory-path');
+  const inputs = { 'memory-backend': 'directory', 'memory-path': store };
+  world.github.addIssue({ number: 20, title: 'Dark mode chart labels unreadable', body: 'Axis labels are black on black.', author: 'octocat' });
+  world.github.addIssue({ ...SIGNED_OUT, author: 'octocat' });
+  world.model.script({ text: 'The axis labels now use the theme colour.' });
+  const first = await world.openIssue('9811', { number: 20, title: 'Dark mode chart labels unreadable', body: 'Axis labels are black on black.' }, { inputs });
+  expect(first.outputs['memory-saved'], first.main.stdout).toBe('true');
+  const file = path.join(world.root, 'history.jsonl');
+  const record = (id: string, [title, request, answer]: [string, string, string]) => JSON.stringify({ id, kind: 'run', title, request, answer, createdAt: '2026-11-20T00:00:00Z' });
+  fs.writeFileSync(file, [...DECOYS.map((d, i) => record(`legacy-${i + 1}`, d)), record('legacy-target', [TARGET.title, TARGET.request, TARGET.answer])].join('\n'));
+  const imported = spawnSync(process.execPath, [path.join(REPO_ROOT, 'dist', 'cli', 'index.js'), 'memory', 'import', '--store', store, '--file', file], { encoding: 'utf8' });
+  expect(imported.stdout.trim().split('\n').at(-1), imported.stderr).toBe('Added 12, kept 0, refused 0 (of 12).');
+
+  freshRunner(world.machine);
+  world.model.script({ text: 'Seen before: the session cookie.' });
+  world.model.scriptCheck({ confirm: TARGET.title });
+  const run = await world.runEvent('issues', issuesOpenedPayload(SIGNED_OUT), '9812', { inputs });
+  expect(run.main.exitCode, run.main.stdout).toBe(0);
+  // The model was asked about 8 runs, the target among them below the 5 the prompt has room for.
+  const asked = world.model.checkRequests()[0]!.messageText();
+  expect(asked.match(/<candidate n="\d+">/g), run.main.stdout).toHaveLength(8);
+  expect(asked).toContain(`<candidate n="7">\nTitle: ${TARGET.title}`);
+  expect(run.main.stdout).toContain('Recall: likely tier decided by the model check (1 of 8 candidates confirmed by fake/scripted');
+  const prompt = world.model.completions().at(-1)!.messageText();
+  const [likely, possible] = prompt.split('Possibly related (one line each');
+  expect(likely).toContain(LIKELY);
+  expect(likely).toContain('id `legacy-target`');
+  expect(likely).toContain(TARGET.answer.slice(0, 40));
+  expect(possible!.match(/id `legacy-\d+`/g)).toHaveLength(4);
 });

@@ -83,8 +83,12 @@ export interface FakeModel {
   scriptCard(...replies: ScriptedReply[]): void;
   /** Recall's model checks, in order of arrival. */
   checkRequests(): RecordedRequest[];
-  /** Appends replies to the check queue; `delayMs`: the reply is sent that much later. */
-  scriptCheck(...replies: Array<ScriptedReply & { delayMs?: number }>): void;
+  /**
+   * Appends replies to the check queue; `delayMs`: the reply is sent that much later. A
+   * `{ confirm }` reply names, as the model would, every candidate whose text holds `confirm`
+   * (`{"same": [...]}`, whatever number recall gave it).
+   */
+  scriptCheck(...replies: Array<CheckReply & { delayMs?: number }>): void;
   /** Appends replies to the global queue. */
   script(...replies: ScriptedReply[]): void;
   /** Appends replies to the queue of one session (matched on `x-session-id`). */
@@ -171,6 +175,16 @@ const isCheckRequest = (body: any) => hasSystem(body, CHECK_MARKER);
 
 /** What an unscripted check gets: no JSON, so Recall keeps the tiers the words decided. */
 export const UNSCRIPTED_CHECK = 'fake model: no check was scripted';
+
+/** A check's scripted reply: as it is, or the candidates whose text holds `confirm`. */
+export type CheckReply = ScriptedReply | { confirm: string; usage?: Usage };
+
+/** The reply to a check request: a `{ confirm }` answered from the candidates the request lists. */
+function checkReply(reply: CheckReply, body: any): ScriptedReply {
+  if (!('confirm' in reply)) return reply;
+  const same = [...messagesText(body).matchAll(/<candidate n="(\d+)">([\s\S]*?)<\/candidate>/g)].filter((m) => m[2]!.includes(reply.confirm)).map((m) => Number(m[1]));
+  return { text: JSON.stringify({ same }), ...(reply.usage ? { usage: reply.usage } : {}) };
+}
 
 /**
  * The card a card request gets when none is scripted: what a model would write from the request's
@@ -296,7 +310,7 @@ export async function startFakeModel(): Promise<FakeModel> {
   const sessionQueues = new Map<string, ScriptedReply[]>();
   const modelQueues = new Map<string, ScriptedReply[]>();
   const cardQueue: ScriptedReply[] = [];
-  const checkQueue: Array<ScriptedReply & { delayMs?: number }> = [];
+  const checkQueue: Array<CheckReply & { delayMs?: number }> = [];
   let defaultReply: ScriptedReply = { text: 'OK' };
   const waiters = new Set<{ predicate: (r: RecordedRequest) => boolean; resolve: (r: RecordedRequest) => void }>();
 
@@ -348,7 +362,8 @@ export async function startFakeModel(): Promise<FakeModel> {
         const title = isTitleRequest(body);
         const card = !title && isCardRequest(body);
         if (!title && !card && isCheckRequest(body)) {
-          const { delayMs, ...reply } = checkQueue.shift() ?? { text: UNSCRIPTED_CHECK };
+          const { delayMs, ...scripted } = checkQueue.shift() ?? { text: UNSCRIPTED_CHECK };
+          const reply = checkReply(scripted, body);
           record({ ...base, isTitleRequest: false, isCardRequest: false, isCheckRequest: true, reply });
           if (delayMs) await new Promise((resolve) => setTimeout(resolve, delayMs));
           if (!res.destroyed) sendReply(res, reply, body?.stream === true, typeof body?.model === 'string' ? body.model : 'scripted');

@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { AgentReply, AgentServer, RecalledWork, RunRecord } from '../../src/ports.js';
-import { applyCheck, CHECK_AGENT, CHECK_CANDIDATES, CHECK_INPUT, checkPrompt, checkRecall, parseCheck } from '../../src/recall/model-check.js';
+import { applyCheck, CHECK_AGENT, CHECK_CANDIDATES, CHECK_INPUT, checkPrompt, checkRecall, parseCheck, shownPriorWork } from '../../src/recall/model-check.js';
 
 const record = (id: string, title: string, more: Partial<RunRecord> = {}): RunRecord => ({
   id, kind: 'run', threadKey: `issue-${id}`, event: 'issues', title, request: title, outcome: 'answered', text: `Answer of ${title}`,
@@ -66,6 +66,14 @@ describe('the tiers it leaves', () => {
     const thread = hit(record('run-4-1', 'Same thread'), 'likely', ['same thread']);
     const tiers = applyCheck([...recalled, thread], recalled, [3]).map((w) => [w.record.id, w.tier]);
     expect(tiers).toEqual([['run-1-1', 'possible'], ['run-2-1', 'possible'], ['run-3-1', 'likely'], ['run-4-1', 'likely']]);
+  });
+
+  it('what is shown: when the model decided, the likely tier first, then the possible, each in score order, at most the limit; when the words decided, their top ones as they are', () => {
+    const ranked = Array.from({ length: 8 }, (_, i) => hit(record(`run-${i + 1}-1`, `Login ${i + 1}`), i < 2 ? 'likely' : 'possible'));
+    const thread = hit(record('run-9-1', 'Same thread'), 'likely', ['same thread']);
+    const decided = applyCheck([ranked[0]!, thread, ...ranked.slice(1)], ranked, [7, 3]);
+    expect(shownPriorWork(decided, 'model', 5).map((w) => [w.record.id, w.tier])).toEqual([['run-9-1', 'likely'], ['run-3-1', 'likely'], ['run-7-1', 'likely'], ['run-1-1', 'possible'], ['run-2-1', 'possible']]);
+    expect(shownPriorWork(ranked, 'lexical', 5)).toEqual(ranked.slice(0, 5));
   });
 });
 

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { AgentReply, AgentServer, PastWork, RecalledWork, RunOutcome, RunState, SessionSummary, ThreadBook, RunRecord } from '../../src/ports.js';
 import { run } from '../../src/run.js';
+import { checkRecall } from '../../src/recall/model-check.js';
 import type { MemoryStore, RestoreOutcome, SaveOutcome } from '../../src/memory/store.js';
 import { RunFailed } from '../../src/report/run-result.js';
 
@@ -136,7 +137,7 @@ class FakeServer implements AgentServer {
   async models() {
     return {};
   }
-  async ask(_session: string, _model: { providerID: string; modelID: string }, _text: string, _signal: AbortSignal, _o?: { agent?: string }): Promise<AgentReply> {
+  async ask(_session: string, _model: { providerID: string; modelID: string }, _text: string, _signal: AbortSignal, _o?: { agent?: string; onStarted?: () => void }): Promise<AgentReply> {
     throw new Error('the pipeline asks a model only for a card (none without ports.cards)');
   }
   async deleteSession(id: string) {
@@ -447,5 +448,40 @@ describe('the model check of the candidates', () => {
     expect(result.tokens).toMatchObject({ input: 210, output: 11 });
     expect(result.cost).toBeCloseTo(0.011, 6);
     expect(result.recallCheck).toMatchObject({ decidedBy: 'model', candidates: 1, confirmed: 0, tokens: { input: 200 } });
+  });
+
+  it('recall hands the check more hits than the prompt shows: a run the words rank 7th that the model confirms is shown, likely, and the section keeps 5; without a model, the top 5 only', async () => {
+    // Eight hits by score: the words put the first two in the likely tier.
+    const hits = Array.from({ length: 8 }, (_, i): RecalledWork => ({
+      record: { ...oldRecord, id: `run-${i + 10}-1`, title: `issue #${i + 10}: SSO problem ${i + 1}`, threadKey: `issue-${i + 10}`, sessionId: undefined },
+      matched: ['sso'], score: 2 - i / 10, tier: i < 2 ? 'likely' : 'possible', citations: [], sessionLive: false,
+    }));
+    const asked: number[] = [];
+    const checkWith = async (model: boolean) => {
+      const h = harness({ status: 'hit' }, { saved: true });
+      h.index.recall = (_q, o) => (asked.push(o.limit), hits.slice(0, o.limit));
+      h.server.createChildSession = async () => 'ses_check000000';
+      h.server.ask = async (_s, _m, _text, _signal, o) => (o?.onStarted?.(), { ...reply, text: '{"same": [7]}' });
+      const result = await run(task, { ...settings, priorWorkLimit: 5, checkCandidates: 8 }, {
+        ...h.ports,
+        checkRecall: (server, parentId, forTask, recalled) => checkRecall(server, parentId, forTask.query, recalled, { model: async () => (model ? { providerID: 'fake', modelID: 'small' } : undefined), timeoutMs: 5_000, startMs: 20_000, log: h.ports.log }),
+      });
+      return { result, prompt: h.server.prompts[0]! };
+    };
+
+    const confirmed = await checkWith(true);
+    expect(asked).toEqual([8]);
+    expect(confirmed.result.recallCheck).toMatchObject({ decidedBy: 'model', candidates: 8, confirmed: 1 });
+    expect(confirmed.result.recalled.map((w) => [w.record.id, w.tier])).toEqual([['run-16-1', 'likely'], ['run-10-1', 'possible'], ['run-11-1', 'possible'], ['run-12-1', 'possible'], ['run-13-1', 'possible']]);
+    const [likely, possible] = confirmed.prompt.split('Possibly related (one line each');
+    expect(likely).toContain('## Prior work recalled from earlier runs');
+    expect(likely).toContain('id `run-16-1`');
+    expect(possible).toContain('id `run-13-1`');
+    expect(confirmed.prompt).not.toContain('run-14-1');
+
+    const words = await checkWith(false);
+    expect(words.result.recallCheck).toMatchObject({ decidedBy: 'lexical' });
+    expect(words.result.recalled.map((w) => [w.record.id, w.tier])).toEqual(hits.slice(0, 5).map((w) => [w.record.id, w.tier]));
+    expect(words.prompt).not.toContain('run-16-1');
   });
 });
