@@ -34,6 +34,12 @@ export interface KeptPostings {
   stems: string[];
   df: number[];
   lists: string[];
+  /**
+   * Per record, when it was last made or used, in whole minutes since 1970 (rounded down): retention
+   * tells from it that it drops nothing without parsing every record (issue 27). Files saved before
+   * it have none.
+   */
+  last?: number[];
 }
 
 /** The postings do not fit the records: search the records instead. */
@@ -53,15 +59,36 @@ function encodeEntry(delta: number, counts: readonly number[]): string {
   return out;
 }
 
+/** When record `r` was last made or used, in whole minutes (rounded down: retention never keeps by it what it would drop). */
+export const lastUseMinutes = (r: RunRecord): number => Math.floor(Date.parse(r.usedAt && r.usedAt > r.at ? r.usedAt : r.at) / 60_000);
+
 /** The postings of `records` (as they will be read back: checked, unique, in the file's order). */
 export function keepPostings(records: readonly RunRecord[]): Omit<KeptPostings, 'sha256'> {
   const lens: number[] = [];
-  // Per stem, its entries so far, the last record that had it, and its counts in the record at hand (`at`).
-  type Stem = { last: number; at: number; entries: string[]; counts: number[] };
-  const byStem = new Map<string, Stem>();
-  records.forEach((r, i) => {
+  const byStem = new Map<string, StemPostings>();
+  addPostings(byStem, lens, records, 0);
+  return {
+    v: POSTINGS_VERSION,
+    sessions: records.map((r) => r.sessionId ?? ''),
+    threads: records.map((r) => r.threadKey),
+    cards: records.map((r) => (r.card ? '1' : '0')).join(''),
+    lens,
+    stems: [...byStem.keys()],
+    df: [...byStem.values()].map((l) => l.entries.length),
+    lists: [...byStem.values()].map((l) => l.entries.join(',')),
+    last: records.map(lastUseMinutes),
+  };
+}
+
+/** Per stem, its entries so far, the last record that had it, and its counts in the record at hand (`at`). */
+type StemPostings = { last: number; at: number; entries: string[]; counts: number[] };
+
+/** Adds the postings of `records`, the first of them record `from` of the file, to `byStem` and `lens`. */
+function addPostings(byStem: Map<string, StemPostings>, lens: number[], records: readonly RunRecord[], from: number): void {
+  records.forEach((r, at) => {
+    const i = from + at;
     const terms = termsOf(r);
-    const touched: Stem[] = [];
+    const touched: StemPostings[] = [];
     FIELDS.forEach((f, k) => {
       lens.push(terms[f].length);
       for (const t of terms[f]) {
@@ -80,15 +107,75 @@ export function keepPostings(records: readonly RunRecord[]): Omit<KeptPostings, 
       stem.counts.fill(0);
     }
   });
+}
+
+/** The record a stem's postings `list` ends with (the sum of its distances). */
+function lastRecordIn(list: string): number {
+  let doc = 0;
+  let delta = 0;
+  let inDelta = true;
+  for (let i = 0; i < list.length; i++) {
+    const c = list.charCodeAt(i);
+    if (c === 44) {
+      inDelta = true;
+      continue;
+    }
+    if (inDelta && ((c >= 48 && c <= 57) || (c >= 97 && c <= 122))) delta = delta * 36 + (c <= 57 ? c - 48 : c - 87);
+    else if (inDelta) {
+      doc += delta;
+      delta = 0;
+      inDelta = false;
+    }
+  }
+  return doc;
+}
+
+/**
+ * `kept` (the postings of a file's records) with `records` appended after them: what keepPostings
+ * makes of the file's records and `records` together, to the byte, without reading the file's
+ * records (issue 27). Only the lists of the stems the new records have are read.
+ */
+export function extendPostings(kept: Omit<KeptPostings, 'sha256'> & { last: number[] }, records: readonly RunRecord[]): Omit<KeptPostings, 'sha256'> {
+  const n = kept.sessions.length;
+  const at = new Map(kept.stems.map((s, i) => [s, i]));
+  const byStem = new Map<string, StemPostings>();
+  const lens = [...kept.lens];
+  // The new records' stems, each with the record that had it last: only those lists are read.
+  for (const r of records) {
+    for (const f of FIELDS) {
+      for (const t of termsOf(r)[f]) {
+        if (byStem.has(t)) continue;
+        const i = at.get(t);
+        byStem.set(t, { last: i === undefined ? -1 : lastRecordIn(kept.lists[i]!), at: -1, entries: [], counts: new Array<number>(F).fill(0) });
+      }
+    }
+  }
+  addPostings(byStem, lens, records, n);
+  const stems = [...kept.stems];
+  const df = [...kept.df];
+  const lists = [...kept.lists];
+  for (const [t, p] of byStem) {
+    if (p.entries.length === 0) continue;
+    const i = at.get(t);
+    if (i === undefined) {
+      stems.push(t);
+      df.push(p.entries.length);
+      lists.push(p.entries.join(','));
+    } else {
+      df[i]! += p.entries.length;
+      lists[i] = `${lists[i]},${p.entries.join(',')}`;
+    }
+  }
   return {
     v: POSTINGS_VERSION,
-    sessions: records.map((r) => r.sessionId ?? ''),
-    threads: records.map((r) => r.threadKey),
-    cards: records.map((r) => (r.card ? '1' : '0')).join(''),
+    sessions: [...kept.sessions, ...records.map((r) => r.sessionId ?? '')],
+    threads: [...kept.threads, ...records.map((r) => r.threadKey)],
+    cards: kept.cards + records.map((r) => (r.card ? '1' : '0')).join(''),
     lens,
-    stems: [...byStem.keys()],
-    df: [...byStem.values()].map((l) => l.entries.length),
-    lists: [...byStem.values()].map((l) => l.entries.join(',')),
+    stems,
+    df,
+    lists,
+    last: [...kept.last, ...records.map(lastUseMinutes)],
   };
 }
 
@@ -107,6 +194,8 @@ function checkedPostings(v: unknown): KeptPostings | undefined {
   if (!Array.isArray(lens) || lens.length !== n * F || !lens.every((l) => isCount(l, 1_000_000))) return undefined;
   if (!Array.isArray(stems) || !Array.isArray(df) || !Array.isArray(lists) || df.length !== stems.length || lists.length !== stems.length) return undefined;
   if (!stems.every((s) => typeof s === 'string') || !df.every((d) => isCount(d, n) && d > 0) || !lists.every((l) => typeof l === 'string')) return undefined;
+  const { last } = p;
+  if (last !== undefined && (!Array.isArray(last) || last.length !== n || !last.every((m) => isCount(m, 1e9)))) return undefined;
   return p as KeptPostings;
 }
 
@@ -246,4 +335,33 @@ export class SearchFile {
   readRecords(): RunRecord[] {
     return this.read.flatMap((d) => (d ? [d.doc.record] : []));
   }
+
+  /** The records search has read, by their place in the file. */
+  readByPlace(): Map<number, RunRecord> {
+    const read = new Map<number, RunRecord>();
+    this.read.forEach((d, i) => d && read.set(i, d.doc.record));
+    return read;
+  }
+
+  /** Record `i`'s line as the file has it. */
+  line(i: number): Buffer {
+    return this.bytes.subarray(this.starts[i], this.ends[i]);
+  }
+
+  /**
+   * Every record's id, from the start of its line where the save writes it (`{"id":"…",`), without
+   * parsing the records; undefined when a line does not start so (then the records are parsed).
+   */
+  ids(): string[] | undefined {
+    if (this.idList) return this.idList;
+    const ids: string[] = [];
+    for (let i = 0; i < this.size; i++) {
+      const head = this.bytes.toString('latin1', this.starts[i], Math.min(this.ends[i]!, this.starts[i]! + 140));
+      const id = /^\{"id":"([\w.-]{1,120})",/.exec(head)?.[1];
+      if (!id) return undefined;
+      ids.push(id);
+    }
+    return (this.idList = ids);
+  }
+  private idList?: string[];
 }
