@@ -11,7 +11,7 @@ import { readMemoryBytes, writeMemoryFile } from '../memory/files.js';
 import { redactFile } from '../memory/scrub.js';
 import { RECORDS_FILE } from '../memory/layout.js';
 import { validRecord } from './records.js';
-import { keepPostings, sha256 } from './search-file.js';
+import { keepPostings, sha256 } from './kept-postings.js';
 import { NO_MARKS, readMarks, unionMarks, writeMarks, type Marks, type WrongMark } from './marks.js';
 import { forgottenIn, unionTombstones, validTombstones, type Tombstone } from './tombstones.js';
 import type { RunRecord } from '../ports.js';

@@ -14,7 +14,8 @@
 import { writeMemoryFile } from '../memory/files.js';
 import { writeMarks, type WrongMark } from './marks.js';
 import { validRecord } from './records.js';
-import { extendPostings, F, lastUseMinutes, sha256, type SearchFile } from './search-file.js';
+import { extendPostings, F, lastUseMinutes, sha256 } from './kept-postings.js';
+import type { SearchFile } from './search-file.js';
 import { FIELDS, termsOf } from './search-terms.js';
 import { forgottenIn, type Tombstone } from './tombstones.js';
 import type { RunRecord } from '../ports.js';

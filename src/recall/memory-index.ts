@@ -15,7 +15,8 @@ import { DEFAULT_RECORD_RETENTION, retainRecords, type RecordRetention } from '.
 import { recordFromSession } from './rebuild.js';
 import { RecordSearch, TUNING, type Hit } from './search.js';
 import { FileCorpus } from './file-corpus.js';
-import { lastUseMinutes, SearchFile, StaleSearchFile } from './search-file.js';
+import { lastUseMinutes } from './kept-postings.js';
+import { SearchFile, StaleSearchFile } from './search-file.js';
 import { recordOfFinding, recordOfRun } from './run-record.js';
 import { moveSessionTo } from './store-writer.js';
 import { childSessions, openTodos, sessionBytes, sessionTexts, storedSessions } from './store-reader.js';
