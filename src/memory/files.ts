@@ -58,7 +58,7 @@ export function readMemoryBytes(file: string, maxBytes = MAX_RECALL_FILE): Buffe
 }
 
 /** Writes `text` as `file`: into a new file beside it, then renamed over whatever was there. */
-export function writeMemoryFile(file: string, text: string): void {
+export function writeMemoryFile(file: string, text: string | Uint8Array): void {
   fs.mkdirSync(path.dirname(file), { recursive: true });
   const fresh = `${file}.${randomBytes(6).toString('hex')}.new`;
   const fd = fs.openSync(fresh, fs.constants.O_WRONLY | fs.constants.O_CREAT | fs.constants.O_EXCL | fs.constants.O_NOFOLLOW, 0o644);

@@ -11,7 +11,7 @@ import { readMemoryBytes, writeMemoryFile } from '../memory/files.js';
 import { redactFile } from '../memory/scrub.js';
 import { RECORDS_FILE } from '../memory/layout.js';
 import { validRecord } from './records.js';
-import { keepPostings, sha256 } from './search-file.js';
+import { keepPostings, sha256 } from './kept-postings.js';
 import { NO_MARKS, readMarks, unionMarks, writeMarks, type Marks, type WrongMark } from './marks.js';
 import { forgottenIn, unionTombstones, validTombstones, type Tombstone } from './tombstones.js';
 import type { RunRecord } from '../ports.js';
@@ -141,8 +141,11 @@ export function saveRecords(file: string, records: readonly RunRecord[], forgott
   const kept = [...new Map(notForgotten(checked, forgotten).map((r) => [r.id, r])).values()];
   // From each record's stems, which termsOf keeps with the record: a run that searches the records
   // the slow way need not stem them again.
+  const unstemmed = new Set(kept.filter((r) => r.terms === undefined));
   const postings = keepPostings(kept);
-  const lines = kept.map((r) => JSON.stringify(r));
+  // A record stemmed just now has its stems last: written where validRecord puts them, as every later
+  // save writes it, so that a save onto this file (index-resave.ts) writes the same bytes.
+  const lines = kept.map((r) => JSON.stringify(unstemmed.has(r) ? validRecord(r) : r));
   const body = `"forgotten":${JSON.stringify(forgotten)},"records":[\n${lines.length > 0 ? `${lines.join(',\n')}\n` : ''}]}\n`;
   const search = { ...postings, sha256: sha256(Buffer.from(body, 'utf8')) };
   const wrong = [...kept.flatMap((r) => (r.wrong ? [{ id: r.id, ...r.wrong }] : [])), ...(o.wrong ?? readMarks(file).wrong)];

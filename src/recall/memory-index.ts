@@ -4,20 +4,23 @@
  * retention. It lives beside the memory directory during the run (out of the agent's reach). Start-up
  * reads the kept postings (search-file.ts) and only the records search reads.
  */
+import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { PastWork, RecalledWork, RunOutcome, SessionSummary, TokenUsage, Card, RecallQuery, RunRecord, StoredTodo, Finding, MemoryInfo } from '../ports.js';
-import { checkCitation, citationsIn } from './citations.js';
+import { checkCitation } from './citations.js';
 import { readIndexFile, recordsIn, saveRecords } from './index-file.js';
+import { resaveIndex } from './index-resave.js';
 import { readMarks, type Marks, type WrongMark } from './marks.js';
 import { DEFAULT_RECORD_RETENTION, retainRecords, type RecordRetention } from './records.js';
 import { recordFromSession } from './rebuild.js';
 import { RecordSearch, TUNING, type Hit } from './search.js';
 import { FileCorpus } from './file-corpus.js';
+import { lastUseMinutes } from './kept-postings.js';
 import { SearchFile, StaleSearchFile } from './search-file.js';
+import { recordOfFinding, recordOfRun } from './run-record.js';
 import { moveSessionTo } from './store-writer.js';
 import { childSessions, openTodos, sessionBytes, sessionTexts, storedSessions } from './store-reader.js';
-import { errorSignatures, mentionedPaths } from './text.js';
-import { RECORDS_FILE } from '../memory/layout.js';
+import { MARKS_FILE, RECORDS_FILE } from '../memory/layout.js';
 import { ageTombstones, forgottenIn, type Tombstone } from './tombstones.js';
 import { rankWrongLast } from './wrong.js';
 
@@ -38,6 +41,13 @@ export class MemoryIndex implements PastWork {
   private loaded?: RunRecord[];
   /** The index file's postings, while they are those of the records as they are. */
   private kept?: SearchFile;
+  /**
+   * The file the index was opened from, while the save can be made onto it (index-resave.ts): its
+   * postings fitted, the marks file beside it was read whole, and the records were never all parsed.
+   */
+  private base?: SearchFile;
+  /** Records added while the rest were not parsed (the run's own, its findings): the save appends them. */
+  private appended: RunRecord[] = [];
   private readonly bytes?: Buffer;
   /** What people told Recall to forget: kept with the records, so that no merge brings it back. */
   private forgotten: Tombstone[] = [];
@@ -70,6 +80,8 @@ export class MemoryIndex implements PastWork {
       this.kept = kept;
       this.forgotten = kept.forgotten;
       this.wrong = marks.wrong;
+      // Marks that could not be read, or none beside the file (an older Recall's), are made whole by a save of every record.
+      if (!marks.problem && fs.existsSync(path.join(o.memoryDir, MARKS_FILE))) this.base = kept;
     } else this.loadAll();
   }
 
@@ -123,13 +135,17 @@ export class MemoryIndex implements PastWork {
     const rebuilt = sessionTexts(this.o.memoryDir, this.missing(covered, loaded.forgotten)).map((s) => recordFromSession(s, this.o.threadOf(s.id)));
     this.rebuiltCount = rebuilt.length;
     const records = [...loaded.records, ...rebuilt];
-    if (this.kept && (rebuilt.length > 0 || !this.kept.adopt(records))) this.dropKept(records);
-    this.loaded = records;
+    const file = this.kept ?? this.base;
+    if (file && (rebuilt.length > 0 || !file.adopt(records))) this.dropKept(records, file);
+    // The records added while the rest were not parsed come after them, as they would have.
+    this.loaded = [...records.filter((r) => !this.appended.some((a) => a.id === r.id)), ...this.appended];
+    this.appended = [];
+    this.base = undefined;
   }
 
   /** Stops searching the kept postings; what search read and recall marked used stays marked. */
-  private dropKept(records: RunRecord[]): void {
-    const used = new Map((this.kept?.readRecords() ?? []).filter((r) => r.usedAt).map((r) => [r.id, r.usedAt!]));
+  private dropKept(records: RunRecord[], file = this.kept): void {
+    const used = new Map((file?.readRecords() ?? []).filter((r) => r.usedAt).map((r) => [r.id, r.usedAt!]));
     for (const r of records) {
       const at = used.get(r.id);
       if (at && (!r.usedAt || r.usedAt < at)) r.usedAt = at;
@@ -197,69 +213,40 @@ export class MemoryIndex implements PastWork {
 
   /** The run's own record, from what it was asked and what came of it. */
   addRun(run: RunOutcome): RunRecord {
-    const { task } = run;
-    const words = `${task.query.title}\n${task.query.text}\n${run.text}`;
-    const record: RunRecord = {
-      id: `run-${run.runId}`,
-      kind: 'run',
-      threadKey: task.threadKey,
-      event: task.event,
-      title: task.title,
-      request: task.query.text.slice(0, 1_200),
-      outcome: run.failed ? 'failed' : 'answered',
-      text: run.text.slice(0, 3_000),
-      labels: task.query.labels ?? [],
-      paths: [...new Set([...(task.query.paths ?? []), ...mentionedPaths(words)])].slice(0, 50),
-      errors: errorSignatures(words).slice(0, 20),
-      citations: citationsIn(run.text, this.o.workspace),
-      links: [...new Set([task.runUrl, ...(run.text.match(/https:\/\/[^\s)>\]]+\/(?:pull|issues)\/\d+/g) ?? [])].filter((l): l is string => !!l))].slice(0, 20),
-      tokens: run.tokens,
-      cost: run.cost,
-      at: this.o.clock().toISOString(),
-      sessionId: run.sessionId,
-      ...(task.runUrl ? { runUrl: task.runUrl } : {}),
-    };
-    this.loaded = [...this.changed().filter((r) => r.id !== record.id), record];
+    const record = recordOfRun(run, this.o.workspace, this.o.clock());
+    if (this.appendable(record.id)) this.append(record);
+    else this.loaded = [...this.changed().filter((r) => r.id !== record.id), record];
     return record;
   }
 
   /** A finding the agent saved (memory_save_finding): recalled like any run. */
   addFinding(f: Finding, run: { task: RunOutcome['task']; runId: string; sessionId?: string }): RunRecord {
-    const n = this.changed().filter((r) => r.id.startsWith(`finding-${run.runId}-`)).length + 1;
-    const cited = f.citations.join('\n');
-    const record: RunRecord = {
-      id: `finding-${run.runId}-${n}`,
-      kind: 'finding',
-      threadKey: run.task.threadKey,
-      event: run.task.event,
-      title: run.task.title,
-      subject: f.subject,
-      request: '',
-      outcome: 'finding',
-      text: f.fact,
-      why: f.why,
-      labels: run.task.query.labels ?? [],
-      paths: [...new Set([...mentionedPaths(`${f.fact}\n${cited}`), ...f.citations.map((c) => c.replace(/[:#].*$/, ''))])].slice(0, 50),
-      errors: errorSignatures(f.fact).slice(0, 20),
-      citations: citationsIn(cited.split('\n').map((c) => ` ${c} `).join('\n'), this.o.workspace).concat(
-        // a path and a symbol ("src/x.ts parseFilter"), or a path alone: checked for presence
-        f.citations
-          .filter((c) => !/[:#]L?\d+/.test(c))
-          .map((c) => c.trim().split(/\s+/))
-          .filter(([p]) => !!p && !p.includes('..') && !p.startsWith('/'))
-          .map(([p, symbol]) => ({ path: p!.replace(/^\.\//, ''), ...(symbol ? { symbol: symbol.slice(0, 120) } : {}) })),
-      ),
-      links: run.task.runUrl ? [run.task.runUrl] : [],
-      at: this.o.clock().toISOString(),
-      ...(run.sessionId ? { sessionId: run.sessionId } : {}),
-      ...(run.task.runUrl ? { runUrl: run.task.runUrl } : {}),
-    };
-    this.records.push(record);
+    const mine = (id: string) => id.startsWith(`finding-${run.runId}-`);
+    const ids = !this.loaded && this.base?.ids();
+    const n = (ids ? [...ids, ...this.appended.map((r) => r.id)].filter(mine).length : this.changed().filter((r) => mine(r.id)).length) + 1;
+    const record = recordOfFinding(f, run, n, this.o.workspace, this.o.clock());
+    if (this.appendable(record.id)) this.append(record);
+    else this.changed().push(record);
     return record;
+  }
+
+  /** While the records are not all parsed, a record new to the file is kept apart for the save to append (index-resave.ts). */
+  private appendable(id: string): boolean {
+    return !this.loaded && !!this.base && this.base.ids()?.includes(id) === false;
+  }
+
+  private append(record: RunRecord): void {
+    this.appended = [...this.appended.filter((r) => r.id !== record.id), record];
+    this.kept = undefined; // search must see it: it goes over the records from now on
   }
 
   /** Gives record `id` its card (cards/); false when there is no such record. */
   addCard(id: string, card: Card): boolean {
+    const added = this.loaded ? undefined : this.appended.find((r) => r.id === id);
+    if (added) {
+      added.card = card;
+      return true;
+    }
     const record = this.records.find((r) => r.id === id);
     if (!record) return false;
     this.changed();
@@ -269,9 +256,27 @@ export class MemoryIndex implements PastWork {
 
   /** A record by id; reading it is a use, and extends its life. */
   get(id: string): RunRecord | undefined {
-    const record = this.records.find((r) => r.id === id);
+    const record = this.fromFile(id) ?? this.records.find((r) => r.id === id);
     if (record) record.usedAt = this.o.clock().toISOString();
     return record;
+  }
+
+  /** Record `id` read alone from the file the index was opened from (checked, with its marks), while the rest are not parsed. */
+  private fromFile(id: string): RunRecord | undefined {
+    if (this.loaded || !this.base) return undefined;
+    const added = this.appended.find((r) => r.id === id);
+    if (added) return added;
+    const at = this.base.ids()?.indexOf(id) ?? -1;
+    if (at < 0) return undefined;
+    try {
+      const record = this.base.doc(at).record;
+      const mark = this.wrong.find((m) => m.id === id);
+      if (mark && !record.wrong) record.wrong = { by: mark.by, at: mark.at };
+      return record;
+    } catch (error) {
+      if (!(error instanceof StaleSearchFile)) throw error;
+      return undefined; // then read with all the records, the long way
+    }
   }
 
   /** The newest records, of one thread or kind when asked. */
@@ -301,16 +306,34 @@ export class MemoryIndex implements PastWork {
 
   /** Records beyond their retention are dropped; their count. */
   retain(): number {
-    const before = this.records.length;
     const rule = this.o.retention ?? DEFAULT_RECORD_RETENTION;
-    this.loaded = retainRecords(this.changed(), rule, this.o.clock(), this.openedAt);
+    let dropped = 0;
+    if (!this.keepsAll(rule)) {
+      const before = this.records.length;
+      this.loaded = retainRecords(this.changed(), rule, this.o.clock(), this.openedAt);
+      dropped = before - this.loaded.length;
+    }
     // Past the records' retention no snapshot that held a forgotten record is restored any more.
     this.forgotten = ageTombstones(this.forgotten, rule.maxAgeDays, this.o.clock());
     this.wrong = ageTombstones(this.wrong.map((m) => ({ ...m, sessions: [] })), rule.maxAgeDays, this.o.clock()).map(({ id, by, at }) => ({ id, by, at }));
-    return before - this.records.length;
+    return dropped;
+  }
+
+  /**
+   * Whether retention keeps every record, told from the dates the kept postings hold (rounded down,
+   * so never a record it would drop) while the records are not parsed: then nothing is parsed.
+   */
+  private keepsAll(rule: RecordRetention): boolean {
+    const last = !this.loaded && this.base?.kept.last;
+    if (!last || last.length + this.appended.length > rule.maxRecords) return false;
+    const cutoff = Math.min(this.o.clock().getTime() - rule.maxAgeDays * 86_400_000, this.openedAt.getTime());
+    const read = this.base!.readByPlace();
+    return last.every((m, i) => (read.has(i) ? lastUseMinutes(read.get(i)!) : m) * 60_000 >= cutoff) && this.appended.every((r) => lastUseMinutes(r) * 60_000 >= cutoff);
   }
 
   save(): void {
+    // Onto the file it was opened from, when the records were never all parsed: the lines and postings it has are kept.
+    if (!this.loaded && this.base && resaveIndex(this.o.workingFile, this.base, { appended: this.appended, forgotten: this.forgotten, wrong: this.wrong })) return;
     saveRecords(this.o.workingFile, this.records, this.forgotten, { wrong: this.wrong });
   }
 }

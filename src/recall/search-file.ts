@@ -8,89 +8,20 @@
  * SHA-256, and every record read is checked like any other and must say what the postings say of it.
  * Anything that does not fit throws StaleSearchFile, and the caller searches the records instead.
  */
-import { createHash } from 'node:crypto';
 import { docOf, type Doc } from './corpus.js';
+import { F, POSTINGS_VERSION, sha256, type KeptPostings } from './kept-postings.js';
 import { validRecord } from './records.js';
-import { FIELDS, TERMS_VERSION, termsOf, type Field } from './search-terms.js';
+import { FIELDS, termsOf, type Field } from './search-terms.js';
 import { isSessionId } from '../memory/layout.js';
 import { forgottenIn, validTombstones, type Tombstone } from './tombstones.js';
 import { isThreadKey } from './thread-key.js';
 import type { RunRecord } from '../ports.js';
 
-/** The stemming, the fields and this encoding: postings of another version are not used. */
-export const POSTINGS_VERSION = `p1 ${TERMS_VERSION} ${FIELDS.join(',')}`;
-
-/** The first line's `search`: the postings of the records that follow it. */
-export interface KeptPostings {
-  v: string;
-  /** SHA-256 (hex) of the file's bytes after its first line. */
-  sha256: string;
-  /** Per record, in the file's order: its session ('' for none), thread, card ('1' or '0'), and the lengths of its fields (FIELDS order). */
-  sessions: string[];
-  threads: string[];
-  cards: string;
-  lens: number[];
-  /** Per stem: how many records have it, and those records with the stem's count in each field (encodeEntry). */
-  stems: string[];
-  df: number[];
-  lists: string[];
-}
+// Where a reader has always found them: the shape of the postings and how a save makes them are kept-postings.ts.
+export { extendPostings, F, keepPostings, lastUseMinutes, POSTINGS_VERSION, sha256, type KeptPostings } from './kept-postings.js';
 
 /** The postings do not fit the records: search the records instead. */
 export class StaleSearchFile extends Error {}
-
-export const F = FIELDS.length;
-export const sha256 = (bytes: Uint8Array) => createHash('sha256').update(bytes).digest('hex');
-
-/**
- * One record's posting for a stem: the distance from the previous record that has it (base 36;
- * the first, its position), then per field that has it a letter (A for FIELDS[0]) and the count
- * when more than one. `3B2D` is three records on, twice in the second field and once in the fourth.
- */
-function encodeEntry(delta: number, counts: readonly number[]): string {
-  let out = delta.toString(36);
-  for (let k = 0; k < F; k++) if (counts[k]! > 0) out += String.fromCharCode(65 + k) + (counts[k]! > 1 ? counts[k] : '');
-  return out;
-}
-
-/** The postings of `records` (as they will be read back: checked, unique, in the file's order). */
-export function keepPostings(records: readonly RunRecord[]): Omit<KeptPostings, 'sha256'> {
-  const lens: number[] = [];
-  // Per stem, its entries so far, the last record that had it, and its counts in the record at hand (`at`).
-  type Stem = { last: number; at: number; entries: string[]; counts: number[] };
-  const byStem = new Map<string, Stem>();
-  records.forEach((r, i) => {
-    const terms = termsOf(r);
-    const touched: Stem[] = [];
-    FIELDS.forEach((f, k) => {
-      lens.push(terms[f].length);
-      for (const t of terms[f]) {
-        let stem = byStem.get(t);
-        if (!stem) byStem.set(t, (stem = { last: -1, at: -1, entries: [], counts: new Array<number>(F).fill(0) }));
-        if (stem.at !== i) {
-          stem.at = i;
-          touched.push(stem);
-        }
-        stem.counts[k]!++;
-      }
-    });
-    for (const stem of touched) {
-      stem.entries.push(encodeEntry(stem.last < 0 ? i : i - stem.last, stem.counts));
-      stem.last = i;
-      stem.counts.fill(0);
-    }
-  });
-  return {
-    v: POSTINGS_VERSION,
-    sessions: records.map((r) => r.sessionId ?? ''),
-    threads: records.map((r) => r.threadKey),
-    cards: records.map((r) => (r.card ? '1' : '0')).join(''),
-    lens,
-    stems: [...byStem.keys()],
-    df: [...byStem.values()].map((l) => l.entries.length),
-    lists: [...byStem.values()].map((l) => l.entries.join(',')),
-  };
-}
 
 const isCount = (x: unknown, max: number): x is number => typeof x === 'number' && Number.isInteger(x) && x >= 0 && x <= max;
 
@@ -107,6 +38,8 @@ function checkedPostings(v: unknown): KeptPostings | undefined {
   if (!Array.isArray(lens) || lens.length !== n * F || !lens.every((l) => isCount(l, 1_000_000))) return undefined;
   if (!Array.isArray(stems) || !Array.isArray(df) || !Array.isArray(lists) || df.length !== stems.length || lists.length !== stems.length) return undefined;
   if (!stems.every((s) => typeof s === 'string') || !df.every((d) => isCount(d, n) && d > 0) || !lists.every((l) => typeof l === 'string')) return undefined;
+  const { last } = p;
+  if (last !== undefined && (!Array.isArray(last) || last.length !== n || !last.every((m) => isCount(m, 1e9)))) return undefined;
   return p as KeptPostings;
 }
 
@@ -246,4 +179,33 @@ export class SearchFile {
   readRecords(): RunRecord[] {
     return this.read.flatMap((d) => (d ? [d.doc.record] : []));
   }
+
+  /** The records search has read, by their place in the file. */
+  readByPlace(): Map<number, RunRecord> {
+    const read = new Map<number, RunRecord>();
+    this.read.forEach((d, i) => d && read.set(i, d.doc.record));
+    return read;
+  }
+
+  /** Record `i`'s line as the file has it. */
+  line(i: number): Buffer {
+    return this.bytes.subarray(this.starts[i], this.ends[i]);
+  }
+
+  /**
+   * Every record's id, from the start of its line where the save writes it (`{"id":"…",`), without
+   * parsing the records; undefined when a line does not start so (then the records are parsed).
+   */
+  ids(): string[] | undefined {
+    if (this.idList) return this.idList;
+    const ids: string[] = [];
+    for (let i = 0; i < this.size; i++) {
+      const head = this.bytes.toString('latin1', this.starts[i], Math.min(this.ends[i]!, this.starts[i]! + 140));
+      const id = /^\{"id":"([\w.-]{1,120})",/.exec(head)?.[1];
+      if (!id) return undefined;
+      ids.push(id);
+    }
+    return (this.idList = ids);
+  }
+  private idList?: string[];
 }

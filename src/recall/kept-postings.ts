@@ -1,0 +1,168 @@
+/**
+ * Search's postings as the index file keeps them on its first line (RFC-006 "Speed"): their shape,
+ * and how a save makes them, from every record (keepPostings) or from the postings a file already
+ * holds and the records appended after them (extendPostings, issue 27). Reading them is search-file.ts.
+ */
+import { createHash } from 'node:crypto';
+import { FIELDS, TERMS_VERSION, termsOf } from './search-terms.js';
+import type { RunRecord } from '../ports.js';
+
+/** The stemming, the fields and this encoding: postings of another version are not used. */
+export const POSTINGS_VERSION = `p1 ${TERMS_VERSION} ${FIELDS.join(',')}`;
+
+/** The first line's `search`: the postings of the records that follow it. */
+export interface KeptPostings {
+  v: string;
+  /** SHA-256 (hex) of the file's bytes after its first line. */
+  sha256: string;
+  /** Per record, in the file's order: its session ('' for none), thread, card ('1' or '0'), and the lengths of its fields (FIELDS order). */
+  sessions: string[];
+  threads: string[];
+  cards: string;
+  lens: number[];
+  /** Per stem: how many records have it, and those records with the stem's count in each field (encodeEntry). */
+  stems: string[];
+  df: number[];
+  lists: string[];
+  /**
+   * Per record, when it was last made or used, in whole minutes since 1970 (rounded down): retention
+   * tells from it that it drops nothing without parsing every record (issue 27). Files saved before
+   * it have none.
+   */
+  last?: number[];
+}
+
+
+export const F = FIELDS.length;
+export const sha256 = (bytes: Uint8Array) => createHash('sha256').update(bytes).digest('hex');
+
+/**
+ * One record's posting for a stem: the distance from the previous record that has it (base 36;
+ * the first, its position), then per field that has it a letter (A for FIELDS[0]) and the count
+ * when more than one. `3B2D` is three records on, twice in the second field and once in the fourth.
+ */
+function encodeEntry(delta: number, counts: readonly number[]): string {
+  let out = delta.toString(36);
+  for (let k = 0; k < F; k++) if (counts[k]! > 0) out += String.fromCharCode(65 + k) + (counts[k]! > 1 ? counts[k] : '');
+  return out;
+}
+
+/** When record `r` was last made or used, in whole minutes (rounded down: retention never keeps by it what it would drop). */
+export const lastUseMinutes = (r: RunRecord): number => Math.floor(Date.parse(r.usedAt && r.usedAt > r.at ? r.usedAt : r.at) / 60_000);
+
+/** The postings of `records` (as they will be read back: checked, unique, in the file's order). */
+export function keepPostings(records: readonly RunRecord[]): Omit<KeptPostings, 'sha256'> {
+  const lens: number[] = [];
+  const byStem = new Map<string, StemPostings>();
+  addPostings(byStem, lens, records, 0);
+  return {
+    v: POSTINGS_VERSION,
+    sessions: records.map((r) => r.sessionId ?? ''),
+    threads: records.map((r) => r.threadKey),
+    cards: records.map((r) => (r.card ? '1' : '0')).join(''),
+    lens,
+    stems: [...byStem.keys()],
+    df: [...byStem.values()].map((l) => l.entries.length),
+    lists: [...byStem.values()].map((l) => l.entries.join(',')),
+    last: records.map(lastUseMinutes),
+  };
+}
+
+/** Per stem, its entries so far, the last record that had it, and its counts in the record at hand (`at`). */
+type StemPostings = { last: number; at: number; entries: string[]; counts: number[] };
+
+/** Adds the postings of `records`, the first of them record `from` of the file, to `byStem` and `lens`. */
+function addPostings(byStem: Map<string, StemPostings>, lens: number[], records: readonly RunRecord[], from: number): void {
+  records.forEach((r, at) => {
+    const i = from + at;
+    const terms = termsOf(r);
+    const touched: StemPostings[] = [];
+    FIELDS.forEach((f, k) => {
+      lens.push(terms[f].length);
+      for (const t of terms[f]) {
+        let stem = byStem.get(t);
+        if (!stem) byStem.set(t, (stem = { last: -1, at: -1, entries: [], counts: new Array<number>(F).fill(0) }));
+        if (stem.at !== i) {
+          stem.at = i;
+          touched.push(stem);
+        }
+        stem.counts[k]!++;
+      }
+    });
+    for (const stem of touched) {
+      stem.entries.push(encodeEntry(stem.last < 0 ? i : i - stem.last, stem.counts));
+      stem.last = i;
+      stem.counts.fill(0);
+    }
+  });
+}
+
+/** The record a stem's postings `list` ends with (the sum of its distances). */
+function lastRecordIn(list: string): number {
+  let doc = 0;
+  let delta = 0;
+  let inDelta = true;
+  for (let i = 0; i < list.length; i++) {
+    const c = list.charCodeAt(i);
+    if (c === 44) {
+      inDelta = true;
+      continue;
+    }
+    if (inDelta && ((c >= 48 && c <= 57) || (c >= 97 && c <= 122))) delta = delta * 36 + (c <= 57 ? c - 48 : c - 87);
+    else if (inDelta) {
+      doc += delta;
+      delta = 0;
+      inDelta = false;
+    }
+  }
+  return doc;
+}
+
+/**
+ * `kept` (the postings of a file's records) with `records` appended after them: what keepPostings
+ * makes of the file's records and `records` together, to the byte, without reading the file's
+ * records (issue 27). Only the lists of the stems the new records have are read.
+ */
+export function extendPostings(kept: Omit<KeptPostings, 'sha256'> & { last: number[] }, records: readonly RunRecord[]): Omit<KeptPostings, 'sha256'> {
+  const n = kept.sessions.length;
+  const at = new Map(kept.stems.map((s, i) => [s, i]));
+  const byStem = new Map<string, StemPostings>();
+  const lens = [...kept.lens];
+  // The new records' stems, each with the record that had it last: only those lists are read.
+  for (const r of records) {
+    for (const f of FIELDS) {
+      for (const t of termsOf(r)[f]) {
+        if (byStem.has(t)) continue;
+        const i = at.get(t);
+        byStem.set(t, { last: i === undefined ? -1 : lastRecordIn(kept.lists[i]!), at: -1, entries: [], counts: new Array<number>(F).fill(0) });
+      }
+    }
+  }
+  addPostings(byStem, lens, records, n);
+  const stems = [...kept.stems];
+  const df = [...kept.df];
+  const lists = [...kept.lists];
+  for (const [t, p] of byStem) {
+    if (p.entries.length === 0) continue;
+    const i = at.get(t);
+    if (i === undefined) {
+      stems.push(t);
+      df.push(p.entries.length);
+      lists.push(p.entries.join(','));
+    } else {
+      df[i]! += p.entries.length;
+      lists[i] = `${lists[i]},${p.entries.join(',')}`;
+    }
+  }
+  return {
+    v: POSTINGS_VERSION,
+    sessions: [...kept.sessions, ...records.map((r) => r.sessionId ?? '')],
+    threads: [...kept.threads, ...records.map((r) => r.threadKey)],
+    cards: kept.cards + records.map((r) => (r.card ? '1' : '0')).join(''),
+    lens,
+    stems,
+    df,
+    lists,
+    last: [...kept.last, ...records.map(lastUseMinutes)],
+  };
+}

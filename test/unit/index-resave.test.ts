@@ -1,0 +1,169 @@
+/**
+ * The end-of-run save onto the file the index was opened from (index-resave.ts, RFC-006 "Speed",
+ * issue 27): a run's calls (the start-up recall, its own record, a finding, its card, retention)
+ * parse no record they do not read, and the file the save writes is the one a save of every record
+ * writes, to the byte; forget marks, wrong marks and tombstones stay as they are, a forgotten record
+ * put back by a writer of the cache does not ride along, and an index an older Recall saved is read
+ * and saved the long way once.
+ */
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { RunOutcome, RunRecord } from '../../src/ports.js';
+import { loadRecords, saveRecords } from '../../src/recall/index-file.js';
+import { readMarks } from '../../src/recall/marks.js';
+import { MemoryIndex } from '../../src/recall/memory-index.js';
+import { keepPostings, sha256, type KeptPostings } from '../../src/recall/search-file.js';
+import { MARKS_FILE, RECORDS_FILE } from '../../src/memory/layout.js';
+import { loadCards, recordOf } from '../../bench/relevance/evaluate.js';
+import { EVENTS, PAST_RUNS } from '../../bench/relevance/ledgerly.js';
+import { sessionId } from '../harness/store-fixture.js';
+
+const NOW = new Date(Date.UTC(2026, 10, 23));
+const CARDS = loadCards('ledgerly');
+
+/** The relevance set's past runs, `copies` times over, most with their card, a few findings. */
+function grown(copies: number): RunRecord[] {
+  return Array.from({ length: copies }, (_, c) =>
+    PAST_RUNS.flatMap((run, i) => {
+      const { card, ...r } = recordOf(run, new Date(NOW.getTime() - c * 7 * 86_400_000), CARDS?.get(run.id));
+      const record: RunRecord = { ...r, id: `${r.id}-${c}`, threadKey: `${r.threadKey}-${c}`, sessionId: sessionId(`s${c}n${i}`), ...(i % 4 === 3 || !card ? {} : { card }) };
+      return i % 6 === 0 ? [record, { ...record, id: `finding-${r.id}-${c}`, kind: 'finding' as const, outcome: 'finding' as const, subject: r.title, why: 'It came back twice.' }] : [record];
+    }),
+  ).flat();
+}
+
+let root: string;
+beforeEach(() => {
+  root = fs.mkdtempSync(path.join(os.tmpdir(), 'index-resave-'));
+});
+afterEach(() => {
+  fs.rmSync(root, { recursive: true, force: true });
+});
+
+function store(name: string, records: readonly RunRecord[], forgotten: Parameters<typeof saveRecords>[2] = [], wrong: Parameters<typeof saveRecords>[3] = {}): string {
+  const dir = path.join(root, name);
+  fs.mkdirSync(dir, { recursive: true });
+  saveRecords(path.join(dir, RECORDS_FILE), records, forgotten, wrong);
+  return dir;
+}
+
+const open = (dir: string, clock = () => NOW) => new MemoryIndex({ memoryDir: dir, workingFile: path.join(dir, 'working', RECORDS_FILE), workspace: root, threadOf: () => undefined, clock });
+const saved = (dir: string) => path.join(dir, 'working', RECORDS_FILE);
+const parsedAll = (index: MemoryIndex) => (index as unknown as { loaded?: unknown }).loaded !== undefined;
+
+const task = { threadKey: 'issue-900', event: 'issues opened #900', title: 'issue #900: CSV export drops the header row', query: { title: 'CSV export drops the header row', text: 'The exported CSV file starts with data, the header line is missing.' } } as RunOutcome['task'];
+
+/** What a run does with the index, from start-up to the save. */
+function aRun(index: MemoryIndex, runId = '900-1'): void {
+  for (const e of EVENTS.slice(0, 4)) index.recall({ title: e.title, text: e.text }, { limit: 3 });
+  const own = index.addRun({ task, runId, sessionId: sessionId(`run${runId}`), text: 'Fixed: the quokka streaming writer in src/export/csv.ts now writes the header first. See https://github.com/ledgerly/ledgerly/pull/77', failed: false, tokens: { input: 10, output: 5, reasoning: 0, cacheRead: 0, cacheWrite: 0 }, cost: 0.01 });
+  index.addFinding({ subject: 'CSV header', fact: 'The CSV writer skipped the header when streaming.', citations: ['src/export/csv.ts'], why: 'Every export lost its first line.' }, { task, runId, sessionId: sessionId(`run${runId}`) });
+  expect(index.addCard(own.id, { plain: 'Exported spreadsheets have no column names', phrasings: ['CSV has no header', 'first row of the export is data'], components: ['export'], cause: 'streaming skipped it', fix: 'write it first' })).toBe(true);
+  expect(index.retain()).toBe(0);
+  index.save();
+}
+
+describe('the save onto the file the index was opened from', () => {
+  it('a run parses no record it does not read, and its save writes what a save of every record writes, to the byte', () => {
+    const dir = store('store', grown(4));
+    const index = open(dir);
+    aRun(index);
+    expect(parsedAll(index)).toBe(false);
+    const bytes = fs.readFileSync(saved(dir));
+    // The same records saved the long way: every record parsed, checked, its postings made again.
+    const { records, forgotten, wrong } = loadRecords(path.join(dir, 'working'));
+    const again = path.join(root, 'again', RECORDS_FILE);
+    saveRecords(again, records, forgotten, { wrong });
+    expect(bytes.equals(fs.readFileSync(again))).toBe(true);
+    // What the run changed is in it: its record with its card, its finding, the records it recalled marked used.
+    expect(records.find((r) => r.id === 'run-900-1')?.card?.plain).toBe('Exported spreadsheets have no column names');
+    expect(records.some((r) => r.id === 'finding-900-1-1')).toBe(true);
+    expect(records.filter((r) => r.usedAt === NOW.toISOString()).length).toBeGreaterThanOrEqual(4);
+    expect(records.length).toBe(grown(4).length + 2);
+    // And the next run searches it over its kept postings, its own record among them.
+    fs.copyFileSync(saved(dir), path.join(dir, RECORDS_FILE));
+    const next = open(dir);
+    expect(next.recall({ title: 'The quokka streaming writer drops the header', text: 'Quokka exports start with data.' }, { limit: 5 }).map((w) => w.record.id)).toContain('run-900-1');
+    expect(next.searching).toBe('kept postings');
+  });
+
+  it('forget tombstones and wrong marks are kept as they were, in the index and in the marks file', () => {
+    const records = grown(2);
+    const tombstone = { id: records[5]!.id, sessions: [records[5]!.sessionId!], by: '@maintainer', at: NOW.toISOString() };
+    const dir = store('store', records, [tombstone], { wrong: [{ id: records[7]!.id, by: '@lead', at: NOW.toISOString() }] });
+    const index = open(dir);
+    aRun(index);
+    expect(parsedAll(index)).toBe(false);
+    const marks = readMarks(saved(dir));
+    expect(marks.forgotten).toEqual([tombstone]);
+    expect(marks.wrong.map((m) => m.id)).toEqual([records[7]!.id]);
+    const loaded = loadRecords(path.join(dir, 'working'));
+    expect(loaded.forgotten).toEqual([tombstone]);
+    expect(loaded.records.find((r) => r.id === records[7]!.id)?.wrong?.by).toBe('@lead');
+    expect(loaded.records.some((r) => r.id === records[5]!.id)).toBe(false);
+  });
+
+  it('a forgotten record a writer of the cache put back, with postings made to fit, is left out of the save', () => {
+    const records = grown(2);
+    const gone = records[3]!;
+    const dir = store('store', records, [{ id: gone.id, sessions: [], by: '@maintainer', at: NOW.toISOString() }]);
+    // Put back as the last record, the postings and hash made again to fit: search may never read it.
+    const file = path.join(dir, RECORDS_FILE);
+    const kept = loadRecords(dir).records;
+    const all = [...kept, { ...gone, terms: undefined }];
+    const body = `"forgotten":${JSON.stringify(loadRecords(dir).forgotten)},"records":[\n${all.map((r) => JSON.stringify(r)).join(',\n')}\n]}\n`;
+    const postings: KeptPostings = { ...keepPostings(all), sha256: sha256(Buffer.from(body)) };
+    fs.writeFileSync(file, `{"version":1,"search":${JSON.stringify(postings)},\n${body}`);
+    const index = open(dir);
+    expect(index.searching).toBe('kept postings');
+    index.save();
+    const lines = fs.readFileSync(saved(dir), 'utf8').split('\n');
+    expect(lines.filter((l) => l.startsWith(`{"id":"${gone.id}",`))).toEqual([]);
+    expect(lines.length).toBe(records.length - 1 + 4); // the postings, the tombstones, the records but the forgotten one, the end, ''
+  });
+
+  it('retention still drops what it dropped: a record past it is not carried over', () => {
+    const records = grown(2);
+    const old = { ...records[2]!, at: new Date(NOW.getTime() - 400 * 86_400_000).toISOString() };
+    const dir = store('store', records.map((r) => (r.id === old.id ? old : r)));
+    const index = open(dir);
+    expect(index.retain()).toBe(1);
+    index.save();
+    expect(loadRecords(path.join(dir, 'working')).records.map((r) => r.id)).not.toContain(old.id);
+  });
+});
+
+describe('an index an older Recall saved', () => {
+  it('kept postings without the records\' dates: searched over them, saved the long way once, with the dates from then on', () => {
+    const records = grown(2);
+    const dir = store('store', records);
+    const file = path.join(dir, RECORDS_FILE);
+    const text = fs.readFileSync(file, 'utf8');
+    const first = JSON.parse(`${text.slice(0, text.indexOf('\n')).replace(/,$/, '')}}`) as { search: KeptPostings };
+    delete first.search.last;
+    fs.writeFileSync(file, `{"version":1,"search":${JSON.stringify(first.search)},${text.slice(text.indexOf('\n'))}`);
+    const index = open(dir);
+    expect(index.searching).toBe('kept postings');
+    aRun(index);
+    expect(parsedAll(index)).toBe(true); // retention could not tell from the postings that it keeps every record
+    expect(fs.readFileSync(saved(dir), 'utf8')).toContain('"last":[');
+    fs.copyFileSync(saved(dir), file);
+    const next = open(dir);
+    aRun(next, '901-1');
+    expect(parsedAll(next)).toBe(false);
+  });
+
+  it('an index without kept postings, and no marks file, is read whole and saved with both', () => {
+    const records = grown(1);
+    const dir = path.join(root, 'old');
+    fs.mkdirSync(dir);
+    fs.writeFileSync(path.join(dir, RECORDS_FILE), JSON.stringify({ version: 1, records, forgotten: [] }));
+    const index = open(dir);
+    expect(index.all().length).toBe(records.length);
+    aRun(index);
+    expect(fs.existsSync(path.join(dir, 'working', MARKS_FILE))).toBe(true);
+    expect(loadRecords(path.join(dir, 'working')).records.length).toBe(records.length + 2);
+  });
+});
