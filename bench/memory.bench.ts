@@ -77,7 +77,7 @@ const hasZstd = (() => {
 })();
 
 it(`restore and save of 10, 100 and 1,000 sessions beside the tar-and-compress floor (${REPEATS} times each, medians)`, async () => {
-  const lines: string[] = [`compression: ${hasZstd ? 'zstd' : 'gzip'} (what @actions/cache picks on this machine)`];
+  const lines: string[] = [`compression: ${hasZstd ? 'zstd' : 'gzip'} (what @actions/cache picks on this machine); memory-signing-key: ${process.env.BENCH_SIGNING_KEY ? 'set (BENCH_SIGNING_KEY)' : 'none'}`];
   const memoryDir = path.join(world.machine.runnerTemp, 'recall', 'memory');
   let attempt = 0;
   for (const n of SIZES) {
