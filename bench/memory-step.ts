@@ -8,7 +8,7 @@
  *   op: restore | save (Recall's store, as main and post build it) | lib-save | lib-restore
  *       (@actions/cache alone, key `<prefix>-<run id>`)
  *
- * Prints one JSON line: { ms, outcome }.
+ * Prints one JSON line: { ms, outcome }. BENCH_SIGNING_KEY, when set, is the memory-signing-key.
  */
 import * as cache from '@actions/cache';
 import { createMemoryStore } from '../src/memory/factory.js';
@@ -29,6 +29,8 @@ async function main(): Promise<void> {
     clock: () => new Date(),
     credentials: () => credentials,
     sentTurns: sentTurnsIn,
+    // BENCH_SIGNING_KEY: memory-signing-key, whose restore hashes as it unpacks and skips rows the save vouched for.
+    ...(process.env.BENCH_SIGNING_KEY ? { signingKey: process.env.BENCH_SIGNING_KEY } : {}),
   });
   const t = performance.now();
   let outcome: unknown;

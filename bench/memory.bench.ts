@@ -22,6 +22,8 @@ import { startWorld, type World } from '../test/harness/world.js';
 
 const SIZES = (process.env.BENCH_SESSIONS ?? '10,100,1000').split(',').map(Number);
 const REPEATS = Number(process.env.BENCH_REPEATS ?? 3);
+/** BENCH_COMPARE_STEP: another build's memory-step bundle (an earlier commit's), timed in turn with this one in every repeat. */
+const COMPARE = process.env.BENCH_COMPARE_STEP;
 
 const execFileAsync = promisify(execFile);
 let world: World;
@@ -39,10 +41,10 @@ beforeAll(async () => {
 }, 180_000);
 
 /** One memory operation in its own process (memory-step.ts); its own time and outcome. */
-async function step(op: string, dir: string, prefix: string, runId: string): Promise<{ ms: number; outcome: unknown; warnings: string[] }> {
+async function step(op: string, dir: string, prefix: string, runId: string, script = stepScript): Promise<{ ms: number; outcome: unknown; warnings: string[] }> {
   const env = { ...process.env, ...world.cache.env(), GITHUB_WORKSPACE: world.machine.workspace, BENCH_CREDENTIALS: credentials.join(',') };
   // Asynchronous: the cache service answers from this process's event loop.
-  const { stdout, stderr } = await execFileAsync(process.execPath, [stepScript, op, dir, prefix, runId], { env, encoding: 'utf8', timeout: 120_000 });
+  const { stdout, stderr } = await execFileAsync(process.execPath, [script, op, dir, prefix, runId], { env, encoding: 'utf8', timeout: 120_000 });
   const result = JSON.parse(stdout.trim().split('\n').at(-1)!) as { ms: number; outcome: unknown; warnings: string[] };
   for (const w of result.warnings) console.log(`warning: ${w}`);
   if (stderr.trim()) console.log(stderr.trim());
@@ -77,7 +79,7 @@ const hasZstd = (() => {
 })();
 
 it(`restore and save of 10, 100 and 1,000 sessions beside the tar-and-compress floor (${REPEATS} times each, medians)`, async () => {
-  const lines: string[] = [`compression: ${hasZstd ? 'zstd' : 'gzip'} (what @actions/cache picks on this machine)`];
+  const lines: string[] = [`compression: ${hasZstd ? 'zstd' : 'gzip'} (what @actions/cache picks on this machine); memory-signing-key: ${process.env.BENCH_SIGNING_KEY ? 'set (BENCH_SIGNING_KEY)' : 'none'}`];
   const memoryDir = path.join(world.machine.runnerTemp, 'recall', 'memory');
   let attempt = 0;
   for (const n of SIZES) {
@@ -87,6 +89,8 @@ it(`restore and save of 10, 100 and 1,000 sessions beside the tar-and-compress f
     const floorUnpack: number[] = [];
     const libSave: number[] = [];
     const libRestore: number[] = [];
+    const otherSave: number[] = [];
+    const otherRestore: number[] = [];
     let archive = 0;
     let storeBytes = 0;
     for (let r = 0; r < REPEATS; r++) {
@@ -132,13 +136,29 @@ it(`restore and save of 10, 100 and 1,000 sessions beside the tar-and-compress f
       expect((restored.outcome as { status: string }).status).toBe('hit');
       restore.push(restored.ms);
       expect(sessionIdsIn(memoryDir)).toHaveLength(n);
+
+      if (COMPARE) {
+        // The other build, the same steps, right after: the same load on the machine.
+        fs.rmSync(path.dirname(memoryDir), { recursive: true, force: true });
+        const other = `${prefix}c`;
+        expect(((await step('restore', memoryDir, other, String(attempt), COMPARE)).outcome as { status: string }).status).toBe('miss');
+        grow(n, memoryDir);
+        const otherSaved = await step('save', memoryDir, other, String(attempt), COMPARE);
+        expect((otherSaved.outcome as { saved: boolean }).saved).toBe(true);
+        otherSave.push(otherSaved.ms);
+        fs.rmSync(path.dirname(memoryDir), { recursive: true, force: true });
+        const otherRestored = await step('restore', memoryDir, other, String(attempt + 1000), COMPARE);
+        expect((otherRestored.outcome as { status: string }).status).toBe('hit');
+        otherRestore.push(otherRestored.ms);
+      }
     }
     const ms = (x: number) => `${x.toFixed(0)} ms`;
     lines.push(
       `${String(n).padStart(5)} sessions: store ${(storeBytes / 1e6).toFixed(1)} MB, archive ${(archive / 1e6).toFixed(2)} MB | ` +
         `save ${ms(median(save))} vs floor ${ms(median(floorPack))} (${(median(save) / median(floorPack)).toFixed(2)}x) | ` +
         `restore ${ms(median(restore))} vs floor ${ms(median(floorUnpack))} (${(median(restore) / median(floorUnpack)).toFixed(2)}x) | ` +
-        `@actions/cache alone: save ${ms(median(libSave))}, restore ${ms(median(libRestore))}`,
+        `@actions/cache alone: save ${ms(median(libSave))}, restore ${ms(median(libRestore))}` +
+        (COMPARE ? ` | other build: save ${ms(median(otherSave))} (${(median(otherSave) / median(floorPack)).toFixed(2)}x), restore ${ms(median(otherRestore))} (${(median(otherRestore) / median(floorUnpack)).toFixed(2)}x)` : ''),
     );
   }
   console.log(lines.join('\n'));

@@ -19,6 +19,8 @@ export interface CacheLibrary {
   restoreCache(paths: string[], primaryKey: string, restoreKeys?: string[], options?: { lookupOnly?: boolean }): Promise<string | undefined>;
   saveCache(paths: string[], key: string, packed?: PackedSnapshot): Promise<number>;
   pack?(paths: string[], credentials: readonly string[]): Promise<PackedSnapshot>;
+  /** The SHA-256 of each file the last restore into `dir` wrote, hashed as it was written (cache-service.ts). */
+  restoredDigests?(dir: string): ReadonlyMap<string, string> | undefined;
 }
 
 export interface ActionsCacheStoreOptions {
@@ -147,6 +149,10 @@ export class ActionsCacheBackend implements SnapshotBackend {
       "or the earlier runs' saves were refused (see their memory-saved output; a read-only cache token needs cache-mode: write). " +
       'For memory that outlasts quiet weeks choose memory-backend: git-branch (a branch of the repository), directory (a self-hosted runner with a persistent disk) or s3'
     );
+  }
+
+  restoredDigests(dir: string): ReadonlyMap<string, string> | undefined {
+    return this.o.cache.restoredDigests?.(dir);
   }
 
   async pack(dir: string, credentials: readonly string[]): Promise<PackedSnapshot | undefined> {

@@ -67,11 +67,18 @@ export interface CacheServiceOptions {
   socketTimeoutMs?: number;
   /** The most a restore unpacks (tar-unpack.ts MAX_UNPACKED_BYTES; tests lower it). */
   maxUnpackedBytes?: number;
+  /**
+   * Hash every file a restore writes, as it is written (restoredDigests): with memory-signing-key
+   * the signature's check then needs no second read of the store (RFC-002, issue 27).
+   */
+  hashRestores?: boolean;
 }
 
 export class CacheServiceClient implements CacheLibrary {
   private compressionFound?: Compression;
   private readonly transport: CacheTransport;
+  /** With hashRestores: the SHA-256 of each file the last restore into a directory wrote, by directory. */
+  private readonly hashed = new Map<string, Map<string, string>>();
 
   constructor(private readonly o: CacheServiceOptions) {
     this.transport = new CacheTransport(o);
@@ -96,7 +103,20 @@ export class CacheServiceClient implements CacheLibrary {
    * service could not be asked or the download failed, so a failure is never taken for a miss.
    */
   async restoreCache(paths: string[], primaryKey: string, restoreKeys: string[] = [], options: { lookupOnly?: boolean } = {}): Promise<string | undefined> {
-    return (await this.restore(paths, primaryKey, restoreKeys, options))?.matched;
+    if (options.lookupOnly || !this.o.hashRestores) return (await this.restore(paths, primaryKey, restoreKeys, options))?.matched;
+    const dir = path.resolve(onlyPath(paths));
+    this.hashed.delete(dir); // a restore that fails leaves no digests of an earlier one behind
+    const restored = await this.restore(paths, primaryKey, restoreKeys, options, { sha256: true });
+    if (restored) this.hashed.set(dir, restored.digests);
+    return restored?.matched;
+  }
+
+  /**
+   * With hashRestores: the SHA-256 of each file the last restore into `dir` wrote, taken as it was
+   * written, by its path inside `dir`; undefined when there was none.
+   */
+  restoredDigests(dir: string): ReadonlyMap<string, string> | undefined {
+    return this.hashed.get(path.resolve(dir));
   }
 
   /**

@@ -82,7 +82,7 @@ export function createMemoryStore(o: {
       backend = new ActionsCacheBackend({
         keys: o.keys,
         cache: usesCacheServiceV2(o.env)
-          ? new CacheServiceClient({ env: o.env, log: o.log })
+          ? new CacheServiceClient({ env: o.env, log: o.log, hashRestores: !!o.signingKey })
           : {
               isFeatureAvailable: () => v1.isFeatureAvailable(),
               restoreCache: (paths, key, restoreKeys, options) => v1.restoreCache(paths, key, restoreKeys, options),

@@ -32,6 +32,14 @@ interface Manifest {
   place?: string;
   /** The save holds only part of the memory: what it could not read (RFC-002, "One bad snapshot"). */
   partial?: PartialMemory;
+  /**
+   * Signed (version 4): the files the save ran the store check on as they are signed (RFC-005):
+   * a restore whose signature and digests hold finds their rows as checked, and does not read
+   * them again (issue 27). Only what the save's check saw unchanged is named.
+   */
+  checked?: string[];
+  /** The rules of the store check those files passed (store-check.ts STORE_CHECK_RULES): other rules, no vouching. */
+  checkRules?: number;
   /** Versions 3 and 4: HMAC-SHA256 with the signing key over the manifest without this field. */
   signature?: string;
 }
@@ -59,6 +67,10 @@ export interface ManifestFields {
   key?: string | undefined;
   place?: string | undefined;
   partial?: PartialMemory | undefined;
+  /** Files the save checked as they are written (Manifest.checked); signed, so only with signingKey and a key and place. */
+  checked?: readonly string[] | undefined;
+  /** The rules of the check they passed (store-check.ts STORE_CHECK_RULES). */
+  checkRules?: number | undefined;
 }
 
 /** Where a restore found the snapshot it checks: the key it was restored under, at which place. */
@@ -69,8 +81,8 @@ export interface RestoredAs {
 
 export type MemoryCheck =
   | { verdict: 'empty' }
-  | { verdict: 'ok'; note?: string }
-  | { verdict: 'partial'; detail: string; note?: string }
+  | { verdict: 'ok'; note?: string; vouched?: string[] }
+  | { verdict: 'partial'; detail: string; note?: string; vouched?: string[] }
   | { verdict: 'corrupted'; detail: string };
 
 function memoryFiles(memoryDir: string): string[] {
@@ -126,6 +138,11 @@ export function writeManifest(memoryDir: string, o: ManifestFields): void {
   if (key !== undefined) manifest.key = key;
   if (place !== undefined) manifest.place = place;
   if (o.partial) manifest.partial = { unread: [...o.partial.unread], since: o.partial.since };
+  // A mark only a signature can make: unsigned, anyone could write it.
+  if (signingKey && bound && o.checked && o.checked.length > 0 && o.checkRules !== undefined) {
+    manifest.checked = [...o.checked];
+    manifest.checkRules = o.checkRules;
+  }
   if (signingKey) manifest.signature = sign(manifest, signingKey);
   writeMemoryFile(path.join(memoryDir, MANIFEST_FILE), `${JSON.stringify(manifest, null, 2)}\n`);
 }
@@ -141,10 +158,10 @@ export function readManifest(memoryDir: string): Partial<Manifest> | undefined {
 }
 
 function sign(manifest: Manifest, secret: string): string {
-  const { version, savedAt, files, earlier, key, place, partial } = manifest;
+  const { version, savedAt, files, earlier, key, place, partial, checked, checkRules } = manifest;
   // The pointers are signed too when there are any (manifests without them sign as they always
   // did), and so is a partial mark; from version 4 on, the key and the place.
-  const signed = { version, savedAt, files, ...(earlier !== undefined ? { earlier } : {}), ...(version >= 4 ? { key, place } : {}), ...(partial !== undefined ? { partial } : {}) };
+  const signed = { version, savedAt, files, ...(earlier !== undefined ? { earlier } : {}), ...(version >= 4 ? { key, place } : {}), ...(partial !== undefined ? { partial } : {}), ...(checked !== undefined ? { checked, checkRules } : {}) };
   return createHmac('sha256', secret).update(JSON.stringify(signed)).digest('hex');
 }
 
@@ -165,7 +182,7 @@ function wholeHash(file: string): string {
  * With a signing key: why the snapshot in `memoryDir` is not one Recall signed, or undefined when
  * its manifest's signature holds and every file matches it (and no file is there that it omits).
  */
-function signatureProblem(memoryDir: string, manifest: Manifest, secret: string): string | undefined {
+function signatureProblem(memoryDir: string, manifest: Manifest, secret: string, written?: ReadonlyMap<string, string>): string | undefined {
   if ((manifest.version !== 3 && manifest.version !== 4) || typeof manifest.signature !== 'string') return 'it is not signed';
   const expected = Buffer.from(sign(manifest, secret), 'hex');
   const given = Buffer.from(manifest.signature, 'hex');
@@ -176,7 +193,8 @@ function signatureProblem(memoryDir: string, manifest: Manifest, secret: string)
   if (extra.length > 0) return `it holds files the signature does not cover (${extra.join(', ')})`;
   for (const [name, expect] of Object.entries(manifest.files)) {
     const file = path.join(memoryDir, name);
-    if (!fs.existsSync(file) || wholeHash(file) !== expect.sha256) return `${name} is not what was signed`;
+    // A digest taken as the restore wrote the file (one pass), else a read of every byte.
+    if (!fs.existsSync(file) || (written?.get(name) ?? wholeHash(file)) !== expect.sha256) return `${name} is not what was signed`;
   }
   return undefined;
 }
@@ -203,18 +221,32 @@ export function hasMemoryFiles(memoryDir: string): boolean {
  * for the key and place it was restored from (`restoredAs`; a signed check without it refuses a
  * version-4 snapshot). An `ok` or `partial` verdict may carry a note to say as a warning.
  */
-export function checkMemory(memoryDir: string, o: { signingKey?: string | undefined; restoredAs?: RestoredAs | undefined } = {}): MemoryCheck {
+export function checkMemory(
+  memoryDir: string,
+  o: {
+    signingKey?: string | undefined;
+    restoredAs?: RestoredAs | undefined;
+    /** SHA-256s taken as the restore wrote the files (SnapshotBackend.restoredDigests). */
+    written?: ReadonlyMap<string, string> | undefined;
+    /** The store check's rules now (STORE_CHECK_RULES): a snapshot checked under others is not vouched for. */
+    checkRules?: number | undefined;
+  } = {},
+): MemoryCheck {
   const present = memoryFiles(memoryDir);
   if (present.length === 0 && !fs.existsSync(path.join(memoryDir, MANIFEST_FILE))) {
     return { verdict: 'empty' };
   }
   let note: string | undefined;
+  let vouched: string[] | undefined;
   if (o.signingKey) {
     const manifest = readManifest(memoryDir) as Manifest | undefined;
     const problem = manifest?.files
-      ? (signatureProblem(memoryDir, manifest, o.signingKey) ?? bindingProblem(manifest, o.restoredAs ?? { key: '', place: '' }))
+      ? (signatureProblem(memoryDir, manifest, o.signingKey, o.written) ?? bindingProblem(manifest, o.restoredAs ?? { key: '', place: '' }))
       : 'it has no manifest Recall wrote';
     if (problem) return { verdict: 'corrupted', detail: `it is not memory Recall saved with this memory-signing-key: ${problem}` };
+    // Every byte is what the save signed, for this key and place: what it checked needs no second look.
+    // A check whose rules changed since (an upgrade added one) looks again.
+    if (manifest!.version === 4 && Array.isArray(manifest!.checked) && o.checkRules !== undefined && manifest!.checkRules === o.checkRules) vouched = manifest!.checked.filter((name) => typeof name === 'string' && name in manifest!.files);
     if (manifest!.version === 3) {
       note =
         'It was signed by an older Recall, whose signature does not cover the key and the place a snapshot was saved to; it is used, and the next save signs them. ' +
@@ -258,9 +290,10 @@ export function checkMemory(memoryDir: string, o: { signingKey?: string | undefi
       databaseDiffers ||= name === DATABASE_FILE;
     }
   }
-  if (problems.length === 0) return note ? { verdict: 'ok', note } : { verdict: 'ok' };
+  const said = { ...(note ? { note } : {}), ...(vouched && vouched.length > 0 ? { vouched } : {}) };
+  if (problems.length === 0) return { verdict: 'ok', ...said };
   if (databaseDiffers) return { verdict: 'corrupted', detail: problems.join('; ') };
-  return note ? { verdict: 'partial', detail: problems.join('; '), note } : { verdict: 'partial', detail: problems.join('; ') };
+  return { verdict: 'partial', detail: problems.join('; '), ...said };
 }
 
 /** The partial mark of the manifest in `memoryDir` (PartialMemory), when it has one of that shape. */

@@ -50,6 +50,12 @@ export interface SnapshotBackend {
    * forget, which still hold what was forgotten). Throws, saying why and what to do, when it may not.
    */
   drop?(keys: readonly string[]): Promise<void>;
+  /**
+   * Optional: the SHA-256 of each file the last restore or fetch into `dir` wrote, by name, taken
+   * as the bytes were written (one pass: the signature's check reads no file again). Only what was
+   * written in this process, which nothing else writes before the check.
+   */
+  restoredDigests?(dir: string): ReadonlyMap<string, string> | undefined;
   /** Why memory a run expected may be gone, said when a restore finds none (e.g. the Actions cache's eviction). */
   lossHint?(): string;
   /**

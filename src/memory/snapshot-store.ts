@@ -20,7 +20,7 @@ import { sessionIdsIn } from './merge.js';
 import { mergeNewerSave, type Base, type NewerSaveMerge } from './newer-save.js';
 import { UnusableSnapshotError, type PackedSnapshot, type SnapshotBackend } from './snapshot-backend.js';
 import { credentialsIn, redactFile, scrubSecrets, vacuumStore } from './scrub.js';
-import { checkStore, storedUserTurns } from './store-check.js';
+import { checkStore, STORE_CHECK_RULES, storedUserTurns } from './store-check.js';
 import { MAX_UNPACKED_BYTES } from './tar-unpack.js';
 import type { MemoryStore, RecallFiles, RestoreOutcome, SaveOutcome, SentTurns } from './store.js';
 
@@ -153,10 +153,11 @@ export class SnapshotMemoryStore implements MemoryStore {
     let store: ReturnType<SnapshotMemoryStore['checkRestoredStore']>;
     try {
       removeStrangers(memoryDir);
-      check = checkMemory(memoryDir, { signingKey: this.so.signingKey, restoredAs: this.restoredAs(key) });
+      // Hashed as the restore wrote the files, when the backend could: the signature needs no second read.
+      check = checkMemory(memoryDir, { signingKey: this.so.signingKey, restoredAs: this.restoredAs(key), written: this.so.backend.restoredDigests?.(memoryDir), checkRules: STORE_CHECK_RULES });
       if (check.verdict === 'empty') return { unusable: 'empty' };
       if (check.verdict === 'corrupted') return { unusable: check.detail };
-      store = this.checkRestoredStore();
+      store = this.checkRestoredStore({ rowsVouched: check.vouched?.includes(DATABASE_FILE) === true });
     } catch (error) {
       return { unusable: describe(error) };
     }
@@ -174,11 +175,11 @@ export class SnapshotMemoryStore implements MemoryStore {
    * The restored store's check (store-check.ts), with Recall's record of the user messages it
    * sent; sessions an older Recall saved, with no record, are recorded as they are.
    */
-  private checkRestoredStore() {
+  private checkRestoredStore(o: { rowsVouched?: boolean } = {}) {
     const { memoryDir, clock } = this.so;
     const strangers = removeStrangers(memoryDir);
     const sent = this.so.sentTurns(memoryDir);
-    const result = checkStore(memoryDir, { now: clock(), turns: (id) => sent.turnsOf(id) });
+    const result = checkStore(memoryDir, { now: clock(), turns: (id) => sent.turnsOf(id), rowsVouched: o.rowsVouched === true });
     if (!result.unusable && result.unrecorded.size > 0) {
       for (const [id, digests] of result.unrecorded) sent.trustTurns(id, digests);
       sent.save();
@@ -249,7 +250,7 @@ export class SnapshotMemoryStore implements MemoryStore {
       try {
         // What this save is built from, newest first: where a restore goes if this save turns out unusable.
         const earlier = [...new Set([...mergedFrom, ...base.earlier])].filter((k) => !base.setAside.includes(k));
-        packed = await this.takeOutCredentials(earlier.slice(0, EARLIER_KEPT), key, base.partial);
+        packed = await this.takeOutCredentials(earlier.slice(0, EARLIER_KEPT), key, base.partial, { merged: mergedFrom.length > 0 });
       } catch (error) {
         return { saved: false, warning: `Memory was not saved: the credentials could not be taken out of the store (${describe(error)}).` };
       }
@@ -282,7 +283,7 @@ export class SnapshotMemoryStore implements MemoryStore {
    * are archived, and only packed again when old copies of a row had to be cleared. The packed
    * snapshot, checked. The manifest signs `key`, the key it is saved under, and the place.
    */
-  private async takeOutCredentials(earlier: string[], key: string, partial: PartialMemory | undefined): Promise<PackedSnapshot | undefined> {
+  private async takeOutCredentials(earlier: string[], key: string, partial: PartialMemory | undefined, o: { merged: boolean }): Promise<PackedSnapshot | undefined> {
     const { memoryDir, backend, clock, log, signingKey, place = '' } = this.so;
     // What the manifest must name as it is (the keys, the place) is public, not a credential, even
     // when a variable named like a secret holds it or part of it (a job's MEMORY_KEY_PREFIX, an
@@ -298,12 +299,17 @@ export class SnapshotMemoryStore implements MemoryStore {
     if (inRecords > 0) removed[RECORDS_FILE] = inRecords;
     const rows = Object.entries(removed).filter(([t]) => t !== 'vacuum');
     if (rows.length > 0) log.info(`Memory: took credentials out of the store before saving (${rows.map(([t, n]) => `${n} in ${t}`).join(', ')}).`);
-    writeManifest(memoryDir, { now: clock(), signingKey, earlier, key, place, partial });
+    // Every row as save() checked it against Recall's record, unless sessions were merged in since
+    // (checked as they were restored, some trusted on first use) or the redaction just rewrote a
+    // message or a part: signed as checked, a restore of exactly these bytes need not read the
+    // rows again (issue 27).
+    const checked = o.merged || ['message', 'part'].some((table) => (removed[table] ?? 0) > 0) ? [] : [DATABASE_FILE];
+    writeManifest(memoryDir, { now: clock(), signingKey, earlier, key, place, partial, checked, checkRules: STORE_CHECK_RULES });
     let packed = await backend.pack?.(memoryDir, forms);
     if ((packed ? packed.found : credentialsIn(memoryDir, forms)).length === 0) return packed;
     // Old copies of redacted rows in free pages: rebuild the file from its live rows.
     vacuumStore(memoryDir);
-    writeManifest(memoryDir, { now: clock(), signingKey, earlier, key, place, partial });
+    writeManifest(memoryDir, { now: clock(), signingKey, earlier, key, place, partial, checked, checkRules: STORE_CHECK_RULES });
     packed = await backend.pack?.(memoryDir, forms);
     if ((packed ? packed.found : credentialsIn(memoryDir, forms)).length > 0) throw new Error('a credential of this run is still in the store after redaction');
     return packed;

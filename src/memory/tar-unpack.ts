@@ -216,7 +216,9 @@ export class TarUnpacker {
     } else if (file) {
       fs.mkdirSync(path.dirname(target), { recursive: true });
       this.fd = fs.openSync(target, WRITE_NEW, octal(h, 100, 8) & 0o777);
-      this.current = { inside, hash: this.limits.sha256 ? createHash('sha256') : undefined };
+      // Keyed by the file written, not by how the entry spelled it: `./x` after `x` rewrites x, and
+      // a digest left under the first spelling would vouch for bytes no longer there.
+      this.current = { inside: path.posix.normalize(inside), hash: this.limits.sha256 ? createHash('sha256') : undefined };
       this.files++;
     } else {
       throw new Error(`the archive holds ${JSON.stringify(name)} of type '${type}' (a link or device), which memory never holds`);
