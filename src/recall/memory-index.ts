@@ -310,7 +310,7 @@ export class MemoryIndex implements PastWork {
     let dropped = 0;
     if (!this.keepsAll(rule)) {
       const before = this.records.length;
-      this.loaded = retainRecords(this.changed(), rule, this.o.clock(), this.openedAt, new Set(this.stored.map((s) => s.id)));
+      this.loaded = retainRecords(this.changed(), rule, this.o.clock(), this.openedAt);
       dropped = before - this.loaded.length;
     }
     // Past the records' retention no snapshot that held a forgotten record is restored any more.
