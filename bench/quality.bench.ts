@@ -65,7 +65,7 @@ it('Recall beside the BM25 baselines on every set, worst first', () => {
     const recorded = checks ? loadChecks(checks) : undefined;
     if (!recorded) return [words];
     const checked = checkedFigures(runs, events, recorded, cards);
-    decidedBy.push(`${name}: ${checked.decided.model} decided by the recorded check, ${checked.decided.lexical} by words (no answer), ${checked.decided.stale} by words (answer stale)`);
+    decidedBy.push(`${name}: ${checked.decided.model} decided by the recorded check, ${checked.decided.lexical} by words (no answer, or one out of shape), ${checked.decided.stale} by words (answer stale: recorded for other candidates)`);
     return [words, { ...words, name: `${name}, model check`, recall: checked.figures }];
   };
   const ledgerlyCards = loadCards('ledgerly');

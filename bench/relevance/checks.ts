@@ -11,8 +11,8 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { Card, RecalledWork } from '../../src/ports.js';
 import { CHECK_CANDIDATES, applyCheck, checkCandidates, checkPrompt, parseCheck, shownPriorWork } from '../../src/recall/model-check.js';
-import { RecordSearch } from '../../src/recall/search.js';
-import { eventFigures, recordOf, type EventFigures } from './evaluate.js';
+import type { RecordSearch } from '../../src/recall/search.js';
+import { asRecalled, eventFigures, setSearch, type EventFigures } from './evaluate.js';
 import type { PastRun, RelevanceEvent } from './ledgerly.js';
 
 export const CHECKS_DIR = path.join(import.meta.dirname, 'checks');
@@ -30,18 +30,9 @@ export function loadChecks(name: string): RecordedChecks | undefined {
   return fs.existsSync(file) ? (JSON.parse(fs.readFileSync(file, 'utf8')) as RecordedChecks) : undefined;
 }
 
-const NOW = new Date(Date.UTC(2026, 10, 23));
-
-/** A set's search, as the bench builds it. */
-export function setSearch(runs: readonly PastRun[], cards?: ReadonlyMap<string, Card>): RecordSearch {
-  return new RecordSearch(runs.map((r) => recordOf(r, NOW, cards?.get(r.id))), NOW);
-}
-
 /** What recall hands the check for an event: the hits, as many as the check may be asked about. */
 export function recalledFor(search: RecordSearch, e: RelevanceEvent): RecalledWork[] {
-  return search
-    .search({ title: e.title, text: e.text, labels: e.labels, paths: e.paths, threadKey: e.threadKey }, { limit: CHECK_CANDIDATES })
-    .map((h) => ({ record: h.record, matched: h.matched, score: h.score, tier: h.tier, citations: [], sessionLive: true }));
+  return asRecalled(search.search({ title: e.title, text: e.text, labels: e.labels, paths: e.paths, threadKey: e.threadKey }, { limit: CHECK_CANDIDATES }));
 }
 
 /** The check's case for each event that has candidates: its prompt and the candidates' ids. */
@@ -62,8 +53,10 @@ export function shownAfterCheck(search: RecordSearch, e: RelevanceEvent, checks:
   const recalled = recalledFor(search, e);
   const asked = checkCandidates(recalled);
   const recorded = checks[e.id];
-  const same = recorded && recorded.asked.join('\n') === asked.map((w) => w.record.id).join('\n') ? parseCheck(recorded.reply, asked.length) : undefined;
-  if (!same || 'problem' in same) return { shown: shownPriorWork(recalled, 'lexical', limit), decided: recorded ? 'stale' : 'lexical' };
+  const current = recorded && recorded.asked.join('\n') === asked.map((w) => w.record.id).join('\n');
+  const same = current ? parseCheck(recorded.reply, asked.length) : undefined;
+  // As in the product, a reply out of shape leaves the words to decide; one for other candidates is stale.
+  if (!same || 'problem' in same) return { shown: shownPriorWork(recalled, 'lexical', limit), decided: recorded && !current ? 'stale' : 'lexical' };
   return { shown: shownPriorWork(applyCheck(recalled, asked, same.same), 'model', limit), decided: 'model' };
 }
 

@@ -130,12 +130,18 @@ export interface EvaluateOptions {
   cards?: ReadonlyMap<string, Card>;
 }
 
+const NOW = new Date(Date.UTC(2026, 10, 23));
+
+/** A set's search, as the bench builds it: its past runs as records (with their cards, when given). */
+export function setSearch(runs: readonly PastRun[], cards?: ReadonlyMap<string, Card>): RecordSearch {
+  return new RecordSearch(runs.map((r) => recordOf(r, NOW, cards?.get(r.id))), NOW);
+}
+
 /** Prior work as the action hands it to the prompt (no citations in these records; sessions kept). */
-const asRecalled = (hits: readonly Hit[]): RecalledWork[] => hits.map((h) => ({ record: h.record, matched: h.matched, score: h.score, tier: h.tier, citations: [], sessionLive: true }));
+export const asRecalled = (hits: readonly Hit[]): RecalledWork[] => hits.map((h) => ({ record: h.record, matched: h.matched, score: h.score, tier: h.tier, citations: [], sessionLive: true }));
 
 export function evaluate(runs: readonly PastRun[], events: readonly RelevanceEvent[], o: EvaluateOptions = {}): Quality {
-  const now = new Date(Date.UTC(2026, 10, 23));
-  const search = new RecordSearch(runs.map((r) => recordOf(r, now, o.cards?.get(r.id))), now);
+  const search = setSearch(runs, o.cards);
   const found = { direct: [0, 0, 0], paraphrased: [0, 0, 0] };
   const unrelated = { n: 0, noLikely: 0, none: 0, chars: 0 };
   const related = { n: 0, chars: 0 };
