@@ -9,6 +9,7 @@ import { checkedFigures, loadChecks } from './relevance/checks.js';
 import { baselineFigures, describeQuality, evaluate, loadCards, type EventFigures } from './relevance/evaluate.js';
 import { HELDOUT_EVENTS } from './relevance/heldout.js';
 import { EVENTS, PAST_RUNS, type PastRun, type RelevanceEvent } from './relevance/ledgerly.js';
+import { auditedEvents, describeAudit, loadAudit } from './relevance/real/audit.js';
 import { HOW_TO_BUILD, loadRealSets, REAL_SETS_DIR } from './relevance/real/sets.js';
 import { THIRD_EVENTS } from './relevance/third.js';
 import { UNSEEN, unseenSet } from './relevance/unseen.js';
@@ -55,7 +56,7 @@ it('recall@5 by tier on the unseen sets, worst first', () => {
  * (by Recall's top-5). The baselines have no tiers: only their top-5 and "nothing shown" apply.
  */
 it('Recall beside the BM25 baselines on every set, worst first', () => {
-  interface Row { name: string; runs: number; recall: EventFigures; textbook: EventFigures; plain: EventFigures }
+  interface Row { name: string; runs: number; recall: EventFigures; textbook: EventFigures; plain: EventFigures; audited?: boolean }
   const decidedBy: string[] = [];
   /** The set's row, and beside it the same set with the check model's recorded answers (`checks`), when there are any. */
   const row = (name: string, runs: readonly PastRun[], events: readonly RelevanceEvent[], cards?: ReadonlyMap<string, Card>, checks?: string): Row[] => {
@@ -79,24 +80,38 @@ it('Recall beside the BM25 baselines on every set, worst first', () => {
     rows.push(...row(`${name}, no cards`, runs, events, undefined, name), ...row(`${name}, cards`, runs, events, cards, `${name}-cards`));
   }
   const real = loadRealSets();
-  for (const s of real.present) rows.push(...row(`${s.name} (real), no cards`, s.runs, s.events, undefined, s.name));
+  const audits: string[] = [];
+  const auditedRows: Row[] = [];
+  for (const s of real.present) {
+    rows.push(...row(`${s.name} (real), no cards`, s.runs, s.events, undefined, s.name));
+    const audit = loadAudit(s.name);
+    if (!audit) continue;
+    audits.push(describeAudit(s.name, audit));
+    auditedRows.push(...row(`${s.name} (real), no cards, audited labels`, s.runs, auditedEvents(s.events, audit), undefined, s.name).map((r) => ({ ...r, audited: true })));
+  }
   rows.sort((a, b) => a.recall.top5 - b.recall.top5 || a.name.localeCompare(b.name));
+  // Audited labels measure only the likely tier (audit.ts): their rows go under the set's own rows.
+  for (const r of auditedRows) {
+    const base = r.name.replace(', audited labels', '');
+    rows.splice(Math.max(...rows.map((x, i) => (x.name.startsWith(base.replace(', model check', '')) ? i : -1))) + 1, 0, r);
+  }
 
   const f = (x: number) => (Number.isNaN(x) ? '  -  ' : x.toFixed(2).padStart(5));
   const head = ['set', 'past', 'rel/none', 'top-5', 'likely prec', 'none->likely', 'likely top-5', 'nothing', 'BM25 top-5', 'BM25 nothing', 'plain top-5', 'plain nothing'];
+  const pooled = (r: Row, cell: string) => (r.audited ? '  ~  ' : cell);
   const lines = rows.map((r) => [
     r.name,
     String(r.runs),
     `${r.recall.related}/${r.recall.unrelated}`,
-    f(r.recall.top5),
+    pooled(r, f(r.recall.top5)),
     `${f(r.recall.likelyPrecision)} (${r.recall.likelyHits})`,
     f(r.recall.unrelatedLikely),
-    f(r.recall.likelyTop5),
-    String(r.recall.relatedNothing),
-    f(r.textbook.top5),
-    String(r.textbook.relatedNothing),
-    f(r.plain.top5),
-    String(r.plain.relatedNothing),
+    pooled(r, f(r.recall.likelyTop5)),
+    pooled(r, String(r.recall.relatedNothing)),
+    pooled(r, f(r.textbook.top5)),
+    pooled(r, String(r.textbook.relatedNothing)),
+    pooled(r, f(r.plain.top5)),
+    pooled(r, String(r.plain.relatedNothing)),
   ]);
   const width = head.map((h, i) => Math.max(h.length, ...lines.map((l) => l[i]!.length)));
   const line = (cells: string[]) => `| ${cells.map((c, i) => (i === 0 ? c.padEnd(width[i]!) : c.padStart(width[i]!))).join(' | ')} |`;
@@ -112,6 +127,8 @@ it('Recall beside the BM25 baselines on every set, worst first', () => {
       ...lines.map(line),
       'Rows ", model check": the likely tier as the check model\'s recorded answers decide it (bench/relevance/checks/), up to 8 candidates asked, the likely ones shown first.',
       ...decidedBy,
+      'Rows ", audited labels": a real set\'s tracker links plus every pair of an event and a likely hit that all assessors called the same problem (bench/relevance/real/audit/). Only the likely tier was assessed, so its recall columns (~) are not comparable with BM25\'s and are left out.',
+      ...audits,
       real.missing.length ? `real sets not present in ${REAL_SETS_DIR}: ${real.missing.join(', ')}: run ${HOW_TO_BUILD}` : `real sets read from ${REAL_SETS_DIR}`,
     ].join('\n'),
   );
