@@ -244,6 +244,8 @@ async function rig(
       OPENCODE_DISABLE_MODELS_FETCH: '1',
       // stops the background `npm install @opencode-ai/plugin`
       npm_config_registry: 'http://127.0.0.1:9/',
+      // OpenCode's runtime tuned for short runs (test/harness/opencode-runtime.ts), through the allow-list.
+      ...Object.fromEntries(Object.entries(process.env).filter(([name]) => name.startsWith('BUN_JSC_'))),
       ...o.parentEnv,
     },
     stateRoot: join(root, 'state'),

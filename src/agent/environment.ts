@@ -159,11 +159,12 @@ const SAFE_NAMES = new Set([
   'GHCUP_INSTALL_BASE_PREFIX', 'POWERSHELL_DISTRIBUTION_CHANNEL', 'POWERSHELL_TELEMETRY_OPTOUT', 'XDG_RUNTIME_DIR',
 ]);
 /**
- * Locale, OpenCode's own switches, and where runners keep toolchains (JAVA_HOME_17_X64, ANDROID_NDK,
+ * Locale, OpenCode's own switches and its runtime's (Bun's JavaScriptCore options, BUN_JSC_*, as
+ * NODE_OPTIONS is Node's), and where runners keep toolchains (JAVA_HOME_17_X64, ANDROID_NDK,
  * DOTNET_ROOT, Python_ROOT_DIR ...). Android's only by the names runners set (ANDROID_HOME,
  * ANDROID_NDK*, ANDROID_SDK*): an Android build keeps its signing secrets under the same prefix.
  */
-const SAFE_PATTERN = /^(LC_|OPENCODE_|npm_config_|NPM_CONFIG_|PIPX_|DOTNET_|ANDROID_(HOME|NDK|SDK)|GOROOT|NVM_|HOMEBREW_)|_(HOME|ROOT)(_|$)/;
+const SAFE_PATTERN = /^(LC_|OPENCODE_|BUN_JSC_|npm_config_|NPM_CONFIG_|PIPX_|DOTNET_|ANDROID_(HOME|NDK|SDK)|GOROOT|NVM_|HOMEBREW_)|_(HOME|ROOT)(_|$)/;
 
 export interface AllowedVariables {
   /** The variables of the model providers the workflow names, and opencode-config's {env:NAME} names. */

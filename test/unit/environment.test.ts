@@ -271,7 +271,7 @@ describe('6. the known-safe set', () => {
   });
 
   it.each([
-    'LC_ALL', 'OPENCODE_DISABLE_MODELS_FETCH', 'npm_config_registry', 'NPM_CONFIG_REGISTRY', 'PIPX_BIN_DIR', 'DOTNET_NOLOGO',
+    'LC_ALL', 'OPENCODE_DISABLE_MODELS_FETCH', 'BUN_JSC_useConcurrentGC', 'npm_config_registry', 'NPM_CONFIG_REGISTRY', 'PIPX_BIN_DIR', 'DOTNET_NOLOGO',
     'ANDROID_HOME', 'ANDROID_NDK', 'ANDROID_NDK_LATEST_HOME', 'ANDROID_SDK_ROOT', 'JAVA_HOME', 'JAVA_HOME_17_X64', 'GOROOT',
     'GOROOT_1_22_X64', 'NVM_DIR', 'HOMEBREW_PREFIX', 'Python_ROOT_DIR', 'Python3_ROOT_DIR', 'CARGO_HOME', 'RUSTUP_HOME', 'VCPKG_INSTALLATION_ROOT', 'SDK_HOME_DIR',
   ])('passes %s (a safe prefix or a tool location)', (name) => {
@@ -279,7 +279,7 @@ describe('6. the known-safe set', () => {
   });
 
   it.each([
-    'MY_FEATURE_FLAG', 'RUNNER_TEMP', 'SSH_AUTH_SOCK', 'ANDROID_EMULATOR_FLAGS', 'MY_LC_ALL', 'XJAVA_HOMEX', 'FLUTTERHOME', 'HOME_FOLDER', 'PWD',
+    'MY_FEATURE_FLAG', 'RUNNER_TEMP', 'BUN_INSTALL', 'MY_BUN_JSC_X', 'SSH_AUTH_SOCK', 'ANDROID_EMULATOR_FLAGS', 'MY_LC_ALL', 'XJAVA_HOMEX', 'FLUTTERHOME', 'HOME_FOLDER', 'PWD',
   ])('withholds %s (on no list)', (name) => {
     expect(agentVariable(name, '/opt/x', nothing)).toBe(false);
   });
