@@ -70,7 +70,7 @@ export class MemoryIndex implements PastWork {
 
   constructor(private readonly o: MemoryIndexOptions) {
     this.openedAt = o.clock();
-    const file = readIndexFile(o.memoryDir, { bounds: this.bounds });
+    const file = readIndexFile(o.memoryDir, { bounds: o.bounds ?? INDEX_BOUNDS });
     const marks = readMarks(path.join(o.memoryDir, RECORDS_FILE));
     this.marks = marks;
     this.readProblem = [file.problem, marks.problem].filter(Boolean).join('; ') || undefined;
@@ -340,13 +340,9 @@ export class MemoryIndex implements PastWork {
     return keepsEvery(uses, rule, this.o.clock(), this.openedAt);
   }
 
-  private get bounds(): IndexBounds {
-    return this.o.bounds ?? INDEX_BOUNDS;
-  }
-
   /** Writes the index within its byte budget; a warning when records had to be left out for it. */
   save(): string | undefined {
-    const budget = this.bounds.write;
+    const budget = (this.o.bounds ?? INDEX_BOUNDS).write;
     // Onto the file it was opened from, when the records were never all parsed: the lines and postings it has are kept.
     if (!this.loaded && this.base && resaveIndex(this.o.workingFile, this.base, { appended: this.appended, forgotten: this.forgotten, wrong: this.wrong, budget })) return undefined;
     const live = new Set(this.stored.map((s) => s.id));
