@@ -336,7 +336,7 @@ export class MemoryIndex implements PastWork {
     const live = new Set(this.stored.map((s) => s.id));
     const { sessions } = this.base!.kept;
     const read = this.base!.readByPlace();
-    const uses = [...last.map((m, i) => ({ minutes: read.has(i) ? lastUseMinutes(read.get(i)!) : m, live: live.has(sessions[i]!) })), ...this.appended.map((r) => ({ minutes: lastUseMinutes(r), live: !!r.sessionId && live.has(r.sessionId) }))];
+    const uses = [...last.map((m, i) => ({ minutes: read.has(i) ? lastUseMinutes(read.get(i)!) : m, live: live.has(sessions[i]!) })), ...this.appended.map((r) => ({ minutes: lastUseMinutes(r), live: true }))]; // made in this run: kept as a stored session's is
     return keepsEvery(uses, rule, this.o.clock(), this.openedAt);
   }
 

@@ -196,6 +196,9 @@ describe('records', () => {
     expect(retainRecords([old, usedLately, recent], { maxAgeDays: 365, maxRecords: 3 }, NOW, NOW, live).map((r) => r.id)).toEqual(['c', 'b', 'a']);
     expect(retainRecords([old, usedLately, recent], { maxAgeDays: 365, maxRecords: 3 }, NOW, NOW, new Set(['ses_a'])).map((r) => r.id)).toEqual(['c', 'b', 'a']);
     expect(retainRecords([old, usedLately, recent], { maxAgeDays: 365, maxRecords: 2 }, NOW, NOW, new Set(['ses_a'])).map((r) => r.id)).toEqual(['c', 'a']);
+    // The run's own record (made since the run started, its session new) is kept when stored sessions fill the count.
+    const own = record('d', { at: NOW.toISOString(), sessionId: 'ses_new' });
+    expect(retainRecords([old, usedLately, own], { maxAgeDays: 365, maxRecords: 1 }, NOW, NOW, live).map((r) => r.id)).toEqual(['d', 'b', 'a']);
   });
 
   it('an overlapping run\'s records are merged in, and credentials are redacted from the file', () => {
