@@ -202,7 +202,8 @@ export interface PastWork {
   addCard?(id: string, card: Card): boolean;
   /** Drops records past their retention; how many. */
   retain(): number;
-  save(): void;
+  /** Writes the index; a warning when it left records out (its byte bound: recall/index-bound.ts). */
+  save(): string | void;
 }
 
 /** Recall's index of threads and answered deliveries, kept with the memory. */

@@ -243,7 +243,8 @@ export async function run(task: Task, settings: RunSettings, ports: RunPorts): P
     try {
       const dropped = index.retain();
       if (dropped > 0) log.info(`Memory: ${dropped} record(s) of past work passed their retention and were dropped from the index`);
-      index.save();
+      const saved = index.save();
+      if (saved) log.warning(saved);
       threads.index.keepOnly(new Set([...sessions.map((s) => s.id), sessionId].filter((id) => !prune.pruned.includes(id))));
     } catch (error) {
       // The index's error is the run's to report; the stop is still waited for (and tried again below).

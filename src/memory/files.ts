@@ -22,8 +22,8 @@ export function openRegular(file: string): number {
   return fd;
 }
 
-/** Recall's own files are small; a larger one is not Recall's. */
-const MAX_RECALL_FILE = 64 * 1024 * 1024;
+/** Recall's own files are small; a larger one is not Recall's (the index of past work is saved well within it: recall/index-bound.ts). */
+export const MAX_RECALL_FILE = 64 * 1024 * 1024;
 
 /** The text of a regular file, or undefined when there is none; throws on a link, a FIFO or a huge file. */
 export function readMemoryFile(file: string, maxBytes = MAX_RECALL_FILE): string | undefined {

@@ -14,6 +14,7 @@ import { validRecord } from './records.js';
 import { keepPostings, sha256 } from './kept-postings.js';
 import { NO_MARKS, readMarks, unionMarks, writeMarks, type Marks, type WrongMark } from './marks.js';
 import { forgottenIn, unionTombstones, validTombstones, type Tombstone } from './tombstones.js';
+import { INDEX_BOUNDS, isOverBound, readIndexLines, sizeDropOrder, type IndexBounds, type OverBound } from './index-bound.js';
 import type { RunRecord } from '../ports.js';
 
 interface RecordsFile {
@@ -22,8 +23,6 @@ interface RecordsFile {
   /** What people told Recall to forget (tombstones.ts): never merged back in. Also in recall-marks.json (marks.ts). */
   forgotten?: Tombstone[];
 }
-
-const MAX_INDEX_BYTES = 256 * 1024 * 1024;
 
 /** The records a tombstone does not name; a session that was forgotten is no record's any more. */
 function notForgotten(records: readonly RunRecord[], forgotten: readonly Tombstone[]): RunRecord[] {
@@ -46,10 +45,19 @@ export interface LoadedRecords {
 
 const unreadable = (error: unknown): LoadedRecords => ({ records: [], forgotten: [], wrong: [], problem: `${RECORDS_FILE} could not be read (${(error as Error).message}); it is rebuilt from the sessions` });
 
-/** The bytes of memory directory `dir`'s index (its working copy `workingFile` when there is one), or why they could not be read. */
-export function readIndexFile(dir: string, o: { workingFile?: string } = {}): { bytes?: Buffer; problem?: string } {
+/**
+ * The bytes of memory directory `dir`'s index (its working copy `workingFile` when there is one), or
+ * why they could not be read. A file over the read bound is read a line at a time (`over`), not whole.
+ */
+export function readIndexFile(dir: string, o: { workingFile?: string; bounds?: IndexBounds } = {}): { bytes?: Buffer; over?: OverBound; problem?: string } {
+  const bound = (o.bounds ?? INDEX_BOUNDS).read;
   try {
-    const bytes = (o.workingFile ? readMemoryBytes(o.workingFile, MAX_INDEX_BYTES) : undefined) ?? readMemoryBytes(path.join(dir, RECORDS_FILE), MAX_INDEX_BYTES);
+    const file = o.workingFile && fs.lstatSync(o.workingFile, { throwIfNoEntry: false }) ? o.workingFile : path.join(dir, RECORDS_FILE);
+    if (isOverBound(file, bound)) {
+      const over = readIndexLines(file, bound);
+      return { over, problem: `${RECORDS_FILE} is ${over.size} bytes, more than the ${bound} Recall reads whole (not a file Recall wrote, or one an older Recall let grow): ${damageCount(over.records.length, over.held)} a line at a time, the rest are rebuilt from their sessions where they are still stored; the next save writes it within ${(o.bounds ?? INDEX_BOUNDS).write} bytes` };
+    }
+    const bytes = readMemoryBytes(file, bound);
     return bytes ? { bytes } : {};
   } catch (error) {
     return { problem: unreadable(error).problem };
@@ -84,17 +92,18 @@ export function recordsIn(bytes: Buffer | undefined, marks: Marks = NO_MARKS): L
   if (!bytes) return { ...applyMarks([], [], marks) };
   const text = bytes.toString('utf8');
   let parsed: Partial<RecordsFile>;
-  let held: number | undefined;
   try {
     parsed = JSON.parse(text) as Partial<RecordsFile>;
   } catch (error) {
-    const saved = salvage(text);
-    parsed = { records: saved.records as RunRecord[], forgotten: saved.forgotten as Tombstone[] };
-    held = saved.held;
-    const loaded = fromParsed(parsed, marks);
-    return { ...loaded, held, problem: `${RECORDS_FILE} is damaged (${(error as Error).message}): ${damageCount(loaded.records.length, held)}; sessions without a record are rebuilt` };
+    const loaded = linesRead(salvage(text), marks);
+    return { ...loaded, problem: `${RECORDS_FILE} is damaged (${(error as Error).message}): ${damageCount(loaded.records.length, loaded.held!)}; sessions without a record are rebuilt` };
   }
   return fromParsed(parsed, marks);
+}
+
+/** The records of an index read a line at a time (a damaged one, or one over the read bound), checked, with how many it held. */
+export function linesRead(saved: { records: unknown[]; forgotten: unknown; held: number }, marks: Marks = NO_MARKS): LoadedRecords {
+  return { ...fromParsed({ records: saved.records as RunRecord[], forgotten: saved.forgotten as Tombstone[] }, marks), held: saved.held };
 }
 
 /** What a salvage read of a damaged index: "2 of its 3 records could be read, 1 lost". */
@@ -126,6 +135,10 @@ function applyMarks(records: RunRecord[], forgotten: Tombstone[], marks: Marks):
 export function loadRecords(dir: string, o: { workingFile?: string } = {}): LoadedRecords {
   const file = readIndexFile(dir, o);
   const marks = readMarks(o.workingFile && fs.existsSync(o.workingFile) ? o.workingFile : path.join(dir, RECORDS_FILE));
+  if (file.over) {
+    const loaded = linesRead(file.over, marks);
+    return { ...loaded, problem: [file.problem, marks.problem].filter(Boolean).join('; ') };
+  }
   if (file.problem) return { ...applyMarks([], [], marks), problem: file.problem };
   const loaded = recordsIn(file.bytes, marks);
   const problem = [loaded.problem, marks.problem].filter(Boolean).join('; ');
@@ -135,10 +148,39 @@ export function loadRecords(dir: string, o: { workingFile?: string } = {}): Load
 /**
  * Writes the index: the records as the next run loads them, each with its stems, and their postings,
  * bound to them by the SHA-256 of everything after the first line; the marks go beside it (marks.ts).
+ * Within `budget` bytes (index-bound.ts): past it, records go in sizeDropOrder (`live`: the sessions
+ * still stored) until it fits. Those that went.
  */
-export function saveRecords(file: string, records: readonly RunRecord[], forgotten: readonly Tombstone[] = [], o: { wrong?: readonly WrongMark[] } = {}): void {
+export function saveRecords(file: string, records: readonly RunRecord[], forgotten: readonly Tombstone[] = [], o: { wrong?: readonly WrongMark[]; live?: ReadonlySet<string>; budget?: number } = {}): RunRecord[] {
   const checked = records.map(validRecord).filter((r): r is RunRecord => !!r);
-  const kept = [...new Map(notForgotten(checked, forgotten).map((r) => [r.id, r])).values()];
+  const all = [...new Map(notForgotten(checked, forgotten).map((r) => [r.id, r])).values()];
+  let kept = all;
+  const budget = o.budget ?? INDEX_BOUNDS.write;
+  let text = indexText(kept, forgotten);
+  const dropped: RunRecord[] = [];
+  for (let over = Buffer.byteLength(text) - budget; over > 0 && kept.length > 0; over = Buffer.byteLength(text) - budget) {
+    // A record's line, and about as much again of postings: dropped until that covers the excess, then checked again.
+    const gone = new Set<RunRecord>();
+    let freed = 0;
+    for (const r of sizeDropOrder(kept, o.live ?? new Set())) {
+      if (freed >= over) break;
+      gone.add(r);
+      freed += 2 * Buffer.byteLength(JSON.stringify(r));
+    }
+    kept = kept.filter((r) => !gone.has(r));
+    dropped.push(...gone);
+    text = indexText(kept, forgotten);
+  }
+  // Those of records dropped for size too: a record of a stored session is rebuilt, and keeps its mark.
+  const wrong = [...all.flatMap((r) => (r.wrong ? [{ id: r.id, ...r.wrong }] : [])), ...(o.wrong ?? readMarks(file).wrong)];
+  // The marks first: a crash between the two writes leaves them where the next read finds them.
+  writeMarks(file, { forgotten: [...forgotten], wrong });
+  writeMemoryFile(file, text);
+  return dropped;
+}
+
+/** The index file's text for checked, unique, unforgotten `kept` records. */
+function indexText(kept: readonly RunRecord[], forgotten: readonly Tombstone[]): string {
   // From each record's stems, which termsOf keeps with the record: a run that searches the records
   // the slow way need not stem them again.
   const unstemmed = new Set(kept.filter((r) => r.terms === undefined));
@@ -148,10 +190,7 @@ export function saveRecords(file: string, records: readonly RunRecord[], forgott
   const lines = kept.map((r) => JSON.stringify(unstemmed.has(r) ? validRecord(r) : r));
   const body = `"forgotten":${JSON.stringify(forgotten)},"records":[\n${lines.length > 0 ? `${lines.join(',\n')}\n` : ''}]}\n`;
   const search = { ...postings, sha256: sha256(Buffer.from(body, 'utf8')) };
-  const wrong = [...kept.flatMap((r) => (r.wrong ? [{ id: r.id, ...r.wrong }] : [])), ...(o.wrong ?? readMarks(file).wrong)];
-  // The marks first: a crash between the two writes leaves them where the next read finds them.
-  writeMarks(file, { forgotten: [...forgotten], wrong });
-  writeMemoryFile(file, `{"version":1,"search":${JSON.stringify(search)},\n${body}`);
+  return `{"version":1,"search":${JSON.stringify(search)},\n${body}`;
 }
 
 /**

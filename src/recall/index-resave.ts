@@ -8,11 +8,12 @@
  * The file it builds on had postings that fit it (its hash checked at open), so each line is one a
  * reader checks when it reads it, as it checks every line of a file it opens. Whatever this cannot
  * carry over exactly (a line that does not start as a save writes it, a record twice, a forgotten
- * record or session, a new record whose id the file holds, postings without the records' dates) returns
- * false, and the caller writes every record the long way (saveRecords).
+ * record or session, a new record whose id the file holds, postings without the records' dates, a file
+ * past the byte budget: index-bound.ts) returns false, and the caller writes every record the long way (saveRecords).
  */
 import { writeMemoryFile } from '../memory/files.js';
 import { writeMarks, type WrongMark } from './marks.js';
+import { INDEX_BOUNDS } from './index-bound.js';
 import { validRecord } from './records.js';
 import { extendPostings, F, lastUseMinutes, sha256 } from './kept-postings.js';
 import type { SearchFile } from './search-file.js';
@@ -23,7 +24,7 @@ import type { RunRecord } from '../ports.js';
 const SEPARATOR = Buffer.from(',\n');
 
 /** Writes `file` from `base` and the records added since, with the marks beside it; false when it cannot be done exactly. */
-export function resaveIndex(file: string, base: SearchFile, o: { appended: readonly RunRecord[]; forgotten: readonly Tombstone[]; wrong: readonly WrongMark[] }): boolean {
+export function resaveIndex(file: string, base: SearchFile, o: { appended: readonly RunRecord[]; forgotten: readonly Tombstone[]; wrong: readonly WrongMark[]; budget?: number }): boolean {
   const { kept } = base;
   const ids = base.ids();
   if (!kept.last || !ids) return false;
@@ -69,8 +70,10 @@ export function resaveIndex(file: string, base: SearchFile, o: { appended: reado
   parts.push(Buffer.from(`${lines.length > 0 ? '\n' : ''}]}\n`));
   const body = Buffer.concat(parts);
   const search = { ...postings, sha256: sha256(body) };
+  const head = Buffer.from(`{"version":1,"search":${JSON.stringify(search)},\n`);
+  if (head.length + body.length > (o.budget ?? INDEX_BOUNDS.write)) return false; // records must go: saveRecords chooses which
   // The marks first, as saveRecords writes them: a crash between the two writes leaves them where the next read finds them.
   writeMarks(file, { forgotten: [...o.forgotten], wrong: [...marked, ...o.wrong] });
-  writeMemoryFile(file, Buffer.concat([Buffer.from(`{"version":1,"search":${JSON.stringify(search)},\n`), body]));
+  writeMemoryFile(file, Buffer.concat([head, body]));
   return true;
 }

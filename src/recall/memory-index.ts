@@ -8,10 +8,11 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { PastWork, RecalledWork, RunOutcome, SessionSummary, TokenUsage, Card, RecallQuery, RunRecord, StoredTodo, Finding, MemoryInfo } from '../ports.js';
 import { checkCitation } from './citations.js';
-import { readIndexFile, recordsIn, saveRecords } from './index-file.js';
+import { linesRead, readIndexFile, recordsIn, saveRecords } from './index-file.js';
+import { droppedForSize, INDEX_BOUNDS, type IndexBounds, type OverBound } from './index-bound.js';
 import { resaveIndex } from './index-resave.js';
 import { readMarks, type Marks, type WrongMark } from './marks.js';
-import { DEFAULT_RECORD_RETENTION, retainRecords, type RecordRetention } from './records.js';
+import { DEFAULT_RECORD_RETENTION, keepsEvery, retainRecords, type RecordRetention } from './records.js';
 import { recordFromSession } from './rebuild.js';
 import { RecordSearch, TUNING, type Hit } from './search.js';
 import { FileCorpus } from './file-corpus.js';
@@ -33,6 +34,8 @@ export interface MemoryIndexOptions {
   /** The thread a session belongs to (the thread index), for rebuilt records. */
   threadOf: (sessionId: string) => string | undefined;
   retention?: RecordRetention;
+  /** The index file's bounds on bytes (index-bound.ts; smaller in tests). */
+  bounds?: IndexBounds;
   clock: () => Date;
 }
 
@@ -49,6 +52,8 @@ export class MemoryIndex implements PastWork {
   /** Records added while the rest were not parsed (the run's own, its findings): the save appends them. */
   private appended: RunRecord[] = [];
   private readonly bytes?: Buffer;
+  /** The records of a file over the read bound, read a line at a time (index-bound.ts). */
+  private readonly over?: OverBound;
   /** What people told Recall to forget: kept with the records, so that no merge brings it back. */
   private forgotten: Tombstone[] = [];
   /** Wrong marks (marks.ts): kept apart from the records, so that a rebuilt record keeps its mark. */
@@ -65,11 +70,12 @@ export class MemoryIndex implements PastWork {
 
   constructor(private readonly o: MemoryIndexOptions) {
     this.openedAt = o.clock();
-    const file = readIndexFile(o.memoryDir);
+    const file = readIndexFile(o.memoryDir, { bounds: o.bounds ?? INDEX_BOUNDS });
     const marks = readMarks(path.join(o.memoryDir, RECORDS_FILE));
     this.marks = marks;
     this.readProblem = [file.problem, marks.problem].filter(Boolean).join('; ') || undefined;
     this.bytes = file.bytes;
+    this.over = file.over;
     this.stored = storedSessions(o.memoryDir);
     this.todos = openTodos(o.memoryDir);
     const kept = file.bytes && SearchFile.open(file.bytes);
@@ -126,7 +132,7 @@ export class MemoryIndex implements PastWork {
 
   /** Every record, parsed whole, and one rebuilt for each session that has none. */
   private loadAll(): void {
-    const loaded = recordsIn(this.bytes, this.marks);
+    const loaded = this.over ? linesRead(this.over, this.marks) : recordsIn(this.bytes, this.marks);
     this.readProblem ??= loaded.problem;
     this.heldCount = loaded.held;
     this.forgotten = loaded.forgotten;
@@ -310,7 +316,8 @@ export class MemoryIndex implements PastWork {
     let dropped = 0;
     if (!this.keepsAll(rule)) {
       const before = this.records.length;
-      this.loaded = retainRecords(this.changed(), rule, this.o.clock(), this.openedAt);
+      // A record whose session is still stored is kept (records.ts): dropped, every start would rebuild it.
+      this.loaded = retainRecords(this.changed(), rule, this.o.clock(), this.openedAt, new Set(this.stored.map((s) => s.id)));
       dropped = before - this.loaded.length;
     }
     // Past the records' retention no snapshot that held a forgotten record is restored any more.
@@ -325,15 +332,21 @@ export class MemoryIndex implements PastWork {
    */
   private keepsAll(rule: RecordRetention): boolean {
     const last = !this.loaded && this.base?.kept.last;
-    if (!last || last.length + this.appended.length > rule.maxRecords) return false;
-    const cutoff = Math.min(this.o.clock().getTime() - rule.maxAgeDays * 86_400_000, this.openedAt.getTime());
+    if (!last) return false;
+    const live = new Set(this.stored.map((s) => s.id));
+    const { sessions } = this.base!.kept;
     const read = this.base!.readByPlace();
-    return last.every((m, i) => (read.has(i) ? lastUseMinutes(read.get(i)!) : m) * 60_000 >= cutoff) && this.appended.every((r) => lastUseMinutes(r) * 60_000 >= cutoff);
+    const uses = [...last.map((m, i) => ({ minutes: read.has(i) ? lastUseMinutes(read.get(i)!) : m, live: live.has(sessions[i]!) })), ...this.appended.map((r) => ({ minutes: lastUseMinutes(r), live: true }))]; // made in this run: kept as a stored session's is
+    return keepsEvery(uses, rule, this.o.clock(), this.openedAt);
   }
 
-  save(): void {
+  /** Writes the index within its byte budget; a warning when records had to be left out for it. */
+  save(): string | undefined {
+    const budget = (this.o.bounds ?? INDEX_BOUNDS).write;
     // Onto the file it was opened from, when the records were never all parsed: the lines and postings it has are kept.
-    if (!this.loaded && this.base && resaveIndex(this.o.workingFile, this.base, { appended: this.appended, forgotten: this.forgotten, wrong: this.wrong })) return;
-    saveRecords(this.o.workingFile, this.records, this.forgotten, { wrong: this.wrong });
+    if (!this.loaded && this.base && resaveIndex(this.o.workingFile, this.base, { appended: this.appended, forgotten: this.forgotten, wrong: this.wrong, budget })) return undefined;
+    const live = new Set(this.stored.map((s) => s.id));
+    const dropped = saveRecords(this.o.workingFile, this.records, this.forgotten, { wrong: this.wrong, live, budget });
+    return dropped.length > 0 ? droppedForSize(dropped.length, budget, dropped.filter((r) => r.sessionId && live.has(r.sessionId)).length) : undefined;
   }
 }

@@ -91,13 +91,28 @@ export const DEFAULT_RECORD_RETENTION: RecordRetention = { maxAgeDays: 365, maxR
 
 /**
  * The records retention keeps: used or made within maxAgeDays, and any made or used since
- * `runStart` (this run's), at most maxRecords of them.
+ * `runStart` (this run's), at most maxRecords of them. A record whose session is still stored
+ * (`live`) is always kept, and counts against maxRecords: dropped, it would be rebuilt from its
+ * session at the next start, every start (issue 27: 10,000 live sessions against 5,000 records).
+ * So is one made since `runStart` (the run's own and its findings), which the live ones would
+ * otherwise crowd out.
  */
-export function retainRecords(records: readonly RunRecord[], rule: RecordRetention, now: Date, runStart: Date = now): RunRecord[] {
+export function retainRecords(records: readonly RunRecord[], rule: RecordRetention, now: Date, runStart: Date = now, live: ReadonlySet<string> = new Set()): RunRecord[] {
   const last = (r: RunRecord) => Date.parse(r.usedAt && r.usedAt > r.at ? r.usedAt : r.at);
+  const isLive = (r: RunRecord) => (!!r.sessionId && live.has(r.sessionId)) || Date.parse(r.at) >= runStart.getTime();
   const cutoff = Math.min(now.getTime() - rule.maxAgeDays * 86_400_000, runStart.getTime());
-  return records
-    .filter((r) => last(r) >= cutoff)
-    .sort((a, b) => last(b) - last(a))
-    .slice(0, rule.maxRecords);
+  const kept = records.filter((r) => isLive(r) || last(r) >= cutoff).sort((a, b) => last(b) - last(a));
+  let room = rule.maxRecords - kept.filter(isLive).length;
+  return kept.filter((r) => isLive(r) || room-- > 0);
+}
+
+/**
+ * Whether retainRecords keeps every record, told from when each was last made or used (whole
+ * minutes, rounded down: never one it would drop) and whether it is always kept (`live`: its
+ * session still stored, or made in this run).
+ */
+export function keepsEvery(uses: ReadonlyArray<{ minutes: number; live: boolean }>, rule: RecordRetention, now: Date, runStart: Date = now): boolean {
+  const cutoff = Math.min(now.getTime() - rule.maxAgeDays * 86_400_000, runStart.getTime());
+  const live = uses.filter((u) => u.live).length;
+  return uses.every((u) => u.live || u.minutes * 60_000 >= cutoff) && (live === uses.length || uses.length <= rule.maxRecords);
 }

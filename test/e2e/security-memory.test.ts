@@ -37,9 +37,9 @@ function plantEntry(edit: (dir: string) => void, o: { manifest?: boolean } = {})
   const dir = memoryDir();
   edit(dir);
   if (o.manifest !== false) writeManifest(dir, { now: new Date() });
-  const tar = execFileSync('tar', ['--posix', '-cf', '-', '-P', '-C', world.machine.workspace, path.relative(world.machine.workspace, dir)]);
+  const tar = execFileSync('tar', ['--posix', '-cf', '-', '-P', '-C', world.machine.workspace, path.relative(world.machine.workspace, dir)], { maxBuffer: 1 << 30 });
   const key = `recall-v1-99${runs}-1-20991231T000000Z`;
-  world.cache.plant(key, world.cache.entries()[0]!.version, execFileSync('zstd', ['-q', '-c'], { input: tar }));
+  world.cache.plant(key, world.cache.entries()[0]!.version, execFileSync('zstd', ['-q', '-c'], { input: tar, maxBuffer: 1 << 30 }));
   return key;
 }
 
@@ -205,6 +205,23 @@ describe('a snapshot planted in the store', () => {
     expect(second.main.exitCode, second.main.stdout).toBe(0);
     expect(second.outputs['memory-status']).toBe('corrupted');
     expect(second.warnings.join('\n')).toContain(`Memory restored from ${key} is unusable (it holds a virtual table (notes), which OpenCode never makes)`);
+  });
+
+  it('with an index past the 64 MiB every memory file is read within: the run warns, reads its records a line at a time, and saves a bounded index (issue 27)', async () => {
+    expect(firstRunDone().outputs['memory-saved']).toBe('true');
+    plantEntry((dir) => {
+      const file = path.join(dir, 'recall-index.json');
+      const records = fs.readFileSync(file, 'utf8').split('\n').slice(2).filter((l) => l.startsWith('{'));
+      expect(records.join('\n')).toContain('"id":"run-9400-1"');
+      // Postings no reader takes, 65 MiB of them (a few KiB compressed), before the real records.
+      fs.writeFileSync(file, `{"version":1,"search":{"pad":"${'x'.repeat(65 * 1024 * 1024)}"},\n"forgotten":[],"records":[\n${records.join('\n')}\n]}\n`);
+    });
+    const { run } = await nextRunOnThread('/recall continue');
+    expect(run.outputs['memory-saved']).toBe('true');
+    expect(run.warnings.join('\n')).toMatch(/recall-index\.json is \d+ bytes, more than the 67108864 Recall reads whole .*: (\d+) of its \1 records could be read a line at a time/);
+    const saved = execFileSync('tar', ['-x', '-O', '-P', '-f', '-', '--wildcards', '*/recall-index.json'], { input: unzstd(fs.readFileSync(world.cache.archiveOf(world.cache.entries().at(-1)!.key))), maxBuffer: 1 << 30 });
+    expect(saved.length).toBeLessThan(1024 * 1024);
+    expect(saved.toString()).toContain('"id":"run-9400-1"');
   });
 
   it('that cannot be unpacked is set aside, and saves go on (they used to stop for good)', async () => {
@@ -448,7 +465,7 @@ with tarfile.open(fileobj=out, mode='w', format=tarfile.PAX_FORMAT) as t:
     t.add(sys.argv[3], arcname=sys.argv[4])
 sys.stdout.buffer.write(out.getvalue())
 `, memoryDir(), rel, path.join(scratch, 'bashrc'), evil]);
-    world.cache.plant('recall-v1-9998-1-20991231T000000Z', cacheVersion([memoryDir()], 'zstd-without-long'), execFileSync('zstd', ['-q', '-c'], { input: tar }));
+    world.cache.plant('recall-v1-9998-1-20991231T000000Z', cacheVersion([memoryDir()], 'zstd-without-long'), execFileSync('zstd', ['-q', '-c'], { input: tar, maxBuffer: 1 << 30 }));
     freshRunner(world.machine);
     world.model.script({ text: 'Second answer.' });
     const second = await ask('/recall again', v1);

@@ -187,6 +187,20 @@ describe('records', () => {
     expect(retainRecords([old, usedLately, recent], { maxAgeDays: 3650, maxRecords: 2 }, NOW).map((r) => r.id)).toEqual(['c', 'b']);
   });
 
+  it('a record whose session is still stored is kept past both bounds, and counts against the number (else every start rebuilds it)', () => {
+    const old = record('a', { at: '2025-01-01T00:00:00Z', sessionId: 'ses_a' });
+    const usedLately = record('b', { at: '2025-01-01T00:00:00Z', usedAt: '2026-11-10T00:00:00Z', sessionId: 'ses_b' });
+    const recent = record('c', { at: '2026-11-15T00:00:00Z', sessionId: 'ses_c' });
+    const live = new Set(['ses_a', 'ses_b']);
+    expect(retainRecords([old, usedLately, recent], { maxAgeDays: 365, maxRecords: 1 }, NOW, NOW, live).map((r) => r.id)).toEqual(['b', 'a']);
+    expect(retainRecords([old, usedLately, recent], { maxAgeDays: 365, maxRecords: 3 }, NOW, NOW, live).map((r) => r.id)).toEqual(['c', 'b', 'a']);
+    expect(retainRecords([old, usedLately, recent], { maxAgeDays: 365, maxRecords: 3 }, NOW, NOW, new Set(['ses_a'])).map((r) => r.id)).toEqual(['c', 'b', 'a']);
+    expect(retainRecords([old, usedLately, recent], { maxAgeDays: 365, maxRecords: 2 }, NOW, NOW, new Set(['ses_a'])).map((r) => r.id)).toEqual(['c', 'a']);
+    // The run's own record (made since the run started, its session new) is kept when stored sessions fill the count.
+    const own = record('d', { at: NOW.toISOString(), sessionId: 'ses_new' });
+    expect(retainRecords([old, usedLately, own], { maxAgeDays: 365, maxRecords: 1 }, NOW, NOW, live).map((r) => r.id)).toEqual(['d', 'b', 'a']);
+  });
+
   it('an overlapping run\'s records are merged in, and credentials are redacted from the file', () => {
     const a = fs.mkdtempSync(path.join(os.tmpdir(), 'recall-rec-'));
     const b = fs.mkdtempSync(path.join(os.tmpdir(), 'recall-rec-'));
@@ -226,6 +240,22 @@ describe('the index of past work over a store', () => {
   afterEach(() => {
     fs.rmSync(dir, { recursive: true, force: true });
     fs.rmSync(workspace, { recursive: true, force: true });
+  });
+
+  it('a store with more sessions than record retention keeps: each keeps its record, and the next start rebuilds none (issue 27)', () => {
+    const ids = ['s1', 's2', 's3', 's4'].map((n) => sessionId(n));
+    writeStore(dir, ids.map((id, i) => ({ id, said: [`problem number ${i}`], time: Date.UTC(2026, 10, 1 + i) })));
+    const open = () => new MemoryIndex({ memoryDir: dir, workingFile: path.join(dir, RECORDS_FILE), workspace, threadOf: () => undefined, clock: () => NOW, retention: { maxAgeDays: 365, maxRecords: 2 } });
+    const first = open();
+    expect(first.rebuilt).toBe(4);
+    expect(first.retain()).toBe(0);
+    first.save();
+    const second = open();
+    expect(second.rebuilt).toBe(0);
+    expect(second.searching).toBe('kept postings');
+    // Retention tells it keeps them all from the kept postings, without parsing a record.
+    expect(second.retain()).toBe(0);
+    expect(second.searching).toBe('kept postings');
   });
 
   it('lists every top-level session whatever project filed it, rebuilds missing records, and keeps records whose session is gone', () => {
