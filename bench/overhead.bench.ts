@@ -3,7 +3,7 @@
  * a bare `opencode run` of the same prompt against the same scripted model. For each: the time from
  * the start to the model's first request (before), from the model's last request to the end
  * (after; the model answers at once), and the whole. Recall's whole is its main and post steps of
- * the bundled action; memory empty, then 1,000 sessions (BENCH_SESSIONS) restored from the cache service; OpenCode
+ * the bundled action; memory empty, then 1,000 sessions (BENCH_SESSIONS; the row says how many the store held) restored from the cache service; OpenCode
  * on PATH. Then what a runner without OpenCode pays: the registry on loopback (from scratch), and
  * Recall's restore from the Actions cache, each checked against the pinned checksums; a
  * self-hosted runner's tool directory, checked again; a release without pins, from the registry.
@@ -28,6 +28,7 @@ import { freshRunner, REPO_ROOT } from '../test/harness/runner.js';
 import { startWorld, type World } from '../test/harness/world.js';
 import { growStore } from './grow.js';
 import { sentTurnsIn } from '../src/recall/threads.js';
+import { sessionIdsIn } from '../src/memory/merge.js';
 
 const RUNS = Number(process.env.BENCH_RUNS ?? 3);
 /** The stores restored (issue 27: BENCH_SESSIONS=1000,10000 adds the 10,000 row). */
@@ -114,6 +115,7 @@ async function recallRun(runId: string, prefix: string, memory: 'hit' | 'miss', 
 }
 
 it('the overhead Recall adds around the agent, beside a bare opencode run', async () => {
+  const loadAtStart = os.loadavg()[0]!.toFixed(1);
   // Bare and Recall runs alternate, so that a machine busy for a while weighs on both alike.
   const bare: Timing[] = [];
   // Empty memory: a prefix of its own per run, so nothing is restored.
@@ -142,9 +144,18 @@ it('the overhead Recall adds around the agent, beside a bare opencode run', asyn
   const env = { ...process.env, ...world.cache.env(), GITHUB_WORKSPACE: world.machine.workspace };
   const log = { info: () => undefined, warning: (m: string) => console.log(`warning: ${m}`) };
   const full = new Map<number, Timing[]>();
+  /** How many sessions each row's store really held. */
+  const stored = new Map<number, number>();
   for (const [k, sessions] of SESSIONS.entries()) {
     fs.rmSync(memoryDir, { recursive: true, force: true });
-    growStore(seed, sessions, memoryDir);
+    // growStore makes that many copies of every seed session, and the seed holds the check runs'
+    // sessions too: before issue 27's measurement the 10,000 row restored 50,000 to 70,000 sessions.
+    const seeds = sessionIdsIn(seed).length;
+    growStore(seed, Math.ceil(sessions / seeds), memoryDir);
+    const grown = sessionIdsIn(memoryDir).length;
+    expect(grown).toBeGreaterThanOrEqual(sessions);
+    expect(grown).toBeLessThan(sessions + seeds);
+    stored.set(sessions, grown);
     const store = createMemoryStore({ choice: { backend: 'actions-cache', path: '', endpoint: '', branch: '' }, memoryDir, keys: memoryKeys(`bench-${sessions}`, '1', '1'), env, log, clock: () => new Date(), credentials: () => [], sentTurns: sentTurnsIn });
     expect((await store.save()).saved).toBe(true);
     const runs: Timing[] = [];
@@ -201,10 +212,10 @@ it('the overhead Recall adds around the agent, beside a bare opencode run', asyn
 
   console.log(
     [
-      `runs: ${RUNS} each for Recall, ${2 * RUNS} bare, alternating (medians); the model answers at once; OpenCode on PATH unless said; load average at the end ${os.loadavg()[0]!.toFixed(1)}`,
+      `runs: ${RUNS} each for Recall, ${2 * RUNS} bare, alternating (medians); the model answers at once; OpenCode on PATH unless said; load average at the start ${loadAtStart}, at the end ${os.loadavg()[0]!.toFixed(1)}`,
       row('bare opencode run', bare),
       row('Recall, empty memory', empty, bareMedian),
-      ...[...full].map(([sessions, runs]) => row(`Recall, ${sessions.toLocaleString('en')} sessions`, runs, bareMedian)),
+      ...[...full].map(([sessions, runs]) => row(`Recall, ${stored.get(sessions)!.toLocaleString('en')} sessions`, runs, bareMedian)),
       row('Recall, a related run in memory', checked, bareMedian),
       row('  the same, memory-recall-check: false', unchecked, bareMedian),
       `the model check's share of the time to the first request: ${((median(checked.map((r) => r.before)) / median(unchecked.map((r) => r.before)) - 1) * 100).toFixed(1)}% (target: at most 10%); ${CHECK_RUNS} runs each`,

@@ -117,7 +117,8 @@ export async function run(task: Task, settings: RunSettings, ports: RunPorts): P
 
   // Memory is read straight from the store, before OpenCode opens it: every session whatever
   // directory OpenCode filed it under, and the index of past work (rebuilt where it is missing).
-  const index = ports.openIndex();
+  // Timed: at 10,000 sessions it rebuilds the records retention dropped (RFC-002, "The whole run at 10,000 sessions").
+  const index = await timed('Opening the index of past work', async () => ports.openIndex());
   if (index.problem) log.warning(index.problem);
   const sessions = index.sessions();
   const earlier = threads.index.sessionFor(task.threadKey);
@@ -241,11 +242,14 @@ export async function run(task: Task, settings: RunSettings, ports: RunPorts): P
     // at 1,000 sessions the index takes about as long as the stop (RFC-003, "Startup costs").
     const stopping = timed('Stopping OpenCode', () => live.stop());
     try {
-      const dropped = index.retain();
-      if (dropped > 0) log.info(`Memory: ${dropped} record(s) of past work passed their retention and were dropped from the index`);
-      const saved = index.save();
-      if (saved) log.warning(saved);
-      threads.index.keepOnly(new Set([...sessions.map((s) => s.id), sessionId].filter((id) => !prune.pruned.includes(id))));
+      const kept = new Set([...sessions.map((s) => s.id), sessionId].filter((id) => !prune.pruned.includes(id)));
+      await timed('Writing the index of past work', async () => {
+        const dropped = index.retain();
+        if (dropped > 0) log.info(`Memory: ${dropped} record(s) of past work passed their retention and were dropped from the index`);
+        const saved = index.save();
+        if (saved) log.warning(saved);
+        threads.index.keepOnly(kept);
+      });
     } catch (error) {
       // The index's error is the run's to report; the stop is still waited for (and tried again below).
       await stopping.catch(() => undefined);
