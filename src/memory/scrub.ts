@@ -109,16 +109,18 @@ export function scrubSecrets(memoryDir: string, values: readonly string[] = [], 
         .all(table)
         .filter((c) => /text|char|clob|blob|^$/i.test(String(c.type)))
         .map((c) => String(c.name));
-      // SQLite finds the rows that may hold a form (LIKE, case-blind: a superset) in C; only those
+      // SQLite finds the rows that hold a form (instr, every byte of the value) in C; only those
       // rows come into JS to be checked and rewritten. One scan of the table tests every column: a
       // query per column read each table once per text column (70 scans of OpenCode's store for
-      // 15 tables, `event` four times). Most of the cost is LIKE's work per byte and form, which
+      // 15 tables, `event` four times). Most of the cost is the match's work per byte and form, which
       // stays; the rescans were about a tenth of it (RFC-002, "Where the time goes").
       if (columns.length === 0) continue;
-      const patterns = forms.map((f) => `%${f.replace(/[\\%_]/g, (m) => `\\${m}`)}%`);
+      // instr, not LIKE: LIKE reads a value only up to its first NUL byte (a blob, or text bound
+      // with one), so a credential after one went unseen; instr compares the value's every byte.
+      const patterns = forms;
       // Each column's tests in parentheses: the expression is then as deep as the columns plus the
       // forms (SQLite refuses one deeper than 1,000), not as deep as their product.
-      const search = columns.map((column) => `(${patterns.map((_, i) => `${q(column)} LIKE ?${i + 1} ESCAPE '\\'`).join(' OR ')})`).join(' OR ');
+      const search = columns.map((column) => `(${patterns.map((_, i) => `instr(${q(column)}, ?${i + 1}) > 0`).join(' OR ')})`).join(' OR ');
       const where = split ? `${split(table)} AND (${search})` : search;
       const list = columns.map((column, i) => `${q(column)} AS v${i}`).join(', ');
       const changed = new Map<string, Array<{ rowid: number | bigint; value: string | Uint8Array }>>(columns.map((column) => [column, []]));
