@@ -4,13 +4,16 @@
  * holds it, in any text or blob column, at the SQL level. A byte search of the file is not enough
  * on its own: a value longer than a page is stored across overflow pages, each starting with a
  * 4-byte pointer, so a key that crosses a page boundary is not there in one piece. The byte search
- * (CredentialScanner, also run as the archive is packed) only finds old copies of rows that
- * SQLite left in free pages: then the file is rebuilt (VACUUM).
+ * (CredentialScanner, run as the archive is packed) sees every other value whole, and old copies
+ * of rows SQLite left in free pages (then the file is rebuilt: VACUUM). So a save first searches
+ * in SQL only the rows that may be split (`onlySplit`), and every row when the byte search finds
+ * a credential (snapshot-store.ts; issue 27: LIKE over every row was the largest step of a save).
  */
 import * as fs from 'node:fs';
 import { openRegular, readMemoryFile, writeMemoryFile } from './files.js';
 import * as path from 'node:path';
 import { literalForms } from '../secrets/forms.js';
+import { ByteSearch } from './byte-search.js';
 import { DATABASE_FILE } from './layout.js';
 import { openStore } from './store-check.js';
 
@@ -66,10 +69,11 @@ export const isJson = (text: string) => {
  * Empties the credential tables and redacts every form of every credential in `values` in every
  * text and blob value of the store, but for the identity columns. Returns the rows changed per
  * table. Throws StoreWouldBreak, before anything is written, when a credential sits in an
- * identity column or its redaction would leave a JSON row unreadable.
+ * identity column or its redaction would leave a JSON row unreadable. With `onlySplit`, only the
+ * rows that may lie across pages (splitRows) are searched: the caller's byte search must read the rest.
  */
 // Stryker disable next-line ArrayDeclaration: equivalent in effect, Stryker's stand-in value is in no store
-export function scrubSecrets(memoryDir: string, values: readonly string[] = []): Record<string, number> {
+export function scrubSecrets(memoryDir: string, values: readonly string[] = [], o: { onlySplit?: boolean } = {}): Record<string, number> {
   const file = path.join(memoryDir, DATABASE_FILE);
   if (!fs.existsSync(file)) return {};
   const removed: Record<string, number> = {};
@@ -82,6 +86,9 @@ export function scrubSecrets(memoryDir: string, values: readonly string[] = []):
       .prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'")
       .all()
       .map((r) => String(r.name));
+    // With `onlySplit`, only rows a byte search could not see whole (splitRows); in a store whose
+    // text is not UTF-8 no byte search sees any text whole: every row.
+    const split = o.onlySplit && db.prepare('PRAGMA encoding').get()?.encoding === 'UTF-8' ? splitRows(db) : undefined;
     // Overwrite deleted content with zeros, so no freed page keeps a secret.
     db.exec('PRAGMA secure_delete = ON');
     db.exec('BEGIN');
@@ -102,16 +109,19 @@ export function scrubSecrets(memoryDir: string, values: readonly string[] = []):
         .all(table)
         .filter((c) => /text|char|clob|blob|^$/i.test(String(c.type)))
         .map((c) => String(c.name));
-      // SQLite finds the rows that may hold a form (LIKE, case-blind: a superset) in C; only those
+      // SQLite finds the rows that hold a form (instr, every byte of the value) in C; only those
       // rows come into JS to be checked and rewritten. One scan of the table tests every column: a
       // query per column read each table once per text column (70 scans of OpenCode's store for
-      // 15 tables, `event` four times). Most of the cost is LIKE's work per byte and form, which
+      // 15 tables, `event` four times). Most of the cost is the match's work per byte and form, which
       // stays; the rescans were about a tenth of it (RFC-002, "Where the time goes").
       if (columns.length === 0) continue;
-      const patterns = forms.map((f) => `%${f.replace(/[\\%_]/g, (m) => `\\${m}`)}%`);
+      // instr, not LIKE: LIKE reads a value only up to its first NUL byte (a blob, or text bound
+      // with one), so a credential after one went unseen; instr compares the value's every byte.
+      const patterns = forms;
       // Each column's tests in parentheses: the expression is then as deep as the columns plus the
       // forms (SQLite refuses one deeper than 1,000), not as deep as their product.
-      const where = columns.map((column) => `(${patterns.map((_, i) => `${q(column)} LIKE ?${i + 1} ESCAPE '\\'`).join(' OR ')})`).join(' OR ');
+      const search = columns.map((column) => `(${patterns.map((_, i) => `instr(${q(column)}, ?${i + 1}) > 0`).join(' OR ')})`).join(' OR ');
+      const where = split ? `${split(table)} AND (${search})` : search;
       const list = columns.map((column, i) => `${q(column)} AS v${i}`).join(', ');
       const changed = new Map<string, Array<{ rowid: number | bigint; value: string | Uint8Array }>>(columns.map((column) => [column, []]));
       for (const row of db.prepare(`SELECT rowid AS r, ${list} FROM ${q(table)} WHERE ${where}`).iterate(...patterns)) {
@@ -149,6 +159,29 @@ export function scrubSecrets(memoryDir: string, values: readonly string[] = []):
     db.close();
   }
   return removed;
+}
+
+/**
+ * For each table, an SQL test that is true of every row whose record may be longer than SQLite
+ * keeps on its page (the rest goes to overflow pages, each starting with a 4-byte pointer, so a
+ * value there can be split where a byte search does not see it whole). A row that fails it lies
+ * in one piece inside one page of the file, where the byte search of the archive sees every value
+ * as it is (UTF-8 text, blob bytes). The test reads the lengths alone (octet_length reads a value's
+ * header, not the value), and over-counts: a record is at most a 9-byte header size, a 9-byte
+ * type and at most 8 fixed bytes per column, and the bytes of its text and blobs; the page is
+ * taken to keep the most reserved bytes a page can have (255).
+ */
+function splitRows(db: ReturnType<typeof openStore>): (table: string) => string {
+  const usable = Number(db.prepare('PRAGMA page_size').get()?.page_size) - 255;
+  // SQLite's most a cell keeps on its page: a table's leaf, and an index's (a WITHOUT ROWID table's rows are index cells).
+  const onTablePage = usable - 35;
+  const onIndexPage = Math.floor(((usable - 12) * 64) / 255) - 23;
+  return (table) => {
+    const withoutRowid = Number(db.prepare('SELECT wr FROM pragma_table_list WHERE schema = ? AND name = ?').get('main', table)?.wr) === 1;
+    const columns = db.prepare('SELECT name FROM pragma_table_xinfo(?)').all(table).map((c) => String(c.name));
+    const bytes = columns.map((c) => `coalesce(octet_length(${q(c)}), 0)`).join(' + ');
+    return `(${9 + 17 * columns.length} + ${bytes || '0'}) > ${withoutRowid ? onIndexPage : onTablePage}`;
+  };
 }
 
 function redactBytes(buffer: Buffer, needles: readonly Buffer[]): Buffer {
@@ -208,6 +241,7 @@ export function credentialsIn(dir: string, secrets: readonly string[]): string[]
 export class CredentialScanner {
   private readonly needles: Array<{ secret: string; bytes: Buffer }>;
   private readonly overlap: number;
+  private readonly search: ByteSearch;
   private tail = Buffer.alloc(0);
   private readonly seen = new Set<string>();
 
@@ -215,6 +249,7 @@ export class CredentialScanner {
     // Stryker disable next-line StringLiteral: equivalent, Buffer.from reads '' as utf8
     this.needles = secrets.map((secret) => ({ secret, bytes: Buffer.from(secret, 'utf8') }));
     this.overlap = Math.max(0, ...this.needles.map((n) => n.bytes.length - 1));
+    this.search = new ByteSearch(this.needles.map((n) => n.bytes));
   }
 
   // Survivors, equivalent, each a shortcut taken out: `false` for the first test and the one in the
@@ -223,9 +258,11 @@ export class CredentialScanner {
   feed(piece: Buffer): void {
     if (this.needles.length === 0) return;
     const seam = this.tail.length > 0 ? Buffer.concat([this.tail, piece.subarray(0, this.overlap)]) : undefined;
-    for (const { secret, bytes } of this.needles) {
-      if (this.seen.has(secret)) continue;
-      if (piece.includes(bytes) || seam?.includes(bytes)) this.seen.add(secret);
+    if (this.seen.size < this.needles.length) {
+      // Every needle in one pass over the piece (ByteSearch); the seam, short, needle by needle.
+      const found = this.needles.map(({ secret }) => this.seen.has(secret));
+      this.search.findIn(piece, found);
+      for (const [i, { secret, bytes }] of this.needles.entries()) if (found[i] || seam?.includes(bytes)) this.seen.add(secret);
     }
     const keep = Math.min(this.overlap, this.tail.length + piece.length);
     this.tail = piece.length >= keep ? Buffer.from(piece.subarray(piece.length - keep)) : Buffer.concat([this.tail, piece]).subarray(-keep);

@@ -7,52 +7,23 @@
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import type { Logger } from '../ports.js';
 import { describe } from '../errors.js';
-import { literalForms } from '../secrets/forms.js';
 import { readMemoryFile, removeStrangers, writeMemoryFile } from './files.js';
-import { checkMemory, earlierKeysIn, emptyDirectory, hasMemoryFiles, partialMemoryIn, writeManifest, type PartialMemory } from './integrity.js';
+import { checkMemory, earlierKeysIn, emptyDirectory, hasMemoryFiles, partialMemoryIn, type PartialMemory } from './integrity.js';
 import { fallBack, mergeOlderMemory, withWarning, type FallbackContext, type Restored } from './fallback.js';
 import { dropSnapshotsBeforeForget } from './forgotten-elsewhere.js';
-import { DATABASE_FILE, RECORDS_FILE } from './layout.js';
+import { DATABASE_FILE } from './layout.js';
 import { recoverDamagedIndex } from './index-recovery.js';
 import { sessionIdsIn } from './merge.js';
 import { mergeNewerSave, type Base, type NewerSaveMerge } from './newer-save.js';
 import { UnusableSnapshotError, type PackedSnapshot, type SnapshotBackend } from './snapshot-backend.js';
-import { credentialsIn, redactFile, scrubSecrets, vacuumStore } from './scrub.js';
-import { checkStore, STORE_CHECK_RULES, storedUserTurns } from './store-check.js';
+import { takeOutCredentials } from './credentials-out.js';
+import { checkStore, STORE_CHECK_RULES } from './store-check.js';
 import { MAX_UNPACKED_BYTES } from './tar-unpack.js';
-import type { MemoryStore, RecallFiles, RestoreOutcome, SaveOutcome, SentTurns } from './store.js';
+import type { MemoryStore, RestoreOutcome, SaveOutcome } from './store.js';
+import type { SnapshotStoreOptions } from './snapshot-store-options.js';
 
-export interface SnapshotStoreOptions {
-  memoryDir: string;
-  backend: SnapshotBackend;
-  log: Logger;
-  clock: () => Date;
-  /** The credentials this run had, to be taken out of the store before it is saved. */
-  credentials?: () => string[];
-  /** memory-signing-key: sign what is saved, and use only what was signed with it. */
-  signingKey?: string | undefined;
-  /**
-   * Where memory is kept (factory.ts, memoryPlace: this repository's Actions cache, the bucket
-   * folder, the directory, the branch): signed with each snapshot, which is used only there.
-   */
-  place?: string;
-  /**
-   * Where the run keeps Recall's own files while the agent works (the thread index, the index of
-   * past work): copied into memory by name at the save, over what the agent may have written there.
-   */
-  workingFiles?: string[];
-  /** How Recall's own files merge when a save merges an overlapping run's memory (absent: only sessions merge). */
-  recallFiles?: RecallFiles;
-  /**
-   * Reads Recall's record of the user messages it sent in a memory directory (recall/threads.ts,
-   * sentTurnsIn), which every session is checked against at a restore and a save. Required: no
-   * stand-in is safe. One that knows no session would trust forged turns in sessions Recall did
-   * record (trust on first use), and at the save would take every turn for forged and drop them all.
-   */
-  sentTurns: (memoryDir: string) => SentTurns;
-}
+export type { SnapshotStoreOptions } from './snapshot-store-options.js';
 
 /** How many earlier snapshots a save names. */
 const EARLIER_KEPT = 3;
@@ -250,7 +221,7 @@ export class SnapshotMemoryStore implements MemoryStore {
       try {
         // What this save is built from, newest first: where a restore goes if this save turns out unusable.
         const earlier = [...new Set([...mergedFrom, ...base.earlier])].filter((k) => !base.setAside.includes(k));
-        packed = await this.takeOutCredentials(earlier.slice(0, EARLIER_KEPT), key, base.partial, { merged: mergedFrom.length > 0 });
+        packed = await takeOutCredentials(this.so, { earlier: earlier.slice(0, EARLIER_KEPT), key, partial: base.partial, merged: mergedFrom.length > 0 });
       } catch (error) {
         return { saved: false, warning: `Memory was not saved: the credentials could not be taken out of the store (${describe(error)}).` };
       }
@@ -275,45 +246,6 @@ export class SnapshotMemoryStore implements MemoryStore {
     }
   }
 
-  /**
-   * Empties the tables that hold credentials, redacts every credential of the run wherever a row
-   * holds it (at the SQL level: a value longer than a page is split across overflow pages on disk,
-   * where a byte search cannot see it whole), writes the manifest, and makes sure no credential is
-   * in the bytes about to be stored. With a backend that packs, those bytes are read once, as they
-   * are archived, and only packed again when old copies of a row had to be cleared. The packed
-   * snapshot, checked. The manifest signs `key`, the key it is saved under, and the place.
-   */
-  private async takeOutCredentials(earlier: string[], key: string, partial: PartialMemory | undefined, o: { merged: boolean }): Promise<PackedSnapshot | undefined> {
-    const { memoryDir, backend, clock, log, signingKey, place = '' } = this.so;
-    // What the manifest must name as it is (the keys, the place) is public, not a credential, even
-    // when a variable named like a secret holds it or part of it (a job's MEMORY_KEY_PREFIX, an
-    // AUTH_SERVER_URL of https://github.com): taken for one, no save could take it out again.
-    const named = [key, ...earlier, place];
-    const credentials = (this.so.credentials?.() ?? []).filter((c) => !named.some((n) => n.includes(c)));
-    const forms = literalForms(credentials);
-    const removed = scrubSecrets(memoryDir, credentials);
-    if (['message', 'part'].some((table) => (removed[table] ?? 0) > 0)) recordRedactedTurns(memoryDir, this.so.sentTurns(memoryDir));
-    // Recall's index keeps words it derived (stems, postings) where no replace of the written
-    // forms finds a token: its own code redacts it; without it, only the written forms go.
-    const inRecords = this.so.recallFiles ? this.so.recallFiles.redact(memoryDir, forms) : redactFile(path.join(memoryDir, RECORDS_FILE), forms);
-    if (inRecords > 0) removed[RECORDS_FILE] = inRecords;
-    const rows = Object.entries(removed).filter(([t]) => t !== 'vacuum');
-    if (rows.length > 0) log.info(`Memory: took credentials out of the store before saving (${rows.map(([t, n]) => `${n} in ${t}`).join(', ')}).`);
-    // Every row as save() checked it against Recall's record, unless sessions were merged in since
-    // (checked as they were restored, some trusted on first use) or the redaction just rewrote a
-    // message or a part: signed as checked, a restore of exactly these bytes need not read the
-    // rows again (issue 27).
-    const checked = o.merged || ['message', 'part'].some((table) => (removed[table] ?? 0) > 0) ? [] : [DATABASE_FILE];
-    writeManifest(memoryDir, { now: clock(), signingKey, earlier, key, place, partial, checked, checkRules: STORE_CHECK_RULES });
-    let packed = await backend.pack?.(memoryDir, forms);
-    if ((packed ? packed.found : credentialsIn(memoryDir, forms)).length === 0) return packed;
-    // Old copies of redacted rows in free pages: rebuild the file from its live rows.
-    vacuumStore(memoryDir);
-    writeManifest(memoryDir, { now: clock(), signingKey, earlier, key, place, partial, checked, checkRules: STORE_CHECK_RULES });
-    packed = await backend.pack?.(memoryDir, forms);
-    if ((packed ? packed.found : credentialsIn(memoryDir, forms)).length > 0) throw new Error('a credential of this run is still in the store after redaction');
-    return packed;
-  }
 }
 
 /** What a save marked partial says: it is not the whole memory, and how the rest comes back. */
@@ -332,19 +264,4 @@ function futureWarning(keys: readonly string[]): string | undefined {
     `Ignored ${keys.length} snapshot(s) dated ahead of this clock (${named}): the newest snapshot is the one with the latest time, which whoever writes where memory is kept chooses, ` +
     `so one dated in the future would win every restore. Remove them unless a runner with a clock that far ahead saved them (they are used once their time has come).`
   );
-}
-
-/**
- * A user message that held a credential (a request quoting a key, a run summary whose answer echoed
- * one) reads differently once redacted, and the next restore would take the session for forged and
- * drop it. Every turn left at this point passed the check against Recall's record just before the
- * redaction, so each session's redacted turns are recorded beside the originals.
- */
-function recordRedactedTurns(memoryDir: string, sent: SentTurns): void {
-  for (const [sessionId, digests] of storedUserTurns(memoryDir)) {
-    const known = sent.turnsOf(sessionId);
-    if (!known) continue; // unrecorded (an older Recall's): trusted on first use at the next restore
-    for (const digest of digests) if (!known.has(digest)) sent.recordTurn(sessionId, digest);
-  }
-  sent.save();
 }

@@ -1,0 +1,92 @@
+/**
+ * Credentials out of the store as a save packs it (RFC-002 "Credentials are never stored", issue
+ * 27): the SQL search of the rows a byte search cannot see whole, the byte search of every byte as
+ * the archive is packed, and every row searched again only when that finds a credential.
+ */
+import * as path from 'node:path';
+import { literalForms } from '../secrets/forms.js';
+import { writeManifest, type PartialMemory } from './integrity.js';
+import { DATABASE_FILE, RECORDS_FILE } from './layout.js';
+import { credentialsIn, redactFile, scrubSecrets, vacuumStore } from './scrub.js';
+import type { PackedSnapshot } from './snapshot-backend.js';
+import type { SnapshotStoreOptions } from './snapshot-store-options.js';
+import { STORE_CHECK_RULES, storedUserTurns } from './store-check.js';
+import type { SentTurns } from './store.js';
+
+/**
+ * Empties the tables that hold credentials, redacts every credential of the run wherever a row
+ * holds it, writes the manifest, and makes sure no credential is in the bytes about to be stored.
+ * The SQL search reads the rows a byte search cannot see whole (a value longer than a page is
+ * split across overflow pages on disk); the byte search of every byte, done as the archive is
+ * packed (read once), covers the rest. Only when it finds a credential is every row searched
+ * in SQL and the store packed again (and rebuilt, when old copies of a row stay in free pages).
+ * The packed snapshot, checked. The manifest signs `key`, the key it is saved under, and the place.
+ */
+export async function takeOutCredentials(
+  so: SnapshotStoreOptions,
+  o: { earlier: string[]; key: string; partial: PartialMemory | undefined; merged: boolean },
+): Promise<PackedSnapshot | undefined> {
+  const { memoryDir, backend, clock, log, signingKey, place = '' } = so;
+  const { earlier, key, partial } = o;
+  // What the manifest must name as it is (the keys, the place) is public, not a credential, even
+  // when a variable named like a secret holds it or part of it (a job's MEMORY_KEY_PREFIX, an
+  // AUTH_SERVER_URL of https://github.com): taken for one, no save could take it out again.
+  const named = [key, ...earlier, place];
+  const credentials = (so.credentials?.() ?? []).filter((c) => !named.some((n) => n.includes(c)));
+  const forms = literalForms(credentials);
+  // First only the rows a byte search cannot see whole (a record spilling onto overflow pages):
+  // every other row lies in one piece in the file, and the archive's byte search below reads
+  // every byte of it anyway (issue 27: SQLite's LIKE over every text column was the largest step
+  // of a save, 5 s at 10,000 sessions). When that search finds a credential, in a row of this
+  // run or one the restore brought, or in free space, every row is searched as before.
+  const removed = scrubSecrets(memoryDir, credentials, { onlySplit: true });
+  // Recall's index keeps words it derived (stems, postings) where no replace of the written
+  // forms finds a token: its own code redacts it; without it, only the written forms go.
+  const inRecords = so.recallFiles ? so.recallFiles.redact(memoryDir, forms) : redactFile(path.join(memoryDir, RECORDS_FILE), forms);
+  if (inRecords > 0) removed[RECORDS_FILE] = inRecords;
+  const pack = async () => {
+    if (['message', 'part'].some((table) => (removed[table] ?? 0) > 0)) recordRedactedTurns(memoryDir, so.sentTurns(memoryDir));
+    // Every row as save() checked it against Recall's record, unless sessions were merged in since
+    // (checked as they were restored, some trusted on first use) or the redaction just rewrote a
+    // message or a part: signed as checked, a restore of exactly these bytes need not read the
+    // rows again (issue 27).
+    const checked = o.merged || ['message', 'part'].some((table) => (removed[table] ?? 0) > 0) ? [] : [DATABASE_FILE];
+    writeManifest(memoryDir, { now: clock(), signingKey, earlier, key, place, partial, checked, checkRules: STORE_CHECK_RULES });
+    const packed = await backend.pack?.(memoryDir, forms);
+    return { packed, clean: (packed ? packed.found : credentialsIn(memoryDir, forms)).length === 0 };
+  };
+  const said = () => {
+    const rows = Object.entries(removed);
+    if (rows.length > 0) log.info(`Memory: took credentials out of the store before saving (${rows.map(([t, n]) => `${n} in ${t}`).join(', ')}).`);
+  };
+  let packed = await pack();
+  if (!packed.clean) {
+    // A credential in the bytes: search every row, as every save did before. When no row held
+    // one, the bytes are unchanged and it is in free space: straight to the rebuild below.
+    const more = Object.entries(scrubSecrets(memoryDir, credentials));
+    for (const [table, n] of more) removed[table] = (removed[table] ?? 0) + n;
+    if (more.length > 0) packed = await pack();
+  }
+  said();
+  if (packed.clean) return packed.packed;
+  // Old copies of redacted rows in free pages: rebuild the file from its live rows.
+  vacuumStore(memoryDir);
+  packed = await pack();
+  if (!packed.clean) throw new Error('a credential of this run is still in the store after redaction');
+  return packed.packed;
+}
+
+/**
+ * A user message that held a credential (a request quoting a key, a run summary whose answer echoed
+ * one) reads differently once redacted, and the next restore would take the session for forged and
+ * drop it. Every turn left at this point passed the check against Recall's record just before the
+ * redaction, so each session's redacted turns are recorded beside the originals.
+ */
+function recordRedactedTurns(memoryDir: string, sent: SentTurns): void {
+  for (const [sessionId, digests] of storedUserTurns(memoryDir)) {
+    const known = sent.turnsOf(sessionId);
+    if (!known) continue; // unrecorded (an older Recall's): trusted on first use at the next restore
+    for (const digest of digests) if (!known.has(digest)) sent.recordTurn(sessionId, digest);
+  }
+  sent.save();
+}
