@@ -117,7 +117,7 @@ export async function run(task: Task, settings: RunSettings, ports: RunPorts): P
 
   // Memory is read straight from the store, before OpenCode opens it: every session whatever
   // directory OpenCode filed it under, and the index of past work (rebuilt where it is missing).
-  // Timed: at 10,000 sessions it rebuilds the records retention dropped (RFC-002, "The whole run at 10,000 sessions").
+  // Timed: it grows with the store (RFC-002, "The whole run at 10,000 sessions").
   const index = await timed('Opening the index of past work', async () => ports.openIndex());
   if (index.problem) log.warning(index.problem);
   const sessions = index.sessions();

@@ -45,19 +45,16 @@ export async function takeOutCredentials(
   const inRecords = so.recallFiles ? so.recallFiles.redact(memoryDir, forms) : redactFile(path.join(memoryDir, RECORDS_FILE), forms);
   if (inRecords > 0) removed[RECORDS_FILE] = inRecords;
   const pack = async () => {
-    if (['message', 'part'].some((table) => (removed[table] ?? 0) > 0)) recordRedactedTurns(memoryDir, so.sentTurns(memoryDir));
+    const turnsRewritten = ['message', 'part'].some((table) => (removed[table] ?? 0) > 0);
+    if (turnsRewritten) recordRedactedTurns(memoryDir, so.sentTurns(memoryDir));
     // Every row as save() checked it against Recall's record, unless sessions were merged in since
     // (checked as they were restored, some trusted on first use) or the redaction just rewrote a
     // message or a part: signed as checked, a restore of exactly these bytes need not read the
     // rows again (issue 27).
-    const checked = o.merged || ['message', 'part'].some((table) => (removed[table] ?? 0) > 0) ? [] : [DATABASE_FILE];
+    const checked = o.merged || turnsRewritten ? [] : [DATABASE_FILE];
     writeManifest(memoryDir, { now: clock(), signingKey, earlier, key, place, partial, checked, checkRules: STORE_CHECK_RULES });
     const packed = await backend.pack?.(memoryDir, forms);
     return { packed, clean: (packed ? packed.found : credentialsIn(memoryDir, forms)).length === 0 };
-  };
-  const said = () => {
-    const rows = Object.entries(removed);
-    if (rows.length > 0) log.info(`Memory: took credentials out of the store before saving (${rows.map(([t, n]) => `${n} in ${t}`).join(', ')}).`);
   };
   let packed = await pack();
   if (!packed.clean) {
@@ -67,7 +64,8 @@ export async function takeOutCredentials(
     for (const [table, n] of more) removed[table] = (removed[table] ?? 0) + n;
     if (more.length > 0) packed = await pack();
   }
-  said();
+  const rows = Object.entries(removed);
+  if (rows.length > 0) log.info(`Memory: took credentials out of the store before saving (${rows.map(([t, n]) => `${n} in ${t}`).join(', ')}).`);
   if (packed.clean) return packed.packed;
   // Old copies of redacted rows in free pages: rebuild the file from its live rows.
   vacuumStore(memoryDir);

@@ -173,14 +173,14 @@ export function scrubSecrets(memoryDir: string, values: readonly string[] = [], 
  */
 function splitRows(db: ReturnType<typeof openStore>): (table: string) => string {
   const usable = Number(db.prepare('PRAGMA page_size').get()?.page_size) - 255;
-  // SQLite's most a cell keeps on its page: a table's leaf, and an index's (a WITHOUT ROWID table's rows are index cells).
+  // SQLite's most a cell keeps on a table's leaf page. A WITHOUT ROWID table's rows are index cells,
+  // kept to less; but such a table is never searched this way: the scrub reads rows by rowid and
+  // refuses the store (test/unit/save-split-rows.test.ts).
   const onTablePage = usable - 35;
-  const onIndexPage = Math.floor(((usable - 12) * 64) / 255) - 23;
   return (table) => {
-    const withoutRowid = Number(db.prepare('SELECT wr FROM pragma_table_list WHERE schema = ? AND name = ?').get('main', table)?.wr) === 1;
     const columns = db.prepare('SELECT name FROM pragma_table_xinfo(?)').all(table).map((c) => String(c.name));
     const bytes = columns.map((c) => `coalesce(octet_length(${q(c)}), 0)`).join(' + ');
-    return `(${9 + 17 * columns.length} + ${bytes || '0'}) > ${withoutRowid ? onIndexPage : onTablePage}`;
+    return `(${9 + 17 * columns.length} + ${bytes || '0'}) > ${onTablePage}`;
   };
 }
 

@@ -61,6 +61,8 @@ export class MemoryIndex implements PastWork {
   /** The marks file beside the index (marks.ts), read once. */
   private readonly marks: Marks;
   private readonly stored: SessionSummary[];
+  /** The ids of the stored sessions: their records are kept (retention, the byte budget's drop order). */
+  private readonly live: ReadonlySet<string>;
   private readonly todos: StoredTodo[];
   private readProblem?: string;
   private rebuiltCount = 0;
@@ -77,6 +79,7 @@ export class MemoryIndex implements PastWork {
     this.bytes = file.bytes;
     this.over = file.over;
     this.stored = storedSessions(o.memoryDir);
+    this.live = new Set(this.stored.map((s) => s.id));
     this.todos = openTodos(o.memoryDir);
     const kept = file.bytes && SearchFile.open(file.bytes);
     // With a record for every session and every forget mark in the index too, nothing is rebuilt
@@ -213,7 +216,7 @@ export class MemoryIndex implements PastWork {
 
   /** A record with its citations checked against the checkout as it is now. */
   check(record: RunRecord): RecalledWork {
-    const live = !!record.sessionId && this.stored.some((s) => s.id === record.sessionId);
+    const live = !!record.sessionId && this.live.has(record.sessionId);
     return { record, matched: [], score: 0, tier: 'possible', citations: record.citations.map((c) => checkCitation(c, this.o.workspace)), sessionLive: live };
   }
 
@@ -317,7 +320,7 @@ export class MemoryIndex implements PastWork {
     if (!this.keepsAll(rule)) {
       const before = this.records.length;
       // A record whose session is still stored is kept (records.ts): dropped, every start would rebuild it.
-      this.loaded = retainRecords(this.changed(), rule, this.o.clock(), this.openedAt, new Set(this.stored.map((s) => s.id)));
+      this.loaded = retainRecords(this.changed(), rule, this.o.clock(), this.openedAt, this.live);
       dropped = before - this.loaded.length;
     }
     // Past the records' retention no snapshot that held a forgotten record is restored any more.
@@ -333,10 +336,9 @@ export class MemoryIndex implements PastWork {
   private keepsAll(rule: RecordRetention): boolean {
     const last = !this.loaded && this.base?.kept.last;
     if (!last) return false;
-    const live = new Set(this.stored.map((s) => s.id));
     const { sessions } = this.base!.kept;
     const read = this.base!.readByPlace();
-    const uses = [...last.map((m, i) => ({ minutes: read.has(i) ? lastUseMinutes(read.get(i)!) : m, live: live.has(sessions[i]!) })), ...this.appended.map((r) => ({ minutes: lastUseMinutes(r), live: true }))]; // made in this run: kept as a stored session's is
+    const uses = [...last.map((m, i) => ({ minutes: read.has(i) ? lastUseMinutes(read.get(i)!) : m, live: this.live.has(sessions[i]!) })), ...this.appended.map((r) => ({ minutes: lastUseMinutes(r), live: true }))]; // made in this run: kept as a stored session's is
     return keepsEvery(uses, rule, this.o.clock(), this.openedAt);
   }
 
@@ -345,8 +347,7 @@ export class MemoryIndex implements PastWork {
     const budget = (this.o.bounds ?? INDEX_BOUNDS).write;
     // Onto the file it was opened from, when the records were never all parsed: the lines and postings it has are kept.
     if (!this.loaded && this.base && resaveIndex(this.o.workingFile, this.base, { appended: this.appended, forgotten: this.forgotten, wrong: this.wrong, budget })) return undefined;
-    const live = new Set(this.stored.map((s) => s.id));
-    const dropped = saveRecords(this.o.workingFile, this.records, this.forgotten, { wrong: this.wrong, live, budget });
-    return dropped.length > 0 ? droppedForSize(dropped.length, budget, dropped.filter((r) => r.sessionId && live.has(r.sessionId)).length) : undefined;
+    const dropped = saveRecords(this.o.workingFile, this.records, this.forgotten, { wrong: this.wrong, live: this.live, budget });
+    return dropped.length > 0 ? droppedForSize(dropped.length, budget, dropped.filter((r) => r.sessionId && this.live.has(r.sessionId)).length) : undefined;
   }
 }

@@ -8,57 +8,21 @@
  */
 import { execFileSync, spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
-import * as os from 'node:os';
 import * as path from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
-import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { createMemoryStore } from '../../src/memory/factory.js';
-import { memoryKeys } from '../../src/memory/keys.js';
+import { describe, expect, it } from 'vitest';
 import { sessionIdsIn } from '../../src/memory/merge.js';
 import { CredentialScanner, scrubSecrets } from '../../src/memory/scrub.js';
 import { literalForms } from '../../src/secrets/forms.js';
-import { sentTurnsIn } from '../../src/recall/threads.js';
-import { startCacheService, type CacheService } from '../harness/cache-service.js';
+import { cacheStoreWorld } from '../harness/cache-store-world.js';
 import { sessionId, writeStore } from '../harness/store-fixture.js';
 
 /** This run's credential (a provider key rotated in), which an earlier run's session quoted. */
 const KEY = 'sk-ant-rotated-provider-key-0123456789abcdef';
 
-let tmp: string;
-let service: CacheService;
-let warnings: string[];
-const memoryDir = () => path.join(tmp, 'runner-temp', 'recall', 'memory');
-const env = (): NodeJS.ProcessEnv => ({ ...service.env(), GITHUB_WORKSPACE: path.join(tmp, 'workspace'), GITHUB_REPOSITORY_ID: '42', PATH: process.env.PATH });
-
-function store(runId: string, credentials: string[]) {
-  return createMemoryStore({
-    choice: { backend: 'actions-cache', path: '', endpoint: '', branch: '' },
-    memoryDir: memoryDir(),
-    keys: memoryKeys('mem', runId, '1'),
-    env: env(),
-    log: { info: () => undefined, warning: (m) => void warnings.push(m) },
-    clock: () => new Date(),
-    credentials: () => credentials,
-    sentTurns: sentTurnsIn,
-  });
-}
-
-beforeEach(async () => {
-  tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'recall-split-rows-'));
-  fs.mkdirSync(path.join(tmp, 'workspace'));
-  service = await startCacheService({ dir: path.join(tmp, 'service') });
-  warnings = [];
-  vi.spyOn(process.stdout, 'write').mockImplementation((() => true) as typeof process.stdout.write);
-});
-
-afterEach(async () => {
-  vi.restoreAllMocks();
-  try {
-    await service.stop();
-  } finally {
-    fs.rmSync(tmp, { recursive: true, force: true });
-  }
-});
+const world = cacheStoreWorld('recall-split-rows-');
+const memoryDir = () => world.memoryDir();
+const store = (runId: string, credentials: string[]) => world.store(runId, { credentials });
 
 const db = () => path.join(memoryDir(), 'opencode.db');
 
@@ -80,7 +44,7 @@ function splitKeyIntoPart(rowid: number): void {
 }
 
 /** The stored archive of `key`, decompressed: the bytes a reader of the cache gets. */
-const archived = (key: string) => execFileSync('zstd', ['-d', '-q', '-c', service.archiveOf(key)], { maxBuffer: 1 << 30 });
+const archived = (key: string) => execFileSync('zstd', ['-d', '-q', '-c', world.service.archiveOf(key)], { maxBuffer: 1 << 30 });
 
 /** Every literal form of KEY found in `bytes` (the archive, a file). */
 const formsIn = (bytes: Buffer) => literalForms([KEY]).filter((f) => bytes.includes(f));
@@ -91,13 +55,13 @@ describe("the save's search for credentials", () => {
     writeStore(memoryDir(), [{ id: sessionId('one'), said: ['rotate the key'] }]);
     setPart(2, `the new key is ${KEY}, and base64 of it: ${Buffer.from(KEY).toString('base64')}`);
     const first = await store('1', []).save();
-    expect(first, JSON.stringify(warnings)).toMatchObject({ saved: true });
+    expect(first, JSON.stringify(world.warnings)).toMatchObject({ saved: true });
     expect(formsIn(archived((first as { key: string }).key)).length).toBeGreaterThan(0);
     // Run 2 has the key: it restores run 1's rows, adds nothing, and saves.
     fs.rmSync(path.dirname(memoryDir()), { recursive: true, force: true });
     expect(await store('2', [KEY]).restore()).toMatchObject({ status: 'hit' });
     const second = await store('2', [KEY]).save();
-    expect(second, JSON.stringify(warnings)).toMatchObject({ saved: true });
+    expect(second, JSON.stringify(world.warnings)).toMatchObject({ saved: true });
     expect(formsIn(archived((second as { key: string }).key))).toEqual([]);
     expect(formsIn(fs.readFileSync(db()))).toEqual([]);
     expect(sessionIdsIn(memoryDir())).toEqual([sessionId('one')]);
@@ -107,7 +71,7 @@ describe("the save's search for credentials", () => {
     writeStore(memoryDir(), [{ id: sessionId('one'), said: ['rotate the key'] }]);
     splitKeyIntoPart(2);
     const saved = await store('1', [KEY]).save();
-    expect(saved, JSON.stringify(warnings)).toMatchObject({ saved: true });
+    expect(saved, JSON.stringify(world.warnings)).toMatchObject({ saved: true });
     // Not in the bytes whole, so look at what a reader of the restored store gets: every row.
     fs.rmSync(path.dirname(memoryDir()), { recursive: true, force: true });
     expect(await store('2', []).restore()).toMatchObject({ status: 'hit' });
@@ -156,9 +120,9 @@ describe('the search of split rows alone (scrubSecrets onlySplit)', () => {
 
 /** The store in the archive saved under `key`, unpacked: what a reader of the cache gets. */
 function archivedStore(key: string): string {
-  const out = path.join(tmp, `unpacked-${Math.random().toString(36).slice(2)}`);
+  const out = path.join(world.tmp, `unpacked-${Math.random().toString(36).slice(2)}`);
   fs.mkdirSync(out);
-  const tar = execFileSync('zstd', ['-d', '-q', '-c', service.archiveOf(key)], { maxBuffer: 1 << 30 });
+  const tar = execFileSync('zstd', ['-d', '-q', '-c', world.service.archiveOf(key)], { maxBuffer: 1 << 30 });
   // Entries are named `../runner-temp/...` (the toolkit's): read the store out by name, not unpacked.
   const file = path.join(out, 'opencode.db');
   // -P: GNU tar passes over a member whose name holds `..`; to stdout, nothing is written there.
@@ -234,7 +198,7 @@ describe('review 27: an index copy (index b-trees spill at a quarter of a page)'
     }
     conn.close();
     const archived = await saveAndReadBack([KEY]);
-    expect(archived, JSON.stringify(warnings)).toBeDefined();
+    expect(archived, JSON.stringify(world.warnings)).toBeDefined();
     expect(valuesIn(archived!, 'SELECT body FROM note').filter((v) => v.includes(KEY))).toEqual([]);
     expect(valuesIn(archived!, 'SELECT body FROM note INDEXED BY note_body WHERE body > \'\'').filter((v) => v.includes(KEY))).toEqual([]);
     expect(fs.readFileSync(archived!).includes(KEY)).toBe(false);
