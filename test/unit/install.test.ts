@@ -57,6 +57,11 @@ function smallTarball(pkg: string, version: string, binary: string): string {
   return file;
 }
 
+/** What npm says of a tarball it packed: its SHA-512 (for the real 60 MB one, worked out once for the file). */
+const sha512Of = (tarball: string) => `sha512-${createHash('sha512').update(fs.readFileSync(tarball)).digest('base64')}`;
+let realIntegrity: string | undefined;
+const integrityOf = (tarball: string) => (tarball === REAL_TARBALL ? (realIntegrity ??= sha512Of(tarball)) : sha512Of(tarball));
+
 /**
  * npm as `npm pack <spec> --pack-destination D --json` behaves: the tarball `serve` names is copied
  * into D and described on stdout; an Error is npm failing with that message on stderr.
@@ -70,7 +75,7 @@ function fakeNpm(serve: (spec: string) => string | Error, o: { integrity?: strin
     if (tarball instanceof Error) throw Object.assign(new Error(`Command failed: npm ${args.join(' ')}`), { stderr: tarball.message });
     const filename = `${spec.replace('@', '-')}.tgz`;
     fs.copyFileSync(tarball, path.join(args[args.indexOf('--pack-destination') + 1]!, filename));
-    const integrity = o.integrity ?? `sha512-${createHash('sha512').update(fs.readFileSync(tarball)).digest('base64')}`;
+    const integrity = o.integrity ?? integrityOf(tarball);
     return JSON.stringify([{ id: spec, name: spec.split('@')[0], filename, integrity }]);
   };
 }
