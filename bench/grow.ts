@@ -37,7 +37,19 @@ const ID_COLUMNS = new Set(['id', 'session_id', 'message_id', 'aggregate_id', 'p
 export function growStore(seedDir: string, n: number, dir: string, texts?: readonly string[]): void {
   fs.rmSync(dir, { recursive: true, force: true });
   fs.cpSync(seedDir, dir, { recursive: true });
-  const seeds = sessionIdsIn(dir);
+  copySessions(dir, sessionIdsIn(dir), Array.from({ length: n - 1 }, (_, i) => `x${i + 1}`), texts);
+}
+
+/**
+ * What a run adds to a restored store of `growStore`'s: the seed's sessions (`seedDir`) once more,
+ * under ids ending in `suffix`, their user messages recorded as Recall records what it sends.
+ */
+export function addSessions(seedDir: string, dir: string, suffix: string): void {
+  copySessions(dir, sessionIdsIn(seedDir), [suffix]);
+}
+
+/** The sessions `seeds` of the store in `dir` copied once per id suffix, and every unrecorded user turn recorded. */
+function copySessions(dir: string, seeds: readonly string[], suffixes: readonly string[], texts?: readonly string[]): void {
   const db = new DatabaseSync(path.join(dir, 'opencode.db'), { enableForeignKeyConstraints: false });
   const tables = db
     .prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'")
@@ -56,13 +68,14 @@ export function growStore(seedDir: string, n: number, dir: string, texts?: reado
   const retext = texts && db.prepare("UPDATE part SET data = json_set(data, '$.text', ?1 || ' (' || ?2 || ')') WHERE session_id = ?2 AND json_extract(data, '$.type') = 'text'");
   const retitle = texts && db.prepare('UPDATE session SET title = ?1, time_updated = time_updated - ?3 WHERE id = ?2');
   db.exec('BEGIN');
-  for (let i = 1; i < n; i++) {
+  for (const [k, suffix] of suffixes.entries()) {
+    const i = k + 1;
     for (const seed of seeds) {
-      for (const plan of plans) plan.run(`x${i}`, seed);
+      for (const plan of plans) plan.run(suffix, seed);
       if (texts) {
         const text = texts[i % texts.length]!;
-        retext!.run(text, `${seed}x${i}`);
-        retitle!.run(text.split('\n')[0]!.slice(0, 100), `${seed}x${i}`, i * 60_000);
+        retext!.run(text, `${seed}${suffix}`);
+        retitle!.run(text.split('\n')[0]!.slice(0, 100), `${seed}${suffix}`, i * 60_000);
       }
     }
   }

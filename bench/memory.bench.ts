@@ -17,7 +17,7 @@ import * as path from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { sessionIdsIn } from '../src/memory/merge.js';
-import { growStore, seedStore } from './grow.js';
+import { addSessions, growStore, seedStore } from './grow.js';
 import { startWorld, type World } from '../test/harness/world.js';
 
 const SIZES = (process.env.BENCH_SESSIONS ?? '10,100,1000').split(',').map(Number);
@@ -84,6 +84,7 @@ it(`restore and save of 10, 100 and 1,000 sessions beside the tar-and-compress f
   let attempt = 0;
   for (const n of SIZES) {
     const save: number[] = [];
+    const saveAfterHit: number[] = [];
     const restore: number[] = [];
     const floorPack: number[] = [];
     const floorUnpack: number[] = [];
@@ -120,7 +121,7 @@ it(`restore and save of 10, 100 and 1,000 sessions beside the tar-and-compress f
 
       // Recall: a restore (a miss: the prefix is new; it records what the save compares with),
       // then the save of a grown store (overlap check, credentials, archive, upload), then a
-      // restore on a fresh runner.
+      // restore on a fresh runner (a hit), and that run's save with one session added.
       fs.rmSync(memoryDir, { recursive: true, force: true });
       const prefix = `bench${n}r${r}`; // its own memory: the first restore must be a miss
       const first = await step('restore', memoryDir, prefix, String(attempt));
@@ -136,6 +137,12 @@ it(`restore and save of 10, 100 and 1,000 sessions beside the tar-and-compress f
       expect((restored.outcome as { status: string }).status).toBe('hit');
       restore.push(restored.ms);
       expect(sessionIdsIn(memoryDir)).toHaveLength(n);
+
+      // The common case: the run that restored adds one session (as an agent's run does), then saves.
+      addSessions(seedDir, memoryDir, `y${r}`);
+      const savedAfterHit = await step('save', memoryDir, prefix, String(attempt + 1000));
+      expect((savedAfterHit.outcome as { saved: boolean }).saved, JSON.stringify(savedAfterHit)).toBe(true);
+      saveAfterHit.push(savedAfterHit.ms);
 
       if (COMPARE) {
         // The other build, the same steps, right after: the same load on the machine.
@@ -155,7 +162,8 @@ it(`restore and save of 10, 100 and 1,000 sessions beside the tar-and-compress f
     const ms = (x: number) => `${x.toFixed(0)} ms`;
     lines.push(
       `${String(n).padStart(5)} sessions: store ${(storeBytes / 1e6).toFixed(1)} MB, archive ${(archive / 1e6).toFixed(2)} MB | ` +
-        `save ${ms(median(save))} vs floor ${ms(median(floorPack))} (${(median(save) / median(floorPack)).toFixed(2)}x) | ` +
+        `save ${ms(median(save))} vs floor ${ms(median(floorPack))} (${(median(save) / median(floorPack)).toFixed(2)}x), ` +
+        `after a hit and one new session ${ms(median(saveAfterHit))} (${(median(saveAfterHit) / median(floorPack)).toFixed(2)}x) | ` +
         `restore ${ms(median(restore))} vs floor ${ms(median(floorUnpack))} (${(median(restore) / median(floorUnpack)).toFixed(2)}x) | ` +
         `@actions/cache alone: save ${ms(median(libSave))}, restore ${ms(median(libRestore))}` +
         (COMPARE ? ` | other build: save ${ms(median(otherSave))} (${(median(otherSave) / median(floorPack)).toFixed(2)}x), restore ${ms(median(otherRestore))} (${(median(otherRestore) / median(floorUnpack)).toFixed(2)}x)` : ''),
