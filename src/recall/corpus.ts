@@ -3,6 +3,7 @@
  * its BM25F field-weighted frequency in each, built here from the records or read from the postings
  * kept in the index file (search-file.ts). Both give the same numbers: the weights are applied here.
  */
+import { boundFacts, lastUseMinutes } from './kept-postings.js';
 import { FIELDS, isCardField, termsOf, type Field } from './search-terms.js';
 import type { RunRecord } from '../ports.js';
 
@@ -12,6 +13,20 @@ export interface Doc {
   paths: Set<string>;
   basenames: Set<string>;
   errors: string[];
+}
+
+/** What bounds a record's score before it is read: a time no earlier than its date (ms), whether it failed, names a file, has an error line. */
+export interface BoundLimits {
+  latest: number;
+  failed: boolean;
+  files: boolean;
+  errors: boolean;
+}
+
+/** Record `r`'s limits, as SearchFile.limits reads them from the postings (the same numbers, so both searches read in one order). */
+export function limitsOf(r: RunRecord): BoundLimits {
+  const f = Number(boundFacts(r));
+  return { latest: (lastUseMinutes(r) + 1) * 60_000, failed: (f & 1) !== 0, files: (f & 2) !== 0, errors: (f & 4) !== 0 };
 }
 
 export interface Corpus {
@@ -27,6 +42,8 @@ export interface Corpus {
   doc(i: number): Doc;
   /** Record `i`'s stems in field `f`, in order (pseudo-relevance feedback reads them). */
   terms(i: number, f: Field): string[];
+  /** What bounds record `i`'s score without reading it, where known (search reads fewer records with it). */
+  limits(i: number): BoundLimits | undefined;
 }
 
 /** The ranker's field weights and length normalization (search.ts TUNING, measured). */
@@ -120,5 +137,9 @@ export class MemoryCorpus implements Corpus {
 
   terms(i: number, f: Field): string[] {
     return this.fieldTerms[i]![f];
+  }
+
+  limits(i: number): BoundLimits {
+    return limitsOf(this.docs[i]!.record);
   }
 }

@@ -4,7 +4,7 @@
  * them (corpus.ts), less the records of one session (the one this run continues, not recalled as
  * prior work). Every number decoded is checked; one that does not fit throws StaleSearchFile.
  */
-import { averageLengths, fieldWeight, type Corpus, type Doc, type FieldTuning } from './corpus.js';
+import { averageLengths, fieldWeight, type BoundLimits, type Corpus, type Doc, type FieldTuning } from './corpus.js';
 import { F, StaleSearchFile, type SearchFile } from './search-file.js';
 import { FIELDS, type Field } from './search-terms.js';
 
@@ -135,5 +135,9 @@ export class FileCorpus implements Corpus {
 
   terms(i: number, f: Field): string[] {
     return this.file.terms(i)[f];
+  }
+
+  limits(i: number): BoundLimits | undefined {
+    return this.file.limits(i);
   }
 }

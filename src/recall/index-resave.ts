@@ -15,7 +15,7 @@ import { writeMemoryFile } from '../memory/files.js';
 import { writeMarks, type WrongMark } from './marks.js';
 import { INDEX_BOUNDS } from './index-bound.js';
 import { validRecord } from './records.js';
-import { extendPostings, F, lastUseMinutes, sha256 } from './kept-postings.js';
+import { boundFacts, extendPostings, F, lastUseMinutes, sha256 } from './kept-postings.js';
 import type { SearchFile } from './search-file.js';
 import { FIELDS, termsOf } from './search-terms.js';
 import { forgottenIn, type Tombstone } from './tombstones.js';
@@ -27,7 +27,7 @@ const SEPARATOR = Buffer.from(',\n');
 export function resaveIndex(file: string, base: SearchFile, o: { appended: readonly RunRecord[]; forgotten: readonly Tombstone[]; wrong: readonly WrongMark[]; budget?: number }): boolean {
   const { kept } = base;
   const ids = base.ids();
-  if (!kept.last || !ids) return false;
+  if (!kept.last || kept.facts === undefined || !ids) return false; // an older Recall's postings: saved the long way once
   const have = new Set(ids);
   if (have.size !== ids.length) return false; // a record twice: a save of every record keeps one
   const gone = forgottenIn(o.forgotten);
@@ -50,6 +50,7 @@ export function resaveIndex(file: string, base: SearchFile, o: { appended: reado
     if (FIELDS.some((f, k) => terms[f].length !== kept.lens[i * F + k])) return false;
     lines.push(Buffer.from(JSON.stringify(v)));
     last[i] = lastUseMinutes(v);
+    if (boundFacts(v) !== kept.facts[i]) return false;
     if (v.wrong) marked.push({ id: v.id, ...v.wrong });
   }
   const added: RunRecord[] = [];
@@ -60,7 +61,7 @@ export function resaveIndex(file: string, base: SearchFile, o: { appended: reado
     added.push(v);
   }
   // Before the lines: the new records' stems are worked out here and kept with them (termsOf).
-  const postings = extendPostings({ ...kept, last }, added);
+  const postings = extendPostings({ ...kept, last, facts: kept.facts }, added);
   for (const v of added) {
     lines.push(Buffer.from(JSON.stringify(validRecord(v)))); // its stems where saveRecords writes them
     if (v.wrong) marked.push({ id: v.id, ...v.wrong });

@@ -30,6 +30,12 @@ export interface KeptPostings {
    * it have none.
    */
   last?: number[];
+  /**
+   * Per record, what search's bound on its score needs without reading it (boundFacts): a digit,
+   * 1 if the run failed, plus 2 if it names a file, plus 4 if it has an error line (issue 27). Files
+   * saved before it have none, and search reads records as it did.
+   */
+  facts?: string;
 }
 
 
@@ -50,6 +56,9 @@ function encodeEntry(delta: number, counts: readonly number[]): string {
 /** When record `r` was last made or used, in whole minutes (rounded down: retention never keeps by it what it would drop). */
 export const lastUseMinutes = (r: RunRecord): number => Math.floor(Date.parse(r.usedAt && r.usedAt > r.at ? r.usedAt : r.at) / 60_000);
 
+/** Record `r`'s facts digit (KeptPostings.facts): failed 1, names a file 2, has an error line 4, as docOf and search read them. */
+export const boundFacts = (r: RunRecord): string => String((r.outcome === 'failed' ? 1 : 0) + (r.paths.length > 0 || r.citations.length > 0 ? 2 : 0) + (r.errors.length > 0 ? 4 : 0));
+
 /** The postings of `records` (as they will be read back: checked, unique, in the file's order). */
 export function keepPostings(records: readonly RunRecord[]): Omit<KeptPostings, 'sha256'> {
   const lens: number[] = [];
@@ -65,6 +74,7 @@ export function keepPostings(records: readonly RunRecord[]): Omit<KeptPostings, 
     df: [...byStem.values()].map((l) => l.entries.length),
     lists: [...byStem.values()].map((l) => l.entries.join(',')),
     last: records.map(lastUseMinutes),
+    facts: records.map(boundFacts).join(''),
   };
 }
 
@@ -123,7 +133,7 @@ function lastRecordIn(list: string): number {
  * makes of the file's records and `records` together, to the byte, without reading the file's
  * records (issue 27). Only the lists of the stems the new records have are read.
  */
-export function extendPostings(kept: Omit<KeptPostings, 'sha256'> & { last: number[] }, records: readonly RunRecord[]): Omit<KeptPostings, 'sha256'> {
+export function extendPostings(kept: Omit<KeptPostings, 'sha256'> & { last: number[]; facts: string }, records: readonly RunRecord[]): Omit<KeptPostings, 'sha256'> {
   const n = kept.sessions.length;
   const at = new Map(kept.stems.map((s, i) => [s, i]));
   const byStem = new Map<string, StemPostings>();
@@ -164,5 +174,6 @@ export function extendPostings(kept: Omit<KeptPostings, 'sha256'> & { last: numb
     df,
     lists,
     last: [...kept.last, ...records.map(lastUseMinutes)],
+    facts: kept.facts + records.map(boundFacts).join(''),
   };
 }

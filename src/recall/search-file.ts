@@ -8,8 +8,8 @@
  * SHA-256, and every record read is checked like any other and must say what the postings say of it.
  * Anything that does not fit throws StaleSearchFile, and the caller searches the records instead.
  */
-import { docOf, type Doc } from './corpus.js';
-import { F, POSTINGS_VERSION, sha256, type KeptPostings } from './kept-postings.js';
+import { docOf, type BoundLimits, type Doc } from './corpus.js';
+import { boundFacts, F, POSTINGS_VERSION, sha256, type KeptPostings } from './kept-postings.js';
 import { validRecord } from './records.js';
 import { FIELDS, termsOf, type Field } from './search-terms.js';
 import { isSessionId } from '../memory/layout.js';
@@ -18,7 +18,7 @@ import { isThreadKey } from './thread-key.js';
 import type { RunRecord } from '../ports.js';
 
 // Where a reader has always found them: the shape of the postings and how a save makes them are kept-postings.ts.
-export { extendPostings, F, keepPostings, lastUseMinutes, POSTINGS_VERSION, sha256, type KeptPostings } from './kept-postings.js';
+export { boundFacts, extendPostings, F, keepPostings, lastUseMinutes, POSTINGS_VERSION, sha256, type KeptPostings } from './kept-postings.js';
 
 /** The postings do not fit the records: search the records instead. */
 export class StaleSearchFile extends Error {}
@@ -40,6 +40,8 @@ function checkedPostings(v: unknown): KeptPostings | undefined {
   if (!stems.every((s) => typeof s === 'string') || !df.every((d) => isCount(d, n) && d > 0) || !lists.every((l) => typeof l === 'string')) return undefined;
   const { last } = p;
   if (last !== undefined && (!Array.isArray(last) || last.length !== n || !last.every((m) => isCount(m, 1e9)))) return undefined;
+  const { facts } = p;
+  if (facts !== undefined && (typeof facts !== 'string' || facts.length !== n || !/^[0-7]*$/.test(facts))) return undefined;
   return p as KeptPostings;
 }
 
@@ -123,6 +125,23 @@ export class SearchFile {
     return at === undefined ? undefined : { df: this.kept.df[at]!, list: this.kept.lists[at]! };
   }
 
+  /**
+   * What bounds record `i`'s score before it is read (search.ts): a time no earlier than its date,
+   * and its facts (boundFacts); undefined for postings saved before them. Checked when it is read.
+   */
+  limits(i: number): BoundLimits | undefined {
+    const { facts, last } = this.kept;
+    if (facts === undefined || !last) return undefined;
+    const f = facts.charCodeAt(i) - 48;
+    return { latest: (last[i]! + 1) * 60_000, failed: (f & 1) !== 0, files: (f & 2) !== 0, errors: (f & 4) !== 0 };
+  }
+
+  /** Whether record `r`, at place `i`, is what limits(i) said of it: its facts, and a date no later than the time given. */
+  private fitsLimits(r: RunRecord, i: number): boolean {
+    const { facts, last } = this.kept;
+    return facts === undefined || !last || (boundFacts(r) === facts[i] && Math.floor(Date.parse(r.at) / 60_000) <= last[i]!);
+  }
+
   /** Record `i`, read from its line and checked: as the records would be loaded, and as the postings say it is. */
   doc(i: number): Doc {
     return this.readRecord(i).doc;
@@ -151,6 +170,11 @@ export class SearchFile {
     if ((record.sessionId ?? '') !== kept.sessions[i] || record.threadKey !== kept.threads[i] || (record.card ? '1' : '0') !== kept.cards[i]) {
       throw new StaleSearchFile(`record ${i} is not the one its postings were made from`);
     }
+    // What search bounded the record's score by before reading it (limits) must hold of it: else a
+    // forged date or fact could have let it pass records it outranks, or let them pass it.
+    if (!this.fitsLimits(record, i)) {
+      throw new StaleSearchFile(`record ${i} is not what its postings say of its date, outcome, files or errors`);
+    }
     const terms = termsOf(record);
     if (FIELDS.some((f, k) => terms[f].length !== kept.lens[i * F + k])) throw new StaleSearchFile(`record ${i}'s words are not the ones its postings count`);
     if ((this.readIds.get(record.id) ?? i) !== i) throw new StaleSearchFile(`record ${record.id} is in the file twice`);
@@ -167,6 +191,7 @@ export class SearchFile {
     for (let i = 0; i < records.length; i++) {
       const r = records[i]!;
       if ((r.sessionId ?? '') !== this.kept.sessions[i] || r.threadKey !== this.kept.threads[i] || (r.card ? '1' : '0') !== this.kept.cards[i]) return false;
+      if (!this.fitsLimits(r, i)) return false;
       const read = this.read[i]?.doc.record;
       if (read && read.id !== r.id) return false;
     }

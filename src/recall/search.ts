@@ -31,6 +31,8 @@ export const RELEVANCE_THRESHOLD = 0.04;
 const COMMON_SHARE = 0.25;
 const COMMON_MIN_RECORDS = 20;
 const THREAD_BOOST = 0.5;
+/** A failed run's score is this share of its words'. */
+const FAILED_FACTOR = 0.85;
 
 interface Scored {
   score: number;
@@ -207,6 +209,8 @@ export class RecordSearch {
     const asked = new Set([...terms].filter(([t, w]) => w >= 1 && !evidenceOnly.has(t)).map(([t]) => t));
     const titled = new Set(stems(q.title).filter((t) => !evidenceOnly.has(t) && !this.common(t)));
     const docOfHit = new Map<RunRecord, number>();
+    // A little for recency: a record of time `at` (ms) counts this share of its score.
+    const recencyAt = (at: number): number => 0.85 + 0.15 * Math.exp(-Math.max(0, (this.now.getTime() - at) / 86_400_000) / 90);
     const hitOf = (i: number, { score, matched, own }: Scored, concepts: number, sameThread: boolean, belowGate = false): Hit => {
       // Related or not is decided on the event's own words; words from the best matches (feedback) only rank.
       const relevance = own / base;
@@ -231,13 +235,22 @@ export class RecordSearch {
       }
       // The card's sentences are compared (below) only for the hits kept: a store has many candidates.
       const evidence = { relevance, concepts, phrasing: 0, title: 0, boost, titleSaid: 0, titleFound: 0, ofBest: 0, runnerUp: 1, hasCard: !!d.record.card, sameThread, belowGate };
-      const ageDays = Math.max(0, (this.now.getTime() - Date.parse(d.record.at)) / 86_400_000);
-      const recency = 0.85 + 0.15 * Math.exp(-ageDays / 90);
-      const failed = d.record.outcome === 'failed' ? 0.85 : 1;
+      const recency = recencyAt(Date.parse(d.record.at));
+      const failed = d.record.outcome === 'failed' ? FAILED_FACTOR : 1;
       return { record: d.record, score: (score / base + boost) * recency * failed, relevance, matched: reasons, tier: 'possible', evidence };
     };
     // The most a shared file, an error line and the thread can add: a record's score is at most its words' plus this.
     const mayBoost = (queryPaths.size > 0 ? TUNING.fileBoost : 0) + (queryErrors.length > 0 ? TUNING.errorBoost : 0);
+    // A record's score at most, before it is read. With what the postings say of it (limits: a time no
+    // earlier than its date, whether it failed, names a file, has an error line) the same sum as
+    // hitOf's with each part no smaller (issue 27): copies of one run apart by their dates are told
+    // apart, and a record with no file or error line is not bounded by their boosts.
+    const boundOf = (i: number, s: Scored, sameThread: boolean): number => {
+      const lim = this.corpus.limits(i);
+      if (!lim) return s.score / base + mayBoost + (sameThread ? THREAD_BOOST : 0);
+      const may = 0 + (queryPaths.size > 0 && lim.files ? TUNING.fileBoost : 0) + (queryErrors.length > 0 && lim.errors ? TUNING.errorBoost : 0) + (sameThread ? THREAD_BOOST : 0);
+      return (s.score / base + may) * recencyAt(lim.latest) * (lim.failed ? FAILED_FACTOR : 1);
+    };
     // The hits that must be exact: those kept, the best matches feedback reads, and the runner-up.
     const need = Math.max(o.limit, TUNING.feedbackDocs, 2);
     // Two concepts in common, or every one the event says when it says fewer: a record with all of
@@ -260,7 +273,7 @@ export class RecordSearch {
           if (concepts >= TUNING.fallbackConcepts && relevance >= TUNING.fallbackRelevance && (!below || s.own > below.s.own)) below = { i, s, concepts };
           continue;
         }
-        passed.push({ i, s, concepts, sameThread, bound: s.score / base + mayBoost + (sameThread ? THREAD_BOOST : 0) });
+        passed.push({ i, s, concepts, sameThread, bound: boundOf(i, s, sameThread) });
       }
       if (passed.length === 0 && below && o.threshold === undefined) return [hitOf(below.i, below.s, below.concepts, false, true)];
       // A record is read (from the index file, and checked) only while it can still be among the

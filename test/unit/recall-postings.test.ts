@@ -210,6 +210,9 @@ describe('kept postings that do not fit the records', () => {
       ['field lengths that are not the records\'', (f) => rewrite(f, { postings: (p) => (p.lens = p.lens.map((l) => l + 1)) })],
       ['a wrong number of records', (f) => rewrite(f, { postings: (p) => (p.sessions.pop(), p.threads.pop(), (p.cards = p.cards.slice(1)), (p.lens = p.lens.slice(12))) })],
       ['postings of another version', (f) => rewrite(f, { postings: (p) => (p.v = 'p0') })],
+      // What search bounds a record's score by before reading it (issue 27): each record read must say the same.
+      ['facts a record has not (a failed run said to have answered, files and error lines it lacks)', (f) => rewrite(f, { postings: (p) => (p.facts = '6'.repeat(p.sessions.length)) })],
+      ['dates before the records\' own', (f) => rewrite(f, { postings: (p) => (p.last = p.last!.map(() => 0)) })],
       // As the Recall before issue 24 saved it: stems without numbers of three digits, tagged v4, and postings of those.
       ['an index saved by the previous Recall (stems and postings v4)', (f) => rewrite(f, { records: (rs) => rs.map((r) => ({ ...r, terms: r.terms?.replace(/^v5 /, 'v4 ') })), postings: (p) => (p.v = p.v.replace(' v5 ', ' v4 ')) })],
       ['garbage for postings', (f) => fs.writeFileSync(f, fs.readFileSync(f, 'utf8').replace(/^[^\n]*/, '{"version":1,"search":"garbage",'))],
@@ -228,6 +231,25 @@ describe('kept postings that do not fit the records', () => {
       if (name === 'the file cut short') expect(index.problem).toMatch(new RegExp(`is damaged .*: \\d+ of its ${records.length} records could be read, \\d+ lost`));
       expect(want.length, name).toBeGreaterThan(0);
     }
+  });
+});
+
+describe('an index saved before the postings held what bounds a record (issue 27)', () => {
+  it('is searched over its kept postings with the same hits, and its next save adds them', () => {
+    const records = grown(2);
+    const query = { title: 'SSO login loops back to the login page on Safari', text: 'Safari users are sent back to the sign-in page after SSO.', paths: ['src/auth/session.ts'] };
+    const want = shown(open(dirWith('now', (f) => saveRecords(f, records))).recall(query, { limit: 5 }));
+    // As the Recall before this change wrote it: the same postings without `facts` (the hash is of the lines after them).
+    const dir = dirWith('before', (f) => saveRecords(f, records));
+    rewrite(path.join(dir, RECORDS_FILE), { postings: (p) => delete p.facts });
+    const index = open(dir);
+    expect(shown(index.recall(query, { limit: 5 }))).toEqual(want);
+    expect(index.searching).toBe('kept postings');
+    index.save();
+    const saved = fs.readFileSync(path.join(dir, 'working.json'), 'utf8');
+    const search = (JSON.parse(`${saved.slice(0, saved.indexOf('\n')).replace(/,$/, '')}}`) as { search: KeptPostings }).search;
+    expect(search.facts).toBe(keepPostings(loadRecords(dir, { workingFile: path.join(dir, 'working.json') }).records).facts);
+    expect(search.facts).toMatch(/^[0-7]+$/);
   });
 });
 
