@@ -23,10 +23,14 @@ export interface BoundLimits {
   errors: boolean;
 }
 
+/** The limits a facts digit (boundFacts) and a last use in whole minutes (lastUseMinutes) say: the minute after it, and each fact's bit. */
+export function boundLimits(facts: number, lastMinutes: number): BoundLimits {
+  return { latest: (lastMinutes + 1) * 60_000, failed: (facts & 1) !== 0, files: (facts & 2) !== 0, errors: (facts & 4) !== 0 };
+}
+
 /** Record `r`'s limits, as SearchFile.limits reads them from the postings (the same numbers, so both searches read in one order). */
 export function limitsOf(r: RunRecord): BoundLimits {
-  const f = Number(boundFacts(r));
-  return { latest: (lastUseMinutes(r) + 1) * 60_000, failed: (f & 1) !== 0, files: (f & 2) !== 0, errors: (f & 4) !== 0 };
+  return boundLimits(Number(boundFacts(r)), lastUseMinutes(r));
 }
 
 export interface Corpus {

@@ -8,7 +8,7 @@
  * SHA-256, and every record read is checked like any other and must say what the postings say of it.
  * Anything that does not fit throws StaleSearchFile, and the caller searches the records instead.
  */
-import { docOf, type BoundLimits, type Doc } from './corpus.js';
+import { boundLimits, docOf, type BoundLimits, type Doc } from './corpus.js';
 import { boundFacts, F, POSTINGS_VERSION, sha256, type KeptPostings } from './kept-postings.js';
 import { validRecord } from './records.js';
 import { FIELDS, termsOf, type Field } from './search-terms.js';
@@ -132,8 +132,7 @@ export class SearchFile {
   limits(i: number): BoundLimits | undefined {
     const { facts, last } = this.kept;
     if (facts === undefined || !last) return undefined;
-    const f = facts.charCodeAt(i) - 48;
-    return { latest: (last[i]! + 1) * 60_000, failed: (f & 1) !== 0, files: (f & 2) !== 0, errors: (f & 4) !== 0 };
+    return boundLimits(facts.charCodeAt(i) - 48, last[i]!);
   }
 
   /** Whether record `r`, at place `i`, is what limits(i) said of it: its facts, and a date no later than the time given. */

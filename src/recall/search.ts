@@ -248,7 +248,7 @@ export class RecordSearch {
     const boundOf = (i: number, s: Scored, sameThread: boolean): number => {
       const lim = this.corpus.limits(i);
       if (!lim) return s.score / base + mayBoost + (sameThread ? THREAD_BOOST : 0);
-      const may = 0 + (queryPaths.size > 0 && lim.files ? TUNING.fileBoost : 0) + (queryErrors.length > 0 && lim.errors ? TUNING.errorBoost : 0) + (sameThread ? THREAD_BOOST : 0);
+      const may = (queryPaths.size > 0 && lim.files ? TUNING.fileBoost : 0) + (queryErrors.length > 0 && lim.errors ? TUNING.errorBoost : 0) + (sameThread ? THREAD_BOOST : 0);
       return (s.score / base + may) * recencyAt(lim.latest) * (lim.failed ? FAILED_FACTOR : 1);
     };
     // The hits that must be exact: those kept, the best matches feedback reads, and the runner-up.
