@@ -20,6 +20,7 @@ const TARGETS = [
   'src/github/authorize.ts',
   'src/memory/keys.ts',
   'src/memory/store-check.ts',
+  'src/memory/row-data.ts',
   'src/memory/scrub.ts',
   'src/github/outbound.ts',
   'src/publish/publish.ts',

@@ -11,7 +11,8 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { heldOpen } from '../harness/open-files.js';
 import { sessionIdsIn } from '../../src/memory/merge.js';
 import { credentialsIn, scrubSecrets } from '../../src/memory/scrub.js';
-import { checkStore, keyProblem, openStore, readRowData, removeSessions, storedUserTurns } from '../../src/memory/store-check.js';
+import { checkStore, openStore, removeSessions, storedUserTurns } from '../../src/memory/store-check.js';
+import { keyProblem, readRowData } from '../../src/memory/row-data.js';
 import { callOf, childPrompt, isOpenCodesOwn, keptDispatchNote, turnDigest, userTurnDigest } from '../../src/memory/turns.js';
 import { sessionId, writeCall, writeStore } from '../harness/store-fixture.js';
 
