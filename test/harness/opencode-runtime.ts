@@ -7,6 +7,12 @@
  * every test file (vitest.config.ts `test.env`), so every way a test starts OpenCode inherits it:
  * the action's steps take this machine's environment (runner-env.ts), the CLI the shell's. A user's
  * run keeps the runtime's defaults; Recall passes BUN_JSC_* to OpenCode as it passes NODE_OPTIONS.
+ *
+ * No garbage collection at all (useGC 0): Bun collected some 10 times before OpenCode listened and
+ * about 10 times a second after, whatever the heap's size, for about a fifth of a test start's CPU
+ * (RFC-001, "fifth pass"). A test's OpenCode lives seconds and ends at some 0.7 GB resident instead
+ * of 0.4 GB; agent-server's shared server, the longest-lived, at 1.4 GB. A test whose OpenCode lives
+ * much longer should take this switch out of its own environment.
  */
 export const OPENCODE_RUNTIME_FOR_TESTS: Record<string, string> = {
   BUN_JSC_thresholdForJITAfterWarmUp: '50000',
@@ -14,4 +20,5 @@ export const OPENCODE_RUNTIME_FOR_TESTS: Record<string, string> = {
   BUN_JSC_thresholdForOptimizeAfterWarmUp: '100000',
   BUN_JSC_thresholdForOptimizeSoon: '100000',
   BUN_JSC_useConcurrentGC: '0',
+  BUN_JSC_useGC: '0',
 };
