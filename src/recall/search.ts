@@ -36,10 +36,30 @@ const FAILED_FACTOR = 0.85;
 
 interface Scored {
   score: number;
-  matched: string[];
-  /** The part of the score, and the stems, that come from the event's own words (and their synonyms), not from feedback. */
+  matched: readonly string[];
+  /** The part of the score that comes from the event's own words (and their synonyms), not from feedback. */
   own: number;
-  ownMatched: string[];
+}
+
+/**
+ * One query's BM25F sums over every record it touches, in flat arrays indexed by record (issue 27:
+ * a map of objects and two lists of stems a record cost most of a heavy search at 10,000 records):
+ * the records in the order the terms first reach them, each one's score, the part of it from the
+ * event's own words, and which concepts of those words it holds, a bit each (the gate's count).
+ */
+interface Sums {
+  order: number[];
+  score: Float64Array;
+  own: Float64Array;
+  /** Concept bits, `words` 32-bit words a record. */
+  concepts: Uint32Array;
+  words: number;
+}
+
+function popcount(x: number): number {
+  x -= (x >>> 1) & 0x55555555;
+  x = (x & 0x33333333) + ((x >>> 2) & 0x33333333);
+  return (((x + (x >>> 4)) & 0x0f0f0f0f) * 0x01010101) >>> 24;
 }
 
 function jaccard(a: string, b: string): number {
@@ -152,28 +172,59 @@ export class RecordSearch {
     return terms;
   }
 
-  /** BM25F score and matched stems of every record that shares a stem with `terms`. */
-  private scoreTerms(terms: ReadonlyMap<string, number>, feedback: ReadonlySet<string>): Map<number, Scored> {
-    const scores = new Map<number, Scored>();
+  /**
+   * BM25F sums of every record that shares a stem with `terms`. `counts(t)` says whether a stem of
+   * the event's own words counts toward the gate's concepts (not feedback, not evidence only, not
+   * common): each distinct concept of those gets a bit.
+   */
+  private scoreTerms(terms: ReadonlyMap<string, number>, feedback: ReadonlySet<string>, counts: (t: string) => boolean): Sums {
+    const n = this.corpus.size;
+    const conceptAt = new Map<string, number>();
+    for (const t of terms.keys()) if (!feedback.has(t) && counts(t) && !conceptAt.has(conceptOf(t))) conceptAt.set(conceptOf(t), conceptAt.size);
+    const words = Math.max(1, Math.ceil(conceptAt.size / 32));
+    const sums: Sums = { order: [], score: new Float64Array(n), own: new Float64Array(n), concepts: new Uint32Array(n * words), words };
+    const seen = new Uint8Array(n);
     for (const [t, qw] of terms) {
       const list = this.corpus.postings(t);
       if (!list) continue;
       const idf = this.idf(t);
+      const own = !feedback.has(t);
+      const c = own && counts(t) ? conceptAt.get(conceptOf(t))! : -1;
       for (let k = 0; k < list.docs.length; k++) {
         const doc = list.docs[k]!;
         const tf = list.tfs[k]!;
-        let s = scores.get(doc);
-        if (!s) scores.set(doc, (s = { score: 0, matched: [], own: 0, ownMatched: [] }));
+        if (!seen[doc]) {
+          seen[doc] = 1;
+          sums.order.push(doc);
+        }
         const add = qw * idf * (tf / (TUNING.k1 + tf));
-        s.score += add;
-        s.matched.push(t);
-        if (!feedback.has(t)) {
-          s.own += add;
-          s.ownMatched.push(t);
+        sums.score[doc]! += add;
+        if (own) sums.own[doc]! += add;
+        if (c >= 0) sums.concepts[doc * words + (c >>> 5)]! |= 1 << (c & 31);
+      }
+    }
+    return sums;
+  }
+
+  /** The stems of `terms` record `doc` has, in the terms' order (what scoreTerms summed for it): each list holds a record once, in order. */
+  private matchedOf(terms: ReadonlyMap<string, number>, doc: number): string[] {
+    const matched: string[] = [];
+    for (const t of terms.keys()) {
+      const docs = this.corpus.postings(t)?.docs;
+      if (!docs) continue;
+      let lo = 0;
+      let hi = docs.length - 1;
+      while (lo <= hi) {
+        const mid = (lo + hi) >>> 1;
+        if (docs[mid]! < doc) lo = mid + 1;
+        else if (docs[mid]! > doc) hi = mid - 1;
+        else {
+          matched.push(t);
+          break;
         }
       }
     }
-    return scores;
+    return matched;
   }
 
   /**
@@ -256,23 +307,39 @@ export class RecordSearch {
     // Two concepts in common, or every one the event says when it says fewer: a record with all of
     // a one-concept search's words was left out, however few records there were.
     const minConcepts = Math.min(o.minConcepts ?? 2, Math.max(1, this.concepts([...asked])));
+    // A stem of the event's own words counts toward the gate's concepts unless it is only evidence or common.
+    const counts = (t: string) => !evidenceOnly.has(t) && !this.common(t);
     const rank = (ts: ReadonlyMap<string, number>, feedback: ReadonlySet<string>): Hit[] => {
-      const scored = this.scoreTerms(ts, feedback);
+      const sums = this.scoreTerms(ts, feedback, counts);
+      const scoredOf = (i: number): Scored => {
+        const score = sums.score[i]!;
+        let matched: string[] | undefined;
+        const matchedOf = () => (matched ??= this.matchedOf(ts, i));
+        return {
+          score,
+          own: sums.own[i]!,
+          get matched() {
+            return matchedOf();
+          },
+        };
+      };
       const passed: Array<{ i: number; s: Scored; concepts: number; sameThread: boolean; bound: number }> = [];
       // The best record below the gate, shown alone when nothing passes it (an event with a related past is never shown nothing).
       let below: { i: number; s: Scored; concepts: number } | undefined;
-      for (const i of new Set([...scored.keys(), ...boosted])) {
-        const s = scored.get(i) ?? { score: 0, matched: [], own: 0, ownMatched: [] };
-        const relevance = s.own / base;
+      const inOrder = new Set(sums.order);
+      for (const i of [...sums.order, ...[...boosted].filter((b) => !inOrder.has(b))]) {
+        const relevance = sums.own[i]! / base;
         const sameThread = !!q.threadKey && this.corpus.threadOf(i) === q.threadKey;
         // Two different things in common, not one said in several words ("login", "SSO", "sign in").
-        const concepts = this.concepts(s.ownMatched.filter((t) => !evidenceOnly.has(t)));
+        let concepts = 0;
+        for (let w = 0; w < sums.words; w++) concepts += popcount(sums.concepts[i * sums.words + w]!);
         // The words decide whether a record is related; a shared file or error line only adds to
         // one that is (a different bug in the same file is not related), the same thread always is.
         if (!sameThread && (concepts < minConcepts || relevance < threshold)) {
-          if (concepts >= TUNING.fallbackConcepts && relevance >= TUNING.fallbackRelevance && (!below || s.own > below.s.own)) below = { i, s, concepts };
+          if (concepts >= TUNING.fallbackConcepts && relevance >= TUNING.fallbackRelevance && (!below || sums.own[i]! > below.s.own)) below = { i, s: scoredOf(i), concepts };
           continue;
         }
+        const s = scoredOf(i);
         passed.push({ i, s, concepts, sameThread, bound: boundOf(i, s, sameThread) });
       }
       if (passed.length === 0 && below && o.threshold === undefined) return [hitOf(below.i, below.s, below.concepts, false, true)];
