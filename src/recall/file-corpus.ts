@@ -7,6 +7,7 @@
 import { averageLengths, fieldWeight, type BoundLimits, type Corpus, type Doc, type FieldTuning } from './corpus.js';
 import { F, StaleSearchFile, type SearchFile } from './search-file.js';
 import { FIELDS, type Field } from './search-terms.js';
+import type { KeyGroup } from './record-evidence.js';
 
 /** The corpus of a SearchFile's records, less those of one session (the one this run continues). */
 export class FileCorpus implements Corpus {
@@ -139,5 +140,9 @@ export class FileCorpus implements Corpus {
 
   limits(i: number): BoundLimits | undefined {
     return this.file.limits(i);
+  }
+
+  matching(groups: readonly KeyGroup[]): ReadonlySet<number> | undefined {
+    return this.file.matching(groups);
   }
 }

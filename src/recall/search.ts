@@ -4,7 +4,8 @@
  * pseudo-relevance feedback that ranks but never makes a record related, a little for recency, and a
  * gate of shared words in two distinct concepts. Tiers by the rule in tuning.ts.
  */
-import { basename, MemoryCorpus, normalizePath, telling, type Corpus } from './corpus.js';
+import { MemoryCorpus, type Corpus } from './corpus.js';
+import { basename, errorGroup, jaccard, nameKey, normalizePath, pathKey, SAME_ERROR, telling } from './record-evidence.js';
 import { pathStems, WORD_FIELDS } from './search-terms.js';
 import { conceptOf, errorSignatures, mentionedPaths, quotedErrors, stems, synonymsOf } from './text.js';
 import { likely, TUNING, type Evidence, type Tier } from './tuning.js';
@@ -62,13 +63,6 @@ function popcount(x: number): number {
   return (((x + (x >>> 4)) & 0x0f0f0f0f) * 0x01010101) >>> 24;
 }
 
-function jaccard(a: string, b: string): number {
-  const x = new Set(a.split(' '));
-  const y = new Set(b.split(' '));
-  let both = 0;
-  for (const w of x) if (y.has(w)) both++;
-  return both / (x.size + y.size - both || 1);
-}
 
 export class RecordSearch {
   private readonly corpus: Corpus;
@@ -275,7 +269,7 @@ export class RecordSearch {
         boost += TUNING.fileBoost;
         reasons.push(`file ${shared[0]}`);
       }
-      const error = queryErrors.find((e) => d.errors.some((x) => jaccard(e, x) >= 0.6));
+      const error = queryErrors.find((e) => d.errors.some((x) => jaccard(e, x) >= SAME_ERROR));
       if (error) {
         boost += TUNING.errorBoost;
         reasons.push(`error ${error}`);
@@ -296,10 +290,15 @@ export class RecordSearch {
     // earlier than its date, whether it failed, names a file, has an error line) the same sum as
     // hitOf's with each part no smaller (issue 27): copies of one run apart by their dates are told
     // apart, and a record with no file or error line is not bounded by their boosts.
+    // The records that may share a file or an error line with the event, where the corpus knows it
+    // unread (the evidence keys, record-evidence.ts): the others cannot get that boost, though they
+    // name files or have error lines.
+    const sharesFile = queryPaths.size > 0 ? this.corpus.matching([{ keys: [...[...queryPaths].map(pathKey), ...[...queryBasenames].map(nameKey)], atLeast: 1 }]) : undefined;
+    const sharesError = queryErrors.length > 0 ? this.corpus.matching(queryErrors.map(errorGroup)) : undefined;
     const boundOf = (i: number, s: Scored, sameThread: boolean): number => {
       const lim = this.corpus.limits(i);
       if (!lim) return s.score / base + mayBoost + (sameThread ? THREAD_BOOST : 0);
-      const may = (queryPaths.size > 0 && lim.files ? TUNING.fileBoost : 0) + (queryErrors.length > 0 && lim.errors ? TUNING.errorBoost : 0) + (sameThread ? THREAD_BOOST : 0);
+      const may = (queryPaths.size > 0 && (sharesFile ? sharesFile.has(i) : lim.files) ? TUNING.fileBoost : 0) + (queryErrors.length > 0 && (sharesError ? sharesError.has(i) : lim.errors) ? TUNING.errorBoost : 0) + (sameThread ? THREAD_BOOST : 0);
       return (s.score / base + may) * recencyAt(lim.latest) * (lim.failed ? FAILED_FACTOR : 1);
     };
     // The hits that must be exact: those kept, the best matches feedback reads, and the runner-up.
