@@ -36,6 +36,8 @@ export function limitsOf(r: RunRecord): BoundLimits {
 
 export interface Corpus {
   readonly size: number;
+  /** How many places records are numbered in: every record's number is below it (a corpus less some records keeps the others' numbers, so it can exceed size). */
+  readonly places: number;
   /** Records that have stem `t`. */
   df(t: string): number;
   /** Per stem, the records that have it (ascending) and its field-weighted frequency in each. */
@@ -114,6 +116,10 @@ export class MemoryCorpus implements Corpus {
   }
 
   get size(): number {
+    return this.docs.length;
+  }
+
+  get places(): number {
     return this.docs.length;
   }
 

@@ -5,6 +5,7 @@
  * gate of shared words in two distinct concepts. Tiers by the rule in tuning.ts.
  */
 import { MemoryCorpus, type Corpus } from './corpus.js';
+import { matchedIn, popcount, sumScores } from './query-sums.js';
 import { basename, errorGroup, jaccard, nameKey, normalizePath, pathKey, SAME_ERROR, telling } from './record-evidence.js';
 import { pathStems, WORD_FIELDS } from './search-terms.js';
 import { conceptOf, errorSignatures, mentionedPaths, quotedErrors, stems, synonymsOf } from './text.js';
@@ -42,26 +43,6 @@ interface Scored {
   own: number;
 }
 
-/**
- * One query's BM25F sums over every record it touches, in flat arrays indexed by record (issue 27:
- * a map of objects and two lists of stems a record cost most of a heavy search at 10,000 records):
- * the records in the order the terms first reach them, each one's score, the part of it from the
- * event's own words, and which concepts of those words it holds, a bit each (the gate's count).
- */
-interface Sums {
-  order: number[];
-  score: Float64Array;
-  own: Float64Array;
-  /** Concept bits, `words` 32-bit words a record. */
-  concepts: Uint32Array;
-  words: number;
-}
-
-function popcount(x: number): number {
-  x -= (x >>> 1) & 0x55555555;
-  x = (x & 0x33333333) + ((x >>> 2) & 0x33333333);
-  return (((x + (x >>> 4)) & 0x0f0f0f0f) * 0x01010101) >>> 24;
-}
 
 
 export class RecordSearch {
@@ -167,61 +148,6 @@ export class RecordSearch {
   }
 
   /**
-   * BM25F sums of every record that shares a stem with `terms`. `counts(t)` says whether a stem of
-   * the event's own words counts toward the gate's concepts (not feedback, not evidence only, not
-   * common): each distinct concept of those gets a bit.
-   */
-  private scoreTerms(terms: ReadonlyMap<string, number>, feedback: ReadonlySet<string>, counts: (t: string) => boolean): Sums {
-    const n = this.corpus.size;
-    const conceptAt = new Map<string, number>();
-    for (const t of terms.keys()) if (!feedback.has(t) && counts(t) && !conceptAt.has(conceptOf(t))) conceptAt.set(conceptOf(t), conceptAt.size);
-    const words = Math.max(1, Math.ceil(conceptAt.size / 32));
-    const sums: Sums = { order: [], score: new Float64Array(n), own: new Float64Array(n), concepts: new Uint32Array(n * words), words };
-    const seen = new Uint8Array(n);
-    for (const [t, qw] of terms) {
-      const list = this.corpus.postings(t);
-      if (!list) continue;
-      const idf = this.idf(t);
-      const own = !feedback.has(t);
-      const c = own && counts(t) ? conceptAt.get(conceptOf(t))! : -1;
-      for (let k = 0; k < list.docs.length; k++) {
-        const doc = list.docs[k]!;
-        const tf = list.tfs[k]!;
-        if (!seen[doc]) {
-          seen[doc] = 1;
-          sums.order.push(doc);
-        }
-        const add = qw * idf * (tf / (TUNING.k1 + tf));
-        sums.score[doc]! += add;
-        if (own) sums.own[doc]! += add;
-        if (c >= 0) sums.concepts[doc * words + (c >>> 5)]! |= 1 << (c & 31);
-      }
-    }
-    return sums;
-  }
-
-  /** The stems of `terms` record `doc` has, in the terms' order (what scoreTerms summed for it): each list holds a record once, in order. */
-  private matchedOf(terms: ReadonlyMap<string, number>, doc: number): string[] {
-    const matched: string[] = [];
-    for (const t of terms.keys()) {
-      const docs = this.corpus.postings(t)?.docs;
-      if (!docs) continue;
-      let lo = 0;
-      let hi = docs.length - 1;
-      while (lo <= hi) {
-        const mid = (lo + hi) >>> 1;
-        if (docs[mid]! < doc) lo = mid + 1;
-        else if (docs[mid]! > doc) hi = mid - 1;
-        else {
-          matched.push(t);
-          break;
-        }
-      }
-    }
-    return matched;
-  }
-
-  /**
    * The records related to `q`, best first, at most `limit`: those at or above `threshold` of the
    * query's weight, or sharing a file, an error or the thread with it.
    */
@@ -309,11 +235,11 @@ export class RecordSearch {
     // A stem of the event's own words counts toward the gate's concepts unless it is only evidence or common.
     const counts = (t: string) => !evidenceOnly.has(t) && !this.common(t);
     const rank = (ts: ReadonlyMap<string, number>, feedback: ReadonlySet<string>): Hit[] => {
-      const sums = this.scoreTerms(ts, feedback, counts);
+      const sums = sumScores(this.corpus, ts, feedback, counts, (t) => this.idf(t));
       const scoredOf = (i: number): Scored => {
         const score = sums.score[i]!;
         let matched: string[] | undefined;
-        const matchedOf = () => (matched ??= this.matchedOf(ts, i));
+        const matchedOf = () => (matched ??= matchedIn(this.corpus, ts, i));
         return {
           score,
           own: sums.own[i]!,

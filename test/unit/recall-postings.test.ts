@@ -12,7 +12,10 @@ import type { RecalledWork, RunRecord } from '../../src/ports.js';
 import { loadRecords, mergeRecords, redactRecords, saveRecords } from '../../src/recall/index-file.js';
 import { MemoryIndex } from '../../src/recall/memory-index.js';
 import { RECORDS_FILE } from '../../src/memory/layout.js';
-import { keepPostings, sha256, type KeptPostings } from '../../src/recall/search-file.js';
+import { keepPostings, SearchFile, sha256, type KeptPostings } from '../../src/recall/search-file.js';
+import { FileCorpus } from '../../src/recall/file-corpus.js';
+import { RecordSearch } from '../../src/recall/search.js';
+import { TUNING } from '../../src/recall/tuning.js';
 import { loadCards, recordOf } from '../../bench/relevance/evaluate.js';
 import { HELDOUT_EVENTS } from '../../bench/relevance/heldout.js';
 import { EVENTS, PAST_RUNS } from '../../bench/relevance/ledgerly.js';
@@ -151,6 +154,23 @@ describe('search over the kept postings', () => {
     const fast = open(mine);
     expect(shown(fast.recall(query, { limit: 5 }))).toEqual(shown(open(old).recall(query, { limit: 5 })));
     expect(fast.searching).toBe('kept postings');
+  });
+});
+
+describe('a search that leaves one session out (the run continues it)', () => {
+  // Found in review (stop 35): the query's sums were sized by how many records the corpus holds, not
+  // by their numbers in the file, so with one session left out the file's last records were never summed.
+  it('finds what a search of the other records finds, the file\'s last record included', () => {
+    const rec = (id: string, o: Partial<RunRecord>): RunRecord => ({ id, kind: 'run', threadKey: '', event: '', title: '', request: '', outcome: 'answered', text: '', labels: [], paths: [], errors: [], citations: [], links: [], at: '2026-11-01T00:00:00Z', ...o });
+    const continued = sessionId('continued');
+    const records = [rec('a', { sessionId: continued, title: 'Dark mode colours' }), ...Array.from({ length: 30 }, (_, k) => rec(`x${k}`, { title: `Unrelated thing ${k + 100}` })), rec('csv', { title: 'CSV export has no header row', request: 'The exported CSV starts with data; no column names.' })];
+    const file = path.join(dirWith('exclude', (f) => saveRecords(f, records)), RECORDS_FILE);
+    const now = new Date('2026-11-20T00:00:00Z');
+    const q = { title: 'CSV export header missing', text: 'The CSV export has no header row.' };
+    const kept = new RecordSearch(new FileCorpus(SearchFile.open(fs.readFileSync(file))!, TUNING, continued), now).search(q, { limit: 3 });
+    const others = new RecordSearch(loadRecords(path.dirname(file)).records.filter((r) => r.sessionId !== continued), now).search(q, { limit: 3 });
+    expect(kept.map((h) => [h.record.id, h.score])).toEqual(others.map((h) => [h.record.id, h.score]));
+    expect(kept.map((h) => h.record.id)).toContain('csv');
   });
 });
 
