@@ -5,6 +5,7 @@
  */
 import { boundFacts, lastUseMinutes } from './kept-postings.js';
 import { FIELDS, isCardField, termsOf, type Field } from './search-terms.js';
+import { basename, evidenceKeys, matchingGroups, recordPaths, telling, type KeyGroup } from './record-evidence.js';
 import type { RunRecord } from '../ports.js';
 
 /** A record as search reads it past the gate: its files and error lines, for the boosts. */
@@ -35,6 +36,8 @@ export function limitsOf(r: RunRecord): BoundLimits {
 
 export interface Corpus {
   readonly size: number;
+  /** How many places records are numbered in: every record's number is below it (a corpus less some records keeps the others' numbers, so it can exceed size). */
+  readonly places: number;
   /** Records that have stem `t`. */
   df(t: string): number;
   /** Per stem, the records that have it (ascending) and its field-weighted frequency in each. */
@@ -48,6 +51,8 @@ export interface Corpus {
   terms(i: number, f: Field): string[];
   /** What bounds record `i`'s score without reading it, where known (search reads fewer records with it). */
   limits(i: number): BoundLimits | undefined;
+  /** The records that have enough of a group's evidence keys (record-evidence.ts), where known without reading them; undefined: not known. */
+  matching(groups: readonly KeyGroup[]): ReadonlySet<number> | undefined;
 }
 
 /** The ranker's field weights and length normalization (search.ts TUNING, measured). */
@@ -56,14 +61,8 @@ export interface FieldTuning {
   b: Record<Field, number>;
 }
 
-/** File names too common to say two runs touched the same thing. */
-const COMMON_FILES = new Set(['index.ts', 'index.js', 'main.ts', 'main.py', 'readme.md', 'package.json', 'package-lock.json', '__init__.py', 'mod.rs', 'lib.rs', 'utils.ts', 'types.ts', 'index.tsx', 'app.tsx', 'app.ts']);
-export const normalizePath = (p: string) => p.replace(/^\.?\//, '').replace(/:\d+.*$/, '').toLowerCase();
-export const basename = (p: string) => p.slice(p.lastIndexOf('/') + 1);
-export const telling = (basenames: Iterable<string>) => [...basenames].filter((b) => !COMMON_FILES.has(b));
-
 export function docOf(record: RunRecord): Doc {
-  const paths = new Set([...record.paths, ...record.citations.map((c) => c.path)].map(normalizePath));
+  const paths = recordPaths(record);
   return { record, paths, basenames: new Set(telling([...paths].map(basename))), errors: record.errors };
 }
 
@@ -84,6 +83,7 @@ export class MemoryCorpus implements Corpus {
   private readonly fieldTerms: Array<Record<Field, string[]>>;
   private readonly lists = new Map<string, { docs: number[]; tfs: number[] }>();
   private readonly byThread = new Map<string, number[]>();
+  private byKey?: Map<string, number[]>;
 
   constructor(records: readonly RunRecord[], tuning: FieldTuning) {
     this.docs = records.map(docOf);
@@ -119,6 +119,10 @@ export class MemoryCorpus implements Corpus {
     return this.docs.length;
   }
 
+  get places(): number {
+    return this.docs.length;
+  }
+
   df(t: string): number {
     return this.lists.get(t)?.docs.length ?? 0;
   }
@@ -145,5 +149,19 @@ export class MemoryCorpus implements Corpus {
 
   limits(i: number): BoundLimits {
     return limitsOf(this.docs[i]!.record);
+  }
+
+  matching(groups: readonly KeyGroup[]): ReadonlySet<number> | undefined {
+    if (!this.byKey) {
+      this.byKey = new Map();
+      this.docs.forEach((d, i) => {
+        for (const k of evidenceKeys(d.record)) {
+          const list = this.byKey!.get(k);
+          if (list) list.push(i);
+          else this.byKey!.set(k, [i]);
+        }
+      });
+    }
+    return matchingGroups(groups, (k) => this.byKey!.get(k) ?? []);
   }
 }

@@ -7,10 +7,12 @@
 import { averageLengths, fieldWeight, type BoundLimits, type Corpus, type Doc, type FieldTuning } from './corpus.js';
 import { F, StaleSearchFile, type SearchFile } from './search-file.js';
 import { FIELDS, type Field } from './search-terms.js';
+import type { KeyGroup } from './record-evidence.js';
 
 /** The corpus of a SearchFile's records, less those of one session (the one this run continues). */
 export class FileCorpus implements Corpus {
   readonly size: number;
+  readonly places: number;
   private readonly excluded = new Set<number>();
   private readonly avg: Record<Field, number>;
   private readonly lists = new Map<string, { docs: number[]; tfs: number[] } | undefined>();
@@ -25,6 +27,7 @@ export class FileCorpus implements Corpus {
     const { sessions, lens, cards } = file.kept;
     if (exclude) sessions.forEach((s, i) => s === exclude && this.excluded.add(i));
     this.size = file.size - this.excluded.size;
+    this.places = file.size;
     const sum = { ...file.total.lens };
     let carded = file.total.carded;
     for (const i of this.excluded) {
@@ -139,5 +142,9 @@ export class FileCorpus implements Corpus {
 
   limits(i: number): BoundLimits | undefined {
     return this.file.limits(i);
+  }
+
+  matching(groups: readonly KeyGroup[]): ReadonlySet<number> | undefined {
+    return this.file.matching(groups);
   }
 }

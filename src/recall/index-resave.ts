@@ -18,16 +18,26 @@ import { validRecord } from './records.js';
 import { boundFacts, extendPostings, F, lastUseMinutes, sha256 } from './kept-postings.js';
 import type { SearchFile } from './search-file.js';
 import { FIELDS, termsOf } from './search-terms.js';
+import { evidenceKeys } from './record-evidence.js';
 import { forgottenIn, type Tombstone } from './tombstones.js';
 import type { RunRecord } from '../ports.js';
 
 const SEPARATOR = Buffer.from(',\n');
 
+/** The record a line of the file holds, or undefined. */
+function lineRecord(line: Buffer): RunRecord | undefined {
+  try {
+    return validRecord(JSON.parse(line.toString('utf8')));
+  } catch {
+    return undefined;
+  }
+}
+
 /** Writes `file` from `base` and the records added since, with the marks beside it; false when it cannot be done exactly. */
 export function resaveIndex(file: string, base: SearchFile, o: { appended: readonly RunRecord[]; forgotten: readonly Tombstone[]; wrong: readonly WrongMark[]; budget?: number }): boolean {
   const { kept } = base;
   const ids = base.ids();
-  if (!kept.last || kept.facts === undefined || !ids) return false; // an older Recall's postings: saved the long way once
+  if (!kept.last || kept.facts === undefined || !kept.evidence || !ids) return false; // an older Recall's postings: saved the long way once
   const have = new Set(ids);
   if (have.size !== ids.length) return false; // a record twice: a save of every record keeps one
   const gone = forgottenIn(o.forgotten);
@@ -51,6 +61,8 @@ export function resaveIndex(file: string, base: SearchFile, o: { appended: reado
     lines.push(Buffer.from(JSON.stringify(v)));
     last[i] = lastUseMinutes(v);
     if (boundFacts(v) !== kept.facts[i]) return false;
+    const was = lineRecord(base.line(i));
+    if (!was || evidenceKeys(v).join('\n') !== evidenceKeys(was).join('\n')) return false; // its files and errors are what the evidence keys list
     if (v.wrong) marked.push({ id: v.id, ...v.wrong });
   }
   const added: RunRecord[] = [];
@@ -61,7 +73,7 @@ export function resaveIndex(file: string, base: SearchFile, o: { appended: reado
     added.push(v);
   }
   // Before the lines: the new records' stems are worked out here and kept with them (termsOf).
-  const postings = extendPostings({ ...kept, last, facts: kept.facts }, added);
+  const postings = extendPostings({ ...kept, last, facts: kept.facts, evidence: kept.evidence }, added);
   for (const v of added) {
     lines.push(Buffer.from(JSON.stringify(validRecord(v)))); // its stems where saveRecords writes them
     if (v.wrong) marked.push({ id: v.id, ...v.wrong });

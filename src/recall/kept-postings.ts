@@ -5,6 +5,7 @@
  */
 import { createHash } from 'node:crypto';
 import { FIELDS, TERMS_VERSION, termsOf } from './search-terms.js';
+import { evidenceKeys } from './record-evidence.js';
 import type { RunRecord } from '../ports.js';
 
 /** The stemming, the fields and this encoding: postings of another version are not used. */
@@ -36,6 +37,14 @@ export interface KeptPostings {
    * saved before it have none, and search reads records as it did.
    */
   facts?: string;
+  /**
+   * Per evidence key (record-evidence.ts: `=` and a path, `~` and a file name, `!` and a word of an
+   * error line), the records that have it, as base-36 distances from the previous one (the first,
+   * its position) joined by commas: search then knows which records can share a file or an error
+   * with the event without reading them (issue 27). Files saved before it have none, and the facts'
+   * "names a file" and "has an error line" bound them instead.
+   */
+  evidence?: { keys: string[]; lists: string[] };
 }
 
 
@@ -75,8 +84,28 @@ export function keepPostings(records: readonly RunRecord[]): Omit<KeptPostings, 
     lists: [...byStem.values()].map((l) => l.entries.join(',')),
     last: records.map(lastUseMinutes),
     facts: records.map(boundFacts).join(''),
+    evidence: evidencePostings(new Map(), records, 0),
   };
 }
+
+/** The evidence keys' postings (KeptPostings.evidence) with `records`, the first of them record `from`, added after those of `byKey` (each key's list and its last record). */
+function evidencePostings(byKey: Map<string, { last: number; list: string }>, records: readonly RunRecord[], from: number): { keys: string[]; lists: string[] } {
+  records.forEach((r, at) => {
+    const i = from + at;
+    for (const k of evidenceKeys(r)) {
+      const p = byKey.get(k);
+      if (!p) byKey.set(k, { last: i, list: i.toString(36) });
+      else {
+        p.list += `,${(i - p.last).toString(36)}`;
+        p.last = i;
+      }
+    }
+  });
+  return { keys: [...byKey.keys()], lists: [...byKey.values()].map((p) => p.list) };
+}
+
+/** The record an evidence key's `list` ends with (the sum of its distances). */
+const lastInKeyList = (list: string): number => list.split(',').reduce((sum, d) => sum + parseInt(d, 36), 0);
 
 /** Per stem, its entries so far, the last record that had it, and its counts in the record at hand (`at`). */
 type StemPostings = { last: number; at: number; entries: string[]; counts: number[] };
@@ -133,7 +162,7 @@ function lastRecordIn(list: string): number {
  * makes of the file's records and `records` together, to the byte, without reading the file's
  * records (issue 27). Only the lists of the stems the new records have are read.
  */
-export function extendPostings(kept: Omit<KeptPostings, 'sha256'> & { last: number[]; facts: string }, records: readonly RunRecord[]): Omit<KeptPostings, 'sha256'> {
+export function extendPostings(kept: Omit<KeptPostings, 'sha256'> & { last: number[]; facts: string; evidence: NonNullable<KeptPostings['evidence']> }, records: readonly RunRecord[]): Omit<KeptPostings, 'sha256'> {
   const n = kept.sessions.length;
   const at = new Map(kept.stems.map((s, i) => [s, i]));
   const byStem = new Map<string, StemPostings>();
@@ -175,5 +204,6 @@ export function extendPostings(kept: Omit<KeptPostings, 'sha256'> & { last: numb
     lists,
     last: [...kept.last, ...records.map(lastUseMinutes)],
     facts: kept.facts + records.map(boundFacts).join(''),
+    evidence: evidencePostings(new Map(kept.evidence.keys.map((k, j) => [k, { last: lastInKeyList(kept.evidence.lists[j]!), list: kept.evidence.lists[j]! }])), records, n),
   };
 }

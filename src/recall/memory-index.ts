@@ -20,7 +20,7 @@ import { lastUseMinutes } from './kept-postings.js';
 import { SearchFile, StaleSearchFile } from './search-file.js';
 import { recordOfFinding, recordOfRun } from './run-record.js';
 import { moveSessionTo } from './store-writer.js';
-import { childSessions, openTodos, sessionBytes, sessionTexts, storedSessions } from './store-reader.js';
+import { childSessions, sessionBytes, sessionTexts, storeAtStart } from './store-reader.js';
 import { MARKS_FILE, RECORDS_FILE } from '../memory/layout.js';
 import { ageTombstones, forgottenIn, type Tombstone } from './tombstones.js';
 import { rankWrongLast } from './wrong.js';
@@ -78,9 +78,8 @@ export class MemoryIndex implements PastWork {
     this.readProblem = [file.problem, marks.problem].filter(Boolean).join('; ') || undefined;
     this.bytes = file.bytes;
     this.over = file.over;
-    this.stored = storedSessions(o.memoryDir);
+    ({ sessions: this.stored, todos: this.todos } = storeAtStart(o.memoryDir));
     this.live = new Set(this.stored.map((s) => s.id));
-    this.todos = openTodos(o.memoryDir);
     const kept = file.bytes && SearchFile.open(file.bytes);
     // With a record for every session and every forget mark in the index too, nothing is rebuilt
     // or left out: search the kept postings.

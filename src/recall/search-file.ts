@@ -13,6 +13,7 @@ import { boundFacts, F, POSTINGS_VERSION, sha256, type KeptPostings } from './ke
 import { validRecord } from './records.js';
 import { FIELDS, termsOf, type Field } from './search-terms.js';
 import { isSessionId } from '../memory/layout.js';
+import { evidenceKeys, matchingGroups, type KeyGroup } from './record-evidence.js';
 import { forgottenIn, validTombstones, type Tombstone } from './tombstones.js';
 import { isThreadKey } from './thread-key.js';
 import type { RunRecord } from '../ports.js';
@@ -42,6 +43,11 @@ function checkedPostings(v: unknown): KeptPostings | undefined {
   if (last !== undefined && (!Array.isArray(last) || last.length !== n || !last.every((m) => isCount(m, 1e9)))) return undefined;
   const { facts } = p;
   if (facts !== undefined && (typeof facts !== 'string' || facts.length !== n || !/^[0-7]*$/.test(facts))) return undefined;
+  const files = p.evidence as { keys?: unknown; lists?: unknown } | undefined;
+  if (files !== undefined) {
+    if (!files || typeof files !== 'object' || !Array.isArray(files.keys) || !Array.isArray(files.lists) || files.keys.length !== files.lists.length) return undefined;
+    if (!files.keys.every((k) => typeof k === 'string') || !files.lists.every((l) => typeof l === 'string' && /^[0-9a-z]+(,[0-9a-z]+)*$/.test(l))) return undefined;
+  }
   return p as KeptPostings;
 }
 
@@ -59,6 +65,9 @@ export class SearchFile {
   readonly total: { lens: Record<Field, number>; carded: number };
   private readonly readIds = new Map<string, number>();
   private adopted?: RunRecord[];
+  /** Per evidence key, its place in `kept.evidence`, and its records once decoded. */
+  private readonly keyAt = new Map<string, number>();
+  private readonly filed = new Map<string, ReadonlySet<number>>();
 
   private constructor(
     private readonly bytes: Buffer,
@@ -72,6 +81,7 @@ export class SearchFile {
     this.starts = lines.starts;
     this.ends = lines.ends;
     kept.stems.forEach((s, i) => this.stemAt.set(s, i));
+    kept.evidence?.keys.forEach((k, i) => this.keyAt.set(k, i));
     const lens = Object.fromEntries(FIELDS.map((f) => [f, 0])) as Record<Field, number>;
     for (let i = 0; i < this.size; i++) for (let k = 0; k < F; k++) lens[FIELDS[k]!] += kept.lens[i * F + k]!;
     this.total = { lens, carded: kept.cards.split('1').length - 1 };
@@ -116,7 +126,7 @@ export class SearchFile {
     }
     if (bytes.toString('utf8', at).trimEnd() !== ']}') return undefined;
     const file = new SearchFile(bytes, kept, forgotten, { starts, ends });
-    return file.stemAt.size === kept.stems.length ? file : undefined; // a stem twice
+    return file.stemAt.size === kept.stems.length && file.keyAt.size === (kept.evidence?.keys.length ?? 0) ? file : undefined; // a stem or an evidence key twice
   }
 
   /** Records that have stem `t`, and their postings. */
@@ -133,6 +143,42 @@ export class SearchFile {
     const { facts, last } = this.kept;
     if (facts === undefined || !last) return undefined;
     return boundLimits(facts.charCodeAt(i) - 48, last[i]!);
+  }
+
+  /**
+   * The records with enough of a group's evidence keys (record-evidence.ts), from the postings,
+   * without reading them; undefined for postings saved before the keys. Each record read is checked
+   * to be filed under every key it has (filedAsItSays), so none is bounded below what it scores.
+   */
+  matching(groups: readonly KeyGroup[]): ReadonlySet<number> | undefined {
+    return this.kept.evidence ? matchingGroups(groups, (k) => this.filedUnder(k)) : undefined;
+  }
+
+  private filedUnder(key: string): ReadonlySet<number> {
+    const done = this.filed.get(key);
+    if (done) return done;
+    const at = this.keyAt.get(key);
+    const records = new Set<number>();
+    if (at !== undefined) {
+      let doc = -1;
+      for (const d of this.kept.evidence!.lists[at]!.split(',')) {
+        const delta = parseInt(d, 36);
+        if (d.length > 5 || (doc >= 0 && delta < 1) || (doc = doc < 0 ? delta : doc + delta) >= this.size) throw new StaleSearchFile('evidence keys that are not of the shape the save writes');
+        records.add(doc);
+      }
+    }
+    this.filed.set(key, records);
+    return records;
+  }
+
+  /** Whether record `r`, at place `i`, is filed under every evidence key it has (postings saved before the keys: nothing to check). */
+  private filedAsItSays(r: RunRecord, i: number): boolean {
+    try {
+      return !this.kept.evidence || evidenceKeys(r).every((k) => this.filedUnder(k).has(i));
+    } catch (error) {
+      if (error instanceof StaleSearchFile) return false; // keys that do not decode file nothing
+      throw error;
+    }
   }
 
   /** Whether record `r`, at place `i`, is what limits(i) said of it: its facts, and a date no later than the time given. */
@@ -171,7 +217,7 @@ export class SearchFile {
     }
     // What search bounded the record's score by before reading it (limits) must hold of it: else a
     // forged date or fact could have let it pass records it outranks, or let them pass it.
-    if (!this.fitsLimits(record, i)) {
+    if (!this.fitsLimits(record, i) || !this.filedAsItSays(record, i)) {
       throw new StaleSearchFile(`record ${i} is not what its postings say of its date, outcome, files or errors`);
     }
     const terms = termsOf(record);
@@ -190,7 +236,7 @@ export class SearchFile {
     for (let i = 0; i < records.length; i++) {
       const r = records[i]!;
       if ((r.sessionId ?? '') !== this.kept.sessions[i] || r.threadKey !== this.kept.threads[i] || (r.card ? '1' : '0') !== this.kept.cards[i]) return false;
-      if (!this.fitsLimits(r, i)) return false;
+      if (!this.fitsLimits(r, i) || !this.filedAsItSays(r, i)) return false;
       const read = this.read[i]?.doc.record;
       if (read && read.id !== r.id) return false;
     }

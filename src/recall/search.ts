@@ -4,7 +4,9 @@
  * pseudo-relevance feedback that ranks but never makes a record related, a little for recency, and a
  * gate of shared words in two distinct concepts. Tiers by the rule in tuning.ts.
  */
-import { basename, MemoryCorpus, normalizePath, telling, type Corpus } from './corpus.js';
+import { MemoryCorpus, type Corpus } from './corpus.js';
+import { matchedIn, popcount, sumScores } from './query-sums.js';
+import { basename, errorGroup, jaccard, nameKey, normalizePath, pathKey, SAME_ERROR, telling } from './record-evidence.js';
 import { pathStems, WORD_FIELDS } from './search-terms.js';
 import { conceptOf, errorSignatures, mentionedPaths, quotedErrors, stems, synonymsOf } from './text.js';
 import { likely, TUNING, type Evidence, type Tier } from './tuning.js';
@@ -36,19 +38,12 @@ const FAILED_FACTOR = 0.85;
 
 interface Scored {
   score: number;
-  matched: string[];
-  /** The part of the score, and the stems, that come from the event's own words (and their synonyms), not from feedback. */
+  matched: readonly string[];
+  /** The part of the score that comes from the event's own words (and their synonyms), not from feedback. */
   own: number;
-  ownMatched: string[];
 }
 
-function jaccard(a: string, b: string): number {
-  const x = new Set(a.split(' '));
-  const y = new Set(b.split(' '));
-  let both = 0;
-  for (const w of x) if (y.has(w)) both++;
-  return both / (x.size + y.size - both || 1);
-}
+
 
 export class RecordSearch {
   private readonly corpus: Corpus;
@@ -152,30 +147,6 @@ export class RecordSearch {
     return terms;
   }
 
-  /** BM25F score and matched stems of every record that shares a stem with `terms`. */
-  private scoreTerms(terms: ReadonlyMap<string, number>, feedback: ReadonlySet<string>): Map<number, Scored> {
-    const scores = new Map<number, Scored>();
-    for (const [t, qw] of terms) {
-      const list = this.corpus.postings(t);
-      if (!list) continue;
-      const idf = this.idf(t);
-      for (let k = 0; k < list.docs.length; k++) {
-        const doc = list.docs[k]!;
-        const tf = list.tfs[k]!;
-        let s = scores.get(doc);
-        if (!s) scores.set(doc, (s = { score: 0, matched: [], own: 0, ownMatched: [] }));
-        const add = qw * idf * (tf / (TUNING.k1 + tf));
-        s.score += add;
-        s.matched.push(t);
-        if (!feedback.has(t)) {
-          s.own += add;
-          s.ownMatched.push(t);
-        }
-      }
-    }
-    return scores;
-  }
-
   /**
    * The records related to `q`, best first, at most `limit`: those at or above `threshold` of the
    * query's weight, or sharing a file, an error or the thread with it.
@@ -224,7 +195,7 @@ export class RecordSearch {
         boost += TUNING.fileBoost;
         reasons.push(`file ${shared[0]}`);
       }
-      const error = queryErrors.find((e) => d.errors.some((x) => jaccard(e, x) >= 0.6));
+      const error = queryErrors.find((e) => d.errors.some((x) => jaccard(e, x) >= SAME_ERROR));
       if (error) {
         boost += TUNING.errorBoost;
         reasons.push(`error ${error}`);
@@ -245,10 +216,15 @@ export class RecordSearch {
     // earlier than its date, whether it failed, names a file, has an error line) the same sum as
     // hitOf's with each part no smaller (issue 27): copies of one run apart by their dates are told
     // apart, and a record with no file or error line is not bounded by their boosts.
+    // The records that may share a file or an error line with the event, where the corpus knows it
+    // unread (the evidence keys, record-evidence.ts): the others cannot get that boost, though they
+    // name files or have error lines.
+    const sharesFile = queryPaths.size > 0 ? this.corpus.matching([{ keys: [...[...queryPaths].map(pathKey), ...[...queryBasenames].map(nameKey)], atLeast: 1 }]) : undefined;
+    const sharesError = queryErrors.length > 0 ? this.corpus.matching(queryErrors.map(errorGroup)) : undefined;
     const boundOf = (i: number, s: Scored, sameThread: boolean): number => {
       const lim = this.corpus.limits(i);
       if (!lim) return s.score / base + mayBoost + (sameThread ? THREAD_BOOST : 0);
-      const may = (queryPaths.size > 0 && lim.files ? TUNING.fileBoost : 0) + (queryErrors.length > 0 && lim.errors ? TUNING.errorBoost : 0) + (sameThread ? THREAD_BOOST : 0);
+      const may = (queryPaths.size > 0 && (sharesFile ? sharesFile.has(i) : lim.files) ? TUNING.fileBoost : 0) + (queryErrors.length > 0 && (sharesError ? sharesError.has(i) : lim.errors) ? TUNING.errorBoost : 0) + (sameThread ? THREAD_BOOST : 0);
       return (s.score / base + may) * recencyAt(lim.latest) * (lim.failed ? FAILED_FACTOR : 1);
     };
     // The hits that must be exact: those kept, the best matches feedback reads, and the runner-up.
@@ -256,23 +232,39 @@ export class RecordSearch {
     // Two concepts in common, or every one the event says when it says fewer: a record with all of
     // a one-concept search's words was left out, however few records there were.
     const minConcepts = Math.min(o.minConcepts ?? 2, Math.max(1, this.concepts([...asked])));
+    // A stem of the event's own words counts toward the gate's concepts unless it is only evidence or common.
+    const counts = (t: string) => !evidenceOnly.has(t) && !this.common(t);
     const rank = (ts: ReadonlyMap<string, number>, feedback: ReadonlySet<string>): Hit[] => {
-      const scored = this.scoreTerms(ts, feedback);
+      const sums = sumScores(this.corpus, ts, feedback, counts, (t) => this.idf(t));
+      const scoredOf = (i: number): Scored => {
+        const score = sums.score[i]!;
+        let matched: string[] | undefined;
+        const matchedOf = () => (matched ??= matchedIn(this.corpus, ts, i));
+        return {
+          score,
+          own: sums.own[i]!,
+          get matched() {
+            return matchedOf();
+          },
+        };
+      };
       const passed: Array<{ i: number; s: Scored; concepts: number; sameThread: boolean; bound: number }> = [];
       // The best record below the gate, shown alone when nothing passes it (an event with a related past is never shown nothing).
       let below: { i: number; s: Scored; concepts: number } | undefined;
-      for (const i of new Set([...scored.keys(), ...boosted])) {
-        const s = scored.get(i) ?? { score: 0, matched: [], own: 0, ownMatched: [] };
-        const relevance = s.own / base;
+      const inOrder = new Set(sums.order);
+      for (const i of [...sums.order, ...[...boosted].filter((b) => !inOrder.has(b))]) {
+        const relevance = sums.own[i]! / base;
         const sameThread = !!q.threadKey && this.corpus.threadOf(i) === q.threadKey;
         // Two different things in common, not one said in several words ("login", "SSO", "sign in").
-        const concepts = this.concepts(s.ownMatched.filter((t) => !evidenceOnly.has(t)));
+        let concepts = 0;
+        for (let w = 0; w < sums.words; w++) concepts += popcount(sums.concepts[i * sums.words + w]!);
         // The words decide whether a record is related; a shared file or error line only adds to
         // one that is (a different bug in the same file is not related), the same thread always is.
         if (!sameThread && (concepts < minConcepts || relevance < threshold)) {
-          if (concepts >= TUNING.fallbackConcepts && relevance >= TUNING.fallbackRelevance && (!below || s.own > below.s.own)) below = { i, s, concepts };
+          if (concepts >= TUNING.fallbackConcepts && relevance >= TUNING.fallbackRelevance && (!below || sums.own[i]! > below.s.own)) below = { i, s: scoredOf(i), concepts };
           continue;
         }
+        const s = scoredOf(i);
         passed.push({ i, s, concepts, sameThread, bound: boundOf(i, s, sameThread) });
       }
       if (passed.length === 0 && below && o.threshold === undefined) return [hitOf(below.i, below.s, below.concepts, false, true)];

@@ -27,18 +27,17 @@ function withStore<T>(memoryDir: string, read: (db: ReturnType<typeof openStore>
   }
 }
 
-/** Every top-level session in the store, newest first. */
-export function storedSessions(memoryDir: string): SessionSummary[] {
-  return withStore(
-    memoryDir,
-    (db) =>
-      db
-        .prepare('SELECT id, title, time_created, time_updated FROM session WHERE parent_id IS NULL ORDER BY time_updated DESC')
-        .all()
-        .filter((r) => isSessionId(r.id))
-        .map((r) => ({ id: String(r.id), title: String(r.title ?? ''), createdAt: Number(r.time_created), updatedAt: Number(r.time_updated) })),
-    [],
-  );
+/** Every top-level session in the store, newest first, and the to-dos left open in them: what start-up reads, with one connection. */
+export function storeAtStart(memoryDir: string): { sessions: SessionSummary[]; todos: StoredTodo[] } {
+  return withStore(memoryDir, (db) => ({ sessions: sessionsIn(db), todos: todosIn(db) }), { sessions: [], todos: [] });
+}
+
+function sessionsIn(db: ReturnType<typeof openStore>): SessionSummary[] {
+  return db
+    .prepare('SELECT id, title, time_created, time_updated FROM session WHERE parent_id IS NULL ORDER BY time_updated DESC')
+    .all()
+    .filter((r) => isSessionId(r.id))
+    .map((r) => ({ id: String(r.id), title: String(r.title ?? ''), createdAt: Number(r.time_created), updatedAt: Number(r.time_updated) }));
 }
 
 /** The sessions `ids` with their texts. */
@@ -97,21 +96,15 @@ export function sessionBytes(memoryDir: string, roots: readonly string[]): numbe
 }
 
 /** The to-do items the agent left in its sessions (OpenCode's `todo` table), not completed ones. */
-export function openTodos(memoryDir: string): StoredTodo[] {
-  return withStore(
-    memoryDir,
-    (db) => {
-      try {
-        return db
-          .prepare("SELECT session_id, content, status FROM todo WHERE status NOT IN ('completed', 'cancelled') LIMIT 500")
-          .all()
-          .map((r) => ({ sessionId: String(r.session_id), content: String(r.content ?? '').slice(0, 300), status: String(r.status ?? '') }));
-      } catch {
-        return []; // an OpenCode without to-dos, or another shape of them
-      }
-    },
-    [],
-  );
+function todosIn(db: ReturnType<typeof openStore>): StoredTodo[] {
+  try {
+    return db
+      .prepare("SELECT session_id, content, status FROM todo WHERE status NOT IN ('completed', 'cancelled') LIMIT 500")
+      .all()
+      .map((r) => ({ sessionId: String(r.session_id), content: String(r.content ?? '').slice(0, 300), status: String(r.status ?? '') }));
+  } catch {
+    return []; // an OpenCode without to-dos, or another shape of them
+  }
 }
 
 /** The child sessions (subagents, dispatched prompts) of each of `roots`, their children too, deepest first. */

@@ -12,7 +12,10 @@ import type { RecalledWork, RunRecord } from '../../src/ports.js';
 import { loadRecords, mergeRecords, redactRecords, saveRecords } from '../../src/recall/index-file.js';
 import { MemoryIndex } from '../../src/recall/memory-index.js';
 import { RECORDS_FILE } from '../../src/memory/layout.js';
-import { keepPostings, sha256, type KeptPostings } from '../../src/recall/search-file.js';
+import { keepPostings, SearchFile, sha256, type KeptPostings } from '../../src/recall/search-file.js';
+import { FileCorpus } from '../../src/recall/file-corpus.js';
+import { RecordSearch } from '../../src/recall/search.js';
+import { TUNING } from '../../src/recall/tuning.js';
 import { loadCards, recordOf } from '../../bench/relevance/evaluate.js';
 import { HELDOUT_EVENTS } from '../../bench/relevance/heldout.js';
 import { EVENTS, PAST_RUNS } from '../../bench/relevance/ledgerly.js';
@@ -154,6 +157,23 @@ describe('search over the kept postings', () => {
   });
 });
 
+describe('a search that leaves one session out (the run continues it)', () => {
+  // Found in review (stop 35): the query's sums were sized by how many records the corpus holds, not
+  // by their numbers in the file, so with one session left out the file's last records were never summed.
+  it('finds what a search of the other records finds, the file\'s last record included', () => {
+    const rec = (id: string, o: Partial<RunRecord>): RunRecord => ({ id, kind: 'run', threadKey: '', event: '', title: '', request: '', outcome: 'answered', text: '', labels: [], paths: [], errors: [], citations: [], links: [], at: '2026-11-01T00:00:00Z', ...o });
+    const continued = sessionId('continued');
+    const records = [rec('a', { sessionId: continued, title: 'Dark mode colours' }), ...Array.from({ length: 30 }, (_, k) => rec(`x${k}`, { title: `Unrelated thing ${k + 100}` })), rec('csv', { title: 'CSV export has no header row', request: 'The exported CSV starts with data; no column names.' })];
+    const file = path.join(dirWith('exclude', (f) => saveRecords(f, records)), RECORDS_FILE);
+    const now = new Date('2026-11-20T00:00:00Z');
+    const q = { title: 'CSV export header missing', text: 'The CSV export has no header row.' };
+    const kept = new RecordSearch(new FileCorpus(SearchFile.open(fs.readFileSync(file))!, TUNING, continued), now).search(q, { limit: 3 });
+    const others = new RecordSearch(loadRecords(path.dirname(file)).records.filter((r) => r.sessionId !== continued), now).search(q, { limit: 3 });
+    expect(kept.map((h) => [h.record.id, h.score])).toEqual(others.map((h) => [h.record.id, h.score]));
+    expect(kept.map((h) => h.record.id)).toContain('csv');
+  });
+});
+
 describe('kept postings that do not fit the records', () => {
   const query = { title: 'SSO login loops back to the login page on Safari', text: 'Safari users are sent back to the sign-in page after SSO.' };
 
@@ -213,6 +233,9 @@ describe('kept postings that do not fit the records', () => {
       // What search bounds a record's score by before reading it (issue 27): each record read must say the same.
       ['facts a record has not (a failed run said to have answered, files and error lines it lacks)', (f) => rewrite(f, { postings: (p) => (p.facts = '6'.repeat(p.sessions.length)) })],
       ['dates before the records\' own', (f) => rewrite(f, { postings: (p) => (p.last = p.last!.map(() => 0)) })],
+      // Which records can share a file or an error with the event, unread (issue 27): each record read must be filed under every key it has.
+      ['evidence keys that file no record (records that name files and have error lines, bounded as if they had none)', (f) => rewrite(f, { postings: (p) => (p.evidence = { keys: [], lists: [] }) })],
+      ['evidence keys naming a record past the end', (f) => rewrite(f, { postings: (p) => (p.evidence!.lists = p.evidence!.lists.map((l) => `${l},zzzz`)) })],
       // As the Recall before issue 24 saved it: stems without numbers of three digits, tagged v4, and postings of those.
       ['an index saved by the previous Recall (stems and postings v4)', (f) => rewrite(f, { records: (rs) => rs.map((r) => ({ ...r, terms: r.terms?.replace(/^v5 /, 'v4 ') })), postings: (p) => (p.v = p.v.replace(' v5 ', ' v4 ')) })],
       ['garbage for postings', (f) => fs.writeFileSync(f, fs.readFileSync(f, 'utf8').replace(/^[^\n]*/, '{"version":1,"search":"garbage",'))],
@@ -235,13 +258,13 @@ describe('kept postings that do not fit the records', () => {
 });
 
 describe('an index saved before the postings held what bounds a record (issue 27)', () => {
-  it('is searched over its kept postings with the same hits, and its next save adds them', () => {
+  it('is searched over its kept postings with the same hits, and its next save adds them (facts, evidence keys)', () => {
     const records = grown(2);
     const query = { title: 'SSO login loops back to the login page on Safari', text: 'Safari users are sent back to the sign-in page after SSO.', paths: ['src/auth/session.ts'] };
     const want = shown(open(dirWith('now', (f) => saveRecords(f, records))).recall(query, { limit: 5 }));
     // As the Recall before this change wrote it: the same postings without `facts` (the hash is of the lines after them).
     const dir = dirWith('before', (f) => saveRecords(f, records));
-    rewrite(path.join(dir, RECORDS_FILE), { postings: (p) => delete p.facts });
+    rewrite(path.join(dir, RECORDS_FILE), { postings: (p) => (delete p.facts, delete p.evidence) });
     const index = open(dir);
     expect(shown(index.recall(query, { limit: 5 }))).toEqual(want);
     expect(index.searching).toBe('kept postings');
@@ -250,6 +273,8 @@ describe('an index saved before the postings held what bounds a record (issue 27
     const search = (JSON.parse(`${saved.slice(0, saved.indexOf('\n')).replace(/,$/, '')}}`) as { search: KeptPostings }).search;
     expect(search.facts).toBe(keepPostings(loadRecords(dir, { workingFile: path.join(dir, 'working.json') }).records).facts);
     expect(search.facts).toMatch(/^[0-7]+$/);
+    expect(search.evidence).toEqual(keepPostings(loadRecords(dir, { workingFile: path.join(dir, 'working.json') }).records).evidence);
+    expect(search.evidence!.keys).toEqual(expect.arrayContaining(['=src/auth/session.ts', '~session.ts']));
   });
 });
 

@@ -5,8 +5,10 @@
  * hit to say the event's title, and be said by it, clear of the next hit.
  */
 import { describe, expect, it } from 'vitest';
+import { MemoryCorpus } from '../../src/recall/corpus.js';
 import { RecordSearch } from '../../src/recall/search.js';
-import { stems } from '../../src/recall/text.js';
+import { errorSignatures, stems } from '../../src/recall/text.js';
+import { TUNING } from '../../src/recall/tuning.js';
 import { loadCards, recordOf } from '../../bench/relevance/evaluate.js';
 import { HELDOUT_EVENTS } from '../../bench/relevance/heldout.js';
 import { EVENTS, PAST_RUNS } from '../../bench/relevance/ledgerly.js';
@@ -106,5 +108,48 @@ describe('reading only the records that can matter', () => {
       if (all.length > 5) compared++;
     }
     expect(compared).toBeGreaterThan(100);
+  });
+
+  it('an event whose words read as an error line reads only the records that can share it, not every record with an error line (issue 27)', () => {
+    const now = new Date(Date.UTC(2026, 10, 23));
+    const event = { title: 'Invoice export is slow', text: 'Exporting the invoices takes minutes for large customers.\nError: timeout reading ledger table at startup' };
+    const [signature] = errorSignatures(event.text);
+    expect(signature).toBeDefined();
+    // Four hundred unrelated runs; forty with the event's words and an error line of their own; one older run with its error line.
+    const at = (hours: number) => new Date(Date.UTC(2026, 10, 20) - hours * 3_600_000).toISOString();
+    const records = [
+      ...Array.from({ length: 400 }, (_, k) => record(`unrelated-${k}`, { title: `Dark mode colours wrong on page ${k + 100}`, request: 'The chart labels are unreadable.', at: at(k) })),
+      ...Array.from({ length: 40 }, (_, k) => record(`other-${k}`, { title: 'Invoice export is slow', request: 'Exporting the invoices takes minutes for large customers.', errors: ['connection refused while loading the report page'], at: at(k) })),
+      record('same-error', { title: 'Invoice export slow', request: '', errors: [signature!], at: at(500) }),
+    ];
+    const corpus = new MemoryCorpus(records, TUNING);
+    const read = new Set<number>();
+    const counted = Object.assign(Object.create(corpus) as MemoryCorpus, { doc: (i: number) => (read.add(i), corpus.doc(i)) });
+    const hits = new RecordSearch(counted, now).search(event, { limit: 3 });
+    expect(hits[0]).toMatchObject({ record: { id: 'same-error' } });
+    expect(hits[0]!.matched).toContain(`error ${signature}`);
+    // The best, the feedback's and the runner-up's few: not the 200 whose error lines share none of its words.
+    expect(read.size).toBeLessThan(20);
+    const all = new RecordSearch(records, now).search(event, { limit: records.length });
+    expect(hits.map((h) => `${h.record.id} ${h.score} ${h.tier} ${h.matched.join(',')}`)).toEqual(all.slice(0, 3).map((h) => `${h.record.id} ${h.score} ${h.tier} ${h.matched.join(',')}`));
+  });
+  it('an event that names a file reads only the records that share it, not every record that names a file (issue 27)', () => {
+    const now = new Date(Date.UTC(2026, 10, 23));
+    const event = { title: 'Invoice export is slow', text: 'Exporting the invoices takes minutes for large customers.', paths: ['src/export/ledger.ts'] };
+    const at = (hours: number) => new Date(Date.UTC(2026, 10, 20) - hours * 3_600_000).toISOString();
+    const records = [
+      ...Array.from({ length: 400 }, (_, k) => record(`unrelated-${k}`, { title: `Dark mode colours wrong on page ${k + 100}`, request: 'The chart labels are unreadable.', paths: [`src/ui/page-${k}.tsx`], at: at(k) })),
+      ...Array.from({ length: 40 }, (_, k) => record(`other-${k}`, { title: 'Invoice export is slow', request: 'Exporting the invoices takes minutes for large customers.', paths: [`src/reports/report-${k}.ts`], at: at(k) })),
+      record('same-file', { title: 'Invoice export slow', request: '', paths: ['src/export/ledger.ts'], at: at(500) }),
+    ];
+    const corpus = new MemoryCorpus(records, TUNING);
+    const read = new Set<number>();
+    const counted = Object.assign(Object.create(corpus) as MemoryCorpus, { doc: (i: number) => (read.add(i), corpus.doc(i)) });
+    const hits = new RecordSearch(counted, now).search(event, { limit: 3 });
+    expect(hits[0]).toMatchObject({ record: { id: 'same-file' } });
+    expect(hits[0]!.matched).toContain('file src/export/ledger.ts');
+    expect(read.size).toBeLessThan(20);
+    const all = new RecordSearch(records, now).search(event, { limit: records.length });
+    expect(hits.map((h) => `${h.record.id} ${h.score} ${h.tier} ${h.matched.join(',')}`)).toEqual(all.slice(0, 3).map((h) => `${h.record.id} ${h.score} ${h.tier} ${h.matched.join(',')}`));
   });
 });
