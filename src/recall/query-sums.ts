@@ -14,6 +14,8 @@ import { TUNING } from './tuning.js';
  */
 export interface Sums {
   order: number[];
+  /** 1 for a record in `order`. */
+  seen: Uint8Array;
   score: Float64Array;
   own: Float64Array;
   /** Concept bits, `words` 32-bit words a record. */
@@ -37,8 +39,8 @@ export function sumScores(corpus: Corpus, terms: ReadonlyMap<string, number>, fe
   const conceptAt = new Map<string, number>();
   for (const t of terms.keys()) if (!feedback.has(t) && counts(t) && !conceptAt.has(conceptOf(t))) conceptAt.set(conceptOf(t), conceptAt.size);
   const words = Math.max(1, Math.ceil(conceptAt.size / 32));
-  const sums: Sums = { order: [], score: new Float64Array(n), own: new Float64Array(n), concepts: new Uint32Array(n * words), words };
   const seen = new Uint8Array(n);
+  const sums: Sums = { order: [], seen, score: new Float64Array(n), own: new Float64Array(n), concepts: new Uint32Array(n * words), words };
   for (const [t, qw] of terms) {
     const list = corpus.postings(t);
     if (!list) continue;

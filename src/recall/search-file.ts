@@ -43,10 +43,10 @@ function checkedPostings(v: unknown): KeptPostings | undefined {
   if (last !== undefined && (!Array.isArray(last) || last.length !== n || !last.every((m) => isCount(m, 1e9)))) return undefined;
   const { facts } = p;
   if (facts !== undefined && (typeof facts !== 'string' || facts.length !== n || !/^[0-7]*$/.test(facts))) return undefined;
-  const files = p.evidence as { keys?: unknown; lists?: unknown } | undefined;
-  if (files !== undefined) {
-    if (!files || typeof files !== 'object' || !Array.isArray(files.keys) || !Array.isArray(files.lists) || files.keys.length !== files.lists.length) return undefined;
-    if (!files.keys.every((k) => typeof k === 'string') || !files.lists.every((l) => typeof l === 'string' && /^[0-9a-z]+(,[0-9a-z]+)*$/.test(l))) return undefined;
+  const evidence = p.evidence as { keys?: unknown; lists?: unknown } | undefined;
+  if (evidence !== undefined) {
+    if (!evidence || typeof evidence !== 'object' || !Array.isArray(evidence.keys) || !Array.isArray(evidence.lists) || evidence.keys.length !== evidence.lists.length) return undefined;
+    if (!evidence.keys.every((k) => typeof k === 'string') || !evidence.lists.every((l) => typeof l === 'string' && /^[0-9a-z]+(,[0-9a-z]+)*$/.test(l))) return undefined;
   }
   return p as KeptPostings;
 }

@@ -43,8 +43,6 @@ interface Scored {
   own: number;
 }
 
-
-
 export class RecordSearch {
   private readonly corpus: Corpus;
 
@@ -236,23 +234,22 @@ export class RecordSearch {
     const counts = (t: string) => !evidenceOnly.has(t) && !this.common(t);
     const rank = (ts: ReadonlyMap<string, number>, feedback: ReadonlySet<string>): Hit[] => {
       const sums = sumScores(this.corpus, ts, feedback, counts, (t) => this.idf(t));
+      const corpus = this.corpus;
+      // A hit's matched stems are looked up in the postings only when it is read (few are).
       const scoredOf = (i: number): Scored => {
-        const score = sums.score[i]!;
         let matched: string[] | undefined;
-        const matchedOf = () => (matched ??= matchedIn(this.corpus, ts, i));
         return {
-          score,
+          score: sums.score[i]!,
           own: sums.own[i]!,
           get matched() {
-            return matchedOf();
+            return (matched ??= matchedIn(corpus, ts, i));
           },
         };
       };
       const passed: Array<{ i: number; s: Scored; concepts: number; sameThread: boolean; bound: number }> = [];
       // The best record below the gate, shown alone when nothing passes it (an event with a related past is never shown nothing).
       let below: { i: number; s: Scored; concepts: number } | undefined;
-      const inOrder = new Set(sums.order);
-      for (const i of [...sums.order, ...[...boosted].filter((b) => !inOrder.has(b))]) {
+      for (const i of [...sums.order, ...[...boosted].filter((b) => !sums.seen[b])]) {
         const relevance = sums.own[i]! / base;
         const sameThread = !!q.threadKey && this.corpus.threadOf(i) === q.threadKey;
         // Two different things in common, not one said in several words ("login", "SSO", "sign in").
