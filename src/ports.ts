@@ -194,6 +194,8 @@ export interface PastWork {
   /** A record by id (a use); list the newest; what memory holds; a record's citations checked. */
   get(id: string): RunRecord | undefined;
   list(o: { threadKey?: string; kind?: RunRecord['kind']; limit: number }): RunRecord[];
+  /** The findings run `runId` saved (`finding-<runId>-<n>`), oldest first: read without parsing every record. */
+  runFindings(runId: string): RunRecord[];
   info(): MemoryInfo;
   check(record: RunRecord): RecalledWork;
   addRun(run: RunOutcome): RunRecord;

@@ -39,13 +39,13 @@ export const CARDS_PER_RUN = 4;
  */
 export function runCardSources(
   record: RunRecord,
-  index: Pick<PastWork, 'list'>,
+  index: Pick<PastWork, 'runFindings'>,
   run: { runId: string; request: string; answer: string; touched: readonly string[] },
 ): Array<{ record: RunRecord; source: CardSource }> {
-  const findings = index.list({ kind: 'finding', limit: CARDS_PER_RUN * 4 }).filter((r) => r.id.startsWith(`finding-${run.runId}-`) && !r.card);
+  const findings = index.runFindings(run.runId).filter((r) => !r.card);
   return [
     { record, source: cardSource(record, { request: run.request, answer: run.answer, touched: run.touched }) },
-    ...findings.reverse().map((r) => ({ record: r, source: cardSource(r) })),
+    ...findings.map((r) => ({ record: r, source: cardSource(r) })),
   ].slice(0, CARDS_PER_RUN);
 }
 

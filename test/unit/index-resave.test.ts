@@ -14,6 +14,7 @@ import type { RunOutcome, RunRecord } from '../../src/ports.js';
 import { loadRecords, saveRecords } from '../../src/recall/index-file.js';
 import { readMarks } from '../../src/recall/marks.js';
 import { MemoryIndex } from '../../src/recall/memory-index.js';
+import { runCardSources } from '../../src/cards/card-writer.js';
 import { keepPostings, sha256, type KeptPostings } from '../../src/recall/search-file.js';
 import { MARKS_FILE, RECORDS_FILE } from '../../src/memory/layout.js';
 import { loadCards, recordOf } from '../../bench/relevance/evaluate.js';
@@ -59,7 +60,10 @@ const task = { threadKey: 'issue-900', event: 'issues opened #900', title: 'issu
 function aRun(index: MemoryIndex, runId = '900-1'): void {
   for (const e of EVENTS.slice(0, 4)) index.recall({ title: e.title, text: e.text }, { limit: 3 });
   const own = index.addRun({ task, runId, sessionId: sessionId(`run${runId}`), text: 'Fixed: the quokka streaming writer in src/export/csv.ts now writes the header first. See https://github.com/ledgerly/ledgerly/pull/77', failed: false, tokens: { input: 10, output: 5, reasoning: 0, cacheRead: 0, cacheWrite: 0 }, cost: 0.01 });
-  index.addFinding({ subject: 'CSV header', fact: 'The CSV writer skipped the header when streaming.', citations: ['src/export/csv.ts'], why: 'Every export lost its first line.' }, { task, runId, sessionId: sessionId(`run${runId}`) });
+  const finding = index.addFinding({ subject: 'CSV header', fact: 'The CSV writer skipped the header when streaming.', citations: ['src/export/csv.ts'], why: 'Every export lost its first line.' }, { task, runId, sessionId: sessionId(`run${runId}`) });
+  // What run.ts writes cards from: the run's record, then its findings without one.
+  const sources = runCardSources(own, index, { runId, request: task.query.text, answer: 'Fixed.', touched: [] });
+  expect(sources.map((s) => s.record.id)).toEqual([own.id, finding.id]);
   expect(index.addCard(own.id, { plain: 'Exported spreadsheets have no column names', phrasings: ['CSV has no header', 'first row of the export is data'], components: ['export'], cause: 'streaming skipped it', fix: 'write it first' })).toBe(true);
   expect(index.retain()).toBe(0);
   index.save();

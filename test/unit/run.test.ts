@@ -79,6 +79,9 @@ class FakeIndex implements PastWork {
   list() {
     return [];
   }
+  runFindings() {
+    return [];
+  }
   info(): never {
     throw new Error('not used');
   }
@@ -387,7 +390,7 @@ describe('the card of a run', () => {
     const h = cardHarness(CARD);
     const finding: RunRecord = { ...oldRecord, id: 'finding-77-1-1', kind: 'finding', outcome: 'finding', subject: 'Safari drops the SSO cookie', why: 'logins loop', text: 'SameSite=None needs Secure' };
     const earlier: RunRecord = { ...finding, id: 'finding-5-1-1', subject: 'an earlier run\'s finding' };
-    Object.assign(h.index, { list: () => [finding, earlier] });
+    Object.assign(h.index, { runFindings: (runId: string) => [finding, earlier].filter((r) => r.id.startsWith(`finding-${runId}-`)) });
     await run(task, settings, h.ports);
     expect(h.cards.map((c) => c.id)).toEqual(['run-5-1', 'finding-77-1-1']);
     expect(h.server.asked[1]!.text).toContain('Safari drops the SSO cookie');
