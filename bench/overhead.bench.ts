@@ -52,6 +52,19 @@ interface Timing {
   before: number;
   after: number;
   whole: number;
+  /** What the action's log says each stage took ("Restoring memory took 1.2 s"), in ms. */
+  stages?: Map<string, number>;
+}
+
+/** The stages a run's log timed (run.ts `timed`), in the order they ran. */
+function stagesIn(log: string): Map<string, number> {
+  return new Map([...log.matchAll(/^(.+) took (\d+(?:\.\d+)?) s$/gm)].map((m) => [m[1]!, Number(m[2]) * 1000]));
+}
+
+/** Each stage's median over `runs`, the way the action logs them: where a row's time goes. */
+function stageRow(runs: Timing[]): string {
+  const names = [...new Set(runs.flatMap((r) => [...(r.stages?.keys() ?? [])]))];
+  return `  stages (medians): ${names.map((n) => `${n.toLowerCase()} ${s(median(runs.map((r) => r.stages?.get(n) ?? 0)))}`).join(', ')}`;
 }
 
 /** before / after / whole of one run, from the model's record of the requests it got since `from`. */
@@ -111,7 +124,7 @@ async function recallRun(runId: string, prefix: string, memory: 'hit' | 'miss', 
   // A save that failed would time the wrong thing too (a prefix taken for a credential once made every save fail).
   expect(run.outputs['memory-saved'], run.warnings.join('\n')).toBe('true');
   decided.push(...run.main.stdout.split('\n').filter((l) => l.startsWith('Recall: likely tier decided') || l.startsWith('Prior work:')));
-  return timing(started, ended, from);
+  return { ...timing(started, ended, from), stages: stagesIn(run.main.stdout) };
 }
 
 it('the overhead Recall adds around the agent, beside a bare opencode run', async () => {
@@ -215,7 +228,8 @@ it('the overhead Recall adds around the agent, beside a bare opencode run', asyn
       `runs: ${RUNS} each for Recall, ${2 * RUNS} bare, alternating (medians); the model answers at once; OpenCode on PATH unless said; load average at the start ${loadAtStart}, at the end ${os.loadavg()[0]!.toFixed(1)}`,
       row('bare opencode run', bare),
       row('Recall, empty memory', empty, bareMedian),
-      ...[...full].map(([sessions, runs]) => row(`Recall, ${stored.get(sessions)!.toLocaleString('en')} sessions`, runs, bareMedian)),
+      stageRow(empty),
+      ...[...full].flatMap(([sessions, runs]) => [row(`Recall, ${stored.get(sessions)!.toLocaleString('en')} sessions`, runs, bareMedian), stageRow(runs)]),
       row('Recall, a related run in memory', checked, bareMedian),
       row('  the same, memory-recall-check: false', unchecked, bareMedian),
       `the model check's share of the time to the first request: ${((median(checked.map((r) => r.before)) / median(unchecked.map((r) => r.before)) - 1) * 100).toFixed(1)}% (target: at most 10%); ${CHECK_RUNS} runs each`,
