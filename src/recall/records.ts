@@ -100,10 +100,25 @@ export const DEFAULT_RECORD_RETENTION: RecordRetention = { maxAgeDays: 365, maxR
 export function retainRecords(records: readonly RunRecord[], rule: RecordRetention, now: Date, runStart: Date = now, live: ReadonlySet<string> = new Set()): RunRecord[] {
   const last = (r: RunRecord) => Date.parse(r.usedAt && r.usedAt > r.at ? r.usedAt : r.at);
   const isLive = (r: RunRecord) => (!!r.sessionId && live.has(r.sessionId)) || Date.parse(r.at) >= runStart.getTime();
-  const cutoff = Math.min(now.getTime() - rule.maxAgeDays * 86_400_000, runStart.getTime());
+  const cutoff = ageCutoff(rule, now, runStart);
   const kept = records.filter((r) => isLive(r) || last(r) >= cutoff).sort((a, b) => last(b) - last(a));
-  let room = rule.maxRecords - kept.filter(isLive).length;
+  let room = (kept.length > rule.maxRecords ? rule.maxRecords - Math.floor(rule.maxRecords / 20) : rule.maxRecords) - kept.filter(isLive).length;
   return kept.filter((r) => isLive(r) || room-- > 0);
+}
+
+const DAY = 86_400_000;
+
+/**
+ * When a record must last have been made or used to be kept: maxAgeDays before now, rounded down to
+ * a whole day (UTC), and never after this run's start. Retention works in batches, so that the
+ * save that drops records (the long one: index-resave.ts only adds) comes about once a day and once
+ * in a few hundred runs, not at every run of a memory at its bounds (issue 27): past the age, a day's
+ * records go together (a record may so stay up to a day longer; 0 days is not rounded); past the
+ * count, the least recently used go until 95% of it remain.
+ */
+function ageCutoff(rule: RecordRetention, now: Date, runStart: Date): number {
+  const at = now.getTime() - rule.maxAgeDays * DAY;
+  return Math.min(rule.maxAgeDays > 0 ? Math.floor(at / DAY) * DAY : at, runStart.getTime());
 }
 
 /**
@@ -112,7 +127,7 @@ export function retainRecords(records: readonly RunRecord[], rule: RecordRetenti
  * session still stored, or made in this run).
  */
 export function keepsEvery(uses: ReadonlyArray<{ minutes: number; live: boolean }>, rule: RecordRetention, now: Date, runStart: Date = now): boolean {
-  const cutoff = Math.min(now.getTime() - rule.maxAgeDays * 86_400_000, runStart.getTime());
+  const cutoff = ageCutoff(rule, now, runStart);
   const live = uses.filter((u) => u.live).length;
   return uses.every((u) => u.live || u.minutes * 60_000 >= cutoff) && (live === uses.length || uses.length <= rule.maxRecords);
 }

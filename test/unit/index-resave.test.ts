@@ -139,6 +139,31 @@ describe('the save onto the file the index was opened from', () => {
   });
 });
 
+describe('a memory at its bound', () => {
+  it('drops records in a batch past the count, so the runs after it save onto the file without parsing every record (issue 27)', () => {
+    const records = grown(1).slice(0, 41);
+    expect(records).toHaveLength(41);
+    const dir = store('bound', records);
+    const retention = { maxAgeDays: 3650, maxRecords: 40 };
+    const parsedOnSave: boolean[] = [];
+    const counts: number[] = [];
+    for (let run = 1; run <= 4; run++) {
+      // Each run opens what the one before saved.
+      if (run > 1) for (const f of [RECORDS_FILE, MARKS_FILE]) fs.copyFileSync(path.join(dir, 'working', f), path.join(dir, f));
+      const index = new MemoryIndex({ memoryDir: dir, workingFile: saved(dir), workspace: root, threadOf: () => undefined, clock: () => new Date(NOW.getTime() + run * 60_000), retention });
+      index.recall({ title: EVENTS[run]!.title, text: EVENTS[run]!.text }, { limit: 3 });
+      index.addRun({ task, runId: `90${run}-1`, sessionId: sessionId(`bound${run}`), text: 'Fixed.', failed: false, tokens: { input: 1, output: 1, reasoning: 0, cacheRead: 0, cacheWrite: 0 }, cost: 0 });
+      index.retain();
+      parsedOnSave.push(parsedAll(index));
+      index.save();
+      counts.push(loadRecords(path.join(dir, 'working')).records.length);
+    }
+    // 42 over 40: down to 38; then 39 and 40 kept whole, onto the file; 41 over again.
+    expect(counts).toEqual([38, 39, 40, 38]);
+    expect(parsedOnSave).toEqual([true, false, false, true]);
+  });
+});
+
 describe('an index an older Recall saved', () => {
   it('kept postings without the records\' dates: searched over them, saved the long way once, with the dates from then on', () => {
     const records = grown(2);

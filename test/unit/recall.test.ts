@@ -11,7 +11,7 @@ import { priorWorkSection } from '../../src/recall/prior-work.js';
 import { recordFromSession, withoutQuotedSections } from '../../src/recall/rebuild.js';
 import { RECORDS_FILE } from '../../src/memory/layout.js';
 import { loadRecords, mergeRecords, saveRecords } from '../../src/recall/index-file.js';
-import { retainRecords, validRecord } from '../../src/recall/records.js';
+import { keepsEvery, retainRecords, validRecord } from '../../src/recall/records.js';
 import { formatRunSummary } from '../../src/recall/run-summary.js';
 import { RecordSearch } from '../../src/recall/search.js';
 import { termsOf } from '../../src/recall/search-terms.js';
@@ -185,6 +185,21 @@ describe('records', () => {
     const recent = record('c', { at: '2026-11-15T00:00:00Z' });
     expect(retainRecords([old, usedLately, recent], { maxAgeDays: 365, maxRecords: 10 }, NOW).map((r) => r.id)).toEqual(['c', 'b']);
     expect(retainRecords([old, usedLately, recent], { maxAgeDays: 3650, maxRecords: 2 }, NOW).map((r) => r.id)).toEqual(['c', 'b']);
+  });
+
+  it('go in batches, so the long save that drops them is rare: past the count down to 95% of it, past the age a whole day at once (issue 27)', () => {
+    const many = Array.from({ length: 41 }, (_, i) => record(`r${i}`, { at: new Date(NOW.getTime() - (i + 1) * 60_000).toISOString() }));
+    expect(retainRecords(many.slice(0, 40), { maxAgeDays: 365, maxRecords: 40 }, NOW)).toHaveLength(40);
+    // One over: the two least recently used of the 40 go as well, and the next two runs drop nothing.
+    expect(retainRecords(many, { maxAgeDays: 365, maxRecords: 40 }, NOW).map((r) => r.id)).toEqual(many.slice(0, 38).map((r) => r.id));
+    // The age: at 15:00, a year and fourteen hours back is still within the day the cutoff is rounded down to; the day before is not.
+    const now = new Date('2026-11-20T15:00:00Z');
+    const sameDay = record('s', { at: '2025-11-20T01:00:00Z' });
+    const dayBefore = record('d', { at: '2025-11-19T23:00:00Z' });
+    expect(retainRecords([sameDay, dayBefore], { maxAgeDays: 365, maxRecords: 10 }, now).map((r) => r.id)).toEqual(['s']);
+    expect(keepsEvery([{ minutes: Date.parse(sameDay.at) / 60_000, live: false }], { maxAgeDays: 365, maxRecords: 10 }, now)).toBe(true);
+    // 0 days is not rounded: a record made a minute before this run is not kept.
+    expect(retainRecords([record('m', { at: '2026-11-20T14:59:00Z' })], { maxAgeDays: 0, maxRecords: 10 }, now)).toEqual([]);
   });
 
   it('a record whose session is still stored is kept past both bounds, and counts against the number (else every start rebuilds it)', () => {
