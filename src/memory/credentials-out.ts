@@ -1,13 +1,16 @@
 /**
  * Credentials out of the store as a save packs it (RFC-002 "Credentials are never stored", issue
  * 27): the SQL search of the rows a byte search cannot see whole, the byte search of every byte as
- * the archive is packed, and every row searched again only when that finds a credential.
+ * the archive is packed and of the file's seams between pages, and every row searched again only
+ * when that finds a credential.
  */
+import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { literalForms } from '../secrets/forms.js';
 import { writeManifest, type PartialMemory } from './integrity.js';
 import { DATABASE_FILE, RECORDS_FILE } from './layout.js';
 import { credentialsIn, redactFile, scrubSecrets, vacuumStore } from './scrub.js';
+import { splitCredentialsIn } from './page-seams.js';
 import type { PackedSnapshot } from './snapshot-backend.js';
 import type { SnapshotStoreOptions } from './snapshot-store-options.js';
 import { STORE_CHECK_RULES, storedUserTurns } from './store-check.js';
@@ -54,7 +57,13 @@ export async function takeOutCredentials(
     const checked = o.merged || turnsRewritten ? [] : [DATABASE_FILE];
     writeManifest(memoryDir, { now: clock(), signingKey, earlier, key, place, partial, checked, checkRules: STORE_CHECK_RULES });
     const packed = await backend.pack?.(memoryDir, forms);
-    return { packed, clean: (packed ? packed.found : credentialsIn(memoryDir, forms)).length === 0 };
+    // The byte search cannot see a credential cut where a value continues on an overflow page; the
+    // SQL search above reads only the rows reckoned to spill, from the columns the schema declares.
+    // The file's seams are read themselves (page-seams.ts): a record with fields its table does not
+    // declare, or a chain left in free pages, is caught there (issue 27).
+    const store = path.join(memoryDir, DATABASE_FILE);
+    const cut = fs.existsSync(store) ? splitCredentialsIn(store, forms) : [];
+    return { packed, clean: (packed ? packed.found : credentialsIn(memoryDir, forms)).length === 0 && cut.length === 0 };
   };
   let packed = await pack();
   if (!packed.clean) {

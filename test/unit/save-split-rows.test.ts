@@ -13,6 +13,7 @@ import { DatabaseSync } from 'node:sqlite';
 import { describe, expect, it } from 'vitest';
 import { sessionIdsIn } from '../../src/memory/merge.js';
 import { CredentialScanner, scrubSecrets } from '../../src/memory/scrub.js';
+import { splitCredentialsIn } from '../../src/memory/page-seams.js';
 import { literalForms } from '../../src/secrets/forms.js';
 import { cacheStoreWorld } from '../harness/cache-store-world.js';
 import { sessionId, writeStore } from '../harness/store-fixture.js';
@@ -163,10 +164,10 @@ async function saveAndReadBack(credentials: string[]): Promise<string | undefine
 }
 
 describe('review 27: a record with more fields than its table declares (written outside SQLite, writable_schema)', () => {
-  // KNOWN LEAK (left open, RFC-002 issue 27 "Review"): the length estimate reads declared columns
-  // only; the search of every row (main before issue 27) took the key out. `it.fails` so the suite
-  // stays green and turns red the day it is closed: then make it `it`.
-  it.fails('a credential in a declared column, short, pushed onto an overflow page by a trailing field the schema does not name, is taken out', async () => {
+  // Closed in stop 36: the length estimate reads declared columns only, so the row is not searched in
+  // SQL; the key is cut where the record continues on its overflow page, which the file's seams show
+  // (page-seams.ts), and then every row is searched.
+  it('a credential in a declared column, short, pushed onto an overflow page by a trailing field the schema does not name, is taken out', async () => {
     writeStore(memoryDir(), [{ id: sessionId('one'), said: ['hello'] }]);
     const conn = new DatabaseSync(db());
     conn.exec('PRAGMA secure_delete = ON; CREATE TABLE note (id integer PRIMARY KEY, body text, pad blob)');
@@ -180,6 +181,25 @@ describe('review 27: a record with more fields than its table declares (written 
     const archived = await saveAndReadBack([KEY]);
     if (archived === undefined) return; // refused: nothing stored
     expect(valuesIn(archived, 'SELECT body FROM note').filter((v) => v.includes(KEY))).toEqual([]);
+  });
+});
+
+describe('a credential cut in a chain of free pages (a row deleted without secure_delete, where no SQL reads it)', () => {
+  it('is found at the seam and the store is rebuilt: the archive holds no piece of it across a page', async () => {
+    writeStore(memoryDir(), [{ id: sessionId('one'), said: ['hello'] }]);
+    const conn = new DatabaseSync(db());
+    conn.exec('PRAGMA secure_delete = OFF; CREATE TABLE note (id integer PRIMARY KEY, body text)');
+    // The value's text runs on its cell to byte 3,861, then 4,092 bytes a page: at 7,930 the key is cut where the first overflow page links to the second.
+    conn.prepare('INSERT INTO note VALUES (2, ?)').run('x'.repeat(5_000));
+    conn.prepare('INSERT INTO note VALUES (1, ?)').run(`${'y'.repeat(7_930)}${KEY}${'z'.repeat(12_000 - 7_930)}`);
+    conn.exec('DELETE FROM note WHERE id = 2; DELETE FROM note WHERE id = 1');
+    conn.close();
+    expect(fs.readFileSync(db()).includes(KEY)).toBe(false);
+    expect(splitCredentialsIn(db(), [KEY])).toEqual([KEY]);
+    const archived = await saveAndReadBack([KEY]);
+    expect(archived, JSON.stringify(world.warnings)).toBeDefined();
+    expect(splitCredentialsIn(archived!, [KEY])).toEqual([]);
+    expect(formsIn(fs.readFileSync(archived!))).toEqual([]);
   });
 });
 

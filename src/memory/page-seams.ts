@@ -1,0 +1,161 @@
+/**
+ * The seams of an SQLite file where a byte search cannot see a value whole (RFC-002, "Credentials
+ * are never stored"): a value longer than its page keeps the start of its record on the page (a
+ * cell's local part, ending in the number of its first overflow page) and the rest on a chain of
+ * overflow pages, each starting with the number of the next. A credential cut at one of those places
+ * is in the file in two pieces, far apart. The scrub's SQL search reads the rows it thinks may spill
+ * (scrub.ts `splitRows`), reckoned from the columns the schema declares; a record written with more
+ * fields than its table declares (the schema edited after, `writable_schema`) spills where that
+ * reckoning says it does not, and a row deleted without `secure_delete` leaves its chain in free
+ * pages, where no SQL reads it. So the file itself is read: every seam of every chain, live or
+ * freed, is joined and searched.
+ *
+ * Only the page format's fixed parts are read (sqlite.org/fileformat2.html): the header's page size
+ * and reserved bytes, each b-tree page's cells (their payload size and where the local part ends, by
+ * the format's own formula) and free space (where a deleted cell's bytes stay), and the first four
+ * bytes of every page, taken as the next page of a chain whenever they name a page of the file.
+ * That over-counts (a free-list trunk page is read as a link too, and any four bytes in free space
+ * that name a page): a seam searched for nothing costs a few bytes, a seam missed would leak. A
+ * page the reader cannot make sense of adds no seam of its own, but SQLite cannot read it either.
+ */
+import * as fs from 'node:fs';
+import { openRegular } from './files.js';
+import { ByteSearch } from './byte-search.js';
+
+/** The b-tree page types (interior index, interior table, leaf index, leaf table) and their header sizes. */
+const HEADER: Record<number, number> = { 2: 12, 5: 12, 10: 8, 13: 8 };
+/** Pages read at a time. */
+const BATCH = 256;
+
+/** A seam: the last bytes before it (`tail`), continued on page `to` after its 4-byte link. */
+interface Seam {
+  tail: Buffer;
+  to: number;
+}
+
+/** An SQLite varint at `at`: its value and its length. */
+function varint(page: Buffer, at: number, end: number): { value: number; size: number } | undefined {
+  let value = 0;
+  for (let i = 0; i < 9; i++) {
+    if (at + i >= end) return undefined;
+    const byte = page[at + i]!;
+    if (i === 8) return { value: value * 256 + byte, size: 9 };
+    value = value * 128 + (byte & 0x7f);
+    if (byte < 0x80) return { value, size: i + 1 };
+  }
+  return undefined;
+}
+
+/**
+ * How many bytes of a payload of `size` bytes a cell keeps on its page (the rest overflows), for a
+ * table leaf (`table`) or an index page, `usable` being the page size less its reserved bytes.
+ */
+export function localBytes(size: number, usable: number, table: boolean): number {
+  const most = table ? usable - 35 : Math.floor(((usable - 12) * 64) / 255) - 23;
+  if (size <= most) return size;
+  const least = Math.floor(((usable - 12) * 32) / 255) - 23;
+  const k = least + ((size - least) % (usable - 4));
+  return k <= most ? k : least;
+}
+
+/** The seams of page `no` (its bytes in `page`): its own link, each cell's first overflow page, and any a freed cell left. */
+function seamsOf(page: Buffer, no: number, pages: number, usable: number, keep: number, into: Seam[]): void {
+  const inFile = (n: number) => n >= 1 && n <= pages && n !== no;
+  const tail = (end: number, start = 0) => Buffer.from(page.subarray(Math.max(start, end - keep), end));
+  const link = page.readUInt32BE(0);
+  // An overflow page (or a free one that was): its content runs to the end of the usable bytes.
+  if (no !== 1 && inFile(link)) into.push({ tail: tail(usable, 4), to: link });
+  const at = no === 1 ? 100 : 0;
+  const type = page[at]!;
+  const header = HEADER[type];
+  if (header === undefined) return; // not a b-tree page
+  const cells = page.readUInt16BE(at + 3);
+  for (let i = 0; type !== 5 && i < cells; i++) {
+    const pointer = at + header + 2 * i;
+    if (pointer + 2 > usable) return;
+    let p = page.readUInt16BE(pointer);
+    if (type === 2) p += 4; // the left child's page number
+    const size = varint(page, p, usable);
+    if (!size) continue;
+    p += size.size;
+    if (type === 13) {
+      const rowid = varint(page, p, usable);
+      if (!rowid) continue;
+      p += rowid.size;
+    }
+    const local = localBytes(size.value, usable, type === 13);
+    if (local === size.value || p + local + 4 > usable) continue;
+    const first = page.readUInt32BE(p + local);
+    if (inFile(first)) into.push({ tail: tail(p + local, p), to: first });
+  }
+  // A cell deleted without secure_delete keeps its bytes in the page's free space, its first
+  // overflow page's number last: any four bytes there that name a page, after a byte that is not
+  // NUL (a credential holds none), may end a local part.
+  for (const [from, to] of freeSpace(page, at, header, cells, usable)) {
+    for (let j = from + 1; j + 4 <= to; j++) {
+      if (page[j] !== 0 && pages < 1 << 24) continue; // a page number below 2^24 starts with a zero byte
+      if (page[j - 1] === 0) continue;
+      const n = page.readUInt32BE(j);
+      if (inFile(n)) into.push({ tail: tail(j, from), to: n });
+    }
+  }
+}
+
+/** The ranges of a b-tree page no cell uses: between the cell pointers and the cells, and each free block. */
+function freeSpace(page: Buffer, at: number, header: number, cells: number, usable: number): Array<[number, number]> {
+  const content = page.readUInt16BE(at + 5) || 65_536;
+  const ranges: Array<[number, number]> = [[at + header + 2 * cells, Math.min(content, usable)]];
+  for (let block = page.readUInt16BE(at + 1), seen = 0; block !== 0 && block + 4 <= usable && seen < usable / 4; seen++) {
+    ranges.push([block, Math.min(block + page.readUInt16BE(block + 2), usable)]);
+    const next = page.readUInt16BE(block);
+    if (next <= block) break;
+    block = next;
+  }
+  return ranges;
+}
+
+/**
+ * Every seam of SQLite database `file`, each with up to `keep` bytes on either side: the bytes before
+ * it (`tail`), the page it continues on (`to`), and that page's first bytes after its link (`start`).
+ */
+export function seamsIn(file: string, keep: number): Array<Seam & { start: Buffer }> {
+  const fd = openRegular(file);
+  try {
+    const head = Buffer.alloc(100);
+    if (fs.readSync(fd, head, 0, 100, 0) < 100 || head.toString('latin1', 0, 16) !== 'SQLite format 3\0') return [];
+    const stored = head.readUInt16BE(16);
+    const size = stored === 1 ? 65_536 : stored;
+    const usable = size - head[20]!;
+    if (size < 512 || usable < 480) return [];
+    const pages = Math.floor(fs.fstatSync(fd).size / size);
+    const seams: Seam[] = [];
+    const batch = Buffer.alloc(size * BATCH);
+    for (let first = 1; first <= pages; first += BATCH) {
+      const read = fs.readSync(fd, batch, 0, batch.length, (first - 1) * size);
+      for (let i = 0; (i + 1) * size <= read; i++) seamsOf(batch.subarray(i * size, (i + 1) * size), first + i, pages, usable, keep, seams);
+    }
+    // What each seam continues with: the start of its page's content, after the 4-byte link.
+    const starts = new Map<number, Buffer>();
+    for (const to of new Set(seams.map((s) => s.to))) {
+      const start = Buffer.alloc(Math.min(keep, usable - 4));
+      fs.readSync(fd, start, 0, start.length, (to - 1) * size + 4);
+      starts.set(to, start);
+    }
+    return seams.map((s) => ({ ...s, start: starts.get(s.to)! }));
+  } finally {
+    fs.closeSync(fd);
+  }
+}
+
+/**
+ * The `secrets` that SQLite database `file` holds cut at a seam between pages (its byte search sees
+ * the rest). Each seam is searched as the bytes before it joined with the bytes it continues with.
+ */
+export function splitCredentialsIn(file: string, secrets: readonly string[]): string[] {
+  const keep = Math.max(0, ...secrets.map((s) => Buffer.byteLength(s, 'utf8'))) - 1;
+  if (keep <= 0) return [];
+  const search = new ByteSearch(secrets.map((s) => Buffer.from(s, 'utf8')));
+  const found = secrets.map(() => false);
+  for (const seam of seamsIn(file, keep)) search.findIn(Buffer.concat([seam.tail, seam.start]), found);
+  return secrets.filter((_, i) => found[i]);
+}
