@@ -95,6 +95,8 @@ export function checkStore(memoryDir: string, o: CheckOptions): CheckResult {
  * another read of the store in a worker (the save's search of split rows), is waited for too.
  */
 export async function checkStoreAlongside(memoryDir: string, o: CheckOptions & { alongside?: Promise<unknown> }): Promise<CheckResult> {
+  // Rows vouched for by a signed save are not read: nothing to run beside quick_check, and a worker costs its start.
+  if (o.rowsVouched && !o.alongside) return checkStore(memoryDir, o);
   const opened = openChecked(memoryDir);
   if ('checked' in opened) return opened.checked;
   try {
