@@ -24,6 +24,8 @@ const SIZES = (process.env.BENCH_SESSIONS ?? '10,100,1000').split(',').map(Numbe
 const REPEATS = Number(process.env.BENCH_REPEATS ?? 3);
 /** BENCH_COMPARE_STEP: another build's memory-step bundle (an earlier commit's), timed in turn with this one in every repeat. */
 const COMPARE = process.env.BENCH_COMPARE_STEP;
+/** BENCH_STEP: a memory-step bundle to time instead of this tree's (with BENCH_COMPARE_STEP naming this tree's, the two builds run in the other order). */
+const STEP = process.env.BENCH_STEP;
 
 const execFileAsync = promisify(execFile);
 let world: World;
@@ -35,6 +37,10 @@ const credentials = ['ghs_benchToken0123456789abcdefghij', 'sk-ant-bench-provide
 beforeAll(async () => {
   world = await startWorld();
   seedDir = await seedStore(world, '8801');
+  if (STEP) {
+    stepScript = STEP;
+    return;
+  }
   stepDir = fs.mkdtempSync(path.join(os.tmpdir(), 'recall-bench-step-'));
   execFileSync(process.execPath, [path.join('node_modules', '@vercel', 'ncc', 'dist', 'ncc', 'cli.js'), 'build', 'bench/memory-step.ts', '-o', stepDir, '--quiet'], { stdio: 'inherit' });
   stepScript = path.join(stepDir, 'index.js');

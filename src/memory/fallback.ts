@@ -27,7 +27,7 @@ export interface FallbackContext {
   recallFiles?: RecallFiles | undefined;
   restoredAs(key: string): RestoredAs;
   /** The store's full check of the snapshot `key` just fetched into the memory directory (snapshot-store.ts). */
-  use(key: string): RestoreOutcome | { unusable: string };
+  use(key: string): Promise<RestoreOutcome | { unusable: string }>;
 }
 
 /** The outcome with `warning` said after what it already says. */

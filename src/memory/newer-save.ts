@@ -40,7 +40,7 @@ export interface NewerSaveContext {
   signingKey?: string;
   base: Base;
   /** The store's check of a snapshot just fetched into the memory directory (snapshot-store.ts). */
-  checkRestored: () => { unusable?: string };
+  checkRestored: () => Promise<{ unusable?: string }> | { unusable?: string };
   /** Where a snapshot fetched as `key` must say it was saved, when signed (integrity.ts). */
   restoredAs: (key: string) => RestoredAs;
   /** Merges Recall's own files (absent: only the sessions are merged). */
@@ -83,7 +83,7 @@ export async function mergeNewerSave(o: NewerSaveContext): Promise<NewerSaveMerg
     fs.mkdirSync(memoryDir, { recursive: true });
     const got = await backend.fetch(newest, memoryDir);
     const check = got ? checkMemory(memoryDir, { signingKey: o.signingKey, restoredAs: o.restoredAs(newest) }) : undefined;
-    const store = check && check.verdict !== 'corrupted' && check.verdict !== 'empty' ? o.checkRestored() : undefined;
+    const store = check && check.verdict !== 'corrupted' && check.verdict !== 'empty' ? await o.checkRestored() : undefined;
     if (!got) unreachable = 'it could not be downloaded';
     else if (check && (check.verdict === 'corrupted' || check.verdict === 'empty')) problem = `${newest} is ${check.verdict}${check.verdict === 'corrupted' ? `: ${check.detail}` : ''}`;
     else if (store?.unusable) problem = `${newest} is unusable: ${store.unusable}`;

@@ -16,6 +16,7 @@ import { literalForms } from '../secrets/forms.js';
 import { ByteSearch } from './byte-search.js';
 import { DATABASE_FILE } from './layout.js';
 import { openStore } from './store-check.js';
+import type { Query } from './read-apart.js';
 
 const q = (name: string) => `"${name.replace(/"/g, '""')}"`;
 
@@ -99,32 +100,13 @@ export function scrubSecrets(memoryDir: string, values: readonly string[] = [], 
         continue;
       }
       if (forms.length === 0) continue;
-      // Survivors, not equivalent: without this filter (or with a regex that takes every type)
-      // text SQLite keeps in a column declared INTEGER or REAL would be redacted too. The filter is
-      // for speed: OpenCode writes text only to text columns, and a credential left anywhere is
-      // still found by the byte search after the scrub, which then refuses the save.
+      const searched = searchOf(db, table, forms, split);
+      if (!searched) continue;
+      const { columns, where } = searched;
       const identity = identityColumns(db, table);
-      const columns = db
-        .prepare('SELECT name, type FROM pragma_table_info(?)')
-        .all(table)
-        .filter((c) => /text|char|clob|blob|^$/i.test(String(c.type)))
-        .map((c) => String(c.name));
-      // SQLite finds the rows that hold a form (instr, every byte of the value) in C; only those
-      // rows come into JS to be checked and rewritten. One scan of the table tests every column: a
-      // query per column read each table once per text column (70 scans of OpenCode's store for
-      // 15 tables, `event` four times). Most of the cost is the match's work per byte and form, which
-      // stays; the rescans were about a tenth of it (RFC-002, "Where the time goes").
-      if (columns.length === 0) continue;
-      // instr, not LIKE: LIKE reads a value only up to its first NUL byte (a blob, or text bound
-      // with one), so a credential after one went unseen; instr compares the value's every byte.
-      const patterns = forms;
-      // Each column's tests in parentheses: the expression is then as deep as the columns plus the
-      // forms (SQLite refuses one deeper than 1,000), not as deep as their product.
-      const search = columns.map((column) => `(${patterns.map((_, i) => `instr(${q(column)}, ?${i + 1}) > 0`).join(' OR ')})`).join(' OR ');
-      const where = split ? `${split(table)} AND (${search})` : search;
       const list = columns.map((column, i) => `${q(column)} AS v${i}`).join(', ');
       const changed = new Map<string, Array<{ rowid: number | bigint; value: string | Uint8Array }>>(columns.map((column) => [column, []]));
-      for (const row of db.prepare(`SELECT rowid AS r, ${list} FROM ${q(table)} WHERE ${where}`).iterate(...patterns)) {
+      for (const row of db.prepare(`SELECT rowid AS r, ${list} FROM ${q(table)} WHERE ${where}`).iterate(...forms)) {
         for (const [i, column] of columns.entries()) {
           const value = row[`v${i}`];
           if (identity.has(column)) {
@@ -159,6 +141,60 @@ export function scrubSecrets(memoryDir: string, values: readonly string[] = [], 
     db.close();
   }
   return removed;
+}
+
+/**
+ * The rows of `table` that hold one of `forms` in a text or blob column, as an SQL test (the forms
+ * bound as ?1, ?2, ...), and the columns it reads; with `split`, only the rows that may be split.
+ * Undefined when the table has no such column.
+ */
+function searchOf(db: ReturnType<typeof openStore>, table: string, forms: readonly string[], split: ((table: string) => string) | undefined): { columns: string[]; where: string } | undefined {
+  // Survivors, not equivalent: without this filter (or with a regex that takes every type)
+  // text SQLite keeps in a column declared INTEGER or REAL would be redacted too. The filter is
+  // for speed: OpenCode writes text only to text columns, and a credential left anywhere is
+  // still found by the byte search after the scrub, which then refuses the save.
+  const columns = db
+    .prepare('SELECT name, type FROM pragma_table_info(?)')
+    .all(table)
+    .filter((c) => /text|char|clob|blob|^$/i.test(String(c.type)))
+    .map((c) => String(c.name));
+  // SQLite finds the rows that hold a form (instr, every byte of the value) in C; only those
+  // rows come into JS to be checked and rewritten. One scan of the table tests every column: a
+  // query per column read each table once per text column (70 scans of OpenCode's store for
+  // 15 tables, `event` four times). Most of the cost is the match's work per byte and form, which
+  // stays; the rescans were about a tenth of it (RFC-002, "Where the time goes").
+  if (columns.length === 0) return undefined;
+  // instr, not LIKE: LIKE reads a value only up to its first NUL byte (a blob, or text bound
+  // with one), so a credential after one went unseen; instr compares the value's every byte.
+  // Each column's tests in parentheses: the expression is then as deep as the columns plus the
+  // forms (SQLite refuses one deeper than 1,000), not as deep as their product.
+  const search = columns.map((column) => `(${forms.map((_, i) => `instr(${q(column)}, ?${i + 1}) > 0`).join(' OR ')})`).join(' OR ');
+  return { columns, where: split ? `${split(table)} AND (${search})` : search };
+}
+
+/**
+ * What scrubSecrets(values, { onlySplit: true }) reads to decide what to change, as statements
+ * that each find a row when there is something: a row of a credential table, a split row holding
+ * a form (read-apart.ts runs them in a worker while the save's store check reads the rows).
+ * Undefined when the store's text is not UTF-8 (every row is then searched).
+ */
+export function splitSearch(memoryDir: string, values: readonly string[]): Query[] | undefined {
+  const forms = literalForms(values);
+  const db = openStore(path.join(memoryDir, DATABASE_FILE), true);
+  try {
+    if (db.prepare('PRAGMA encoding').get()?.encoding !== 'UTF-8') return undefined;
+    const split = splitRows(db);
+    const tables = db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'").all();
+    return tables.flatMap(({ name }): Query[] => {
+      const table = String(name);
+      if (SECRET_TABLES.includes(table)) return [{ sql: `SELECT 1 FROM ${q(table)} LIMIT 1`, args: [] }];
+      const searched = forms.length > 0 ? searchOf(db, table, forms, split) : undefined;
+      // By rowid, as scrubSecrets reads: a WITHOUT ROWID table fails here as there, and the save is refused as before.
+      return searched ? [{ sql: `SELECT rowid FROM ${q(table)} WHERE ${searched.where} LIMIT 1`, args: [...forms] }] : [];
+    });
+  } finally {
+    db.close();
+  }
 }
 
 /**

@@ -17,8 +17,8 @@ import { recoverDamagedIndex } from './index-recovery.js';
 import { sessionIdsIn } from './merge.js';
 import { mergeNewerSave, type Base, type NewerSaveMerge } from './newer-save.js';
 import { UnusableSnapshotError, type PackedSnapshot, type SnapshotBackend } from './snapshot-backend.js';
-import { takeOutCredentials } from './credentials-out.js';
-import { checkStore, STORE_CHECK_RULES } from './store-check.js';
+import { splitRowsClean, takeOutCredentials } from './credentials-out.js';
+import { checkStoreAlongside, STORE_CHECK_RULES } from './store-check.js';
 import { MAX_UNPACKED_BYTES } from './tar-unpack.js';
 import type { MemoryStore, RestoreOutcome, SaveOutcome } from './store.js';
 import type { SnapshotStoreOptions } from './snapshot-store-options.js';
@@ -95,7 +95,7 @@ export class SnapshotMemoryStore implements MemoryStore {
       };
     }
     if (!restoredKey) return { status: 'miss' };
-    const used = this.useRestored(restoredKey);
+    const used = await this.useRestored(restoredKey);
     if ('unusable' in used) return used.unusable === 'empty' ? { status: 'miss', restoredKey } : this.withOlderMemory(await fallBack(this.fallbackContext(), restoredKey, used.unusable));
     return this.withOlderMemory({ ...used, earlier: earlierKeysIn(memoryDir) });
   }
@@ -117,18 +117,18 @@ export class SnapshotMemoryStore implements MemoryStore {
    * Checks the snapshot `key` just put in the memory directory: an outcome to go on with, or why
    * it cannot be used ('empty' when it holds nothing).
    */
-  private useRestored(key: string): RestoreOutcome | { unusable: string } {
+  private async useRestored(key: string): Promise<RestoreOutcome | { unusable: string }> {
     const { memoryDir } = this.so;
     // Anything a snapshot holds is data someone else may have written: what cannot be checked is unusable.
     let check: ReturnType<typeof checkMemory>;
-    let store: ReturnType<SnapshotMemoryStore['checkRestoredStore']>;
+    let store: Awaited<ReturnType<SnapshotMemoryStore['checkRestoredStore']>>;
     try {
       removeStrangers(memoryDir);
       // Hashed as the restore wrote the files, when the backend could: the signature needs no second read.
       check = checkMemory(memoryDir, { signingKey: this.so.signingKey, restoredAs: this.restoredAs(key), written: this.so.backend.restoredDigests?.(memoryDir), checkRules: STORE_CHECK_RULES });
       if (check.verdict === 'empty') return { unusable: 'empty' };
       if (check.verdict === 'corrupted') return { unusable: check.detail };
-      store = this.checkRestoredStore({ rowsVouched: check.vouched?.includes(DATABASE_FILE) === true });
+      store = await this.checkRestoredStore({ rowsVouched: check.vouched?.includes(DATABASE_FILE) === true });
     } catch (error) {
       return { unusable: describe(error) };
     }
@@ -144,13 +144,14 @@ export class SnapshotMemoryStore implements MemoryStore {
 
   /**
    * The restored store's check (store-check.ts), with Recall's record of the user messages it
-   * sent; sessions an older Recall saved, with no record, are recorded as they are.
+   * sent; sessions an older Recall saved, with no record, are recorded as they are. quick_check
+   * runs in a worker thread while the rows are read (checkStoreAlongside).
    */
-  private checkRestoredStore(o: { rowsVouched?: boolean } = {}) {
+  private async checkRestoredStore(o: { rowsVouched?: boolean } = {}) {
     const { memoryDir, clock } = this.so;
     const strangers = removeStrangers(memoryDir);
     const sent = this.so.sentTurns(memoryDir);
-    const result = checkStore(memoryDir, { now: clock(), turns: (id) => sent.turnsOf(id), rowsVouched: o.rowsVouched === true });
+    const result = await checkStoreAlongside(memoryDir, { now: clock(), turns: (id) => sent.turnsOf(id), rowsVouched: o.rowsVouched === true });
     if (!result.unusable && result.unrecorded.size > 0) {
       for (const [id, digests] of result.unrecorded) sent.trustTurns(id, digests);
       sent.save();
@@ -186,7 +187,13 @@ export class SnapshotMemoryStore implements MemoryStore {
       return { saved: false, warning: `Memory was not saved: the store grew to ${bytes} bytes in this run, more than a restore takes (${MAX_UNPACKED_BYTES}); the earlier memory is kept.` };
     }
     const sent = this.so.sentTurns(memoryDir);
-    const check = checkStore(memoryDir, { now: clock(), turns: (id) => sent.turnsOf(id) ?? new Set(), quick: false });
+    // The search of split rows for credentials reads in a worker while the check reads the rows;
+    // the check writes nothing before it has answered (read-apart.ts).
+    const splitClean = splitRowsClean(this.so);
+    const check = await checkStoreAlongside(memoryDir, { now: clock(), turns: (id) => sent.turnsOf(id) ?? new Set(), quick: false, alongside: splitClean });
+    // Its answer holds for the store as it was: a repair (removals only) could not add a row to
+    // search, but any change sends the save back to the search itself, as a merge does below.
+    const searchedAsIs = (await splitClean) && check.repaired.length === 0;
     if (check.unusable) return { saved: false, warning: `Memory was not saved: the session store is unusable after this run (${check.unusable}).` };
     if (check.repaired.length > 0) log.warning(`Memory: the session store was repaired before saving: ${check.repaired.join('; ')}.`);
 
@@ -221,7 +228,8 @@ export class SnapshotMemoryStore implements MemoryStore {
       try {
         // What this save is built from, newest first: where a restore goes if this save turns out unusable.
         const earlier = [...new Set([...mergedFrom, ...base.earlier])].filter((k) => !base.setAside.includes(k));
-        packed = await takeOutCredentials(this.so, { earlier: earlier.slice(0, EARLIER_KEPT), key, partial: base.partial, merged: mergedFrom.length > 0 });
+        const mergedIn = mergedFrom.length > 0;
+        packed = await takeOutCredentials(this.so, { earlier: earlier.slice(0, EARLIER_KEPT), key, partial: base.partial, merged: mergedIn, splitClean: searchedAsIs && !mergedIn });
       } catch (error) {
         return { saved: false, warning: `Memory was not saved: the credentials could not be taken out of the store (${describe(error)}).` };
       }

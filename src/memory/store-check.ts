@@ -27,6 +27,7 @@ import { DatabaseSync } from 'node:sqlite';
 import { DATABASE_FILE, isSessionId } from './layout.js';
 import { callOf, childPrompt, isOpenCodesOwn, userTurnDigest } from './turns.js';
 import { readRowData } from './row-data.js';
+import { damageIn, quickCheckApart } from './read-apart.js';
 
 /** The rules below, as a signed save says its store passed them (integrity.ts `checked`): bump on any change, and vouched stores are read again. */
 export const STORE_CHECK_RULES = 1;
@@ -54,106 +55,164 @@ export function openStore(file: string, readOnly = false): DatabaseSync {
   return db;
 }
 
+/** What checkStore was asked. */
+export interface CheckOptions {
+  now: Date;
+  turns?: TurnRecords;
+  quick?: boolean;
+  /** Byte for byte what a save signed after checking its rows (integrity.ts `checked`): they are not read again; the rest is (that save ran no quick_check). */
+  rowsVouched?: boolean;
+}
+
+type CheckResult = StoreCheck & { unrecorded: Map<string, string[]> };
+
 /**
  * Checks and repairs the store in `memoryDir`. `turns` says which user messages Recall sent in
  * each session; a session it has no record of (saved by an older Recall) is left as it is, and its
  * turns are returned in `unrecorded` for the caller to record (RFC-005: trust on first use).
  */
-export function checkStore(
-  memoryDir: string,
-  o: {
-    now: Date;
-    turns?: TurnRecords;
-    quick?: boolean;
-    /** Byte for byte what a save signed after checking its rows (integrity.ts `checked`): they are not read again; the rest is (that save ran no quick_check). */
-    rowsVouched?: boolean;
-  },
-): StoreCheck & { unrecorded: Map<string, string[]> } {
-  const file = path.join(memoryDir, DATABASE_FILE);
-  const result = { repaired: [] as string[], unrecorded: new Map<string, string[]>() };
-  if (!fs.existsSync(file)) return result;
-  let db: DatabaseSync;
-  try {
-    db = openStore(file);
-  } catch (error) {
-    return { ...result, unusable: `the database cannot be opened (${(error as Error).message})` };
-  }
+export function checkStore(memoryDir: string, o: CheckOptions): CheckResult {
+  const opened = openChecked(memoryDir);
+  if ('checked' in opened) return opened.checked;
   try {
     if (o.quick !== false) {
-      const verdict = db.prepare('PRAGMA quick_check').all().map((r) => String(Object.values(r)[0]));
-      if (verdict.join() !== 'ok') return { ...result, unusable: `SQLite finds it damaged (${damage(verdict)})` };
+      const damaged = damageIn(opened.db.prepare('PRAGMA quick_check').all().map((r) => String(Object.values(r)[0])));
+      if (damaged) return checked({ unusable: damaged });
     }
-    const schema = db.prepare("SELECT type, name, sql FROM sqlite_master WHERE name NOT LIKE 'sqlite_%'").all();
-    // What SQLite parsed as a virtual table, not what its statement looks like: whoever wrote the
-    // store wrote that text too (`CREATE/**/VIRTUAL TABLE` is one, and passed a look at the text).
-    const virtual = db.prepare("SELECT name FROM pragma_table_list WHERE type = 'virtual'").get();
-    if (virtual) return { ...result, unusable: `it holds a virtual table (${String(virtual.name)}), which OpenCode never makes` };
-    // OpenCode finds a session's messages with `message.session_id = ?`, compared with that column's
-    // collation; a table rebuilt with COLLATE NOCASE would hand OpenCode rows this check's lookups
-    // (and the signature's) never see. OpenCode 1.18 declares no collation anywhere.
-    const collated = schema.find((r) => /\bCOLLATE\b/i.test(String(r.sql ?? '')));
-    if (collated) return { ...result, unusable: `it declares a collation (in ${String(collated.type)} ${String(collated.name)}), which OpenCode never does: OpenCode's lookups could find rows Recall's check does not` };
-    const tables = new Set(schema.filter((r) => r.type === 'table').map((r) => String(r.name)));
-    for (const needed of ['session', 'message', 'part']) {
-      if (!tables.has(needed)) return { ...result, unusable: `it has no ${needed} table: it is not OpenCode's store` };
-    }
-    db.exec('PRAGMA secure_delete = ON'); // what is dropped or removed leaves no copy in free pages
-    for (const kind of ['trigger', 'view'] as const) {
-      const planted = schema.filter((r) => r.type === kind).map((r) => String(r.name));
-      // Stryker disable next-line MethodExpression: equivalent, SQL reads DROP TRIGGER and drop trigger alike
-      for (const name of planted) db.exec(`DROP ${kind.toUpperCase()} ${q(name)}`);
-      if (planted.length > 0) result.repaired.push(`dropped ${planted.length} ${kind}(s) OpenCode never makes (${planted.slice(0, 3).join(', ')})`);
-    }
-
-    const latest = Math.max(o.now.getTime(), Date.now()) + DAY;
-    const inRange = (t: unknown) => typeof t === 'number' && t >= EARLIEST && t <= latest;
-    const badIds = db
-      .prepare('SELECT id, time_created, time_updated FROM session')
-      .all()
-      .filter((r) => !isSessionId(r.id) || !inRange(r.time_created) || !inRange(r.time_updated))
-      .map((r) => String(r.id));
-    if (badIds.length > 0) {
-      removeSessions(db, tables, badIds);
-      result.repaired.push(`removed ${badIds.length} session(s) whose id or time is out of range`);
-    }
-
-    const stored = o.rowsVouched ? { turns: new Map<string, string[]>(), refused: new Map<string, string>(), unsent: [] } : userTurns(db);
-    if (stored.refused.size > 0) {
-      removeSessions(db, tables, [...stored.refused.keys()]);
-      const said = [...stored.refused].slice(0, 3).map(([id, why]) => `${id}: ${why}`);
-      result.repaired.push(`removed ${stored.refused.size} session(s) holding a row OpenCode would read differently from other readers, or not at all (${said.join('; ')})`);
-    }
-    if (o.turns) {
-      // A child session's turns are checked against its parent's calls, never trusted on first use.
-      const forged: string[] = [...stored.unsent];
-      for (const [sessionId, digests] of stored.turns) {
-        const recorded = o.turns(sessionId);
-        if (!recorded) result.unrecorded.set(sessionId, digests);
-        else if (digests.some((d) => !recorded.has(d))) forged.push(sessionId);
-      }
-      if (forged.length > 0) {
-        removeSessions(db, tables, forged);
-        result.repaired.push(`removed ${forged.length} session(s) holding a user message Recall did not send (${forged.slice(0, 3).join(', ')})`);
-      }
-    }
-    // Mutation: made `true` (or `>= 0`) this survives, equivalent in effect: a checkpoint of a store
-    // nothing was removed from moves its WAL's pages into the file unchanged, as the close does.
-    if (result.repaired.length > 0) db.exec('PRAGMA wal_checkpoint(TRUNCATE)');
-    return result;
+    return checked(repairStore(opened.db, o, readStore(opened.db, o)));
   } catch (error) {
-    return { ...result, unusable: `SQLite cannot read it (${(error as Error).message})` };
+    return unreadable(error);
   } finally {
-    db.close();
+    opened.db.close();
   }
 }
 
 /**
- * quick_check's findings in a few words: SQLite puts them in one row, a line each (a hundred at
- * most), under a line naming the database.
+ * checkStore, with quick_check run meanwhile on a connection of its own in a worker thread
+ * (read-apart.ts) while this thread reads the rows; both only read. Every write waits for the
+ * verdict: a store quick_check refuses is unusable and left exactly as it came, whatever the reads
+ * found to repair. A read that fails on a damaged store says what quick_check says. `alongside`,
+ * another read of the store in a worker (the save's search of split rows), is waited for too.
  */
-function damage(verdict: readonly string[]): string {
-  const lines = verdict.flatMap((row) => row.split('\n')).filter((line) => !line.startsWith('*** '));
-  return lines.length > 3 ? `${lines.slice(0, 3).join('; ')} and ${lines.length - 3} more` : lines.join('; ');
+export async function checkStoreAlongside(memoryDir: string, o: CheckOptions & { alongside?: Promise<unknown> }): Promise<CheckResult> {
+  // Rows vouched for by a signed save are not read: nothing to run beside quick_check, and a worker costs its start.
+  if (o.rowsVouched && !o.alongside) return checkStore(memoryDir, o);
+  const opened = openChecked(memoryDir);
+  if ('checked' in opened) return opened.checked;
+  try {
+    const verdict = o.quick !== false ? quickCheckApart(path.join(memoryDir, DATABASE_FILE)) : undefined;
+    let reads: ReturnType<typeof readStore> | Error;
+    try {
+      reads = readStore(opened.db, o);
+    } catch (error) {
+      reads = error as Error;
+    }
+    await o.alongside?.catch(() => undefined);
+    if (verdict) {
+      const damaged = damageIn(await verdict);
+      if (damaged) return checked({ unusable: damaged });
+    }
+    if (reads instanceof Error) throw reads;
+    return checked(repairStore(opened.db, o, reads));
+  } catch (error) {
+    return unreadable(error);
+  } finally {
+    opened.db.close();
+  }
+}
+
+const checked = (r: Partial<CheckResult>): CheckResult => ({ repaired: [], unrecorded: new Map(), ...r });
+const unreadable = (error: unknown) => checked({ unusable: `SQLite cannot read it (${(error as Error).message})` });
+
+/** The store of `memoryDir`, opened; or the check's result already: a store that is not there is left alone, one SQLite cannot open is unusable. */
+function openChecked(memoryDir: string): { db: DatabaseSync } | { checked: CheckResult } {
+  const file = path.join(memoryDir, DATABASE_FILE);
+  if (!fs.existsSync(file)) return { checked: checked({}) };
+  try {
+    return { db: openStore(file) };
+  } catch (error) {
+    return { checked: checked({ unusable: `the database cannot be opened (${(error as Error).message})` }) };
+  }
+}
+
+/** What the check reads before it writes anything. */
+interface StoreReads {
+  tables: Set<string>;
+  schema: Array<Record<string, unknown>>;
+  badIds: string[];
+  /** The rows' findings (userTurns); left to read after the repair when sessions out of range are removed first. */
+  stored?: ReturnType<typeof userTurns>;
+}
+
+/** The check's reads, in the order they ran before any write: the schema's refusals, sessions out of range, every message row. */
+function readStore(db: DatabaseSync, o: CheckOptions): StoreReads | { unusable: string } {
+  const schema = db.prepare("SELECT type, name, sql FROM sqlite_master WHERE name NOT LIKE 'sqlite_%'").all();
+  // What SQLite parsed as a virtual table, not what its statement looks like: whoever wrote the
+  // store wrote that text too (`CREATE/**/VIRTUAL TABLE` is one, and passed a look at the text).
+  const virtual = db.prepare("SELECT name FROM pragma_table_list WHERE type = 'virtual'").get();
+  if (virtual) return { unusable: `it holds a virtual table (${String(virtual.name)}), which OpenCode never makes` };
+  // OpenCode finds a session's messages with `message.session_id = ?`, compared with that column's
+  // collation; a table rebuilt with COLLATE NOCASE would hand OpenCode rows this check's lookups
+  // (and the signature's) never see. OpenCode 1.18 declares no collation anywhere.
+  const collated = schema.find((r) => /\bCOLLATE\b/i.test(String(r.sql ?? '')));
+  if (collated) return { unusable: `it declares a collation (in ${String(collated.type)} ${String(collated.name)}), which OpenCode never does: OpenCode's lookups could find rows Recall's check does not` };
+  const tables = new Set(schema.filter((r) => r.type === 'table').map((r) => String(r.name)));
+  for (const needed of ['session', 'message', 'part']) {
+    if (!tables.has(needed)) return { unusable: `it has no ${needed} table: it is not OpenCode's store` };
+  }
+  const latest = Math.max(o.now.getTime(), Date.now()) + DAY;
+  const inRange = (t: unknown) => typeof t === 'number' && t >= EARLIEST && t <= latest;
+  const badIds = db
+    .prepare('SELECT id, time_created, time_updated FROM session')
+    .all()
+    .filter((r) => !isSessionId(r.id) || !inRange(r.time_created) || !inRange(r.time_updated))
+    .map((r) => String(r.id));
+  // Triggers and views are still there: no SELECT runs them. Sessions out of range are removed
+  // before the rows are read (their rows would be read for nothing, and named in the findings).
+  const stored = o.rowsVouched || badIds.length > 0 ? undefined : userTurns(db);
+  return { tables, schema, badIds, ...(stored ? { stored } : {}) };
+}
+
+/** The check's writes, on what readStore found: planted triggers and views dropped, sessions out of range, unreadable or forged removed. */
+function repairStore(db: DatabaseSync, o: CheckOptions, reads: StoreReads | { unusable: string }): Partial<CheckResult> {
+  if ('unusable' in reads) return reads;
+  const { tables, schema, badIds } = reads;
+  const result = { repaired: [] as string[], unrecorded: new Map<string, string[]>() };
+  db.exec('PRAGMA secure_delete = ON'); // what is dropped or removed leaves no copy in free pages
+  for (const kind of ['trigger', 'view'] as const) {
+    const planted = schema.filter((r) => r.type === kind).map((r) => String(r.name));
+    // Stryker disable next-line MethodExpression: equivalent, SQL reads DROP TRIGGER and drop trigger alike
+    for (const name of planted) db.exec(`DROP ${kind.toUpperCase()} ${q(name)}`);
+    if (planted.length > 0) result.repaired.push(`dropped ${planted.length} ${kind}(s) OpenCode never makes (${planted.slice(0, 3).join(', ')})`);
+  }
+  if (badIds.length > 0) {
+    removeSessions(db, tables, badIds);
+    result.repaired.push(`removed ${badIds.length} session(s) whose id or time is out of range`);
+  }
+
+  const stored = o.rowsVouched ? { turns: new Map<string, string[]>(), refused: new Map<string, string>(), unsent: [] } : (reads.stored ?? userTurns(db));
+  if (stored.refused.size > 0) {
+    removeSessions(db, tables, [...stored.refused.keys()]);
+    const said = [...stored.refused].slice(0, 3).map(([id, why]) => `${id}: ${why}`);
+    result.repaired.push(`removed ${stored.refused.size} session(s) holding a row OpenCode would read differently from other readers, or not at all (${said.join('; ')})`);
+  }
+  if (o.turns) {
+    // A child session's turns are checked against its parent's calls, never trusted on first use.
+    const forged: string[] = [...stored.unsent];
+    for (const [sessionId, digests] of stored.turns) {
+      const recorded = o.turns(sessionId);
+      if (!recorded) result.unrecorded.set(sessionId, digests);
+      else if (digests.some((d) => !recorded.has(d))) forged.push(sessionId);
+    }
+    if (forged.length > 0) {
+      removeSessions(db, tables, forged);
+      result.repaired.push(`removed ${forged.length} session(s) holding a user message Recall did not send (${forged.slice(0, 3).join(', ')})`);
+    }
+  }
+  // Mutation: made `true` (or `>= 0`) this survives, equivalent in effect: a checkpoint of a store
+  // nothing was removed from moves its WAL's pages into the file unchanged, as the close does.
+  if (result.repaired.length > 0) db.exec('PRAGMA wal_checkpoint(TRUNCATE)');
+  return result;
 }
 
 /** The digests of the user messages of every top-level session in the store of `memoryDir`. */

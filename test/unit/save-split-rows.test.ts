@@ -14,6 +14,8 @@ import { describe, expect, it } from 'vitest';
 import { sessionIdsIn } from '../../src/memory/merge.js';
 import { CredentialScanner, scrubSecrets } from '../../src/memory/scrub.js';
 import { splitCredentialsIn } from '../../src/memory/page-seams.js';
+import { splitRowsClean } from '../../src/memory/credentials-out.js';
+import type { SnapshotStoreOptions } from '../../src/memory/snapshot-store-options.js';
 import { literalForms } from '../../src/secrets/forms.js';
 import { cacheStoreWorld } from '../harness/cache-store-world.js';
 import { sessionId, writeStore } from '../harness/store-fixture.js';
@@ -82,6 +84,25 @@ describe("the save's search for credentials", () => {
     expect(rows.some((r) => r.includes('[redacted]'))).toBe(true);
     expect(rows.filter((r) => r.includes(KEY))).toEqual([]);
   });
+
+  it('searches the split rows of a save merged in, though the search beside the store check found none in this run\'s own store', async () => {
+    // Run 1 did not have the key: its long part carries it split across an overflow page, and its save keeps it.
+    // (Its rows' ids follow those of run 2's below: the merge copies no row whose id the store has.)
+    writeStore(memoryDir(), [{ id: sessionId('zero'), said: ['first'] }, { id: sessionId('one'), said: ['rotate the key'] }]);
+    splitKeyIntoPart(4);
+    expect(await store('1', []).save(), JSON.stringify(world.warnings)).toMatchObject({ saved: true });
+    // Run 2 overlapped it (restored nothing), has the key, and holds none of it: run 1's save is merged in before its own is put.
+    fs.rmSync(path.dirname(memoryDir()), { recursive: true, force: true });
+    writeStore(memoryDir(), [{ id: sessionId('two'), said: ['something else'] }]);
+    expect(await store('2', [KEY]).save(), JSON.stringify(world.warnings)).toMatchObject({ saved: true, merged: [sessionId('zero'), sessionId('one')] });
+    fs.rmSync(path.dirname(memoryDir()), { recursive: true, force: true });
+    expect(await store('3', []).restore()).toMatchObject({ status: 'hit' });
+    const conn = new DatabaseSync(db(), { readOnly: true });
+    const rows = conn.prepare('SELECT data FROM part').all().map((r) => String(r.data));
+    conn.close();
+    expect(rows.some((r) => r.includes('[redacted]'))).toBe(true);
+    expect(rows.filter((r) => r.includes(KEY))).toEqual([]);
+  });
 });
 
 describe('the search of split rows alone (scrubSecrets onlySplit)', () => {
@@ -113,6 +134,30 @@ describe('the search of split rows alone (scrubSecrets onlySplit)', () => {
     conn.prepare('INSERT INTO note VALUES (?, ?)').run('n1', `${'y'.repeat(2_000)}${KEY}`);
     conn.close();
     expect(() => scrubSecrets(memoryDir(), [KEY], { onlySplit: true })).toThrow(/rowid/);
+  });
+
+  it('its reads in a worker beside the store check (splitRowsClean) say "clean" only where it would change nothing', async () => {
+    const clean = () => splitRowsClean({ memoryDir: memoryDir(), credentials: () => [KEY] } as unknown as SnapshotStoreOptions);
+    writeStore(memoryDir(), [{ id: sessionId('one'), said: ['rotate the key'] }]);
+    setPart(1, `short: ${KEY}`); // in one piece: the archive's byte search finds it
+    expect(await clean()).toBe(true);
+    expect(scrubSecrets(memoryDir(), [KEY], { onlySplit: true })).toEqual({});
+    setPart(1, 'short');
+    splitKeyIntoPart(2);
+    expect(await clean()).toBe(false);
+    expect(scrubSecrets(memoryDir(), [KEY], { onlySplit: true })).toEqual({ part: 1 });
+    expect(await clean()).toBe(true);
+    const sql = (statements: string) => {
+      const conn = new DatabaseSync(db());
+      conn.exec(statements);
+      conn.close();
+    };
+    sql("INSERT INTO credential VALUES ('c1', 'no form of the key')");
+    expect(await clean()).toBe(false); // a row of a table the save empties
+    expect(scrubSecrets(memoryDir(), [KEY], { onlySplit: true })).toEqual({ credential: 1 });
+    expect(await clean()).toBe(true);
+    sql('CREATE TABLE note (id text PRIMARY KEY, body text) WITHOUT ROWID');
+    expect(await clean()).toBe(false); // not read by rowid, as scrubSecrets would not: the save goes to it and is refused
   });
 });
 

@@ -1,0 +1,70 @@
+/**
+ * Reads of a store run on a connection of their own in a worker thread, while the main thread
+ * reads the same file (issue 27: a runner has two cores, and at 10,000 sessions each of these
+ * reads all or most of a 300 MB store):
+ *  - SQLite's `quick_check`, while the restore's store check reads the rows (store-check.ts,
+ *    checkStoreAlongside): about 220 ms beside about 430;
+ *  - whether the save's search of split rows has anything to take out (scrub.ts splitSearch),
+ *    while the save's store check reads the rows: about 150 ms beside about 430.
+ * Both only read. The callers write nothing until the worker has answered, so a store quick_check
+ * refuses is left exactly as it came, and a store in rollback-journal mode is never written while
+ * the worker holds its read lock (the write would fail as locked).
+ */
+import { Worker } from 'node:worker_threads';
+
+/** A statement and its arguments. */
+export interface Query {
+  sql: string;
+  args: string[];
+}
+
+/**
+ * The worker's code, as text (the action is one bundled file, with no separate script to start).
+ * Read-only, and with the schema not trusted, as every connection Recall opens (store-check.ts openStore).
+ */
+const WORKER = `
+const { parentPort, workerData } = require('node:worker_threads');
+const { DatabaseSync } = require('node:sqlite');
+const db = new DatabaseSync(workerData.file, { readOnly: true, enableForeignKeyConstraints: false });
+let answer;
+try {
+  db.exec('PRAGMA trusted_schema = OFF');
+  answer = workerData.queries
+    ? workerData.queries.some((q) => db.prepare(q.sql).get(...q.args) !== undefined)
+    : db.prepare('PRAGMA quick_check').all().map((r) => String(Object.values(r)[0]));
+} finally {
+  // Closed before it answers: the caller's connection is then the store's last, which puts a
+  // WAL's pages into the file as it closes (a read-only one cannot).
+  db.close();
+}
+parentPort.postMessage(answer);`;
+
+function apart<T>(workerData: { file: string; queries?: Query[] }): Promise<T> {
+  return new Promise((resolve, reject) => {
+    const worker = new Worker(WORKER, { eval: true, workerData, stdout: false, stderr: false });
+    worker.once('message', (answer: T) => resolve(answer));
+    worker.once('error', reject);
+    // A worker that ends without an answer (killed, out of memory) has answered nothing.
+    worker.once('exit', (code) => reject(new Error(`the store's reader stopped (${code}) without an answer`)));
+  });
+}
+
+/** quick_check's rows for the store `file` ('ok' alone when it passes); rejects when the worker cannot open or read it. */
+export function quickCheckApart(file: string): Promise<string[]> {
+  return apart({ file });
+}
+
+/** Whether any of `queries` finds a row in the store `file`; rejects when the worker cannot open or read it. */
+export function anyRowApart(file: string, queries: Query[]): Promise<boolean> {
+  return apart({ file, queries });
+}
+
+/**
+ * quick_check's findings in a few words, or undefined when it passes: SQLite puts them in one row,
+ * a line each (a hundred at most), under a line naming the database.
+ */
+export function damageIn(verdict: readonly string[]): string | undefined {
+  if (verdict.join() === 'ok') return undefined;
+  const lines = verdict.flatMap((row) => row.split('\n')).filter((line) => !line.startsWith('*** '));
+  return `SQLite finds it damaged (${lines.length > 3 ? `${lines.slice(0, 3).join('; ')} and ${lines.length - 3} more` : lines.join('; ')})`;
+}
