@@ -82,7 +82,8 @@ function rewrite(file: string, o: { records?: (rs: RunRecord[]) => RunRecord[]; 
   const text = fs.readFileSync(file, 'utf8');
   const parsed = JSON.parse(text) as { records: RunRecord[]; forgotten: unknown[] };
   // With the fields a line leaves out when empty (records.ts recordLine), as a record reads back.
-  const read = parsed.records.map((r) => ({ threadKey: '', event: '', title: '', request: '', text: '', labels: [], paths: [], errors: [], citations: [], links: [], ...r }));
+  const empty = { threadKey: '', event: '', title: '', request: '', text: '', labels: [], paths: [], errors: [], citations: [], links: [] };
+  const read = parsed.records.map((r) => ({ ...empty, ...r }));
   const records = o.records ? o.records(read) : read;
   const body = `"forgotten":${JSON.stringify(o.forgotten ?? parsed.forgotten)},"records":[\n${records.map((r) => JSON.stringify(r)).join(',\n')}\n]}\n`;
   let first = text.slice(0, text.indexOf('\n'));
