@@ -10,7 +10,7 @@ import * as path from 'node:path';
 import { readMemoryBytes, writeMemoryFile } from '../memory/files.js';
 import { redactFile } from '../memory/scrub.js';
 import { RECORDS_FILE } from '../memory/layout.js';
-import { validRecord } from './records.js';
+import { recordLine, validRecord } from './records.js';
 import { keepPostings, sha256 } from './kept-postings.js';
 import { NO_MARKS, readMarks, unionMarks, writeMarks, type Marks, type WrongMark } from './marks.js';
 import { forgottenIn, unionTombstones, validTombstones, type Tombstone } from './tombstones.js';
@@ -146,7 +146,7 @@ export function loadRecords(dir: string, o: { workingFile?: string } = {}): Load
 }
 
 /**
- * Writes the index: the records as the next run loads them, each with its stems, and their postings,
+ * Writes the index: the records as the next run loads them (recordLine), and their postings,
  * bound to them by the SHA-256 of everything after the first line; the marks go beside it (marks.ts).
  * Within `budget` bytes (index-bound.ts): past it, records go in sizeDropOrder (`live`: the sessions
  * still stored) until it fits. Those that went.
@@ -181,13 +181,9 @@ export function saveRecords(file: string, records: readonly RunRecord[], forgott
 
 /** The index file's text for checked, unique, unforgotten `kept` records. */
 function indexText(kept: readonly RunRecord[], forgotten: readonly Tombstone[]): string {
-  // From each record's stems, which termsOf keeps with the record: a run that searches the records
-  // the slow way need not stem them again.
-  const unstemmed = new Set(kept.filter((r) => r.terms === undefined));
+  // Each record's line without its stems: the postings are where they are kept (recordLine).
   const postings = keepPostings(kept);
-  // A record stemmed just now has its stems last: written where validRecord puts them, as every later
-  // save writes it, so that a save onto this file (index-resave.ts) writes the same bytes.
-  const lines = kept.map((r) => JSON.stringify(unstemmed.has(r) ? validRecord(r) : r));
+  const lines = kept.map(recordLine);
   const body = `"forgotten":${JSON.stringify(forgotten)},"records":[\n${lines.length > 0 ? `${lines.join(',\n')}\n` : ''}]}\n`;
   const search = { ...postings, sha256: sha256(Buffer.from(body, 'utf8')) };
   return `{"version":1,"search":${JSON.stringify(search)},\n${body}`;

@@ -14,8 +14,8 @@
 import { writeMemoryFile } from '../memory/files.js';
 import { writeMarks, type WrongMark } from './marks.js';
 import { INDEX_BOUNDS } from './index-bound.js';
-import { validRecord } from './records.js';
-import { boundFacts, extendPostings, F, lastUseMinutes, sha256 } from './kept-postings.js';
+import { recordLine, validRecord } from './records.js';
+import { boundFacts, extendPostings, F, lastUseMinutes, POSTINGS_VERSION, sha256 } from './kept-postings.js';
 import type { SearchFile } from './search-file.js';
 import { FIELDS, termsOf } from './search-terms.js';
 import { evidenceKeys } from './record-evidence.js';
@@ -37,7 +37,8 @@ function lineRecord(line: Buffer): RunRecord | undefined {
 export function resaveIndex(file: string, base: SearchFile, o: { appended: readonly RunRecord[]; forgotten: readonly Tombstone[]; wrong: readonly WrongMark[]; budget?: number }): boolean {
   const { kept } = base;
   const ids = base.ids();
-  if (!kept.last || kept.facts === undefined || !kept.evidence || !ids) return false; // an older Recall's postings: saved the long way once
+  // An older Recall's postings (without the dates, facts or keys; or lines that keep their stems, p1): saved the long way once.
+  if (kept.v !== POSTINGS_VERSION || !kept.last || kept.facts === undefined || !kept.evidence || !ids) return false;
   const have = new Set(ids);
   if (have.size !== ids.length) return false; // a record twice: a save of every record keeps one
   const gone = forgottenIn(o.forgotten);
@@ -58,7 +59,7 @@ export function resaveIndex(file: string, base: SearchFile, o: { appended: reado
     if (!v || v.id !== ids[i] || (v.sessionId ?? '') !== kept.sessions[i] || v.threadKey !== kept.threads[i] || (v.card ? '1' : '0') !== kept.cards[i]) return false;
     const terms = termsOf(v);
     if (FIELDS.some((f, k) => terms[f].length !== kept.lens[i * F + k])) return false;
-    lines.push(Buffer.from(JSON.stringify(v)));
+    lines.push(Buffer.from(recordLine(v)));
     last[i] = lastUseMinutes(v);
     if (boundFacts(v) !== kept.facts[i]) return false;
     const was = lineRecord(base.line(i));
@@ -72,10 +73,9 @@ export function resaveIndex(file: string, base: SearchFile, o: { appended: reado
     have.add(v.id);
     added.push(v);
   }
-  // Before the lines: the new records' stems are worked out here and kept with them (termsOf).
   const postings = extendPostings({ ...kept, last, facts: kept.facts, evidence: kept.evidence }, added);
   for (const v of added) {
-    lines.push(Buffer.from(JSON.stringify(validRecord(v)))); // its stems where saveRecords writes them
+    lines.push(Buffer.from(recordLine(v)));
     if (v.wrong) marked.push({ id: v.id, ...v.wrong });
   }
   const parts: Buffer[] = [Buffer.from(`"forgotten":${JSON.stringify(o.forgotten)},"records":[\n`)];

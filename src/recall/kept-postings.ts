@@ -8,8 +8,14 @@ import { FIELDS, TERMS_VERSION, termsOf } from './search-terms.js';
 import { evidenceKeys } from './record-evidence.js';
 import type { RunRecord } from '../ports.js';
 
-/** The stemming, the fields and this encoding: postings of another version are not used. */
-export const POSTINGS_VERSION = `p1 ${TERMS_VERSION} ${FIELDS.join(',')}`;
+/**
+ * The stemming, the fields and this encoding: postings of another version are not used. `p2`: the
+ * record lines after them no longer keep their stems nor their empty fields (records.ts recordLine,
+ * issue 27); the postings are those of `p1`, which are read as they are, and whose lines a save onto
+ * the file (index-resave.ts) does not copy: the next save writes every line anew.
+ */
+export const POSTINGS_VERSION = `p2 ${TERMS_VERSION} ${FIELDS.join(',')}`;
+export const READ_POSTINGS_VERSIONS: readonly string[] = [POSTINGS_VERSION, `p1 ${TERMS_VERSION} ${FIELDS.join(',')}`];
 
 /** The first line's `search`: the postings of the records that follow it. */
 export interface KeptPostings {

@@ -66,6 +66,25 @@ export function validRecord(v: unknown): RunRecord | undefined {
   };
 }
 
+/** Fields a record may leave out of its line when empty: validRecord reads them back as '' and []. */
+const EMPTY_DEFAULTS = new Set(['threadKey', 'event', 'title', 'request', 'text', 'labels', 'paths', 'errors', 'citations', 'links']);
+
+/**
+ * Record `r` (a valid one) as its line in the index file (issue 27): without its stems (`terms`: the
+ * postings on the first line hold them, and a record read has them worked out again, termsOf) and
+ * without the fields validRecord fills in when they are missing ('' and []), so that
+ * `validRecord(JSON.parse(recordLine(r)))` is `r` less its stems. `kind` and `outcome` stay: a Recall
+ * before this one requires them.
+ */
+export function recordLine(r: RunRecord): string {
+  const line: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(r)) {
+    if (key === 'terms' || (EMPTY_DEFAULTS.has(key) && (value === '' || (Array.isArray(value) && value.length === 0)))) continue;
+    line[key] = value;
+  }
+  return JSON.stringify(line);
+}
+
 function validWrong(v: unknown): RunRecord['wrong'] {
   if (!v || typeof v !== 'object') return undefined;
   const w = v as Record<string, unknown>;

@@ -9,7 +9,7 @@
  * Anything that does not fit throws StaleSearchFile, and the caller searches the records instead.
  */
 import { boundLimits, docOf, type BoundLimits, type Doc } from './corpus.js';
-import { boundFacts, F, POSTINGS_VERSION, sha256, type KeptPostings } from './kept-postings.js';
+import { boundFacts, F, READ_POSTINGS_VERSIONS, sha256, type KeptPostings } from './kept-postings.js';
 import { validRecord } from './records.js';
 import { FIELDS, termsOf, type Field } from './search-terms.js';
 import { isSessionId } from '../memory/layout.js';
@@ -30,7 +30,7 @@ const isCount = (x: unknown, max: number): x is number => typeof x === 'number' 
 function checkedPostings(v: unknown): KeptPostings | undefined {
   if (!v || typeof v !== 'object') return undefined;
   const p = v as Partial<Record<keyof KeptPostings, unknown>>;
-  if (p.v !== POSTINGS_VERSION || typeof p.sha256 !== 'string' || !/^[0-9a-f]{64}$/.test(p.sha256)) return undefined;
+  if (typeof p.v !== 'string' || !READ_POSTINGS_VERSIONS.includes(p.v) || typeof p.sha256 !== 'string' || !/^[0-9a-f]{64}$/.test(p.sha256)) return undefined;
   const { sessions, threads, cards, lens, stems, df, lists } = p;
   if (!Array.isArray(sessions) || !sessions.every((s) => s === '' || isSessionId(s))) return undefined;
   const n = sessions.length;

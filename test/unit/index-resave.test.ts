@@ -17,6 +17,7 @@ import { MemoryIndex } from '../../src/recall/memory-index.js';
 import { runCardSources } from '../../src/cards/card-writer.js';
 import { keepPostings, sha256, type KeptPostings } from '../../src/recall/search-file.js';
 import { MARKS_FILE, RECORDS_FILE } from '../../src/memory/layout.js';
+import { termsOf } from '../../src/recall/search-terms.js';
 import { loadCards, recordOf } from '../../bench/relevance/evaluate.js';
 import { EVENTS, PAST_RUNS } from '../../bench/relevance/ledgerly.js';
 import { sessionId } from '../harness/store-fixture.js';
@@ -179,6 +180,37 @@ describe('an index an older Recall saved', () => {
     expect(parsedAll(index)).toBe(true); // retention could not tell from the postings that it keeps every record
     expect(fs.readFileSync(saved(dir), 'utf8')).toContain('"last":[');
     fs.copyFileSync(saved(dir), file);
+    const next = open(dir);
+    aRun(next, '901-1');
+    expect(parsedAll(next)).toBe(false);
+  });
+
+  it('record lines that keep their stems and empty fields (postings p1): searched over its kept postings, its save writes every line anew without them, the next saves onto it', () => {
+    const records = grown(2);
+    const query = { title: 'CSV export drops the header row', text: 'The exported CSV file starts with data, the header line is missing.' };
+    const want = open(store('now', records)).recall(query, { limit: 5 }).map((w) => [w.record.id, w.score]);
+    // As the Recall before issue 27's smaller lines wrote it: each record whole, with its stems, and the same postings tagged p1.
+    const dir = path.join(root, 'p1');
+    fs.mkdirSync(dir);
+    const full = loadRecords(path.join(root, 'now')).records.map((r) => (termsOf(r), r)); // termsOf keeps the stems on the record
+    const body = `"forgotten":[],"records":[\n${full.map((r) => JSON.stringify(r)).join(',\n')}\n]}\n`;
+    const postings: KeptPostings = { ...keepPostings(full), sha256: sha256(Buffer.from(body)) };
+    postings.v = postings.v.replace(/^p2 /, 'p1 ');
+    fs.writeFileSync(path.join(dir, RECORDS_FILE), `{"version":1,"search":${JSON.stringify(postings)},\n${body}`);
+    fs.copyFileSync(path.join(root, 'now', MARKS_FILE), path.join(dir, MARKS_FILE));
+    expect(fs.readFileSync(path.join(dir, RECORDS_FILE), 'utf8')).toContain('"terms":"v5 ');
+    expect(fs.readFileSync(path.join(dir, RECORDS_FILE), 'utf8')).toContain('"labels":[]');
+    const index = open(dir);
+    expect(index.recall(query, { limit: 5 }).map((w) => [w.record.id, w.score])).toEqual(want);
+    expect(index.searching).toBe('kept postings');
+    aRun(index);
+    const text = fs.readFileSync(saved(dir), 'utf8');
+    expect(text.startsWith('{"version":1,"search":{"v":"p2 ')).toBe(true);
+    expect(text).not.toContain('"terms":');
+    expect(text).not.toContain('"labels":[]');
+    expect(loadRecords(path.join(dir, 'working')).records.length).toBe(records.length + 2);
+    fs.copyFileSync(saved(dir), path.join(dir, RECORDS_FILE));
+    fs.copyFileSync(path.join(dir, 'working', MARKS_FILE), path.join(dir, MARKS_FILE));
     const next = open(dir);
     aRun(next, '901-1');
     expect(parsedAll(next)).toBe(false);

@@ -11,7 +11,7 @@ import { priorWorkSection } from '../../src/recall/prior-work.js';
 import { recordFromSession, withoutQuotedSections } from '../../src/recall/rebuild.js';
 import { RECORDS_FILE } from '../../src/memory/layout.js';
 import { loadRecords, mergeRecords, saveRecords } from '../../src/recall/index-file.js';
-import { keepsEvery, retainRecords, validRecord } from '../../src/recall/records.js';
+import { keepsEvery, recordLine, retainRecords, validRecord } from '../../src/recall/records.js';
 import { formatRunSummary } from '../../src/recall/run-summary.js';
 import { RecordSearch } from '../../src/recall/search.js';
 import { termsOf } from '../../src/recall/search-terms.js';
@@ -115,6 +115,21 @@ describe('cards in search, and the tiers', () => {
     const kept = r.terms;
     expect(termsOf(r).phrasings).toContain('bill');
     expect(r.terms).toBe(kept);
+  });
+});
+
+describe('a record\'s line in the index file (issue 27)', () => {
+  it('keeps no stems and no empty fields, and reads back as the record (less its stems)', () => {
+    const bare = record('run-9-1', { title: 'issue #9: Login loop', text: 'Fixed.' });
+    termsOf(bare); // its stems kept on the record in memory
+    expect(bare.terms).toBeDefined();
+    const line = recordLine(bare);
+    expect(line).toBe('{"id":"run-9-1","kind":"run","title":"issue #9: Login loop","outcome":"answered","text":"Fixed.","at":"2026-11-01T00:00:00Z"}');
+    const { terms: _t, ...want } = bare;
+    expect(validRecord(JSON.parse(line))).toEqual(want);
+    const full = validRecord({ ...STORE[0], terms: undefined, labels: ['bug'], errors: ['TypeError: x is undefined'], citations: [{ path: 'src/a.ts', line: 2 }], links: ['https://example.com/run/1'], event: 'issues #1', sessionId: sessionId('s9'), card: { plain: 'p', phrasings: ['q'], components: ['c'], cause: 'c', fix: 'f' } })!;
+    expect(validRecord(JSON.parse(recordLine(full)))).toEqual(full);
+    expect(recordLine(full)).toBe(JSON.stringify(full));
   });
 });
 
