@@ -8,6 +8,8 @@ import type { TokenUsage, Card, RunRecord, Citation } from '../ports.js';
 import { isSessionId } from '../memory/layout.js';
 import { validCard } from './card.js';
 import { isThreadKey } from './thread-key.js';
+import { TERMS_VERSION } from './search-terms.js';
+import { errorSignatures } from './text.js';
 
 const LIMITS = { title: 300, request: 1_200, text: 3_000, subject: 300, why: 600, list: 50, item: 300, terms: 64 * 1024 };
 
@@ -51,7 +53,7 @@ export function validRecord(v: unknown): RunRecord | undefined {
     ...(str(r.why, LIMITS.why) ? { why: str(r.why, LIMITS.why) } : {}),
     labels: strList(r.labels),
     paths: strList(r.paths),
-    errors: strList(r.errors),
+    errors: errorsOf(r),
     citations,
     links: strList(r.links).filter((l) => /^https:\/\/[^\s]+$/.test(l)),
     ...(tokens ? { tokens: { input: n(tokens.input), output: n(tokens.output), reasoning: n(tokens.reasoning), cacheRead: n(tokens.cacheRead), cacheWrite: n(tokens.cacheWrite) } } : {}),
@@ -64,6 +66,21 @@ export function validRecord(v: unknown): RunRecord | undefined {
     ...withCard(r.card),
     ...(validWrong(r.wrong) ? { wrong: validWrong(r.wrong) } : {}),
   };
+}
+
+/**
+ * A stored record's error lines (signatures, text.ts). A record whose stems were kept under an older
+ * TERMS_VERSION was written before issue 24's fix of errorLines, which took a line of prose for an
+ * error line ("we looked at every option"): its lines are read again, by the rule a new record is
+ * written with, from its own text, so that an old record and a new one are judged alike (the error
+ * boost, the errors field's words, the index's evidence keys and facts). Signatures are lower-cased,
+ * so the old ones cannot be sorted; a run's error lines past the text it keeps (its request's first
+ * 1,200 characters, its answer's 3,000) are not read again.
+ */
+function errorsOf(r: Record<string, unknown>): string[] {
+  if (typeof r.terms !== 'string' || r.terms.startsWith(`${TERMS_VERSION} `)) return strList(r.errors);
+  const text = str(r.text, LIMITS.text) ?? '';
+  return errorSignatures(r.kind === 'finding' ? text : `${str(r.title, LIMITS.title) ?? ''}\n${str(r.request, LIMITS.request) ?? ''}\n${text}`).slice(0, 20);
 }
 
 function validWrong(v: unknown): RunRecord['wrong'] {

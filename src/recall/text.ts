@@ -191,19 +191,33 @@ export function quotedErrors(text: string): string[] {
   return found;
 }
 
-/** The lines of `text` that are error messages (a log line, a stack frame, "Error: ..."). */
+/**
+ * The lines of `text` that are error messages ("Error: ...", "TypeError: ...", "npm ERR! code
+ * ELIFECYCLE", a log line): a line that names an error and has an error message's shape.
+ */
 export function errorLines(text: string): string[] {
   return text
     .split('\n')
     .map((line) => line.trim())
-    .filter(
-      (l) =>
-        l.length >= 8 &&
-        l.length <= 400 &&
-        /\b(error|exception|failed|failure|fatal|panic|traceback|cannot|can't|unable|denied|refused|timed out|timeout|undefined is not|null|ENOENT|EACCES|ECONN\w*|E[A-Z]{3,})\b/i.test(l) &&
-        /[:(]|\bat\b|Error\b|Exception\b|E[A-Z]{3,}/.test(l),
-    );
+    .filter((l) => l.length >= 8 && l.length <= 400 && NAMES_AN_ERROR.some((r) => r.test(l)) && HAS_ERROR_SHAPE.test(l));
 }
+
+/**
+ * A line names an error with a word of these (any case), an error's class name (`TypeError`,
+ * `IOException`), or an errno-style code. Codes are upper case only (ENOENT, EACCES, EADDRINUSE):
+ * matched case-blind, `E[A-Z]{3,}` took every word of four letters or more that starts with an e
+ * ("every", "else", "existing") for a code (issue 24).
+ */
+const NAMES_AN_ERROR = [
+  /\b(error|exception|failed|failure|fatal|panic|traceback|cannot|can't|unable|denied|refused|timed out|timeout|undefined is not|null|ENOENT|EACCES|ECONN\w*)\b/i,
+  /\w(?:Error|Exception)\b|\bE[A-Z]{3,}\b/,
+];
+
+/**
+ * ...and reads as one: a colon or a parenthesis ("Error: x", "curl: (7) ..."), an error's name, a
+ * code, or a stack frame's "at" at the start of the line. Not "at" anywhere: "we looked at it" is prose.
+ */
+const HAS_ERROR_SHAPE = /[:(]|^at\s|Error\b|Exception\b|\bE[A-Z]{3,}\b/;
 
 export function errorSignature(line: string): string {
   return line
