@@ -173,6 +173,18 @@ export function mentionedPaths(text: string): string[] {
 }
 
 /**
+ * What a run's record reads its file paths and error lines from: its title, request and answer
+ * together, the paths it was given first. One rule for a run of the action (run-record.ts), an
+ * imported run (import/imported.ts) and the relevance bench's past runs (bench/relevance/evaluate.ts),
+ * so the bench measures the records the product writes: it once read them from the answer alone,
+ * and the real sets' imported reports, whose answer is empty, had none.
+ */
+export function runEvidence(title: string, request: string, answer: string, given: readonly string[] = []): { paths: string[]; errors: string[] } {
+  const words = `${title}\n${request}\n${answer}`;
+  return { paths: [...new Set([...given, ...mentionedPaths(words)])].slice(0, 50), errors: errorSignatures(words).slice(0, 20) };
+}
+
+/**
  * Error lines a text mentions, normalized into a signature: the line with numbers, quoted values,
  * hex ids and paths taken out, so that the same error from another run matches.
  */
