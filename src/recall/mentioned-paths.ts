@@ -75,7 +75,8 @@ export function mentionedPaths(text: string): string[] {
   });
   for (const m of rest.matchAll(/(?:^|[\s`'"(\[<])((?:\.{0,2}\/)?(?:[\w.@-]+\/)*[\w.@-]*[\w@-])(?::\d+(?:[-:]\d+)?)?(?=$|[\s`'")\]>,.;:!?])/gm)) {
     const p = m[1]!;
-    if (isFilePath(p)) found.add(p.replace(/^\.\//, ''));
+    // Most words have neither a dot nor a slash: only a file known by name can be one of them.
+    if ((p.includes('.') || p.includes('/') || BARE_FILES.has(p.toLowerCase())) && isFilePath(p)) found.add(p.replace(/^\.\//, ''));
   }
   return [...found];
 }
