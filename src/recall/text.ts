@@ -3,6 +3,9 @@
  * problem in a software repository, and the file paths and error lines text mentions.
  */
 import { stemmer } from 'stemmer';
+import { mentionedPaths } from './mentioned-paths.js';
+
+export { isFilePath, mentionedPaths } from './mentioned-paths.js';
 
 /** Words too common to tell one run from another (English, and what every run of Recall says). */
 const STOP_WORDS = new Set(
@@ -158,18 +161,6 @@ function stemsOfToken(raw: string): string[] {
     out.push(stem(lower));
   }
   return out;
-}
-
-/** File paths a text mentions (`src/auth/saml.ts`, `lib/x.py:12`), without line numbers. */
-export function mentionedPaths(text: string): string[] {
-  const found = new Set<string>();
-  for (const m of text.matchAll(/(?:^|[\s`'"(\[<])((?:\.{0,2}\/)?(?:[\w.@-]+\/)*[\w.@-]+\.[a-zA-Z][\w]{0,9})(?::\d+(?:[-:]\d+)?)?(?=$|[\s`'")\]>,.;:!?])/gm)) {
-    const p = m[1]!.replace(/^\.\//, '');
-    if (/^\d+(\.\d+)+$/.test(p) || /^[\w-]+\.(com|org|io|net|dev|md)$/i.test(p) && !p.includes('/')) continue; // versions, bare domains
-    if (/^https?:/.test(p) || p.length > 200) continue;
-    found.add(p);
-  }
-  return [...found];
 }
 
 /**

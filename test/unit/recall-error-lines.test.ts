@@ -15,6 +15,7 @@ import { MemoryIndex } from '../../src/recall/memory-index.js';
 import { RecordSearch } from '../../src/recall/search.js';
 import { errorLines, errorSignatures, quotedErrors } from '../../src/recall/text.js';
 import { RECORDS_FILE } from '../../src/memory/layout.js';
+import { TERMS_VERSION } from '../../src/recall/search-terms.js';
 
 const PROSE = [
   'we looked at every option',
@@ -96,7 +97,7 @@ describe('an index saved before the fix (stems and postings v5)', () => {
     fs.mkdirSync(dir, { recursive: true });
     const file = path.join(dir, RECORDS_FILE);
     saveRecords(file, STORE.map((r) => (r.id === 'run-1' ? { ...r, errors: [OLD_PROSE_SIGNATURE] } : r)));
-    const text = fs.readFileSync(file, 'utf8').replace(/"terms":"v6 /g, '"terms":"v5 ').replace(/"v":"p1 v6 /, '"v":"p1 v5 ');
+    const text = fs.readFileSync(file, 'utf8').split(`"terms":"${TERMS_VERSION} `).join('"terms":"v5 ').replace(`"v":"p1 ${TERMS_VERSION} `, '"v":"p1 v5 ');
     fs.writeFileSync(file, text);
   }
 
