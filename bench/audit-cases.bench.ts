@@ -8,7 +8,9 @@
  * tell how far the auditors agree with the trackers), and as many controls as a quarter of the pool:
  * shown hits not in the likely tier and not linked, one an event, events drawn by a fixed hash.
  * `<dir>/pairs.jsonl` holds only `{ key, event, earlier }`, shuffled across sets under random keys;
- * `<dir>/keys.json` maps each key to its set, event, record and pool, for record.mjs.
+ * `<dir>/keys.json` maps each key to its set, event, record and pool, for record.mjs. With
+ * BENCH_AUDIT_NEW=1 only the pairs the audit does not hold yet are written (the ranker changed), and
+ * controls in proportion to them; record.mjs adds their answers to the audit.
  */
 import * as crypto from 'node:crypto';
 import * as fs from 'node:fs';
@@ -17,6 +19,7 @@ import { expect, it } from 'vitest';
 import { loadChecks, shownAfterCheck } from './relevance/checks.js';
 import { setSearch } from './relevance/evaluate.js';
 import { loadRealSets } from './relevance/real/sets.js';
+import { loadAudit } from './relevance/real/audit.js';
 
 const TEXT_BOUND = 1_500;
 const bounded = (s: string) => (s.length > TEXT_BOUND ? `${s.slice(0, TEXT_BOUND)} …` : s);
@@ -35,6 +38,7 @@ it('writes the audit pairs of the real-tracker sets', () => {
   const pairs: Pair[] = [];
   for (const s of loadRealSets().present) {
     const checks = loadChecks(s.name) ?? {};
+    const done = new Set(process.env.BENCH_AUDIT_NEW ? Object.keys(loadAudit(s.name) ?? {}) : []);
     const search = setSearch(s.runs);
     const runs = new Map(s.runs.map((r) => [r.id, r]));
     const likely = new Map<string, Set<string>>();
@@ -43,8 +47,8 @@ it('writes the audit pairs of the real-tracker sets', () => {
       const words = search.search({ title: e.title, text: e.text, labels: e.labels, paths: e.paths, threadKey: e.threadKey }, { limit: 5 });
       const checked = shownAfterCheck(search, e, checks).shown;
       const ids = new Set([...words.filter((h) => h.tier === 'likely').map((h) => h.record.id), ...checked.filter((w) => w.tier === 'likely').map((w) => w.record.id)]);
-      likely.set(e.id, ids);
-      const other = words.map((h) => h.record.id).filter((id) => !ids.has(id) && !e.relevant.includes(id));
+      likely.set(e.id, new Set([...ids].filter((id) => !done.has(`${e.id} ${id}`))));
+      const other = words.map((h) => h.record.id).filter((id) => !ids.has(id) && !e.relevant.includes(id) && !done.has(`${e.id} ${id}`));
       if (other.length) controls.push({ event: e.id, record: other[parseInt(hash(e.id).slice(0, 8), 16) % other.length]! });
     }
     const pair = (eventId: string, record: string, pool: Pair['pool']): Pair => {

@@ -4,13 +4,15 @@
  * model. `<dir>/cases.jsonl` holds only `{ key, prompt }` lines, shuffled across sets, so the one who
  * answers sees neither a set's name nor an event's id; `<dir>/keys.json` maps each key back to its
  * set, event and candidates, for `bench/relevance/checks/record.mjs`. Nothing is written without
- * BENCH_CHECK_OUT.
+ * BENCH_CHECK_OUT. With BENCH_CHECK_STALE=1 only the cases that need an answer are written: those
+ * whose recorded answer (bench/relevance/checks/<set>.json) is for other candidates than recall now
+ * asks about, or that have none; record.mjs files their answers beside the others.
  */
 import * as crypto from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { expect, it } from 'vitest';
-import { checkCases } from './relevance/checks.js';
+import { checkCases, loadChecks } from './relevance/checks.js';
 import { loadCards, setSearch } from './relevance/evaluate.js';
 import { HELDOUT_EVENTS } from './relevance/heldout.js';
 import { EVENTS, PAST_RUNS } from './relevance/ledgerly.js';
@@ -30,9 +32,15 @@ it('writes the check prompt of every event of every set', () => {
     sets.push({ name, cases: checkCases(setSearch(runs), events) }, { name: `${name}-cards`, cases: checkCases(setSearch(runs, cards), events) });
   }
   for (const s of loadRealSets().present) sets.push({ name: s.name, cases: checkCases(setSearch(s.runs), s.events) });
-  const all = sets.flatMap((s) => s.cases.map((c) => ({ set: s.name, ...c, key: crypto.randomBytes(4).toString('hex') })));
+  const staleOnly = process.env.BENCH_CHECK_STALE === '1';
+  const recordedIn = new Map(sets.map((s) => [s.name, loadChecks(s.name) ?? {}]));
+  const needed = (set: string, c: { event: string; asked: string[] }): boolean => {
+    const recorded = recordedIn.get(set)?.[c.event];
+    return !staleOnly || !recorded || recorded.asked.join('\n') !== c.asked.join('\n');
+  };
+  const all = sets.flatMap((s) => s.cases.filter((c) => needed(s.name, c)).map((c) => ({ set: s.name, ...c, key: crypto.randomBytes(4).toString('hex') })));
   all.sort((a, b) => a.key.localeCompare(b.key));
-  console.log(sets.map((s) => `${s.name}: ${s.cases.length} events with candidates`).join('\n'));
+  console.log(sets.map((s) => `${s.name}: ${s.cases.length} events with candidates${staleOnly ? `, ${s.cases.filter((c) => needed(s.name, c)).length} without a current answer` : ''}`).join('\n'));
   if (out) {
     fs.mkdirSync(out, { recursive: true });
     fs.writeFileSync(path.join(out, 'cases.jsonl'), all.map((c) => JSON.stringify({ key: c.key, prompt: c.prompt })).join('\n') + '\n');

@@ -10,7 +10,7 @@ import type { RecalledWork, Card, RunRecord } from '../../src/ports.js';
 import { validCard } from '../../src/recall/card.js';
 import { DEFAULT_PRIOR_WORK_CHARS, priorWorkSection } from '../../src/recall/prior-work.js';
 import { RecordSearch, type Hit } from '../../src/recall/search.js';
-import { errorSignatures, mentionedPaths } from '../../src/recall/text.js';
+import { runEvidence } from '../../src/recall/text.js';
 import { Bm25, type Analyzer } from './bm25.js';
 import type { PastRun, RelevanceEvent } from './ledgerly.js';
 
@@ -25,8 +25,14 @@ export function loadCards(name: string): Map<string, Card> | undefined {
   return new Map(Object.entries(raw).flatMap(([id, c]) => (validCard(c) ? [[id, validCard(c)!] as const] : [])));
 }
 
+/**
+ * A past run's record. Its paths and error lines are read as the product reads a run's or an
+ * imported item's (`runEvidence`: title, request and answer); the bench read them from the answer
+ * alone until issue 24, which left the real sets' records, imported with an empty answer, without any.
+ */
 export function recordOf(r: PastRun, now: Date, card?: Card): RunRecord {
   const text = r.answer;
+  const { paths, errors } = runEvidence(r.title, r.request, text, r.paths);
   return {
     id: r.id,
     kind: 'run',
@@ -37,8 +43,8 @@ export function recordOf(r: PastRun, now: Date, card?: Card): RunRecord {
     outcome: 'answered',
     text,
     labels: r.labels ?? [],
-    paths: [...new Set([...(r.paths ?? []), ...mentionedPaths(text)])],
-    errors: errorSignatures(text),
+    paths,
+    errors,
     citations: [],
     links: [`https://github.com/ledgerly/ledgerly/actions/runs/1900${r.id.startsWith('d') ? 1 : 0}${r.id.replace(/\D/g, '').padStart(5, '0')}`],
     at: new Date(now.getTime() - r.age * 86_400_000).toISOString(),

@@ -7,7 +7,7 @@
 import { checkCard } from '../recall/card.js';
 import { validRecord } from '../recall/records.js';
 import { isThreadKey } from '../recall/thread-key.js';
-import { errorSignatures, mentionedPaths } from '../recall/text.js';
+import { runEvidence } from '../recall/text.js';
 import { isSessionId } from '../memory/layout.js';
 import { sanitizeUntrusted } from '../fence/untrusted.js';
 import type { Card, RunRecord } from '../ports.js';
@@ -64,7 +64,7 @@ export function importedFrom(v: unknown, clean: Clean, now: Date): Imported {
   const card = x.card === undefined ? undefined : cardOf(x.card, clean, now);
   if (card && 'problem' in card) return card;
   const files = ((x.files as string[] | undefined) ?? []).filter(fileOk).slice(0, MAX_FILES);
-  const words = `${title as string}\n${request as string}\n${answer as string}`;
+  const { paths, errors } = runEvidence(title as string, request as string, answer as string, files);
   const record = validRecord({
     id: x.id,
     kind: x.kind,
@@ -76,8 +76,8 @@ export function importedFrom(v: unknown, clean: Clean, now: Date): Imported {
     text: answer,
     ...(x.kind === 'finding' ? { subject: title } : {}),
     labels: ((x.labels as string[] | undefined) ?? []).map((l) => clean(l).replace(/\s+/g, ' ').trim()).filter(Boolean),
-    paths: [...new Set([...files, ...mentionedPaths(words)])],
-    errors: errorSignatures(words).slice(0, 20),
+    paths,
+    errors,
     citations: [],
     links: (x.links as string[] | undefined) ?? [],
     at: new Date(created).toISOString(),

@@ -8,6 +8,8 @@ import type { TokenUsage, Card, RunRecord, Citation } from '../ports.js';
 import { isSessionId } from '../memory/layout.js';
 import { validCard } from './card.js';
 import { isThreadKey } from './thread-key.js';
+import { TERMS_VERSION } from './search-terms.js';
+import { errorSignatures, isFilePath, mentionedPaths } from './text.js';
 
 const LIMITS = { title: 300, request: 1_200, text: 3_000, subject: 300, why: 600, list: 50, item: 300, terms: 64 * 1024 };
 
@@ -50,8 +52,8 @@ export function validRecord(v: unknown): RunRecord | undefined {
     ...(str(r.subject, LIMITS.subject) ? { subject: str(r.subject, LIMITS.subject) } : {}),
     ...(str(r.why, LIMITS.why) ? { why: str(r.why, LIMITS.why) } : {}),
     labels: strList(r.labels),
-    paths: strList(r.paths),
-    errors: strList(r.errors),
+    paths: pathsOf(r),
+    errors: errorsOf(r),
     citations,
     links: strList(r.links).filter((l) => /^https:\/\/[^\s]+$/.test(l)),
     ...(tokens ? { tokens: { input: n(tokens.input), output: n(tokens.output), reasoning: n(tokens.reasoning), cacheRead: n(tokens.cacheRead), cacheWrite: n(tokens.cacheWrite) } } : {}),
@@ -83,6 +85,49 @@ export function recordLine(r: RunRecord): string {
     line[key] = value;
   }
   return JSON.stringify(line);
+}
+
+/** The TERMS_VERSION a record's kept stems were made under (`v6` is 6), or undefined when it has none. */
+function keptVersion(r: Record<string, unknown>): number | undefined {
+  const m = typeof r.terms === 'string' ? /^v(\d+) /.exec(r.terms) : null;
+  return typeof r.terms !== 'string' ? undefined : m ? Number(m[1]) : 0;
+}
+
+/** The words a record's paths and error lines were read from (run-record.ts, text.ts runEvidence), as far as it keeps them. */
+const wordsOf = (r: Record<string, unknown>): string => {
+  const text = str(r.text, LIMITS.text) ?? '';
+  return r.kind === 'finding' ? text : `${str(r.title, LIMITS.title) ?? ''}\n${str(r.request, LIMITS.request) ?? ''}\n${text}`;
+};
+
+/**
+ * A stored record's error lines (signatures, text.ts). A record whose stems were kept before v6 was
+ * written before issue 24's fix of errorLines, which took a line of prose for an error line ("we
+ * looked at every option"): its lines are read again, by the rule a new record is written with, from
+ * its own text, so that an old record and a new one are judged alike (the error boost, the errors
+ * field's words, the index's evidence keys and facts). Signatures are lower-cased, so the old ones
+ * cannot be sorted; a run's error lines past the text it keeps (its request's first 1,200
+ * characters, its answer's 3,000) are not read again.
+ */
+function errorsOf(r: Record<string, unknown>): string[] {
+  const v = keptVersion(r);
+  return v === undefined || v >= 6 ? strList(r.errors) : errorSignatures(wordsOf(r)).slice(0, 20);
+}
+
+/**
+ * A stored record's file paths. One whose stems were kept before v7 was written before issue 24's fix
+ * of mentionedPaths, which took package names (`java.lang`), hosts, `e.g` and the JDK's files in every
+ * stack trace (`Thread.java`) for files. A path its own words hold is judged again by the fixed rule;
+ * one they do not hold came from elsewhere (the event's files, a citation, words past what the record
+ * keeps) and is kept when it has a file's shape, or no extension at all, which the old rule never read
+ * from words, so only a given path has.
+ */
+function pathsOf(r: Record<string, unknown>): string[] {
+  const stored = strList(r.paths);
+  const v = keptVersion(r);
+  if (v === undefined || v >= 7) return stored;
+  const words = wordsOf(r);
+  const now = new Set(mentionedPaths(words));
+  return stored.filter((p) => (words.includes(p) ? now.has(p) : isFilePath(p) || !p.slice(p.lastIndexOf('/') + 1).includes('.')));
 }
 
 function validWrong(v: unknown): RunRecord['wrong'] {

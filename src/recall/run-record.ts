@@ -4,12 +4,12 @@
  */
 import type { Finding, RunOutcome, RunRecord } from '../ports.js';
 import { citationsIn } from './citations.js';
-import { errorSignatures, mentionedPaths } from './text.js';
+import { errorSignatures, mentionedPaths, runEvidence } from './text.js';
 
 /** The run's own record; its citations fingerprinted against `workspace`. */
 export function recordOfRun(run: RunOutcome, workspace: string, at: Date): RunRecord {
   const { task } = run;
-  const words = `${task.query.title}\n${task.query.text}\n${run.text}`;
+  const { paths, errors } = runEvidence(task.query.title, task.query.text, run.text, task.query.paths);
   return {
     id: `run-${run.runId}`,
     kind: 'run',
@@ -20,8 +20,8 @@ export function recordOfRun(run: RunOutcome, workspace: string, at: Date): RunRe
     outcome: run.failed ? 'failed' : 'answered',
     text: run.text.slice(0, 3_000),
     labels: task.query.labels ?? [],
-    paths: [...new Set([...(task.query.paths ?? []), ...mentionedPaths(words)])].slice(0, 50),
-    errors: errorSignatures(words).slice(0, 20),
+    paths,
+    errors,
     citations: citationsIn(run.text, workspace),
     links: [...new Set([task.runUrl, ...(run.text.match(/https:\/\/[^\s)>\]]+\/(?:pull|issues)\/\d+/g) ?? [])].filter((l): l is string => !!l))].slice(0, 20),
     tokens: run.tokens,

@@ -17,8 +17,14 @@ export const isCardField = (f: Field): boolean => (CARD_FIELDS as readonly strin
 const PATH_NOISE = new Set(['src', 'lib', 'app', 'apps', 'pkg', 'packages', 'internal', 'cmd', 'dist', 'build', 'ts', 'tsx', 'js', 'jsx', 'mjs', 'cjs', 'py', 'rb', 'go', 'rs', 'java', 'kt', 'cs', 'php', 'md', 'json', 'yml', 'yaml', 'toml', 'html', 'css', 'scss', 'index', 'main', 'mod', 'util', 'utils']);
 export const pathStems = (text: string): string[] => stems(text).filter((t) => !PATH_NOISE.has(t));
 
-/** Bumped when stemming, the fields or the tag change: stems kept in records of another version are not used. */
-export const TERMS_VERSION = 'v5';
+/**
+ * Bumped when stemming, the fields or the tag change: stems kept in records of another version are
+ * not used. v6: error lines read by issue 24's fixed rule (text.ts errorLines); a record kept under an
+ * older version has its error lines read again from its text (records.ts errorsOf). v7: file paths read
+ * by issue 24's fixed rule (mentioned-paths.ts); a record kept under an older version has its paths
+ * judged again (records.ts pathsOf).
+ */
+export const TERMS_VERSION = 'v7';
 
 /**
  * What the kept stems were made from, beside the version: an FNV-1a hash of the fields' text and its

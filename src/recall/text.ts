@@ -3,6 +3,9 @@
  * problem in a software repository, and the file paths and error lines text mentions.
  */
 import { stemmer } from 'stemmer';
+import { mentionedPaths } from './mentioned-paths.js';
+
+export { isFilePath, mentionedPaths } from './mentioned-paths.js';
 
 /** Words too common to tell one run from another (English, and what every run of Recall says). */
 const STOP_WORDS = new Set(
@@ -160,16 +163,16 @@ function stemsOfToken(raw: string): string[] {
   return out;
 }
 
-/** File paths a text mentions (`src/auth/saml.ts`, `lib/x.py:12`), without line numbers. */
-export function mentionedPaths(text: string): string[] {
-  const found = new Set<string>();
-  for (const m of text.matchAll(/(?:^|[\s`'"(\[<])((?:\.{0,2}\/)?(?:[\w.@-]+\/)*[\w.@-]+\.[a-zA-Z][\w]{0,9})(?::\d+(?:[-:]\d+)?)?(?=$|[\s`'")\]>,.;:!?])/gm)) {
-    const p = m[1]!.replace(/^\.\//, '');
-    if (/^\d+(\.\d+)+$/.test(p) || /^[\w-]+\.(com|org|io|net|dev|md)$/i.test(p) && !p.includes('/')) continue; // versions, bare domains
-    if (/^https?:/.test(p) || p.length > 200) continue;
-    found.add(p);
-  }
-  return [...found];
+/**
+ * What a run's record reads its file paths and error lines from: its title, request and answer
+ * together, the paths it was given first. One rule for a run of the action (run-record.ts), an
+ * imported run (import/imported.ts) and the relevance bench's past runs (bench/relevance/evaluate.ts),
+ * so the bench measures the records the product writes: it once read them from the answer alone,
+ * and the real sets' imported reports, whose answer is empty, had none.
+ */
+export function runEvidence(title: string, request: string, answer: string, given: readonly string[] = []): { paths: string[]; errors: string[] } {
+  const words = `${title}\n${request}\n${answer}`;
+  return { paths: [...new Set([...given, ...mentionedPaths(words)])].slice(0, 50), errors: errorSignatures(words).slice(0, 20) };
 }
 
 /**
@@ -191,19 +194,33 @@ export function quotedErrors(text: string): string[] {
   return found;
 }
 
-/** The lines of `text` that are error messages (a log line, a stack frame, "Error: ..."). */
+/**
+ * The lines of `text` that are error messages ("Error: ...", "TypeError: ...", "npm ERR! code
+ * ELIFECYCLE", a log line): a line that names an error and has an error message's shape.
+ */
 export function errorLines(text: string): string[] {
   return text
     .split('\n')
     .map((line) => line.trim())
-    .filter(
-      (l) =>
-        l.length >= 8 &&
-        l.length <= 400 &&
-        /\b(error|exception|failed|failure|fatal|panic|traceback|cannot|can't|unable|denied|refused|timed out|timeout|undefined is not|null|ENOENT|EACCES|ECONN\w*|E[A-Z]{3,})\b/i.test(l) &&
-        /[:(]|\bat\b|Error\b|Exception\b|E[A-Z]{3,}/.test(l),
-    );
+    .filter((l) => l.length >= 8 && l.length <= 400 && NAMES_AN_ERROR.some((r) => r.test(l)) && HAS_ERROR_SHAPE.test(l));
 }
+
+/**
+ * A line names an error with a word of these (any case), an error's class name (`TypeError`,
+ * `IOException`), or an errno-style code. Codes are upper case only (ENOENT, EACCES, EADDRINUSE):
+ * matched case-blind, `E[A-Z]{3,}` took every word of four letters or more that starts with an e
+ * ("every", "else", "existing") for a code (issue 24).
+ */
+const NAMES_AN_ERROR = [
+  /\b(error|exception|failed|failure|fatal|panic|traceback|cannot|can't|unable|denied|refused|timed out|timeout|undefined is not|null|ENOENT|EACCES|ECONN\w*)\b/i,
+  /\w(?:Error|Exception)\b|\bE[A-Z]{3,}\b/,
+];
+
+/**
+ * ...and reads as one: a colon or a parenthesis ("Error: x", "curl: (7) ..."), an error's name, a
+ * code, or a stack frame's "at" at the start of the line. Not "at" anywhere: "we looked at it" is prose.
+ */
+const HAS_ERROR_SHAPE = /[:(]|^at\s|Error\b|Exception\b|\bE[A-Z]{3,}\b/;
 
 export function errorSignature(line: string): string {
   return line

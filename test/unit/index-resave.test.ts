@@ -14,6 +14,7 @@ import type { RunOutcome, RunRecord } from '../../src/ports.js';
 import { loadRecords, saveRecords } from '../../src/recall/index-file.js';
 import { readMarks } from '../../src/recall/marks.js';
 import { MemoryIndex } from '../../src/recall/memory-index.js';
+import { TERMS_VERSION } from '../../src/recall/search-terms.js';
 import { runCardSources } from '../../src/cards/card-writer.js';
 import { keepPostings, sha256, type KeptPostings } from '../../src/recall/search-file.js';
 import { MARKS_FILE, RECORDS_FILE } from '../../src/memory/layout.js';
@@ -198,7 +199,7 @@ describe('an index an older Recall saved', () => {
     postings.v = postings.v.replace(/^p2 /, 'p1 ');
     fs.writeFileSync(path.join(dir, RECORDS_FILE), `{"version":1,"search":${JSON.stringify(postings)},\n${body}`);
     fs.copyFileSync(path.join(root, 'now', MARKS_FILE), path.join(dir, MARKS_FILE));
-    expect(fs.readFileSync(path.join(dir, RECORDS_FILE), 'utf8')).toContain('"terms":"v5 ');
+    expect(fs.readFileSync(path.join(dir, RECORDS_FILE), 'utf8')).toContain(`"terms":"${TERMS_VERSION} `);
     expect(fs.readFileSync(path.join(dir, RECORDS_FILE), 'utf8')).toContain('"labels":[]');
     const index = open(dir);
     expect(index.recall(query, { limit: 5 }).map((w) => [w.record.id, w.score])).toEqual(want);

@@ -16,6 +16,7 @@ import { keepPostings, SearchFile, sha256, type KeptPostings } from '../../src/r
 import { FileCorpus } from '../../src/recall/file-corpus.js';
 import { RecordSearch } from '../../src/recall/search.js';
 import { TUNING } from '../../src/recall/tuning.js';
+import { TERMS_VERSION } from '../../src/recall/search-terms.js';
 import { loadCards, recordOf } from '../../bench/relevance/evaluate.js';
 import { HELDOUT_EVENTS } from '../../bench/relevance/heldout.js';
 import { EVENTS, PAST_RUNS } from '../../bench/relevance/ledgerly.js';
@@ -239,8 +240,8 @@ describe('kept postings that do not fit the records', () => {
       // Which records can share a file or an error with the event, unread (issue 27): each record read must be filed under every key it has.
       ['evidence keys that file no record (records that name files and have error lines, bounded as if they had none)', (f) => rewrite(f, { postings: (p) => (p.evidence = { keys: [], lists: [] }) })],
       ['evidence keys naming a record past the end', (f) => rewrite(f, { postings: (p) => (p.evidence!.lists = p.evidence!.lists.map((l) => `${l},zzzz`)) })],
-      // As the Recall before issue 24 saved it: stems without numbers of three digits, tagged v4, and postings of those.
-      ['an index saved by the previous Recall (stems and postings v4)', (f) => rewrite(f, { records: (rs) => rs.map((r) => ({ ...r, terms: r.terms?.replace(/^v5 /, 'v4 ') })), postings: (p) => (p.v = p.v.replace(' v5 ', ' v4 ')) })],
+      // As the Recall before issue 24's fix of errorLines saved it: stems tagged v5, and postings of those.
+      ['an index saved by the previous Recall (stems and postings v5)', (f) => rewrite(f, { records: (rs) => rs.map((r) => ({ ...r, terms: r.terms?.replace(`${TERMS_VERSION} `, 'v5 ') })), postings: (p) => (p.v = p.v.replace(` ${TERMS_VERSION} `, ' v5 ')) })],
       ['garbage for postings', (f) => fs.writeFileSync(f, fs.readFileSync(f, 'utf8').replace(/^[^\n]*/, '{"version":1,"search":"garbage",'))],
       ['the file cut short', (f) => fs.truncateSync(f, Math.floor(fs.statSync(f).size * 0.7))],
     ];

@@ -2,7 +2,8 @@
 // <answers dir>` reads the keys written by `npm run bench -- audit-cases` and every
 // answers-<assessor>.jsonl ({ key, same: yes | no | unsure, why } lines) in the answers dir, and
 // writes this folder's <set>.json: "<event id> <record id>" -> { pool, answers: { <assessor>: { same,
-// why } } }. Answers for keys it does not know, or with another value of `same`, are refused.
+// why } } }, added to the pairs the file holds (an audit of new pairs, BENCH_AUDIT_NEW, keeps the
+// earlier ones). Answers for keys it does not know, or with another value of `same`, are refused.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 
@@ -31,7 +32,9 @@ for (const file of fs.readdirSync(dir).filter((f) => /^answers-.+\.jsonl$/.test(
   }
 }
 for (const [set, pairs] of Object.entries(bySet)) {
-  const sorted = Object.fromEntries(Object.entries(pairs).sort(([a], [b]) => a.localeCompare(b)));
+  const file = path.join(import.meta.dirname, `${set}.json`);
+  const earlier = fs.existsSync(file) ? JSON.parse(fs.readFileSync(file, 'utf8')) : {};
+  const sorted = Object.fromEntries(Object.entries({ ...earlier, ...pairs }).sort(([a], [b]) => a.localeCompare(b)));
   fs.writeFileSync(path.join(import.meta.dirname, `${set}.json`), JSON.stringify(sorted, null, 1) + '\n');
 }
 const missing = Object.values(bySet).flatMap((pairs) => Object.values(pairs)).filter((p) => assessors.some((a) => !p.answers[a])).length;

@@ -1,0 +1,22 @@
+/**
+ * An index file as an older Recall wrote it (issues 24 and 27), for the tests that open one: every
+ * record's line whole, with its kept stems tagged `termsVersion`, and the postings tagged
+ * `postings` and that version (p1: before record lines lost their stems). The marks file beside it
+ * is the one saveRecords writes.
+ */
+import * as fs from 'node:fs';
+import { saveRecords } from '../../src/recall/index-file.js';
+import { validRecord } from '../../src/recall/records.js';
+import { keepPostings, sha256, type KeptPostings } from '../../src/recall/search-file.js';
+import { TERMS_VERSION, termsOf } from '../../src/recall/search-terms.js';
+import type { RunRecord } from '../../src/ports.js';
+
+export function writeOlderIndex(file: string, records: readonly RunRecord[], termsVersion: string, postings = 'p1'): void {
+  saveRecords(file, records);
+  const full = records.map((r) => validRecord(r)!).map((r) => (termsOf(r), r)); // termsOf keeps the stems on the record
+  const lines = full.map((r) => JSON.stringify(r).split(`"terms":"${TERMS_VERSION} `).join(`"terms":"${termsVersion} `));
+  const body = `"forgotten":[],"records":[\n${lines.join(',\n')}\n]}\n`;
+  const kept: KeptPostings = { ...keepPostings(full), sha256: sha256(Buffer.from(body)) };
+  kept.v = kept.v.replace(/^p\d+ \S+ /, `${postings} ${termsVersion} `);
+  fs.writeFileSync(file, `{"version":1,"search":${JSON.stringify(kept)},\n${body}`);
+}

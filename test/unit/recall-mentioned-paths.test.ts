@@ -1,0 +1,110 @@
+/**
+ * What recall takes for a file path (mentioned-paths.ts, issue 24): paths with a slash and bare
+ * names with a source or config file's extension are; package names, abbreviations, hosts, URLs,
+ * versions and the runtime's frames of a stack trace (in every trace, so saying nothing) are not.
+ * And an index saved before the fix has its records' paths judged again (records.ts pathsOf).
+ */
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { RunRecord } from '../../src/ports.js';
+import { RECORDS_FILE } from '../../src/memory/layout.js';
+import { loadRecords, saveRecords } from '../../src/recall/index-file.js';
+import { MemoryIndex } from '../../src/recall/memory-index.js';
+import { TERMS_VERSION } from '../../src/recall/search-terms.js';
+import { writeOlderIndex } from '../harness/older-index.js';
+import { mentionedPaths } from '../../src/recall/text.js';
+
+const FILES: Array<[string, string]> = [
+  ['the export is in src/export/csv.ts now', 'src/export/csv.ts'],
+  ['run ./scripts/build.mjs first', 'scripts/build.mjs'],
+  ['bump it in package.json.', 'package.json'],
+  ['is it the Dockerfile?', 'Dockerfile'],
+  ['fails at a/b/c.py:12 on import', 'a/b/c.py'],
+  ['the Makefile target', 'Makefile'],
+  ['set it in core-site.xml', 'core-site.xml'],
+  ['see `.github/workflows/ci.yml`', '.github/workflows/ci.yml'],
+  ['download hadoop-2.7.0.tar.gz again', 'hadoop-2.7.0.tar.gz'],
+];
+
+const NOT_FILES = [
+  'a java.lang problem',
+  'org.apache.hadoop.fs.FileSystem and org.apache.hadoop.fs',
+  'small things, e.g. a typo, i.e. nothing, etc.',
+  'bought at www.mouser.com and github.com, filed on issues.apache.org',
+  'see https://issues.apache.org/jira/browse/HADOOP-1234.html and github.com/foo/bar.ts',
+  'upgrade from 1.2.3 to v2.0.1',
+  'set dfs.namenode.name.dir and hadoop.tmp.dir',
+  'it runs on Node.js',
+  'and/or the TCP/IP stack in src/recall',
+];
+
+describe('mentioned paths', () => {
+  it('a path with a slash, a bare file name with a known extension, a well-known file: each is a file', () => {
+    for (const [text, path] of FILES) expect(mentionedPaths(text), text).toEqual([path]);
+  });
+
+  it('package names, abbreviations, hosts, URLs, versions and config keys are not', () => {
+    for (const text of NOT_FILES) expect(mentionedPaths(text), text).toEqual([]);
+  });
+
+  it("a stack trace's frames of the runtime and test harness (in every trace) are not; the code's own frame is", () => {
+    const trace = [
+      'java.lang.NullPointerException',
+      '\tat org.apache.hadoop.hdfs.DFSOutputStream.close(DFSOutputStream.java:123)',
+      '\tat java.base/java.lang.reflect.Method.invoke(Method.java:566)',
+      '\tat sun.reflect.NativeMethodAccessorImpl.invoke0(Native Method)',
+      '\tat org.junit.runners.ParentRunner.run(ParentRunner.java:300)',
+      '\tat java.lang.Thread.run(Thread.java:748)',
+    ].join('\n');
+    expect(mentionedPaths(trace)).toEqual(['DFSOutputStream.java']);
+    // Named outside a frame, the same file is a file.
+    expect(mentionedPaths('Thread.java has the loop')).toEqual(['Thread.java']);
+  });
+});
+
+const NOW = new Date(Date.UTC(2026, 10, 23));
+const TEXT = 'The export breaks in src/export/csv.ts, e.g. on empty rows.\njava.lang.IllegalStateException: closed\n\tat java.lang.Thread.run(Thread.java:748)';
+function record(id: string, paths: string[]): RunRecord {
+  return { id, kind: 'run', threadKey: '', event: 'issues', title: 'Export breaks', request: TEXT, outcome: 'answered', text: 'Guard the empty case.', labels: [], paths, errors: [], citations: [], links: [], at: '2026-11-01T00:00:00Z' };
+}
+/** What the Recall before the fix stored: what it read from the words, then paths given from elsewhere (the event's files). */
+const OLD_PATHS = ['src/export/csv.ts', 'e.g', 'java.lang', 'Thread.java', 'docs/export', 'scripts/run.sh', 'www.example.com'];
+
+describe('an index saved before the fix (stems and postings of an older version)', () => {
+  let root: string;
+  beforeEach(() => {
+    root = fs.mkdtempSync(path.join(os.tmpdir(), 'recall-paths-'));
+  });
+  afterEach(() => {
+    fs.rmSync(root, { recursive: true, force: true });
+  });
+  function saved(dir: string, version: string): void {
+    fs.mkdirSync(dir, { recursive: true });
+    const file = path.join(dir, RECORDS_FILE);
+    const records = [record('run-1', OLD_PATHS), record('run-2', ['src/other.ts'])];
+    if (version === TERMS_VERSION) saveRecords(file, records);
+    else writeOlderIndex(file, records, version);
+  }
+
+  it("has a path its words hold judged again, and keeps one from elsewhere that has a file's shape (or no extension)", () => {
+    saved(path.join(root, 'before'), 'v6');
+    expect(loadRecords(path.join(root, 'before')).records.find((r) => r.id === 'run-1')!.paths).toEqual(['src/export/csv.ts', 'docs/export', 'scripts/run.sh']);
+    // A record of this version keeps the paths it was saved with.
+    saved(path.join(root, 'now'), TERMS_VERSION);
+    expect(loadRecords(path.join(root, 'now')).records.find((r) => r.id === 'run-1')!.paths).toEqual(OLD_PATHS);
+  });
+
+  it("is saved again without the old paths' evidence keys", () => {
+    const dir = path.join(root, 'before');
+    saved(dir, 'v6');
+    const index = new MemoryIndex({ memoryDir: dir, workingFile: path.join(dir, 'working.json'), workspace: root, threadOf: () => undefined, clock: () => NOW });
+    index.recall({ title: 'Export breaks', text: 'The export breaks on empty rows.' }, { limit: 3 });
+    index.save();
+    const text = fs.readFileSync(path.join(dir, 'working.json'), 'utf8');
+    const keys = (JSON.parse(`${text.slice(0, text.indexOf('\n')).replace(/,$/, '')}}`) as { search: { evidence: { keys: string[] } } }).search.evidence.keys;
+    expect(keys).toContain('~csv.ts');
+    for (const k of ['=java.lang', '~thread.java', '=e.g', '=www.example.com']) expect(keys).not.toContain(k);
+  });
+});
