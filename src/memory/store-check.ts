@@ -100,7 +100,9 @@ export async function checkStoreAlongside(memoryDir: string, o: CheckOptions & {
   const opened = openChecked(memoryDir);
   if ('checked' in opened) return opened.checked;
   try {
-    const verdict = o.quick !== false ? quickCheckApart(path.join(memoryDir, DATABASE_FILE)) : undefined;
+    // Never left rejected while the reads run (an unhandled rejection ends the process); a worker that
+    // could not answer (not started, out of memory) leaves quick_check to this connection, after the reads.
+    const verdict = o.quick !== false ? quickCheckApart(path.join(memoryDir, DATABASE_FILE)).catch(() => opened.db.prepare('PRAGMA quick_check').all().map((r) => String(Object.values(r)[0]))) : undefined;
     let reads: ReturnType<typeof readStore> | Error;
     try {
       reads = readStore(opened.db, o);

@@ -49,7 +49,7 @@ const PACKAGE = /^(?:org|com|net|io|edu|gov|java|javax|jdk|sun|android|androidx|
 const HOST = /^(?:[a-z\d-]+\.)+(?:com|org|net|io|dev|edu|gov|co|uk|de|info|biz|me|app|ai|cloud|us|eu|ru|cn|jp|fr)$/i;
 
 /** Whether `p` (line number taken off, `./` kept) is a file path by its shape. */
-export function isFilePath(p: string): boolean {
+function isFilePath(p: string): boolean {
   if (p.length > 200 || /^[a-z][\w+.-]*:/i.test(p)) return false; // URLs, and too long to be one
   const segments = p.replace(/^(?:\.{1,2}\/)+/, '').split('/');
   const name = segments[segments.length - 1]!.toLowerCase();

@@ -6,7 +6,8 @@
  */
 import { RUN_SUMMARY_MARKER } from './run-summary.js';
 import type { SessionTexts } from './store-reader.js';
-import { errorSignatures, mentionedPaths } from './text.js';
+import { errorSignatures } from './text.js';
+import { mentionedPaths } from './mentioned-paths.js';
 import type { RunRecord } from '../ports.js';
 
 /** Sections of Recall's prompts that quote other runs or older comments. */

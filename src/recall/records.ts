@@ -9,7 +9,8 @@ import { isSessionId } from '../memory/layout.js';
 import { validCard } from './card.js';
 import { isThreadKey } from './thread-key.js';
 import { TERMS_VERSION } from './search-terms.js';
-import { errorSignatures, isFilePath, mentionedPaths } from './text.js';
+import { errorSignatures } from './text.js';
+import { mentionedPaths } from './mentioned-paths.js';
 
 const LIMITS = { title: 300, request: 1_200, text: 3_000, subject: 300, why: 600, list: 50, item: 300, terms: 64 * 1024 };
 
@@ -84,14 +85,25 @@ export function recordLine(r: RunRecord): string {
     if (key === 'terms' || (EMPTY_DEFAULTS.has(key) && (value === '' || (Array.isArray(value) && value.length === 0)))) continue;
     line[key] = value;
   }
+  // Last, so that a line still starts with its id (search-file.ts ids): which rules read its paths and
+  // error lines (keptVersion), so that a later Recall that changes them knows to read them again.
+  line.tv = TERMS_VERSION_NUMBER;
   return JSON.stringify(line);
 }
 
-/** The TERMS_VERSION a record's kept stems were made under (`v6` is 6), or undefined when it has none. */
+/**
+ * The TERMS_VERSION (`v7` is 7) a stored record's words were read under: its line's `tv` (recordLine
+ * writes it), or the tag of the stems a line of an older Recall kept; undefined for a record that
+ * was never stored (read now, by today's rules).
+ */
 function keptVersion(r: Record<string, unknown>): number | undefined {
+  if (typeof r.tv === 'number') return r.tv;
   const m = typeof r.terms === 'string' ? /^v(\d+) /.exec(r.terms) : null;
   return typeof r.terms !== 'string' ? undefined : m ? Number(m[1]) : 0;
 }
+
+/** This TERMS_VERSION as a number, written into every record line (keptVersion). */
+const TERMS_VERSION_NUMBER = Number(TERMS_VERSION.slice(1));
 
 /** The words a record's paths and error lines were read from (run-record.ts, text.ts runEvidence), as far as it keeps them. */
 const wordsOf = (r: Record<string, unknown>): string => {
@@ -116,10 +128,11 @@ function errorsOf(r: Record<string, unknown>): string[] {
 /**
  * A stored record's file paths. One whose stems were kept before v7 was written before issue 24's fix
  * of mentionedPaths, which took package names (`java.lang`), hosts, `e.g` and the JDK's files in every
- * stack trace (`Thread.java`) for files. A path its own words hold is judged again by the fixed rule;
- * one they do not hold came from elsewhere (the event's files, a citation, words past what the record
- * keeps) and is kept when it has a file's shape, or no extension at all, which the old rule never read
- * from words, so only a given path has.
+ * stack trace (`Thread.java`) for files. Only what that rule could have read is judged again: a
+ * dotted word the record's own words hold standing alone (not a piece of a longer path) is kept if
+ * the fixed rule reads it there. Any other path was given (the event's files, a citation, an
+ * import's `files`: `LICENSE`, `.gitignore`, `Makefile.in`) or read past the text the record keeps,
+ * and stays, unless it has a shape no file has (NOT_A_FILE).
  */
 function pathsOf(r: Record<string, unknown>): string[] {
   const stored = strList(r.paths);
@@ -127,7 +140,15 @@ function pathsOf(r: Record<string, unknown>): string[] {
   if (v === undefined || v >= 7) return stored;
   const words = wordsOf(r);
   const now = new Set(mentionedPaths(words));
-  return stored.filter((p) => (words.includes(p) ? now.has(p) : isFilePath(p) || !p.slice(p.lastIndexOf('/') + 1).includes('.')));
+  return stored.filter((p) => (/.\./.test(p) && standsAlone(words, p) ? now.has(p) : !NOT_A_FILE.test(p)));
+}
+
+/** What the rule before v7 read as a file that no file is: a name in reverse-domain order, a host, an abbreviation, a version. */
+const NOT_A_FILE = /^(?:(?:org|com|net|java|javax|jdk|sun)\.\w|www\.)|\.(?:com|org|net|io)(?:\/|$)|^[a-z]\.[a-z]$|^v?\d+(?:\.\d+)+$/i;
+
+/** Whether `words` hold `p` as a word of its own: not inside a longer path or name (`index.js` in `src/index.js`). */
+function standsAlone(words: string, p: string): boolean {
+  return new RegExp(`(?:^|[^\\w./-])${p.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}(?![\\w/-])`).test(words);
 }
 
 function validWrong(v: unknown): RunRecord['wrong'] {

@@ -4,7 +4,8 @@
  */
 import type { Finding, RunOutcome, RunRecord } from '../ports.js';
 import { citationsIn } from './citations.js';
-import { errorSignatures, mentionedPaths, runEvidence } from './text.js';
+import { errorSignatures, runEvidence } from './text.js';
+import { mentionedPaths } from './mentioned-paths.js';
 
 /** The run's own record; its citations fingerprinted against `workspace`. */
 export function recordOfRun(run: RunOutcome, workspace: string, at: Date): RunRecord {

@@ -8,7 +8,8 @@ import { MemoryCorpus, type Corpus } from './corpus.js';
 import { matchedIn, popcount, sumScores } from './query-sums.js';
 import { basename, errorGroup, jaccard, nameKey, normalizePath, pathKey, SAME_ERROR, telling } from './record-evidence.js';
 import { pathStems, WORD_FIELDS } from './search-terms.js';
-import { conceptOf, errorSignatures, mentionedPaths, quotedErrors, stems, synonymsOf } from './text.js';
+import { conceptOf, errorSignatures, quotedErrors, stems, synonymsOf } from './text.js';
+import { mentionedPaths } from './mentioned-paths.js';
 import { likely, TUNING, type Evidence, type Tier } from './tuning.js';
 import type { RunRecord, RecallQuery } from '../ports.js';
 

@@ -5,7 +5,6 @@
 import { stemmer } from 'stemmer';
 import { mentionedPaths } from './mentioned-paths.js';
 
-export { isFilePath, mentionedPaths } from './mentioned-paths.js';
 
 /** Words too common to tell one run from another (English, and what every run of Recall says). */
 const STOP_WORDS = new Set(

@@ -14,7 +14,7 @@ import { loadRecords, saveRecords } from '../../src/recall/index-file.js';
 import { MemoryIndex } from '../../src/recall/memory-index.js';
 import { TERMS_VERSION } from '../../src/recall/search-terms.js';
 import { writeOlderIndex } from '../harness/older-index.js';
-import { mentionedPaths } from '../../src/recall/text.js';
+import { mentionedPaths } from '../../src/recall/mentioned-paths.js';
 
 const FILES: Array<[string, string]> = [
   ['the export is in src/export/csv.ts now', 'src/export/csv.ts'],
@@ -65,12 +65,12 @@ describe('mentioned paths', () => {
 });
 
 const NOW = new Date(Date.UTC(2026, 10, 23));
-const TEXT = 'The export breaks in src/export/csv.ts, e.g. on empty rows.\njava.lang.IllegalStateException: closed\n\tat java.lang.Thread.run(Thread.java:748)';
+const TEXT = 'The export breaks in src/export/csv.ts, e.g. on empty rows; see src/index.js.\njava.lang.IllegalStateException: closed\n\tat java.lang.Thread.run(Thread.java:748)';
 function record(id: string, paths: string[]): RunRecord {
   return { id, kind: 'run', threadKey: '', event: 'issues', title: 'Export breaks', request: TEXT, outcome: 'answered', text: 'Guard the empty case.', labels: [], paths, errors: [], citations: [], links: [], at: '2026-11-01T00:00:00Z' };
 }
 /** What the Recall before the fix stored: what it read from the words, then paths given from elsewhere (the event's files). */
-const OLD_PATHS = ['src/export/csv.ts', 'e.g', 'java.lang', 'Thread.java', 'docs/export', 'scripts/run.sh', 'www.example.com'];
+const OLD_PATHS = ['src/export/csv.ts', 'e.g', 'java.lang', 'Thread.java', 'docs/export', 'scripts/run.sh', 'www.example.com', 'LICENSE', '.gitignore', 'Makefile.in', 'index.js', '1.2.3'];
 
 describe('an index saved before the fix (stems and postings of an older version)', () => {
   let root: string;
@@ -90,10 +90,23 @@ describe('an index saved before the fix (stems and postings of an older version)
 
   it("has a path its words hold judged again, and keeps one from elsewhere that has a file's shape (or no extension)", () => {
     saved(path.join(root, 'before'), 'v6');
-    expect(loadRecords(path.join(root, 'before')).records.find((r) => r.id === 'run-1')!.paths).toEqual(['src/export/csv.ts', 'docs/export', 'scripts/run.sh']);
+    // Given paths stay, a dotfile, a name without a dot and one the fixed rule does not read from words
+    // among them, and a name inside a longer path in the words (index.js in src/index.js) is not judged as one.
+    expect(loadRecords(path.join(root, 'before')).records.find((r) => r.id === 'run-1')!.paths).toEqual(['src/export/csv.ts', 'docs/export', 'scripts/run.sh', 'LICENSE', '.gitignore', 'Makefile.in', 'index.js']);
     // A record of this version keeps the paths it was saved with.
     saved(path.join(root, 'now'), TERMS_VERSION);
     expect(loadRecords(path.join(root, 'now')).records.find((r) => r.id === 'run-1')!.paths).toEqual(OLD_PATHS);
+  });
+
+  it('a line saved without stems says which rules read it (tv), so a later rule judges it again too', () => {
+    const dir = path.join(root, 'tv');
+    saved(dir, TERMS_VERSION);
+    const file = path.join(dir, RECORDS_FILE);
+    const text = fs.readFileSync(file, 'utf8');
+    expect(text).not.toContain('"terms":');
+    expect(text).toContain(`"tv":${TERMS_VERSION.slice(1)}}`);
+    fs.writeFileSync(file, text.split(`"tv":${TERMS_VERSION.slice(1)}}`).join('"tv":6}'));
+    expect(loadRecords(dir).records.find((r) => r.id === 'run-1')!.paths).toEqual(['src/export/csv.ts', 'docs/export', 'scripts/run.sh', 'LICENSE', '.gitignore', 'Makefile.in', 'index.js']);
   });
 
   it("is saved again without the old paths' evidence keys", () => {

@@ -14,7 +14,7 @@ import { loadRecords, mergeRecords, saveRecords } from '../../src/recall/index-f
 import { keepsEvery, recordLine, retainRecords, validRecord } from '../../src/recall/records.js';
 import { formatRunSummary } from '../../src/recall/run-summary.js';
 import { RecordSearch } from '../../src/recall/search.js';
-import { termsOf } from '../../src/recall/search-terms.js';
+import { TERMS_VERSION, termsOf } from '../../src/recall/search-terms.js';
 import { redactFile } from '../../src/memory/scrub.js';
 import { sessionId, writeStore } from '../harness/store-fixture.js';
 
@@ -124,12 +124,12 @@ describe('a record\'s line in the index file (issue 27)', () => {
     termsOf(bare); // its stems kept on the record in memory
     expect(bare.terms).toBeDefined();
     const line = recordLine(bare);
-    expect(line).toBe('{"id":"run-9-1","kind":"run","title":"issue #9: Login loop","outcome":"answered","text":"Fixed.","at":"2026-11-01T00:00:00Z"}');
+    expect(line).toBe(`{"id":"run-9-1","kind":"run","title":"issue #9: Login loop","outcome":"answered","text":"Fixed.","at":"2026-11-01T00:00:00Z","tv":${TERMS_VERSION.slice(1)}}`);
     const { terms: _t, ...want } = bare;
     expect(validRecord(JSON.parse(line))).toEqual(want);
     const full = validRecord({ ...STORE[0], terms: undefined, labels: ['bug'], errors: ['TypeError: x is undefined'], citations: [{ path: 'src/a.ts', line: 2 }], links: ['https://example.com/run/1'], event: 'issues #1', sessionId: sessionId('s9'), card: { plain: 'p', phrasings: ['q'], components: ['c'], cause: 'c', fix: 'f' } })!;
     expect(validRecord(JSON.parse(recordLine(full)))).toEqual(full);
-    expect(recordLine(full)).toBe(JSON.stringify(full));
+    expect(recordLine(full)).toBe(JSON.stringify({ ...full, tv: Number(TERMS_VERSION.slice(1)) }));
   });
 });
 
