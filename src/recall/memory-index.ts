@@ -336,8 +336,11 @@ export class MemoryIndex implements PastWork {
       dropped = before - this.loaded.length;
     }
     // Past the records' retention no snapshot that held a forgotten record is restored any more.
-    this.forgotten = ageTombstones(this.forgotten, rule.maxAgeDays, this.o.clock());
-    this.wrong = ageTombstones(this.wrong.map((m) => ({ ...m, sessions: [] })), rule.maxAgeDays, this.o.clock()).map(({ id, by, at }) => ({ id, by, at }));
+    // A day longer than the records: retention drops them a whole day at a time, so one may outlive
+    // maxAgeDays by up to a day (records.ts ageCutoff), and its mark must outlive it.
+    const days = rule.maxAgeDays + 1;
+    this.forgotten = ageTombstones(this.forgotten, days, this.o.clock());
+    this.wrong = ageTombstones(this.wrong.map((m) => ({ ...m, sessions: [] })), days, this.o.clock()).map(({ id, by, at }) => ({ id, by, at }));
     return dropped;
   }
 

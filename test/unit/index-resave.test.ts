@@ -142,6 +142,16 @@ describe('the save onto the file the index was opened from', () => {
 });
 
 describe('a memory at its bound', () => {
+  it('keeps a forget mark as long as retention may keep its record: a day past the days, as records go a day at a time', () => {
+    const records = grown(1).slice(0, 3);
+    const halfDayPast = new Date(NOW.getTime() - 365.5 * 86_400_000).toISOString();
+    const dir = store('marks', records, [{ id: 'run-gone-1', sessions: [], by: '@octocat', at: halfDayPast }]);
+    const index = open(dir);
+    index.retain();
+    index.save();
+    expect(readMarks(saved(dir)).forgotten.map((t) => t.id)).toEqual(['run-gone-1']);
+  });
+
   it('drops records in a batch past the count, so the runs after it save onto the file without parsing every record (issue 27)', () => {
     const records = grown(1).slice(0, 41);
     expect(records).toHaveLength(41);
