@@ -9,7 +9,7 @@ import { isSessionId } from '../memory/layout.js';
 import { validCard } from './card.js';
 import { isThreadKey } from './thread-key.js';
 import { TERMS_VERSION } from './search-terms.js';
-import { errorSignatures } from './text.js';
+import { errorSignatures, runWords } from './text.js';
 import { mentionedPaths } from './mentioned-paths.js';
 
 const LIMITS = { title: 300, request: 1_200, text: 3_000, subject: 300, why: 600, list: 50, item: 300, terms: 64 * 1024 };
@@ -108,7 +108,7 @@ const TERMS_VERSION_NUMBER = Number(TERMS_VERSION.slice(1));
 /** The words a record's paths and error lines were read from (run-record.ts, text.ts runEvidence), as far as it keeps them. */
 const wordsOf = (r: Record<string, unknown>): string => {
   const text = str(r.text, LIMITS.text) ?? '';
-  return r.kind === 'finding' ? text : `${str(r.title, LIMITS.title) ?? ''}\n${str(r.request, LIMITS.request) ?? ''}\n${text}`;
+  return r.kind === 'finding' ? text : runWords(str(r.title, LIMITS.title) ?? '', str(r.request, LIMITS.request) ?? '', text);
 };
 
 /**

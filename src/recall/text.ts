@@ -162,6 +162,9 @@ function stemsOfToken(raw: string): string[] {
   return out;
 }
 
+/** The words a run's record reads its paths and error lines from, together (runEvidence; records.ts reads a stored record's again). */
+export const runWords = (title: string, request: string, answer: string): string => `${title}\n${request}\n${answer}`;
+
 /**
  * What a run's record reads its file paths and error lines from: its title, request and answer
  * together, the paths it was given first. One rule for a run of the action (run-record.ts), an
@@ -170,7 +173,7 @@ function stemsOfToken(raw: string): string[] {
  * and the real sets' imported reports, whose answer is empty, had none.
  */
 export function runEvidence(title: string, request: string, answer: string, given: readonly string[] = []): { paths: string[]; errors: string[] } {
-  const words = `${title}\n${request}\n${answer}`;
+  const words = runWords(title, request, answer);
   return { paths: [...new Set([...given, ...mentionedPaths(words)])].slice(0, 50), errors: errorSignatures(words).slice(0, 20) };
 }
 
