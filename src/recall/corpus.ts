@@ -5,7 +5,7 @@
  */
 import { boundFacts, lastUseMinutes } from './kept-postings.js';
 import { FIELDS, isCardField, termsOf, type Field } from './search-terms.js';
-import { basename, evidenceKeys, matchingGroups, recordPaths, telling, type KeyGroup } from './record-evidence.js';
+import { basename, matchingGroups, recordPaths, recordsByKey, telling, type KeyGroup } from './record-evidence.js';
 import type { RunRecord } from '../ports.js';
 
 /** A record as search reads it past the gate: its files and error lines, for the boosts. */
@@ -152,16 +152,7 @@ export class MemoryCorpus implements Corpus {
   }
 
   matching(groups: readonly KeyGroup[]): ReadonlySet<number> | undefined {
-    if (!this.byKey) {
-      this.byKey = new Map();
-      this.docs.forEach((d, i) => {
-        for (const k of evidenceKeys(d.record)) {
-          const list = this.byKey!.get(k);
-          if (list) list.push(i);
-          else this.byKey!.set(k, [i]);
-        }
-      });
-    }
+    this.byKey ??= recordsByKey(this.docs.map((d, i) => [i, d.record] as const));
     return matchingGroups(groups, (k) => this.byKey!.get(k) ?? []);
   }
 }

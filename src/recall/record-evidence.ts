@@ -41,6 +41,19 @@ export function evidenceKeys(r: RunRecord): string[] {
   return [...keys];
 }
 
+/** Each evidence key's records, from records at their places in a corpus. */
+export function recordsByKey(records: Iterable<readonly [number, RunRecord]>): Map<string, number[]> {
+  const byKey = new Map<string, number[]>();
+  for (const [i, r] of records) {
+    for (const k of evidenceKeys(r)) {
+      const list = byKey.get(k);
+      if (list) list.push(i);
+      else byKey.set(k, [i]);
+    }
+  }
+  return byKey;
+}
+
 /** Records that have at least `atLeast` of `keys`. */
 export interface KeyGroup {
   keys: readonly string[];

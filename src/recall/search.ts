@@ -179,6 +179,22 @@ export class RecordSearch {
     const asked = new Set([...terms].filter(([t, w]) => w >= 1 && !evidenceOnly.has(t)).map(([t]) => t));
     const titled = new Set(stems(q.title).filter((t) => !evidenceOnly.has(t) && !this.common(t)));
     const docOfHit = new Map<RunRecord, number>();
+    // How telling a shared file or error line is: its idf over a file or error only one record has
+    // (1 for that; a file every run touches adds little). Unknown (old postings): 1.
+    const tellingMemo = new Map<string, number>();
+    const tellingBy = (key: string, groups: () => Parameters<Corpus['matching']>[0]): number => {
+      let t = tellingMemo.get(key);
+      if (t === undefined) {
+        const n = this.corpus.size;
+        const df = this.corpus.matching(groups())?.size;
+        const idf = (x: number) => Math.log(1 + (n - x + 0.5) / (x + 0.5));
+        t = df === undefined || df <= 1 ? 1 : Math.max(0, idf(df) / idf(1));
+        tellingMemo.set(key, t);
+      }
+      return t;
+    };
+    const tellingOf = (key: string) => tellingBy(key, () => [{ keys: [key], atLeast: 1 }]);
+    const tellingOfGroup = (line: string) => tellingBy(`!!${line}`, () => [errorGroup(line)]);
     // A little for recency: a record of time `at` (ms) counts this share of its score.
     const recencyAt = (at: number): number => 0.85 + 0.15 * Math.exp(-Math.max(0, (this.now.getTime() - at) / 86_400_000) / 90);
     const hitOf = (i: number, { score, matched, own }: Scored, concepts: number, sameThread: boolean, belowGate = false): Hit => {
@@ -191,12 +207,14 @@ export class RecordSearch {
       let boost = 0;
       const shared = [...d.paths].filter((p) => queryPaths.has(p) || queryBasenames.has(basename(p)));
       if (shared.length > 0) {
-        boost += TUNING.fileBoost;
-        reasons.push(`file ${shared[0]}`);
+        const byTelling = shared.map((p) => ({ p, t: tellingOf(queryPaths.has(p) ? pathKey(p) : nameKey(basename(p))) })).sort((a, b) => b.t - a.t);
+        boost += TUNING.fileBoost * byTelling[0]!.t;
+        reasons.push(`file ${byTelling[0]!.p}`);
       }
-      const error = queryErrors.find((e) => d.errors.some((x) => jaccard(e, x) >= SAME_ERROR));
+      const errs = queryErrors.filter((e) => d.errors.some((x) => jaccard(e, x) >= SAME_ERROR)).map((e) => ({ e, t: tellingOfGroup(e) })).sort((a, b) => b.t - a.t);
+      const error = errs[0]?.e;
       if (error) {
-        boost += TUNING.errorBoost;
+        boost += TUNING.errorBoost * errs[0]!.t;
         reasons.push(`error ${error}`);
       }
       if (sameThread) {

@@ -153,3 +153,33 @@ describe('reading only the records that can matter', () => {
     expect(hits.map((h) => `${h.record.id} ${h.score} ${h.tier} ${h.matched.join(',')}`)).toEqual(all.slice(0, 3).map((h) => `${h.record.id} ${h.score} ${h.tier} ${h.matched.join(',')}`));
   });
 });
+
+describe('what a shared file or error line adds', () => {
+  // Forty runs about other things that all touch the project's main config file and print its usual
+  // error, and two about the event's problem: one shares that common file and error, one a file only it names.
+  const line = 'java.io.FileNotFoundException: No such file or directory';
+  const others = Array.from({ length: 40 }, (_, i) =>
+    record(`o${i}`, { title: `Tune setting number ${100 + i}`, request: `Change option ${100 + i} in core-default.xml.`, paths: ['conf/core-default.xml'], errors: errorSignatures(line) }),
+  );
+  const common = record('common', { title: 'Checkpoint upload stalls under load', request: 'Uploads of checkpoints hang.', paths: ['conf/core-default.xml'], errors: errorSignatures(line) });
+  const rare = record('rare', { title: 'Checkpoint upload stalls under load', request: 'Uploads of checkpoints hang.', paths: ['src/checkpoint/Uploader.java'], errors: errorSignatures('TypeError: checkpoint upload part is undefined') });
+  const search = new RecordSearch([...others, common, rare], NOW);
+  const boostOf = (id: string, q: { paths?: string[]; text?: string }) => search.search({ title: 'Checkpoint upload stalls', text: q.text ?? '', paths: q.paths ?? [] }, { limit: 50 }).find((h) => h.record.id === id)!.evidence.boost;
+
+  it('a file most runs touch adds less than a file one run names: it tells little about which run', () => {
+    expect(boostOf('rare', { paths: ['src/checkpoint/Uploader.java'] })).toBeCloseTo(TUNING.fileBoost, 10);
+    const byCommon = boostOf('common', { paths: ['conf/core-default.xml'] });
+    expect(byCommon).toBeGreaterThan(0);
+    expect(byCommon).toBeLessThan(TUNING.fileBoost * 0.6);
+    // With both named, the record that shares the telling file is first.
+    const both = search.search({ title: 'Checkpoint upload stalls', text: '', paths: ['conf/core-default.xml', 'src/checkpoint/Uploader.java'] }, { limit: 5 });
+    expect(both[0]!.record.id).toBe('rare');
+  });
+
+  it('an error line most runs print adds less than one only one run printed', () => {
+    expect(boostOf('rare', { text: 'It fails with\nTypeError: checkpoint upload part is undefined' })).toBeCloseTo(TUNING.errorBoost, 10);
+    const byCommon = boostOf('common', { text: `It fails with\n${line}` });
+    expect(byCommon).toBeGreaterThan(0);
+    expect(byCommon).toBeLessThan(TUNING.errorBoost * 0.6);
+  });
+});
