@@ -66,7 +66,7 @@ it('Recall beside the BM25 baselines on every set, worst first', () => {
     const recorded = checks ? loadChecks(checks) : undefined;
     if (!recorded) return [words];
     const checked = checkedFigures(runs, events, recorded, cards);
-    decidedBy.push(`${name}: ${checked.decided.model} decided by the recorded check, ${checked.decided.lexical} by words (no answer, or one out of shape), ${checked.decided.stale} by words (answer stale: recorded for other candidates)`);
+    decidedBy.push(`${name}: ${checked.decided.model} decided by the recorded check, ${checked.decided.lexical} by words (no answer, or one out of shape), ${checked.decided.stale} by words (answer stale: recorded for other candidates or under another system prompt)`);
     return [words, { ...words, name: `${name}, model check`, recall: checked.figures }];
   };
   const ledgerlyCards = loadCards('ledgerly');

@@ -4,24 +4,33 @@
  * ranker or the sets' answers) is given each event's real check prompt (`checkPrompt`, the
  * candidates recall finds for it) under an opaque key, and its replies are kept in
  * bench/relevance/checks/<set>.json as event id -> the candidates asked about (record ids, in
- * order) and the reply. The bench applies a reply only when recall still asks about the same
- * candidates in the same order; otherwise the event is counted as the words decide it (stale).
+ * order), the system prompt it answered under (`system`, CHECK_SYSTEM_ID) and the reply. The
+ * bench applies a reply only when recall still asks about the same candidates in the same order,
+ * under the same system prompt; otherwise the event is counted as the words decide it (stale).
  */
+import * as crypto from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { Card, RecalledWork } from '../../src/ports.js';
-import { CHECK_CANDIDATES, applyCheck, checkCandidates, checkPrompt, parseCheck, shownPriorWork } from '../../src/recall/model-check.js';
+import { CHECK_CANDIDATES, CHECK_SYSTEM, applyCheck, checkCandidates, checkPrompt, parseCheck, shownPriorWork } from '../../src/recall/model-check.js';
 import type { RecordSearch } from '../../src/recall/search.js';
 import { asRecalled, eventFigures, setSearch, type EventFigures } from './evaluate.js';
 import type { PastRun, RelevanceEvent } from './ledgerly.js';
 
 export const CHECKS_DIR = path.join(import.meta.dirname, 'checks');
 
-/** One recorded answer: the candidates it was asked about and what it replied. */
+/** Which CHECK_SYSTEM an answer was given under: a changed system prompt makes every answer stale. */
+export const CHECK_SYSTEM_ID = crypto.createHash('sha256').update(CHECK_SYSTEM).digest('hex').slice(0, 12);
+
+/** One recorded answer: the candidates it was asked about, under which system prompt, and what it replied. */
 export interface RecordedCheck {
   asked: string[];
+  system?: string;
   reply: string;
 }
+
+/** Whether `recorded` answers the question recall asks now: these candidates, in order, under this system prompt. */
+export const answersNow = (recorded: RecordedCheck | undefined, asked: readonly string[]): boolean => !!recorded && recorded.system === CHECK_SYSTEM_ID && recorded.asked.join('\n') === asked.join('\n');
 
 export type RecordedChecks = Record<string, RecordedCheck>;
 
@@ -47,14 +56,14 @@ export function checkCases(search: RecordSearch, events: readonly RelevanceEvent
  * What is shown for an event once the check has decided: the recorded reply applied to the same
  * candidates, the likely tier first, at most `limit`; the lexical tiers (the top `limit` by score)
  * when there is no usable reply; in the product's order (`shownPriorWork`). `stale` says a reply
- * was recorded for other candidates.
+ * was recorded for other candidates or under another system prompt.
  */
 export function shownAfterCheck(search: RecordSearch, e: RelevanceEvent, checks: RecordedChecks, limit = 5): { shown: RecalledWork[]; decided: 'model' | 'lexical' | 'stale' } {
   const recalled = recalledFor(search, e);
   const asked = checkCandidates(recalled);
   const recorded = checks[e.id];
-  const current = recorded && recorded.asked.join('\n') === asked.map((w) => w.record.id).join('\n');
-  const same = current ? parseCheck(recorded.reply, asked.length) : undefined;
+  const current = answersNow(recorded, asked.map((w) => w.record.id));
+  const same = current ? parseCheck(recorded!.reply, asked.length) : undefined;
   // As in the product, a reply out of shape leaves the words to decide; one for other candidates is stale.
   if (!same || 'problem' in same) return { shown: shownPriorWork(recalled, 'lexical', limit), decided: recorded && !current ? 'stale' : 'lexical' };
   return { shown: shownPriorWork(applyCheck(recalled, asked, same.same), 'model', limit), decided: 'model' };

@@ -1,7 +1,7 @@
 // Records the check model's answers (bench/relevance/checks.ts): `node record.mjs <dir>` reads
 // <dir>/keys.json (written by `npm run bench -- check-cases`) and every <dir>/answers-*.jsonl
 // ({ key, reply } lines from whoever acted as the check model) or <dir>/answers-*.json (one object,
-// key -> reply), and files them in this folder's <set>.json: event id -> { asked, reply }. An answer
+// key -> reply), and files them in this folder's <set>.json: event id -> { asked, system, reply }. An answer
 // replaces the one recorded for its event, and the set's other events keep theirs, so that only the
 // stale cases need asking again when the ranker changes. Answers for keys it does not know are refused.
 import * as fs from 'node:fs';
@@ -32,7 +32,7 @@ for (const file of fs.readdirSync(dir).filter((f) => /^answers-.*\.jsonl?$/.test
     }
     if (seen.has(key)) continue; // the first answer stands
     seen.add(key);
-    (bySet[k.set] ??= {})[k.event] = { asked: k.asked, reply };
+    (bySet[k.set] ??= {})[k.event] = { asked: k.asked, ...(k.system ? { system: k.system } : {}), reply };
     answered++;
   }
 }
