@@ -6,7 +6,8 @@
  */
 import { MemoryCorpus, type Corpus } from './corpus.js';
 import { matchedIn, popcount, sumScores } from './query-sums.js';
-import { basename, errorGroup, jaccard, nameKey, normalizePath, pathKey, SAME_ERROR, telling } from './record-evidence.js';
+import { EvidenceBoosts } from './boosts.js';
+import { basename, normalizePath, telling } from './record-evidence.js';
 import { pathStems, WORD_FIELDS } from './search-terms.js';
 import { conceptOf, errorSignatures, quotedErrors, stems, synonymsOf } from './text.js';
 import { mentionedPaths } from './mentioned-paths.js';
@@ -179,22 +180,7 @@ export class RecordSearch {
     const asked = new Set([...terms].filter(([t, w]) => w >= 1 && !evidenceOnly.has(t)).map(([t]) => t));
     const titled = new Set(stems(q.title).filter((t) => !evidenceOnly.has(t) && !this.common(t)));
     const docOfHit = new Map<RunRecord, number>();
-    // How telling a shared file or error line is: its idf over a file or error only one record has
-    // (1 for that; a file every run touches adds little). Unknown (old postings): 1.
-    const tellingMemo = new Map<string, number>();
-    const tellingBy = (key: string, groups: () => Parameters<Corpus['matching']>[0]): number => {
-      let t = tellingMemo.get(key);
-      if (t === undefined) {
-        const n = this.corpus.size;
-        const df = this.corpus.matching(groups())?.size;
-        const idf = (x: number) => Math.log(1 + (n - x + 0.5) / (x + 0.5));
-        t = df === undefined || df <= 1 ? 1 : Math.max(0, idf(df) / idf(1));
-        tellingMemo.set(key, t);
-      }
-      return t;
-    };
-    const tellingOf = (key: string) => tellingBy(key, () => [{ keys: [key], atLeast: 1 }]);
-    const tellingOfGroup = (line: string) => tellingBy(`!!${line}`, () => [errorGroup(line)]);
+    const boosts = new EvidenceBoosts(this.corpus, queryPaths, queryBasenames, queryErrors);
     // A little for recency: a record of time `at` (ms) counts this share of its score.
     const recencyAt = (at: number): number => 0.85 + 0.15 * Math.exp(-Math.max(0, (this.now.getTime() - at) / 86_400_000) / 90);
     const hitOf = (i: number, { score, matched, own }: Scored, concepts: number, sameThread: boolean, belowGate = false): Hit => {
@@ -205,17 +191,15 @@ export class RecordSearch {
       docOfHit.set(d.record, i);
       const reasons = [...matched];
       let boost = 0;
-      const shared = [...d.paths].filter((p) => queryPaths.has(p) || queryBasenames.has(basename(p)));
-      if (shared.length > 0) {
-        const byTelling = shared.map((p) => ({ p, t: tellingOf(queryPaths.has(p) ? pathKey(p) : nameKey(basename(p))) })).sort((a, b) => b.t - a.t);
-        boost += TUNING.fileBoost * byTelling[0]!.t;
-        reasons.push(`file ${byTelling[0]!.p}`);
+      const file = boosts.fileOf(d);
+      if (file.what) {
+        boost += file.add;
+        reasons.push(`file ${file.what}`);
       }
-      const errs = queryErrors.filter((e) => d.errors.some((x) => jaccard(e, x) >= SAME_ERROR)).map((e) => ({ e, t: tellingOfGroup(e) })).sort((a, b) => b.t - a.t);
-      const error = errs[0]?.e;
-      if (error) {
-        boost += TUNING.errorBoost * errs[0]!.t;
-        reasons.push(`error ${error}`);
+      const error = boosts.errorOf(d);
+      if (error.what) {
+        boost += error.add;
+        reasons.push(`error ${error.what}`);
       }
       if (sameThread) {
         boost += THREAD_BOOST;
@@ -227,21 +211,14 @@ export class RecordSearch {
       const failed = d.record.outcome === 'failed' ? FAILED_FACTOR : 1;
       return { record: d.record, score: (score / base + boost) * recency * failed, relevance, matched: reasons, tier: 'possible', evidence };
     };
-    // The most a shared file, an error line and the thread can add: a record's score is at most its words' plus this.
-    const mayBoost = (queryPaths.size > 0 ? TUNING.fileBoost : 0) + (queryErrors.length > 0 ? TUNING.errorBoost : 0);
     // A record's score at most, before it is read. With what the postings say of it (limits: a time no
     // earlier than its date, whether it failed, names a file, has an error line) the same sum as
     // hitOf's with each part no smaller (issue 27): copies of one run apart by their dates are told
-    // apart, and a record with no file or error line is not bounded by their boosts.
-    // The records that may share a file or an error line with the event, where the corpus knows it
-    // unread (the evidence keys, record-evidence.ts): the others cannot get that boost, though they
-    // name files or have error lines.
-    const sharesFile = queryPaths.size > 0 ? this.corpus.matching([{ keys: [...[...queryPaths].map(pathKey), ...[...queryBasenames].map(nameKey)], atLeast: 1 }]) : undefined;
-    const sharesError = queryErrors.length > 0 ? this.corpus.matching(queryErrors.map(errorGroup)) : undefined;
+    // apart, and a record is bounded by what the file or error line it may share adds (boosts.ts).
     const boundOf = (i: number, s: Scored, sameThread: boolean): number => {
       const lim = this.corpus.limits(i);
-      if (!lim) return s.score / base + mayBoost + (sameThread ? THREAD_BOOST : 0);
-      const may = (queryPaths.size > 0 && (sharesFile ? sharesFile.has(i) : lim.files) ? TUNING.fileBoost : 0) + (queryErrors.length > 0 && (sharesError ? sharesError.has(i) : lim.errors) ? TUNING.errorBoost : 0) + (sameThread ? THREAD_BOOST : 0);
+      if (!lim) return s.score / base + boosts.most + (sameThread ? THREAD_BOOST : 0);
+      const may = boosts.bound(i, lim) + (sameThread ? THREAD_BOOST : 0);
       return (s.score / base + may) * recencyAt(lim.latest) * (lim.failed ? FAILED_FACTOR : 1);
     };
     // The hits that must be exact: those kept, the best matches feedback reads, and the runner-up.

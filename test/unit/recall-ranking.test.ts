@@ -183,3 +183,23 @@ describe('what a shared file or error line adds', () => {
     expect(byCommon).toBeLessThan(TUNING.errorBoost * 0.6);
   });
 });
+
+describe('a file every record names, in a large store (issue 27)', () => {
+  it('does not make search read every record that names it: a record is bounded by what the file adds, not the whole boost', () => {
+    // 400 runs on twenty subjects, all touching the same config file; the event names it too, and
+    // two subjects' words: 40 records pass the gate, alike in words but for their dates.
+    const a = ['invoice', 'export', 'login', 'webhook', 'avatar', 'digest', 'search', 'upload', 'report', 'billing', 'theme', 'locale', 'session', 'cache', 'queue', 'backup', 'audit', 'token', 'filter', 'chart'];
+    const b = ['total', 'header', 'redirect', 'signature', 'crop', 'email', 'index', 'timeout', 'schedule', 'rounding', 'contrast', 'format', 'expiry', 'eviction', 'retry', 'restore', 'trail', 'refresh', 'query', 'axis'];
+    const store = Array.from({ length: 400 }, (_, i) =>
+      record(`r${i}`, { title: `${a[i % 20]} ${b[(i * 7) % 20]} wrong`, request: `The ${a[i % 20]} ${b[(i * 7) % 20]} is wrong again.`, paths: ['conf/app-default.xml'], at: new Date(Date.UTC(2026, 9, 1) + i * 3_600_000).toISOString() }),
+    );
+    const corpus = new MemoryCorpus(store, TUNING);
+    let read = 0;
+    const counting: typeof corpus = Object.create(corpus, { doc: { value: (i: number) => (read++, corpus.doc(i)) } });
+    const hits = new RecordSearch(counting, NOW).search({ title: 'invoice total wrong', text: 'The login signature and the invoice total are wrong.', paths: ['conf/app-default.xml'] }, { limit: 5 });
+    expect(hits).toHaveLength(5);
+    expect(hits.every((h) => h.matched.includes('file conf/app-default.xml'))).toBe(true);
+    // The best five and what feedback and the runner-up need, and those tied with them: not the 40.
+    expect(read).toBeLessThan(20);
+  });
+});
