@@ -53,7 +53,8 @@ export function describeAudit(name: string, audit: Audit): string {
     });
     return `${pool} ${inPool.length}: ${counts.join(', ')}; all yes ${inPool.filter(unanimous).length}`;
   });
-  const both = pairs.filter((p) => assessors.every((a) => p.answers[a]));
-  const agree = both.filter((p) => new Set(assessors.map((a) => p.answers[a]!.same)).size === 1).length;
+  // Each pair was answered by its round's two assessors (A and B, then C and D, ...).
+  const both = pairs.filter((p) => Object.keys(p.answers).length >= 2);
+  const agree = both.filter((p) => new Set(Object.values(p.answers).map((a) => a.same)).size === 1).length;
   return `${name} audit (yes/no/unsure): ${per.join('; ')}; assessors agree on ${agree} of ${both.length} pairs`;
 }

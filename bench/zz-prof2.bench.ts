@@ -1,0 +1,22 @@
+import * as path from 'node:path';
+import * as inspector from 'node:inspector';
+import { it } from 'vitest';
+import { MemoryIndex } from '../src/recall/memory-index.js';
+import { RECORDS_FILE } from '../src/memory/layout.js';
+import { EVENTS } from './relevance/ledgerly.js';
+import { HELDOUT_EVENTS } from './relevance/heldout.js';
+import { THIRD_EVENTS } from './relevance/third.js';
+const dir = '/tmp/ab-head';
+const open = () => new MemoryIndex({ memoryDir: dir, workingFile: path.join(dir, RECORDS_FILE), workspace: '/tmp', threadOf: () => undefined, clock: () => new Date() });
+it('prof2', async () => {
+  const q = [...EVENTS, ...HELDOUT_EVENTS, ...THIRD_EVENTS].map((e) => ({ title: e.title, text: e.text, ...(e.labels ? { labels: e.labels } : {}), ...(e.paths ? { paths: e.paths } : {}) })).find((x) => /TypeError in buildDigest: Cannot/.test(x.title))!;
+  const ixs = Array.from({ length: 15 }, open);
+  const session = new inspector.Session(); session.connect();
+  const post = (m: string, p?: object) => new Promise<any>((res, rej) => session.post(m, p ?? {}, (e, r) => (e ? rej(e) : res(r))));
+  await post('Profiler.enable'); await post('Profiler.setSamplingInterval', { interval: 100 }); await post('Profiler.start');
+  const t = performance.now(); for (const ix of ixs) ix.recall(q, { limit: 3 }); console.log('RES search only', ((performance.now() - t) / 15).toFixed(1));
+  const { profile } = await post('Profiler.stop');
+  const self = new Map<string, number>(); const byId = new Map(profile.nodes.map((n: any) => [n.id, n]));
+  (profile.samples as number[]).forEach((id, i) => { const n: any = byId.get(id); const k = `${n.callFrame.functionName || '(anon)'} ${path.basename(n.callFrame.url)}:${n.callFrame.lineNumber}`; self.set(k, (self.get(k) ?? 0) + (profile.timeDeltas[i] ?? 0)); });
+  console.log([...self].sort((a, b) => b[1] - a[1]).slice(0, 14).map(([k, v]) => `RES ${(v / 1000).toFixed(0).padStart(6)} ms ${k}`).join('\n'));
+}, 600000);
