@@ -2,8 +2,9 @@ import { it } from 'vitest';
 import { loadRealSets } from './relevance/real/sets.js';
 import { setSearch } from './relevance/evaluate.js';
 import { Bm25, TEXTBOOK } from './relevance/bm25.js';
+import { unseenSet, UNSEEN } from './relevance/unseen.js';
 it('diag', () => {
-  for (const s of loadRealSets().present) {
+  for (const s of [...loadRealSets().present, ...UNSEEN.map((name) => ({ name, ...unseenSet(name) }))]) {
     const search = setSearch(s.runs);
     const index = new Bm25(s.runs.map((r) => ({ id: r.id, text: `${r.title}\n${r.request}\n${r.answer}` })), TEXTBOOK);
     const title = new Map(s.runs.map((r) => [r.id, r.title]));
