@@ -110,7 +110,9 @@ describe('a first run that remembers', () => {
     // The agent works (a step that spends tokens), then the provider keeps failing: a run whose agent
     // never ran at all saves nothing (memory-unreadable-newest.test.ts).
     world.model.script({ toolCalls: [{ name: 'glob', arguments: { pattern: '**/*.ts' } }], usage: { prompt: 100, completion: 10 } });
-    world.model.setDefault({ status: 500, body: '{"error":{"message":"upstream overloaded"}}' });
+    // retry-after-ms, as a provider may send it: OpenCode takes it for its wait between attempts, and
+    // the run fails after the same three, not after OpenCode's own 2 s and 4 s (which nothing here is about).
+    world.model.setDefault({ status: 500, body: '{"error":{"message":"upstream overloaded"}}', headers: { 'retry-after-ms': '100' } });
     const failed = await world.openIssue('2001', {
       number: 5,
       title: 'Checkout page crashes on submit',

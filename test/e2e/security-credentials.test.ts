@@ -175,6 +175,9 @@ describe("the agent's environment", () => {
       GRADLE_OPTS: '-Dorg.gradle.daemon=false -Dsigning.password=gradle-signing-password-123',
       // https only: the fake model is reached over http, which a leaked proxy setting would break instead.
       https_proxy: 'http://proxy.corp.example:3128/?token=proxy-query-token-123',
+      // The harness's artifact service is on loopback, which a runner's proxy settings leave out: without
+      // this the transcript's upload went to the proxy, which does not resolve, and retried for 16 s.
+      NO_PROXY: '127.0.0.1',
       JAVA_TOOL_OPTIONS: '-Dfile.encoding=UTF-8',
       AWS_ACCESS_KEY_ID: 'AKIAAWSACCESSKEY123',
       AWS_SECRET_ACCESS_KEY: 'aws-secret-access-key-123',
