@@ -73,8 +73,8 @@ export const bodyCheck = (bytes: Uint8Array): number => crc32(bytes);
  */
 export const POSTINGS_KEY = ',"postings":"';
 
-/** A stem the postings string can hold as it is: no separator, nothing JSON escapes (text.ts stems never makes one; records.ts keeps no `terms` with one). */
-const PLAIN_STEM = /^[^\s;"\\\p{Cc}\p{Cs}]*$/u;
+/** What a stem in the postings string cannot hold: a separator, or what JSON escapes (text.ts stems never makes one; records.ts keeps no `terms` with one). */
+const NOT_PLAIN = /[\s;"\\\p{Cc}\p{Cs}]/u;
 
 /**
  * The index file's first line: `{"version":1,"search":` and the postings, ending in `,` (the document
@@ -85,7 +85,8 @@ const PLAIN_STEM = /^[^\s;"\\\p{Cc}\p{Cs}]*$/u;
  */
 export function postingsLine(p: KeptPostings): string {
   const { stems, df, lists, ...rest } = p;
-  const order = stems.flatMap((s, i) => (PLAIN_STEM.test(s) ? [i] : []));
+  // One test of them all (a stem never holds one); each tested only when one does.
+  const order = !NOT_PLAIN.test(stems.join('x')) ? stems.map((_, i) => i) : stems.flatMap((s, i) => (NOT_PLAIN.test(s) ? [] : [i]));
   order.sort((a, b) => (stems[a]! < stems[b]! ? -1 : stems[a]! > stems[b]! ? 1 : 0));
   const postings = order.map((i) => `${stems[i]} ${df[i]} ${lists[i]}`).join(';');
   return `{"version":1,"search":${JSON.stringify(rest).slice(0, -1)}${POSTINGS_KEY}${postings}"},`;
@@ -99,13 +100,15 @@ export function stemsOf(postings: string): Pick<KeptPostings, 'stems' | 'df' | '
   const out: Pick<KeptPostings, 'stems' | 'df' | 'lists'> = { stems: [], df: [], lists: [] };
   if (postings === '') return out;
   for (const entry of postings.split(';')) {
-    const [stem, count, list, more] = entry.split(' ');
-    if (stem === undefined || count === undefined || list === undefined || more !== undefined || !/^[1-9]\d{0,6}$/.test(count) || !/^[0-9a-zA-Z,]+$/.test(list)) return undefined;
+    const a = entry.indexOf(' ');
+    const b = entry.indexOf(' ', a + 1);
+    const stem = entry.slice(0, a);
+    if (a < 0 || b < 0 || !/^[1-9]\d{0,6} [0-9a-zA-Z,]+$/.test(entry.slice(a + 1))) return undefined;
     const before = out.stems.at(-1);
     if (before !== undefined && !(before < stem)) return undefined; // out of order, or twice
     out.stems.push(stem);
-    out.df.push(Number(count));
-    out.lists.push(list);
+    out.df.push(Number(entry.slice(a + 1, b)));
+    out.lists.push(entry.slice(b + 1));
   }
   return out;
 }
