@@ -4,10 +4,13 @@
  * the entry points (main.ts, post.ts, cli/) and the tests decide which real adapters stand behind them.
  */
 
+/**
+ * A top-level session of the store as start-up reads it: what retention's prune and the records'
+ * `live` need. Its title and creation time are read with its texts, when its record is rebuilt
+ * (recall/store-reader.ts sessionTexts): at 10,000 sessions the titles were a third of the list's time.
+ */
 export interface SessionSummary {
   id: string;
-  title: string;
-  createdAt: number;
   updatedAt: number;
 }
 

@@ -142,7 +142,7 @@ export async function run(task: Task, settings: RunSettings, ports: RunPorts): P
   // (it is never pruned): the store is read only while OpenCode does not hold it.
   const now = clock();
   const mine = continued ? earlier! : 'this run';
-  const counted = continued ? sessions : [{ id: mine, title: task.title, createdAt: now.getTime(), updatedAt: now.getTime() }, ...sessions];
+  const counted = continued ? sessions : [{ id: mine, updatedAt: now.getTime() }, ...sessions];
   const doomed = sessionsToPrune(counted, settings, now, new Set([mine]));
   const freedBytes = doomed.length > 0 ? index.sizeOf(doomed.map((s) => s.id)) : 0;
   const children = index.childrenOf(doomed.map((s) => s.id));

@@ -4,7 +4,7 @@
  * them (corpus.ts), less the records of one session (the one this run continues, not recalled as
  * prior work). Every number decoded is checked; one that does not fit throws StaleSearchFile.
  */
-import { averageLengths, fieldWeight, type BoundLimits, type Corpus, type Doc, type FieldTuning } from './corpus.js';
+import { averageLengths, type BoundLimits, type Corpus, type Doc, type FieldTuning } from './corpus.js';
 import { F, StaleSearchFile, type SearchFile } from './search-file.js';
 import { FIELDS, type Field } from './search-terms.js';
 import { matchingGroups, recordsByKey, type KeyGroup } from './record-evidence.js';
@@ -15,6 +15,8 @@ export class FileCorpus implements Corpus {
   readonly places: number;
   private readonly excluded = new Set<number>();
   private readonly avg: Record<Field, number>;
+  /** Per field number, its weight, length normalization and average length: what fieldWeight reads by name, read by number in decode's loop. */
+  private readonly byField: { weight: number[]; b: number[]; avg: number[] };
   private readonly lists = new Map<string, { docs: number[]; tfs: number[] } | undefined>();
   private excludedStems?: Array<Set<string>>;
   private byThread?: Map<string, number[]>;
@@ -36,6 +38,7 @@ export class FileCorpus implements Corpus {
       if (cards[i] === '1') carded--;
     }
     this.avg = averageLengths(sum, this.size, carded);
+    this.byField = { weight: FIELDS.map((f) => tuning.weight[f]), b: FIELDS.map((f) => tuning.b[f]), avg: FIELDS.map((f) => this.avg[f]) };
   }
 
   df(t: string): number {
@@ -63,6 +66,7 @@ export class FileCorpus implements Corpus {
    */
   private decode(list: string, df: number): { docs: number[]; tfs: number[] } {
     const { lens } = this.file.kept;
+    const { weight, b, avg } = this.byField;
     const n = this.file.size;
     const docs: number[] = [];
     const tfs: number[] = [];
@@ -97,8 +101,10 @@ export class FileCorpus implements Corpus {
         }
         if (cd === 0) count = 1;
         else if (count < 2) throw bad();
-        if (count > lens[doc * F + k]!) throw bad();
-        const w = fieldWeight(this.tuning, FIELDS[k]!, lens[doc * F + k]!, this.avg);
+        const len = lens[doc * F + k]!;
+        if (count > len) throw bad();
+        // fieldWeight's sum, term for term (the same bits): looked up by field number, not name.
+        const w = weight[k]! / (1 - b[k]! + (b[k]! * len) / avg[k]!);
         for (let r = 0; r < count; r++) {
           tf = any ? tf + w : w;
           any = true;

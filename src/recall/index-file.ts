@@ -11,7 +11,7 @@ import { readMemoryBytes, writeMemoryFile } from '../memory/files.js';
 import { redactFile } from '../memory/scrub.js';
 import { RECORDS_FILE } from '../memory/layout.js';
 import { recordLine, validRecord } from './records.js';
-import { keepPostings, sha256 } from './kept-postings.js';
+import { bodyCheck, keepPostings, postingsLine } from './kept-postings.js';
 import { NO_MARKS, readMarks, unionMarks, writeMarks, type Marks, type WrongMark } from './marks.js';
 import { forgottenIn, unionTombstones, validTombstones, type Tombstone } from './tombstones.js';
 import { INDEX_BOUNDS, isOverBound, readIndexLines, sizeDropOrder, type IndexBounds, type OverBound } from './index-bound.js';
@@ -147,7 +147,7 @@ export function loadRecords(dir: string, o: { workingFile?: string } = {}): Load
 
 /**
  * Writes the index: the records as the next run loads them (recordLine), and their postings,
- * bound to them by the SHA-256 of everything after the first line; the marks go beside it (marks.ts).
+ * bound to them by the CRC-32 of everything after the first line (kept-postings.ts bodyCheck); the marks go beside it (marks.ts).
  * Within `budget` bytes (index-bound.ts): past it, records go in sizeDropOrder (`live`: the sessions
  * still stored) until it fits. Those that went.
  */
@@ -185,8 +185,7 @@ function indexText(kept: readonly RunRecord[], forgotten: readonly Tombstone[]):
   const postings = keepPostings(kept);
   const lines = kept.map(recordLine);
   const body = `"forgotten":${JSON.stringify(forgotten)},"records":[\n${lines.length > 0 ? `${lines.join(',\n')}\n` : ''}]}\n`;
-  const search = { ...postings, sha256: sha256(Buffer.from(body, 'utf8')) };
-  return `{"version":1,"search":${JSON.stringify(search)},\n${body}`;
+  return `${postingsLine({ ...postings, crc32: bodyCheck(Buffer.from(body, 'utf8')) })}\n${body}`;
 }
 
 /**

@@ -5,7 +5,7 @@
  * saveRecords writes for the same records, to the byte, without parsing the records or making
  * the postings again: at 10,000 records nine tenths of a save.
  *
- * The file it builds on had postings that fit it (its hash checked at open), so each line is one a
+ * The file it builds on had postings that fit it (its CRC-32 checked at open), so each line is one a
  * reader checks when it reads it, as it checks every line of a file it opens. Whatever this cannot
  * carry over exactly (a line that does not start as a save writes it, a record twice, a forgotten
  * record or session, a new record whose id the file holds, postings without the records' dates, a file
@@ -15,7 +15,7 @@ import { writeMemoryFile } from '../memory/files.js';
 import { writeMarks, type WrongMark } from './marks.js';
 import { INDEX_BOUNDS } from './index-bound.js';
 import { recordLine, validRecord } from './records.js';
-import { boundFacts, extendPostings, F, lastUseMinutes, POSTINGS_VERSION, sha256 } from './kept-postings.js';
+import { bodyCheck, boundFacts, extendPostings, F, lastUseMinutes, POSTINGS_VERSION, postingsLine } from './kept-postings.js';
 import type { SearchFile } from './search-file.js';
 import { FIELDS, termsOf } from './search-terms.js';
 import { evidenceKeys } from './record-evidence.js';
@@ -37,8 +37,11 @@ function lineRecord(line: Buffer): RunRecord | undefined {
 export function resaveIndex(file: string, base: SearchFile, o: { appended: readonly RunRecord[]; forgotten: readonly Tombstone[]; wrong: readonly WrongMark[]; budget?: number }): boolean {
   const { kept } = base;
   const ids = base.ids();
-  // An older Recall's postings (without the dates, facts or keys; or lines that keep their stems, p1): saved the long way once.
+  // An older Recall's postings (without the dates, facts or keys): saved the long way once.
   if (kept.v !== POSTINGS_VERSION || !kept.last || kept.facts === undefined || !kept.evidence || !ids) return false;
+  // The stems' postings, read whole only here: a stem twice or out of order, or an entry not as the save writes it, goes the long way.
+  const stems = base.allStems();
+  if (!stems) return false;
   const have = new Set(ids);
   if (have.size !== ids.length) return false; // a record twice: a save of every record keeps one
   const gone = forgottenIn(o.forgotten);
@@ -73,7 +76,7 @@ export function resaveIndex(file: string, base: SearchFile, o: { appended: reado
     have.add(v.id);
     added.push(v);
   }
-  const postings = extendPostings({ ...kept, last, facts: kept.facts, evidence: kept.evidence }, added);
+  const postings = extendPostings({ ...kept, ...stems, last, facts: kept.facts, evidence: kept.evidence }, added);
   for (const v of added) {
     lines.push(Buffer.from(recordLine(v)));
     if (v.wrong) marked.push({ id: v.id, ...v.wrong });
@@ -82,8 +85,7 @@ export function resaveIndex(file: string, base: SearchFile, o: { appended: reado
   lines.forEach((l, i) => parts.push(...(i > 0 ? [SEPARATOR, l] : [l])));
   parts.push(Buffer.from(`${lines.length > 0 ? '\n' : ''}]}\n`));
   const body = Buffer.concat(parts);
-  const search = { ...postings, sha256: sha256(body) };
-  const head = Buffer.from(`{"version":1,"search":${JSON.stringify(search)},\n`);
+  const head = Buffer.from(`${postingsLine({ ...postings, crc32: bodyCheck(body) })}\n`);
   if (head.length + body.length > (o.budget ?? INDEX_BOUNDS.write)) return false; // records must go: saveRecords chooses which
   // The marks first, as saveRecords writes them: a crash between the two writes leaves them where the next read finds them.
   writeMarks(file, { forgotten: [...o.forgotten], wrong: [...marked, ...o.wrong] });

@@ -14,6 +14,12 @@ import { mentionedPaths } from './mentioned-paths.js';
 
 const LIMITS = { title: 300, request: 1_200, text: 3_000, subject: 300, why: 600, list: 50, item: 300, terms: 64 * 1024 };
 
+/**
+ * What no kept stem holds (text.ts stems: letters, digits, `_`; a space between stems, a line between
+ * fields): the postings string holds the stems as they are (kept-postings.ts postingsLine). Kept
+ * stems with one (only a hand or a writer of the cache puts them there) are worked out again.
+ */
+const UNSTEMMED = /[;"\\\p{Cs}]|(?![ \n])[\s\p{Cc}]/u;
 const str = (v: unknown, max: number): string | undefined => (typeof v === 'string' ? v.slice(0, max) : undefined);
 const strList = (v: unknown): string[] =>
   Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string').slice(0, LIMITS.list).map((x) => x.slice(0, LIMITS.item)) : [];
@@ -63,7 +69,7 @@ export function validRecord(v: unknown): RunRecord | undefined {
     ...(isTime(r.usedAt) ? { usedAt: r.usedAt as string } : {}),
     ...(isSessionId(r.sessionId) ? { sessionId: r.sessionId as string } : {}),
     ...(typeof r.runUrl === 'string' && /^https:\/\/[^\s]+$/.test(r.runUrl) ? { runUrl: r.runUrl.slice(0, LIMITS.item) } : {}),
-    ...(typeof r.terms === 'string' && r.terms.length <= LIMITS.terms ? { terms: r.terms } : {}),
+    ...(typeof r.terms === 'string' && r.terms.length <= LIMITS.terms && !UNSTEMMED.test(r.terms) ? { terms: r.terms } : {}),
     ...withCard(r.card),
     ...(validWrong(r.wrong) ? { wrong: validWrong(r.wrong) } : {}),
   };

@@ -6,6 +6,7 @@
  * put back by a writer of the cache does not ride along, and an index an older Recall saved is read
  * and saved the long way once.
  */
+import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -16,7 +17,8 @@ import { readMarks } from '../../src/recall/marks.js';
 import { MemoryIndex } from '../../src/recall/memory-index.js';
 import { TERMS_VERSION } from '../../src/recall/search-terms.js';
 import { runCardSources } from '../../src/cards/card-writer.js';
-import { keepPostings, sha256, type KeptPostings } from '../../src/recall/search-file.js';
+import { bodyCheck, keepPostings, POSTINGS_VERSION, postingsLine, type KeptPostings } from '../../src/recall/search-file.js';
+import { recordLine } from '../../src/recall/records.js';
 import { MARKS_FILE, RECORDS_FILE } from '../../src/memory/layout.js';
 import { termsOf } from '../../src/recall/search-terms.js';
 import { loadCards, recordOf } from '../../bench/relevance/evaluate.js';
@@ -120,14 +122,34 @@ describe('the save onto the file the index was opened from', () => {
     const kept = loadRecords(dir).records;
     const all = [...kept, { ...gone, terms: undefined }];
     const body = `"forgotten":${JSON.stringify(loadRecords(dir).forgotten)},"records":[\n${all.map((r) => JSON.stringify(r)).join(',\n')}\n]}\n`;
-    const postings: KeptPostings = { ...keepPostings(all), sha256: sha256(Buffer.from(body)) };
-    fs.writeFileSync(file, `{"version":1,"search":${JSON.stringify(postings)},\n${body}`);
+    fs.writeFileSync(file, `${postingsLine({ ...keepPostings(all), crc32: bodyCheck(Buffer.from(body)) })}\n${body}`);
     const index = open(dir);
     expect(index.searching).toBe('kept postings');
     index.save();
     const lines = fs.readFileSync(saved(dir), 'utf8').split('\n');
     expect(lines.filter((l) => l.startsWith(`{"id":"${gone.id}",`))).toEqual([]);
     expect(lines.length).toBe(records.length - 1 + 4); // the postings, the tombstones, the records but the forgotten one, the end, ''
+  });
+
+  it('stems\' postings out of order or twice (the save writes each once, sorted) are not carried over: the save goes the long way and writes them sorted', () => {
+    const records = grown(2);
+    for (const forge of ['swap', 'twice'] as const) {
+      const dir = store(forge, records);
+      const file = path.join(dir, RECORDS_FILE);
+      const text = fs.readFileSync(file, 'utf8');
+      const open_ = text.indexOf('"postings":"') + 12;
+      const close = text.indexOf('"},\n');
+      const entries = text.slice(open_, close).split(';');
+      const forged = forge === 'swap' ? [entries[1]!, entries[0]!, ...entries.slice(2)] : [entries[0]!, ...entries];
+      fs.writeFileSync(file, `${text.slice(0, open_)}${forged.join(';')}${text.slice(close)}`);
+      const index = open(dir);
+      expect(index.searching, forge).toBe('kept postings');
+      aRun(index);
+      expect(parsedAll(index), forge).toBe(true);
+      const again = fs.readFileSync(saved(dir), 'utf8');
+      const written = again.slice(again.indexOf('"postings":"') + 12, again.indexOf('"},\n')).split(';').map((e) => e.split(' ')[0]!);
+      expect(written, forge).toEqual([...new Set(written)].sort());
+    }
   });
 
   it('retention still drops what it dropped: a record past it is not carried over', () => {
@@ -196,35 +218,44 @@ describe('an index an older Recall saved', () => {
     expect(parsedAll(next)).toBe(false);
   });
 
-  it('record lines that keep their stems and empty fields (postings p1): searched over its kept postings, its save writes every line anew without them, the next saves onto it', () => {
+  it('an older layout (p1: lines with their stems and empty fields; p2: every stem\'s postings parsed at open, a SHA-256): its records are read whole with the same hits, its save writes today\'s, and the next run searches that and saves onto it', () => {
     const records = grown(2);
     const query = { title: 'CSV export drops the header row', text: 'The exported CSV file starts with data, the header line is missing.' };
     const want = open(store('now', records)).recall(query, { limit: 5 }).map((w) => [w.record.id, w.score]);
-    // As the Recall before issue 27's smaller lines wrote it: each record whole, with its stems, and the same postings tagged p1.
-    const dir = path.join(root, 'p1');
-    fs.mkdirSync(dir);
-    const full = loadRecords(path.join(root, 'now')).records.map((r) => (termsOf(r), r)); // termsOf keeps the stems on the record
-    const body = `"forgotten":[],"records":[\n${full.map((r) => JSON.stringify(r)).join(',\n')}\n]}\n`;
-    const postings: KeptPostings = { ...keepPostings(full), sha256: sha256(Buffer.from(body)) };
-    postings.v = postings.v.replace(/^p2 /, 'p1 ');
-    fs.writeFileSync(path.join(dir, RECORDS_FILE), `{"version":1,"search":${JSON.stringify(postings)},\n${body}`);
-    fs.copyFileSync(path.join(root, 'now', MARKS_FILE), path.join(dir, MARKS_FILE));
-    expect(fs.readFileSync(path.join(dir, RECORDS_FILE), 'utf8')).toContain(`"terms":"${TERMS_VERSION} `);
-    expect(fs.readFileSync(path.join(dir, RECORDS_FILE), 'utf8')).toContain('"labels":[]');
-    const index = open(dir);
-    expect(index.recall(query, { limit: 5 }).map((w) => [w.record.id, w.score])).toEqual(want);
-    expect(index.searching).toBe('kept postings');
-    aRun(index);
-    const text = fs.readFileSync(saved(dir), 'utf8');
-    expect(text.startsWith('{"version":1,"search":{"v":"p2 ')).toBe(true);
-    expect(text).not.toContain('"terms":');
-    expect(text).not.toContain('"labels":[]');
-    expect(loadRecords(path.join(dir, 'working')).records.length).toBe(records.length + 2);
-    fs.copyFileSync(saved(dir), path.join(dir, RECORDS_FILE));
-    fs.copyFileSync(path.join(dir, 'working', MARKS_FILE), path.join(dir, MARKS_FILE));
-    const next = open(dir);
-    aRun(next, '901-1');
-    expect(parsedAll(next)).toBe(false);
+    const now = loadRecords(path.join(root, 'now')).records;
+    // As the Recalls before wrote it: the postings as arrays, every one parsed at open, bound to the lines by their SHA-256; p1's lines whole, with their stems.
+    const layouts = {
+      p1: now.map((r) => (termsOf(r), JSON.stringify(r))), // termsOf keeps the stems on the record
+      p2: now.map(recordLine),
+    };
+    for (const [v, lines] of Object.entries(layouts)) {
+      const dir = path.join(root, v);
+      fs.mkdirSync(dir);
+      const body = `"forgotten":[],"records":[\n${lines.join(',\n')}\n]}\n`;
+      const postings = { ...keepPostings(now), sha256: createHash('sha256').update(body).digest('hex') };
+      postings.v = postings.v.replace(/^p\d+ /, `${v} `);
+      fs.writeFileSync(path.join(dir, RECORDS_FILE), `{"version":1,"search":${JSON.stringify(postings)},\n${body}`);
+      fs.copyFileSync(path.join(root, 'now', MARKS_FILE), path.join(dir, MARKS_FILE));
+      const index = open(dir);
+      expect(index.recall(query, { limit: 5 }).map((w) => [w.record.id, w.score]), v).toEqual(want);
+      expect(index.searching, v).toBe('records');
+      aRun(index);
+      const text = fs.readFileSync(saved(dir), 'utf8');
+      expect(text.startsWith(`{"version":1,"search":{"v":"${POSTINGS_VERSION}"`), v).toBe(true);
+      expect(text, v).not.toContain('"terms":');
+      expect(text, v).not.toContain('"labels":[]');
+      expect(text, v).not.toContain('"sha256":');
+      expect(loadRecords(path.join(dir, 'working')).records.length, v).toBe(records.length + 2);
+      fs.copyFileSync(saved(dir), path.join(dir, RECORDS_FILE));
+      fs.copyFileSync(path.join(dir, 'working', MARKS_FILE), path.join(dir, MARKS_FILE));
+      const slow = open(dir);
+      (slow as unknown as { kept?: unknown }).kept = undefined; // the same file, searched over its records parsed whole
+      const next = open(dir);
+      expect(next.recall(query, { limit: 5 }).map((w) => [w.record.id, w.score]), v).toEqual(slow.recall(query, { limit: 5 }).map((w) => [w.record.id, w.score]));
+      expect(next.searching, v).toBe('kept postings');
+      aRun(next, '901-1');
+      expect(parsedAll(next), v).toBe(false);
+    }
   });
 
   it('an index without kept postings, and no marks file, is read whole and saved with both', () => {

@@ -1,6 +1,7 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { StatementSync } from 'node:sqlite';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { recallQuery } from '../../src/github/task.js';
 import type { Trigger } from '../../src/github/trigger.js';
@@ -13,6 +14,8 @@ import { RECORDS_FILE } from '../../src/memory/layout.js';
 import { loadRecords, mergeRecords, saveRecords } from '../../src/recall/index-file.js';
 import { keepsEvery, recordLine, retainRecords, validRecord } from '../../src/recall/records.js';
 import { formatRunSummary } from '../../src/recall/run-summary.js';
+import { storeAtStart } from '../../src/recall/store-reader.js';
+import { keepPostings, postingsLine } from '../../src/recall/kept-postings.js';
 import { RecordSearch } from '../../src/recall/search.js';
 import { TERMS_VERSION, termsOf } from '../../src/recall/search-terms.js';
 import { redactFile } from '../../src/memory/scrub.js';
@@ -185,6 +188,23 @@ describe('citations', () => {
 });
 
 describe('records', () => {
+  it('keep no stems the postings string could not hold as they are (a separator, a quote, an escape): they are worked out again, and the writer leaves such a stem out', () => {
+    const r = record('run-1-1', { title: 'Login fails with SSO on Safari', text: 'The SAML cookie lacks Secure.' });
+    termsOf(r); // keeps the stems on the record
+    const kept = r.terms!;
+    expect(validRecord(r)?.terms).toBe(kept);
+    for (const bad of [';', '"', '\\', '\t', '\u0001', '\ud800']) {
+      const forged = kept.replace(/\n(\S+)/, `\n$1${bad}x`);
+      expect(forged, JSON.stringify(bad)).not.toBe(kept);
+      expect(validRecord({ ...r, terms: forged })?.terms, JSON.stringify(bad)).toBeUndefined();
+    }
+    const p = keepPostings([validRecord(r)!]);
+    p.stems[0] = 'sa;ml';
+    const line = postingsLine({ ...p, crc32: 0 });
+    expect(line).not.toContain('sa;ml');
+    expect(() => JSON.parse(`${line.replace(/,$/, '')}}`)).not.toThrow();
+  });
+
   it('only records of the shape Recall writes are loaded', () => {
     expect(validRecord({ id: 'run-1-1', kind: 'run', outcome: 'answered', at: '2026-11-01T00:00:00Z' })).toBeDefined();
     expect(validRecord({ id: '../x', kind: 'run', outcome: 'answered', at: '2026-11-01T00:00:00Z' })).toBeUndefined();
@@ -309,6 +329,25 @@ describe('the index of past work over a store', () => {
     index.save();
     expect(fs.existsSync(path.join(dir, RECORDS_FILE)) && loadRecords(dir).records.length).toBe(1); // memory itself is untouched until the save
     expect(loadRecords(workspace, { workingFile: path.join(workspace, 'working.json') }).records).toHaveLength(3);
+  });
+
+  it('reads the same session list (ids and when each was updated, newest first) where node:sqlite cannot give rows as arrays (Node 22.15)', () => {
+    writeStore(dir, [
+      { id: sessionId('old'), said: ['Login fails with SSO on Safari'], time: Date.UTC(2026, 10, 1) },
+      { id: sessionId('new'), said: ['CSV export has no header row'], time: Date.UTC(2026, 10, 2) },
+      { id: sessionId('child'), said: ['a subagent'], parent: sessionId('old') },
+    ]);
+    const arrays = storeAtStart(dir).sessions;
+    expect(arrays.map((s) => s.id)).toEqual([sessionId('new'), sessionId('old')]);
+    expect(arrays[0]).toEqual({ id: sessionId('new'), updatedAt: Date.UTC(2026, 10, 2) });
+    const proto = StatementSync.prototype as unknown as { setReturnArrays?: unknown };
+    const was = proto.setReturnArrays;
+    proto.setReturnArrays = undefined;
+    try {
+      expect(storeAtStart(dir).sessions).toEqual(arrays);
+    } finally {
+      proto.setReturnArrays = was;
+    }
   });
 });
 

@@ -108,7 +108,7 @@ const reply: AgentReply = { text: 'Because of SameSite.', tokens: { input: 10, o
 class FakeServer implements AgentServer {
   pid = 4242;
   events: string[];
-  sessions: Array<SessionSummary & { texts: string[] }> = [
+  sessions: Array<SessionSummary & { title: string; createdAt: number; texts: string[] }> = [
     { id: 'ses_old00000000', title: 'issue #1: Login fails with SSO on Safari', createdAt: 1, updatedAt: 1, texts: ['The SSO cookie is dropped by Safari'] },
   ];
   prompts: string[] = [];
