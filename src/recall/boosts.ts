@@ -7,7 +7,7 @@
  * number for the file or error the record may share, never the whole boost, or a store where one
  * file is everywhere reads every record that names it.
  */
-import type { Corpus, Doc } from './corpus.js';
+import { bm25Idf, type Corpus, type Doc } from './corpus.js';
 import { basename, errorGroup, jaccard, nameKey, pathKey, SAME_ERROR, type KeyGroup } from './record-evidence.js';
 import { TUNING } from './tuning.js';
 
@@ -46,9 +46,8 @@ export class EvidenceBoosts {
     if (!s) {
       const records = this.corpus.matching([group]);
       const n = this.corpus.size;
-      const idf = (df: number) => Math.log(1 + (n - df + 0.5) / (df + 0.5));
       const df = records?.size;
-      s = { records, telling: df === undefined || df <= 1 ? 1 : Math.max(0, idf(df) / idf(1)) };
+      s = { records, telling: df === undefined || df <= 1 ? 1 : Math.max(0, bm25Idf(n, df) / bm25Idf(n, 1)) };
       memo.set(key, s);
     }
     return s;

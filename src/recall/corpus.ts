@@ -70,6 +70,9 @@ export function docOf(record: RunRecord): Doc {
  * The average length of each field over the records that can have it (a card field's over records
  * with a card). Sums of whole numbers: the order of adding does not change them.
  */
+/** BM25's idf of something `df` of `n` records have: a word's, and a shared file's or error line's (boosts.ts). */
+export const bm25Idf = (n: number, df: number): number => Math.log(1 + (n - df + 0.5) / (df + 0.5));
+
 export function averageLengths(sum: Record<Field, number>, records: number, carded: number): Record<Field, number> {
   return Object.fromEntries(FIELDS.map((f) => [f, sum[f] / Math.max(1, isCardField(f) ? carded : records) || 1])) as Record<Field, number>;
 }

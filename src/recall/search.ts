@@ -4,7 +4,7 @@
  * pseudo-relevance feedback that ranks but never makes a record related, a little for recency, and a
  * gate of shared words in two distinct concepts. Tiers by the rule in tuning.ts.
  */
-import { MemoryCorpus, type Corpus } from './corpus.js';
+import { bm25Idf, MemoryCorpus, type Corpus } from './corpus.js';
 import { matchedIn, popcount, sumScores } from './query-sums.js';
 import { EvidenceBoosts } from './boosts.js';
 import { basename, normalizePath, telling } from './record-evidence.js';
@@ -118,9 +118,7 @@ export class RecordSearch {
   }
 
   private idf(t: string, minDf = 0): number {
-    const n = this.corpus.size;
-    const df = Math.max(minDf, this.dfOf(t) ?? 0);
-    return Math.log(1 + (n - df + 0.5) / (df + 0.5));
+    return bm25Idf(this.corpus.size, Math.max(minDf, this.dfOf(t) ?? 0));
   }
 
   /** The query's terms with their weights: its own (title first), then their synonyms. */
