@@ -6,7 +6,7 @@
  */
 import { bm25Idf, MemoryCorpus, type Corpus } from './corpus.js';
 import { matchedIn, popcount, sumScores } from './query-sums.js';
-import { EvidenceBoosts } from './boosts.js';
+import { SharedEvidence } from './shared-evidence.js';
 import { basename, normalizePath, telling } from './record-evidence.js';
 import { pathStems, WORD_FIELDS } from './search-terms.js';
 import { conceptOf, errorSignatures, quotedErrors, stems, synonymsOf } from './text.js';
@@ -178,7 +178,7 @@ export class RecordSearch {
     const asked = new Set([...terms].filter(([t, w]) => w >= 1 && !evidenceOnly.has(t)).map(([t]) => t));
     const titled = new Set(stems(q.title).filter((t) => !evidenceOnly.has(t) && !this.common(t)));
     const docOfHit = new Map<RunRecord, number>();
-    const boosts = new EvidenceBoosts(this.corpus, queryPaths, queryBasenames, queryErrors);
+    const shared = new SharedEvidence(queryPaths, queryBasenames, queryErrors);
     // A little for recency: a record of time `at` (ms) counts this share of its score.
     const recencyAt = (at: number): number => 0.85 + 0.15 * Math.exp(-Math.max(0, (this.now.getTime() - at) / 86_400_000) / 90);
     const hitOf = (i: number, { score, matched, own }: Scored, concepts: number, sameThread: boolean, belowGate = false): Hit => {
@@ -188,36 +188,25 @@ export class RecordSearch {
       const d = this.corpus.doc(i);
       docOfHit.set(d.record, i);
       const reasons = [...matched];
-      let boost = 0;
-      const file = boosts.fileOf(d);
-      if (file.what) {
-        boost += file.add;
-        reasons.push(`file ${file.what}`);
-      }
-      const error = boosts.errorOf(d);
-      if (error.what) {
-        boost += error.add;
-        reasons.push(`error ${error.what}`);
-      }
-      if (sameThread) {
-        boost += THREAD_BOOST;
-        reasons.push('same thread');
-      }
+      const file = shared.fileOf(d);
+      if (file) reasons.push(`file ${file}`);
+      const error = shared.errorOf(d);
+      if (error) reasons.push(`error ${error}`);
+      const boost = sameThread ? THREAD_BOOST : 0;
+      if (sameThread) reasons.push('same thread');
       // The card's sentences are compared (below) only for the hits kept: a store has many candidates.
-      const evidence = { relevance, concepts, phrasing: 0, title: 0, boost, titleSaid: 0, titleFound: 0, ofBest: 0, runnerUp: 1, hasCard: !!d.record.card, sameThread, belowGate };
+      const evidence = { relevance, concepts, phrasing: 0, title: 0, titleSaid: 0, titleFound: 0, ofBest: 0, runnerUp: 1, hasCard: !!d.record.card, sameThread, belowGate };
       const recency = recencyAt(Date.parse(d.record.at));
       const failed = d.record.outcome === 'failed' ? FAILED_FACTOR : 1;
       return { record: d.record, score: (score / base + boost) * recency * failed, relevance, matched: reasons, tier: 'possible', evidence };
     };
     // A record's score at most, before it is read. With what the postings say of it (limits: a time no
-    // earlier than its date, whether it failed, names a file, has an error line) the same sum as
-    // hitOf's with each part no smaller (issue 27): copies of one run apart by their dates are told
-    // apart, and a record is bounded by what the file or error line it may share adds (boosts.ts).
+    // earlier than its date, whether it failed) the same sum as hitOf's with each part no smaller
+    // (issue 27): copies of one run apart by their dates are told apart.
     const boundOf = (i: number, s: Scored, sameThread: boolean): number => {
+      const words = s.score / base + (sameThread ? THREAD_BOOST : 0);
       const lim = this.corpus.limits(i);
-      if (!lim) return s.score / base + boosts.most + (sameThread ? THREAD_BOOST : 0);
-      const may = boosts.bound(i, lim) + (sameThread ? THREAD_BOOST : 0);
-      return (s.score / base + may) * recencyAt(lim.latest) * (lim.failed ? FAILED_FACTOR : 1);
+      return lim ? words * recencyAt(lim.latest) * (lim.failed ? FAILED_FACTOR : 1) : words;
     };
     // The hits that must be exact: those kept, the best matches feedback reads, and the runner-up.
     const need = Math.max(o.limit, TUNING.feedbackDocs, 2);

@@ -15,8 +15,6 @@ export interface Evidence {
   phrasing: number;
   /** How much of the event's title its card says, 0 to 1. */
   title: number;
-  /** What a shared file and error line added. */
-  boost: number;
   /** How much of the record's own title the event says, 0 to 1 (telling words, idf-weighted; synonyms count). */
   titleSaid: number;
   /** How much of the event's title the record's words say, 0 to 1 (the same way). */
@@ -53,12 +51,6 @@ export type Tier = 'likely' | 'possible';
 export const TUNING = {
   weight: { title: 3, subject: 2.5, request: 1.2, text: 1, labels: 2, paths: 1.5, errors: 1.5, plain: 2.5, phrasings: 2, components: 1.5, cause: 1, fix: 1 } as Record<Field, number>,
   b: { title: 0.75, subject: 0.5, request: 0.9, text: 0.75, labels: 0.3, paths: 0.5, errors: 0.5, plain: 0.5, phrasings: 0.5, components: 0.3, cause: 0.75, fix: 0.75 } as Record<Field, number>,
-  /**
-   * A shared file or error line adds up to this to a record that matched on its words, never a match
-   * on its own: all of it when one record has it, less the more records do (search.ts, "telling").
-   */
-  fileBoost: 0.35,
-  errorBoost: 0.45,
   /**
    * "Likely" (RFC-006 "Tiers") on a card: its plain problem and phrasings say this share of the
    * event's title, the event says this share of the card's closest sentence, the record matches

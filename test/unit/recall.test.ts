@@ -44,19 +44,19 @@ describe('ranked recall over records', () => {
     expect(ids({ title: 'Sign-in loop on iPhone', text: 'After signing in through our identity provider, iPhone users land on the sign-in page again.' })[0]).toBe('run-1-1');
   });
 
-  it('a shared file or error line adds evidence to a match on words, and never makes one on its own', () => {
+  it("a shared file or error line is named among a match's reasons, and never makes a match on its own", () => {
     // A different change to the same file, a different failure with the same error line: not related.
     expect(ids({ title: 'Refactor', text: 'Tidy up.', paths: ['src/export/csv.ts'] })).toEqual([]);
     // The upload test that failed with the same error line is not shown (a word of the event, "payments", may still find something as possible).
     const sameError = search.search({ title: 'Payments red', text: 'Error: Timeout of 5000ms exceeded in the billing worker' }, { limit: 5 });
     expect(sameError.map((h) => h.record.id)).not.toContain('run-4-1');
     expect(sameError.every((h) => h.tier === 'possible' && !h.matched.some((m) => m.startsWith('error ')))).toBe(true);
-    // The same words with the file shared rank above the same words without it.
+    // A match on words that also shares the file says so: the agent is told why it was recalled.
     const withFile = search.search({ title: 'CSV export header', text: 'The export has no header row.', paths: ['src/export/csv.ts'] }, { limit: 5 })[0]!;
     const without = search.search({ title: 'CSV export header', text: 'The export has no header row.' }, { limit: 5 })[0]!;
     expect(withFile.record.id).toBe('run-2-1');
-    expect(withFile.score).toBeGreaterThan(without.score);
     expect(withFile.matched).toContain('file src/export/csv.ts');
+    expect(without.matched.some((m) => m.startsWith('file '))).toBe(false);
   });
 
   it('an event with no related past gets nothing likely: at most a line of what shares a few words, or nothing', () => {
