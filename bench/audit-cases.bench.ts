@@ -68,11 +68,13 @@ it('writes the audit pairs of the real-tracker sets', () => {
     console.log(`${s.name}: ${pooled} likely pairs, ${Math.min(controls.length, Math.ceil(pooled / 4))} controls`);
   }
   const keyed = pairs.map((p) => ({ ...p, key: crypto.randomBytes(4).toString('hex') })).sort((a, b) => a.key.localeCompare(b.key));
-  if (out) {
+  if (out && pairs.length > 0) {
     fs.mkdirSync(out, { recursive: true });
     fs.writeFileSync(path.join(out, 'pairs.jsonl'), keyed.map((p) => JSON.stringify({ key: p.key, ...p.shown })).join('\n') + '\n');
     fs.writeFileSync(path.join(out, 'keys.json'), JSON.stringify(Object.fromEntries(keyed.map((p) => [p.key, { set: p.set, event: p.event, record: p.record, pool: p.pool }])), null, 1));
     console.log(`${keyed.length} pairs written to ${out}`);
   }
-  expect(pairs.length).toBeGreaterThan(0);
+  // With BENCH_AUDIT_NEW, nothing new to assess is an answer (every likely pair was assessed before).
+  if (process.env.BENCH_AUDIT_NEW && pairs.length === 0) console.log('no likely pair that was not assessed before: nothing to write');
+  else expect(pairs.length).toBeGreaterThan(0);
 });
