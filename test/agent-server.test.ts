@@ -343,7 +343,8 @@ function textOf(parts: ReadonlyArray<{ type: string }>): string {
 }
 
 describe('OpenCode server (real binary)', () => {
-  it('starts offline on a loopback port, answers, and stops', async () => {
+  // One server for what a fresh one answers: its start, its session lists, its stop (a start saved).
+  it('starts offline on a loopback port, answers; session.list is per project, experimental.session.list spans projects, limit above 100; and stops', async () => {
     const r = await rig();
     const t0 = Date.now();
     const { server, client } = await r.start();
@@ -358,6 +359,31 @@ describe('OpenCode server (real binary)', () => {
     expect(providers.data?.providers.map((p) => p.id)).toEqual(['fake']);
     expect(r.model.requests).toHaveLength(0);
     expect(r.log.some((l) => l.includes('opencode server listening on'))).toBe(true);
+
+    const repo = join(r.root, 'repo');
+    mkdirSync(repo);
+    git(repo, 'init', '-q');
+    git(repo, '-c', 'user.email=a@b', '-c', 'user.name=n', 'commit', '-q', '--allow-empty', '-m', 'root');
+
+    const here = (await client.session.create({ title: 'here' })).data!;
+    const inRepo = (await client.session.create({ title: 'in-repo', directory: repo })).data!;
+    const child = (await client.session.create({ title: 'child', parentID: here.id })).data!;
+    expect(here.projectID).toBe('global'); // a directory outside git
+    expect(inRepo.projectID).toMatch(/^[0-9a-f]{40}$/); // the repo's root commit
+    expect(child.parentID).toBe(here.id);
+
+    const titles = (res: { data?: Array<{ title: string }> }) => res.data!.map((s) => s.title).sort();
+    expect(titles(await client.session.list({}))).toEqual(['child', 'here']);
+    expect(titles(await client.session.list({ roots: true }))).toEqual(['here']);
+    expect(titles(await client.session.list({ directory: repo }))).toEqual(['in-repo']);
+    expect(titles(await client.experimental.session.list({}))).toEqual(['child', 'here', 'in-repo']);
+    expect(titles(await client.experimental.session.list({ roots: true }))).toEqual(['here', 'in-repo']);
+
+    for (let i = 0; i < 105; i++) await client.session.create({ title: `bulk ${i}` });
+    expect((await client.session.list({})).data).toHaveLength(100); // default cap
+    expect((await client.session.list({ limit: 1000 })).data).toHaveLength(107);
+    expect((await client.experimental.session.list({})).data).toHaveLength(100);
+    expect((await client.experimental.session.list({ limit: 1000 })).data).toHaveLength(108);
 
     await server.stop();
     await server.stop(); // idempotent
@@ -399,35 +425,6 @@ describe('OpenCode server (real binary)', () => {
     copyFileSync(r.dbPath, join(copyDir, 'opencode.db'));
     const third = await r.start({ env: { OPENCODE_DB: join(copyDir, 'opencode.db') } });
     expect((await third.client.session.list({})).data!.map((s) => s.title)).toEqual(['A']);
-  });
-
-  it('session.list is per project; experimental.session.list spans projects; limit above 100', async () => {
-    const r = await rig();
-    const { client } = await r.start();
-    const repo = join(r.root, 'repo');
-    mkdirSync(repo);
-    git(repo, 'init', '-q');
-    git(repo, '-c', 'user.email=a@b', '-c', 'user.name=n', 'commit', '-q', '--allow-empty', '-m', 'root');
-
-    const here = (await client.session.create({ title: 'here' })).data!;
-    const inRepo = (await client.session.create({ title: 'in-repo', directory: repo })).data!;
-    const child = (await client.session.create({ title: 'child', parentID: here.id })).data!;
-    expect(here.projectID).toBe('global'); // a directory outside git
-    expect(inRepo.projectID).toMatch(/^[0-9a-f]{40}$/); // the repo's root commit
-    expect(child.parentID).toBe(here.id);
-
-    const titles = (res: { data?: Array<{ title: string }> }) => res.data!.map((s) => s.title).sort();
-    expect(titles(await client.session.list({}))).toEqual(['child', 'here']);
-    expect(titles(await client.session.list({ roots: true }))).toEqual(['here']);
-    expect(titles(await client.session.list({ directory: repo }))).toEqual(['in-repo']);
-    expect(titles(await client.experimental.session.list({}))).toEqual(['child', 'here', 'in-repo']);
-    expect(titles(await client.experimental.session.list({ roots: true }))).toEqual(['here', 'in-repo']);
-
-    for (let i = 0; i < 105; i++) await client.session.create({ title: `bulk ${i}` });
-    expect((await client.session.list({})).data).toHaveLength(100); // default cap
-    expect((await client.session.list({ limit: 1000 })).data).toHaveLength(107);
-    expect((await client.experimental.session.list({})).data).toHaveLength(100);
-    expect((await client.experimental.session.list({ limit: 1000 })).data).toHaveLength(108);
   });
 
   it('a shallow clone changes the project ID every run; a pre-written .git/opencode pins it', async () => {

@@ -74,6 +74,18 @@ export interface CacheServiceOptions {
   hashRestores?: boolean;
 }
 
+/**
+ * Tests only, not an action input: RECALL_TEST_CACHE_RETRY_MS, set by the tests' fake cache service
+ * in the steps' environment (test/harness/cache-service.ts), shortens the first wait between
+ * attempts. The end-to-end tests of a failing service waited out the real 1 s, 2 s, 4 s backoff
+ * (some 7 s a faulty restore); the attempts, their number and what a run does after them are the
+ * same. A user's run keeps the 1 s; a RECALL_ variable never reaches the agent (environment.ts).
+ */
+function testRetryMs(env: NodeJS.ProcessEnv): number | undefined {
+  const ms = Number(env.RECALL_TEST_CACHE_RETRY_MS);
+  return Number.isInteger(ms) && ms > 0 ? ms : undefined;
+}
+
 export class CacheServiceClient implements CacheLibrary {
   private compressionFound?: Compression;
   private readonly transport: CacheTransport;
@@ -81,7 +93,7 @@ export class CacheServiceClient implements CacheLibrary {
   private readonly hashed = new Map<string, Map<string, string>>();
 
   constructor(private readonly o: CacheServiceOptions) {
-    this.transport = new CacheTransport(o);
+    this.transport = new CacheTransport({ ...o, retryMs: o.retryMs ?? testRetryMs(o.env) });
   }
 
   isFeatureAvailable(): boolean {

@@ -68,6 +68,10 @@ export interface PublishOptions {
  * held whole; smaller ones also for the spelled-out form, a pattern over the whole text.
  */
 const DECODED_SCAN_LIMIT = 4 * 1024 * 1024;
+/** Blobs up to this size are read many to one git for the credential search; larger ones stream. */
+const BATCHED_BLOB_BYTES = 1024 * 1024;
+/** The most one batched read of blobs holds in memory. */
+const BATCH_BYTES = 16 * 1024 * 1024;
 const ANSWER_IN_PULL = 4_000;
 
 /**
@@ -258,14 +262,23 @@ async function pullRefusal(o: PublishOptions, target: Extract<PublishTarget, { k
 async function credentialHolders(o: PublishOptions, staging: Staging, kept: readonly ChangedEntry[]): Promise<string[]> {
   const credentials = o.credentials();
   if (credentials.length === 0) return [];
+  // A deletion's new mode is 000000 already, so the status test is for the reader: the mutants that
+  // drop it (`&&`, `false`, `''`) survive, equivalent, as does `/1[02]0/` without `^` (no mode git
+  // writes, 100644, 100755, 120000, 160000, 000000, holds 100 or 120 but at its start).
+  // Stryker disable next-line LogicalOperator,StringLiteral: equivalent, as said above
+  const files = kept.filter((entry) => !(entry.status === 'D' || !/^1[02]0/.test(entry.newMode))); // not deleted; a file or link
+  // Small blobs are read many to a git (staging.blobsBatched), each searched whole; a larger one, or
+  // one whose size git did not give, streams past the search as before.
+  const sizes = await staging.blobSizes([...new Set(files.map((entry) => entry.newSha))]);
+  const small = new Set([...sizes.keys()].filter((sha) => sizes.get(sha)! <= BATCHED_BLOB_BYTES));
+  const holding = new Set<string>();
+  for await (const [sha, bytes] of staging.blobsBatched([...small], sizes, BATCH_BYTES)) {
+    if (await blobHolds([bytes], credentials)) holding.add(sha);
+  }
   const holders: string[] = [];
-  for (const entry of kept) {
-    // A deletion's new mode is 000000 already, so the status test is for the reader: the mutants that
-    // drop it (`&&`, `false`, `''`) survive, equivalent, as does `/1[02]0/` without `^` (no mode git
-    // writes, 100644, 100755, 120000, 160000, 000000, holds 100 or 120 but at its start).
-    // Stryker disable next-line LogicalOperator,StringLiteral: equivalent, as said above
-    if (entry.status === 'D' || !/^1[02]0/.test(entry.newMode)) continue; // deleted, or not a file or link
-    if (await blobHolds(staging.blobChunks(entry.newSha), credentials)) holders.push(entry.path);
+  for (const entry of files) {
+    const held = small.has(entry.newSha) ? holding.has(entry.newSha) : await blobHolds(staging.blobChunks(entry.newSha), credentials);
+    if (held) holders.push(entry.path);
   }
   return holders;
 }
@@ -275,7 +288,7 @@ async function credentialHolders(o: PublishOptions, staging: Staging, kept: read
  * past, and up to DECODED_SCAN_LIMIT the spelled-out form too (a base64 key at the end of a 5 MiB
  * file was pushed when only the raw bytes were searched past it, issue 25).
  */
-async function blobHolds(chunks: AsyncIterable<Buffer>, credentials: readonly string[]): Promise<boolean> {
+async function blobHolds(chunks: AsyncIterable<Buffer> | Iterable<Buffer>, credentials: readonly string[]): Promise<boolean> {
   const head: Buffer[] = [];
   let size = 0;
   const counted = async function* () {

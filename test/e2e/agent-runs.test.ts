@@ -30,19 +30,19 @@ describe('running the agent', () => {
   it('a model that never answers is stopped at timeout-minutes; memory is saved and the thread says why', async () => {
     void world.model.hold(() => true, new Promise(() => undefined));
     const started = Date.now();
-    const run = await world.openIssue('6101', ISSUE, { inputs: { 'timeout-minutes': '0.1', 'inactivity-minutes': '0' } });
+    const run = await world.openIssue('6101', ISSUE, { inputs: { 'timeout-minutes': '0.05', 'inactivity-minutes': '0' } });
     expect(Date.now() - started).toBeLessThan(60_000);
     expect(run.main.exitCode).toBe(1);
-    expect(run.main.stdout).toMatch(/::error::.*stopped after 0\.1 min, the run's limit \(timeout-minutes\)/);
+    expect(run.main.stdout).toMatch(/::error::.*stopped after 0\.05 min, the run's limit \(timeout-minutes\)/);
     expect(botSaid()).toMatch(/Recall could not finish.*timeout-minutes/s);
     expect(run.post.stdout).toContain('Memory saved as recall-v1-6101-1-');
   });
 
   it('and at inactivity-minutes when nothing happens', async () => {
     void world.model.hold(() => true, new Promise(() => undefined));
-    const run = await world.openIssue('6102', ISSUE, { inputs: { 'timeout-minutes': '0', 'inactivity-minutes': '0.1' } });
+    const run = await world.openIssue('6102', ISSUE, { inputs: { 'timeout-minutes': '0', 'inactivity-minutes': '0.05' } });
     expect(run.main.exitCode).toBe(1);
-    expect(run.main.stdout).toMatch(/::error::.*nothing happened for 0\.1 min \(inactivity-minutes\)/);
+    expect(run.main.stdout).toMatch(/::error::.*nothing happened for 0\.05 min \(inactivity-minutes\)/);
     expect(botSaid()).toContain('inactivity-minutes');
     expect(run.post.stdout).toContain('Memory saved as recall-v1-6102-1-');
   });

@@ -86,11 +86,11 @@ describe('the transcript', () => {
     world.model.script({ toolCalls: [{ name: 'read', arguments: { filePath: path.join(world.machine.workspace, 'src', 'auth.ts') } }] });
     // The step after the tool call never gets an answer.
     void world.model.hold((r) => r.messageText().includes('sameSite'), new Promise(() => undefined));
-    const run = await world.openIssue('7303', ISSUE, { inputs: { 'timeout-minutes': '0.1', 'inactivity-minutes': '0' } });
+    const run = await world.openIssue('7303', ISSUE, { inputs: { 'timeout-minutes': '0.05', 'inactivity-minutes': '0' } });
     expect(run.main.exitCode).toBe(1);
     const md = fs.readFileSync(run.outputs.transcript!, 'utf8');
     expect(md).toMatch(/^- read src\/auth\.ts$/m);
-    expect(md).toMatch(/## The run stopped\n\n.*stopped after 0\.1 min, the run's limit \(timeout-minutes\)/);
+    expect(md).toMatch(/## The run stopped\n\n.*stopped after 0\.05 min, the run's limit \(timeout-minutes\)/);
     expect(attached().map((a) => a.name)).toEqual(['recall-transcript-7303-1-recall.md']);
   });
 

@@ -123,6 +123,11 @@ const ACCOUNT = 'recall';
 const CONTAINER = 'cache';
 const BLOB_PATH = new RegExp(`^/${ACCOUNT}/${CONTAINER}/(\\d+)$`);
 const DEFAULT_TOKEN = 'recall-local-cache-token';
+/**
+ * The cache client's first wait between attempts, 50 ms instead of 1 s (src/memory/cache-service.ts,
+ * testRetryMs: test-only): the tests of a failing service keep every attempt, not the waits.
+ */
+const RETRY_QUICKLY = { RECALL_TEST_CACHE_RETRY_MS: '50' };
 
 interface StoredEntry {
   id: number;
@@ -213,12 +218,13 @@ class LocalCacheService implements CacheService {
       ACTIONS_RUNTIME_TOKEN: this.token,
       ACTIONS_CACHE_SERVICE_V2: 'true',
       GITHUB_SERVER_URL: 'https://github.com',
+      ...RETRY_QUICKLY,
     };
   }
 
   envV1(): Record<string, string> {
     // A server URL GitHub does not host makes @actions/cache take protocol v1, as on GHES.
-    return { ACTIONS_CACHE_URL: this.url, ACTIONS_RUNTIME_TOKEN: this.token, ACTIONS_CACHE_SERVICE_V2: '', GITHUB_SERVER_URL: 'https://ghes.example' };
+    return { ACTIONS_CACHE_URL: this.url, ACTIONS_RUNTIME_TOKEN: this.token, ACTIONS_CACHE_SERVICE_V2: '', GITHUB_SERVER_URL: 'https://ghes.example', ...RETRY_QUICKLY };
   }
 
   plant(key: string, version: string, archive: Buffer): void {

@@ -59,6 +59,13 @@ class FakeStaging {
     this.o.onBlob?.();
     return Buffer.from(this.o.blobs?.[sha] ?? 'plain content\n');
   }
+  async blobSizes(shas: readonly string[]): Promise<Map<string, number>> {
+    return new Map(shas.map((sha) => [sha, Buffer.from(this.o.blobs?.[sha] ?? 'plain content\n').length]));
+  }
+  /** Small blobs whole, as one `cat-file --batch` gives them (the size limit is the caller's). */
+  async *blobsBatched(shas: readonly string[]): AsyncGenerator<[string, Buffer]> {
+    for (const sha of shas) yield [sha, await this.blob(sha)];
+  }
   /** The blob in chunks of `chunk` bytes (64 KiB, as a pipe gives them). */
   async *blobChunks(sha: string): AsyncGenerator<Buffer> {
     const whole = await this.blob(sha);
