@@ -9,9 +9,10 @@ import * as path from 'node:path';
 import { literalForms } from '../secrets/forms.js';
 import { writeManifest, type PartialMemory } from './integrity.js';
 import { DATABASE_FILE, RECORDS_FILE } from './layout.js';
-import { anyRowApart } from './read-apart.js';
+import { openRegular } from './files.js';
+import { anyRowApart, type SeamRead } from './read-apart.js';
 import { credentialsIn, redactFile, scrubSecrets, splitSearch, vacuumStore } from './scrub.js';
-import { splitCredentialsIn } from './page-seams.js';
+import { seamKeep, splitCredentialsAt, splitCredentialsIn } from './page-seams.js';
 import type { PackedSnapshot } from './snapshot-backend.js';
 import type { SnapshotStoreOptions } from './snapshot-store-options.js';
 import { STORE_CHECK_RULES, storedUserTurns } from './store-check.js';
@@ -35,6 +36,8 @@ export async function takeOutCredentials(
     merged: boolean;
     /** splitRowsClean answered that the search of split rows has nothing to take out, of the store as it still is. */
     splitClean?: boolean;
+    /** The store's seams as read beside the store check (readsBesideCheck): used while the file is what they were read from. */
+    seams?: SeamsBeside | undefined;
   },
 ): Promise<PackedSnapshot | undefined> {
   const { memoryDir, backend, clock, log, signingKey, place = '' } = so;
@@ -55,7 +58,7 @@ export async function takeOutCredentials(
   // forms finds a token: its own code redacts it; without it, only the written forms go.
   const inRecords = so.recallFiles ? so.recallFiles.redact(memoryDir, forms) : redactFile(path.join(memoryDir, RECORDS_FILE), forms);
   if (inRecords > 0) removed[RECORDS_FILE] = inRecords;
-  const pack = async () => {
+  const pack = async (beside?: SeamsBeside) => {
     const turnsRewritten = ['message', 'part'].some((table) => (removed[table] ?? 0) > 0);
     if (turnsRewritten) recordRedactedTurns(memoryDir, so.sentTurns(memoryDir));
     // Every row as save() checked it against Recall's record, unless sessions were merged in since
@@ -70,10 +73,10 @@ export async function takeOutCredentials(
     // The file's seams are read themselves (page-seams.ts): a record with fields its table does not
     // declare, or a chain left in free pages, is caught there (issue 27).
     const store = path.join(memoryDir, DATABASE_FILE);
-    const cut = fs.existsSync(store) ? splitCredentialsIn(store, forms) : [];
+    const cut = fs.existsSync(store) ? cutAtSeams(store, forms, beside) : [];
     return { packed, clean: (packed ? packed.found : credentialsIn(memoryDir, forms)).length === 0 && cut.length === 0 };
   };
-  let packed = await pack();
+  let packed = await pack(o.splitClean ? o.seams : undefined);
   if (!packed.clean) {
     // A credential in the bytes: search every row, as every save did before. When no row held
     // one, the bytes are unchanged and it is in free space: straight to the rebuild below.
@@ -99,12 +102,69 @@ export async function takeOutCredentials(
  * leaves out what the keys name). False whenever it cannot tell; never rejects.
  */
 export function splitRowsClean(so: SnapshotStoreOptions): Promise<boolean> {
+  return readsBesideCheck(so).then((r) => r.splitClean);
+}
+
+/** The file's seams as read beside the store check, and what the file was then. */
+export interface SeamsBeside {
+  seams: SeamRead[];
+  /** The store's identity and times when they were read (fileStamp): the seams hold for these bytes alone. */
+  stamp: string;
+}
+
+/**
+ * splitRowsClean's answer and, in the same worker after it, the store's seams between pages
+ * (page-seams.ts), read with every credential's forms (more than the save searches for: longer
+ * seams find no fewer), while the save's store check reads the rows (issue 27: at 10,000
+ * sessions the check reads 430 ms and the worker's search 150, and the seams after the pack took
+ * 150-250 more). Undefined seams when the store had a WAL (the check's close writes its pages into
+ * the file) or the worker could not read them. Never rejects.
+ */
+export async function readsBesideCheck(so: SnapshotStoreOptions): Promise<{ splitClean: boolean; seams?: SeamsBeside }> {
+  const file = path.join(so.memoryDir, DATABASE_FILE);
+  let fd: number | undefined;
   try {
-    const queries = splitSearch(so.memoryDir, so.credentials?.() ?? []);
-    return queries ? anyRowApart(path.join(so.memoryDir, DATABASE_FILE), queries).then((any) => !any, () => false) : Promise.resolve(false);
+    const credentials = so.credentials?.() ?? [];
+    const queries = splitSearch(so.memoryDir, credentials);
+    if (!queries) return { splitClean: false };
+    const keep = seamKeep(literalForms(credentials));
+    let stamp: string | undefined;
+    if (keep > 0 && !hasWal(file)) {
+      fd = openRegular(file);
+      stamp = fileStamp(fd);
+    }
+    const read = await anyRowApart(file, queries, fd !== undefined ? { fd, keep } : undefined);
+    return { splitClean: !read.answer, ...(read.seams && stamp ? { seams: { seams: read.seams, stamp } } : {}) };
   } catch {
-    return Promise.resolve(false);
+    return { splitClean: false };
+  } finally {
+    if (fd !== undefined) fs.closeSync(fd);
   }
+}
+
+/** Whether SQLite's write-ahead log beside `file` holds anything: the next close moves it into the file. */
+function hasWal(file: string): boolean {
+  try {
+    return fs.lstatSync(`${file}-wal`).size > 0;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * What says a file is byte for byte as it was: its inode and device, size, and change and
+ * modification times to the nanosecond. Every write Recall makes to the store between the worker's
+ * read and the pack (a repair, a redaction, a merge, a checkpoint) changes its times.
+ */
+function fileStamp(fdOrFile: number | string): string {
+  const st = typeof fdOrFile === 'number' ? fs.fstatSync(fdOrFile, { bigint: true }) : fs.statSync(fdOrFile, { bigint: true });
+  return [st.dev, st.ino, st.size, st.mtimeNs, st.ctimeNs].join(':');
+}
+
+/** The credentials cut at the store's seams: from the seams read beside the check when the file is still what they were read from, or read now. */
+function cutAtSeams(store: string, forms: readonly string[], beside: SeamsBeside | undefined): string[] {
+  if (beside && fileStamp(store) === beside.stamp) return splitCredentialsAt(beside.seams, forms);
+  return splitCredentialsIn(store, forms);
 }
 
 /**

@@ -22,105 +22,140 @@ import * as fs from 'node:fs';
 import { openRegular } from './files.js';
 import { ByteSearch } from './byte-search.js';
 
-/** The b-tree page types (interior index, interior table, leaf index, leaf table) and their header sizes. */
-const HEADER: Record<number, number> = { 2: 12, 5: 12, 10: 8, 13: 8 };
-/** Pages read at a time. */
-const BATCH = 256;
-
 /** A seam: the last bytes before it (`tail`), continued on page `to` after its 4-byte link. */
 interface Seam {
   tail: Buffer;
   to: number;
 }
 
-/** An SQLite varint at `at`: its value and its length. */
-function varint(page: Buffer, at: number, end: number): { value: number; size: number } | undefined {
-  let value = 0;
-  for (let i = 0; i < 9; i++) {
-    if (at + i >= end) return undefined;
-    const byte = page[at + i]!;
-    if (i === 8) return { value: value * 256 + byte, size: 9 };
-    value = value * 128 + (byte & 0x7f);
-    if (byte < 0x80) return { value, size: i + 1 };
-  }
-  return undefined;
-}
-
 /**
- * How many bytes of a payload of `size` bytes a cell keeps on its page (the rest overflows), for a
- * table leaf (`table`) or an index page, `usable` being the page size less its reserved bytes.
+ * The reader of pages, self-contained: it uses nothing from outside its own body but `fs` and
+ * globals, so that read-apart.ts can run the same code in a worker from its source text (the
+ * action is one bundled file), beside the save's store check (issue 27).
  */
-export function localBytes(size: number, usable: number, table: boolean): number {
-  const most = table ? usable - 35 : Math.floor(((usable - 12) * 64) / 255) - 23;
-  if (size <= most) return size;
-  const least = Math.floor(((usable - 12) * 32) / 255) - 23;
-  const k = least + ((size - least) % (usable - 4));
-  return k <= most ? k : least;
-}
+export function pageSeamReader(fs: typeof import('node:fs')) {
+  /** The b-tree page types (interior index, interior table, leaf index, leaf table) and their header sizes. */
+  const HEADER: Record<number, number> = { 2: 12, 5: 12, 10: 8, 13: 8 };
+  /** Zeros to compare free space with: as long as the largest page. */
+  const ZEROS = Buffer.alloc(65_536);
+  /** Pages read at a time. */
+  const BATCH = 256;
 
-/** The seams of page `no` (its bytes in `page`): its own link, each cell's first overflow page, and any a freed cell left. */
-function seamsOf(page: Buffer, no: number, pages: number, usable: number, keep: number, into: Seam[]): void {
-  const inFile = (n: number) => n >= 1 && n <= pages && n !== no;
-  const tail = (end: number, start = 0) => Buffer.from(page.subarray(Math.max(start, end - keep), end));
-  const link = page.readUInt32BE(0);
-  // An overflow page (or a free one that was): its content runs to the end of the usable bytes.
-  if (no !== 1 && inFile(link)) into.push({ tail: tail(usable, 4), to: link });
-  const at = no === 1 ? 100 : 0;
-  const type = page[at]!;
-  const header = HEADER[type];
-  if (header === undefined) return; // not a b-tree page
-  const cells = page.readUInt16BE(at + 3);
-  for (let i = 0; type !== 5 && i < cells; i++) {
-    const pointer = at + header + 2 * i;
-    if (pointer + 2 > usable) return;
-    let p = page.readUInt16BE(pointer);
-    if (type === 2) p += 4; // the left child's page number
-    const size = varint(page, p, usable);
-    if (!size) continue;
-    p += size.size;
-    if (type === 13) {
-      const rowid = varint(page, p, usable);
-      if (!rowid) continue;
-      p += rowid.size;
+  /** An SQLite varint at `at`: its value and its length. */
+  function varint(page: Buffer, at: number, end: number): { value: number; size: number } | undefined {
+    let value = 0;
+    for (let i = 0; i < 9; i++) {
+      if (at + i >= end) return undefined;
+      const byte = page[at + i]!;
+      if (i === 8) return { value: value * 256 + byte, size: 9 };
+      value = value * 128 + (byte & 0x7f);
+      if (byte < 0x80) return { value, size: i + 1 };
     }
-    const local = localBytes(size.value, usable, type === 13);
-    if (local === size.value || p + local + 4 > usable) continue;
-    const first = page.readUInt32BE(p + local);
-    if (inFile(first)) into.push({ tail: tail(p + local, p), to: first });
+    return undefined;
   }
-  // A cell deleted without secure_delete keeps its bytes in the page's free space, its first
-  // overflow page's number last: any four bytes there that name a page, after a byte that is not
-  // NUL (a credential holds none), may end a local part.
-  for (const [from, to] of freeSpace(page, at, header, cells, usable)) {
-    for (let j = from + 1; j + 4 <= to; j++) {
-      if (page[j] !== 0 && pages < 1 << 24) continue; // a page number below 2^24 starts with a zero byte
-      if (page[j - 1] === 0) continue;
-      const n = page.readUInt32BE(j);
-      if (inFile(n)) into.push({ tail: tail(j, from), to: n });
+
+  /**
+   * How many bytes of a payload of `size` bytes a cell keeps on its page (the rest overflows), for a
+   * table leaf (`table`) or an index page, `usable` being the page size less its reserved bytes.
+   */
+  function localBytes(size: number, usable: number, table: boolean): number {
+    const most = table ? usable - 35 : Math.floor(((usable - 12) * 64) / 255) - 23;
+    if (size <= most) return size;
+    const least = Math.floor(((usable - 12) * 32) / 255) - 23;
+    const k = least + ((size - least) % (usable - 4));
+    return k <= most ? k : least;
+  }
+
+  /**
+   * The seams of page `no`, whose bytes are `bytes` from `base` on: its own link, each cell's first
+   * overflow page, and any a freed cell left. Read at every save, for every page of the store (issue
+   * 27: 300 ms at 10,000 sessions when each page was a Buffer of its own and each cell's varints
+   * objects), so offsets are into the batch and a cell whose payload fits its page is passed by its
+   * size alone, without reading its rowid.
+   */
+  function seamsOf(bytes: Buffer, base: number, no: number, pages: number, usable: number, keep: number, into: Seam[]): void {
+    const inFile = (n: number) => n >= 1 && n <= pages && n !== no;
+    const end = base + usable;
+    const tail = (to: number, from = 0) => Buffer.from(bytes.subarray(base + Math.max(from, to - keep), base + to));
+    const link = bytes.readUInt32BE(base);
+    // An overflow page (or a free one that was): its content runs to the end of the usable bytes.
+    if (no !== 1 && inFile(link)) into.push({ tail: tail(usable, 4), to: link });
+    const at = no === 1 ? 100 : 0;
+    const type = bytes[base + at]!;
+    const header = HEADER[type];
+    if (header === undefined) return; // not a b-tree page
+    const cells = bytes.readUInt16BE(base + at + 3);
+    const table = type === 13;
+    // The longest payload a cell keeps whole on its page (localBytes): longer ones spill.
+    const most = table ? usable - 35 : Math.floor(((usable - 12) * 64) / 255) - 23;
+    for (let i = 0; type !== 5 && i < cells; i++) {
+      const pointer = at + header + 2 * i;
+      if (pointer + 2 > usable) return;
+      let p = base + bytes.readUInt16BE(base + pointer);
+      if (type === 2) p += 4; // the left child's page number
+      let size: number;
+      if (p < end && bytes[p]! < 0x80) {
+        size = bytes[p]!; // one byte: most cells of a store's indexes and short rows
+        p += 1;
+      } else {
+        const v = varint(bytes, p, end);
+        if (!v) continue;
+        size = v.value;
+        p += v.size;
+      }
+      if (size <= most) continue;
+      if (table) {
+        const rowid = varint(bytes, p, end);
+        if (!rowid) continue;
+        p += rowid.size;
+      }
+      const local = localBytes(size, usable, table);
+      if (p + local + 4 > end) continue;
+      const first = bytes.readUInt32BE(p + local);
+      if (inFile(first)) into.push({ tail: tail(p - base + local, p - base), to: first });
+    }
+    // A cell deleted without secure_delete keeps its bytes in the page's free space, its first
+    // overflow page's number last: any four bytes there that name a page, after a byte that is not
+    // NUL (a credential holds none), may end a local part.
+    const page = bytes.subarray(base, base + usable);
+    for (const [from, to] of freeSpace(page, at, header, cells, usable)) {
+      // A page number below 2^24 starts with a zero byte, so below that only the first zero of each
+      // run of zeros can start one: found natively, and a run that reaches the range's end ends it
+      // (most free space is zeros never written; a byte at a time it was most of this read's time).
+      const small = pages < 1 << 24;
+      for (let j = from + 1; j + 4 <= to; j++) {
+        if (small) {
+          const zero = page.indexOf(0, j);
+          if (zero < 0 || zero + 4 > to) break;
+          j = zero;
+        }
+        if (page[j - 1] !== 0) {
+          const n = page.readUInt32BE(j);
+          if (inFile(n)) into.push({ tail: tail(j, from), to: n });
+        }
+        if (small) {
+          if (ZEROS.compare(page, j, to, 0, to - j) === 0) break;
+          while (j + 1 < to && page[j + 1] === 0) j++;
+        }
+      }
     }
   }
-}
 
-/** The ranges of a b-tree page no cell uses: between the cell pointers and the cells, and each free block. */
-function freeSpace(page: Buffer, at: number, header: number, cells: number, usable: number): Array<[number, number]> {
-  const content = page.readUInt16BE(at + 5) || 65_536;
-  const ranges: Array<[number, number]> = [[at + header + 2 * cells, Math.min(content, usable)]];
-  for (let block = page.readUInt16BE(at + 1), seen = 0; block !== 0 && block + 4 <= usable && seen < usable / 4; seen++) {
-    ranges.push([block, Math.min(block + page.readUInt16BE(block + 2), usable)]);
-    const next = page.readUInt16BE(block);
-    if (next <= block) break;
-    block = next;
+  /** The ranges of a b-tree page no cell uses: between the cell pointers and the cells, and each free block. */
+  function freeSpace(page: Buffer, at: number, header: number, cells: number, usable: number): Array<[number, number]> {
+    const content = page.readUInt16BE(at + 5) || 65_536;
+    const ranges: Array<[number, number]> = [[at + header + 2 * cells, Math.min(content, usable)]];
+    for (let block = page.readUInt16BE(at + 1), seen = 0; block !== 0 && block + 4 <= usable && seen < usable / 4; seen++) {
+      ranges.push([block, Math.min(block + page.readUInt16BE(block + 2), usable)]);
+      const next = page.readUInt16BE(block);
+      if (next <= block) break;
+      block = next;
+    }
+    return ranges;
   }
-  return ranges;
-}
 
-/**
- * Every seam of SQLite database `file`, each with up to `keep` bytes on either side: the bytes before
- * it (`tail`), the page it continues on (`to`), and that page's first bytes after its link (`start`).
- */
-export function seamsIn(file: string, keep: number): Array<Seam & { start: Buffer }> {
-  const fd = openRegular(file);
-  try {
+  /** seamsIn on the open file `fd`. */
+  function seamsInFd(fd: number, keep: number): Array<Seam & { start: Buffer }> {
     const head = Buffer.alloc(100);
     if (fs.readSync(fd, head, 0, 100, 0) < 100 || head.toString('latin1', 0, 16) !== 'SQLite format 3\0') return [];
     const stored = head.readUInt16BE(16);
@@ -132,7 +167,7 @@ export function seamsIn(file: string, keep: number): Array<Seam & { start: Buffe
     const batch = Buffer.alloc(size * BATCH);
     for (let first = 1; first <= pages; first += BATCH) {
       const read = fs.readSync(fd, batch, 0, batch.length, (first - 1) * size);
-      for (let i = 0; (i + 1) * size <= read; i++) seamsOf(batch.subarray(i * size, (i + 1) * size), first + i, pages, usable, keep, seams);
+      for (let i = 0; (i + 1) * size <= read; i++) seamsOf(batch, i * size, first + i, pages, usable, keep, seams);
     }
     // What each seam continues with: the start of its page's content, after the 4-byte link.
     const starts = new Map<number, Buffer>();
@@ -142,9 +177,30 @@ export function seamsIn(file: string, keep: number): Array<Seam & { start: Buffe
       starts.set(to, start);
     }
     return seams.map((s) => ({ ...s, start: starts.get(s.to)! }));
+  }
+
+  return { localBytes, seamsInFd };
+}
+
+const reader = pageSeamReader(fs);
+export const localBytes = reader.localBytes;
+
+/**
+ * Every seam of SQLite database `file`, each with up to `keep` bytes on either side: the bytes before
+ * it (`tail`), the page it continues on (`to`), and that page's first bytes after its link (`start`).
+ */
+export function seamsIn(file: string, keep: number): Array<Seam & { start: Buffer }> {
+  const fd = openRegular(file);
+  try {
+    return reader.seamsInFd(fd, keep);
   } finally {
     fs.closeSync(fd);
   }
+}
+
+/** The longest seam a search for `secrets` reads on either side: one byte less than the longest. */
+export function seamKeep(secrets: readonly string[]): number {
+  return Math.max(0, ...secrets.map((s) => Buffer.byteLength(s, 'utf8'))) - 1;
 }
 
 /**
@@ -152,10 +208,15 @@ export function seamsIn(file: string, keep: number): Array<Seam & { start: Buffe
  * the rest). Each seam is searched as the bytes before it joined with the bytes it continues with.
  */
 export function splitCredentialsIn(file: string, secrets: readonly string[]): string[] {
-  const keep = Math.max(0, ...secrets.map((s) => Buffer.byteLength(s, 'utf8'))) - 1;
-  if (keep <= 0) return [];
+  const keep = seamKeep(secrets);
+  return keep <= 0 ? [] : splitCredentialsAt(seamsIn(file, keep), secrets);
+}
+
+/** The `secrets` found cut at `seams` (seamsIn's, read with at least seamKeep(secrets) bytes a side: more finds no fewer). */
+export function splitCredentialsAt(seams: ReadonlyArray<{ tail: Uint8Array; start: Uint8Array }>, secrets: readonly string[]): string[] {
+  if (seamKeep(secrets) <= 0) return [];
   const search = new ByteSearch(secrets.map((s) => Buffer.from(s, 'utf8')));
   const found = secrets.map(() => false);
-  for (const seam of seamsIn(file, keep)) search.findIn(Buffer.concat([seam.tail, seam.start]), found);
+  for (const seam of seams) search.findIn(Buffer.concat([seam.tail, seam.start]), found);
   return secrets.filter((_, i) => found[i]);
 }

@@ -11,6 +11,7 @@
  * the worker holds its read lock (the write would fail as locked).
  */
 import { Worker } from 'node:worker_threads';
+import { pageSeamReader } from './page-seams.js';
 
 /** A statement and its arguments. */
 export interface Query {
@@ -21,6 +22,8 @@ export interface Query {
 /**
  * The worker's code, as text (the action is one bundled file, with no separate script to start).
  * Read-only, and with the schema not trusted, as every connection Recall opens (store-check.ts openStore).
+ * With `seams`, it then reads the file's seams between pages (page-seams.ts, whose reader is
+ * self-contained so that its own source runs here) from the descriptor the caller opened.
  */
 const WORKER = `
 const { parentPort, workerData } = require('node:worker_threads');
@@ -37,12 +40,23 @@ try {
   // WAL's pages into the file as it closes (a read-only one cannot).
   db.close();
 }
-parentPort.postMessage(answer);`;
+let seams;
+if (workerData.seams) {
+  try {
+    seams = (${pageSeamReader.toString()})(require('node:fs')).seamsInFd(workerData.seams.fd, workerData.seams.keep);
+  } catch {
+    seams = undefined; // the caller reads them itself
+  }
+}
+parentPort.postMessage({ answer, seams });`;
 
-function apart<T>(workerData: { file: string; queries?: Query[] }): Promise<T> {
+/** A seam as the worker hands it back (page-seams.ts seamsIn). */
+export type SeamRead = { tail: Uint8Array; start: Uint8Array };
+
+function apart<T>(workerData: { file: string; queries?: Query[]; seams?: { fd: number; keep: number } }): Promise<{ answer: T; seams?: SeamRead[] }> {
   return new Promise((resolve, reject) => {
     const worker = new Worker(WORKER, { eval: true, workerData, stdout: false, stderr: false });
-    worker.once('message', (answer: T) => resolve(answer));
+    worker.once('message', (message: { answer: T; seams?: SeamRead[] }) => resolve(message));
     worker.once('error', reject);
     // A worker that ends without an answer (killed, out of memory) has answered nothing.
     worker.once('exit', (code) => reject(new Error(`the store's reader stopped (${code}) without an answer`)));
@@ -50,13 +64,17 @@ function apart<T>(workerData: { file: string; queries?: Query[] }): Promise<T> {
 }
 
 /** quick_check's rows for the store `file` ('ok' alone when it passes); rejects when the worker cannot open or read it. */
-export function quickCheckApart(file: string): Promise<string[]> {
-  return apart({ file });
+export async function quickCheckApart(file: string): Promise<string[]> {
+  return (await apart<string[]>({ file })).answer;
 }
 
-/** Whether any of `queries` finds a row in the store `file`; rejects when the worker cannot open or read it. */
-export function anyRowApart(file: string, queries: Query[]): Promise<boolean> {
-  return apart({ file, queries });
+/**
+ * Whether any of `queries` finds a row in the store `file`; rejects when the worker cannot open or
+ * read it. With `seams`, then the seams of the file open as `seams.fd` (seamsIn, `keep` bytes a
+ * side), or undefined when the worker could not read them.
+ */
+export function anyRowApart(file: string, queries: Query[], seams?: { fd: number; keep: number }): Promise<{ answer: boolean; seams?: SeamRead[] }> {
+  return apart<boolean>({ file, queries, ...(seams ? { seams } : {}) });
 }
 
 /**

@@ -17,7 +17,7 @@ import { recoverDamagedIndex } from './index-recovery.js';
 import { sessionIdsIn } from './merge.js';
 import { mergeNewerSave, type Base, type NewerSaveMerge } from './newer-save.js';
 import { UnusableSnapshotError, type PackedSnapshot, type SnapshotBackend } from './snapshot-backend.js';
-import { splitRowsClean, takeOutCredentials } from './credentials-out.js';
+import { readsBesideCheck, takeOutCredentials } from './credentials-out.js';
 import { checkStoreAlongside, STORE_CHECK_RULES } from './store-check.js';
 import { MAX_UNPACKED_BYTES } from './tar-unpack.js';
 import type { MemoryStore, RestoreOutcome, SaveOutcome } from './store.js';
@@ -189,11 +189,13 @@ export class SnapshotMemoryStore implements MemoryStore {
     const sent = this.so.sentTurns(memoryDir);
     // The search of split rows for credentials reads in a worker while the check reads the rows;
     // the check writes nothing before it has answered (read-apart.ts).
-    const splitClean = splitRowsClean(this.so);
-    const check = await checkStoreAlongside(memoryDir, { now: clock(), turns: (id) => sent.turnsOf(id) ?? new Set(), quick: false, alongside: splitClean });
+    // The store's seams between pages are read in the same worker after it, for the pack (credentials-out.ts).
+    const beside = readsBesideCheck(this.so);
+    const check = await checkStoreAlongside(memoryDir, { now: clock(), turns: (id) => sent.turnsOf(id) ?? new Set(), quick: false, alongside: beside });
     // Its answer holds for the store as it was: a repair (removals only) could not add a row to
     // search, but any change sends the save back to the search itself, as a merge does below.
-    const searchedAsIs = (await splitClean) && check.repaired.length === 0;
+    const { splitClean, seams } = await beside;
+    const searchedAsIs = splitClean && check.repaired.length === 0;
     if (check.unusable) return { saved: false, warning: `Memory was not saved: the session store is unusable after this run (${check.unusable}).` };
     if (check.repaired.length > 0) log.warning(`Memory: the session store was repaired before saving: ${check.repaired.join('; ')}.`);
 
@@ -229,7 +231,7 @@ export class SnapshotMemoryStore implements MemoryStore {
         // What this save is built from, newest first: where a restore goes if this save turns out unusable.
         const earlier = [...new Set([...mergedFrom, ...base.earlier])].filter((k) => !base.setAside.includes(k));
         const mergedIn = mergedFrom.length > 0;
-        packed = await takeOutCredentials(this.so, { earlier: earlier.slice(0, EARLIER_KEPT), key, partial: base.partial, merged: mergedIn, splitClean: searchedAsIs && !mergedIn });
+        packed = await takeOutCredentials(this.so, { earlier: earlier.slice(0, EARLIER_KEPT), key, partial: base.partial, merged: mergedIn, splitClean: searchedAsIs && !mergedIn, seams });
       } catch (error) {
         return { saved: false, warning: `Memory was not saved: the credentials could not be taken out of the store (${describe(error)}).` };
       }

@@ -113,4 +113,50 @@ describe('the seams of an SQLite file', () => {
     expect(localBytes(1_002, 4_096, false)).toBe(1_002);
     expect(localBytes(1_003, 4_096, false)).toBeLessThan(1_003);
   });
+
+  it("free space is searched as byte for byte: each page number after a byte that is not NUL starts a seam, in runs of zeros and between them", () => {
+    // A file of table-leaf pages with no cells: all of a page after its 8-byte header is free space,
+    // filled with runs of zeros, runs of text and page numbers planted after a letter or a NUL.
+    const size = 4_096;
+    const pages = 40;
+    const bytes = Buffer.alloc(size * pages);
+    bytes.write('SQLite format 3\0', 0, 'latin1');
+    bytes.writeUInt16BE(size, 16);
+    let x = 7;
+    const next = (n: number) => ((x = (Math.imul(x, 1103515245) + 12345) >>> 0) >>> 8) % n;
+    const expected: Array<{ page: number; at: number; to: number }> = [];
+    for (let no = 1; no <= pages; no++) {
+      const base = (no - 1) * size;
+      const at = no === 1 ? 100 : 0;
+      bytes[base + at] = 13;
+      bytes.writeUInt16BE(size, base + at + 5);
+      for (let j = base + at + 8; j < base + size; ) {
+        const kind = next(4);
+        const run = 1 + next(kind === 0 ? 300 : 12);
+        if (kind === 1) for (let k = 0; k < run && j < base + size; k++) bytes[j++] = 97 + next(26);
+        else if (kind === 2 && j + 5 <= base + size) {
+          const after = next(2) === 0 ? 0 : 98; // a page number after a NUL starts no seam
+          bytes[j] = after;
+          bytes.writeUInt32BE(1 + next(pages), j + 1);
+          j += 5;
+        } else j += run; // zeros
+      }
+      // The rule as it was written, a byte at a time: what the native search must find the same.
+      for (let j = base + at + 8 + 1; j + 4 <= base + size; j++) {
+        if (bytes[j] !== 0 || bytes[j - 1] === 0) continue;
+        const n = bytes.readUInt32BE(j);
+        if (n >= 1 && n <= pages && n !== no) expected.push({ page: no, at: j - base, to: n });
+      }
+    }
+    fs.writeFileSync(file, bytes);
+    expect(expected.length).toBeGreaterThan(200);
+    const keep = 20;
+    const seams = seamsIn(file, keep);
+    expect(seams.map((s) => s.to)).toEqual(expected.map((e) => e.to));
+    for (const [i, e] of expected.entries()) {
+      const from = (e.page - 1) * size + (e.page === 1 ? 108 : 8);
+      const end = (e.page - 1) * size + e.at;
+      expect(seams[i]!.tail.equals(bytes.subarray(Math.max(from, end - keep), end)), `seam ${i}`).toBe(true);
+    }
+  });
 });
