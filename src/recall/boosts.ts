@@ -19,6 +19,7 @@ export interface Boost {
 
 /** One evidence key (or error line) of the event: the records that may share it, and how telling it is. */
 interface Shared {
+  /** Undefined: every record (a group that asks for no key). */
   records: ReadonlySet<number> | undefined;
   telling: number;
 }
@@ -26,8 +27,8 @@ interface Shared {
 export class EvidenceBoosts {
   private readonly files = new Map<string, Shared>();
   private readonly errors = new Map<string, Shared>();
-  /** Per record, the most a shared file (an error line) can add; 'unknown' when the corpus cannot tell which records share one. */
-  private readonly bounds: Partial<Record<'files' | 'errors', Map<number, number> | 'unknown'>> = {};
+  /** Per record, the most a shared file (an error line) can add. */
+  private readonly bounds: Partial<Record<'files' | 'errors', { each: Map<number, number>; every: number }>> = {};
   /** The event's keys a record's file may share: its paths, and its telling file names. */
   private readonly fileKeys: string[];
 
@@ -88,32 +89,28 @@ export class EvidenceBoosts {
    * The most a shared file and error line can add to record `i`, before it is read: per record the
    * most telling key of the event's it is filed under (a record that gets a file's boost has the
    * file's path or name among its keys; one with the same error line has the error group's share of
-   * its words). `files` and `errors`: what the record's limits say it has, when the corpus cannot tell.
+   * its words).
    */
-  bound(i: number, has: { files: boolean; errors: boolean }): number {
-    return this.boundIn('files', i, has.files) + this.boundIn('errors', i, has.errors);
+  bound(i: number): number {
+    return this.boundIn('files', i) + this.boundIn('errors', i);
   }
 
-  /** The most any record can get: for a record whose limits are unknown. */
-  get most(): number {
-    return (this.queryPaths.size > 0 ? TUNING.fileBoost : 0) + (this.queryErrors.length > 0 ? TUNING.errorBoost : 0);
-  }
-
-  private boundIn(kind: 'files' | 'errors', i: number, has: boolean): number {
+  private boundIn(kind: 'files' | 'errors', i: number): number {
     const keys = kind === 'files' ? this.fileKeys : this.queryErrors;
     if (keys.length === 0) return 0;
-    const whole = kind === 'files' ? TUNING.fileBoost : TUNING.errorBoost;
-    const bounds = (this.bounds[kind] ??= this.boundsOf(kind, keys, whole));
-    return bounds === 'unknown' ? (has ? whole : 0) : (bounds.get(i) ?? 0);
+    const bounds = (this.bounds[kind] ??= this.boundsOf(kind, keys, kind === 'files' ? TUNING.fileBoost : TUNING.errorBoost));
+    return Math.max(bounds.every, bounds.each.get(i) ?? 0);
   }
 
-  private boundsOf(kind: 'files' | 'errors', keys: readonly string[], whole: number): Map<number, number> | 'unknown' {
-    const bounds = new Map<number, number>();
+  /** Per record, the most the keys add; `every`: what a key every record may share adds to each (a group that asks for no key, record-evidence.ts matchingGroups). */
+  private boundsOf(kind: 'files' | 'errors', keys: readonly string[], whole: number): { each: Map<number, number>; every: number } {
+    const each = new Map<number, number>();
+    let every = 0;
     for (const k of keys) {
       const s = kind === 'files' ? this.file(k) : this.error(k);
-      if (!s.records) return 'unknown';
-      for (const r of s.records) bounds.set(r, Math.max(bounds.get(r) ?? 0, whole * s.telling));
+      if (!s.records) every = Math.max(every, whole * s.telling);
+      else for (const r of s.records) each.set(r, Math.max(each.get(r) ?? 0, whole * s.telling));
     }
-    return bounds;
+    return { each, every };
   }
 }

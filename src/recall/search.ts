@@ -215,8 +215,7 @@ export class RecordSearch {
     // apart, and a record is bounded by what the file or error line it may share adds (boosts.ts).
     const boundOf = (i: number, s: Scored, sameThread: boolean): number => {
       const lim = this.corpus.limits(i);
-      if (!lim) return s.score / base + boosts.most + (sameThread ? THREAD_BOOST : 0);
-      const may = boosts.bound(i, lim) + (sameThread ? THREAD_BOOST : 0);
+      const may = boosts.bound(i) + (sameThread ? THREAD_BOOST : 0);
       return (s.score / base + may) * recencyAt(lim.latest) * (lim.failed ? FAILED_FACTOR : 1);
     };
     // The hits that must be exact: those kept, the best matches feedback reads, and the runner-up.
