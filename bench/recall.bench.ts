@@ -28,6 +28,7 @@ import { HELDOUT_EVENTS } from './relevance/heldout.js';
 import { EVENTS, PAST_RUNS } from './relevance/ledgerly.js';
 import { THIRD_EVENTS } from './relevance/third.js';
 import { growStore } from './grow.js';
+import { indexParts } from './index-parts.js';
 import type { Card, RunOutcome } from '../src/ports.js';
 
 const SIZES = (process.env.BENCH_SESSIONS ?? '100,1000,10000').split(',').map(Number);
@@ -134,6 +135,9 @@ it('index build, size, startup recall p50/p95, and the per-session API scan', as
     const bytes = fs.readFileSync(path.join(dir, RECORDS_FILE));
     // The cache stores a zstd tar of the memory directory: the index's share of it, at zstd's default level.
     const packed = zstdCompressSync(bytes).length;
+    // Where its bytes go, a session's share by part (issue 27: 1 KB a session).
+    const { parts } = indexParts(bytes);
+    console.log(`${n} sessions, index bytes a session by part: ${parts.map(([k, b]) => `${k} ${b.toFixed(1)}`).join(', ')}`);
     // Startup recall: open the saved index and the session list, search, check citations.
     const times: number[] = [];
     let found = 0;

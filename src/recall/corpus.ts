@@ -49,9 +49,9 @@ export interface Corpus {
   doc(i: number): Doc;
   /** Record `i`'s stems in field `f`, in order (pseudo-relevance feedback reads them). */
   terms(i: number, f: Field): string[];
-  /** What bounds record `i`'s score without reading it, where known (search reads fewer records with it). */
-  limits(i: number): BoundLimits | undefined;
-  /** The records that have enough of a group's evidence keys (record-evidence.ts), where known without reading them; undefined: not known. */
+  /** What bounds record `i`'s score without reading it (search reads fewer records with it). */
+  limits(i: number): BoundLimits;
+  /** The records that have enough of a group's evidence keys (record-evidence.ts), without reading them; undefined: a group that asks for none (every record). */
   matching(groups: readonly KeyGroup[]): ReadonlySet<number> | undefined;
 }
 

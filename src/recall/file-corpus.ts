@@ -7,7 +7,7 @@
 import { averageLengths, type BoundLimits, type Corpus, type Doc, type FieldTuning } from './corpus.js';
 import { F, StaleSearchFile, type SearchFile } from './search-file.js';
 import { FIELDS, type Field } from './search-terms.js';
-import { matchingGroups, recordsByKey, type KeyGroup } from './record-evidence.js';
+import type { KeyGroup } from './record-evidence.js';
 
 /** The corpus of a SearchFile's records, less those of one session (the one this run continues). */
 export class FileCorpus implements Corpus {
@@ -20,7 +20,6 @@ export class FileCorpus implements Corpus {
   private readonly lists = new Map<string, { docs: number[]; tfs: number[] } | undefined>();
   private excludedStems?: Array<Set<string>>;
   private byThread?: Map<string, number[]>;
-  private byKey?: Map<string, number[]>;
 
   constructor(
     private readonly file: SearchFile,
@@ -147,23 +146,17 @@ export class FileCorpus implements Corpus {
     return this.file.terms(i)[f];
   }
 
-  limits(i: number): BoundLimits | undefined {
+  limits(i: number): BoundLimits {
     return this.file.limits(i);
   }
 
   /**
-   * From the evidence keys' postings; from the records themselves when the file was saved before it
-   * kept them (read once: its next save adds them). Less the session left out, since search counts
-   * the records, for how telling a shared file or error line is.
+   * From the evidence keys' postings, less the session left out, since search counts the records,
+   * for how telling a shared file or error line is.
    */
   matching(groups: readonly KeyGroup[]): ReadonlySet<number> | undefined {
-    const found = this.file.matching(groups) ?? this.matchingRead(groups);
+    const found = this.file.matching(groups);
     if (!found || this.excluded.size === 0) return found;
     return new Set([...found].filter((i) => !this.excluded.has(i)));
-  }
-
-  private matchingRead(groups: readonly KeyGroup[]): Set<number> | undefined {
-    this.byKey ??= recordsByKey(Array.from({ length: this.places }, (_, i) => [i, this.file.doc(i).record] as const));
-    return matchingGroups(groups, (k) => this.byKey!.get(k) ?? []);
   }
 }

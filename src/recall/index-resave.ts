@@ -8,7 +8,7 @@
  * The file it builds on had postings that fit it (its CRC-32 checked at open), so each line is one a
  * reader checks when it reads it, as it checks every line of a file it opens. Whatever this cannot
  * carry over exactly (a line that does not start as a save writes it, a record twice, a forgotten
- * record or session, a new record whose id the file holds, postings without the records' dates, a file
+ * record or session, a new record whose id the file holds, a file
  * past the byte budget: index-bound.ts) returns false, and the caller writes every record the long way (saveRecords).
  */
 import { writeMemoryFile } from '../memory/files.js';
@@ -37,8 +37,7 @@ function lineRecord(line: Buffer): RunRecord | undefined {
 export function resaveIndex(file: string, base: SearchFile, o: { appended: readonly RunRecord[]; forgotten: readonly Tombstone[]; wrong: readonly WrongMark[]; budget?: number }): boolean {
   const { kept } = base;
   const ids = base.ids();
-  // An older Recall's postings (without the dates, facts or keys): saved the long way once.
-  if (kept.v !== POSTINGS_VERSION || !kept.last || kept.facts === undefined || !kept.evidence || !ids) return false;
+  if (kept.v !== POSTINGS_VERSION || !ids) return false;
   // The stems' postings, read whole only here: a stem twice or out of order, or an entry not as the save writes it, goes the long way.
   const stems = base.allStems();
   if (!stems) return false;
@@ -76,7 +75,7 @@ export function resaveIndex(file: string, base: SearchFile, o: { appended: reado
     have.add(v.id);
     added.push(v);
   }
-  const postings = extendPostings({ ...kept, ...stems, last, facts: kept.facts, evidence: kept.evidence }, added);
+  const postings = extendPostings({ ...kept, ...stems, last }, added);
   for (const v of added) {
     lines.push(Buffer.from(recordLine(v)));
     if (v.wrong) marked.push({ id: v.id, ...v.wrong });

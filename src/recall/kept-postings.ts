@@ -41,24 +41,23 @@ export interface KeptPostings {
   lists: string[];
   /**
    * Per record, when it was last made or used, in whole minutes since 1970 (rounded down): retention
-   * tells from it that it drops nothing without parsing every record (issue 27). Files saved before
-   * it have none.
+   * tells from it that it drops nothing without parsing every record (issue 27).
    */
-  last?: number[];
+  last: number[];
   /**
    * Per record, what search's bound on its score needs without reading it (boundFacts): a digit,
-   * 1 if the run failed, plus 2 if it names a file, plus 4 if it has an error line (issue 27). Files
-   * saved before it have none, and search reads records as it did.
+   * 1 if the run failed, plus 2 if it names a file, plus 4 if it has an error line (issue 27).
    */
-  facts?: string;
+  facts: string;
   /**
    * Per evidence key (record-evidence.ts: `=` and a path, `~` and a file name, `!` and a word of an
    * error line), the records that have it, as base-36 distances from the previous one (the first,
    * its position) joined by commas: search then knows which records can share a file or an error
-   * with the event without reading them (issue 27). Files saved before it have none, and the facts'
-   * "names a file" and "has an error line" bound them instead.
+   * with the event without reading them (issue 27). A p3 file saved before `last`, `facts` and
+   * `evidence` were kept (without one of them) is an older layout: its records are parsed whole and
+   * its next save writes them all (search-file.ts checkedPostings).
    */
-  evidence?: { keys: string[]; lists: string[] };
+  evidence: { keys: string[]; lists: string[] };
 }
 
 
@@ -224,7 +223,7 @@ function lastRecordIn(list: string): number {
  * makes of the file's records and `records` together, to the byte, without reading the file's
  * records (issue 27). Only the lists of the stems the new records have are read.
  */
-export function extendPostings(kept: Omit<KeptPostings, 'crc32'> & { last: number[]; facts: string; evidence: NonNullable<KeptPostings['evidence']> }, records: readonly RunRecord[]): Omit<KeptPostings, 'crc32'> {
+export function extendPostings(kept: Omit<KeptPostings, 'crc32'>, records: readonly RunRecord[]): Omit<KeptPostings, 'crc32'> {
   const n = kept.sessions.length;
   const at = new Map(kept.stems.map((s, i) => [s, i]));
   const byStem = new Map<string, StemPostings>();

@@ -42,15 +42,15 @@ function checkedPostings(v: unknown): OpenedPostings | undefined {
   if (!Array.isArray(threads) || threads.length !== n || !threads.every((t) => t === '' || isThreadKey(t))) return undefined;
   if (typeof cards !== 'string' || cards.length !== n || !/^[01]*$/.test(cards)) return undefined;
   if (!Array.isArray(lens) || lens.length !== n * F || !lens.every((l) => isCount(l, 1_000_000))) return undefined;
+  // What bounds a record before it is read (issue 27). A p3 file saved before they were kept lacks
+  // them: an older layout, read as p1 and p2 are (the records parsed whole, its next save writes them all).
   const { last } = p;
-  if (last !== undefined && (!Array.isArray(last) || last.length !== n || !last.every((m) => isCount(m, 1e9)))) return undefined;
+  if (!Array.isArray(last) || last.length !== n || !last.every((m) => isCount(m, 1e9))) return undefined;
   const { facts } = p;
-  if (facts !== undefined && (typeof facts !== 'string' || facts.length !== n || !/^[0-7]*$/.test(facts))) return undefined;
+  if (typeof facts !== 'string' || facts.length !== n || !/^[0-7]*$/.test(facts)) return undefined;
   const evidence = p.evidence as { keys?: unknown; lists?: unknown } | undefined;
-  if (evidence !== undefined) {
-    if (!evidence || typeof evidence !== 'object' || !Array.isArray(evidence.keys) || !Array.isArray(evidence.lists) || evidence.keys.length !== evidence.lists.length) return undefined;
-    if (!evidence.keys.every((k) => typeof k === 'string') || !evidence.lists.every((l) => typeof l === 'string' && /^[0-9a-z]+(,[0-9a-z]+)*$/.test(l))) return undefined;
-  }
+  if (!evidence || typeof evidence !== 'object' || !Array.isArray(evidence.keys) || !Array.isArray(evidence.lists) || evidence.keys.length !== evidence.lists.length) return undefined;
+  if (!evidence.keys.every((k) => typeof k === 'string') || !evidence.lists.every((l) => typeof l === 'string' && /^[0-9a-z]+(,[0-9a-z]+)*$/.test(l))) return undefined;
   return p as OpenedPostings;
 }
 
@@ -87,7 +87,7 @@ export class SearchFile {
     this.gone = forgottenIn(forgotten);
     this.starts = lines.starts;
     this.ends = lines.ends;
-    kept.evidence?.keys.forEach((k, i) => this.keyAt.set(k, i));
+    kept.evidence.keys.forEach((k, i) => this.keyAt.set(k, i));
     // Summed by field number, then named: a keyed add per count took 5 ms at 10,000 records.
     const sums = new Array<number>(F).fill(0);
     for (let i = 0, j = 0; i < this.size; i++) for (let k = 0; k < F; k++, j++) sums[k]! += kept.lens[j]!;
@@ -144,7 +144,7 @@ export class SearchFile {
     }
     if (bytes.toString('utf8', at).trimEnd() !== ']}') return undefined;
     const file = new SearchFile(bytes, kept, { from: quote + 1, to: close }, forgotten, { starts, ends });
-    return file.keyAt.size === (kept.evidence?.keys.length ?? 0) ? file : undefined; // an evidence key twice
+    return file.keyAt.size === kept.evidence.keys.length ? file : undefined; // an evidence key twice
   }
 
   /**
@@ -190,21 +190,19 @@ export class SearchFile {
 
   /**
    * What bounds record `i`'s score before it is read (search.ts): a time no earlier than its date,
-   * and its facts (boundFacts); undefined for postings saved before them. Checked when it is read.
+   * and its facts (boundFacts). Checked when it is read.
    */
-  limits(i: number): BoundLimits | undefined {
-    const { facts, last } = this.kept;
-    if (facts === undefined || !last) return undefined;
-    return boundLimits(facts.charCodeAt(i) - 48, last[i]!);
+  limits(i: number): BoundLimits {
+    return boundLimits(this.kept.facts.charCodeAt(i) - 48, this.kept.last[i]!);
   }
 
   /**
    * The records with enough of a group's evidence keys (record-evidence.ts), from the postings,
-   * without reading them; undefined for postings saved before the keys. Each record read is checked
-   * to be filed under every key it has (filedAsItSays), so none is bounded below what it scores.
+   * without reading them (undefined: a group that asks for none, every record). Each record read is
+   * checked to be filed under every key it has (filedAsItSays), so none is bounded below what it scores.
    */
   matching(groups: readonly KeyGroup[]): ReadonlySet<number> | undefined {
-    return this.kept.evidence ? matchingGroups(groups, (k) => this.filedUnder(k)) : undefined;
+    return matchingGroups(groups, (k) => this.filedUnder(k));
   }
 
   private filedUnder(key: string): ReadonlySet<number> {
@@ -214,7 +212,7 @@ export class SearchFile {
     const records = new Set<number>();
     if (at !== undefined) {
       let doc = -1;
-      for (const d of this.kept.evidence!.lists[at]!.split(',')) {
+      for (const d of this.kept.evidence.lists[at]!.split(',')) {
         const delta = parseInt(d, 36);
         if (d.length > 5 || (doc >= 0 && delta < 1) || (doc = doc < 0 ? delta : doc + delta) >= this.size) throw new StaleSearchFile('evidence keys that are not of the shape the save writes');
         records.add(doc);
@@ -224,10 +222,10 @@ export class SearchFile {
     return records;
   }
 
-  /** Whether record `r`, at place `i`, is filed under every evidence key it has (postings saved before the keys: nothing to check). */
+  /** Whether record `r`, at place `i`, is filed under every evidence key it has. */
   private filedAsItSays(r: RunRecord, i: number): boolean {
     try {
-      return !this.kept.evidence || evidenceKeys(r).every((k) => this.filedUnder(k).has(i));
+      return evidenceKeys(r).every((k) => this.filedUnder(k).has(i));
     } catch (error) {
       if (error instanceof StaleSearchFile) return false; // keys that do not decode file nothing
       throw error;
@@ -236,8 +234,7 @@ export class SearchFile {
 
   /** Whether record `r`, at place `i`, is what limits(i) said of it: its facts, and a date no later than the time given. */
   private fitsLimits(r: RunRecord, i: number): boolean {
-    const { facts, last } = this.kept;
-    return facts === undefined || !last || (boundFacts(r) === facts[i] && Math.floor(Date.parse(r.at) / 60_000) <= last[i]!);
+    return boundFacts(r) === this.kept.facts[i] && Math.floor(Date.parse(r.at) / 60_000) <= this.kept.last[i]!;
   }
 
   /** Record `i`, read from its line and checked: as the records would be loaded, and as the postings say it is. */

@@ -206,7 +206,7 @@ export class RecordSearch {
     const boundOf = (i: number, s: Scored, sameThread: boolean): number => {
       const words = s.score / base + (sameThread ? THREAD_BOOST : 0);
       const lim = this.corpus.limits(i);
-      return lim ? words * recencyAt(lim.latest) * (lim.failed ? FAILED_FACTOR : 1) : words;
+      return words * recencyAt(lim.latest) * (lim.failed ? FAILED_FACTOR : 1);
     };
     // The hits that must be exact: those kept, the best matches feedback reads, and the runner-up.
     const need = Math.max(o.limit, TUNING.feedbackDocs, 2);

@@ -285,23 +285,34 @@ describe('kept postings that do not fit the records', () => {
 });
 
 describe('an index saved before the postings held what bounds a record (issue 27)', () => {
-  it('is searched over its kept postings with the same hits, and its next save adds them (facts, evidence keys)', () => {
+  it('is an older layout: searched over its records with the same hits, none lost, and its next save writes them all with the facts and evidence keys', () => {
     const records = grown(2);
     const query = { title: 'SSO login loops back to the login page on Safari', text: 'Safari users are sent back to the sign-in page after SSO.', paths: ['src/auth/session.ts'] };
     const want = shown(open(dirWith('now', (f) => saveRecords(f, records))).recall(query, { limit: 5 }));
-    // As the Recall before this change wrote it: the same postings without `facts` (the hash is of the lines after them).
-    const dir = dirWith('before', (f) => saveRecords(f, records));
-    rewrite(path.join(dir, RECORDS_FILE), { postings: (p) => (delete p.facts, delete p.evidence) });
-    const index = open(dir);
-    expect(shown(index.recall(query, { limit: 5 }))).toEqual(want);
-    expect(index.searching).toBe('kept postings');
-    index.save();
-    const saved = fs.readFileSync(path.join(dir, 'working.json'), 'utf8');
-    const search = (JSON.parse(`${saved.slice(0, saved.indexOf('\n')).replace(/,$/, '')}}`) as { search: KeptPostings }).search;
-    expect(search.facts).toBe(keepPostings(loadRecords(dir, { workingFile: path.join(dir, 'working.json') }).records).facts);
-    expect(search.facts).toMatch(/^[0-7]+$/);
-    expect(search.evidence).toEqual(keepPostings(loadRecords(dir, { workingFile: path.join(dir, 'working.json') }).records).evidence);
-    expect(search.evidence!.keys).toEqual(expect.arrayContaining(['=src/auth/session.ts', '~session.ts']));
+    // As the Recall before the bounds wrote it: the same postings without them (the CRC-32 is of the lines after them).
+    for (const without of ['last', 'facts', 'evidence'] as const) {
+      const dir = dirWith(`before-${without}`, (f) => saveRecords(f, records));
+      rewrite(path.join(dir, RECORDS_FILE), { postings: (p) => delete (p as Partial<KeptPostings>)[without] });
+      const index = open(dir);
+      expect(shown(index.recall(query, { limit: 5 })), without).toEqual(want);
+      expect(index.searching, without).toBe('records');
+      index.save();
+      const working = path.join(dir, 'working.json');
+      const saved = fs.readFileSync(working, 'utf8');
+      const search = (JSON.parse(`${saved.slice(0, saved.indexOf('\n')).replace(/,$/, '')}}`) as { search: KeptPostings }).search;
+      const after = loadRecords(dir, { workingFile: working }).records;
+      expect(after.map((r) => r.id).sort(), without).toEqual(records.map((r) => r.id).sort()); // no record lost
+      expect(search.facts).toBe(keepPostings(after).facts);
+      expect(search.facts).toMatch(/^[0-7]+$/);
+      expect(search.last).toEqual(keepPostings(after).last);
+      expect(search.evidence).toEqual(keepPostings(after).evidence);
+      expect(search.evidence.keys).toEqual(expect.arrayContaining(['=src/auth/session.ts', '~session.ts']));
+      // Rewritten, it is searched over its kept postings again, with the same hits (the recall marked some used).
+      fs.copyFileSync(working, path.join(dir, RECORDS_FILE));
+      const next = open(dir);
+      expect(shown(next.recall(query, { limit: 5 })).map((w) => [w.id, w.score]), without).toEqual(want.map((w) => [w.id, w.score]));
+      expect(next.searching, without).toBe('kept postings');
+    }
   });
 });
 
