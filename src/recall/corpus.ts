@@ -5,10 +5,10 @@
  */
 import { boundFacts, lastUseMinutes } from './kept-postings.js';
 import { FIELDS, isCardField, termsOf, type Field } from './search-terms.js';
-import { basename, matchingGroups, recordPaths, recordsByKey, telling, type KeyGroup } from './record-evidence.js';
+import { basename, recordPaths, telling } from './record-evidence.js';
 import type { RunRecord } from '../ports.js';
 
-/** A record as search reads it past the gate: its files and error lines, for the boosts. */
+/** A record as search reads it past the gate: its files and error lines, for what a hit shares with the event (shared-evidence.ts). */
 export interface Doc {
   record: RunRecord;
   paths: Set<string>;
@@ -16,17 +16,15 @@ export interface Doc {
   errors: string[];
 }
 
-/** What bounds a record's score before it is read: a time no earlier than its date (ms), whether it failed, names a file, has an error line. */
+/** What bounds a record's score before it is read: a time no earlier than its date (ms), and whether it failed. */
 export interface BoundLimits {
   latest: number;
   failed: boolean;
-  files: boolean;
-  errors: boolean;
 }
 
-/** The limits a facts digit (boundFacts) and a last use in whole minutes (lastUseMinutes) say: the minute after it, and each fact's bit. */
+/** The limits a facts digit (boundFacts: 1 failed, 0 not) and a last use in whole minutes (lastUseMinutes) say: the minute after it, and whether it failed. */
 export function boundLimits(facts: number, lastMinutes: number): BoundLimits {
-  return { latest: (lastMinutes + 1) * 60_000, failed: (facts & 1) !== 0, files: (facts & 2) !== 0, errors: (facts & 4) !== 0 };
+  return { latest: (lastMinutes + 1) * 60_000, failed: facts === 1 };
 }
 
 /** Record `r`'s limits, as SearchFile.limits reads them from the postings (the same numbers, so both searches read in one order). */
@@ -51,8 +49,6 @@ export interface Corpus {
   terms(i: number, f: Field): string[];
   /** What bounds record `i`'s score without reading it (search reads fewer records with it). */
   limits(i: number): BoundLimits;
-  /** The records that have enough of a group's evidence keys (record-evidence.ts), without reading them; undefined: a group that asks for none (every record). */
-  matching(groups: readonly KeyGroup[]): ReadonlySet<number> | undefined;
 }
 
 /** The ranker's field weights and length normalization (search.ts TUNING, measured). */
@@ -66,13 +62,13 @@ export function docOf(record: RunRecord): Doc {
   return { record, paths, basenames: new Set(telling([...paths].map(basename))), errors: record.errors };
 }
 
+/** BM25's idf of a word `df` of `n` records have. */
+export const bm25Idf = (n: number, df: number): number => Math.log(1 + (n - df + 0.5) / (df + 0.5));
+
 /**
  * The average length of each field over the records that can have it (a card field's over records
  * with a card). Sums of whole numbers: the order of adding does not change them.
  */
-/** BM25's idf of something `df` of `n` records have: a word's, and a shared file's or error line's (boosts.ts). */
-export const bm25Idf = (n: number, df: number): number => Math.log(1 + (n - df + 0.5) / (df + 0.5));
-
 export function averageLengths(sum: Record<Field, number>, records: number, carded: number): Record<Field, number> {
   return Object.fromEntries(FIELDS.map((f) => [f, sum[f] / Math.max(1, isCardField(f) ? carded : records) || 1])) as Record<Field, number>;
 }
@@ -86,7 +82,6 @@ export class MemoryCorpus implements Corpus {
   private readonly fieldTerms: Array<Record<Field, string[]>>;
   private readonly lists = new Map<string, { docs: number[]; tfs: number[] }>();
   private readonly byThread = new Map<string, number[]>();
-  private byKey?: Map<string, number[]>;
 
   constructor(records: readonly RunRecord[], tuning: FieldTuning) {
     this.docs = records.map(docOf);
@@ -152,10 +147,5 @@ export class MemoryCorpus implements Corpus {
 
   limits(i: number): BoundLimits {
     return limitsOf(this.docs[i]!.record);
-  }
-
-  matching(groups: readonly KeyGroup[]): ReadonlySet<number> | undefined {
-    this.byKey ??= recordsByKey(this.docs.map((d, i) => [i, d.record] as const));
-    return matchingGroups(groups, (k) => this.byKey!.get(k) ?? []);
   }
 }

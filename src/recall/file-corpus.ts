@@ -7,7 +7,6 @@
 import { averageLengths, type BoundLimits, type Corpus, type Doc, type FieldTuning } from './corpus.js';
 import { F, StaleSearchFile, type SearchFile } from './search-file.js';
 import { FIELDS, type Field } from './search-terms.js';
-import type { KeyGroup } from './record-evidence.js';
 
 /** The corpus of a SearchFile's records, less those of one session (the one this run continues). */
 export class FileCorpus implements Corpus {
@@ -148,15 +147,5 @@ export class FileCorpus implements Corpus {
 
   limits(i: number): BoundLimits {
     return this.file.limits(i);
-  }
-
-  /**
-   * From the evidence keys' postings, less the session left out, since search counts the records,
-   * for how telling a shared file or error line is.
-   */
-  matching(groups: readonly KeyGroup[]): ReadonlySet<number> | undefined {
-    const found = this.file.matching(groups);
-    if (!found || this.excluded.size === 0) return found;
-    return new Set([...found].filter((i) => !this.excluded.has(i)));
   }
 }

@@ -18,20 +18,10 @@ import { recordLine, validRecord } from './records.js';
 import { bodyCheck, boundFacts, extendPostings, F, lastUseMinutes, POSTINGS_VERSION, postingsLine } from './kept-postings.js';
 import type { SearchFile } from './search-file.js';
 import { FIELDS, termsOf } from './search-terms.js';
-import { evidenceKeys } from './record-evidence.js';
 import { forgottenIn, type Tombstone } from './tombstones.js';
 import type { RunRecord } from '../ports.js';
 
 const SEPARATOR = Buffer.from(',\n');
-
-/** The record a line of the file holds, or undefined. */
-function lineRecord(line: Buffer): RunRecord | undefined {
-  try {
-    return validRecord(JSON.parse(line.toString('utf8')));
-  } catch {
-    return undefined;
-  }
-}
 
 /** Writes `file` from `base` and the records added since, with the marks beside it; false when it cannot be done exactly. */
 export function resaveIndex(file: string, base: SearchFile, o: { appended: readonly RunRecord[]; forgotten: readonly Tombstone[]; wrong: readonly WrongMark[]; budget?: number }): boolean {
@@ -64,8 +54,6 @@ export function resaveIndex(file: string, base: SearchFile, o: { appended: reado
     lines.push(Buffer.from(recordLine(v)));
     last[i] = lastUseMinutes(v);
     if (boundFacts(v) !== kept.facts[i]) return false;
-    const was = lineRecord(base.line(i));
-    if (!was || evidenceKeys(v).join('\n') !== evidenceKeys(was).join('\n')) return false; // its files and errors are what the evidence keys list
     if (v.wrong) marked.push({ id: v.id, ...v.wrong });
   }
   const added: RunRecord[] = [];

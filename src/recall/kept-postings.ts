@@ -5,7 +5,6 @@
  */
 import { crc32 } from 'node:zlib';
 import { FIELDS, TERMS_VERSION, termsOf } from './search-terms.js';
-import { evidenceKeys } from './record-evidence.js';
 import type { RunRecord } from '../ports.js';
 
 /**
@@ -14,8 +13,11 @@ import type { RunRecord } from '../ports.js';
  * longer keep their stems nor their empty fields (records.ts recordLine, issue 27). `p3`: the stems'
  * postings are one string sorted by stem, read where a stem is asked for, not parsed at open
  * (postingsLine), and the lines are bound to them by a CRC-32 instead of a SHA-256 (issue 27).
+ * `p4`: no evidence keys, and the facts digit says only whether the run failed: search's bound no
+ * longer needs whether a record shares a file or an error line with the event, since those add
+ * nothing to its score (RFC-006 "No boost for a shared file or error line").
  */
-export const POSTINGS_VERSION = `p3 ${TERMS_VERSION} ${FIELDS.join(',')}`;
+export const POSTINGS_VERSION = `p4 ${TERMS_VERSION} ${FIELDS.join(',')}`;
 export const READ_POSTINGS_VERSIONS: readonly string[] = [POSTINGS_VERSION];
 
 /** The first line's `search`: the postings of the records that follow it. */
@@ -45,19 +47,12 @@ export interface KeptPostings {
    */
   last: number[];
   /**
-   * Per record, what search's bound on its score needs without reading it (boundFacts): a digit,
-   * 1 if the run failed, plus 2 if it names a file, plus 4 if it has an error line (issue 27).
+   * Per record, what search's bound on its score needs besides `last` without reading it
+   * (boundFacts): a digit, 1 if the run failed, else 0 (issue 27). A p3 file (with the bits for a
+   * file and an error line, and the evidence keys) is an older layout: its records are parsed whole
+   * and its next save writes them all (search-file.ts checkedPostings).
    */
   facts: string;
-  /**
-   * Per evidence key (record-evidence.ts: `=` and a path, `~` and a file name, `!` and a word of an
-   * error line), the records that have it, as base-36 distances from the previous one (the first,
-   * its position) joined by commas: search then knows which records can share a file or an error
-   * with the event without reading them (issue 27). A p3 file saved before `last`, `facts` and
-   * `evidence` were kept (without one of them) is an older layout: its records are parsed whole and
-   * its next save writes them all (search-file.ts checkedPostings).
-   */
-  evidence: { keys: string[]; lists: string[] };
 }
 
 
@@ -126,8 +121,8 @@ function encodeEntry(delta: number, counts: readonly number[]): string {
 /** When record `r` was last made or used, in whole minutes (rounded down: retention never keeps by it what it would drop). */
 export const lastUseMinutes = (r: RunRecord): number => Math.floor(Date.parse(r.usedAt && r.usedAt > r.at ? r.usedAt : r.at) / 60_000);
 
-/** Record `r`'s facts digit (KeptPostings.facts): failed 1, names a file 2, has an error line 4, as docOf and search read them. */
-export const boundFacts = (r: RunRecord): string => String((r.outcome === 'failed' ? 1 : 0) + (r.paths.length > 0 || r.citations.length > 0 ? 2 : 0) + (r.errors.length > 0 ? 4 : 0));
+/** Record `r`'s facts digit (KeptPostings.facts): 1 if it failed, else 0, as search reads it. */
+export const boundFacts = (r: RunRecord): string => (r.outcome === 'failed' ? '1' : '0');
 
 /** The postings of `records` (as they will be read back: checked, unique, in the file's order). */
 export function keepPostings(records: readonly RunRecord[]): Omit<KeptPostings, 'crc32'> {
@@ -145,28 +140,8 @@ export function keepPostings(records: readonly RunRecord[]): Omit<KeptPostings, 
     lists: [...byStem.values()].map((l) => l.entries.join(',')),
     last: records.map(lastUseMinutes),
     facts: records.map(boundFacts).join(''),
-    evidence: evidencePostings(new Map(), records, 0),
   };
 }
-
-/** The evidence keys' postings (KeptPostings.evidence) with `records`, the first of them record `from`, added after those of `byKey` (each key's list and its last record). */
-function evidencePostings(byKey: Map<string, { last: number; list: string }>, records: readonly RunRecord[], from: number): { keys: string[]; lists: string[] } {
-  records.forEach((r, at) => {
-    const i = from + at;
-    for (const k of evidenceKeys(r)) {
-      const p = byKey.get(k);
-      if (!p) byKey.set(k, { last: i, list: i.toString(36) });
-      else {
-        p.list += `,${(i - p.last).toString(36)}`;
-        p.last = i;
-      }
-    }
-  });
-  return { keys: [...byKey.keys()], lists: [...byKey.values()].map((p) => p.list) };
-}
-
-/** The record an evidence key's `list` ends with (the sum of its distances). */
-const lastInKeyList = (list: string): number => list.split(',').reduce((sum, d) => sum + parseInt(d, 36), 0);
 
 /** Per stem, its entries so far, the last record that had it, and its counts in the record at hand (`at`). */
 type StemPostings = { last: number; at: number; entries: string[]; counts: number[] };
@@ -265,6 +240,5 @@ export function extendPostings(kept: Omit<KeptPostings, 'crc32'>, records: reado
     lists,
     last: [...kept.last, ...records.map(lastUseMinutes)],
     facts: kept.facts + records.map(boundFacts).join(''),
-    evidence: evidencePostings(new Map(kept.evidence.keys.map((k, j) => [k, { last: lastInKeyList(kept.evidence.lists[j]!), list: kept.evidence.lists[j]! }])), records, n),
   };
 }

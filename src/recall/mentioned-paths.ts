@@ -1,11 +1,12 @@
 /**
- * File paths a text mentions (issue 24). A record's paths give the file boost and the index's `=path`
- * and `~name` keys, so a thing taken for a file that is not one makes unrelated runs "share a file":
- * on the Hadoop tracker set 819 of 2,000 records named a "path", most of them `java.lang`,
- * `org.apache.hadoop.fs`, `e.g`, `www.mouser.com` or `Thread.java` from a stack frame. The rule is
- * by shape alone: a path with a slash, or a bare name whose extension is a known source, config or
- * data file's (or a well-known file without one, `Dockerfile`). A dotted name whose last part is no
- * such extension is a package, a namespace, a config key, an abbreviation or a host, not a file.
+ * File paths a text mentions (issue 24). A record's paths are words of its `paths` field and what a
+ * hit names as a file it shares with the event, so a thing taken for a file that is not one makes
+ * unrelated runs "share a file": on the Hadoop tracker set 819 of 2,000 records named a "path",
+ * most of them `java.lang`, `org.apache.hadoop.fs`, `e.g`, `www.mouser.com` or `Thread.java` from
+ * a stack frame. The rule is by shape alone: a path with a slash, or a bare name whose extension is
+ * a known source, config or data file's (or a well-known file without one, `Dockerfile`). A dotted
+ * name whose last part is no such extension is a package, a namespace, a config key, an
+ * abbreviation or a host, not a file.
  */
 
 /**

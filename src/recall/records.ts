@@ -121,8 +121,8 @@ const wordsOf = (r: Record<string, unknown>): string => {
  * A stored record's error lines (signatures, text.ts). A record whose stems were kept before v6 was
  * written before issue 24's fix of errorLines, which took a line of prose for an error line ("we
  * looked at every option"): its lines are read again, by the rule a new record is written with, from
- * its own text, so that an old record and a new one are judged alike (the error boost, the errors
- * field's words, the index's evidence keys and facts). Signatures are lower-cased, so the old ones
+ * its own text, so that an old record and a new one are judged alike (the errors field's words, and
+ * the error line a hit names as shared with the event). Signatures are lower-cased, so the old ones
  * cannot be sorted; a run's error lines past the text it keeps (its request's first 1,200
  * characters, its answer's 3,000) are not read again.
  */

@@ -15,7 +15,6 @@ import { bodyCheck, boundFacts, F, POSTINGS_KEY, READ_POSTINGS_VERSIONS, stemsOf
 import { validRecord } from './records.js';
 import { FIELDS, termsOf, type Field } from './search-terms.js';
 import { isSessionId } from '../memory/layout.js';
-import { evidenceKeys, matchingGroups, type KeyGroup } from './record-evidence.js';
 import { forgottenIn, validTombstones, type Tombstone } from './tombstones.js';
 import { isThreadKey } from './thread-key.js';
 import type { RunRecord } from '../ports.js';
@@ -42,15 +41,11 @@ function checkedPostings(v: unknown): OpenedPostings | undefined {
   if (!Array.isArray(threads) || threads.length !== n || !threads.every((t) => t === '' || isThreadKey(t))) return undefined;
   if (typeof cards !== 'string' || cards.length !== n || !/^[01]*$/.test(cards)) return undefined;
   if (!Array.isArray(lens) || lens.length !== n * F || !lens.every((l) => isCount(l, 1_000_000))) return undefined;
-  // What bounds a record before it is read (issue 27). A p3 file saved before they were kept lacks
-  // them: an older layout, read as p1 and p2 are (the records parsed whole, its next save writes them all).
+  // What bounds a record before it is read (issue 27): its last use, and whether it failed.
   const { last } = p;
   if (!Array.isArray(last) || last.length !== n || !last.every((m) => isCount(m, 1e9))) return undefined;
   const { facts } = p;
-  if (typeof facts !== 'string' || facts.length !== n || !/^[0-7]*$/.test(facts)) return undefined;
-  const evidence = p.evidence as { keys?: unknown; lists?: unknown } | undefined;
-  if (!evidence || typeof evidence !== 'object' || !Array.isArray(evidence.keys) || !Array.isArray(evidence.lists) || evidence.keys.length !== evidence.lists.length) return undefined;
-  if (!evidence.keys.every((k) => typeof k === 'string') || !evidence.lists.every((l) => typeof l === 'string' && /^[0-9a-z]+(,[0-9a-z]+)*$/.test(l))) return undefined;
+  if (typeof facts !== 'string' || facts.length !== n || !/^[01]*$/.test(facts)) return undefined;
   return p as OpenedPostings;
 }
 
@@ -70,9 +65,6 @@ export class SearchFile {
   readonly total: { lens: Record<Field, number>; carded: number };
   private readonly readIds = new Map<string, number>();
   private adopted?: RunRecord[];
-  /** Per evidence key, its place in `kept.evidence`, and its records once decoded. */
-  private readonly keyAt = new Map<string, number>();
-  private readonly filed = new Map<string, ReadonlySet<number>>();
 
   private constructor(
     private readonly bytes: Buffer,
@@ -87,7 +79,6 @@ export class SearchFile {
     this.gone = forgottenIn(forgotten);
     this.starts = lines.starts;
     this.ends = lines.ends;
-    kept.evidence.keys.forEach((k, i) => this.keyAt.set(k, i));
     // Summed by field number, then named: a keyed add per count took 5 ms at 10,000 records.
     const sums = new Array<number>(F).fill(0);
     for (let i = 0, j = 0; i < this.size; i++) for (let k = 0; k < F; k++, j++) sums[k]! += kept.lens[j]!;
@@ -143,8 +134,7 @@ export class SearchFile {
       at = nl + 1;
     }
     if (bytes.toString('utf8', at).trimEnd() !== ']}') return undefined;
-    const file = new SearchFile(bytes, kept, { from: quote + 1, to: close }, forgotten, { starts, ends });
-    return file.keyAt.size === kept.evidence.keys.length ? file : undefined; // an evidence key twice
+    return new SearchFile(bytes, kept, { from: quote + 1, to: close }, forgotten, { starts, ends });
   }
 
   /**
@@ -196,43 +186,7 @@ export class SearchFile {
     return boundLimits(this.kept.facts.charCodeAt(i) - 48, this.kept.last[i]!);
   }
 
-  /**
-   * The records with enough of a group's evidence keys (record-evidence.ts), from the postings,
-   * without reading them (undefined: a group that asks for none, every record). Each record read is
-   * checked to be filed under every key it has (filedAsItSays), so none is bounded below what it scores.
-   */
-  matching(groups: readonly KeyGroup[]): ReadonlySet<number> | undefined {
-    return matchingGroups(groups, (k) => this.filedUnder(k));
-  }
-
-  private filedUnder(key: string): ReadonlySet<number> {
-    const done = this.filed.get(key);
-    if (done) return done;
-    const at = this.keyAt.get(key);
-    const records = new Set<number>();
-    if (at !== undefined) {
-      let doc = -1;
-      for (const d of this.kept.evidence.lists[at]!.split(',')) {
-        const delta = parseInt(d, 36);
-        if (d.length > 5 || (doc >= 0 && delta < 1) || (doc = doc < 0 ? delta : doc + delta) >= this.size) throw new StaleSearchFile('evidence keys that are not of the shape the save writes');
-        records.add(doc);
-      }
-    }
-    this.filed.set(key, records);
-    return records;
-  }
-
-  /** Whether record `r`, at place `i`, is filed under every evidence key it has. */
-  private filedAsItSays(r: RunRecord, i: number): boolean {
-    try {
-      return evidenceKeys(r).every((k) => this.filedUnder(k).has(i));
-    } catch (error) {
-      if (error instanceof StaleSearchFile) return false; // keys that do not decode file nothing
-      throw error;
-    }
-  }
-
-  /** Whether record `r`, at place `i`, is what limits(i) said of it: its facts, and a date no later than the time given. */
+  /** Whether record `r`, at place `i`, is what limits(i) said of it: whether it failed, and a date no later than the time given. */
   private fitsLimits(r: RunRecord, i: number): boolean {
     return boundFacts(r) === this.kept.facts[i] && Math.floor(Date.parse(r.at) / 60_000) <= this.kept.last[i]!;
   }
@@ -266,10 +220,8 @@ export class SearchFile {
       throw new StaleSearchFile(`record ${i} is not the one its postings were made from`);
     }
     // What search bounded the record's score by before reading it (limits) must hold of it: else a
-    // forged date or fact could have let it pass records it outranks, or let them pass it.
-    if (!this.fitsLimits(record, i) || !this.filedAsItSays(record, i)) {
-      throw new StaleSearchFile(`record ${i} is not what its postings say of its date, outcome, files or errors`);
-    }
+    // forged date or outcome could have let it pass records it outranks, or let them pass it.
+    if (!this.fitsLimits(record, i)) throw new StaleSearchFile(`record ${i} is not what its postings say of its date or outcome`);
     const terms = termsOf(record);
     if (FIELDS.some((f, k) => terms[f].length !== kept.lens[i * F + k])) throw new StaleSearchFile(`record ${i}'s words are not the ones its postings count`);
     if ((this.readIds.get(record.id) ?? i) !== i) throw new StaleSearchFile(`record ${record.id} is in the file twice`);
@@ -286,7 +238,7 @@ export class SearchFile {
     for (let i = 0; i < records.length; i++) {
       const r = records[i]!;
       if ((r.sessionId ?? '') !== this.kept.sessions[i] || r.threadKey !== this.kept.threads[i] || (r.card ? '1' : '0') !== this.kept.cards[i]) return false;
-      if (!this.fitsLimits(r, i) || !this.filedAsItSays(r, i)) return false;
+      if (!this.fitsLimits(r, i)) return false;
       const read = this.read[i]?.doc.record;
       if (read && read.id !== r.id) return false;
     }

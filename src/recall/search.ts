@@ -18,9 +18,9 @@ export { likely, TUNING, type Evidence, type Tier } from './tuning.js';
 
 export interface Hit {
   record: RunRecord;
-  /** BM25F with boosts; comparable within one search. */
+  /** BM25F, with the same thread's boost, for recency and a failed run; comparable within one search. */
   score: number;
-  /** The share of the query's weight the record matches with the event's own words, 0 to 1 (before boosts; feedback only ranks). */
+  /** The share of the query's weight the record matches with the event's own words, 0 to 1 (before the same thread's boost; feedback only ranks). */
   relevance: number;
   /** Why it matched: stems, "file a/b.ts", "error ...", "same thread". */
   matched: string[];

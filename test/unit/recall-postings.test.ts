@@ -12,7 +12,8 @@ import type { RecalledWork, RunRecord } from '../../src/ports.js';
 import { loadRecords, mergeRecords, redactRecords, saveRecords } from '../../src/recall/index-file.js';
 import { MemoryIndex } from '../../src/recall/memory-index.js';
 import { RECORDS_FILE } from '../../src/memory/layout.js';
-import { bodyCheck, keepPostings, postingsLine, SearchFile, type KeptPostings } from '../../src/recall/search-file.js';
+import { bodyCheck, keepPostings, POSTINGS_VERSION, postingsLine, SearchFile, type KeptPostings } from '../../src/recall/search-file.js';
+import { basename, recordPaths } from '../../src/recall/record-evidence.js';
 import { FileCorpus } from '../../src/recall/file-corpus.js';
 import { RecordSearch } from '../../src/recall/search.js';
 import { TUNING } from '../../src/recall/tuning.js';
@@ -79,7 +80,7 @@ const oldFormat = (records: readonly RunRecord[], forgotten: unknown[] = []) => 
  * laid out as Recall lays them out, with the postings line kept as it was, or made anew to fit the
  * edited records (the hash is no secret) and then edited too.
  */
-function rewrite(file: string, o: { records?: (rs: RunRecord[]) => RunRecord[]; forgotten?: unknown[]; postings?: 'keep' | ((p: KeptPostings) => void) }) {
+function rewrite(file: string, o: { records?: (rs: RunRecord[]) => RunRecord[]; forgotten?: unknown[]; postings?: 'keep' | ((p: KeptPostings, records: RunRecord[]) => void) }) {
   const text = fs.readFileSync(file, 'utf8');
   const parsed = JSON.parse(text) as { records: RunRecord[]; forgotten: unknown[] };
   // With the fields a line leaves out when empty (records.ts recordLine), as a record reads back.
@@ -90,7 +91,7 @@ function rewrite(file: string, o: { records?: (rs: RunRecord[]) => RunRecord[]; 
   let first = text.slice(0, text.indexOf('\n'));
   if (o.postings !== 'keep') {
     const postings: KeptPostings = { ...keepPostings(records), crc32: bodyCheck(Buffer.from(body)) };
-    o.postings?.(postings);
+    o.postings?.(postings, records);
     first = postingsLine(postings);
   }
   fs.writeFileSync(file, `${first}\n${body}`);
@@ -254,11 +255,8 @@ describe('kept postings that do not fit the records', () => {
       ['a wrong number of records', (f) => rewrite(f, { postings: (p) => (p.sessions.pop(), p.threads.pop(), (p.cards = p.cards.slice(1)), (p.lens = p.lens.slice(12))) })],
       ['postings of another version', (f) => rewrite(f, { postings: (p) => (p.v = 'p0') })],
       // What search bounds a record's score by before reading it (issue 27): each record read must say the same.
-      ['facts a record has not (a failed run said to have answered, files and error lines it lacks)', (f) => rewrite(f, { postings: (p) => (p.facts = '6'.repeat(p.sessions.length)) })],
+      ['facts a record has not (a failed run said to have answered, an answered one to have failed)', (f) => rewrite(f, { postings: (p) => (p.facts = p.facts.replace(/./g, (d) => (d === '1' ? '0' : '1'))) })],
       ['dates before the records\' own', (f) => rewrite(f, { postings: (p) => (p.last = p.last!.map(() => 0)) })],
-      // Which records can share a file or an error with the event, unread (issue 27): each record read must be filed under every key it has.
-      ['evidence keys that file no record (records that name files and have error lines, bounded as if they had none)', (f) => rewrite(f, { postings: (p) => (p.evidence = { keys: [], lists: [] }) })],
-      ['evidence keys naming a record past the end', (f) => rewrite(f, { postings: (p) => (p.evidence!.lists = p.evidence!.lists.map((l) => `${l},zzzz`)) })],
       // As the Recall before issue 24's fix of errorLines saved it: stems tagged v5, and postings of those.
       ['an index saved by the previous Recall (stems and postings v5)', (f) => rewrite(f, { records: (rs) => rs.map((r) => ({ ...r, terms: r.terms?.replace(`${TERMS_VERSION} `, 'v5 ') })), postings: (p) => (p.v = p.v.replace(` ${TERMS_VERSION} `, ' v5 ')) })],
       // The stems' postings string (issue 27): found in the bytes, never parsed whole at open.
@@ -284,34 +282,68 @@ describe('kept postings that do not fit the records', () => {
   });
 });
 
-describe('an index saved before the postings held what bounds a record (issue 27)', () => {
-  it('is an older layout: searched over its records with the same hits, none lost, and its next save writes them all with the facts and evidence keys', () => {
+/**
+ * The postings line as the Recall before p4 wrote it (p3, issue 27): per record a facts digit with
+ * a bit for naming a file (2) and one for having an error line (4), and per evidence key (`=` a path,
+ * `~` a file name, `!` a word of an error line) its records as base-36 distances.
+ */
+function asP3(p: KeptPostings, records: readonly RunRecord[]): void {
+  p.v = p.v.replace(/^p\d+ /, 'p3 ');
+  p.facts = records.map((r) => String((r.outcome === 'failed' ? 1 : 0) + (r.paths.length > 0 || r.citations.length > 0 ? 2 : 0) + (r.errors.length > 0 ? 4 : 0))).join('');
+  const byKey = new Map<string, number[]>();
+  records.forEach((r, i) => {
+    const keys = new Set([...recordPaths(r)].flatMap((f) => [`=${f}`, `~${basename(f)}`]));
+    for (const e of r.errors) for (const w of e.split(' ')) keys.add(`!${w}`);
+    for (const k of keys) byKey.set(k, [...(byKey.get(k) ?? []), i]);
+  });
+  const lists = [...byKey.values()].map((l) => l.map((i, j) => (j > 0 ? i - l[j - 1]! : i).toString(36)).join(','));
+  Object.assign(p, { evidence: { keys: [...byKey.keys()], lists } });
+}
+
+describe('an index saved with p3 postings, before p4 dropped the evidence keys and the facts of files and error lines', () => {
+  it('is an older layout: searched over its records with the same hits, and its next save writes every record and forget mark with p4 postings', () => {
     const records = grown(2);
     const query = { title: 'SSO login loops back to the login page on Safari', text: 'Safari users are sent back to the sign-in page after SSO.', paths: ['src/auth/session.ts'] };
-    const want = shown(open(dirWith('now', (f) => saveRecords(f, records))).recall(query, { limit: 5 }));
-    // As the Recall before the bounds wrote it: the same postings without them (the CRC-32 is of the lines after them).
-    for (const without of ['last', 'facts', 'evidence'] as const) {
-      const dir = dirWith(`before-${without}`, (f) => saveRecords(f, records));
-      rewrite(path.join(dir, RECORDS_FILE), { postings: (p) => delete (p as Partial<KeptPostings>)[without] });
+    const tombstone = { id: records[3]!.id, sessions: [], by: '@maintainer', at: NOW.toISOString() };
+    const kept = records.filter((r) => r.id !== tombstone.id);
+    const want = shown(open(dirWith('now', (f) => saveRecords(f, records, [tombstone]))).recall(query, { limit: 5 }));
+    // As p3 wrote it: with the facts and the evidence keys; and as a p3 before issue 27 kept them, without one of them.
+    const layouts: Array<[string, (p: KeptPostings, rs: RunRecord[]) => void]> = [
+      ['p3', asP3],
+      ['p3 of records with no file nor error line', asP3],
+      ...(['last', 'facts', 'evidence'] as const).map((without): [string, (p: KeptPostings, rs: RunRecord[]) => void] => [`p3 without ${without}`, (p, rs) => (asP3(p, rs), delete (p as unknown as Record<string, unknown>)[without])]),
+    ];
+    for (const [name, p3] of layouts) {
+      const bare = name.includes('no file');
+      const dir = dirWith(name.replace(/\W+/g, '-'), (f) => saveRecords(f, records, [tombstone]));
+      // Records that name no file and have no error line: their p3 facts are 0 or 1 and their evidence none, as p4 would have them but for its version.
+      if (bare) rewrite(path.join(dir, RECORDS_FILE), { records: (rs) => rs.map((r) => ({ ...r, paths: [], errors: [], citations: [] })), postings: p3 });
+      else rewrite(path.join(dir, RECORDS_FILE), { postings: p3 });
+      const first = fs.readFileSync(path.join(dir, RECORDS_FILE), 'utf8').split('\n')[0]!;
+      expect(first.startsWith('{"version":1,"search":{"v":"p3 '), name).toBe(true);
+      if (name === 'p3') expect([/"facts":"[0-7]*[2-7]/.test(first), first.includes('"evidence":{"keys":["=')]).toEqual([true, true]);
       const index = open(dir);
-      expect(shown(index.recall(query, { limit: 5 })), without).toEqual(want);
-      expect(index.searching, without).toBe('records');
+      const got = shown(index.recall(query, { limit: 5 }));
+      if (!bare) expect(got, name).toEqual(want);
+      expect(got.length, name).toBeGreaterThan(0);
+      expect(index.searching, name).toBe('records');
       index.save();
       const working = path.join(dir, 'working.json');
       const saved = fs.readFileSync(working, 'utf8');
-      const search = (JSON.parse(`${saved.slice(0, saved.indexOf('\n')).replace(/,$/, '')}}`) as { search: KeptPostings }).search;
-      const after = loadRecords(dir, { workingFile: working }).records;
-      expect(after.map((r) => r.id).sort(), without).toEqual(records.map((r) => r.id).sort()); // no record lost
-      expect(search.facts).toBe(keepPostings(after).facts);
-      expect(search.facts).toMatch(/^[0-7]+$/);
-      expect(search.last).toEqual(keepPostings(after).last);
-      expect(search.evidence).toEqual(keepPostings(after).evidence);
-      expect(search.evidence.keys).toEqual(expect.arrayContaining(['=src/auth/session.ts', '~session.ts']));
+      const search = (JSON.parse(`${saved.slice(0, saved.indexOf('\n')).replace(/,$/, '')}}`) as { search: KeptPostings & { evidence?: unknown } }).search;
+      const after = loadRecords(dir, { workingFile: working });
+      expect(after.records.map((r) => r.id).sort(), name).toEqual(kept.map((r) => r.id).sort()); // no record lost, the forgotten one not back
+      expect(after.forgotten, name).toEqual([tombstone]);
+      expect(search.v, name).toBe(POSTINGS_VERSION);
+      expect(search.evidence, name).toBeUndefined();
+      expect(search.facts, name).toBe(keepPostings(after.records).facts);
+      expect(search.facts, name).toMatch(/^[01]+$/);
+      expect(search.last, name).toEqual(keepPostings(after.records).last);
       // Rewritten, it is searched over its kept postings again, with the same hits (the recall marked some used).
       fs.copyFileSync(working, path.join(dir, RECORDS_FILE));
       const next = open(dir);
-      expect(shown(next.recall(query, { limit: 5 })).map((w) => [w.id, w.score]), without).toEqual(want.map((w) => [w.id, w.score]));
-      expect(next.searching, without).toBe('kept postings');
+      expect(shown(next.recall(query, { limit: 5 })).map((w) => [w.id, w.score]), name).toEqual(got.map((w) => [w.id, w.score]));
+      expect(next.searching, name).toBe('kept postings');
     }
   });
 });
