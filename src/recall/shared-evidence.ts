@@ -1,9 +1,10 @@
 /**
  * What an event and a record share besides words, for the hit's reasons ("file a/b.ts", "error
- * ..."): the agent is told why a run was recalled. It adds nothing to the score (RFC-006
- * "Boosts, removed"): a file's path and an error line's words are fields of the record's BM25F
- * already (`paths`, `errors`), weighed by how telling they are; a boost on top counted them twice,
- * and on hadoop-jira lifted records that merely touched a common file over the related one.
+ * ..."): the agent is told why a run was recalled. It adds nothing to the score (RFC-006 "No boost
+ * for a shared file or error line"): a file's path and an error line's words are fields of the
+ * record's BM25F already (`paths`, `errors`), weighed by how telling they are; a boost on top
+ * counted them twice, and on hadoop-jira lifted records that merely touched a common file over the
+ * related one.
  */
 import type { Doc } from './corpus.js';
 import { basename, jaccard, SAME_ERROR } from './record-evidence.js';
