@@ -83,8 +83,12 @@ export interface CacheServiceOptions {
  */
 function testRetryMs(env: NodeJS.ProcessEnv): number | undefined {
   const ms = Number(env.RECALL_TEST_CACHE_RETRY_MS);
-  return Number.isInteger(ms) && ms > 0 ? ms : undefined;
+  // It may only shorten the wait: a large value would hold a save for days between attempts.
+  return Number.isInteger(ms) && ms > 0 ? Math.min(ms, TEST_RETRY_MS_MOST) : undefined;
 }
+
+/** The most RECALL_TEST_CACHE_RETRY_MS may set: under the real first wait (1 s). */
+export const TEST_RETRY_MS_MOST = 500;
 
 export class CacheServiceClient implements CacheLibrary {
   private compressionFound?: Compression;

@@ -34,7 +34,7 @@ export async function takeOutCredentials(
     key: string;
     partial: PartialMemory | undefined;
     merged: boolean;
-    /** splitRowsClean answered that the search of split rows has nothing to take out, of the store as it still is. */
+    /** readsBesideCheck answered that the search of split rows has nothing to take out, of the store as it still is. */
     splitClean?: boolean;
     /** The store's seams as read beside the store check (readsBesideCheck): used while the file is what they were read from. */
     seams?: SeamsBeside | undefined;
@@ -94,28 +94,21 @@ export async function takeOutCredentials(
   return packed.packed;
 }
 
-/**
- * Whether the save's search of split rows (scrubSecrets onlySplit) would find nothing to take out
- * of the store as it is now: its reads, run in a worker thread (read-apart.ts) while the save's
- * store check reads the rows (issue 27: about 150 ms beside 430 at 10,000 sessions). Asked of
- * every credential of the run, a superset of what the save searches for (takeOutCredentials
- * leaves out what the keys name). False whenever it cannot tell; never rejects.
- */
-export function splitRowsClean(so: SnapshotStoreOptions): Promise<boolean> {
-  return readsBesideCheck(so).then((r) => r.splitClean);
-}
-
 /** The file's seams as read beside the store check, and what the file was then. */
 export interface SeamsBeside {
   seams: SeamRead[];
   /** The store's identity and times when they were read (fileStamp): the seams hold for these bytes alone. */
   stamp: string;
+  /** How many bytes each side of a seam was kept (seamKeep of the forms searched then): enough for no longer a credential. */
+  keep: number;
 }
 
 /**
- * splitRowsClean's answer and, in the same worker after it, the store's seams between pages
- * (page-seams.ts), read with every credential's forms (more than the save searches for: longer
- * seams find no fewer), while the save's store check reads the rows (issue 27: at 10,000
+ * Whether the save's search of split rows (scrubSecrets onlySplit) would find nothing to take out
+ * of the store as it is now (asked of every credential of the run, a superset of what the save
+ * searches for; false whenever it cannot tell) and, in the same worker after it, the store's seams
+ * between pages (page-seams.ts), read with every credential's forms (more than the save searches
+ * for: longer seams find no fewer), while the save's store check reads the rows (issue 27: at 10,000
  * sessions the check reads 430 ms and the worker's search 150, and the seams after the pack took
  * 150-250 more). Undefined seams when the store had a WAL (the check's close writes its pages into
  * the file) or the worker could not read them. Never rejects.
@@ -134,7 +127,7 @@ export async function readsBesideCheck(so: SnapshotStoreOptions): Promise<{ spli
       stamp = fileStamp(fd);
     }
     const read = await anyRowApart(file, queries, fd !== undefined ? { fd, keep } : undefined);
-    return { splitClean: !read.answer, ...(read.seams && stamp ? { seams: { seams: read.seams, stamp } } : {}) };
+    return { splitClean: !read.answer, ...(read.seams && stamp ? { seams: { seams: read.seams, stamp, keep } } : {}) };
   } catch {
     return { splitClean: false };
   } finally {
@@ -161,9 +154,13 @@ function fileStamp(fdOrFile: number | string): string {
   return [st.dev, st.ino, st.size, st.mtimeNs, st.ctimeNs].join(':');
 }
 
-/** The credentials cut at the store's seams: from the seams read beside the check when the file is still what they were read from, or read now. */
-function cutAtSeams(store: string, forms: readonly string[], beside: SeamsBeside | undefined): string[] {
-  if (beside && fileStamp(store) === beside.stamp) return splitCredentialsAt(beside.seams, forms);
+/**
+ * The credentials cut at the store's seams: from the seams read beside the check when the file is
+ * still what they were read from and they kept enough of each side for every form searched now (a
+ * credential longer than those they were read for could be cut past what they kept), or read now.
+ */
+export function cutAtSeams(store: string, forms: readonly string[], beside: SeamsBeside | undefined): string[] {
+  if (beside && beside.keep >= seamKeep(forms) && fileStamp(store) === beside.stamp) return splitCredentialsAt(beside.seams, forms);
   return splitCredentialsIn(store, forms);
 }
 

@@ -209,13 +209,19 @@ export class Staging {
       const out = await git.bytes(['cat-file', '--batch'], { input: group.map((sha) => `${sha}\n`).join('') });
       // `<sha> blob <size>\n<content>\n` per blob, in the order asked.
       let at = 0;
+      // A reply cut short (or longer than asked) fails the publish: a blob searched short is a blob not searched.
+      const short = (what: string) => new Error(`git cat-file --batch: ${what} (${out.length} bytes for ${group.length} blobs)`);
       for (const sha of group) {
         const header = out.indexOf(0x0a, at);
+        if (header < 0) throw short(`no header for blob ${sha}`);
         const [named, type, size] = out.subarray(at, header).toString('latin1').split(' ');
         if (named !== sha || type !== 'blob') throw new Error(`git cat-file --batch: expected blob ${sha}, read "${out.subarray(at, header).toString('latin1')}"`);
-        yield [sha, out.subarray(header + 1, header + 1 + Number(size))];
-        at = header + 1 + Number(size) + 1;
+        const bytes = Number(size);
+        if (!Number.isSafeInteger(bytes) || bytes < 0 || header + 1 + bytes >= out.length) throw short(`blob ${sha} of ${size} bytes runs past the reply`);
+        yield [sha, out.subarray(header + 1, header + 1 + bytes)];
+        at = header + 1 + bytes + 1;
       }
+      if (at !== out.length) throw short('bytes after the last blob');
       first = end;
     }
   }

@@ -5,14 +5,13 @@
  */
 import { boundFacts, lastUseMinutes } from './kept-postings.js';
 import { FIELDS, isCardField, termsOf, type Field } from './search-terms.js';
-import { basename, recordPaths, telling } from './record-evidence.js';
+import { recordPaths } from './record-evidence.js';
 import type { RunRecord } from '../ports.js';
 
 /** A record as search reads it past the gate: its files and error lines, for what a hit shares with the event (shared-evidence.ts). */
 export interface Doc {
   record: RunRecord;
   paths: Set<string>;
-  basenames: Set<string>;
   errors: string[];
 }
 
@@ -59,7 +58,7 @@ export interface FieldTuning {
 
 export function docOf(record: RunRecord): Doc {
   const paths = recordPaths(record);
-  return { record, paths, basenames: new Set(telling([...paths].map(basename))), errors: record.errors };
+  return { record, paths, errors: record.errors };
 }
 
 /** BM25's idf of a word `df` of `n` records have. */

@@ -238,8 +238,8 @@ export class RecordSearch {
         // Two different things in common, not one said in several words ("login", "SSO", "sign in").
         let concepts = 0;
         for (let w = 0; w < sums.words; w++) concepts += popcount(sums.concepts[i * sums.words + w]!);
-        // The words decide whether a record is related; a shared file or error line only adds to
-        // one that is (a different bug in the same file is not related), the same thread always is.
+        // The words decide whether a record is related (a shared file's or error line's count as
+        // words: a different bug in the same file is not related); the same thread always is.
         if (!sameThread && (concepts < minConcepts || relevance < threshold)) {
           if (concepts >= TUNING.fallbackConcepts && relevance >= TUNING.fallbackRelevance && (!below || sums.own[i]! > below.s.own)) below = { i, s: scoredOf(i), concepts };
           continue;

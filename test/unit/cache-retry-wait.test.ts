@@ -7,7 +7,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, expect, it } from 'vitest';
-import { CacheServiceClient } from '../../src/memory/cache-service.js';
+import { CacheServiceClient, TEST_RETRY_MS_MOST } from '../../src/memory/cache-service.js';
 import { startCacheService, type CacheService } from '../harness/cache-service.js';
 
 let tmp: string;
@@ -33,4 +33,8 @@ async function waits(env: NodeJS.ProcessEnv, failures: number): Promise<string[]
 it("the tests' fake service sets the first wait: 50 ms, doubling, every attempt kept", async () => {
   expect(service.env().RECALL_TEST_CACHE_RETRY_MS).toBe('50');
   expect(await waits(service.env(), 3)).toEqual(['50', '100', '200']);
+});
+
+it('the setting may only shorten the wait: a value past its most is taken as the most, never days between attempts', async () => {
+  expect(await waits({ ...service.env(), RECALL_TEST_CACHE_RETRY_MS: '2000000000' }, 1)).toEqual([String(TEST_RETRY_MS_MOST)]);
 });

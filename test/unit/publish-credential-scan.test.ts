@@ -53,4 +53,28 @@ describe("publish's credential search over many files", () => {
       staging.dispose();
     }
   });
+
+  it('fails on a reply cut short or longer than asked, never searching a blob short', async () => {
+    const checkout = await repo.facts();
+    const staging = await Staging.prepare(checkout, { parent: path.join(repo.dir, 'recall'), pathEnv: process.env.PATH, recallDirs: [] });
+    try {
+      fs.writeFileSync(path.join(repo.work, 'a.md'), `key: ${TOKEN}\n`);
+      fs.writeFileSync(path.join(repo.work, 'b.md'), 'plain\n');
+      const changes = await staging.stage([]);
+      const shas = ['a.md', 'b.md'].map((p) => changes.find((c) => c.path === p)!.newSha);
+      const sizes = await staging.blobSizes(shas);
+      const s = staging as unknown as { git: () => { bytes: (...a: unknown[]) => Promise<Buffer> } };
+      const real = s.git.bind(staging);
+      for (const mangle of [(b: Buffer) => b.subarray(0, b.length - 8), (b: Buffer) => Buffer.concat([b, Buffer.from('extra')])]) {
+        s.git = () => Object.assign(Object.create(real()), { bytes: async (...a: unknown[]) => mangle(await real().bytes(...a)) });
+        const read: string[] = [];
+        const all = async () => {
+          for await (const [, bytes] of staging.blobsBatched(shas, sizes, 1 << 20)) read.push(bytes.toString());
+        };
+        await expect(all()).rejects.toThrow(/git cat-file --batch/);
+      }
+    } finally {
+      staging.dispose();
+    }
+  });
 });

@@ -14,7 +14,7 @@ import { describe, expect, it } from 'vitest';
 import { sessionIdsIn } from '../../src/memory/merge.js';
 import { CredentialScanner, scrubSecrets } from '../../src/memory/scrub.js';
 import { splitCredentialsIn } from '../../src/memory/page-seams.js';
-import { splitRowsClean } from '../../src/memory/credentials-out.js';
+import { readsBesideCheck } from '../../src/memory/credentials-out.js';
 import type { SnapshotStoreOptions } from '../../src/memory/snapshot-store-options.js';
 import { literalForms } from '../../src/secrets/forms.js';
 import { cacheStoreWorld } from '../harness/cache-store-world.js';
@@ -136,8 +136,8 @@ describe('the search of split rows alone (scrubSecrets onlySplit)', () => {
     expect(() => scrubSecrets(memoryDir(), [KEY], { onlySplit: true })).toThrow(/rowid/);
   });
 
-  it('its reads in a worker beside the store check (splitRowsClean) say "clean" only where it would change nothing', async () => {
-    const clean = () => splitRowsClean({ memoryDir: memoryDir(), credentials: () => [KEY] } as unknown as SnapshotStoreOptions);
+  it('its reads in a worker beside the store check (readsBesideCheck) say "clean" only where it would change nothing', async () => {
+    const clean = () => readsBesideCheck({ memoryDir: memoryDir(), credentials: () => [KEY] } as unknown as SnapshotStoreOptions).then((r) => r.splitClean);
     writeStore(memoryDir(), [{ id: sessionId('one'), said: ['rotate the key'] }]);
     setPart(1, `short: ${KEY}`); // in one piece: the archive's byte search finds it
     expect(await clean()).toBe(true);

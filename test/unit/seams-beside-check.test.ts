@@ -27,7 +27,7 @@ vi.mock('../../src/memory/read-apart.js', async (original) => {
     },
   };
 });
-const { readsBesideCheck } = await import('../../src/memory/credentials-out.js');
+const { cutAtSeams, readsBesideCheck } = await import('../../src/memory/credentials-out.js');
 const { seamKeep, seamsIn, splitCredentialsAt } = await import('../../src/memory/page-seams.js');
 
 const KEY = 'sk-ant-rotated-provider-key-0123456789abcdef';
@@ -61,6 +61,15 @@ describe('the seams read beside the store check', () => {
     expect(inPlace.length).toBeGreaterThan(0);
     expect(read.seams?.seams.map((s) => [Buffer.from(s.tail).toString('latin1'), Buffer.from(s.start).toString('latin1')])).toEqual(inPlace.map((s) => [s.tail.toString('latin1'), s.start.toString('latin1')]));
     expect(splitCredentialsAt(read.seams!.seams, forms)).toEqual([KEY]);
+  });
+
+  it('read for shorter credentials do not vouch for a longer one: the save reads the seams again and finds it', async () => {
+    writeStore(memoryDir(), [{ id: sessionId('one'), said: ['rotate the key'] }]);
+    splitKeyIntoPart(2);
+    const short = await readsBesideCheck({ memoryDir: memoryDir(), credentials: () => ['tok-1234'] } as unknown as SnapshotStoreOptions);
+    expect(short.seams).toBeDefined();
+    expect(short.seams!.keep).toBeLessThan(seamKeep(literalForms([KEY])));
+    expect(cutAtSeams(db(), literalForms([KEY]), short.seams)).toEqual([KEY]);
   });
 
   it('are not read while a WAL holds pages the check will move into the file', async () => {
