@@ -54,12 +54,17 @@ export function pageSeamReader(fs: typeof import('node:fs')) {
     return undefined;
   }
 
+  /** The longest payload a cell keeps whole on its page (longer ones spill), for a table leaf or an index page. */
+  function mostLocal(usable: number, table: boolean): number {
+    return table ? usable - 35 : Math.floor(((usable - 12) * 64) / 255) - 23;
+  }
+
   /**
    * How many bytes of a payload of `size` bytes a cell keeps on its page (the rest overflows), for a
    * table leaf (`table`) or an index page, `usable` being the page size less its reserved bytes.
    */
   function localBytes(size: number, usable: number, table: boolean): number {
-    const most = table ? usable - 35 : Math.floor(((usable - 12) * 64) / 255) - 23;
+    const most = mostLocal(usable, table);
     if (size <= most) return size;
     const least = Math.floor(((usable - 12) * 32) / 255) - 23;
     const k = least + ((size - least) % (usable - 4));
@@ -86,8 +91,7 @@ export function pageSeamReader(fs: typeof import('node:fs')) {
     if (header === undefined) return; // not a b-tree page
     const cells = bytes.readUInt16BE(base + at + 3);
     const table = type === 13;
-    // The longest payload a cell keeps whole on its page (localBytes): longer ones spill.
-    const most = table ? usable - 35 : Math.floor(((usable - 12) * 64) / 255) - 23;
+    const most = mostLocal(usable, table);
     for (let i = 0; type !== 5 && i < cells; i++) {
       const pointer = at + header + 2 * i;
       if (pointer + 2 > usable) return;
