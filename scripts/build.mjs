@@ -14,7 +14,7 @@
 // 15-20 ms slower for it.
 //
 // ncc compiles TypeScript without type-checking it (--transpile-only): `tsc --noEmit` is the type
-// check, and `npm test` runs it beside the build, which took 19 s with ncc checking the same types
+// check, and `npm test` runs it beside the tests (scripts/test.sh); the build took 19 s with ncc checking the same types
 // again and 8-11 s without (the same bytes out; src/tsconfig.json says what the transpiler needs).
 //
 // `npm run build -- --source-map` also writes a .map beside each file, for a debugging session
