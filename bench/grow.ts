@@ -3,6 +3,7 @@
  * node:sqlite (ids stay letters and digits, as OpenCode makes them), and the copies' user
  * messages recorded in the thread index as Recall records what it sends: a store Recall saved.
  */
+import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
@@ -45,7 +46,23 @@ export function growStore(seedDir: string, n: number, dir: string, texts?: reado
  * under ids ending in `suffix`, their user messages recorded as Recall records what it sends.
  */
 export function addSessions(seedDir: string, dir: string, suffix: string): void {
-  copySessions(dir, sessionIdsIn(seedDir), [suffix]);
+  const seeds = sessionIdsIn(seedDir);
+  copySessions(dir, seeds, [suffix]);
+  leaveInLog(dir, seeds.map((id) => `${id}${suffix}`));
+}
+
+/**
+ * The rows of `sessions` written again, as they are, by a process that ends without closing the
+ * store: they stay in its write-ahead log, as OpenCode leaves its run's writes when it is stopped
+ * (a save finds the store so in every real run).
+ */
+function leaveInLog(dir: string, sessions: readonly string[]): void {
+  const script = `const {DatabaseSync}=require('node:sqlite');
+    const d=new DatabaseSync(${JSON.stringify(path.join(dir, 'opencode.db'))},{enableForeignKeyConstraints:false});
+    d.exec('PRAGMA journal_mode = WAL; PRAGMA wal_autocheckpoint = 0; BEGIN');
+    for (const id of ${JSON.stringify(sessions)}) for (const t of ['session','message','part']) d.prepare('UPDATE "'+t+'" SET time_updated = time_updated + 1 WHERE '+(t==='session'?'id':'session_id')+' = ?').run(id);
+    d.exec('COMMIT');process.exit(0)`;
+  execFileSync(process.execPath, ['-e', script]);
 }
 
 /** The sessions `seeds` of the store in `dir` copied once per id suffix, and every unrecorded user turn recorded. */

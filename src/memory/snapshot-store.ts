@@ -18,7 +18,7 @@ import { sessionIdsIn } from './merge.js';
 import { mergeNewerSave, type Base, type NewerSaveMerge } from './newer-save.js';
 import { UnusableSnapshotError, type PackedSnapshot, type SnapshotBackend } from './snapshot-backend.js';
 import { readsBesideCheck, takeOutCredentials } from './credentials-out.js';
-import { checkStoreAlongside, STORE_CHECK_RULES } from './store-check.js';
+import { checkStoreAlongside, foldLog, STORE_CHECK_RULES } from './store-check.js';
 import { MAX_UNPACKED_BYTES } from './tar-unpack.js';
 import type { MemoryStore, RestoreOutcome, SaveOutcome } from './store.js';
 import type { SnapshotStoreOptions } from './snapshot-store-options.js';
@@ -187,6 +187,7 @@ export class SnapshotMemoryStore implements MemoryStore {
       return { saved: false, warning: `Memory was not saved: the store grew to ${bytes} bytes in this run, more than a restore takes (${MAX_UNPACKED_BYTES}); the earlier memory is kept.` };
     }
     const sent = this.so.sentTurns(memoryDir);
+    foldLog(memoryDir);
     // The search of split rows for credentials reads in a worker while the check reads the rows;
     // the check writes nothing before it has answered (read-apart.ts).
     // The store's seams between pages are read in the same worker after it, for the pack (credentials-out.ts).
