@@ -22,6 +22,16 @@ export function openRegular(file: string): number {
   return fd;
 }
 
+/**
+ * What says a file is byte for byte as it was: its inode and device, size, and change and
+ * modification times to the nanosecond. Every write Recall makes to the store between a read beside
+ * the store check and its use (a repair, a redaction, a merge, a checkpoint) changes its times.
+ */
+export function fileStamp(fdOrFile: number | string): string {
+  const st = typeof fdOrFile === 'number' ? fs.fstatSync(fdOrFile, { bigint: true }) : fs.statSync(fdOrFile, { bigint: true });
+  return [st.dev, st.ino, st.size, st.mtimeNs, st.ctimeNs].join(':');
+}
+
 /** Recall's own files are small; a larger one is not Recall's (the index of past work is saved well within it: recall/index-bound.ts). */
 export const MAX_RECALL_FILE = 64 * 1024 * 1024;
 

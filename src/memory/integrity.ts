@@ -11,7 +11,7 @@
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { openRegular, readMemoryFile, writeMemoryFile } from './files.js';
+import { fileStamp, openRegular, readMemoryFile, writeMemoryFile } from './files.js';
 import { DATABASE_FILE } from './layout.js';
 
 export const MANIFEST_FILE = 'recall-manifest.json';
@@ -71,6 +71,15 @@ export interface ManifestFields {
   checked?: readonly string[] | undefined;
   /** The rules of the check they passed (store-check.ts STORE_CHECK_RULES). */
   checkRules?: number | undefined;
+  /** A file's SHA-256 taken beside the store check (read-apart.ts sha256Apart): used while the file is as it was then (fileStamp). */
+  hashed?: FileHash | undefined;
+}
+
+/** The SHA-256 of the file `name` of the memory directory while its identity and times are `stamp` (files.ts fileStamp). */
+export interface FileHash {
+  name: string;
+  stamp: string;
+  sha256: string;
 }
 
 /** Where a restore found the snapshot it checks: the key it was restored under, at which place. */
@@ -128,7 +137,8 @@ export function writeManifest(memoryDir: string, o: ManifestFields): void {
   const files: Manifest['files'] = {};
   for (const name of memoryFiles(memoryDir)) {
     const file = path.join(memoryDir, name);
-    files[name] = signingKey ? { size: fs.statSync(file).size, sha256: wholeHash(file) } : { size: fs.statSync(file).size, fingerprint: fingerprint(file) };
+    const hashed = o.hashed?.name === name && fileStamp(file) === o.hashed.stamp ? o.hashed.sha256 : undefined;
+    files[name] = signingKey ? { size: fs.statSync(file).size, sha256: hashed ?? wholeHash(file) } : { size: fs.statSync(file).size, fingerprint: fingerprint(file) };
   }
   // Signed with where it is saved (version 4) when that is known; `recall memory prune` re-signs a
   // snapshot an older Recall saved without it as it was (version 3).

@@ -17,7 +17,7 @@ import { recoverDamagedIndex } from './index-recovery.js';
 import { sessionIdsIn } from './merge.js';
 import { mergeNewerSave, type Base, type NewerSaveMerge } from './newer-save.js';
 import { UnusableSnapshotError, type PackedSnapshot, type SnapshotBackend } from './snapshot-backend.js';
-import { readsBesideCheck, takeOutCredentials } from './credentials-out.js';
+import { hashBesideCheck, readsBesideCheck, takeOutCredentials } from './credentials-out.js';
 import { checkStoreAlongside, foldLog, STORE_CHECK_RULES } from './store-check.js';
 import { MAX_UNPACKED_BYTES } from './tar-unpack.js';
 import type { MemoryStore, RestoreOutcome, SaveOutcome } from './store.js';
@@ -192,7 +192,10 @@ export class SnapshotMemoryStore implements MemoryStore {
     // the check writes nothing before it has answered (read-apart.ts).
     // The store's seams between pages are read in the same worker after it, for the pack (credentials-out.ts).
     const beside = readsBesideCheck(this.so);
-    const check = await checkStoreAlongside(memoryDir, { now: clock(), turns: (id) => sent.turnsOf(id) ?? new Set(), quick: false, alongside: beside });
+    // A signed save's hash of the store is read in another worker meanwhile (credentials-out.ts).
+    const hashing = hashBesideCheck(this.so);
+    const check = await checkStoreAlongside(memoryDir, { now: clock(), turns: (id) => sent.turnsOf(id) ?? new Set(), quick: false, alongside: Promise.all([beside, hashing]) });
+    const hashed = await hashing;
     // Its answer holds for the store as it was: a repair (removals only) could not add a row to
     // search, but any change sends the save back to the search itself, as a merge does below.
     const { splitClean, seams } = await beside;
@@ -232,7 +235,7 @@ export class SnapshotMemoryStore implements MemoryStore {
         // What this save is built from, newest first: where a restore goes if this save turns out unusable.
         const earlier = [...new Set([...mergedFrom, ...base.earlier])].filter((k) => !base.setAside.includes(k));
         const mergedIn = mergedFrom.length > 0;
-        packed = await takeOutCredentials(this.so, { earlier: earlier.slice(0, EARLIER_KEPT), key, partial: base.partial, merged: mergedIn, splitClean: searchedAsIs && !mergedIn, seams });
+        packed = await takeOutCredentials(this.so, { earlier: earlier.slice(0, EARLIER_KEPT), key, partial: base.partial, merged: mergedIn, splitClean: searchedAsIs && !mergedIn, seams, hashed });
       } catch (error) {
         return { saved: false, warning: `Memory was not saved: the credentials could not be taken out of the store (${describe(error)}).` };
       }
