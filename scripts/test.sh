@@ -6,9 +6,10 @@
 # either failing fails the whole.
 set -u
 log=$(mktemp "${TMPDIR:-/tmp}/recall-tsc.XXXXXX")
-trap 'rm -f "$log"' EXIT
 nice -n 19 tsc --noEmit >"$log" 2>&1 &
 typecheck=$!
+# A background job ignores the ^C that stops the tests: it is stopped here.
+trap 'kill "$typecheck" 2>/dev/null; rm -f "$log"' EXIT
 vitest run "$@"
 tests=$?
 if ! wait "$typecheck"; then

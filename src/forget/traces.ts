@@ -9,7 +9,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { DATABASE_FILE } from '../memory/layout.js';
 import { identityColumns, isJson } from '../memory/scrub.js';
-import { openStore, storedUserTurns } from '../memory/store-check.js';
+import { foldLog, openStore, storedUserTurns } from '../memory/store-check.js';
 import { rowWithoutForgotten, withoutForgotten, type ForgottenNames } from '../recall/forget-traces.js';
 import type { SentTurns } from '../memory/store.js';
 
@@ -68,8 +68,9 @@ export function eraseTraces(memoryDir: string, names: ForgottenNames, sent: Sent
     sent.save();
   }
   // A read-only reader (storedUserTurns) leaves the WAL and shared-memory files behind; the last
-  // writer to close folds and removes them, so the folder holds what a save would have left.
-  openStore(file).close();
+  // connection that may write folds and removes them as it closes once it has read (an open and a
+  // close alone leave them), so the folder holds what a save would have left.
+  foldLog(memoryDir);
   return changed;
 }
 

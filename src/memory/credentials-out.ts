@@ -38,7 +38,7 @@ export async function takeOutCredentials(
     splitClean?: boolean;
     /** The store's seams as read beside the store check (readsBesideCheck): used while the file is what they were read from. */
     seams?: SeamsBeside | undefined;
-    /** A signed save's hash of the store taken beside the check (hashBesideCheck): used while the file is what it hashed. */
+    /** A signed save's hash of the store taken beside the check (hashBesideCheck), when the check wrote nothing: used while Recall writes nothing more and the file is what it hashed. */
     hashed?: FileHash | undefined;
   },
 ): Promise<PackedSnapshot | undefined> {
@@ -60,6 +60,7 @@ export async function takeOutCredentials(
   // forms finds a token: its own code redacts it; without it, only the written forms go.
   const inRecords = so.recallFiles ? so.recallFiles.redact(memoryDir, forms) : redactFile(path.join(memoryDir, RECORDS_FILE), forms);
   if (inRecords > 0) removed[RECORDS_FILE] = inRecords;
+  let packs = 0;
   const pack = async (beside?: SeamsBeside) => {
     const turnsRewritten = ['message', 'part'].some((table) => (removed[table] ?? 0) > 0);
     if (turnsRewritten) recordRedactedTurns(memoryDir, so.sentTurns(memoryDir));
@@ -68,7 +69,10 @@ export async function takeOutCredentials(
     // message or a part: signed as checked, a restore of exactly these bytes need not read the
     // rows again (issue 27).
     const checked = o.merged || turnsRewritten ? [] : [DATABASE_FILE];
-    writeManifest(memoryDir, { now: clock(), signingKey, earlier, key, place, partial, checked, checkRules: STORE_CHECK_RULES, hashed: o.hashed });
+    // The hash read beside the check, while Recall has written nothing to the store since (times
+    // alone cannot say so where a filesystem keeps them to the second).
+    const untouched = packs++ === 0 && !o.merged && Object.keys(removed).every((name) => name === RECORDS_FILE);
+    writeManifest(memoryDir, { now: clock(), signingKey, earlier, key, place, partial, checked, checkRules: STORE_CHECK_RULES, hashed: untouched ? o.hashed : undefined });
     const packed = await backend.pack?.(memoryDir, forms);
     // The byte search cannot see a credential cut where a value continues on an overflow page; the
     // SQL search above reads only the rows reckoned to spill, from the columns the schema declares.
@@ -115,7 +119,7 @@ export interface SeamsBeside {
  * 150-250 more). Undefined seams when the store had a WAL (the check's close writes its pages into
  * the file) or the worker could not read them. Never rejects.
  */
-export async function readsBesideCheck(so: SnapshotStoreOptions): Promise<{ splitClean: boolean; seams?: SeamsBeside }> {
+export async function readsBesideCheck(so: SnapshotStoreOptions, held?: number[]): Promise<{ splitClean: boolean; seams?: SeamsBeside }> {
   const file = path.join(so.memoryDir, DATABASE_FILE);
   let fd: number | undefined;
   try {
@@ -133,8 +137,18 @@ export async function readsBesideCheck(so: SnapshotStoreOptions): Promise<{ spli
   } catch {
     return { splitClean: false };
   } finally {
-    if (fd !== undefined) fs.closeSync(fd);
+    if (fd !== undefined) release(fd, held);
   }
+}
+
+/**
+ * Closes `fd`, or with `held` leaves it to the caller: closing any descriptor of the store drops
+ * every POSIX lock this process holds on it, SQLite's too, so a read beside the store check hands its
+ * descriptor to the save, which closes it once the check's connection has closed.
+ */
+function release(fd: number, held: number[] | undefined): void {
+  if (held) held.push(fd);
+  else fs.closeSync(fd);
 }
 
 /**
@@ -144,7 +158,7 @@ export async function readsBesideCheck(so: SnapshotStoreOptions): Promise<{ spli
  * (fileStamp): a repair, a redaction or a merge since, and the store is hashed again there.
  * Undefined without a key, or when it could not be read. Never rejects.
  */
-export async function hashBesideCheck(so: SnapshotStoreOptions): Promise<FileHash | undefined> {
+export async function hashBesideCheck(so: SnapshotStoreOptions, held?: number[]): Promise<FileHash | undefined> {
   if (!so.signingKey) return undefined;
   let fd: number | undefined;
   try {
@@ -155,7 +169,7 @@ export async function hashBesideCheck(so: SnapshotStoreOptions): Promise<FileHas
   } catch {
     return undefined;
   } finally {
-    if (fd !== undefined) fs.closeSync(fd);
+    if (fd !== undefined) release(fd, held);
   }
 }
 

@@ -7,7 +7,7 @@
  *  - whether the save's search of split rows has anything to take out (scrub.ts splitSearch),
  *    while the save's store check reads the rows: about 150 ms beside about 430;
  *  - a signed save's SHA-256 of the store, beside the same check (sha256Apart).
- * Both only read. The callers write nothing until the worker has answered, so a store quick_check
+ * All three only read. The callers write nothing until the worker has answered, so a store quick_check
  * refuses is left exactly as it came, and a store in rollback-journal mode is never written while
  * the worker holds its read lock (the write would fail as locked).
  */

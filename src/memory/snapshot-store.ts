@@ -191,11 +191,20 @@ export class SnapshotMemoryStore implements MemoryStore {
     // The search of split rows for credentials reads in a worker while the check reads the rows;
     // the check writes nothing before it has answered (read-apart.ts).
     // The store's seams between pages are read in the same worker after it, for the pack (credentials-out.ts).
-    const beside = readsBesideCheck(this.so);
+    // Their descriptors of the store stay open until the check's connection has closed (credentials-out.ts release).
+    const held: number[] = [];
+    const beside = readsBesideCheck(this.so, held);
     // A signed save's hash of the store is read in another worker meanwhile (credentials-out.ts).
-    const hashing = hashBesideCheck(this.so);
-    const check = await checkStoreAlongside(memoryDir, { now: clock(), turns: (id) => sent.turnsOf(id) ?? new Set(), quick: false, alongside: Promise.all([beside, hashing]) });
-    const hashed = await hashing;
+    const hashing = hashBesideCheck(this.so, held);
+    let check: Awaited<ReturnType<typeof checkStoreAlongside>>;
+    try {
+      check = await checkStoreAlongside(memoryDir, { now: clock(), turns: (id) => sent.turnsOf(id) ?? new Set(), quick: false, alongside: Promise.all([beside, hashing]) });
+      await Promise.all([beside, hashing]);
+    } finally {
+      for (const fd of held) fs.closeSync(fd);
+    }
+    // The hash holds only for a store the check left as it was.
+    const hashed = check.repaired.length === 0 ? await hashing : undefined;
     // Its answer holds for the store as it was: a repair (removals only) could not add a row to
     // search, but any change sends the save back to the search itself, as a merge does below.
     const { splitClean, seams } = await beside;
