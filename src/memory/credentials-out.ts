@@ -38,7 +38,7 @@ export async function takeOutCredentials(
     splitClean?: boolean;
     /** The store's seams as read beside the store check (readsBesideCheck): used while the file is what they were read from. */
     seams?: SeamsBeside | undefined;
-    /** A signed save's hash of the store taken beside the check (hashBesideCheck), when the check wrote nothing: used while Recall writes nothing more and the file is what it hashed. */
+    /** A signed save's hash of the store taken beside the check (hashBesideCheck): used with splitClean, as the seams are, while the file is what it hashed. */
     hashed?: FileHash | undefined;
   },
 ): Promise<PackedSnapshot | undefined> {
@@ -60,8 +60,7 @@ export async function takeOutCredentials(
   // forms finds a token: its own code redacts it; without it, only the written forms go.
   const inRecords = so.recallFiles ? so.recallFiles.redact(memoryDir, forms) : redactFile(path.join(memoryDir, RECORDS_FILE), forms);
   if (inRecords > 0) removed[RECORDS_FILE] = inRecords;
-  let packs = 0;
-  const pack = async (beside?: SeamsBeside) => {
+  const pack = async (beside?: SeamsBeside, hashed?: FileHash) => {
     const turnsRewritten = ['message', 'part'].some((table) => (removed[table] ?? 0) > 0);
     if (turnsRewritten) recordRedactedTurns(memoryDir, so.sentTurns(memoryDir));
     // Every row as save() checked it against Recall's record, unless sessions were merged in since
@@ -69,10 +68,7 @@ export async function takeOutCredentials(
     // message or a part: signed as checked, a restore of exactly these bytes need not read the
     // rows again (issue 27).
     const checked = o.merged || turnsRewritten ? [] : [DATABASE_FILE];
-    // The hash read beside the check, while Recall has written nothing to the store since (times
-    // alone cannot say so where a filesystem keeps them to the second).
-    const untouched = packs++ === 0 && !o.merged && Object.keys(removed).every((name) => name === RECORDS_FILE);
-    writeManifest(memoryDir, { now: clock(), signingKey, earlier, key, place, partial, checked, checkRules: STORE_CHECK_RULES, hashed: untouched ? o.hashed : undefined });
+    writeManifest(memoryDir, { now: clock(), signingKey, earlier, key, place, partial, checked, checkRules: STORE_CHECK_RULES, hashed });
     const packed = await backend.pack?.(memoryDir, forms);
     // The byte search cannot see a credential cut where a value continues on an overflow page; the
     // SQL search above reads only the rows reckoned to spill, from the columns the schema declares.
@@ -82,7 +78,10 @@ export async function takeOutCredentials(
     const cut = fs.existsSync(store) ? cutAtSeams(store, forms, beside) : [];
     return { packed, clean: (packed ? packed.found : credentialsIn(memoryDir, forms)).length === 0 && cut.length === 0 };
   };
-  let packed = await pack(o.splitClean ? o.seams : undefined);
+  // What was read beside the check holds for the first pack of a store Recall has not written since
+  // (splitClean: no repair, no merge, nothing to scrub; times alone cannot say so where a filesystem
+  // keeps them to the second); a later pack follows a write.
+  let packed = o.splitClean ? await pack(o.seams, o.hashed) : await pack();
   if (!packed.clean) {
     // A credential in the bytes: search every row, as every save did before. When no row held
     // one, the bytes are unchanged and it is in free space: straight to the rebuild below.

@@ -199,12 +199,12 @@ export class SnapshotMemoryStore implements MemoryStore {
     let check: Awaited<ReturnType<typeof checkStoreAlongside>>;
     try {
       check = await checkStoreAlongside(memoryDir, { now: clock(), turns: (id) => sent.turnsOf(id) ?? new Set(), quick: false, alongside: Promise.all([beside, hashing]) });
+      // Waited for again: a store that cannot be opened is refused before the check waits for them.
       await Promise.all([beside, hashing]);
     } finally {
       for (const fd of held) fs.closeSync(fd);
     }
-    // The hash holds only for a store the check left as it was.
-    const hashed = check.repaired.length === 0 ? await hashing : undefined;
+    const hashed = await hashing;
     // Its answer holds for the store as it was: a repair (removals only) could not add a row to
     // search, but any change sends the save back to the search itself, as a merge does below.
     const { splitClean, seams } = await beside;

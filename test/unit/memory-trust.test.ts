@@ -13,6 +13,7 @@ import { ToolHost } from '../../src/agent/tools/tool-host.js';
 import { describeCitations } from '../../src/recall/citations.js';
 import { openForChange } from '../../src/cli/change-store.js';
 import { forgetRecord, markWrong, recallFiles } from '../../src/forget/forget.js';
+import { eraseTraces } from '../../src/forget/traces.js';
 import { MARKS_FILE, RECORDS_FILE } from '../../src/memory/layout.js';
 import { checkStore } from '../../src/memory/store-check.js';
 import type { RecalledWork, Task, RunRecord } from '../../src/ports.js';
@@ -194,11 +195,26 @@ describe("forgetting takes Recall's words about the record out of later sessions
     expect(withoutForgotten(await host.answer('memory_read', { id: 'run-1-1' }), names)).toBe(FORGOTTEN_NOTE);
   });
 
+  it("in the store, erased as OpenCode keeps it (in WAL mode): the log its read-only reads leave is folded, the folder left as a save leaves it", () => {
+    const later = sessionId('later');
+    writeStore(dir, [{ id: later, said: ['fix the Safari loop'] }]);
+    const db = new DatabaseSync(path.join(dir, 'opencode.db'));
+    db.exec('PRAGMA journal_mode = WAL');
+    const tool = { type: 'tool', tool: 'memory_read', state: { status: 'completed', input: { id: 'run-1-1' }, output: 'run-1-1 (run) · thread issue-1 · the SSO cookie lacks Secure' } };
+    db.prepare('INSERT INTO part VALUES (?, ?, ?, 1, 1, ?)').run('prt_tool0001', 'msg_00000002', later, JSON.stringify(tool));
+    db.close();
+    const erased = eraseTraces(dir, { ids: new Set(['run-1-1']), sessions: new Set() }, ThreadIndex.load(dir).index);
+    expect(erased).toEqual({ part: 1 });
+    expect(fs.readdirSync(dir).filter((f) => /-(wal|shm)$/.test(f))).toEqual([]);
+    expect(fs.readFileSync(path.join(dir, 'opencode.db')).includes('SSO cookie')).toBe(false);
+  });
+
   it('in the store: every row that quoted it, the event copy included; the session still passes the restore check', () => {
     const [one, later] = [sessionId('one'), sessionId('later')];
     const prompt = `Task: fix the Safari loop\n\n${priorWorkSection([work(gone, 'likely'), work(kept, 'likely')], { budget: 6_000, tools: true })}`;
     writeStore(dir, [{ id: one, said: ['the SSO loop'] }, { id: later, said: [prompt] }]);
     const db = new DatabaseSync(path.join(dir, 'opencode.db'));
+    db.exec('PRAGMA journal_mode = WAL'); // as OpenCode keeps it
     const tool = { type: 'tool', tool: 'memory_read', state: { status: 'completed', input: { id: 'run-1-1' }, output: 'run-1-1 (run) · thread issue-1 · the SSO cookie lacks Secure' } };
     db.prepare('INSERT INTO part VALUES (?, ?, ?, 1, 1, ?)').run('prt_tool0001', 'msg_00000004', later, JSON.stringify(tool));
     db.prepare('INSERT INTO event VALUES (?, ?, 2, ?)').run('evt_copy', later, JSON.stringify({ type: 'message.part.updated', properties: { part: { type: 'text', text: prompt } } }));

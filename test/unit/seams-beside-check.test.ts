@@ -168,4 +168,14 @@ describe('the seams read beside the store check', () => {
     expect(parts.some((p) => p.includes('print the deploy key'))).toBe(false);
     expect(parts.some((p) => p.includes('rotate the key'))).toBe(true);
   });
+  it('a store SQLite cannot read, with a log beside it, is left to the check: the save says it is unusable and stores nothing', async () => {
+    writeStore(memoryDir(), [{ id: sessionId('one'), said: ['rotate the key'] }]);
+    leaveInLog(`INSERT INTO message VALUES ('msg_9', '${sessionId('one')}', 1, 1, '{"role":"assistant"}')`);
+    const bytes = fs.readFileSync(db());
+    bytes.fill(0x5a, 0, 4096); // the header and first page garbled
+    fs.writeFileSync(db(), bytes);
+    const saved = await world.store('1', { credentials: [KEY] }).save();
+    expect(saved).toMatchObject({ saved: false, warning: expect.stringMatching(/the session store is unusable after this run/) });
+    expect(world.service.entries()).toEqual([]);
+  });
 });
