@@ -43,6 +43,47 @@ const RUNTIME_FRAME = /^(?:java|javax|jdk|sun|com\.sun|kotlin|kotlinx|scala|org\
 /** A Java (JVM) stack frame: `at pkg.Class.method(File.java:12)`, after Java 9 `at java.base/pkg...`; group 1 the class, 2 the file. */
 const JVM_FRAME = /\bat\s+(?:[\w.@$-]*\/){0,2}([\w$]+(?:\.[\w$]+)+)\.[\w$<>-]+\(([\w$-]+\.[a-zA-Z]\w{0,9})(?::\d+)?\)/g;
 
+/**
+ * A Python traceback's frame: `File "/usr/lib/python3.11/threading.py", line 1038, in _bootstrap`;
+ * group 1 the file as the frame names it.
+ */
+const PYTHON_FRAME = /\bFile "([^"\n]{1,300})", line \d+/g;
+
+/**
+ * A Node (V8) stack frame's place: `at fn (/app/src/x.ts:3:9)`, `at /app/src/x.js:3:9`,
+ * `at file:///app/src/x.mjs:3:9`, `at fn (node:internal/...:1:2)`; group 1 the place without its
+ * line and column.
+ */
+const NODE_FRAME = /\bat\s+(?:(?:new|async)\s+)?(?:[^\s()]+(?: \[as [^\]\s]+\])?\s+\()?((?:file:\/\/)?[^\s()]+?):\d+:\d+\)?/g;
+
+/**
+ * A Go panic's frame line: `\t/usr/local/go/src/runtime/panic.go:884 +0x213` (or an assembly `.s`); group 1 the file.
+ */
+const GO_FRAME = /^[ \t]+(\/[^\s:]+\.(?:go|s)):\d+(?: \+0x[\da-f]+)?$/gm;
+
+/**
+ * Files of a runtime and of test harnesses, as their frames name them: in every trace of that
+ * kind, so they say nothing about which problem it is. Python's standard library (not what was
+ * installed beside it), its test runners; Node's own modules and the test runners installed in
+ * node_modules; Go's standard library under its root (`.../go/src/runtime/`, a first segment with
+ * no dot: a module's path starts with its host).
+ */
+const RUNTIME_FILE = new RegExp(
+  [
+    String.raw`^<`, // `<frozen importlib._bootstrap>`, `<string>`, `<anonymous>`
+    String.raw`/lib/python\d[\d.]*/(?!(?:site|dist)-packages/)`,
+    String.raw`/(?:site|dist)-packages/(?:_pytest|pytest|pluggy|unittest2?|nose2?|_pydev\w*)/`,
+    String.raw`^(?:node:|internal/|native$)`,
+    String.raw`/node_modules/(?:jest[\w-]*|@jest/[\w-]+|mocha|vitest|@vitest/[\w-]+|tap|ava|jasmine[\w-]*|tinypool|ts-node|tsx|@babel/register)/`,
+    String.raw`/go(?:/[\d.]+/x64)?/src/[a-z][a-z\d]*/`,
+  ].join('|'),
+);
+
+/** Whether a frame's file is the runtime's or a test harness's (RUNTIME_FILE). */
+export function isRuntimeFile(file: string): boolean {
+  return RUNTIME_FILE.test(file);
+}
+
 /** A name in reverse-domain order (`org.apache.hadoop.fs`, `com.google.common.io.Files`): a package or a class, not a file. */
 const PACKAGE = /^(?:org|com|net|io|edu|gov|java|javax|jdk|sun|android|androidx|kotlin|kotlinx|scala)\.[a-z_$][\w$]*\./i;
 
@@ -70,10 +111,15 @@ export function mentionedPaths(text: string): string[] {
   const found = new Set<string>();
   // Stack frames first: a runtime's frame is taken out, another's file kept, so that the frame's
   // `(Thread.java:748)` is not read again below as a file mentioned.
-  const rest = text.replace(JVM_FRAME, (frame, cls: string, file: string) => {
-    if (!RUNTIME_FRAME.test(`${cls}.`) && isFilePath(file)) found.add(file);
+  const frame = (file: string) => {
+    if (!isRuntimeFile(file) && isFilePath(file)) found.add(file.replace(/^\.\//, ''));
     return ' ';
-  });
+  };
+  const rest = text
+    .replace(JVM_FRAME, (_, cls: string, file: string) => (RUNTIME_FRAME.test(`${cls}.`) ? ' ' : frame(file)))
+    .replace(PYTHON_FRAME, (_, file: string) => frame(file))
+    .replace(NODE_FRAME, (_, place: string) => frame(place.replace(/^file:\/\//, '')))
+    .replace(GO_FRAME, (_, file: string) => frame(file));
   for (const m of rest.matchAll(/(?:^|[\s`'"(\[<])((?:\.{0,2}\/)?(?:[\w.@-]+\/)*[\w.@-]*[\w@-])(?::\d+(?:[-:]\d+)?)?(?=$|[\s`'")\]>,.;:!?])/gm)) {
     const p = m[1]!;
     // Most words have neither a dot nor a slash: only a file known by name can be one of them.

@@ -10,7 +10,7 @@ import { validCard } from './card.js';
 import { isThreadKey } from './thread-key.js';
 import { TERMS_VERSION } from './search-terms.js';
 import { errorSignatures, runWords } from './text.js';
-import { mentionedPaths } from './mentioned-paths.js';
+import { isRuntimeFile, mentionedPaths } from './mentioned-paths.js';
 
 const LIMITS = { title: 300, request: 1_200, text: 3_000, subject: 300, why: 600, list: 50, item: 300, terms: 64 * 1024 };
 
@@ -138,15 +138,22 @@ function errorsOf(r: Record<string, unknown>): string[] {
  * dotted word the record's own words hold standing alone (not a piece of a longer path) is kept if
  * the fixed rule reads it there. Any other path was given (the event's files, a citation, an
  * import's `files`: `LICENSE`, `.gitignore`, `Makefile.in`) or read past the text the record keeps,
- * and stays, unless it has a shape no file has (NOT_A_FILE).
+ * and stays, unless it has a shape no file has (NOT_A_FILE). One kept before v8 has the runtime's
+ * files its words name (isRuntimeFile: `/usr/lib/python3.11/threading.py`, `internal/timers.js`)
+ * judged again the same way: kept only where the fixed rule still reads them (outside a frame).
  */
 function pathsOf(r: Record<string, unknown>): string[] {
   const stored = strList(r.paths);
   const v = keptVersion(r);
-  if (v === undefined || v >= 7) return stored;
+  if (v === undefined || v >= 8) return stored;
   const words = wordsOf(r);
   const now = new Set(mentionedPaths(words));
-  return stored.filter((p) => (/.\./.test(p) && standsAlone(words, p) ? now.has(p) : !NOT_A_FILE.test(p)));
+  return stored.filter((p) => {
+    // Before v8, a runtime's or test harness's file in a Python, Node or Go frame was read as a file.
+    if (isRuntimeFile(p) && words.includes(p)) return now.has(p);
+    if (v >= 7) return true;
+    return /.\./.test(p) && standsAlone(words, p) ? now.has(p) : !NOT_A_FILE.test(p);
+  });
 }
 
 /** What the rule before v7 read as a file that no file is: a name in reverse-domain order, a host, an abbreviation, a version. */

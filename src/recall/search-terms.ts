@@ -22,9 +22,11 @@ export const pathStems = (text: string): string[] => stems(text).filter((t) => !
  * not used. v6: error lines read by issue 24's fixed rule (text.ts errorLines); a record kept under an
  * older version has its error lines read again from its text (records.ts errorsOf). v7: file paths read
  * by issue 24's fixed rule (mentioned-paths.ts); a record kept under an older version has its paths
- * judged again (records.ts pathsOf).
+ * judged again (records.ts pathsOf). v8: the files of Python's, Node's and Go's runtime and test
+ * harnesses in their stack frames are not files a record mentions (mentioned-paths.ts); a record
+ * kept under an older version has those judged again (records.ts pathsOf).
  */
-export const TERMS_VERSION = 'v7';
+export const TERMS_VERSION = 'v8';
 
 /**
  * What the kept stems were made from, beside the version: an FNV-1a hash of the fields' text and its

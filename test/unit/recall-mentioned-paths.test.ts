@@ -62,6 +62,77 @@ describe('mentioned paths', () => {
     // Named outside a frame, the same file is a file.
     expect(mentionedPaths('Thread.java has the loop')).toEqual(['Thread.java']);
   });
+
+  it("Python's traceback: the standard library's and the test runner's frames are not files it mentions; the project's and a library's are", () => {
+    const trace = [
+      'Traceback (most recent call last):',
+      '  File "/usr/lib/python3.11/threading.py", line 1038, in _bootstrap',
+      '  File "<frozen runpy>", line 198, in _run_module_as_main',
+      '  File "/home/runner/work/app/app/.venv/lib/python3.11/site-packages/_pytest/python.py", line 194, in pytest_pyfunc_call',
+      '  File "/home/runner/work/app/app/.venv/lib/python3.11/site-packages/pluggy/_callers.py", line 77, in _multicall',
+      '  File "/home/runner/work/app/app/.venv/lib/python3.11/site-packages/requests/adapters.py", line 519, in send',
+      '  File "app/billing/invoice.py", line 42, in total',
+      'ZeroDivisionError: division by zero',
+    ].join('\n');
+    expect(mentionedPaths(trace)).toEqual(['/home/runner/work/app/app/.venv/lib/python3.11/site-packages/requests/adapters.py', 'app/billing/invoice.py']);
+    // Named outside a frame, a standard library's file is a file.
+    expect(mentionedPaths('is /usr/lib/python3.11/threading.py patched?')).toEqual(['/usr/lib/python3.11/threading.py']);
+  });
+
+  it("Node's stack: its own modules' and the test runner's frames are not; the project's are, ES modules' file URLs included", () => {
+    const trace = [
+      "TypeError: Cannot read properties of undefined (reading 'id')",
+      '    at Object.<anonymous> (/app/src/export/csv.js:12:5)',
+      '    at async loadRows (file:///app/src/rows.mjs:3:9)',
+      '    at new Exporter (/app/src/exporter.js:7:11)',
+      '    at Module._compile (node:internal/modules/cjs/loader:1105:14)',
+      '    at processTicksAndRejections (internal/process/task_queues.js:97:5)',
+      '    at Object.<anonymous> (/app/node_modules/jest-circus/build/utils.js:298:28)',
+      '    at runTest (/app/node_modules/.pnpm/vitest@1.6.0/node_modules/vitest/dist/runners.js:30:7)',
+      '    at /app/node_modules/express/lib/router/layer.js:95:5',
+    ].join('\n');
+    expect(mentionedPaths(trace)).toEqual(['/app/src/export/csv.js', '/app/src/rows.mjs', '/app/src/exporter.js', '/app/node_modules/express/lib/router/layer.js']);
+  });
+
+  it("Go's panic: the standard library's frames under its root are not; a module's are", () => {
+    const trace = [
+      'panic: runtime error: invalid memory address or nil pointer dereference',
+      'goroutine 1 [running]:',
+      'main.(*Server).handle(0x0)',
+      '\t/home/runner/work/app/app/server/handle.go:31 +0x1d',
+      'net/http.HandlerFunc.ServeHTTP(...)',
+      '\t/opt/hostedtoolcache/go/1.21.5/x64/src/net/http/server.go:2136 +0x29',
+      'runtime.goexit()',
+      '\t/usr/local/go/src/runtime/asm_amd64.s:1650 +0x1',
+      '\t/home/u/go/src/github.com/acme/lib/lib.go:9',
+    ].join('\n');
+    expect(mentionedPaths(trace)).toEqual(['/home/runner/work/app/app/server/handle.go', '/home/u/go/src/github.com/acme/lib/lib.go']);
+  });
+});
+
+describe('an index saved before the runtime frames of Python, Node and Go were left out (v7)', () => {
+  let root: string;
+  beforeEach(() => {
+    root = fs.mkdtempSync(path.join(os.tmpdir(), 'recall-frames-'));
+  });
+  afterEach(() => {
+    fs.rmSync(root, { recursive: true, force: true });
+  });
+
+  it('has the runtime files its words name in frames judged again; one named in prose or given stays', () => {
+    const request = ['Import crashes:', '  File "/usr/lib/python3.11/threading.py", line 1038, in _bootstrap', '  File "app/importer.py", line 9, in run', '    at processTicksAndRejections (internal/process/task_queues.js:97:5)', 'and internal/timers.js is ours, in prose.'].join('\n');
+    const paths = ['/usr/lib/python3.11/threading.py', 'app/importer.py', 'internal/process/task_queues.js', 'internal/timers.js', 'node:internal/given'];
+    const r: RunRecord = { id: 'run-1', kind: 'run', threadKey: '', event: 'issues', title: 'Import crashes', request, outcome: 'answered', text: 'Guard it.', labels: [], paths, errors: [], citations: [], links: [], at: '2026-11-01T00:00:00Z' };
+    const dir = path.join(root, 'v7');
+    fs.mkdirSync(dir, { recursive: true });
+    writeOlderIndex(path.join(dir, RECORDS_FILE), [r], 'v7');
+    expect(loadRecords(dir).records[0]!.paths).toEqual(['app/importer.py', 'internal/timers.js', 'node:internal/given']);
+    // Saved under this version, the same record keeps what it was saved with.
+    const now = path.join(root, 'now');
+    fs.mkdirSync(now, { recursive: true });
+    saveRecords(path.join(now, RECORDS_FILE), [r]);
+    expect(loadRecords(now).records[0]!.paths).toEqual(paths);
+  });
 });
 
 const NOW = new Date(Date.UTC(2026, 10, 23));
