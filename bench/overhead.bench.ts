@@ -2,7 +2,8 @@
  * `npm run bench -- overhead`: what Recall adds around the agent (RFC-003, "Startup costs"), beside
  * a bare `opencode run` of the same prompt against the same scripted model. For each: the time from
  * the start to the model's first request (before), from the model's last request to the end
- * (after; the model answers at once), and the whole. Recall's whole is its main and post steps of
+ * (after; the model answers at once), and the whole; for Recall also the time until the answer is
+ * posted in the thread (what the person waiting sees; the card, prune and save follow it). Recall's whole is its main and post steps of
  * the bundled action; memory empty, then 1,000 sessions (BENCH_SESSIONS; the row says how many the store held) restored from the cache service; OpenCode
  * on PATH. Then what a runner without OpenCode pays: the registry on loopback (from scratch), and
  * Recall's restore from the Actions cache, each checked against the pinned checksums; a
@@ -52,6 +53,8 @@ interface Timing {
   before: number;
   after: number;
   whole: number;
+  /** From the start until the answer was posted in the thread (Recall's runs; a bare run has no thread). */
+  answered?: number;
   /** What the action's log says each stage took ("Restoring memory took 1.2 s"), in ms. */
   stages?: Map<string, number>;
 }
@@ -78,7 +81,9 @@ const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.len
 const s = (ms: number) => `${(ms / 1000).toFixed(2)} s`;
 function row(name: string, runs: Timing[], bare?: Timing): string {
   const m = { before: median(runs.map((r) => r.before)), after: median(runs.map((r) => r.after)), whole: median(runs.map((r) => r.whole)) };
-  return `${name.padEnd(34)} before ${s(m.before)}  after ${s(m.after)}  whole ${s(m.whole)}${bare ? `  (${(m.whole / bare.whole).toFixed(2)}x bare)` : ''}`;
+  const answered = runs.every((r) => r.answered !== undefined) ? median(runs.map((r) => r.answered!)) : undefined;
+  const posted = answered !== undefined && bare ? `  answer posted ${s(answered)} (${(answered / bare.whole).toFixed(2)}x bare whole)` : '';
+  return `${name.padEnd(34)} before ${s(m.before)}  after ${s(m.after)}  whole ${s(m.whole)}${bare ? `  (${(m.whole / bare.whole).toFixed(2)}x bare)` : ''}${posted}`;
 }
 
 /** `opencode run` as a person would, in the checkout, with OpenCode's data in a fresh home. */
@@ -124,7 +129,10 @@ async function recallRun(runId: string, prefix: string, memory: 'hit' | 'miss', 
   // A save that failed would time the wrong thing too (a prefix taken for a credential once made every save fail).
   expect(run.outputs['memory-saved'], run.warnings.join('\n')).toBe('true');
   decided.push(...run.main.stdout.split('\n').filter((l) => l.startsWith('Recall: likely tier decided') || l.startsWith('Prior work:')));
-  return { ...timing(started, ended, from), stages: stagesIn(run.main.stdout) };
+  // The person waiting sees the answer when it is posted; the card, the prune and the save come after.
+  const answer = world.github.commentsOn(Number(runId) % 1000).filter((c) => c.body.includes(ANSWER) && c.writtenAt !== undefined && c.writtenAt >= started);
+  expect(answer.length, 'the answer posted in the thread').toBeGreaterThan(0);
+  return { ...timing(started, ended, from), answered: Math.min(...answer.map((c) => c.writtenAt!)) - started, stages: stagesIn(run.main.stdout) };
 }
 
 it('the overhead Recall adds around the agent, beside a bare opencode run', async () => {

@@ -24,6 +24,8 @@ export interface StoredComment {
   authorType: 'User' | 'Bot';
   createdAt: string;
   updatedAt: string;
+  /** When the action last wrote it, by the machine's clock (ms): the fake clock above orders, this times (the overhead bench). */
+  writtenAt?: number;
 }
 
 export interface StoredReview {
@@ -316,6 +318,7 @@ export async function startFakeGitHub(o: { caches?: CacheEntriesSource } = {}): 
     }],
     ['POST', /^\/repos\/([^/]+)\/([^/]+)\/issues\/(\d+)\/comments$/, (m, body) => {
       const stored = addComment({ issue: Number(m[3]), body: String(body?.body ?? ''), author: TOKEN_USER.login, authorType: 'Bot' });
+      stored.writtenAt = Date.now();
       created.push({ issue: stored.issue, body: stored.body });
       return [201, commentJson(stored, m[1]!, m[2]!)];
     }],
@@ -324,6 +327,7 @@ export async function startFakeGitHub(o: { caches?: CacheEntriesSource } = {}): 
       if (!stored) return [404, { message: 'Not Found' }];
       stored.body = String(body?.body ?? '');
       stored.updatedAt = now();
+      stored.writtenAt = Date.now();
       return [200, commentJson(stored, m[1]!, m[2]!)];
     }],
     ['POST', /^\/repos\/([^/]+)\/([^/]+)\/issues\/(\d+)\/reactions$/, (m, body) => {
