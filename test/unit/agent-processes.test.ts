@@ -54,8 +54,11 @@ describe("the agent's processes", () => {
     expect(opencode).toHaveLength(1);
     expect(own.others()).toEqual([]);
     server.stdin!.write('go\n');
-    await until(() => own.others().length > 2, "the agent's helpers to start");
-    expect(own.others().length).toBeGreaterThan(2);
+    // Counted in the same look that ended the wait: the loop's `sleep 0.01`s come and go, so a second
+    // look could find only the two that stay (`sleep 61` and the loop's shell) and fail for nothing.
+    let seen = 0;
+    await until(() => (seen = own.others().length) > 2, "the agent's helpers to start");
+    expect(seen).toBeGreaterThan(2);
     expect(await own.stop()).toBe(0);
     expect(own.others()).toEqual([]);
     await sleep(100);
