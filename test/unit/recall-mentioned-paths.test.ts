@@ -110,31 +110,6 @@ describe('mentioned paths', () => {
   });
 });
 
-describe('an index saved before the runtime frames of Python, Node and Go were left out (v7)', () => {
-  let root: string;
-  beforeEach(() => {
-    root = fs.mkdtempSync(path.join(os.tmpdir(), 'recall-frames-'));
-  });
-  afterEach(() => {
-    fs.rmSync(root, { recursive: true, force: true });
-  });
-
-  it('has the runtime files its words name in frames judged again; one named in prose or given stays', () => {
-    const request = ['Import crashes:', '  File "/usr/lib/python3.11/threading.py", line 1038, in _bootstrap', '  File "app/importer.py", line 9, in run', '    at processTicksAndRejections (internal/process/task_queues.js:97:5)', 'and internal/timers.js is ours, in prose.'].join('\n');
-    const paths = ['/usr/lib/python3.11/threading.py', 'app/importer.py', 'internal/process/task_queues.js', 'internal/timers.js', 'node:internal/given'];
-    const r: RunRecord = { id: 'run-1', kind: 'run', threadKey: '', event: 'issues', title: 'Import crashes', request, outcome: 'answered', text: 'Guard it.', labels: [], paths, errors: [], citations: [], links: [], at: '2026-11-01T00:00:00Z' };
-    const dir = path.join(root, 'v7');
-    fs.mkdirSync(dir, { recursive: true });
-    writeOlderIndex(path.join(dir, RECORDS_FILE), [r], 'v7');
-    expect(loadRecords(dir).records[0]!.paths).toEqual(['app/importer.py', 'internal/timers.js', 'node:internal/given']);
-    // Saved under this version, the same record keeps what it was saved with.
-    const now = path.join(root, 'now');
-    fs.mkdirSync(now, { recursive: true });
-    saveRecords(path.join(now, RECORDS_FILE), [r]);
-    expect(loadRecords(now).records[0]!.paths).toEqual(paths);
-  });
-});
-
 const NOW = new Date(Date.UTC(2026, 10, 23));
 const TEXT = 'The export breaks in src/export/csv.ts, e.g. on empty rows; see src/index.js.\njava.lang.IllegalStateException: closed\n\tat java.lang.Thread.run(Thread.java:748)';
 function record(id: string, paths: string[]): RunRecord {
@@ -189,5 +164,20 @@ describe('an index saved before the fix (stems and postings of an older version)
     const text = fs.readFileSync(path.join(dir, 'working.json'), 'utf8');
     const line = text.split('\n').find((l) => l.startsWith('{"id":"run-1"'))!;
     expect((JSON.parse(line.replace(/,$/, '')) as RunRecord).paths).toEqual(['src/export/csv.ts', 'docs/export', 'scripts/run.sh', 'LICENSE', '.gitignore', 'Makefile.in', 'index.js']);
+  });
+
+  it('saved under v7, has the runtime files of Python, Node and Go its words name in frames judged again; one named in prose or given stays', () => {
+    const request = ['Import crashes:', '  File "/usr/lib/python3.11/threading.py", line 1038, in _bootstrap', '  File "app/importer.py", line 9, in run', '    at processTicksAndRejections (internal/process/task_queues.js:97:5)', 'and internal/timers.js is ours, in prose.'].join('\n');
+    const paths = ['/usr/lib/python3.11/threading.py', 'app/importer.py', 'internal/process/task_queues.js', 'internal/timers.js', 'node:internal/given'];
+    const r: RunRecord = { id: 'run-1', kind: 'run', threadKey: '', event: 'issues', title: 'Import crashes', request, outcome: 'answered', text: 'Guard it.', labels: [], paths, errors: [], citations: [], links: [], at: '2026-11-01T00:00:00Z' };
+    const dir = path.join(root, 'v7');
+    fs.mkdirSync(dir, { recursive: true });
+    writeOlderIndex(path.join(dir, RECORDS_FILE), [r], 'v7');
+    expect(loadRecords(dir).records[0]!.paths).toEqual(['app/importer.py', 'internal/timers.js', 'node:internal/given']);
+    // Saved under this version, the same record keeps what it was saved with.
+    const now = path.join(root, 'now');
+    fs.mkdirSync(now, { recursive: true });
+    saveRecords(path.join(now, RECORDS_FILE), [r]);
+    expect(loadRecords(now).records[0]!.paths).toEqual(paths);
   });
 });
