@@ -267,6 +267,24 @@ export interface AgentEnvironmentOptions {
   extraAllowed?: readonly string[];
 }
 
+/**
+ * The step's variables that reach OpenCode through the allow-list, before Recall's own are added:
+ * also what a direct call of the provider reads its key and base URL from (provider/direct-call.ts),
+ * so that it reads what OpenCode would. Pure.
+ */
+export function allowedVariables(o: Pick<AgentEnvironmentOptions, 'parentEnv' | 'config' | 'model' | 'dispatchModels' | 'extraAllowed'>): Record<string, string> {
+  const allowed: AllowedVariables = {
+    provider: new Set([...providersInUse(o.config, o.model, o.dispatchModels).flatMap(providerVariables), ...configVariables(o.config)]),
+    // Stryker disable next-line ArrayDeclaration: equivalent in effect, no variable is named with Stryker's stand-in value
+    extra: new Set(o.extraAllowed ?? []),
+  };
+  const env: Record<string, string> = {};
+  for (const [name, value] of Object.entries(o.parentEnv)) {
+    if (value !== undefined && agentVariable(name, value, allowed)) env[name] = value;
+  }
+  return env;
+}
+
 /** Directories Recall gives OpenCode under `stateRoot`. */
 export function agentStateDirs(stateRoot: string) {
   return {
@@ -283,15 +301,7 @@ export function agentStateDirs(stateRoot: string) {
  * directories (and the database's directory) it points at.
  */
 export function buildAgentEnvironment(o: AgentEnvironmentOptions): Record<string, string> {
-  const allowed: AllowedVariables = {
-    provider: new Set([...providersInUse(o.config, o.model, o.dispatchModels).flatMap(providerVariables), ...configVariables(o.config)]),
-    // Stryker disable next-line ArrayDeclaration: equivalent in effect, no variable is named with Stryker's stand-in value
-    extra: new Set(o.extraAllowed ?? []),
-  };
-  const env: Record<string, string> = {};
-  for (const [name, value] of Object.entries(o.parentEnv)) {
-    if (value !== undefined && agentVariable(name, value, allowed)) env[name] = value;
-  }
+  const env = allowedVariables(o);
 
   const dirs = agentStateDirs(o.stateRoot);
   for (const dir of Object.values(dirs)) mkdirSync(dir, { recursive: true });

@@ -10,7 +10,7 @@ import type { MemoryLayout } from '../memory/layout.js';
 import { enclosingRepository } from '../git/checkout.js';
 import { agentConfigurationIn, linksLeavingCheckout } from './checkout.js';
 import { runCredentials } from './credentials.js';
-import { buildAgentEnvironment, projectConfigs, providersInUse } from './environment.js';
+import { agentStateDirs, allowedVariables, buildAgentEnvironment, projectConfigs, providersInUse } from './environment.js';
 import { credentialFreeCopies, findGitCredentials, gitCredentialsWarning } from './git-credentials.js';
 import { ISOLATION_FIX, type Isolation } from './isolation.js';
 import { OpenCodeAgent } from './opencode.js';
@@ -18,7 +18,9 @@ import { agentConfig, policyEnvironment, policyViolations, unansweredAsks, withT
 import { startOpenCodeServer } from './server.js';
 import { ServerLog } from './server-log.js';
 import type { AgentStep } from './watch.js';
-import { authFileIn, checkModelKnown, checkProviderKey, modelInUse, noModelError, rejectedKeyHint, type Audience } from './preflight.js';
+import { authFileIn, catalogueVariables, checkModelKnown, checkProviderKey, modelInUse, noModelError, rejectedKeyHint, type Audience } from './preflight.js';
+import type { CallSources } from '../provider/direct-call.js';
+import { loginsIn } from '../memory/scrub.js';
 
 export interface OpenCodeLauncherOptions {
   binary: () => Promise<string>;
@@ -132,6 +134,31 @@ export class OpenCodeLauncher implements AgentLauncher {
     if (!model) throw noModelError(this.o.audience ?? 'workflow');
     const trusted = providersInUse(this.o.userConfig, this.o.model, this.o.dispatchModels ?? []);
     checkProviderKey({ model, configs: [this.o.userConfig, ...project], env: this.o.parentEnv, authFile: authFileIn(this.o.layout.agentStateDir), trusted, audience: this.o.audience ?? 'workflow' });
+  }
+
+  /**
+   * What OpenCode will be started with, as far as a model call goes, known before it starts: the
+   * configuration it is handed, the variables it gets from the step's, and where its other
+   * configuration and auth.json would be. A direct call of the provider is decided from these
+   * (provider/direct-call.ts). Reads nothing, writes nothing.
+   */
+  modelCallSources(): CallSources {
+    // A read-only run is decided before start (a fork's code, a stranger's request); only it switches the checkout's configuration off.
+    const policy: AgentPolicy = this.o.untrustedCode || this.o.untrustedRequest ? 'read-only' : 'full';
+    const config = withToolFreeAgents(agentConfig(this.o.userConfig, this.o.model, policy, [], this.o.allowAsked ? 'allow' : 'deny'), this.o.toolFreeAgents ?? {});
+    const dispatchModels = this.o.dispatchModels ?? [];
+    const dirs = agentStateDirs(this.o.layout.agentStateDir);
+    return {
+      config,
+      env: { ...allowedVariables({ parentEnv: this.o.parentEnv, config, model: this.o.model, dispatchModels, extraAllowed: this.o.extraEnv }), ...policyEnvironment(policy) },
+      trusted: providersInUse(this.o.userConfig, this.o.model, dispatchModels),
+      catalogued: (id) => catalogueVariables(id) !== undefined,
+      workspace: this.o.workspace,
+      globalConfigDir: path.join(dirs.XDG_CONFIG_HOME, 'opencode'),
+      authFile: authFileIn(this.o.layout.agentStateDir),
+      home: dirs.HOME,
+      storedLogins: () => loginsIn(this.o.layout.databasePath),
+    };
   }
 
   async start(o: { tools?: Record<string, string> } = {}): Promise<AgentServer> {

@@ -22,6 +22,24 @@ const q = (name: string) => `"${name.replace(/"/g, '""')}"`;
 
 /** Tables of OpenCode's store that hold credentials or share secrets: emptied before a save. */
 const SECRET_TABLES = ['account', 'account_state', 'control_account', 'credential', 'session_share'];
+/** Those of them that hold a login: a console account (whose organisation's configuration OpenCode merges) or a provider's credential. */
+const LOGIN_TABLES = ['account', 'account_state', 'control_account', 'credential'];
+
+/**
+ * The tables of the store `file` that hold a login (LOGIN_TABLES with a row), [] when there is no
+ * store yet. A save empties them, so a store Recall saved holds none; one that does was written by
+ * something else, and OpenCode would use what it holds. Throws when the store cannot be read.
+ */
+export function loginsIn(file: string): string[] {
+  if (!fs.existsSync(file)) return [];
+  const db = openStore(file, true);
+  try {
+    const present = new Set(db.prepare("SELECT name FROM sqlite_master WHERE type = 'table'").all().map((r) => String(r.name)));
+    return LOGIN_TABLES.filter((table) => present.has(table) && db.prepare(`SELECT 1 FROM ${q(table)} LIMIT 1`).get() !== undefined);
+  } finally {
+    db.close();
+  }
+}
 
 /**
  * What identifies a row or the folder a session belongs to, which redaction never rewrites

@@ -74,6 +74,7 @@ const FLOORS: ReadonlyArray<readonly string[]> = [
   ['github/'],
   ['report/'],
   ['recall/', 'agent/'],
+  ['provider/'],
   ['memory/'],
   ['git/'],
   ['errors.ts', 'secrets/', 'fence/'],
