@@ -30,7 +30,9 @@ import type { RunTranscript } from './report/transcript.js';
 import { run as runRecall } from './run.js';
 import { redactCredentials } from './secrets/forms.js';
 import { CARD_TIMEOUT_MS, cardModel } from './cards/card-writer.js';
-import { CHECK_AGENT, CHECK_CANDIDATES, CHECK_START_MS, CHECK_SYSTEM, CHECK_TIMEOUT_MS, checkRecall, lexicalTiers } from './recall/model-check.js';
+import { CHECK_AGENT, CHECK_CANDIDATES, CHECK_START_MS, CHECK_SYSTEM, CHECK_TIMEOUT_MS, lexicalTiers } from './recall/model-check.js';
+import { beginCheck } from './recall/begin-check.js';
+import { resolveDirectCall } from './provider/direct-call.js';
 import { CARD_AGENT, CARD_SYSTEM } from './cards/card-prompt.js';
 import type { CacheEntries, MemoryStore } from './memory/store.js';
 import type { Delivered, RunResult } from './report/run-result.js';
@@ -184,11 +186,22 @@ export async function runPipeline(o: PipelineOptions): Promise<RunResult> {
         ...(inputs.memoryCards
           ? { cards: { model: inputs.memoryCardModel, timeoutMs: CARD_TIMEOUT_MS, redact: (text: string) => redactCredentials(text, credentials()), clock, touched: () => progress.filesEdited() } }
           : {}),
-        // The model check of recall's candidates asks the card model (recall/model-check.ts).
-        checkRecall: async (server, parentId, forTask, recalled) =>
-          inputs.memoryRecallCheck
-            ? checkRecall(server, parentId, forTask.query, recalled, { model: () => cardModel(server, inputs.memoryCardModel), timeoutMs: CHECK_TIMEOUT_MS, startMs: CHECK_START_MS, log })
-            : lexicalTiers(recalled, 'the model check is off (memory-recall-check: false)', log),
+        // The model check of recall's candidates asks the card model (recall/begin-check.ts): straight
+        // to its provider while OpenCode starts where Recall can make the call, else through OpenCode.
+        beginCheck: (forTask, recalled) => {
+          if (!inputs.memoryRecallCheck) {
+            const off = lexicalTiers(recalled, 'the model check is off (memory-recall-check: false)', log);
+            return { finish: async () => off, cancel: () => undefined };
+          }
+          return beginCheck(forTask.query, recalled, {
+            direct: () => resolveDirectCall(agent.modelCallSources(), inputs.memoryCardModel),
+            model: (server) => cardModel(server, inputs.memoryCardModel),
+            timeoutMs: CHECK_TIMEOUT_MS,
+            startMs: CHECK_START_MS,
+            log,
+            redact: (text) => redactCredentials(text, credentials()),
+          });
+        },
         ...(o.transcript ? { keepTranscript: (server, sessionId, run) => o.transcript!.capture(server, sessionId, run) } : {}),
       },
     );

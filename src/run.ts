@@ -1,7 +1,7 @@
 /**
  * One run of Recall, as a short story over injected ports:
- * restore memory -> start OpenCode -> recall prior work -> run the agent -> write back the run
- * summary -> prune sessions -> stop OpenCode -> save memory.
+ * restore memory -> recall prior work (and begin the model check of it) -> start OpenCode -> run
+ * the agent -> write back the run summary -> prune sessions -> stop OpenCode -> save memory.
  * When a stage after the restore fails, the server is stopped and the save is left to the post
  * step (post.ts), which runs even when this one failed.
  */
@@ -10,7 +10,8 @@ import { priorWorkSection } from './recall/prior-work.js';
 import { continuedSession, startupRecall } from './recall/startup.js';
 import { sessionsToPrune, type RetentionRule } from './recall/retention.js';
 import { writeRunSummary } from './recall/summary-note.js';
-import { shownPriorWork, type RecallCheck } from './recall/model-check.js';
+import { shownPriorWork } from './recall/model-check.js';
+import type { BegunCheck } from './recall/begin-check.js';
 import { RunFailed, type Delivered, type PruneReport, type RunResult } from './report/run-result.js';
 import { describe } from './errors.js';
 import { turnDigest } from './memory/turns.js';
@@ -66,10 +67,12 @@ export interface RunPorts {
    */
   cards?: CardSettings & { touched?: () => readonly string[] };
   /**
-   * The model check of recall's candidates (recall/model-check.ts), on the running server in a child
-   * session of the run's; bounded in time, never throws. Absent: the lexical tiers stand.
+   * Begins the model check of recall's candidates (recall/begin-check.ts) as soon as they are found,
+   * before OpenCode starts: a direct call to the provider runs while OpenCode starts, the check
+   * through OpenCode starts once finish() hands it the server. Bounded in time, never throws.
+   * Absent: the lexical tiers stand.
    */
-  checkRecall?: (server: AgentServer, parentId: string, task: Task, recalled: RecalledWork[]) => Promise<RecallCheck>;
+  beginCheck?: (task: Task, recalled: RecalledWork[]) => BegunCheck;
   /** Keeps the run's transcript once the agent answered, failed or was stopped (report/transcript.ts); never throws. */
   keepTranscript?: (server: AgentServer, sessionId: string, run: { task: Task; sent: string; continued: boolean; failure?: string }) => Promise<void>;
 }
@@ -126,7 +129,7 @@ export async function run(task: Task, settings: RunSettings, ports: RunPorts): P
   // The check (when asked) gets more hits than the prompt shows; until it decides, the words' top ones are shown.
   let candidates: RecalledWork[] = [];
   try {
-    const limit = ports.checkRecall ? Math.max(settings.priorWorkLimit, settings.checkCandidates ?? 0) : settings.priorWorkLimit;
+    const limit = ports.beginCheck ? Math.max(settings.priorWorkLimit, settings.checkCandidates ?? 0) : settings.priorWorkLimit;
     candidates = await timed('Recalling prior work', async () => startupRecall(index, task.query, { limit, ...(continued ? { continued: earlier } : {}) }));
   } catch (error) {
     log.warning(`Recall could not search memory (${describe(error)}); the agent starts without prior work.`);
@@ -137,15 +140,24 @@ export async function run(task: Task, settings: RunSettings, ports: RunPorts): P
       ? 'Prior work: nothing related in memory'
       : `Prior work: ${candidates.map((w) => `${w.record.id} (${w.score.toFixed(2)}: ${w.matched.slice(0, 6).join(', ')})`).join('; ')}`,
   );
-  if (continued && index.moveToWorkspace(earlier!)) log.info(`The session of ${task.threadKey} was made in a checkout at another path; it continues in this one`);
-  // Decided before the run from the stored list, with this run's session counted as the newest
-  // (it is never pruned): the store is read only while OpenCode does not hold it.
-  const now = clock();
-  const mine = continued ? earlier! : 'this run';
-  const counted = continued ? sessions : [{ id: mine, updatedAt: now.getTime() }, ...sessions];
-  const doomed = sessionsToPrune(counted, settings, now, new Set([mine]));
-  const freedBytes = doomed.length > 0 ? index.sizeOf(doomed.map((s) => s.id)) : 0;
-  const children = index.childrenOf(doomed.map((s) => s.id));
+  // The candidates are known before OpenCode starts: a check Recall can call itself runs while it
+  // starts (RFC-006, "The direct call"). Whatever ends the run before the prompt cancels it.
+  const check = ports.beginCheck?.(task, candidates);
+  const { doomed, freedBytes, children } = (() => {
+    try {
+      if (continued && index.moveToWorkspace(earlier!)) log.info(`The session of ${task.threadKey} was made in a checkout at another path; it continues in this one`);
+      // Decided before the run from the stored list, with this run's session counted as the newest
+      // (it is never pruned): the store is read only while OpenCode does not hold it.
+      const now = clock();
+      const mine = continued ? earlier! : 'this run';
+      const counted = continued ? sessions : [{ id: mine, updatedAt: now.getTime() }, ...sessions];
+      const doomed = sessionsToPrune(counted, settings, now, new Set([mine]));
+      return { doomed, freedBytes: doomed.length > 0 ? index.sizeOf(doomed.map((s) => s.id)) : 0, children: index.childrenOf(doomed.map((s) => s.id)) };
+    } catch (error) {
+      check?.cancel();
+      throw error;
+    }
+  })();
 
   let server: AgentServer | undefined;
   let tools: AgentTools | undefined;
@@ -164,10 +176,11 @@ export async function run(task: Task, settings: RunSettings, ports: RunPorts): P
     sessionId = continued ? earlier! : await server.createSession(task.title);
     threads.index.remember(task.threadKey, sessionId, clock());
     tools?.attach(server, sessionId);
-    // The model check of the candidates runs beside what must be done before the agent may change
-    // the checkout (publish's record of it as it was): the prompt waits for both.
-    const [check] = await Promise.all([ports.checkRecall?.(live, sessionId, task, candidates), ports.beforeAgent?.()]);
-    if (check) recalled = shownPriorWork(check.recalled, check.decidedBy, settings.priorWorkLimit);
+    // The model check (a direct call under way since before OpenCode started, or asked through it
+    // now) ends beside what must be done before the agent may change the checkout (publish's
+    // record of it as it was): the prompt waits for both.
+    const [checked] = await Promise.all([check?.finish(live, sessionId), ports.beforeAgent?.()]);
+    if (checked) recalled = shownPriorWork(checked.recalled, checked.decidedBy, settings.priorWorkLimit);
     const prompt = composePrompt(task, recalled, { budget: settings.priorWorkChars, tools: !!tools, ...(live.rulesForPrompt ? { rules: live.rulesForPrompt } : {}) });
     // The user messages Recall sends are recorded, on disk before the agent starts: a session
     // holding one it did not send was forged, and is not kept (store-check.ts).
@@ -180,7 +193,7 @@ export async function run(task: Task, settings: RunSettings, ports: RunPorts): P
       failure = error;
     }
     // What the tools spent on other models (dispatch) is part of the run's totals, stopped or not.
-    const extra = [await tools?.spent(), check].reduce<Usage | undefined>((sum, u) => (u ? addUsage(sum ?? { tokens: NO_TOKENS, cost: 0 }, u) : sum), undefined);
+    const extra = [await tools?.spent(), checked].reduce<Usage | undefined>((sum, u) => (u ? addUsage(sum ?? { tokens: NO_TOKENS, cost: 0 }, u) : sum), undefined);
     const spentAny = !!extra && (extra.cost > 0 || Object.values(extra.tokens).some((n) => n > 0));
     if (spentAny && reply) reply = { ...reply, ...addUsage(reply, extra) };
     else if (spentAny && failure && typeof failure === 'object') {
@@ -275,7 +288,7 @@ export async function run(task: Task, settings: RunSettings, ports: RunPorts): P
       prune,
       tokens: reply.tokens,
       cost: reply.cost,
-      ...(check ? { recallCheck: { decidedBy: check.decidedBy, reason: check.reason, candidates: check.candidates, confirmed: check.confirmed, tokens: check.tokens, cost: check.cost } } : {}),
+      ...(checked ? { recallCheck: { decidedBy: checked.decidedBy, reason: checked.reason, candidates: checked.candidates, confirmed: checked.confirmed, tokens: checked.tokens, cost: checked.cost, direct: checked.direct === true, ...(checked.costUnknown ? { costUnknown: true } : {}) } } : {}),
       ...(cards ? { cards } : {}),
       durationMs: clock().getTime() - startedAt.getTime(),
     };
@@ -284,6 +297,7 @@ export async function run(task: Task, settings: RunSettings, ports: RunPorts): P
   } catch (error) {
     // The answer could not be posted, after memory was saved: said as it is, not as a failed run.
     if (undelivered && error === undelivered.error) throw error;
+    check?.cancel();
     await tools?.stop().catch(() => undefined);
     if (server) {
       await server.stop().catch(() => undefined);

@@ -2,11 +2,13 @@
  * The model check of recall's candidates (issue 24, RFC-006 "The model check"): words alone put
  * records that merely share vocabulary in the likely tier, so the small model is asked which of the
  * top CHECK_CANDIDATES are about the event's problem; only those stay likely, the others possible
- * (a "no" hides nothing). The text is a stranger's: it is fenced, the agent has no tools, and the
+ * (a "no" hides nothing). The text is a stranger's: it is fenced, the model has no tools, and the
  * reply is read strictly. Any other reply, a failure, a timeout or no model: the lexical tiers
- * stand.
+ * stand. The question is asked straight to the provider where Recall can make the call itself
+ * (check-direct.ts), else through OpenCode (check-opencode.ts); begin-check.ts chooses.
+ * This module holds what both share: the question, the reading of the answer, the tiers it leaves.
  */
-import type { AgentServer, Logger, RecalledWork, TokenUsage, RecallQuery } from '../ports.js';
+import type { AgentServer, Logger, ModelRef, RecalledWork, TokenUsage, RecallQuery } from '../ports.js';
 
 /** The OpenCode agent the check is asked through (defined with CHECK_SYSTEM, every permission denied). */
 export const CHECK_AGENT = 'recall-check';
@@ -24,8 +26,9 @@ export const CHECK_SYSTEM = [
 ].join('\n');
 
 /**
- * The longest the agent waits for the model's answer (issue 24), from when OpenCode sends the call
- * to the model (agent/call-start.ts): past it, the lexical tiers stand.
+ * The longest the agent waits for the model's answer (issue 24): from when OpenCode sends the call
+ * to the model (agent/call-start.ts), or from when Recall sends it itself (a direct call). Past it,
+ * the lexical tiers stand.
  */
 export const CHECK_TIMEOUT_MS = 5_000;
 /**
@@ -52,12 +55,16 @@ export interface RecallCheck {
   confirmed: number;
   tokens: TokenUsage;
   cost: number;
+  /** Asked straight to the provider from Recall's process (provider/), not through OpenCode. */
+  direct?: boolean;
+  /** Its tokens are known, their price is not (opencode-config gives none for the model): `cost` is 0. */
+  costUnknown?: boolean;
 }
 
 export interface CheckSettings {
-  /** The card model (memory-card-model, else small_model, else the run's model); undefined: none. */
-  model: () => Promise<{ providerID: string; modelID: string } | undefined>;
-  /** CHECK_TIMEOUT_MS: for the answer, from when OpenCode sends the call to the model. */
+  /** The card model (memory-card-model, else small_model, else the run's model) as `server` has it; undefined: none. */
+  model: (server: AgentServer) => Promise<ModelRef | undefined>;
+  /** CHECK_TIMEOUT_MS: for the answer, from when the call is sent to the model (by OpenCode, or by Recall itself). */
   timeoutMs: number;
   /** CHECK_START_MS: for OpenCode to send it. */
   startMs: number;
@@ -141,58 +148,47 @@ export function lexicalTiers(recalled: RecalledWork[], reason: string, log: Logg
   return { recalled, decidedBy: 'lexical', reason, candidates, confirmed: 0, ...spent };
 }
 
-const seconds = (ms: number) => `${(ms / 1000).toFixed(ms % 1000 === 0 ? 0 : 1)} s`;
+export const seconds = (ms: number) => `${(ms / 1000).toFixed(ms % 1000 === 0 ? 0 : 1)} s`;
+
+/** How one asking of the model ended, by either path. */
+export type CheckOutcome =
+  /** No answer within a bound: why, as the log says it. */
+  | { late: string }
+  | { none: true }
+  | { error: unknown; spent?: { tokens: TokenUsage; cost: number } }
+  /** `cost` undefined: its price is not known. */
+  | { reply: { text: string; tokens: TokenUsage; cost?: number | undefined }; name: string };
 
 /**
- * Asks the model about `recalled`'s candidates in a tool-less child session of `parentId`, deleted
- * afterwards, bounded by `o.startMs` to begin and `o.timeoutMs` to answer. Never throws.
+ * The tiers `outcome` leaves for `recalled` (`asked`: the candidates the model was asked about), and
+ * the one log line that says which rule decided; `direct`: the model's name when Recall called it
+ * itself. Pure but for the log.
  */
-export async function checkRecall(server: AgentServer, parentId: string, event: RecallQuery, recalled: RecalledWork[], o: CheckSettings): Promise<RecallCheck> {
-  const asked = checkCandidates(recalled);
-  const lexical = (reason: string, spent?: { tokens: TokenUsage; cost: number }) => lexicalTiers(recalled, reason, o.log, spent);
-  if (asked.length === 0) return lexical('no candidate to check');
-  const began = Date.now();
-  let beginAnswerClock = () => undefined as void;
-  const stop = new AbortController();
-  let sessionId: string | undefined;
-  let timer: NodeJS.Timeout | undefined;
-  let begun = false;
-  const late = new Promise<{ late: 'start' | 'answer' }>((resolve) => {
-    timer = setTimeout(() => resolve({ late: 'start' }), o.startMs);
-    beginAnswerClock = () => {
-      begun = true;
-      clearTimeout(timer);
-      timer = setTimeout(() => resolve({ late: 'answer' }), o.timeoutMs);
-    };
+export function decideCheck(recalled: RecalledWork[], asked: readonly RecalledWork[], outcome: CheckOutcome, o: { log: Logger; began: number; direct?: string }): RecallCheck {
+  const via = o.direct ? ` (called directly: ${o.direct})` : '';
+  const lexical = (reason: string, spent?: { tokens: TokenUsage; cost: number }, costUnknown = false) => ({
+    ...lexicalTiers(recalled, `${reason}${via}`, o.log, spent),
+    ...(o.direct ? { direct: true } : {}),
+    ...(costUnknown ? { costUnknown } : {}),
   });
-  const asking = (async () => {
-    const model = await o.model();
-    if (!model) return { none: true as const };
-    sessionId = await server.createChildSession(parentId, 'recall: check');
-    const reply = await server.ask(sessionId, model, checkPrompt(event, asked), stop.signal, { agent: CHECK_AGENT, onStarted: () => !begun && beginAnswerClock() });
-    return { reply, name: `${model.providerID}/${model.modelID}` };
-  })();
-  const done = asking.then(
-    (v) => v,
-    (error: unknown) => ({ error }),
-  );
-  // The session goes once the call is over, however it ended (a late one in the background: the agent does not wait for it).
-  void done.then(() => (sessionId ? server.deleteSession(sessionId).catch(() => undefined) : undefined));
-  const outcome = await Promise.race([done, late]);
-  clearTimeout(timer);
-  if ('late' in outcome) {
-    stop.abort();
-    return lexical(outcome.late === 'answer' ? `the model check timed out after ${seconds(o.timeoutMs)}` : `OpenCode did not begin the model check within ${seconds(o.startMs)}`);
-  }
+  if ('late' in outcome) return lexical(outcome.late);
   if ('none' in outcome) return lexical('no model is configured for the check (memory-card-model, small_model or model)');
-  if ('error' in outcome) {
-    const spent = (outcome.error as { usage?: { tokens: TokenUsage; cost: number } }).usage;
-    return lexical(`the model check failed (${outcome.error instanceof Error ? outcome.error.message : String(outcome.error)})`, spent);
-  }
-  const spent = { tokens: outcome.reply.tokens, cost: outcome.reply.cost };
-  const parsed = parseCheck(outcome.reply.text, asked.length);
-  if ('problem' in parsed) return lexical(`the model check's answer was not used: ${parsed.problem}`, spent);
-  const reason = `${parsed.same.length} of ${asked.length} candidates confirmed by ${outcome.name}`;
-  o.log.info(`Recall: likely tier decided by the model check (${reason}; ${spent.tokens.input} tokens in, ${spent.tokens.output} out, $${spent.cost.toFixed(4)}; ${((Date.now() - began) / 1000).toFixed(1)} s)`);
-  return { recalled: applyCheck(recalled, asked, parsed.same), decidedBy: 'model', reason, candidates: asked.length, confirmed: parsed.same.length, ...spent };
+  if ('error' in outcome) return lexical(`the model check failed (${outcome.error instanceof Error ? outcome.error.message : String(outcome.error)})`, outcome.spent);
+  const { reply } = outcome;
+  const spent = { tokens: reply.tokens, cost: reply.cost ?? 0 };
+  const parsed = parseCheck(reply.text, asked.length);
+  if ('problem' in parsed) return lexical(`the model check's answer was not used: ${parsed.problem}`, spent, reply.cost === undefined);
+  const reason = `${parsed.same.length} of ${asked.length} candidates confirmed by ${outcome.name}${o.direct ? ', called directly' : ''}`;
+  const price = reply.cost === undefined ? 'cost not known' : `$${reply.cost.toFixed(4)}`;
+  o.log.info(`Recall: likely tier decided by the model check (${reason}; ${spent.tokens.input} tokens in, ${spent.tokens.output} out, ${price}; ${((Date.now() - o.began) / 1000).toFixed(1)} s)`);
+  return {
+    recalled: applyCheck(recalled, asked, parsed.same),
+    decidedBy: 'model',
+    reason,
+    candidates: asked.length,
+    confirmed: parsed.same.length,
+    ...spent,
+    ...(o.direct ? { direct: true } : {}),
+    ...(reply.cost === undefined ? { costUnknown: true } : {}),
+  };
 }

@@ -107,7 +107,8 @@ function cardsLine(cards: RunResult['cards']): string {
 function recallCheckLine(check: RunResult['recallCheck']): string {
   if (!check || check.candidates === 0) return 'nothing to check';
   const t = check.tokens;
-  const spent = t.input + t.output > 0 || check.cost > 0 ? `; ${t.input} tokens in, ${t.output} out, $${check.cost.toFixed(4)} (in the totals)` : '';
+  const price = check.costUnknown ? 'cost not known' : `$${check.cost.toFixed(4)}`;
+  const spent = t.input + t.output > 0 || check.cost > 0 ? `; ${t.input} tokens in, ${t.output} out, ${price} (in the totals)` : '';
   return `${check.decidedBy === 'model' ? 'the model decided' : 'the words decided'}: ${check.reason}${spent}`;
 }
 

@@ -31,7 +31,7 @@ export interface RunResult {
   tokens: TokenUsage;
   cost: number;
   /** What the model check of the candidates decided, and spent (in `tokens` and `cost`). */
-  recallCheck?: Pick<RecallCheck, 'decidedBy' | 'reason' | 'candidates' | 'confirmed' | 'tokens' | 'cost'>;
+  recallCheck?: Pick<RecallCheck, 'decidedBy' | 'reason' | 'candidates' | 'confirmed' | 'tokens' | 'cost' | 'costUnknown'> & { direct: boolean };
   /** The cards this run wrote (their tokens and cost are in `tokens` and `cost`). */
   cards?: { written: number; dropped: number; tokens: TokenUsage; cost: number };
   durationMs: number;

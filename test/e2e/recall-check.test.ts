@@ -3,9 +3,12 @@
  * the bundled action, the real OpenCode and the scripted model: run 1 answers and gets a card; run 2
  * tells the same words in another issue, which the words alone put in the likely tier, but the
  * model says it is not the same problem: run 1 is only a line among the possibly related, and the
- * check's tokens are in the run's figures. Run 3's check takes longer than 5 s: the words decide,
- * and the agent is not kept waiting past the bound. And the check is asked about more runs than the
- * prompt shows: one the words rank 7th, which the model confirms, is shown as likely.
+ * check's tokens are in the run's figures. The scripted provider is one opencode-config defines
+ * with @ai-sdk/openai-compatible, so Recall asks it directly, before OpenCode has started (RFC-006,
+ * "The direct call"). Run 3's provider has a header of its own, which Recall's call cannot honour:
+ * its check goes through OpenCode, takes longer than 5 s, the words decide, and the agent is not
+ * kept waiting past the bound. And the check is asked about more runs than the prompt shows: one
+ * the words rank 7th, which the model confirms, is shown as likely.
  */
 import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
@@ -62,14 +65,18 @@ it("the model check decides the tier in the agent's prompt, its tokens are in th
   const first = await world.runEvent('issues', issuesOpenedPayload(LOOP), '9801');
   expect(first.outputs['memory-saved'], first.main.stdout).toBe('true');
 
-  // Run 2: the words say likely; the model says no.
+  // Run 2: the words say likely; the model says no. Recall asks it directly, before OpenCode's first request.
   freshRunner(world.machine);
   world.model.script({ text: 'Looked at it fresh.' });
   world.model.scriptCheck({ text: '{"same": []}', usage: { prompt: 180, completion: 6 } });
+  const before = world.model.requests.length;
   const second = await world.runEvent('issues', issuesOpenedPayload(PARAPHRASE(2)), '9802');
   expect(second.main.exitCode, second.main.stdout).toBe(0);
   const [asked] = world.model.checkRequests();
   expect(asked, second.main.stdout).toBeDefined();
+  expect(world.model.requests.slice(before)[0]).toBe(asked);
+  expect(asked!.body.stream).toBe(false);
+  expect(asked!.sessionID).toBeUndefined();
   expect(asked!.messageText()).toContain('<event>\nTitle: iPhone customers keep being asked to sign in');
   expect(asked!.messageText()).toContain(`Card: ${CARD.plain}`);
   expect(asked!.body.tools ?? []).toEqual([]);
@@ -77,17 +84,23 @@ it("the model check decides the tier in the agent's prompt, its tokens are in th
   expect(prompt2).not.toContain(LIKELY);
   expect(prompt2).toContain('## Possibly related earlier runs');
   expect(prompt2).toContain('id `run-9801-1`');
-  expect(second.main.stdout).toContain('Recall: likely tier decided by the model check (0 of 1 candidates confirmed by fake/scripted; 180 tokens in, 6 out');
+  expect(second.main.stdout).toContain('Recall: likely tier decided by the model check (0 of 1 candidates confirmed by fake/scripted, called directly; 180 tokens in, 6 out, cost not known;');
   expect(JSON.parse(second.outputs.tokens!).input).toBeGreaterThanOrEqual(180);
-  expect(second.summary).toMatch(/Recall check[\s\S]*the model decided: 0 of 1 candidates confirmed[\s\S]*180 tokens in, 6 out/);
+  expect(second.summary).toMatch(/Recall check[\s\S]*the model decided: 0 of 1 candidates confirmed by fake\/scripted, called directly[\s\S]*180 tokens in, 6 out, cost not known/);
 
-  // Run 3: the check does not answer within 5 s; the words decide, and the agent starts at the bound.
+  // Run 3: a provider header Recall's own call cannot send, so the check goes through OpenCode; it
+  // does not answer within 5 s; the words decide, and the agent starts at the bound.
   freshRunner(world.machine);
   world.model.script({ text: 'Seen before: the cookie.' });
   world.model.scriptCheck({ text: '{"same": []}', delayMs: 15_000 });
-  const third = await world.runEvent('issues', issuesOpenedPayload(PARAPHRASE(3)), '9803');
+  const config = world.model.providerConfig() as { provider: { fake: { options: Record<string, unknown> } } };
+  config.provider.fake.options.headers = { 'x-team': 'support' };
+  const third = await world.runEvent('issues', issuesOpenedPayload(PARAPHRASE(3)), '9803', { inputs: { 'opencode-config': JSON.stringify(config) } });
   expect(third.main.exitCode, third.main.stdout).toBe(0);
+  expect(third.main.stdout).toContain('Recall: the model check is asked through OpenCode once it has started: opencode-config sets the option headers for fake');
   const late = world.model.checkRequests()[1]!;
+  expect(late.sessionID).toBeDefined();
+  expect(late.headers['x-team']).toBe('support');
   const agentAsked = world.model.completions().at(-1)!;
   expect(agentAsked.messageText()).toContain(LIKELY);
   expect(agentAsked.messageText().split('Possibly related (one line each')[0]).toContain('id `run-9801-1`');

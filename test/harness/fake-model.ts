@@ -21,7 +21,9 @@
  * src/recall/model-check.ts) take theirs from the check queue (`scriptCheck`, a
  * reply there may wait `delayMs` before it is sent), else get an answer that is no
  * JSON (so the lexical tiers stand); they are not in `completions()` nor held
- * (see `checkRequests()`).
+ * (see `checkRequests()`). A check Recall sends itself (recall/check-direct.ts: not
+ * streamed, no `x-session-id`, CHECK_SYSTEM alone as its system message) is told
+ * and answered the same way, in JSON rather than as a stream.
  * Every request is recorded in `requests`.
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';

@@ -10,7 +10,7 @@ import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { OpenCodeAgent } from '../../src/agent/opencode.js';
 import type { RecalledWork, RunRecord } from '../../src/ports.js';
-import { checkRecall } from '../../src/recall/model-check.js';
+import { checkRecall } from '../../src/recall/check-opencode.js';
 
 const SESSION = 'ses_check000000';
 

@@ -4,7 +4,8 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { AgentReply, AgentServer, RecalledWork, RunRecord } from '../../src/ports.js';
-import { applyCheck, CHECK_AGENT, CHECK_CANDIDATES, CHECK_INPUT, checkPrompt, checkRecall, parseCheck, shownPriorWork } from '../../src/recall/model-check.js';
+import { applyCheck, CHECK_AGENT, CHECK_CANDIDATES, CHECK_INPUT, checkPrompt, parseCheck, shownPriorWork } from '../../src/recall/model-check.js';
+import { checkRecall } from '../../src/recall/check-opencode.js';
 
 const record = (id: string, title: string, more: Partial<RunRecord> = {}): RunRecord => ({
   id, kind: 'run', threadKey: `issue-${id}`, event: 'issues', title, request: title, outcome: 'answered', text: `Answer of ${title}`,

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { AgentReply, AgentServer, PastWork, RecalledWork, RunOutcome, RunState, SessionSummary, ThreadBook, RunRecord } from '../../src/ports.js';
 import { run } from '../../src/run.js';
-import { checkRecall } from '../../src/recall/model-check.js';
+import { checkRecall } from '../../src/recall/check-opencode.js';
 import type { MemoryStore, RestoreOutcome, SaveOutcome } from '../../src/memory/store.js';
 import { RunFailed } from '../../src/report/run-result.js';
 
@@ -434,11 +434,14 @@ describe('the model check of the candidates', () => {
     const running = run(task, settings, {
       ...h.ports,
       beforeAgent: async () => void h.events.push('before agent'),
-      checkRecall: async (server, parentId, _task, recalled) => {
-        h.events.push(`check in ${parentId} on ${server.pid}`);
-        await checked;
-        return { recalled: recalled.map((w) => ({ ...w, tier: 'possible' as const })), decidedBy: 'model' as const, reason: '0 of 1 candidates confirmed', candidates: 1, confirmed: 0, ...spent };
-      },
+      beginCheck: (_task, recalled) => ({
+        finish: async (server, parentId) => {
+          h.events.push(`check in ${parentId} on ${server.pid}`);
+          await checked;
+          return { recalled: recalled.map((w) => ({ ...w, tier: 'possible' as const })), decidedBy: 'model' as const, reason: '0 of 1 candidates confirmed', candidates: 1, confirmed: 0, ...spent };
+        },
+        cancel: () => undefined,
+      }),
     });
     for (let i = 0; i < 50 && !h.events.includes('before agent'); i++) await new Promise((r) => setTimeout(r, 1));
     expect(h.events.slice(h.events.indexOf('create'))).toEqual(['create', 'check in ses_new00000000 on 4242', 'before agent']);
@@ -451,6 +454,34 @@ describe('the model check of the candidates', () => {
     expect(result.tokens).toMatchObject({ input: 210, output: 11 });
     expect(result.cost).toBeCloseTo(0.011, 6);
     expect(result.recallCheck).toMatchObject({ decidedBy: 'model', candidates: 1, confirmed: 0, tokens: { input: 200 } });
+  });
+
+  it('is begun as soon as recall has found the candidates, before OpenCode starts, and finished on the started server; a run whose OpenCode fails to start cancels it', async () => {
+    const h = harness({ status: 'hit' }, { saved: true });
+    const begun: RecalledWork[][] = [];
+    const port = (events: string[]) => (_task: unknown, recalled: RecalledWork[]) => {
+      events.push('begin check');
+      begun.push(recalled);
+      return {
+        finish: async (server: AgentServer, parentId: string) => (events.push(`finish check in ${parentId} on ${server.pid}`), { recalled, decidedBy: 'lexical' as const, reason: 'x', candidates: 1, confirmed: 0, tokens: { ...reply.tokens, input: 0, output: 0 }, cost: 0 }),
+        cancel: () => void events.push('cancel check'),
+      };
+    };
+    await run(task, settings, { ...h.ports, beginCheck: port(h.events) });
+    expect(h.events.filter((e) => /check|start|create|prompt/.test(e))).toEqual(['begin check', 'start', 'create', 'finish check in ses_new00000000 on 4242', 'prompt']);
+    expect(begun[0]!.map((w) => w.record.id)).toEqual(['run-5-1']);
+
+    const f = harness({ status: 'hit' }, { saved: true });
+    const failing = { ...f.ports, agent: { start: async () => (f.events.push('start'), Promise.reject(new Error('OpenCode did not start'))) }, beginCheck: port(f.events) };
+    await expect(run(task, settings, failing)).rejects.toThrow('OpenCode did not start');
+    expect(f.events.filter((e) => /check|start/.test(e))).toEqual(['begin check', 'start', 'cancel check']);
+
+    const g = harness({ status: 'hit' }, { saved: true });
+    g.index.sizeOf = () => {
+      throw new Error('the store could not be read');
+    };
+    await expect(run(task, settings, { ...g.ports, beginCheck: port(g.events) })).rejects.toThrow('the store could not be read');
+    expect(g.events.filter((e) => /check|start/.test(e))).toEqual(['begin check', 'cancel check']);
   });
 
   it('recall hands the check more hits than the prompt shows: a run the words rank 7th that the model confirms is shown, likely, and the section keeps 5; without a model, the top 5 only', async () => {
@@ -467,7 +498,10 @@ describe('the model check of the candidates', () => {
       h.server.ask = async (_s, _m, _text, _signal, o) => (o?.onStarted?.(), { ...reply, text: '{"same": [7]}' });
       const result = await run(task, { ...settings, priorWorkLimit: 5, checkCandidates: 8 }, {
         ...h.ports,
-        checkRecall: (server, parentId, forTask, recalled) => checkRecall(server, parentId, forTask.query, recalled, { model: async () => (model ? { providerID: 'fake', modelID: 'small' } : undefined), timeoutMs: 5_000, startMs: 20_000, log: h.ports.log }),
+        beginCheck: (forTask, recalled) => ({
+          finish: (server, parentId) => checkRecall(server, parentId, forTask.query, recalled, { model: async () => (model ? { providerID: 'fake', modelID: 'small' } : undefined), timeoutMs: 5_000, startMs: 20_000, log: h.ports.log }),
+          cancel: () => undefined,
+        }),
       });
       return { result, prompt: h.server.prompts[0]! };
     };

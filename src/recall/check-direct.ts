@@ -1,0 +1,53 @@
+/**
+ * The model check asked straight to the card model's provider from Recall's own process (RFC-006,
+ * "The direct call"), begun as soon as recall has found the candidates, so that it runs while
+ * OpenCode starts: the agent's first request then waits for it only when the model takes longer
+ * than OpenCode's start. The system text is CHECK_SYSTEM alone, as the bench's recorded answers
+ * were given under it. Once begun, a failure, CHECK_TIMEOUT_MS from the send or an answer out of
+ * shape leaves the lexical tiers: it is not asked again through OpenCode (the agent would wait twice).
+ */
+import type { Logger, RecalledWork, RecallQuery } from '../ports.js';
+import { askDirectly } from '../provider/ask.js';
+import type { DirectCall } from '../provider/direct-call.js';
+import { CHECK_SYSTEM, checkCandidates, checkPrompt, decideCheck, seconds, type CheckOutcome, type RecallCheck } from './model-check.js';
+
+/** A direct check under way. */
+export interface DirectCheck {
+  /** What it decided; never rejects. Resolves at the bound at the latest. */
+  result: Promise<RecallCheck>;
+  /** Ends it now (the run failed before the agent): a call under way is aborted, and it decides nothing. */
+  abort(): void;
+}
+
+/**
+ * Sends the check of `recalled`'s candidates to `call` now, bounded by `o.timeoutMs` from the send.
+ * `o.redact` takes the run's credentials out of what the provider says.
+ */
+export function checkDirectly(call: DirectCall, event: RecallQuery, recalled: RecalledWork[], o: { timeoutMs: number; log: Logger; redact: (text: string) => string }): DirectCheck {
+  const asked = checkCandidates(recalled);
+  const began = Date.now();
+  const stop = new AbortController();
+  let settle!: (outcome: CheckOutcome) => void;
+  const ended = new Promise<CheckOutcome>((resolve) => (settle = resolve));
+  // The bound holds whatever the network does: it settles the check, then ends the call.
+  const timer = setTimeout(() => {
+    settle({ late: `the model check timed out after ${seconds(o.timeoutMs)}` });
+    stop.abort();
+  }, o.timeoutMs);
+  askDirectly(call, CHECK_SYSTEM, checkPrompt(event, asked), { signal: stop.signal, redact: o.redact }).then(
+    (answer) => settle({ reply: answer, name: call.name }),
+    (error: unknown) => settle({ error }),
+  );
+  const result = ended.then((outcome) => {
+    clearTimeout(timer);
+    return decideCheck(recalled, asked, outcome, { log: o.log, began, direct: call.name });
+  });
+  return {
+    result,
+    abort: () => {
+      settle({ late: 'the run ended before the model check answered' });
+      clearTimeout(timer);
+      stop.abort();
+    },
+  };
+}
