@@ -9,12 +9,13 @@
 import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { CONFIG_FILES } from '../provider/opencode-files.js';
 
 /**
  * Paths (relative to the checkout) OpenCode reads as its own configuration: its config files,
  * plugins, tools, agents, commands and skills, and the Claude Code files it also honours.
  */
-export const AGENT_CONFIGURATION = ['.opencode', 'opencode.json', 'opencode.jsonc', '.claude', '.agents', 'AGENTS.md', 'CLAUDE.md'];
+export const AGENT_CONFIGURATION = ['.opencode', ...CONFIG_FILES, '.claude', '.agents', 'AGENTS.md', 'CLAUDE.md'];
 
 /** The agent configuration a fork's checkout brings (top-level paths that exist). */
 export function agentConfigurationIn(workspace: string): string[] {

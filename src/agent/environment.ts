@@ -15,6 +15,7 @@ import { dirname, join } from 'node:path';
 import { parse as parseJsonc } from 'jsonc-parser';
 import { gitConfigText, readGitConfig } from './git-config.js';
 import type { ModelRef } from '../ports.js';
+import { CONFIG_FILES, PROXY_VARIABLES } from '../provider/opencode-files.js';
 import PROVIDER_ENV from './provider-env.json' with { type: 'json' };
 
 const NEVER = new Set(['GITHUB_TOKEN', 'GH_TOKEN', 'GH_ENTERPRISE_TOKEN', 'GITHUB_ENTERPRISE_TOKEN', 'GITHUB_STATE', 'GITHUB_ENV', 'GITHUB_PATH', 'GITHUB_OUTPUT', 'GITHUB_STEP_SUMMARY', 'GITHUB_EVENT_PATH']);
@@ -145,7 +146,7 @@ function safeDecode(text: string): string {
 /** What a runner, a build and a test need, and is not a secret (tool locations named *_HOME or *_ROOT pass by SAFE_PATTERN). */
 const SAFE_NAMES = new Set([
   'PATH', 'LANG', 'LANGUAGE', 'TZ', 'TERM', 'COLORTERM', 'SHELL', 'USER', 'LOGNAME', 'HOSTNAME', 'TMPDIR', 'CI', 'DEBIAN_FRONTEND',
-  'HTTP_PROXY', 'HTTPS_PROXY', 'NO_PROXY', 'ALL_PROXY', 'http_proxy', 'https_proxy', 'no_proxy', 'all_proxy',
+  ...PROXY_VARIABLES, 'NO_PROXY', 'no_proxy',
   'GITHUB_ACTIONS', 'GITHUB_REPOSITORY', 'GITHUB_REPOSITORY_ID', 'GITHUB_REPOSITORY_OWNER', 'GITHUB_REPOSITORY_OWNER_ID',
   'GITHUB_SHA', 'GITHUB_REF', 'GITHUB_REF_NAME', 'GITHUB_REF_TYPE', 'GITHUB_REF_PROTECTED', 'GITHUB_HEAD_REF', 'GITHUB_BASE_REF',
   'GITHUB_EVENT_NAME', 'GITHUB_WORKFLOW', 'GITHUB_WORKFLOW_REF', 'GITHUB_WORKFLOW_SHA', 'GITHUB_JOB', 'GITHUB_RUN_ID',
@@ -221,7 +222,7 @@ export function providersInUse(config: Record<string, unknown>, model: ModelRef 
  * left out. Read to say what is wrong when it names the model, never to widen the allow-list.
  */
 export function projectConfigs(workspace: string): Array<Record<string, unknown>> {
-  const files = ['opencode.json', 'opencode.jsonc', '.opencode/opencode.json', '.opencode/opencode.jsonc'].map((f) => join(workspace, f));
+  const files = [...CONFIG_FILES, ...CONFIG_FILES.map((f) => join('.opencode', f))].map((f) => join(workspace, f));
   return files.flatMap((file) => {
     try {
       const parsed: unknown = parseJsonc(readFileSync(file, 'utf8'));

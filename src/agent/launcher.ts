@@ -19,7 +19,8 @@ import { startOpenCodeServer } from './server.js';
 import { ServerLog } from './server-log.js';
 import type { AgentStep } from './watch.js';
 import { authFileIn, catalogueVariables, checkModelKnown, checkProviderKey, modelInUse, noModelError, rejectedKeyHint, type Audience } from './preflight.js';
-import type { CallSources } from '../provider/direct-call.js';
+import { managedConfigDir, type CallSources } from '../provider/direct-call.js';
+import { CONFIG_FILES } from '../provider/opencode-files.js';
 import { loginsIn } from '../memory/scrub.js';
 
 export interface OpenCodeLauncherOptions {
@@ -66,7 +67,7 @@ export interface OpenCodeLauncherOptions {
  * Configuration a fork brings that would run its code inside OpenCode whatever Recall's settings
  * say (plugins and tools are imported by OpenCode's newer runtime without a flag check; RFC-005).
  */
-const FORK_CODE = ['.opencode', 'opencode.json', 'opencode.jsonc'];
+const FORK_CODE: readonly string[] = ['.opencode', ...CONFIG_FILES];
 
 /** A git directory nobody can create (the root is read-only in the sandbox, and not the runner user's outside it). */
 const NO_REPOSITORY = '/nonexistent/recall-no-repository';
@@ -157,6 +158,10 @@ export class OpenCodeLauncher implements AgentLauncher {
       globalConfigDir: path.join(dirs.XDG_CONFIG_HOME, 'opencode'),
       authFile: authFileIn(this.o.layout.agentStateDir),
       home: dirs.HOME,
+      managedConfigDir: managedConfigDir(),
+      platform: process.platform,
+      // What Recall's own fetch reads, which the step gives Recall and the allow-list may not give OpenCode.
+      ownEnv: process.env,
       storedLogins: () => loginsIn(this.o.layout.databasePath),
     };
   }

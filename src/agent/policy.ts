@@ -8,6 +8,7 @@
  * the final rules, and the run is refused if any agent can do more than its level allows.
  */
 import type { ModelRef } from '../ports.js';
+import { isObject, type Config } from '../provider/opencode-files.js';
 import { GITHUB_TOOL_NAMES, READING_TOOLS } from './tool-names.js';
 
 export type AgentPolicy = 'full' | 'no-shell' | 'read-only';
@@ -52,11 +53,6 @@ export function policyEnvironment(policy: AgentPolicy): Record<string, string> {
   };
 }
 
-type Config = Record<string, unknown>;
-
-function isObject(value: unknown): value is Config {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
 
 /** `permission` as an object: OpenCode reads a bare string as {"*": value}. */
 function permissionObject(value: unknown): Config {

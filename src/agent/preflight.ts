@@ -10,6 +10,7 @@ import * as path from 'node:path';
 import { parse as parseJsonc } from 'jsonc-parser';
 import PROVIDER_ENV from './provider-env.json' with { type: 'json' };
 import type { ModelRef } from '../ports.js';
+import { CONFIG_FILES } from '../provider/opencode-files.js';
 import { closestProviders } from './provider-names.js';
 
 export class PreflightError extends Error {
@@ -176,7 +177,7 @@ export function checkProviderKey(o: {
  * provider they define is one OpenCode will have. Unreadable ones count as none.
  */
 function configsTheStepNames(env: NodeJS.ProcessEnv): Array<Record<string, unknown>> {
-  const files = [env.OPENCODE_CONFIG, ...(env.OPENCODE_CONFIG_DIR ? ['opencode.json', 'opencode.jsonc'].map((f) => path.join(env.OPENCODE_CONFIG_DIR!, f)) : [])];
+  const files = [env.OPENCODE_CONFIG, ...(env.OPENCODE_CONFIG_DIR ? CONFIG_FILES.map((f) => path.join(env.OPENCODE_CONFIG_DIR!, f)) : [])];
   return files.flatMap((file) => {
     if (!file) return [];
     try {

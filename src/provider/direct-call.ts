@@ -11,6 +11,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { parse as parseJsonc, type ParseError } from 'jsonc-parser';
 import type { ModelRef } from '../ports.js';
+import { CONFIG_FILES, isObject, PROXY_VARIABLES, type Config } from './opencode-files.js';
 
 /** What the call speaks: Anthropic's Messages API, OpenAI's Responses API, or chat completions. */
 export type Protocol = 'anthropic' | 'openai' | 'chat-completions';
@@ -48,6 +49,12 @@ export interface CallSources {
   globalConfigDir: string;
   authFile: string;
   home: string;
+  /** The machine's folder of managed configuration, merged after Recall's (managedConfigDir(); a test's own folder). */
+  managedConfigDir: string;
+  /** The platform OpenCode runs on (process.platform): macOS adds device-management settings Recall does not read. */
+  platform: NodeJS.Platform;
+  /** Recall's own process.env, which its fetch reads (NODE_TLS_REJECT_UNAUTHORIZED, NODE_USE_ENV_PROXY); not OpenCode's. */
+  ownEnv: Readonly<Record<string, string | undefined>>;
   /** The tables of OpenCode's store (the restored memory) that hold a login or a credential; throws when it cannot be read. */
   storedLogins: () => readonly string[];
 }
@@ -72,12 +79,39 @@ const BUILT_IN = {
 const PATHS: Record<Protocol, string> = { anthropic: '/messages', openai: '/responses', 'chat-completions': '/chat/completions' };
 
 /** Keys of a model's entry that describe it and change nothing in the call (`id`, `options`, `headers`, `provider`, `variants` would). */
-const DESCRIPTIVE = new Set(['name', 'family', 'release_date', 'last_updated', 'knowledge', 'open_weights', 'status', 'attachment', 'reasoning', 'temperature', 'tool_call', 'modalities', 'limit', 'cost']);
-/** Variables through which OpenCode's runtime sends its requests via a proxy; Recall's client does not. */
-const PROXIES = ['HTTPS_PROXY', 'https_proxy', 'HTTP_PROXY', 'http_proxy', 'ALL_PROXY', 'all_proxy'];
+const DESCRIPTIVE = new Set([
+  ...['name', 'family', 'release_date', 'last_updated', 'knowledge', 'open_weights', 'status'],
+  ...['attachment', 'reasoning', 'temperature', 'tool_call', 'modalities', 'limit', 'cost'],
+]);
+/**
+ * OpenCode's variables that Recall sets itself (environment.ts, policy.ts's read-only switches),
+ * reads here (OPENCODE_MODELS_PATH, OPENCODE_DISABLE_PROJECT_CONFIG) or knows harmless: any other OPENCODE_* variable
+ * that reaches OpenCode could change the call (OPENCODE_AUTH_CONTENT, OPENCODE_EXPERIMENTAL_NATIVE_LLM,
+ * OPENCODE_TEST_HOME ...), and the check is then asked through OpenCode.
+ */
+export const KNOWN_OPENCODE_VARIABLES: ReadonlySet<string> = new Set([
+  'OPENCODE_DB',
+  'OPENCODE_CONFIG_CONTENT',
+  'OPENCODE_DISABLE_AUTOUPDATE',
+  'OPENCODE_DISABLE_SHARE',
+  'OPENCODE_DISABLE_LSP_DOWNLOAD',
+  'OPENCODE_DISABLE_PROJECT_CONFIG',
+  'OPENCODE_DISABLE_EXTERNAL_SKILLS',
+  'OPENCODE_DISABLE_CLAUDE_CODE',
+  'OPENCODE_MODELS_PATH',
+  // OpenCode then keeps to the catalogue it was built with, which the rules here are read from.
+  'OPENCODE_DISABLE_MODELS_FETCH',
+]);
 
-type Config = Record<string, unknown>;
-const isObject = (v: unknown): v is Config => typeof v === 'object' && v !== null && !Array.isArray(v);
+/**
+ * The machine's managed configuration folder of OpenCode 1.18.33, merged after OPENCODE_CONFIG_CONTENT
+ * (OPENCODE_TEST_MANAGED_CONFIG_DIR, which moves it, is refused where it reaches OpenCode).
+ */
+export function managedConfigDir(platform: NodeJS.Platform = process.platform, env: NodeJS.ProcessEnv = process.env): string {
+  if (platform === 'darwin') return '/Library/Application Support/opencode';
+  if (platform === 'win32') return path.join(env.ProgramData || 'C:\\ProgramData', 'opencode');
+  return '/etc/opencode';
+}
 
 /** `provider/model` split at the first slash (a model id may hold more), or undefined. */
 function modelNamed(value: unknown): ModelRef | undefined {
@@ -138,6 +172,9 @@ function otherConfiguration(s: CallSources, providerID: string): string | undefi
   const env = s.env;
   for (const name of ['OPENCODE_CONFIG', 'OPENCODE_CONFIG_DIR']) if (env[name]) return `${name} points OpenCode at another configuration`;
   if (env.OPENCODE_MODELS_URL) return 'OPENCODE_MODELS_URL gives OpenCode another catalogue of providers';
+  if (env.OPENCODE_TEST_MANAGED_CONFIG_DIR) return 'OPENCODE_TEST_MANAGED_CONFIG_DIR gives OpenCode another managed configuration';
+  const unknown = Object.keys(env).find((name) => name.toUpperCase().startsWith('OPENCODE_') && env[name] && !KNOWN_OPENCODE_VARIABLES.has(name));
+  if (unknown) return `${unknown} is set for OpenCode, and could change how it makes the call`;
   if (env.OPENCODE_MODELS_PATH) {
     // A catalogue that defines the provider could give it another URL, package or headers.
     try {
@@ -148,16 +185,21 @@ function otherConfiguration(s: CallSources, providerID: string): string | undefi
     }
   }
   // OpenCode reads the checkout's opencode.json(c) and .opencode/ from its folder up to the root of
-  // its repository; up to the root of the disk here, which finds at least as much.
+  // its repository; up to the root of the disk here (from the real path), which finds at least as much.
   if (!/^(1|true)$/i.test(env.OPENCODE_DISABLE_PROJECT_CONFIG ?? '')) {
-    for (let dir = path.resolve(s.workspace); ; dir = path.dirname(dir)) {
-      const found = configIn(dir, ['opencode.json', 'opencode.jsonc', '.opencode']);
+    for (let dir = realPath(s.workspace); ; dir = path.dirname(dir)) {
+      const found = configIn(dir, [...CONFIG_FILES, '.opencode']);
       if (found) return `OpenCode also reads ${found}, which could change the provider or the model`;
       if (path.dirname(dir) === dir) break;
     }
   }
-  const global = configIn(s.globalConfigDir, ['opencode.json', 'opencode.jsonc', 'config.json', 'plugin', 'plugins']) ?? configIn(s.home, ['.opencode']);
+  // `config`: the global TOML file of older versions, which OpenCode still reads.
+  const global = configIn(s.globalConfigDir, [...CONFIG_FILES, 'config.json', 'config', 'plugin', 'plugins']) ?? configIn(s.home, ['.opencode']);
   if (global) return `OpenCode also reads ${global}, which could change the provider or the model`;
+  // The machine's managed configuration is merged after Recall's; macOS adds device-management settings.
+  if (s.platform === 'darwin') return "on macOS OpenCode also reads the machine's managed settings, which Recall does not";
+  const managed = configIn(s.managedConfigDir, CONFIG_FILES);
+  if (managed) return `OpenCode also reads the machine's managed configuration ${managed}, which could change the provider or the model`;
   if (fs.existsSync(s.authFile)) return "OpenCode's auth.json could hold another key or a login for the provider";
   let logins: readonly string[];
   try {
@@ -167,9 +209,25 @@ function otherConfiguration(s: CallSources, providerID: string): string | undefi
   }
   // A console account brings its organisation's configuration, merged after Recall's; a credential, a key.
   if (logins.length > 0) return `OpenCode's store holds a login (${logins.join(', ')}), which could change the provider or its key`;
-  const proxy = PROXIES.find((name) => env[name]);
+  const proxy = PROXY_VARIABLES.find((name) => env[name]);
   if (proxy) return `${proxy} sends OpenCode's requests through a proxy, which Recall's own client does not use`;
+  return recallsOwnClient(s);
+}
+
+/** Why Recall's own fetch would not make the call as OpenCode does (its process.env, not OpenCode's), or undefined. */
+function recallsOwnClient(s: CallSources): string | undefined {
+  if (s.ownEnv.NODE_TLS_REJECT_UNAUTHORIZED === '0') return "NODE_TLS_REJECT_UNAUTHORIZED=0 turns off Recall's own check of the provider's certificate";
+  if (s.ownEnv.NODE_USE_ENV_PROXY) return "NODE_USE_ENV_PROXY sends Recall's own requests through a proxy that OpenCode's do not use";
   return undefined;
+}
+
+/** The real path of `dir` (a link in it resolved), as OpenCode sees its folder; else `dir` resolved. */
+function realPath(dir: string): string {
+  try {
+    return fs.realpathSync(dir);
+  } catch {
+    return path.resolve(dir);
+  }
 }
 
 /** Why opencode-config's entry for the provider holds what Recall cannot honour exactly, or undefined. */
@@ -187,6 +245,19 @@ function entryProblem(entry: Config, providerID: string, modelID: string): strin
   return undefined;
 }
 
+const SUBSTITUTION = /\{(?:env|file):/;
+const substituted = (where: string) => `${where} in opencode-config holds a {env:} or {file:} substitution, which OpenCode makes anywhere in its text and Recall does not`;
+/**
+ * Whether OpenCode's text substitution could change the provider's `entry` beyond the two values
+ * read exactly (options.baseURL and options.apiKey): OpenCode substitutes in the configuration's
+ * text before it parses it. `model` and `small_model` are looked at by the caller.
+ */
+function substitutionIn(entry: Config): boolean {
+  const options = isObject(entry.options) ? entry.options : {};
+  const rest = { ...entry, options: Object.fromEntries(Object.entries(options).filter(([k]) => k !== 'baseURL' && k !== 'apiKey')) };
+  return SUBSTITUTION.test(JSON.stringify(rest));
+}
+
 /** `base` if it is one Recall will post a key to: HTTPS, or plain HTTP to this machine; no login, query or fragment. */
 function usableBase(base: string): { url: string } | { why: string } {
   let url: URL;
@@ -202,7 +273,11 @@ function usableBase(base: string): { url: string } | { why: string } {
   return { url: base.replace(/\/+$/, '') };
 }
 
-/** This machine, by name or address. */
+/**
+ * This machine, by name or address, as WHATWG URL spells a hostname: `localhost`, `[::1]`, 127.x.x.x.
+ * Look-alikes are not (`localhost.evil.com`, `127.0.0.1.nip.io` resolve elsewhere), nor the mapped
+ * `[::ffff:7f00:1]`: plain HTTP to it is refused, as a rare form is not worth a rule.
+ */
 export function isLoopback(hostname: string): boolean {
   return hostname === 'localhost' || hostname === '[::1]' || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(hostname);
 }
@@ -225,6 +300,8 @@ export function resolveDirectCall(s: CallSources, cardModel: ModelRef | undefine
   if (!model) return { why: 'no model is named where Recall can read it' };
   const { providerID, modelID } = model;
   const name = `${providerID}/${modelID}`;
+  const named = ['model', 'small_model'].find((key) => SUBSTITUTION.test(JSON.stringify(s.config[key]) ?? ''));
+  if (named) return { why: substituted(named) };
   const other = otherConfiguration(s, providerID);
   if (other) return { why: other };
   if (!s.trusted.includes(providerID)) return { why: `the key of ${providerID} does not reach OpenCode either (its provider is not one the workflow names)` };
@@ -237,6 +314,7 @@ export function resolveDirectCall(s: CallSources, cardModel: ModelRef | undefine
   if (entry !== undefined && !isObject(entry)) return { why: `opencode-config's entry for ${providerID} is not an object` };
   const problem = entry ? entryProblem(entry, providerID, modelID) : undefined;
   if (problem) return { why: problem };
+  if (entry && substitutionIn(entry)) return { why: substituted(`the entry of ${providerID}`) };
   const found = endpointOf(providerID, entry, s);
   if ('why' in found) return found;
   const modelEntry = isObject(entry?.models) ? entry.models[modelID] : undefined;
@@ -266,7 +344,9 @@ function endpointOf(providerID: string, entry: Config | undefined, s: CallSource
     if (providerID === 'anthropic' && base.replace(/\/+$/, '') === 'https://api.anthropic.com') base = own.base;
     keyFrom ??= s.env[own.keyVariable] ? { value: s.env[own.keyVariable]! } : { why: 'not set' };
   } else {
-    if (entry?.npm !== '@ai-sdk/openai-compatible') return { why: `Recall calls directly only anthropic, openai and providers opencode-config defines with @ai-sdk/openai-compatible, not ${providerID}` };
+    if (entry?.npm !== '@ai-sdk/openai-compatible') {
+      return { why: `Recall calls directly only anthropic, openai and providers opencode-config defines with @ai-sdk/openai-compatible, not ${providerID}` };
+    }
     if (s.catalogued(providerID)) return { why: `OpenCode's catalogue also has a provider ${providerID}, whose settings would join opencode-config's` };
     if (!baseFrom) return { why: `${providerID} has no baseURL in opencode-config` };
     protocol = 'chat-completions';

@@ -55,6 +55,9 @@ function sources(): CallSources {
     authFile: path.join(dir, 'state', 'auth.json'),
     home: path.join(dir, 'state', 'home'),
     storedLogins: () => [],
+    managedConfigDir: path.join(dir, 'managed'),
+    platform: 'linux',
+    ownEnv: {},
   };
 }
 

@@ -43,6 +43,9 @@ function sources(config: Record<string, unknown>, env: Record<string, string> = 
     authFile: path.join(dir, 'xdg', 'data', 'opencode', 'auth.json'),
     home: path.join(dir, 'home'),
     storedLogins: () => [],
+    managedConfigDir: path.join(dir, 'managed'),
+    platform: 'linux',
+    ownEnv: {},
   };
 }
 
