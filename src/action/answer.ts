@@ -16,7 +16,7 @@ export async function answer(runner: Runner, task: Task, result: RunResult, o: {
   if (o.progress.filesEdited().length > 0) core.info(`Files edited: ${o.progress.filesEdited().join(', ')}`);
   result.response = runner.outbound(result.response);
   setRunOutputs(result, task.threadKey);
-  await writeJobSummary(task, result);
+  await writeJobSummary(task, result, runner.outbound);
   // A delivery answered before was not run: it is said now.
   if (result.duplicateOf) await o.reporter.answered(result);
 }

@@ -6,8 +6,9 @@
  * The key goes in a header, the model in the body, never either in the URL.
  */
 import type { TokenUsage } from '../ports.js';
-import { redactCredentials } from '../secrets/forms.js';
+import { MIN_LENGTH, redactCredentials } from '../secrets/forms.js';
 import type { DirectCall } from './direct-call.js';
+import { isObject } from './opencode-files.js';
 import { postJson, ProviderError } from './post.js';
 
 /** The version header Anthropic's API requires (the one the AI SDK OpenCode bundles sends). */
@@ -42,8 +43,9 @@ function request(call: DirectCall, system: string, user: string, key: string | u
   }
 }
 
+/** `v[key]` where `v` is an object. */
+const inner = (v: unknown, key: string) => (isObject(v) ? v[key] : undefined);
 const count = (v: unknown) => (typeof v === 'number' && Number.isFinite(v) && v > 0 ? Math.floor(v) : 0);
-const isObject = (v: unknown): v is Record<string, any> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /**
  * The answer's text and tokens from a reply of `protocol`. Input counts what was not read from the
@@ -55,7 +57,8 @@ function answerOf(protocol: DirectCall['protocol'], reply: unknown): { text: str
   if (protocol === 'anthropic') {
     const parts = Array.isArray(reply.content) ? reply.content : [];
     const text = parts.filter((p) => isObject(p) && p.type === 'text' && typeof p.text === 'string').map((p) => p.text as string).join('');
-    return { text, tokens: { input: count(u.input_tokens), output: count(u.output_tokens), reasoning: 0, cacheRead: count(u.cache_read_input_tokens), cacheWrite: count(u.cache_creation_input_tokens) } };
+    const cache = { cacheRead: count(u.cache_read_input_tokens), cacheWrite: count(u.cache_creation_input_tokens) };
+    return { text, tokens: { input: count(u.input_tokens), output: count(u.output_tokens), reasoning: 0, ...cache } };
   }
   if (protocol === 'openai') {
     const items = Array.isArray(reply.output) ? reply.output : [];
@@ -63,14 +66,14 @@ function answerOf(protocol: DirectCall['protocol'], reply: unknown): { text: str
       .filter((i) => isObject(i) && i.type === 'message' && Array.isArray(i.content))
       .flatMap((i) => (i.content as unknown[]).filter((c) => isObject(c) && c.type === 'output_text' && typeof c.text === 'string').map((c) => (c as { text: string }).text))
       .join('');
-    const cached = count(u.input_tokens_details?.cached_tokens);
-    const reasoning = count(u.output_tokens_details?.reasoning_tokens);
+    const cached = count(inner(u.input_tokens_details, 'cached_tokens'));
+    const reasoning = count(inner(u.output_tokens_details, 'reasoning_tokens'));
     return { text, tokens: { input: Math.max(0, count(u.input_tokens) - cached), output: Math.max(0, count(u.output_tokens) - reasoning), reasoning, cacheRead: cached, cacheWrite: 0 } };
   }
   const choice = Array.isArray(reply.choices) && isObject(reply.choices[0]) ? reply.choices[0] : {};
   const content = isObject(choice.message) ? choice.message.content : undefined;
-  const cached = count(u.prompt_tokens_details?.cached_tokens);
-  const reasoning = count(u.completion_tokens_details?.reasoning_tokens);
+  const cached = count(inner(u.prompt_tokens_details, 'cached_tokens'));
+  const reasoning = count(inner(u.completion_tokens_details, 'reasoning_tokens'));
   return {
     text: typeof content === 'string' ? content : '',
     tokens: { input: Math.max(0, count(u.prompt_tokens) - cached), output: Math.max(0, count(u.completion_tokens) - reasoning), reasoning, cacheRead: cached, cacheWrite: 0 },
@@ -85,19 +88,21 @@ function costOf(tokens: TokenUsage, price: DirectCall['price']): number | undefi
 
 /**
  * Asks `call`'s model `user` under `system`, bounded by `o.signal`. Throws a ProviderError whose
- * message has every credential `o.redact` knows and the call's own key taken out.
+ * message has every credential `o.redact` knows and the call's own key taken out; the answer's text
+ * has them taken out too.
  */
 export async function askDirectly(call: DirectCall, system: string, user: string, o: { signal: AbortSignal; redact: (text: string) => string }): Promise<DirectAnswer> {
   const key = call.key();
   // The run's credentials, and the key itself (a literal key in opencode-config is no variable of the run's).
   const redact = (text: string) => {
     const cleaned = redactCredentials(o.redact(text), key ? [key] : []);
-    // Below the forms' shortest credential too; a key of three letters would take out common words.
-    return key && key.length >= 4 ? cleaned.split(key).join('[redacted]') : cleaned;
+    // Below the forms' shortest credential too, down to theirs (MIN_LENGTH): a shorter one would take out common words.
+    return key && key.length >= MIN_LENGTH ? cleaned.split(key).join('[redacted]') : cleaned;
   };
   const { headers, body } = request(call, system, user, key);
   const reply = await postJson(call.endpoint, headers, body, { signal: o.signal, redact });
   const { text, tokens } = answerOf(call.protocol, reply);
   const cost = costOf(tokens, call.price);
-  return { text, tokens, ...(cost !== undefined ? { cost } : {}) };
+  // The answer is read, quoted in the log and the job summary: a provider that echoes the key it was sent must not show it.
+  return { text: redact(text), tokens, ...(cost !== undefined ? { cost } : {}) };
 }

@@ -70,7 +70,9 @@ async function readCapped(response: Response): Promise<string> {
  */
 export async function postJson(endpoint: string, headers: Record<string, string>, body: unknown, o: PostOptions): Promise<unknown> {
   const url = new URL(endpoint);
-  if (url.protocol !== 'https:' && !(url.protocol === 'http:' && isLoopback(url.hostname))) throw new ProviderError(`Recall posts a key only over HTTPS (or plain HTTP to this machine), not to ${url.protocol}//${url.host}`);
+  if (url.protocol !== 'https:' && !(url.protocol === 'http:' && isLoopback(url.hostname))) {
+    throw new ProviderError(`Recall posts a key only over HTTPS (or plain HTTP to this machine), not to ${url.protocol}//${url.host}`);
+  }
   let response: Response;
   try {
     response = await fetch(url, {

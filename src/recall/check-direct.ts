@@ -11,6 +11,9 @@ import { askDirectly } from '../provider/ask.js';
 import type { DirectCall } from '../provider/direct-call.js';
 import { CHECK_SYSTEM, checkCandidates, checkPrompt, decideCheck, seconds, type CheckOutcome, type RecallCheck } from './model-check.js';
 
+/** How much later than due the bound's timer may fire before the loop counts as blocked (a timer is a few ms late anyway). */
+export const LATE_TIMER_MS = 50;
+
 /** A direct check under way. */
 export interface DirectCheck {
   /** What it decided; never rejects. Resolves at the bound at the latest. */
@@ -29,11 +32,22 @@ export function checkDirectly(call: DirectCall, event: RecallQuery, recalled: Re
   const stop = new AbortController();
   let settle!: (outcome: CheckOutcome) => void;
   const ended = new Promise<CheckOutcome>((resolve) => (settle = resolve));
-  // The bound holds whatever the network does: it settles the check, then ends the call.
-  const timer = setTimeout(() => {
+  // The bound holds whatever the network does: it settles the check, then ends the call. A timer
+  // that fires late lost loop time to Recall's own synchronous work (agent.start()'s git ls-files,
+  // link walk, copies) while an answer may have arrived: it waits once more for the time lost.
+  const due = began + o.timeoutMs;
+  let rearmed = false;
+  const bound = () => {
+    const lost = Date.now() - due;
+    if (!rearmed && lost > LATE_TIMER_MS) {
+      rearmed = true;
+      timer = setTimeout(bound, lost);
+      return;
+    }
     settle({ late: `the model check timed out after ${seconds(o.timeoutMs)}` });
     stop.abort();
-  }, o.timeoutMs);
+  };
+  let timer = setTimeout(bound, o.timeoutMs);
   askDirectly(call, CHECK_SYSTEM, checkPrompt(event, asked), { signal: stop.signal, redact: o.redact }).then(
     (answer) => settle({ reply: answer, name: call.name }),
     (error: unknown) => settle({ error }),

@@ -73,7 +73,11 @@ export function setFailureOutputs(failure: RunFailed, threadKey: string): void {
   setUsageOutputs(spent, failure.durationMs);
 }
 
-export async function writeJobSummary(task: Task, result: RunResult): Promise<void> {
+/**
+ * The job summary of a run. `outbound` makes a model's words safe to render (github/outbound.ts): the
+ * check's reason can quote its answer, and GitHub renders the summary's HTML (an image is fetched).
+ */
+export async function writeJobSummary(task: Task, result: RunResult, outbound: (text: string) => string): Promise<void> {
   const t = result.tokens;
   await core.summary
     .addHeading('Recall', 2)
@@ -86,7 +90,7 @@ export async function writeJobSummary(task: Task, result: RunResult): Promise<vo
       [{ data: 'Pruned sessions', header: true }, pruneLine(result.prune)],
       [{ data: 'Tokens', header: true }, `${t.input} in, ${t.output} out, ${t.reasoning} reasoning, ${t.cacheRead} cache read, ${t.cacheWrite} cache write`],
       [{ data: 'Cost', header: true }, `$${result.cost.toFixed(4)}`],
-      [{ data: 'Recall check', header: true }, recallCheckLine(result.recallCheck)],
+      [{ data: 'Recall check', header: true }, outbound(recallCheckLine(result.recallCheck))],
       [{ data: 'Memory cards', header: true }, cardsLine(result.cards)],
       [{ data: 'Duration', header: true }, `${(result.durationMs / 1000).toFixed(1)} s`],
     ])

@@ -9,10 +9,13 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { AgentReply, AgentServer, RecalledWork, RunRecord } from '../../src/ports.js';
+import { outbound } from '../../src/github/outbound.js';
+import type { AgentReply, AgentServer, RecalledWork, RunRecord, Task } from '../../src/ports.js';
 import { resolveDirectCall, type CallSources } from '../../src/provider/direct-call.js';
 import { beginCheck } from '../../src/recall/begin-check.js';
 import { CHECK_SYSTEM } from '../../src/recall/model-check.js';
+import { writeJobSummary } from '../../src/report/outputs.js';
+import type { RunResult } from '../../src/report/run-result.js';
 import { redactCredentials } from '../../src/secrets/forms.js';
 import { json, startFakeProvider, type FakeProvider } from '../harness/fake-provider.js';
 
@@ -25,7 +28,11 @@ const record = (id: string, title: string): RunRecord => ({
   labels: [], paths: [], errors: [], citations: [], links: [], at: '2026-11-01T00:00:00Z',
 });
 const hit = (r: RunRecord, tier: 'likely' | 'possible'): RecalledWork => ({ record: r, matched: ['login'], score: 1, tier, citations: [], sessionLive: true });
-const recalled = [hit(record('run-1-1', 'Login loops on Safari'), 'likely'), hit(record('run-2-1', 'Invoice login link expired'), 'likely'), hit(record('run-3-1', 'Dark theme on the login page'), 'possible')];
+const recalled = [
+  hit(record('run-1-1', 'Login loops on Safari'), 'likely'),
+  hit(record('run-2-1', 'Invoice login link expired'), 'likely'),
+  hit(record('run-3-1', 'Dark theme on the login page'), 'possible'),
+];
 const event = { title: 'iPhone customers keep being asked to sign in', text: 'They type the password and are back at the start.' };
 
 let provider: FakeProvider;
@@ -109,7 +116,8 @@ describe('a check called directly', () => {
     expect(provider.requests[0]!.json.system).toBe(CHECK_SYSTEM);
     expect(provider.requests[0]!.json.messages[0].content).toContain('<candidate n="3">');
     expect(opencode.asked).toEqual([]);
-    expect(lines).toEqual([expect.stringMatching(/^Recall: likely tier decided by the model check \(1 of 3 candidates confirmed by anthropic\/claude-haiku-4-5, called directly; 240 tokens in, 8 out, cost not known; \d+\.\d s\)$/)]);
+    const decided = /^Recall: likely tier decided by the model check \(1 of 3 candidates confirmed by anthropic\/claude-haiku-4-5, called directly; /;
+    expect(lines).toEqual([expect.stringMatching(new RegExp(`${decided.source}240 tokens in, 8 out, cost not known; \\d+\\.\\d s\\)$`))]);
   });
 
   it('a wrong answer decides among the candidates; garbage leaves the lexical tiers, its tokens counted', async () => {
@@ -120,7 +128,8 @@ describe('a check called directly', () => {
     const { result, tiers } = await garbage.finish();
     expect(tiers).toEqual(['likely', 'likely', 'possible']);
     expect(result).toMatchObject({ decidedBy: 'lexical', direct: true, tokens: { input: 240 } });
-    expect(garbage.lines[0]).toMatch(/^Recall: likely tier decided by the lexical gate: the model check's answer was not used: its answer is not a JSON object .* \(called directly: anthropic\/claude-haiku-4-5\)$/);
+    expect(garbage.lines[0]).toMatch(/^Recall: likely tier decided by the lexical gate: the model check's answer was not used: its answer is not a JSON object /);
+    expect(garbage.lines[0]).toMatch(/ \(called directly: anthropic\/claude-haiku-4-5\)$/);
   });
 
   it('a timeout: the bound runs from the send, the words decide at it, and the request is aborted', async () => {
@@ -153,6 +162,20 @@ describe('a check called directly', () => {
     expect(result.decidedBy).toBe('lexical');
     expect(opencode.asked).toEqual([]);
     expect(lines).toEqual(['Recall: likely tier decided by the lexical gate: the model check failed (the provider answered HTTP 529: Overloaded) (called directly: anthropic/claude-haiku-4-5)']);
+  });
+
+  it("an answer that arrived while Recall's loop was blocked (agent.start()'s synchronous work) is used: the bound waits once more for the time lost", async () => {
+    provider.answer((_r, res) => void setTimeout(() => answering('{"same": [2]}')(_r, res), 100));
+    const { finish } = begin({ timeoutMs: 300 });
+    await expect.poll(() => provider.requests.length).toBe(1);
+    // Synchronous work past the bound: the provider's answer (due 100 ms after the request) and the bound's timer both come due meanwhile.
+    const blockedUntil = Date.now() + 300 + 250;
+    while (Date.now() < blockedUntil) {
+      // busy: the loop is held as git ls-files or a copy would hold it
+    }
+    const { result, tiers } = await finish();
+    expect(result.decidedBy).toBe('model');
+    expect(tiers).toEqual(['possible', 'likely', 'possible']);
   });
 
   it('cancelled (the run ended before OpenCode ran): the call under way is aborted', async () => {
@@ -204,6 +227,42 @@ describe('what an attacker tries through it', () => {
     expect((await finish()).result.decidedBy).toBe('lexical');
     expect(other.requests).toEqual([]);
     expect(lines[0]).toMatch(/redirect, which Recall does not follow/);
+  });
+
+  // Attacker (d'): a 2xx whose answer echoes the key, and an image that would make GitHub fetch another host.
+  it('a 2xx whose answer text echoes the key (and another credential): neither is in the log, the reason or the job summary; the image is made text', async () => {
+    provider.answer(answering(`Sure: your key is ${KEY}, the token ${TOKEN} <img src="https://evil.example/x.png">`));
+    const { lines, finish } = begin();
+    const { result } = await finish();
+    expect(result.decidedBy).toBe('lexical');
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toContain('its answer is not a JSON object ("Sure: your key is [redacted], the token [redacted]');
+    for (const secret of [KEY, TOKEN]) {
+      expect(lines[0]).not.toContain(secret);
+      expect(result.reason).not.toContain(secret);
+    }
+    const summary = path.join(dir, 'summary.md');
+    fs.writeFileSync(summary, '');
+    const before = process.env.GITHUB_STEP_SUMMARY;
+    process.env.GITHUB_STEP_SUMMARY = summary;
+    try {
+      const runResult = {
+        sessionId: 'ses_1', continued: false, response: 'Done.', memoryStatus: 'fresh', memorySave: { saved: false }, recalled: [],
+        prune: { pruned: [], remaining: 0, freedBytes: 0 }, tokens: result.tokens, cost: 0, durationMs: 1_000, recallCheck: { ...result, direct: true },
+      } as unknown as RunResult;
+      // The model wrote an image into its answer as the reason quotes it (past the key, within what is quoted).
+      runResult.recallCheck!.reason = `${result.reason} <img src="https://evil.example/y.png">`;
+      await writeJobSummary({ event: 'issues', threadKey: 'issue-1' } as Task, runResult, (text) => outbound(text, [TOKEN]));
+    } finally {
+      if (before === undefined) delete process.env.GITHUB_STEP_SUMMARY;
+      else process.env.GITHUB_STEP_SUMMARY = before;
+    }
+    const written = fs.readFileSync(summary, 'utf8');
+    expect(written).toContain('Recall check');
+    expect(written).toContain('the words decided: the model check');
+    expect(written).not.toContain(KEY);
+    expect(written).not.toContain(TOKEN);
+    expect(written).not.toMatch(/<img/i);
   });
 
   // Attacker (d): a provider's error that echoes what it was sent.

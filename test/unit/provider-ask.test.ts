@@ -7,6 +7,7 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { gzipSync } from 'node:zlib';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { askDirectly } from '../../src/provider/ask.js';
 import { resolveDirectCall, type CallSources, type DirectCall } from '../../src/provider/direct-call.js';
@@ -59,7 +60,13 @@ function callFor(protocol: DirectCall['protocol'], model = 'small-1'): DirectCal
         : resolveDirectCall(
             sources({
               model: `local/${model}`,
-              provider: { local: { npm: '@ai-sdk/openai-compatible', options: { baseURL: `${provider.origin}/v1`, apiKey: '{env:LOCAL_KEY}' }, models: { [model]: { name: 'Small', limit: { context: 32_000, output: 2_048 }, cost: { input: 1, output: 5, cache_read: 0.1 } } } } },
+              provider: {
+                local: {
+                  npm: '@ai-sdk/openai-compatible',
+                  options: { baseURL: `${provider.origin}/v1`, apiKey: '{env:LOCAL_KEY}' },
+                  models: { [model]: { name: 'Small', limit: { context: 32_000, output: 2_048 }, cost: { input: 1, output: 5, cache_read: 0.1 } } },
+                },
+              },
             }, { LOCAL_KEY: KEY }),
             undefined,
           );
@@ -104,7 +111,8 @@ describe('each protocol, as the provider receives it', () => {
   });
 
   it("chat completions (@ai-sdk/openai-compatible): POST /v1/chat/completions, not streamed, the model's own lower output limit, the cost from opencode-config's prices", async () => {
-    provider.answer(json(200, { choices: [{ index: 0, message: { role: 'assistant', content: '{"same": [2]}' } }], usage: { prompt_tokens: 1_000, completion_tokens: 10, prompt_tokens_details: { cached_tokens: 200 } } }));
+    const usage = { prompt_tokens: 1_000, completion_tokens: 10, prompt_tokens_details: { cached_tokens: 200 } };
+    provider.answer(json(200, { choices: [{ index: 0, message: { role: 'assistant', content: '{"same": [2]}' } }], usage }));
     const answer = await ask(callFor('chat-completions'));
     const [r] = provider.requests;
     expect(r).toMatchObject({ method: 'POST', url: '/v1/chat/completions' });
@@ -158,6 +166,18 @@ describe('what the client refuses', () => {
     expect(written).toBeLessThan(100 * 1024 * 1024);
   });
 
+  // Attacker (e'): a small compressed reply that inflates past the cap (fetch inflates before the cap counts).
+  it('a gzip bomb (20 KB that inflate to 50 MB): the cap counts what is inflated, and holds', async () => {
+    const bomb = gzipSync(Buffer.alloc(50 * 1024 * 1024, ' '), { level: 9 });
+    expect(bomb.length).toBeLessThan(REPLY_CAP_BYTES);
+    provider.answer((_r, res) => void res.writeHead(200, { 'content-type': 'application/json', 'content-encoding': 'gzip', 'content-length': String(bomb.length) }).end(bomb));
+    const began = Date.now();
+    const failure = (await ask(callFor('anthropic')).catch((e: unknown) => e)) as Error;
+    expect(failure).toBeInstanceOf(ProviderError);
+    expect(failure.message).toMatch(new RegExp(`passed the ${REPLY_CAP_BYTES / 1024} KB Recall reads`));
+    expect(Date.now() - began).toBeLessThan(2_000);
+  });
+
   it('a reply declared longer than the cap is not read at all', async () => {
     provider.answer((_r, res) => void res.writeHead(200, { 'content-type': 'application/json', 'content-length': String(50 * 1024 * 1024) }).write('{'));
     await expect(ask(callFor('openai'))).rejects.toThrow(/52428800 bytes, over the 64 KB/);
@@ -180,6 +200,20 @@ describe('what the client refuses', () => {
     await expect(postJson('http://10.1.2.3:8080/v1/chat/completions', {}, {}, { signal: AbortSignal.timeout(1_000), redact: (t) => t })).rejects.toThrow(/only over HTTPS/);
     const loopback = resolveDirectCall(sources({ model: 'local/m', provider: { local: { npm: '@ai-sdk/openai-compatible', options: { baseURL: `${provider.origin}/v1` } } } }), undefined);
     expect(loopback).toMatchObject({ endpoint: `${provider.origin}/v1/chat/completions` });
+  });
+
+  it('plain http:// to a look-alike of this machine: refused by the client too', async () => {
+    for (const origin of ['http://localhost.evil.com', 'http://127.0.0.1.nip.io', 'http://[::ffff:127.0.0.1]']) {
+      await expect(postJson(`${origin}/v1/chat/completions`, {}, {}, { signal: AbortSignal.timeout(1_000), redact: (t) => t })).rejects.toThrow(/only over HTTPS/);
+    }
+  });
+
+  it("a key shorter than the run's credentials may be (MIN_LENGTH) is not taken out of the provider's words: it would take out common ones", async () => {
+    const short = { npm: '@ai-sdk/openai-compatible', options: { baseURL: `${provider.origin}/v1`, apiKey: 'message' } };
+    const found = resolveDirectCall(sources({ model: 'local/m', provider: { local: short } }), undefined);
+    if ('why' in found) throw new Error(found.why);
+    provider.answer(json(400, { error: { message: 'the message was refused' } }));
+    await expect(ask(found)).rejects.toThrow(/^the provider answered HTTP 400: the message was refused$/);
   });
 
   it("an HTTP error: the provider's message, with the key taken out, clipped", async () => {
