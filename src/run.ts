@@ -143,21 +143,14 @@ export async function run(task: Task, settings: RunSettings, ports: RunPorts): P
   // The candidates are known before OpenCode starts: a check Recall can call itself runs while it
   // starts (RFC-006, "The direct call"). Whatever ends the run before the prompt cancels it.
   const check = ports.beginCheck?.(task, candidates);
-  const { doomed, freedBytes, children } = (() => {
-    try {
-      if (continued && index.moveToWorkspace(earlier!)) log.info(`The session of ${task.threadKey} was made in a checkout at another path; it continues in this one`);
-      // Decided before the run from the stored list, with this run's session counted as the newest
-      // (it is never pruned): the store is read only while OpenCode does not hold it.
-      const now = clock();
-      const mine = continued ? earlier! : 'this run';
-      const counted = continued ? sessions : [{ id: mine, updatedAt: now.getTime() }, ...sessions];
-      const doomed = sessionsToPrune(counted, settings, now, new Set([mine]));
-      return { doomed, freedBytes: doomed.length > 0 ? index.sizeOf(doomed.map((s) => s.id)) : 0, children: index.childrenOf(doomed.map((s) => s.id)) };
-    } catch (error) {
-      check?.cancel();
-      throw error;
-    }
-  })();
+  let plan: ReturnType<typeof prunePlan>;
+  try {
+    if (continued && index.moveToWorkspace(earlier!)) log.info(`The session of ${task.threadKey} was made in a checkout at another path; it continues in this one`);
+    plan = prunePlan(index, sessions, settings, clock(), continued ? earlier! : undefined);
+  } catch (error) {
+    check?.cancel();
+    throw error;
+  }
 
   let server: AgentServer | undefined;
   let tools: AgentTools | undefined;
@@ -249,7 +242,7 @@ export async function run(task: Task, settings: RunSettings, ports: RunPorts): P
       reply = { ...reply, ...addUsage(reply, spent) };
     }
 
-    const prune = await pruneSessions(server, doomed, children, sessions.length + (continued ? 0 : 1), freedBytes, log);
+    const prune = await pruneSessions(server, plan, sessions.length + (continued ? 0 : 1), log);
     await tools?.stop();
     // OpenCode shuts down (in its own process) while Recall writes its index, which needs no server:
     // at 1,000 sessions the index takes about as long as the stop (RFC-003, "Startup costs").
@@ -326,15 +319,16 @@ export function composePrompt(task: Task, recalled: readonly RecalledWork[], o: 
   return [task.prompt, ...(o.rules ? [o.rules] : []), ...(prior ? [prior] : [])].join('\n\n');
 }
 
+/** The sessions the retention rule lets go, their children and bytes, read before OpenCode holds the store; this run's (`continuing`, or new) is the newest, kept. */
+function prunePlan(index: PastWork, sessions: ReturnType<PastWork['sessions']>, rule: RetentionRule, now: Date, continuing: string | undefined) {
+  const mine = continuing ?? 'this run';
+  const counted = continuing ? sessions : [{ id: mine, updatedAt: now.getTime() }, ...sessions];
+  const doomed = sessionsToPrune(counted, rule, now, new Set([mine]));
+  return { doomed, freedBytes: doomed.length > 0 ? index.sizeOf(doomed.map((s) => s.id)) : 0, children: index.childrenOf(doomed.map((s) => s.id)) };
+}
+
 /** Deletes the sessions the retention rule let go, each after its child sessions (subagents, dispatched prompts). */
-async function pruneSessions(
-  server: AgentServer,
-  doomed: ReadonlyArray<{ id: string }>,
-  children: ReadonlyMap<string, string[]>,
-  total: number,
-  freedBytes: number,
-  log: Logger,
-): Promise<PruneReport> {
+async function pruneSessions(server: AgentServer, { doomed, children, freedBytes }: ReturnType<typeof prunePlan>, total: number, log: Logger): Promise<PruneReport> {
   const pruned: string[] = [];
   const prune = async (id: string) => {
     try {
