@@ -9,7 +9,7 @@ import * as path from 'node:path';
 import type { RunRecord } from '../ports.js';
 import { DATABASE_FILE, RECORDS_FILE } from '../memory/layout.js';
 import { sessionIdsIn } from '../memory/merge.js';
-import { loadRecords, mergeRecords, redactRecords, saveRecords } from '../recall/index-file.js';
+import { hiddenCredentials, loadRecords, mergeRecords, redactRecords, saveRecords } from '../recall/index-file.js';
 import { childSessions } from '../recall/store-reader.js';
 import { deleteSessions } from '../recall/store-writer.js';
 import { ThreadIndex } from '../recall/threads.js';
@@ -144,6 +144,7 @@ export const recallFiles: RecallFiles = {
     threads.save();
   },
   redact: redactRecords,
+  hiddenCredentials,
   indexDamage(dir) {
     const { held, records } = loadRecords(dir);
     return held === undefined ? undefined : { held, read: records.length };

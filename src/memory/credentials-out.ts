@@ -76,7 +76,10 @@ export async function takeOutCredentials(
     // declare, or a chain left in free pages, is caught there (issue 27).
     const store = path.join(memoryDir, DATABASE_FILE);
     const cut = fs.existsSync(store) ? cutAtSeams(store, forms, beside) : [];
-    return { packed, clean: (packed ? packed.found : credentialsIn(memoryDir, forms)).length === 0 && cut.length === 0 };
+    // Recall's index keeps its records compressed, where the byte search sees none of their words:
+    // its own scan of them decoded, which the redaction above must have left clean (issue 27).
+    const hidden = so.recallFiles?.hiddenCredentials?.(memoryDir, forms) ?? [];
+    return { packed, clean: (packed ? packed.found : credentialsIn(memoryDir, forms)).length === 0 && cut.length === 0 && hidden.length === 0 };
   };
   // What was read beside the check holds for the first pack of a store Recall has not written since
   // (splitClean: no repair, no merge, nothing to scrub; times alone cannot say so where a filesystem

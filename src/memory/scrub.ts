@@ -335,6 +335,14 @@ export function redactFile(file: string, values: readonly string[]): number {
   const text = readMemoryFile(file, 512 * 1024 * 1024);
   // Survivor, equivalent: `false` for the second test (no value, no replacement, nothing written).
   if (text === undefined || values.length === 0) return 0;
+  const { out, count } = redactText(text, values);
+  // Survivors, equivalent: `true` or `>=` (the same text written again).
+  if (count > 0) writeMemoryFile(file, out);
+  return count;
+}
+
+/** `text` with every occurrence of `values` replaced by `[REDACTED]`, the longest first, and how many were. */
+export function redactText(text: string, values: readonly string[]): { out: string; count: number } {
   let count = 0;
   let out = text;
   for (const value of [...values].filter(Boolean).sort((a, b) => b.length - a.length)) {
@@ -342,7 +350,5 @@ export function redactFile(file: string, values: readonly string[]): number {
     count += parts.length - 1;
     out = parts.join('[REDACTED]');
   }
-  // Survivors, equivalent: `true` or `>=` (the same text written again).
-  if (count > 0) writeMemoryFile(file, out);
-  return count;
+  return { out, count };
 }

@@ -41,6 +41,13 @@ export interface RecallFiles {
    */
   redact(dir: string, values: readonly string[]): number;
   /**
+   * The `values` (credentials, as written) that Recall's index in memory directory `dir` holds where
+   * a search of its bytes cannot see them (records in compressed blocks, decoded); a part that does
+   * not decode counts as holding them all. The save's last check adds them to the archive's byte
+   * search, and refuses the save as that does.
+   */
+  hiddenCredentials?(dir: string, values: readonly string[]): string[];
+  /**
    * How much of the index in memory directory `dir` could not be read (a damaged file, salvaged a
    * line at a time): the records it held and those read; undefined when it reads whole.
    */

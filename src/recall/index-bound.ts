@@ -11,6 +11,7 @@
 import * as fs from 'node:fs';
 import { MAX_RECALL_FILE, openRegular } from '../memory/files.js';
 import { lastUseMinutes } from './kept-postings.js';
+import { BLOCK, decodeBlock, MAX_BLOCK_TEXT } from './record-blocks.js';
 import type { RunRecord } from '../ports.js';
 
 export interface IndexBounds {
@@ -46,8 +47,9 @@ export function isOverBound(file: string, bound: number): boolean {
 
 /**
  * The records of index file `file` read a line at a time, in the layout saveRecords writes (the
- * postings' line, the tombstones' line, a record a line): the first `bound` bytes of record lines,
- * the rest counted. A line longer than any record is skipped unread.
+ * postings' line, the tombstones' line, a block of records a line, or a record a line in a file of
+ * an older Recall): the first `bound` bytes of record lines (decoded), the rest counted. A line longer
+ * than any block is skipped unread.
  */
 export function readIndexLines(file: string, bound: number): OverBound {
   const fd = openRegular(file);
@@ -60,12 +62,23 @@ export function readIndexLines(file: string, bound: number): OverBound {
   const take = (bytes: Buffer) => {
     const n = line++;
     if (n === 1) found.forgotten = json(`{${bytes.toString('utf8').replace(/,"records":\[$/, '')}}`, 'forgotten');
+    if (n >= 2 && bytes[0] === 34) return takeBlock(bytes.toString('latin1').replace(/,$/, '')); // `"`: a block of records (record-blocks.ts)
     if (n < 2 || bytes[0] !== 123) return; // `{`: a record's line
     found.held++;
     if (readBytes + bytes.length > bound) return;
     readBytes += bytes.length;
     const record = json(bytes.toString('utf8').replace(/,$/, ''));
     if (record !== undefined) found.records.push(record);
+  };
+  // A block's records, decoded within what is left of the bound; one that does not decode, or past it, is counted as a block's worth.
+  const takeBlock = (line: string) => {
+    const block = readBytes < bound ? decodeBlock(line, Math.min(MAX_BLOCK_TEXT, bound - readBytes)) : undefined;
+    found.held += block?.length ?? BLOCK;
+    for (const l of block ?? []) {
+      readBytes += l.length + 1;
+      const record = json(l);
+      if (record !== undefined) found.records.push(record);
+    }
   };
   const chunk = Buffer.allocUnsafe(1024 * 1024);
   try {

@@ -1,20 +1,23 @@
 /**
  * The file of Recall's index of past work, `recall-index.json` (RFC-006): the records, the
  * tombstones, and search's postings (search-file.ts). It is one JSON document of the shape it
- * always had (`version`, `records`, `forgotten`), which any Recall reads whole, laid out so that
- * start-up need not: the postings on the first line, the tombstones on the second, then a record
- * a line.
+ * always had (`version`, `records`, `forgotten`), laid out so that start-up need not read it whole:
+ * the postings on the first line, the tombstones on the second, then the records, BLOCK to a line in
+ * zstd blocks (record-blocks.ts, issue 27); a file an older Recall wrote has a record a line. Whatever
+ * reads it whole reads it with the blocks decoded (plainIndex), so a Recall before `p5` reads none
+ * of a newer file's records (its `records` are strings to it).
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { readMemoryBytes, writeMemoryFile } from '../memory/files.js';
-import { redactFile } from '../memory/scrub.js';
+import { redactFile, redactText } from '../memory/scrub.js';
 import { RECORDS_FILE } from '../memory/layout.js';
 import { recordLine, validRecord } from './records.js';
 import { bodyCheck, keepPostings, postingsLine } from './kept-postings.js';
 import { NO_MARKS, readMarks, unionMarks, writeMarks, type Marks, type WrongMark } from './marks.js';
 import { forgottenIn, unionTombstones, validTombstones, type Tombstone } from './tombstones.js';
 import { INDEX_BOUNDS, isOverBound, readIndexLines, sizeDropOrder, type IndexBounds, type OverBound } from './index-bound.js';
+import { blockLines, credentialsInIndex, indexBody, plainIndex, plainSize, recordsCounted } from './record-blocks.js';
 import type { RunRecord } from '../ports.js';
 
 interface RecordsFile {
@@ -64,8 +67,11 @@ export function readIndexFile(dir: string, o: { workingFile?: string; bounds?: I
   }
 }
 
-/** The records, tombstones and record count of an index file that does not parse whole, line by line (saveRecords writes a record a line). */
-function salvage(text: string): { records: unknown[]; forgotten: unknown; held: number } {
+/**
+ * The records, tombstones and record count of an index file that does not parse whole, line by line
+ * (its blocks decoded, plainIndex: a record a line), with `lost` records in blocks that did not decode.
+ */
+function salvage(text: string, lost: number): { records: unknown[]; forgotten: unknown; held: number } {
   const lines = text.split('\n');
   const json = (t: string): unknown => {
     try {
@@ -80,7 +86,7 @@ function salvage(text: string): { records: unknown[]; forgotten: unknown; held: 
   const forgotten = (json(`{${(lines[1] ?? '').replace(/,"records":\[$/, '')}}`) as { forgotten?: unknown } | undefined)?.forgotten;
   const recordLines = lines.slice(2).filter((l) => l.startsWith('{'));
   const records = recordLines.map((l) => json(l.replace(/,$/, ''))).filter((r) => r !== undefined);
-  return { records, forgotten, held: Math.max(counted, recordLines.length) };
+  return { records, forgotten, held: Math.max(counted, recordLines.length + lost) };
 }
 
 /**
@@ -90,15 +96,19 @@ function salvage(text: string): { records: unknown[]; forgotten: unknown; held: 
  */
 export function recordsIn(bytes: Buffer | undefined, marks: Marks = NO_MARKS): LoadedRecords {
   if (!bytes) return { ...applyMarks([], [], marks) };
-  const text = bytes.toString('utf8');
+  // The blocks decoded: a block that does not decode loses its records (up to BLOCK), and says so.
+  const plain = plainIndex(bytes);
   let parsed: Partial<RecordsFile>;
   try {
-    parsed = JSON.parse(text) as Partial<RecordsFile>;
+    parsed = JSON.parse(plain.text) as Partial<RecordsFile>;
   } catch (error) {
-    const loaded = linesRead(salvage(text), marks);
+    const loaded = linesRead(salvage(plain.text, plain.lost), marks);
     return { ...loaded, problem: `${RECORDS_FILE} is damaged (${(error as Error).message}): ${damageCount(loaded.records.length, loaded.held!)}; sessions without a record are rebuilt` };
   }
-  return fromParsed(parsed, marks);
+  const loaded = fromParsed(parsed, marks);
+  if (plain.unreadable === 0) return loaded;
+  const held = Math.max(recordsCounted(plain.text.slice(0, plain.text.indexOf('\n'))) ?? 0, (Array.isArray(parsed.records) ? parsed.records.length : 0) + plain.lost);
+  return { ...loaded, held, problem: `${RECORDS_FILE} is damaged (${plain.unreadable} block(s) of records do not decode): ${damageCount(loaded.records.length, held)}; sessions without a record are rebuilt` };
 }
 
 /** The records of an index read a line at a time (a damaged one, or one over the read bound), checked, with how many it held. */
@@ -158,7 +168,8 @@ export function saveRecords(file: string, records: readonly RunRecord[], forgott
   const budget = o.budget ?? INDEX_BOUNDS.write;
   let text = indexText(kept, forgotten);
   const dropped: RunRecord[] = [];
-  for (let over = Buffer.byteLength(text) - budget; over > 0 && kept.length > 0; over = Buffer.byteLength(text) - budget) {
+  // Within the budget both as written and decoded: what a save writes, a reader decodes whole within the read bound.
+  for (let over = Math.max(text.bytes.length, text.plain) - budget; over > 0 && kept.length > 0; over = Math.max(text.bytes.length, text.plain) - budget) {
     // A record's line, and about as much again of postings: dropped until that covers the excess, then checked again.
     const gone = new Set<RunRecord>();
     let freed = 0;
@@ -175,17 +186,18 @@ export function saveRecords(file: string, records: readonly RunRecord[], forgott
   const wrong = [...all.flatMap((r) => (r.wrong ? [{ id: r.id, ...r.wrong }] : [])), ...(o.wrong ?? readMarks(file).wrong)];
   // The marks first: a crash between the two writes leaves them where the next read finds them.
   writeMarks(file, { forgotten: [...forgotten], wrong });
-  writeMemoryFile(file, text);
+  writeMemoryFile(file, text.bytes);
   return dropped;
 }
 
-/** The index file's text for checked, unique, unforgotten `kept` records. */
-function indexText(kept: readonly RunRecord[], forgotten: readonly Tombstone[]): string {
+/** The index file's bytes for checked, unique, unforgotten `kept` records, and how many they are with the blocks decoded. */
+function indexText(kept: readonly RunRecord[], forgotten: readonly Tombstone[]): { bytes: Buffer; plain: number } {
   // Each record's line without its stems: the postings are where they are kept (recordLine).
   const postings = keepPostings(kept);
   const lines = kept.map(recordLine);
-  const body = `"forgotten":${JSON.stringify(forgotten)},"records":[\n${lines.length > 0 ? `${lines.join(',\n')}\n` : ''}]}\n`;
-  return `${postingsLine({ ...postings, crc32: bodyCheck(Buffer.from(body, 'utf8')) })}\n${body}`;
+  const body = indexBody(forgotten, blockLines(lines));
+  const head = Buffer.from(`${postingsLine({ ...postings, crc32: bodyCheck(body) })}\n`);
+  return { bytes: Buffer.concat([head, body]), plain: plainSize(head, lines, forgotten) };
 }
 
 /**
@@ -213,9 +225,14 @@ export function mergeRecords(dir: string, from: string): number {
  */
 export function redactRecords(dir: string, values: readonly string[]): number {
   const file = path.join(dir, RECORDS_FILE);
-  const count = redactFile(file, values);
+  const blocks = values.length > 0 ? readBlocks(file) : undefined;
+  // Records in blocks: the words decoded, replaced there, and the records read back from them (a
+  // replace in the file's bytes finds nothing in a block). A block that does not decode is left
+  // out, as a salvage leaves it out: no one can read it, and what it holds cannot be vouched for.
+  const redacted = blocks && redactText(blocks.text, values);
+  const count = redacted ? redacted.count + blocks.unreadable : redactFile(file, values);
   if (count > 0) {
-    const { records, forgotten, wrong, held, problem } = loadRecords(dir);
+    const { records, forgotten, wrong, held, problem } = redacted ? recordsIn(Buffer.from(redacted.out, 'utf8'), readMarks(file)) : loadRecords(dir);
     // Unreadable once redacted, its stems could still hold the token: it goes, and the next run
     // rebuilds the records from the sessions (rebuild.ts) rather than the cache keeping a piece of a
     // key. What a salvage read is written again: its stems are made again from the redacted words.
@@ -223,4 +240,21 @@ export function redactRecords(dir: string, values: readonly string[]): number {
     else saveRecords(file, records, forgotten, { wrong });
   }
   return count;
+}
+
+/** Index file `file` with its blocks decoded (plainIndex), when it has any. */
+function readBlocks(file: string): ReturnType<typeof plainIndex> | undefined {
+  const bytes = readMemoryBytes(file, 512 * 1024 * 1024);
+  const plain = bytes && plainIndex(bytes);
+  return plain && plain.blocks ? plain : undefined;
+}
+
+/**
+ * The `values` (credentials, as written) that memory directory `dir`'s index holds where a search of
+ * its bytes cannot see them: in its blocks, decoded (record-blocks.ts). The save's last check adds
+ * them to the archive's byte search (RecallFiles.hiddenCredentials).
+ */
+export function hiddenCredentials(dir: string, values: readonly string[]): string[] {
+  const bytes = values.length > 0 ? readMemoryBytes(path.join(dir, RECORDS_FILE), 512 * 1024 * 1024) : undefined;
+  return bytes ? credentialsInIndex(bytes, values) : [];
 }

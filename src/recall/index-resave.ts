@@ -5,6 +5,11 @@
  * saveRecords writes for the same records, to the byte, without parsing the records or making
  * the postings again: at 10,000 records nine tenths of a save.
  *
+ * The records are written in blocks (record-blocks.ts): a block none of whose records changed is
+ * copied as the file has it, the others (a record search read and the run used, the last block when
+ * records are appended) are compressed anew. A file whose records are a line each (p4) is written in
+ * blocks, every one new.
+ *
  * The file it builds on had postings that fit it (its CRC-32 checked at open), so each line is one a
  * reader checks when it reads it, as it checks every line of a file it opens. Whatever this cannot
  * carry over exactly (a line that does not start as a save writes it, a record twice, a forgotten
@@ -15,19 +20,19 @@ import { writeMemoryFile } from '../memory/files.js';
 import { writeMarks, type WrongMark } from './marks.js';
 import { INDEX_BOUNDS } from './index-bound.js';
 import { recordLine, validRecord } from './records.js';
-import { bodyCheck, boundFacts, extendPostings, F, lastUseMinutes, POSTINGS_VERSION, postingsLine } from './kept-postings.js';
+import { bodyCheck, boundFacts, extendPostings, F, lastUseMinutes, postingsLine, READ_POSTINGS_VERSIONS } from './kept-postings.js';
+import { BLOCK, blockLine, indexBody, plainSize } from './record-blocks.js';
 import type { SearchFile } from './search-file.js';
 import { FIELDS, termsOf } from './search-terms.js';
 import { forgottenIn, type Tombstone } from './tombstones.js';
 import type { RunRecord } from '../ports.js';
 
-const SEPARATOR = Buffer.from(',\n');
-
 /** Writes `file` from `base` and the records added since, with the marks beside it; false when it cannot be done exactly. */
 export function resaveIndex(file: string, base: SearchFile, o: { appended: readonly RunRecord[]; forgotten: readonly Tombstone[]; wrong: readonly WrongMark[]; budget?: number }): boolean {
   const { kept } = base;
   const ids = base.ids();
-  if (kept.v !== POSTINGS_VERSION || !ids) return false;
+  // ids() decodes every block: one that does not decode goes the long way, which salvages the rest and says what was lost.
+  if (!READ_POSTINGS_VERSIONS.includes(kept.v) || !ids) return false;
   // The stems' postings, read whole only here: a stem twice or out of order, or an entry not as the save writes it, goes the long way.
   const stems = base.allStems();
   if (!stems) return false;
@@ -35,14 +40,16 @@ export function resaveIndex(file: string, base: SearchFile, o: { appended: reado
   if (have.size !== ids.length) return false; // a record twice: a save of every record keeps one
   const gone = forgottenIn(o.forgotten);
   if (ids.some((id) => gone.ids.has(id)) || kept.sessions.some((s) => s && gone.sessions.has(s))) return false;
-  const lines: Buffer[] = [];
+  const lines: string[] = [];
+  /** The blocks whose lines are not all the file's: compressed anew. */
+  const changed = new Set<number>();
   const last = [...kept.last];
   const marked: WrongMark[] = [];
   const read = base.readByPlace();
   for (let i = 0; i < base.size; i++) {
     const r = read.get(i);
     if (!r) {
-      lines.push(base.line(i));
+      lines.push(base.recordText(i));
       continue;
     }
     // Read by search, it may have been used or marked wrong: written as saveRecords writes it. Its
@@ -51,7 +58,9 @@ export function resaveIndex(file: string, base: SearchFile, o: { appended: reado
     if (!v || v.id !== ids[i] || (v.sessionId ?? '') !== kept.sessions[i] || v.threadKey !== kept.threads[i] || (v.card ? '1' : '0') !== kept.cards[i]) return false;
     const terms = termsOf(v);
     if (FIELDS.some((f, k) => terms[f].length !== kept.lens[i * F + k])) return false;
-    lines.push(Buffer.from(recordLine(v)));
+    const line = recordLine(v);
+    if (line !== base.recordText(i)) changed.add(Math.floor(i / BLOCK));
+    lines.push(line);
     last[i] = lastUseMinutes(v);
     if (boundFacts(v) !== kept.facts[i]) return false;
     if (v.wrong) marked.push({ id: v.id, ...v.wrong });
@@ -65,15 +74,20 @@ export function resaveIndex(file: string, base: SearchFile, o: { appended: reado
   }
   const postings = extendPostings({ ...kept, ...stems, last }, added);
   for (const v of added) {
-    lines.push(Buffer.from(recordLine(v)));
+    lines.push(recordLine(v));
     if (v.wrong) marked.push({ id: v.id, ...v.wrong });
   }
-  const parts: Buffer[] = [Buffer.from(`"forgotten":${JSON.stringify(o.forgotten)},"records":[\n`)];
-  lines.forEach((l, i) => parts.push(...(i > 0 ? [SEPARATOR, l] : [l])));
-  parts.push(Buffer.from(`${lines.length > 0 ? '\n' : ''}]}\n`));
-  const body = Buffer.concat(parts);
+  // The block the first new record falls in, and every one after it, are new.
+  if (added.length > 0) for (let k = Math.floor(base.size / BLOCK); k * BLOCK < lines.length; k++) changed.add(k);
+  const blocks: Buffer[] = [];
+  for (let k = 0; k * BLOCK < lines.length; k++) {
+    const copied = changed.has(k) ? undefined : base.blockLine(k);
+    blocks.push(copied ?? blockLine(lines.slice(k * BLOCK, (k + 1) * BLOCK)));
+  }
+  const body = indexBody(o.forgotten, blocks);
   const head = Buffer.from(`${postingsLine({ ...postings, crc32: bodyCheck(body) })}\n`);
-  if (head.length + body.length > (o.budget ?? INDEX_BOUNDS.write)) return false; // records must go: saveRecords chooses which
+  // Within the budget as written and as decoded (saveRecords's test): records must go past it, and saveRecords chooses which.
+  if (Math.max(head.length + body.length, plainSize(head, lines, o.forgotten)) > (o.budget ?? INDEX_BOUNDS.write)) return false;
   // The marks first, as saveRecords writes them: a crash between the two writes leaves them where the next read finds them.
   writeMarks(file, { forgotten: [...o.forgotten], wrong: [...marked, ...o.wrong] });
   writeMemoryFile(file, Buffer.concat([head, body]));

@@ -15,10 +15,14 @@ import type { RunRecord } from '../ports.js';
  * (postingsLine), and the lines are bound to them by a CRC-32 instead of a SHA-256 (issue 27).
  * `p4`: no evidence keys, and the facts digit says only whether the run failed: search's bound no
  * longer needs whether a record shares a file or an error line with the event, since those add
- * nothing to its score (RFC-006 "No boost for a shared file or error line").
+ * nothing to its score (RFC-006 "No boost for a shared file or error line"). `p5`: the same postings,
+ * the record lines after them in zstd blocks (record-blocks.ts); a `p4` file's postings are read as
+ * they are (its lines a record each), and its next save writes `p5`.
  */
-export const POSTINGS_VERSION = `p4 ${TERMS_VERSION} ${FIELDS.join(',')}`;
-export const READ_POSTINGS_VERSIONS: readonly string[] = [POSTINGS_VERSION];
+export const POSTINGS_VERSION = `p5 ${TERMS_VERSION} ${FIELDS.join(',')}`;
+/** The postings whose records are a line each (p4), not in blocks: read, never written. */
+export const LINES_VERSION = `p4 ${TERMS_VERSION} ${FIELDS.join(',')}`;
+export const READ_POSTINGS_VERSIONS: readonly string[] = [POSTINGS_VERSION, LINES_VERSION];
 
 /** The first line's `search`: the postings of the records that follow it. */
 export interface KeptPostings {

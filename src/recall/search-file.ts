@@ -11,7 +11,9 @@
  * search asks for it, and checked then.
  */
 import { boundLimits, docOf, type BoundLimits, type Doc } from './corpus.js';
-import { bodyCheck, boundFacts, F, POSTINGS_KEY, READ_POSTINGS_VERSIONS, stemsOf, type KeptPostings } from './kept-postings.js';
+import { bodyCheck, boundFacts, F, LINES_VERSION, POSTINGS_KEY, READ_POSTINGS_VERSIONS, stemsOf, type KeptPostings } from './kept-postings.js';
+import { BLOCK, decodeBlock, MAX_BLOCK_TEXT } from './record-blocks.js';
+import { MAX_RECALL_FILE } from '../memory/files.js';
 import { validRecord } from './records.js';
 import { FIELDS, termsOf, type Field } from './search-terms.js';
 import { isSessionId } from '../memory/layout.js';
@@ -57,9 +59,13 @@ export class SearchFile {
   private readonly postings: { from: number; to: number };
   private readonly looked = new Map<string, { df: number; list: string } | undefined>();
   private readonly gone: ReturnType<typeof forgottenIn>;
-  /** Where each record's line starts and ends in the file. */
+  /** Where each line after the second starts and ends in the file: a record's (p4), or a block of BLOCK records' (p5, record-blocks.ts). */
   private readonly starts: number[];
   private readonly ends: number[];
+  /** Whether the records are in blocks, and the blocks decoded so far (kept while the file is: a search reads a block's records together), with their bytes. */
+  readonly blocked: boolean;
+  private readonly decoded = new Map<number, string[]>();
+  private decodedBytes = 0;
   private readonly read: Array<{ doc: Doc; terms: Record<Field, string[]> } | undefined> = [];
   /** Every record's field lengths added up, and how many have a card (a corpus less some records takes theirs off). */
   readonly total: { lens: Record<Field, number>; carded: number };
@@ -79,6 +85,7 @@ export class SearchFile {
     this.gone = forgottenIn(forgotten);
     this.starts = lines.starts;
     this.ends = lines.ends;
+    this.blocked = kept.v !== LINES_VERSION;
     // Summed by field number, then named: a keyed add per count took 5 ms at 10,000 records.
     const sums = new Array<number>(F).fill(0);
     for (let i = 0, j = 0; i < this.size; i++) for (let k = 0; k < F; k++, j++) sums[k]! += kept.lens[j]!;
@@ -120,7 +127,8 @@ export class SearchFile {
     } catch {
       return undefined;
     }
-    const n = kept.sessions.length;
+    // A line a record (p4), or a line a block of them (p5).
+    const n = kept.v === LINES_VERSION ? kept.sessions.length : Math.ceil(kept.sessions.length / BLOCK);
     const starts: number[] = [];
     const ends: number[] = [];
     let at = second + 1;
@@ -208,7 +216,7 @@ export class SearchFile {
     if (!record) {
       let parsed: RunRecord | undefined;
       try {
-        parsed = validRecord(JSON.parse(this.bytes.toString('utf8', this.starts[i], this.ends[i])));
+        parsed = validRecord(JSON.parse(this.recordText(i)));
       } catch {
         parsed = undefined;
       }
@@ -259,9 +267,24 @@ export class SearchFile {
     return read;
   }
 
-  /** Record `i`'s line as the file has it. */
-  line(i: number): Buffer {
-    return this.bytes.subarray(this.starts[i], this.ends[i]);
+  /** Record `i`'s line as the save wrote it (recordLine), from its block when the records are in blocks; throws StaleSearchFile when that does not decode. */
+  recordText(i: number): string {
+    if (!this.blocked) return this.bytes.toString('utf8', this.starts[i], this.ends[i]);
+    const k = Math.floor(i / BLOCK);
+    let lines = this.decoded.get(k);
+    if (!lines) {
+      // Within what is left of the read bound in all: a file of blocks that each inflate to the most is not read past it.
+      lines = decodeBlock(this.bytes.toString('latin1', this.starts[k], this.ends[k]), Math.min(MAX_BLOCK_TEXT, MAX_RECALL_FILE - this.decodedBytes));
+      if (!lines || lines.length !== Math.min(BLOCK, this.size - k * BLOCK)) throw new StaleSearchFile(`block ${k} is not one the save wrote`);
+      this.decodedBytes += lines.reduce((s, l) => s + l.length + 1, 0);
+      this.decoded.set(k, lines);
+    }
+    return lines[i % BLOCK]!;
+  }
+
+  /** Block `k`'s line as the file has it, while the records are in blocks (a save onto the file copies it when none of its records changed). */
+  blockLine(k: number): Buffer | undefined {
+    return this.blocked ? this.bytes.subarray(this.starts[k], this.ends[k]) : undefined;
   }
 
   /**
@@ -272,7 +295,14 @@ export class SearchFile {
     if (this.idList) return this.idList;
     const ids: string[] = [];
     for (let i = 0; i < this.size; i++) {
-      const head = this.bytes.toString('latin1', this.starts[i], Math.min(this.ends[i]!, this.starts[i]! + 140));
+      let head: string;
+      try {
+        // From its block when the records are in blocks: every block is decoded (about 30 ms at 10,000 records).
+        head = this.blocked ? this.recordText(i).slice(0, 140) : this.bytes.toString('latin1', this.starts[i], Math.min(this.ends[i]!, this.starts[i]! + 140));
+      } catch (error) {
+        if (error instanceof StaleSearchFile) return undefined;
+        throw error;
+      }
       const id = /^\{"id":"([\w.-]{1,120})",/.exec(head)?.[1];
       if (!id) return undefined;
       ids.push(id);

@@ -13,6 +13,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { openStorePath } from '../../src/cli/store-path.js';
 import { unstamped } from '../harness/cache-service.js';
 import { startWorld, type World } from '../harness/world.js';
+import { plainText } from '../harness/index-file.js';
 
 let world: World;
 beforeEach(async () => {
@@ -37,7 +38,7 @@ async function savedMemory(key: string): Promise<{ dir: string; index: { records
   const entry = world.cache.entries().find((e) => unstamped(e.key) === key);
   expect(entry, `no cache entry ${key}`).toBeDefined();
   const { dir } = await openStorePath(world.cache.archiveOf(entry!.key), fs.mkdtempSync(path.join(world.root, 'saved-')), 'test');
-  return { dir, index: JSON.parse(fs.readFileSync(path.join(dir, 'recall-index.json'), 'utf8')) };
+  return { dir, index: JSON.parse(plainText(path.join(dir, 'recall-index.json'))) };
 }
 
 /** Rows of the saved store (read from a copy: SQLite writes beside a database it opens). */

@@ -11,6 +11,7 @@ import { freshRunner, REPO_ROOT } from '../harness/runner.js';
 import { spawned } from '../harness/spawned.js';
 import { sessionId, writeStore } from '../harness/store-fixture.js';
 import { startWorld, type World } from '../harness/world.js';
+import { plainText } from '../harness/index-file.js';
 
 const CLI = path.join(REPO_ROOT, 'dist', 'cli', 'index.js');
 
@@ -33,7 +34,7 @@ function recall(args: string[], env: Record<string, string> = {}): Promise<{ cod
 /** The records of the newest snapshot in a memory-path. */
 function newestRecords(memoryPath: string): Array<Record<string, any>> {
   const newest = fs.readdirSync(memoryPath).filter((d) => !d.startsWith('.')).sort().at(-1)!;
-  return (JSON.parse(fs.readFileSync(path.join(memoryPath, newest, 'recall-index.json'), 'utf8')) as { records: Array<Record<string, any>> }).records;
+  return (JSON.parse(plainText(path.join(memoryPath, newest, 'recall-index.json'))) as { records: Array<Record<string, any>> }).records;
 }
 
 describe('recall memory cards', () => {
@@ -116,7 +117,7 @@ describe('recall memory cards', () => {
     expect(res.code, res.stderr).toBe(0);
     expect(res.stdout).toMatch(/^Added 2, kept 0, refused 0 \(of 2\)\.$/m);
     expect(res.stdout).toContain('2 card(s) written, 0 not; 400 tokens in, 80 out');
-    const records = (JSON.parse(fs.readFileSync(path.join(store, 'recall-index.json'), 'utf8')) as { records: Array<Record<string, any>> }).records;
+    const records = (JSON.parse(plainText(path.join(store, 'recall-index.json'))) as { records: Array<Record<string, any>> }).records;
     expect(Object.fromEntries(records.map((r) => [r.id, r.card?.plain]))).toEqual({ 'legacy-1': expect.any(String), 'legacy-2': expect.any(String), [`session-${sessionId('old')}`]: undefined });
     expect(world.model.cardRequests().map((r) => r.messageText()).join('\n')).not.toContain('an older question');
   });

@@ -14,6 +14,7 @@ import { freshRunner, REPO_ROOT } from '../harness/runner.js';
 import { listing } from '../harness/listing.js';
 import { recallInShell } from '../harness/spawned.js';
 import { startWorld, type World } from '../harness/world.js';
+import { editRecordLines, plainText } from '../harness/index-file.js';
 
 const CLI = path.join(REPO_ROOT, 'dist', 'cli', 'index.js');
 const cli = (...args: string[]) => spawnSync(process.execPath, [CLI, ...args], { encoding: 'utf8' });
@@ -110,9 +111,7 @@ describe('recall memory forget (the CLI)', () => {
     const damaged = path.join(world.root, 'damaged');
     fs.cpSync(path.join(world.root, 'pristine'), damaged, { recursive: true });
     const index = path.join(damaged, 'recall-index.json');
-    const lines = fs.readFileSync(index, 'utf8').split('\n');
-    lines[2] = `${lines[2]!.slice(0, 40)}\u0000 a disk that filled`;
-    fs.writeFileSync(index, lines.join('\n'));
+    editRecordLines(index, (lines) => lines.map((l, i) => (i === 0 ? `${l.slice(0, 40)}\u0000 a disk that filled` : l)));
     const home = path.join(world.root, 'home');
     fs.mkdirSync(home, { recursive: true });
     const list = await recallInShell(`memory list --store '${damaged}'`, home);
@@ -139,7 +138,8 @@ describe('recall memory forget (the CLI)', () => {
     expect(res.stdout.trim()).toMatch(/^Marked run-9152-1 \(issue #2: CSV export has no header row\) wrong in \S+: it stays in memory, ranks after every record nobody marked/);
     // An index that lost the mark (an older Recall's save) still has it from recall-marks.json.
     const index = path.join(folder, 'recall-index.json');
-    fs.writeFileSync(index, fs.readFileSync(index, 'utf8').replace(/,"wrong":\{[^}]*\}/, ''));
+    editRecordLines(index, (lines) => lines.map((l) => l.replace(/,"wrong":\{[^}]*\}/, '')));
+    expect(plainText(index)).not.toContain('"wrong":');
     const shown = await recallInShell(`memory show --store '${folder}' --id run-9152-1 --json`, home);
     expect(JSON.parse(shown.stdout).wrong).toMatchObject({ by: expect.stringMatching(/^cli:/) });
   });

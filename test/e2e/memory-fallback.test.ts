@@ -17,6 +17,7 @@ import { plantSeed, seedRuns, type SeededRuns } from '../harness/seeded-memory.j
 import { startS3Server } from '../harness/s3-server.js';
 import { startWorld, type World } from '../harness/world.js';
 import { readManifest, writeManifest } from '../../src/memory/integrity.js';
+import { editRecordLines, plainText } from '../harness/index-file.js';
 
 const FIRST = { number: 1, title: 'Login fails with SSO on Safari', body: 'Safari loops back to the login page after SSO.' };
 const OTHER = { number: 2, title: 'Dark mode colours wrong', body: 'Buttons are unreadable in dark mode.' };
@@ -171,10 +172,7 @@ describe('a bad snapshot does not cost the memory before it', () => {
     // Run 1's record line lost in run 2's snapshot (a disk that filled), its manifest written over it as the save would.
     const snapshot = path.join(store, fs.readdirSync(store).find((name) => unstamped(name) === 'recall-v1-9802-1')!);
     const index = path.join(snapshot, 'recall-index.json');
-    const lines = fs.readFileSync(index, 'utf8').split('\n');
-    const at = lines.findIndex((l) => l.includes('"id":"run-9801-1"'));
-    lines[at] = `${lines[at]!.slice(0, 30)}\u0000`;
-    fs.writeFileSync(index, lines.join('\n'));
+    editRecordLines(index, (lines) => lines.map((l) => (l.includes('"id":"run-9801-1"') ? `${l.slice(0, 30)}\u0000` : l)));
     const manifest = readManifest(snapshot)!;
     writeManifest(snapshot, { now: new Date(), earlier: manifest.earlier as string[], key: manifest.key as string, place: manifest.place as string });
     freshRunner(world.machine);
@@ -184,7 +182,7 @@ describe('a bad snapshot does not cost the memory before it', () => {
     expect(third.warnings.join('\n')).toMatch(/Recall's index of past work in \S*recall-v1-\S*9802-1\S* is damaged: 1 of its 2 records could be read; 1 taken back from the earlier snapshot \S*recall-v1-\S*9801-1/);
     expect(world.model.completions().at(-1)!.messageText()).toContain(FINDING);
     const saved = path.join(store, fs.readdirSync(store).find((name) => unstamped(name) === 'recall-v1-9803-1')!);
-    expect(fs.readFileSync(path.join(saved, 'recall-index.json'), 'utf8')).toContain('"id":"run-9801-1"');
+    expect(plainText(path.join(saved, 'recall-index.json'))).toContain('"id":"run-9801-1"');
   });
 
   it('on a directory, for a snapshot an older Recall saved (naming none): the newest usable one listed', async () => {

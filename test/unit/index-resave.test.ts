@@ -24,6 +24,7 @@ import { termsOf } from '../../src/recall/search-terms.js';
 import { loadCards, recordOf } from '../../bench/relevance/evaluate.js';
 import { EVENTS, PAST_RUNS } from '../../bench/relevance/ledgerly.js';
 import { sessionId } from '../harness/store-fixture.js';
+import { plainText, writeIndex } from '../harness/index-file.js';
 
 const NOW = new Date(Date.UTC(2026, 10, 23));
 const CARDS = loadCards('ledgerly');
@@ -121,12 +122,11 @@ describe('the save onto the file the index was opened from', () => {
     const file = path.join(dir, RECORDS_FILE);
     const kept = loadRecords(dir).records;
     const all = [...kept, { ...gone, terms: undefined }];
-    const body = `"forgotten":${JSON.stringify(loadRecords(dir).forgotten)},"records":[\n${all.map((r) => JSON.stringify(r)).join(',\n')}\n]}\n`;
-    fs.writeFileSync(file, `${postingsLine({ ...keepPostings(all), crc32: bodyCheck(Buffer.from(body)) })}\n${body}`);
+    writeIndex(file, keepPostings(all), loadRecords(dir).forgotten, all.map((r) => JSON.stringify(r)));
     const index = open(dir);
     expect(index.searching).toBe('kept postings');
     index.save();
-    const lines = fs.readFileSync(saved(dir), 'utf8').split('\n');
+    const lines = plainText(saved(dir)).split('\n');
     expect(lines.filter((l) => l.startsWith(`{"id":"${gone.id}",`))).toEqual([]);
     expect(lines.length).toBe(records.length - 1 + 4); // the postings, the tombstones, the records but the forgotten one, the end, ''
   });

@@ -23,6 +23,7 @@ import { MemoryIndex } from '../../src/recall/memory-index.js';
 import { priorWorkSection } from '../../src/recall/prior-work.js';
 import { ThreadIndex } from '../../src/recall/threads.js';
 import { sessionId, writeStore } from '../harness/store-fixture.js';
+import { editRecordLines } from '../harness/index-file.js';
 
 const record = (id: string, o: Partial<RunRecord> = {}): RunRecord => ({
   id, kind: 'run', threadKey: `issue-${id.replace(/\D/g, '')}`, event: '', title: `title of ${id}`, request: `request of ${id}`, outcome: 'answered', text: `answer of ${id}`, labels: [], paths: [], errors: [], citations: [], links: [], at: '2026-11-01T00:00:00Z', ...o,
@@ -38,11 +39,9 @@ beforeEach(() => {
 afterEach(() => fs.rmSync(root, { recursive: true, force: true }));
 
 const indexFile = () => path.join(dir, RECORDS_FILE);
-/** Replaces the `n`th record line of the index (0-based) with `line`. */
+/** Replaces the `n`th record line of the index (0-based) with `line`, inside its block (p5: the block still decodes, the line does not parse). */
 function damageRecordLine(n: number, line = '{"id":"run-2-1","kind":"run","tit\u0000garbage') {
-  const lines = fs.readFileSync(indexFile(), 'utf8').split('\n');
-  lines[2 + n] = line;
-  fs.writeFileSync(indexFile(), lines.join('\n'));
+  editRecordLines(indexFile(), (lines) => lines.map((l, i) => (i === n ? line : l)));
 }
 
 describe('a damaged index', () => {

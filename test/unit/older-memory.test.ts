@@ -26,6 +26,7 @@ import type { RunRecord } from '../../src/ports.js';
 import { loadRecords, saveRecords } from '../../src/recall/index-file.js';
 import { sentTurnsIn } from '../../src/recall/threads.js';
 import { fakeBucket } from '../harness/fake-bucket.js';
+import { editRecordLines } from '../harness/index-file.js';
 import { sessionId, writeStore } from '../harness/store-fixture.js';
 import type { CacheEntries } from '../../src/memory/store.js';
 
@@ -303,10 +304,7 @@ describe('a damaged index in the snapshot restored (issue 24)', () => {
     // The newest snapshot's index loses run-one's line (a disk that filled as it was written), its manifest written over it.
     const folder = path.join(dir, second.saved!);
     const index = path.join(folder, RECORDS_FILE);
-    const lines = fs.readFileSync(index, 'utf8').split('\n');
-    const at = lines.findIndex((l) => l.includes('"id":"run-one"'));
-    lines[at] = `${lines[at]!.slice(0, 30)}\u0000`;
-    fs.writeFileSync(index, lines.join('\n'));
+    editRecordLines(index, (lines) => lines.map((l) => (l.includes('"id":"run-one"') ? `${l.slice(0, 30)}\u0000` : l)));
     const manifest = readManifest(folder)!;
     writeManifest(folder, { now: new Date(start + 60_000), earlier: manifest.earlier as string[], key: manifest.key as string, place: manifest.place as string });
     const third = await runOn(backend, '3', 2, []);

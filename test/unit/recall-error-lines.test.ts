@@ -17,6 +17,7 @@ import { errorLines, errorSignatures, quotedErrors } from '../../src/recall/text
 import { RECORDS_FILE } from '../../src/memory/layout.js';
 import { TERMS_VERSION } from '../../src/recall/search-terms.js';
 import { writeOlderIndex } from '../harness/older-index.js';
+import { plainText } from '../harness/index-file.js';
 
 const PROSE = [
   'we looked at every option',
@@ -120,7 +121,7 @@ describe('an index saved before the fix (stems and postings v5)', () => {
     expect(index.searching).toBe('records');
     index.save();
     const search = firstLine(path.join(dir, 'working.json'));
-    const lines = fs.readFileSync(path.join(dir, 'working.json'), 'utf8').split('\n').filter((l) => l.startsWith('{"id":'));
+    const lines = plainText(path.join(dir, 'working.json')).split('\n').filter((l) => l.startsWith('{"id":'));
     const saved = new Map(lines.map((l) => JSON.parse(l.replace(/,$/, '')) as RunRecord).map((r) => [r.id, r]));
     expect(saved.get('run-1')!.errors ?? []).toEqual([]);
     expect(saved.get('run-2')!.errors).toEqual(['typeerror rows undefined']);

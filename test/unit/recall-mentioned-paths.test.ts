@@ -14,6 +14,7 @@ import { loadRecords, saveRecords } from '../../src/recall/index-file.js';
 import { MemoryIndex } from '../../src/recall/memory-index.js';
 import { TERMS_VERSION } from '../../src/recall/search-terms.js';
 import { writeOlderIndex } from '../harness/older-index.js';
+import { editRecordLines, plainText } from '../harness/index-file.js';
 import { mentionedPaths } from '../../src/recall/mentioned-paths.js';
 
 const FILES: Array<[string, string]> = [
@@ -148,10 +149,10 @@ describe('an index saved before the fix (stems and postings of an older version)
     const dir = path.join(root, 'tv');
     saved(dir, TERMS_VERSION);
     const file = path.join(dir, RECORDS_FILE);
-    const text = fs.readFileSync(file, 'utf8');
+    const text = plainText(file);
     expect(text).not.toContain('"terms":');
     expect(text).toContain(`"tv":${TERMS_VERSION.slice(1)}}`);
-    fs.writeFileSync(file, text.split(`"tv":${TERMS_VERSION.slice(1)}}`).join('"tv":6}'));
+    editRecordLines(file, (lines) => lines.map((l) => l.split(`"tv":${TERMS_VERSION.slice(1)}}`).join('"tv":6}')));
     expect(loadRecords(dir).records.find((r) => r.id === 'run-1')!.paths).toEqual(['src/export/csv.ts', 'docs/export', 'scripts/run.sh', 'LICENSE', '.gitignore', 'Makefile.in', 'index.js']);
   });
 
@@ -161,7 +162,7 @@ describe('an index saved before the fix (stems and postings of an older version)
     const index = new MemoryIndex({ memoryDir: dir, workingFile: path.join(dir, 'working.json'), workspace: root, threadOf: () => undefined, clock: () => NOW });
     index.recall({ title: 'Export breaks', text: 'The export breaks on empty rows.' }, { limit: 3 });
     index.save();
-    const text = fs.readFileSync(path.join(dir, 'working.json'), 'utf8');
+    const text = plainText(path.join(dir, 'working.json'));
     const line = text.split('\n').find((l) => l.startsWith('{"id":"run-1"'))!;
     expect((JSON.parse(line.replace(/,$/, '')) as RunRecord).paths).toEqual(['src/export/csv.ts', 'docs/export', 'scripts/run.sh', 'LICENSE', '.gitignore', 'Makefile.in', 'index.js']);
   });

@@ -12,7 +12,7 @@ import type { RecalledWork, RunRecord } from '../../src/ports.js';
 import { loadRecords, mergeRecords, redactRecords, saveRecords } from '../../src/recall/index-file.js';
 import { MemoryIndex } from '../../src/recall/memory-index.js';
 import { RECORDS_FILE } from '../../src/memory/layout.js';
-import { bodyCheck, keepPostings, POSTINGS_VERSION, postingsLine, SearchFile, type KeptPostings } from '../../src/recall/search-file.js';
+import { keepPostings, POSTINGS_VERSION, SearchFile, type KeptPostings } from '../../src/recall/search-file.js';
 import { basename, recordPaths } from '../../src/recall/record-evidence.js';
 import { FileCorpus } from '../../src/recall/file-corpus.js';
 import { RecordSearch } from '../../src/recall/search.js';
@@ -23,6 +23,7 @@ import { HELDOUT_EVENTS } from '../../bench/relevance/heldout.js';
 import { EVENTS, PAST_RUNS } from '../../bench/relevance/ledgerly.js';
 import { THIRD_EVENTS } from '../../bench/relevance/third.js';
 import { sessionId } from '../harness/store-fixture.js';
+import { bodyOf, plainText, writeIndex } from '../harness/index-file.js';
 
 const NOW = new Date(Date.UTC(2026, 10, 23));
 const CARDS = loadCards('ledgerly');
@@ -81,20 +82,22 @@ const oldFormat = (records: readonly RunRecord[], forgotten: unknown[] = []) => 
  * edited records (the hash is no secret) and then edited too.
  */
 function rewrite(file: string, o: { records?: (rs: RunRecord[]) => RunRecord[]; forgotten?: unknown[]; postings?: 'keep' | ((p: KeptPostings, records: RunRecord[]) => void) }) {
-  const text = fs.readFileSync(file, 'utf8');
+  const text = plainText(file);
   const parsed = JSON.parse(text) as { records: RunRecord[]; forgotten: unknown[] };
   // With the fields a line leaves out when empty (records.ts recordLine), as a record reads back.
   const empty = { threadKey: '', event: '', title: '', request: '', text: '', labels: [], paths: [], errors: [], citations: [], links: [] };
   const read = parsed.records.map((r) => ({ ...empty, ...r }));
   const records = o.records ? o.records(read) : read;
-  const body = `"forgotten":${JSON.stringify(o.forgotten ?? parsed.forgotten)},"records":[\n${records.map((r) => JSON.stringify(r)).join(',\n')}\n]}\n`;
-  let first = text.slice(0, text.indexOf('\n'));
-  if (o.postings !== 'keep') {
-    const postings: KeptPostings = { ...keepPostings(records), crc32: bodyCheck(Buffer.from(body)) };
-    o.postings?.(postings, records);
-    first = postingsLine(postings);
+  const lines = records.map((r) => JSON.stringify(r));
+  const forgotten = o.forgotten ?? parsed.forgotten;
+  if (o.postings === 'keep') {
+    // The first line as it was (its CRC-32 no longer fits), the lines laid out in blocks as the save lays them.
+    fs.writeFileSync(file, Buffer.concat([Buffer.from(`${text.slice(0, text.indexOf('\n'))}\n`), bodyOf(forgotten, lines)]));
+    return;
   }
-  fs.writeFileSync(file, `${first}\n${body}`);
+  const postings = keepPostings(records) as KeptPostings;
+  o.postings?.(postings, records);
+  writeIndex(file, postings, forgotten, lines);
 }
 
 describe('search over the kept postings', () => {
@@ -191,7 +194,7 @@ describe('kept postings that do not fit the records', () => {
     // A writer of the cache takes the word out of the top hit (its lines keep no stems since issue 27: out of its words, a word for a word), leaving the postings.
     const swap = <T,>(v: T): T => JSON.parse(JSON.stringify(v).replace(new RegExp(`\\b${word}\\w*`, 'gi'), 'qqqq')) as T;
     rewrite(path.join(dir, RECORDS_FILE), { records: (rs) => rs.map((r) => (r.id === target.id ? swap(r) : r)), postings: 'keep' });
-    const tampered = JSON.parse(fs.readFileSync(path.join(dir, RECORDS_FILE), 'utf8')) as { records: RunRecord[] };
+    const tampered = JSON.parse(plainText(path.join(dir, RECORDS_FILE))) as { records: RunRecord[] };
     const old = dirWith('old', oldFormat(tampered.records));
     const index = open(dir);
     const got = index.recall(query, { limit: 5 });
@@ -205,15 +208,16 @@ describe('kept postings that do not fit the records', () => {
     const dir = dirWith('store', (f) => saveRecords(f, records));
     const file = path.join(dir, RECORDS_FILE);
     const hits = open(dir).recall(query, { limit: 5 }).map((w) => w.record.id);
-    const text = fs.readFileSync(file, 'utf8');
-    // The last record's line, not a hit: one letter of its answer changed, the file's length the same.
+    const text = plainText(file);
+    // The last record's line, not a hit: one letter of its answer changed, its length the same, its block compressed again (p5).
     const at = text.lastIndexOf('{"id":');
     const target = JSON.parse(text.slice(at, text.indexOf('\n', at))) as RunRecord;
     expect(hits).not.toContain(target.id);
     const letter = at + text.slice(at).indexOf('"text":"') + 8;
     const edited = `${text.slice(0, letter)}${text[letter] === 'q' ? 'z' : 'q'}${text.slice(letter + 1)}`;
     expect(edited.length).toBe(text.length);
-    fs.writeFileSync(file, edited);
+    const parsed = JSON.parse(edited) as { forgotten: unknown; records: unknown[] };
+    fs.writeFileSync(file, Buffer.concat([Buffer.from(`${text.slice(0, text.indexOf('\n'))}\n`), bodyOf(parsed.forgotten, parsed.records.map((r) => JSON.stringify(r)))]));
     const index = open(dir);
     index.recall(query, { limit: 5 });
     expect(index.searching).toBe('records');
