@@ -21,7 +21,7 @@ import { writeMarks, type WrongMark } from './marks.js';
 import { INDEX_BOUNDS } from './index-bound.js';
 import { recordLine, validRecord } from './records.js';
 import { bodyCheck, boundFacts, extendPostings, F, lastUseMinutes, postingsLine, READ_POSTINGS_VERSIONS } from './kept-postings.js';
-import { BLOCK, blockLine, indexBody, plainSize } from './record-blocks.js';
+import { BLOCK, blockLine, indexBody, linesSize, plainSize } from './record-blocks.js';
 import type { SearchFile } from './search-file.js';
 import { FIELDS, termsOf } from './search-terms.js';
 import { forgottenIn, type Tombstone } from './tombstones.js';
@@ -40,7 +40,8 @@ export function resaveIndex(file: string, base: SearchFile, o: { appended: reado
   if (have.size !== ids.length) return false; // a record twice: a save of every record keeps one
   const gone = forgottenIn(o.forgotten);
   if (ids.some((id) => gone.ids.has(id)) || kept.sessions.some((s) => s && gone.sessions.has(s))) return false;
-  const lines: string[] = [];
+  /** The lines of the records read and appended, by place; the others are the file's, read only for a block compressed anew. */
+  const lines = new Map<number, string>();
   /** The blocks whose lines are not all the file's: compressed anew. */
   const changed = new Set<number>();
   const last = [...kept.last];
@@ -48,10 +49,7 @@ export function resaveIndex(file: string, base: SearchFile, o: { appended: reado
   const read = base.readByPlace();
   for (let i = 0; i < base.size; i++) {
     const r = read.get(i);
-    if (!r) {
-      lines.push(base.recordText(i));
-      continue;
-    }
+    if (!r) continue;
     // Read by search, it may have been used or marked wrong: written as saveRecords writes it. Its
     // words are the file's (a card or an edit goes the long way), which its stems must still say.
     const v = validRecord(r);
@@ -60,7 +58,7 @@ export function resaveIndex(file: string, base: SearchFile, o: { appended: reado
     if (FIELDS.some((f, k) => terms[f].length !== kept.lens[i * F + k])) return false;
     const line = recordLine(v);
     if (line !== base.recordText(i)) changed.add(Math.floor(i / BLOCK));
-    lines.push(line);
+    lines.set(i, line);
     last[i] = lastUseMinutes(v);
     if (boundFacts(v) !== kept.facts[i]) return false;
     if (v.wrong) marked.push({ id: v.id, ...v.wrong });
@@ -73,21 +71,31 @@ export function resaveIndex(file: string, base: SearchFile, o: { appended: reado
     added.push(v);
   }
   const postings = extendPostings({ ...kept, ...stems, last }, added);
-  for (const v of added) {
-    lines.push(recordLine(v));
+  added.forEach((v, j) => {
+    lines.set(base.size + j, recordLine(v));
     if (v.wrong) marked.push({ id: v.id, ...v.wrong });
-  }
+  });
+  const total = base.size + added.length;
   // The block the first new record falls in, and every one after it, are new.
-  if (added.length > 0) for (let k = Math.floor(base.size / BLOCK); k * BLOCK < lines.length; k++) changed.add(k);
+  if (added.length > 0) for (let k = Math.floor(base.size / BLOCK); k * BLOCK < total; k++) changed.add(k);
   const blocks: Buffer[] = [];
-  for (let k = 0; k * BLOCK < lines.length; k++) {
+  // What the file is with its blocks decoded (saveRecords's plainSize): a copied block's size is known from its decoding (ids()).
+  let plain = 0;
+  for (let k = 0; k * BLOCK < total; k++) {
     const copied = changed.has(k) ? undefined : base.blockLine(k);
-    blocks.push(copied ?? blockLine(lines.slice(k * BLOCK, (k + 1) * BLOCK)));
+    if (copied) {
+      blocks.push(copied);
+      plain += base.blocks.plainSize(k);
+      continue;
+    }
+    const text = Array.from({ length: Math.min(BLOCK, total - k * BLOCK) }, (_, j) => lines.get(k * BLOCK + j) ?? base.recordText(k * BLOCK + j));
+    blocks.push(blockLine(text));
+    plain += linesSize(text);
   }
   const body = indexBody(o.forgotten, blocks);
   const head = Buffer.from(`${postingsLine({ ...postings, crc32: bodyCheck(body) })}\n`);
   // Within the budget as written and as decoded (saveRecords's test): records must go past it, and saveRecords chooses which.
-  if (Math.max(head.length + body.length, plainSize(head, lines, o.forgotten)) > (o.budget ?? INDEX_BOUNDS.write)) return false;
+  if (Math.max(head.length + body.length, plain + plainSize(head, [], o.forgotten)) > (o.budget ?? INDEX_BOUNDS.write)) return false;
   // The marks first, as saveRecords writes them: a crash between the two writes leaves them where the next read finds them.
   writeMarks(file, { forgotten: [...o.forgotten], wrong: [...marked, ...o.wrong] });
   writeMemoryFile(file, Buffer.concat([head, body]));

@@ -12,8 +12,7 @@
  */
 import { boundLimits, docOf, type BoundLimits, type Doc } from './corpus.js';
 import { bodyCheck, boundFacts, F, LINES_VERSION, POSTINGS_KEY, READ_POSTINGS_VERSIONS, stemsOf, type KeptPostings } from './kept-postings.js';
-import { BLOCK, decodeBlock, MAX_BLOCK_TEXT } from './record-blocks.js';
-import { MAX_RECALL_FILE } from '../memory/files.js';
+import { BLOCK, DecodedBlocks } from './record-blocks.js';
 import { validRecord } from './records.js';
 import { FIELDS, termsOf, type Field } from './search-terms.js';
 import { isSessionId } from '../memory/layout.js';
@@ -62,10 +61,9 @@ export class SearchFile {
   /** Where each line after the second starts and ends in the file: a record's (p4), or a block of BLOCK records' (p5, record-blocks.ts). */
   private readonly starts: number[];
   private readonly ends: number[];
-  /** Whether the records are in blocks, and the blocks decoded so far (kept while the file is: a search reads a block's records together), with their bytes. */
+  /** Whether the records are in blocks, and the blocks decoded so far (kept while the file is: a search reads a block's records together). */
   readonly blocked: boolean;
-  private readonly decoded = new Map<number, string[]>();
-  private decodedBytes = 0;
+  readonly blocks: DecodedBlocks;
   private readonly read: Array<{ doc: Doc; terms: Record<Field, string[]> } | undefined> = [];
   /** Every record's field lengths added up, and how many have a card (a corpus less some records takes theirs off). */
   readonly total: { lens: Record<Field, number>; carded: number };
@@ -86,6 +84,10 @@ export class SearchFile {
     this.starts = lines.starts;
     this.ends = lines.ends;
     this.blocked = kept.v !== LINES_VERSION;
+    this.blocks = new DecodedBlocks(
+      (k) => this.bytes.toString('latin1', this.starts[k], this.ends[k]),
+      (k) => Math.min(BLOCK, this.size - k * BLOCK),
+    );
     // Summed by field number, then named: a keyed add per count took 5 ms at 10,000 records.
     const sums = new Array<number>(F).fill(0);
     for (let i = 0, j = 0; i < this.size; i++) for (let k = 0; k < F; k++, j++) sums[k]! += kept.lens[j]!;
@@ -268,18 +270,11 @@ export class SearchFile {
   }
 
   /** Record `i`'s line as the save wrote it (recordLine), from its block when the records are in blocks; throws StaleSearchFile when that does not decode. */
-  recordText(i: number): string {
-    if (!this.blocked) return this.bytes.toString('utf8', this.starts[i], this.ends[i]);
-    const k = Math.floor(i / BLOCK);
-    let lines = this.decoded.get(k);
-    if (!lines) {
-      // Within what is left of the read bound in all: a file of blocks that each inflate to the most is not read past it.
-      lines = decodeBlock(this.bytes.toString('latin1', this.starts[k], this.ends[k]), Math.min(MAX_BLOCK_TEXT, MAX_RECALL_FILE - this.decodedBytes));
-      if (!lines || lines.length !== Math.min(BLOCK, this.size - k * BLOCK)) throw new StaleSearchFile(`block ${k} is not one the save wrote`);
-      this.decodedBytes += lines.reduce((s, l) => s + l.length + 1, 0);
-      this.decoded.set(k, lines);
-    }
-    return lines[i % BLOCK]!;
+  recordText(i: number, o: { encoding?: 'utf8' | 'latin1'; max?: number } = {}): string {
+    if (!this.blocked) return this.bytes.toString(o.encoding ?? 'utf8', this.starts[i], Math.min(this.ends[i]!, this.starts[i]! + (o.max ?? Infinity)));
+    const text = this.blocks.text(Math.floor(i / BLOCK), i % BLOCK, o);
+    if (text === undefined) throw new StaleSearchFile(`block ${Math.floor(i / BLOCK)} is not one the save wrote`);
+    return text;
   }
 
   /** Block `k`'s line as the file has it, while the records are in blocks (a save onto the file copies it when none of its records changed). */
@@ -297,8 +292,8 @@ export class SearchFile {
     for (let i = 0; i < this.size; i++) {
       let head: string;
       try {
-        // From its block when the records are in blocks: every block is decoded (about 30 ms at 10,000 records).
-        head = this.blocked ? this.recordText(i).slice(0, 140) : this.bytes.toString('latin1', this.starts[i], Math.min(this.ends[i]!, this.starts[i]! + 140));
+        // From its block when the records are in blocks: every block is decoded (30 to 60 ms at 10,000 records).
+        head = this.recordText(i, { encoding: 'latin1', max: 140 });
       } catch (error) {
         if (error instanceof StaleSearchFile) return undefined;
         throw error;

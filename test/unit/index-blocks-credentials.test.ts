@@ -8,7 +8,7 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { constants, zstdCompressSync } from 'node:zlib';
+import { constants, zstdCompressSync, zstdDecompressSync } from 'node:zlib';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { recallFiles } from '../../src/forget/forget.js';
 import { DirectoryBackend } from '../../src/memory/directory.js';
@@ -20,7 +20,7 @@ import type { RecallFiles } from '../../src/memory/store.js';
 import type { RunOutcome } from '../../src/ports.js';
 import { loadRecords } from '../../src/recall/index-file.js';
 import { MemoryIndex } from '../../src/recall/memory-index.js';
-import { decodeBlock, isBlock, plainIndex } from '../../src/recall/record-blocks.js';
+import { decodeBlock, frameLength, isBlock, plainIndex } from '../../src/recall/record-blocks.js';
 import { sentTurnsIn } from '../../src/recall/threads.js';
 import { literalForms } from '../../src/secrets/forms.js';
 import { editRecordLines } from '../harness/index-file.js';
@@ -137,6 +137,28 @@ describe("a run's credential in a compressed block of the index", () => {
     expect(formsIn(index)).toEqual([]);
     // What the other blocks hold is kept: the block's records alone are lost (the stored sessions' rebuilt at the next start).
     expect(loadRecords(path.dirname(path.join(root, 'store', fs.readdirSync(path.join(root, 'store'), { recursive: true }).map(String).find((f) => f.endsWith(RECORDS_FILE))!))).records.length).toBeGreaterThanOrEqual(32);
+  });
+
+  it('a second zstd frame after a block\'s own, which zlib would skip, holding it: the block is not read as one the save wrote, and does not reach the snapshot', async () => {
+    aRunThatLeaked();
+    const file = path.join(memoryDir, RECORDS_FILE);
+    expect(recallFiles.redact(memoryDir, FORMS)).toBeGreaterThan(0); // the records themselves clean
+    const lines = fs.readFileSync(file, 'latin1').split('\n');
+    const at = lines.map((l, i) => (isBlock(l) ? i : -1)).reduce((a, b) => Math.max(a, b));
+    const own = Buffer.from(lines[at]!.replace(/,$/, '').slice(1, -1), 'base64');
+    const hidden = zstdCompressSync(Buffer.from(`the token is ${TOKEN}, ${TOKEN}`));
+    lines[at] = `"${Buffer.concat([own, hidden]).toString('base64')}"${lines[at]!.endsWith(',') ? ',' : ''}`;
+    fs.writeFileSync(file, lines.join('\n'), 'latin1');
+    expect(FORMS.filter((f) => fs.readFileSync(file).includes(f))).toEqual([]);
+    expect((await storeWith(recallFiles).save()).saved).toBe(true);
+    const index = kept(RECORDS_FILE)!;
+    const stored = index.toString('latin1').split('\n').slice(2).filter(isBlock).map((l) => Buffer.from(l.replace(/,$/, '').slice(1, -1), 'base64'));
+    expect(stored.length).toBeGreaterThan(0);
+    // What follows each block's frame, decompressed: nothing, so nothing of the token.
+    const after = stored.map((b) => b.subarray(frameLength(b) ?? 0)).filter((rest) => rest.length > 0);
+    expect(after.filter((rest) => zstdDecompressSync(rest).includes(TOKEN))).toEqual([]);
+    expect(stored.every((b) => frameLength(b) === b.length)).toBe(true);
+    expect(formsIn(index)).toEqual([]);
   });
 
   it('a record line inside a block that does not parse (a block that decodes) is redacted with the rest, as a damaged line is salvaged', () => {

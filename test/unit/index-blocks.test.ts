@@ -13,6 +13,7 @@ import type { RunRecord } from '../../src/ports.js';
 import { loadRecords, saveRecords } from '../../src/recall/index-file.js';
 import { bodyCheck, keepPostings, LINES_VERSION } from '../../src/recall/kept-postings.js';
 import { MemoryIndex } from '../../src/recall/memory-index.js';
+import type { SearchFile } from '../../src/recall/search-file.js';
 import { recordLine, validRecord } from '../../src/recall/records.js';
 import { BLOCK, decodeBlock, isBlock, MAX_BLOCK_TEXT } from '../../src/recall/record-blocks.js';
 import { MARKS_FILE, RECORDS_FILE } from '../../src/memory/layout.js';
@@ -48,7 +49,7 @@ const working = (dir: string) => path.join(dir, 'working', RECORDS_FILE);
 const open = (dir: string) => new MemoryIndex({ memoryDir: dir, workingFile: working(dir), workspace: root, threadOf: () => undefined, clock: () => NOW });
 const hitsOf = (index: MemoryIndex) => QUERIES.map((q) => index.recall(q, { limit: 3 }).map((w) => `${w.record.id} ${w.score}`));
 /** The blocks the index's file has decoded so far (search-file.ts keeps them while it is open). */
-const decodedBlocks = (index: MemoryIndex) => ((index as unknown as { kept: { decoded: Map<number, string[]> } }).kept.decoded as Map<number, string[]>).size;
+const decodedBlocks = (index: MemoryIndex) => (index as unknown as { kept: SearchFile }).kept.blocks.decoded;
 const linesOf = (file: string) => fs.readFileSync(file, 'latin1').split('\n');
 
 describe('record lines in compressed blocks (p5)', () => {
