@@ -31,7 +31,6 @@ export const MAX_BLOCK_TEXT = 4 * 1024 * 1024;
 /** zstd's level 3 (its default), with a checksum of what it holds, so that a flipped bit does not decode to other words. */
 const COMPRESS = { params: { [constants.ZSTD_c_compressionLevel]: 3, [constants.ZSTD_c_checksumFlag]: 1 } };
 
-
 /** The line of a block holding record lines `lines` (as recordLine writes them), without its separator: a JSON string. */
 export function blockLine(lines: readonly string[]): Buffer {
   return Buffer.from(`"${zstdCompressSync(Buffer.from(lines.join('\n'), 'utf8'), COMPRESS).toString('base64')}"`, 'latin1');
