@@ -74,7 +74,7 @@ export function decodeBlock(line: string, max = MAX_BLOCK_TEXT): string[] | unde
 /** Block line `line`'s record lines as bytes, `\n` between them (decodeBlock); undefined when it does not decode. */
 function decodeBlockBytes(line: string, max: number): Buffer | undefined {
   // A JSON string with no escape in it, so that what a reader of the document reads is the base64
-  // decoded here. Its characters are not checked one by one (a quarter of decoding every block at
+  // decoded here. Its characters are not checked one by one (a third of decoding every block at
   // 10,000 records): what is not base64 is ignored by the decoder and lies in the file's bytes, where
   // the byte search of the archive reads it.
   if (line.length < 2 || line[0] !== '"' || line.indexOf('"', 1) !== line.length - 1 || line.includes('\\')) return undefined;
