@@ -17,7 +17,7 @@ import { bodyCheck, keepPostings, postingsLine } from './kept-postings.js';
 import { NO_MARKS, readMarks, unionMarks, writeMarks, type Marks, type WrongMark } from './marks.js';
 import { forgottenIn, unionTombstones, validTombstones, type Tombstone } from './tombstones.js';
 import { INDEX_BOUNDS, isOverBound, readIndexLines, sizeDropOrder, type IndexBounds, type OverBound } from './index-bound.js';
-import { blockLines, credentialsInIndex, indexBody, plainIndex, plainSize, recordsCounted } from './record-blocks.js';
+import { blockLines, credentialsInIndex, indexBody, plainIndex, plainSize, recordsCounted, scanBlocks } from './record-blocks.js';
 import type { RunRecord } from '../ports.js';
 
 interface RecordsFile {
@@ -225,6 +225,11 @@ export function mergeRecords(dir: string, from: string): number {
  */
 export function redactRecords(dir: string, values: readonly string[]): number {
   const file = path.join(dir, RECORDS_FILE);
+  // Most saves find nothing: the blocks searched a block at a time first, and the whole file's
+  // text made only where there is something to replace or a block that does not decode.
+  const bytes = values.length > 0 ? readMemoryBytes(file, 512 * 1024 * 1024) : undefined;
+  const scan = bytes && scanBlocks(bytes, values);
+  if (scan && scan.blocks && scan.found.length === 0 && scan.unreadable === 0) return 0;
   const blocks = values.length > 0 ? readBlocks(file) : undefined;
   // Records in blocks: the words decoded, replaced there, and the records read back from them (a
   // replace in the file's bytes finds nothing in a block). A block that does not decode is left

@@ -228,10 +228,39 @@ export function recordsCounted(first: string): number | undefined {
  */
 export function credentialsInIndex(bytes: Buffer, values: readonly string[]): string[] {
   if (values.length === 0) return [];
-  const plain = plainIndex(bytes);
-  if (!plain.blocks) return [];
-  if (plain.unreadable > 0) return [...values];
+  const scan = scanBlocks(bytes, values);
+  if (!scan.blocks) return [];
+  return scan.unreadable > 0 ? [...values] : scan.found;
+}
+
+const NEWLINE = Buffer.from('\n');
+
+/**
+ * Which of `values` index file `bytes`'s blocks hold, each block decoded and searched as bytes in
+ * turn (no text of the whole file is made: at 10,000 records that text took most of a save's
+ * two passes over the index), within the same bounds as plainIndex; `unreadable`: blocks that did
+ * not decode. What lies outside the blocks is the byte search's.
+ */
+export function scanBlocks(bytes: Buffer, values: readonly string[]): { blocks: boolean; found: string[]; unreadable: number } {
   const scanner = new CredentialScanner(values);
-  scanner.feed(Buffer.from(plain.text, 'utf8'));
-  return scanner.found();
+  let blocks = false;
+  let unreadable = 0;
+  let decoded = 0;
+  for (let start = 0, line = 0; start < bytes.length; line++) {
+    const at = bytes.indexOf(10, start);
+    const end = at < 0 ? bytes.length : at;
+    // A block line as plainIndex reads it: after the second line, a JSON string, its separator off.
+    if (line >= 2 && bytes[start] === 0x22) {
+      blocks = true;
+      const text = bytes.toString('latin1', start, bytes[end - 1] === 0x2c ? end - 1 : end);
+      const got = decoded < MAX_RECALL_FILE ? decodeBlockBytes(text, Math.min(MAX_BLOCK_TEXT, MAX_RECALL_FILE - decoded)) : undefined;
+      if (got) {
+        scanner.feed(got);
+        scanner.feed(NEWLINE);
+        decoded += got.length;
+      } else unreadable++;
+    }
+    start = end + 1;
+  }
+  return { blocks, found: scanner.found(), unreadable };
 }
