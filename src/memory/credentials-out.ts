@@ -9,7 +9,7 @@ import * as path from 'node:path';
 import { literalForms } from '../secrets/forms.js';
 import { writeManifest, type FileHash, type PartialMemory } from './integrity.js';
 import { DATABASE_FILE, RECORDS_FILE } from './layout.js';
-import { fileStamp, openRegular } from './files.js';
+import { fileStamp, openRegular, readMemoryBytes } from './files.js';
 import { anyRowApart, sha256Apart, type SeamRead } from './read-apart.js';
 import { credentialsIn, redactFile, scrubSecrets, splitSearch, vacuumStore } from './scrub.js';
 import { seamKeep, splitCredentialsAt, splitCredentialsIn } from './page-seams.js';
@@ -78,7 +78,8 @@ export async function takeOutCredentials(
     const cut = fs.existsSync(store) ? cutAtSeams(store, forms, beside) : [];
     // Recall's index keeps its records compressed, where the byte search sees none of their words:
     // its own scan of them decoded, which the redaction above must have left clean (issue 27).
-    const hidden = so.recallFiles?.hiddenCredentials?.(memoryDir, forms) ?? [];
+    // Without Recall's own scan (a store built without recallFiles), an index with blocks is taken to hold every credential: refused, not trusted.
+    const hidden = so.recallFiles?.hiddenCredentials ? so.recallFiles.hiddenCredentials(memoryDir, forms) : forms.length > 0 && indexHasBlocks(memoryDir) ? forms : [];
     return { packed, clean: (packed ? packed.found : credentialsIn(memoryDir, forms)).length === 0 && cut.length === 0 && hidden.length === 0 };
   };
   // What was read beside the check holds for the first pack of a store Recall has not written since
@@ -207,4 +208,20 @@ function recordRedactedTurns(memoryDir: string, sent: SentTurns): void {
     for (const digest of digests) if (!known.has(digest)) sent.recordTurn(sessionId, digest);
   }
   sent.save();
+}
+
+/**
+ * Whether memory's index has lines a search of its bytes cannot read: from `p5` on, its records are
+ * compressed in blocks, each a line after the second that starts with `"` (recall/record-blocks.ts).
+ */
+function indexHasBlocks(memoryDir: string): boolean {
+  const bytes = readMemoryBytes(path.join(memoryDir, RECORDS_FILE), 512 * 1024 * 1024);
+  if (!bytes) return false;
+  for (let at = 0, line = 0; at < bytes.length; line++) {
+    if (line >= 2 && bytes[at] === 0x22) return true;
+    const nl = bytes.indexOf(10, at);
+    if (nl < 0) break;
+    at = nl + 1;
+  }
+  return false;
 }

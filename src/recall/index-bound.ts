@@ -11,7 +11,7 @@
 import * as fs from 'node:fs';
 import { MAX_RECALL_FILE, openRegular } from '../memory/files.js';
 import { lastUseMinutes } from './kept-postings.js';
-import { BLOCK, decodeBlock, MAX_BLOCK_TEXT } from './record-blocks.js';
+import { BLOCK, decodeCharged } from './record-blocks.js';
 import type { RunRecord } from '../ports.js';
 
 export interface IndexBounds {
@@ -72,10 +72,12 @@ export function readIndexLines(file: string, bound: number): OverBound {
   };
   // A block's records, decoded within what is left of the bound; one that does not decode, or past it, is counted as a block's worth.
   const takeBlock = (line: string) => {
-    const block = readBytes < bound ? decodeBlock(line, Math.min(MAX_BLOCK_TEXT, bound - readBytes)) : undefined;
+    // Charged in bytes, decoded or not, as every reader of blocks charges them (decodeCharged).
+    const { text, cost } = decodeCharged(line, bound - readBytes);
+    readBytes += cost;
+    const block = text?.toString('utf8').split('\n');
     found.held += block?.length ?? BLOCK;
     for (const l of block ?? []) {
-      readBytes += l.length + 1;
       const record = json(l);
       if (record !== undefined) found.records.push(record);
     }

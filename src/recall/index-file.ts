@@ -229,7 +229,8 @@ export function redactRecords(dir: string, values: readonly string[]): number {
   // text made only where there is something to replace or a block that does not decode.
   const bytes = values.length > 0 ? readMemoryBytes(file, 512 * 1024 * 1024) : undefined;
   const scan = bytes && scanBlocks(bytes, values);
-  if (scan && scan.blocks && scan.found.length === 0 && scan.unreadable === 0) return 0;
+  // (Outside the blocks, the first lines or a record line an older Recall wrote, the byte replace below as before.)
+  if (scan && scan.blocks && scan.found.length === 0 && scan.unreadable === 0 && !values.some((v) => bytes.includes(v))) return 0;
   const blocks = values.length > 0 ? readBlocks(file) : undefined;
   // Records in blocks: the words decoded, replaced there, and the records read back from them (a
   // replace in the file's bytes finds nothing in a block). A block that does not decode is left

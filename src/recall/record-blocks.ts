@@ -68,40 +68,56 @@ export const linesSize = (lines: readonly string[]): number => lines.reduce((s, 
  * flipped, past the bound).
  */
 export function decodeBlock(line: string, max = MAX_BLOCK_TEXT): string[] | undefined {
-  return decodeBlockBytes(line, max)?.toString('utf8').split('\n');
+  return decodeCharged(line, max).text?.toString('utf8').split('\n');
 }
 
-/** Block line `line`'s record lines as bytes, `\n` between them (decodeBlock); undefined when it does not decode. */
-function decodeBlockBytes(line: string, max: number): Buffer | undefined {
-  // A JSON string with no escape in it, so that what a reader of the document reads is the base64
-  // decoded here. Its characters are not checked one by one (a third of decoding every block at
-  // 10,000 records): what is not base64 is ignored by the decoder and lies in the file's bytes, where
-  // the byte search of the archive reads it.
-  if (line.length < 2 || line[0] !== '"' || line.indexOf('"', 1) !== line.length - 1 || line.includes('\\')) return undefined;
-  const frame = Buffer.from(line.slice(1, -1), 'base64');
+/**
+ * Block line `line` decoded within `budget` bytes: its record lines as bytes, `\n` between them
+ * (none when it is not a block the save writes or does not decode), and what the attempt cost
+ * against the caller's bound, decoded or not: the content size the frame declares, which is as far
+ * as zlib is let go. Every reader charges it, so that planted blocks that fail after inflating (zstd
+ * bombs) cost no more in all than the bound, as blocks that decode do.
+ */
+export function decodeCharged(line: string, budget: number): { text?: Buffer; cost: number } {
+  // A JSON string with no escape in it, so that what a reader of the document reads is the base64 here.
+  if (line.length < 2 || line[0] !== '"' || line.indexOf('"', 1) !== line.length - 1 || line.includes('\\')) return { cost: 0 };
+  const base64 = line.slice(1, -1);
+  const frame = Buffer.from(base64, 'base64');
+  // Only the base64 the save writes, character for character: the decoder skips what is not base64
+  // and reads a character by its low byte, so a line with other characters would decode to other
+  // bytes when read as UTF-8 (the whole file's readers) than as bytes (the scan, search), one view
+  // hiding records from the other. One encode in C++, a few ms at 10,000 records.
+  if (frame.toString('base64') !== base64) return { cost: 0 };
   // zlib reads one frame and ignores what follows it: a second frame there would be read by no
   // one, the scan of the decoded index included, and its words hidden from the byte search.
-  if (frameLength(frame) !== frame.length) return undefined;
+  const header = frameHeader(frame);
+  if (!header || header.length !== frame.length || header.contentSize === 0 || header.contentSize > Math.min(budget, MAX_BLOCK_TEXT)) return { cost: 0 };
+  const cost = header.contentSize;
   try {
-    const text = zstdDecompressSync(frame, { maxOutputLength: max });
-    return text.length === 0 ? undefined : text;
+    const text = zstdDecompressSync(frame, { maxOutputLength: cost });
+    return text.length === cost ? { text, cost } : { cost };
   } catch {
-    return undefined;
+    return { cost };
   }
 }
 
 /**
- * The length of the zstd frame `b` starts with, as the save writes it (zstd's frame format, RFC 8878:
- * its magic number, a header, blocks to the last, and the content's checksum the save asks for);
- * undefined when it is not one. Read from the headers alone: what decoding finds is zlib's to say.
+ * The length of the zstd frame `b` starts with, and the content size its header declares, as the
+ * save writes it (zstd's frame format, RFC 8878: its magic number, a header with the content's size,
+ * blocks to the last, and the content's checksum the save asks for); undefined when it is not one.
+ * Read from the headers alone: what decoding finds is zlib's to say.
  */
-export function frameLength(b: Buffer): number | undefined {
+export function frameHeader(b: Buffer): { length: number; contentSize: number } | undefined {
   if (b.length < 6 || b.readUInt32LE(0) !== 0xfd2fb528) return undefined;
   const descriptor = b[4]!;
   const single = (descriptor >> 5) & 1;
   if (!((descriptor >> 2) & 1)) return undefined; // no checksum: not a block the save wrote
-  const contentSize = [single, 2, 4, 8][descriptor >> 6]!;
-  let at = 5 + (single ? 0 : 1) + [0, 1, 2, 4][descriptor & 3]! + contentSize;
+  const sizeBytes = [single, 2, 4, 8][descriptor >> 6]!;
+  if (sizeBytes === 0) return undefined; // no content size: not a block the save wrote (it gives zstd the whole input at once)
+  const sizeAt = 5 + (single ? 0 : 1) + [0, 1, 2, 4][descriptor & 3]!;
+  if (sizeAt + sizeBytes > b.length) return undefined;
+  const contentSize = sizeBytes === 1 ? b[sizeAt]! : sizeBytes === 2 ? b.readUInt16LE(sizeAt) + 256 : sizeBytes === 4 ? b.readUInt32LE(sizeAt) : Number(b.readBigUInt64LE(sizeAt));
+  let at = sizeAt + sizeBytes;
   for (;;) {
     if (at + 3 > b.length) return undefined;
     const header = b[at]! | (b[at + 1]! << 8) | (b[at + 2]! << 16);
@@ -110,8 +126,11 @@ export function frameLength(b: Buffer): number | undefined {
     at += 3 + (type === 1 ? 1 : header >>> 3);
     if (header & 1) break;
   }
-  return at + 4 <= b.length ? at + 4 : undefined;
+  return at + 4 <= b.length ? { length: at + 4, contentSize } : undefined;
 }
+
+/** The length of the zstd frame `b` starts with, as the save writes it (frameHeader); undefined when it is not one. */
+export const frameLength = (b: Buffer): number | undefined => frameHeader(b)?.length;
 
 /**
  * The blocks of one file, decoded as they are asked for and kept as bytes (a search reads a block's
@@ -120,6 +139,7 @@ export function frameLength(b: Buffer): number | undefined {
  */
 export class DecodedBlocks {
   private readonly done = new Map<number, { text: Buffer; starts: number[] }>();
+  private readonly failed = new Set<number>();
   private total = 0;
 
   constructor(
@@ -130,14 +150,21 @@ export class DecodedBlocks {
   /** Block k decoded, with where each of its records starts (and one past the end); undefined when it does not decode or holds another number of records. */
   private block(k: number): { text: Buffer; starts: number[] } | undefined {
     const had = this.done.get(k);
-    if (had) return had;
-    const text = decodeBlockBytes(this.lineOf(k), Math.min(MAX_BLOCK_TEXT, MAX_RECALL_FILE - this.total));
-    if (!text) return undefined;
+    if (had || this.failed.has(k)) return had;
+    const { text, cost } = decodeCharged(this.lineOf(k), MAX_RECALL_FILE - this.total);
+    // Charged whether it decoded or not (decodeCharged), once: a block that fails is not tried again.
+    this.total += cost;
+    if (!text) {
+      this.failed.add(k);
+      return undefined;
+    }
     const starts = [0];
     for (let at = text.indexOf(10); at >= 0; at = text.indexOf(10, at + 1)) starts.push(at + 1);
     starts.push(text.length + 1);
-    if (starts.length - 1 !== this.countOf(k)) return undefined;
-    this.total += text.length;
+    if (starts.length - 1 !== this.countOf(k)) {
+      this.failed.add(k);
+      return undefined;
+    }
     const got = { text, starts };
     this.done.set(k, got);
     return got;
@@ -197,10 +224,11 @@ export function plainIndex(bytes: Buffer, bound = MAX_RECALL_FILE): PlainIndex {
     const line = raw.replace(/,$/, '');
     if (line.startsWith('{')) records.push(line);
     if (!isBlock(line)) continue;
-    const got = decoded < bound ? decodeBlock(line, Math.min(MAX_BLOCK_TEXT, bound - decoded)) : undefined;
+    // Bytes charged as every reader charges them (decodeCharged), decoded or not.
+    const { text: got, cost } = decodeCharged(line, bound - decoded);
+    decoded += cost;
     if (got) {
-      records.push(...got);
-      decoded += got.reduce((s, l) => s + l.length + 1, 0);
+      records.push(...got.toString('utf8').split('\n'));
     } else {
       unreadable++;
       lost += held === undefined ? BLOCK : Math.max(0, Math.min(BLOCK, held - block * BLOCK));
@@ -253,11 +281,11 @@ export function scanBlocks(bytes: Buffer, values: readonly string[]): { blocks: 
     if (line >= 2 && bytes[start] === 0x22) {
       blocks = true;
       const text = bytes.toString('latin1', start, bytes[end - 1] === 0x2c ? end - 1 : end);
-      const got = decoded < MAX_RECALL_FILE ? decodeBlockBytes(text, Math.min(MAX_BLOCK_TEXT, MAX_RECALL_FILE - decoded)) : undefined;
+      const { text: got, cost } = decodeCharged(text, MAX_RECALL_FILE - decoded);
+      decoded += cost;
       if (got) {
         scanner.feed(got);
         scanner.feed(NEWLINE);
-        decoded += got.length;
       } else unreadable++;
     }
     start = end + 1;

@@ -1,0 +1,110 @@
+/**
+ * Blocks of the index planted by whoever can write the cache (issue 27, RFC-006 "record lines in
+ * compressed blocks"): every reader of blocks (the whole file's, the save's scan, search's and the
+ * reader of a file past the bound) must read a block the same way, and no number of blocks may cost
+ * more decoding than the bound.
+ */
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { constants, zstdCompressSync } from 'node:zlib';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { recallFiles } from '../../src/forget/forget.js';
+import { DirectoryBackend } from '../../src/memory/directory.js';
+import { memoryKeys } from '../../src/memory/keys.js';
+import { RECORDS_FILE } from '../../src/memory/layout.js';
+import { SnapshotMemoryStore } from '../../src/memory/snapshot-store.js';
+import type { RecallFiles } from '../../src/memory/store.js';
+import { readIndexLines } from '../../src/recall/index-bound.js';
+import { loadRecords } from '../../src/recall/index-file.js';
+import { MemoryIndex } from '../../src/recall/memory-index.js';
+import { credentialsInIndex, DecodedBlocks, decodeBlock, frameHeader, plainIndex, scanBlocks } from '../../src/recall/record-blocks.js';
+import { sentTurnsIn } from '../../src/recall/threads.js';
+import { sessionId, writeStore } from '../harness/store-fixture.js';
+
+const SECRET = 'ghp_plantedSecretOfTheRepository0123456789';
+const AS_SAVED = { params: { [constants.ZSTD_c_compressionLevel]: 3, [constants.ZSTD_c_checksumFlag]: 1 } };
+const frame = (text: string | Buffer) => zstdCompressSync(Buffer.isBuffer(text) ? text : Buffer.from(text), AS_SAVED);
+/** An index file whose record lines are `lines` (blocks or records), after an empty first line and tombstones. */
+const fileOf = (lines: readonly string[]) => Buffer.from(`{"version":1,"search":{"sessions":[]},\n"forgotten":[],"records":[\n${lines.join(',\n')}\n]}\n`, 'utf8');
+
+let root: string;
+beforeEach(() => {
+  root = fs.mkdtempSync(path.join(os.tmpdir(), 'recall-blocks-planted-'));
+});
+afterEach(() => fs.rmSync(root, { recursive: true, force: true }));
+
+describe('a planted block', () => {
+  it('that decodes to one record read as UTF-8 and to another read as bytes is no block to any reader', () => {
+    const clean = frame('{"id":"clean","x":1}').toString('base64');
+    const hidden = frame(`{"id":"hidden","x":"${SECRET}"}`).toString('base64');
+    // The hidden frame written in characters U+0100 and up, whose UTF-8 bytes a reader of bytes
+    // skips, and whose low byte is the base64 character a reader of UTF-8 takes; then U+013D (a
+    // `=` to that reader, where it stops) and the clean frame in plain base64.
+    const shifted = [...hidden].map((c) => String.fromCharCode(0x100 + c.charCodeAt(0))).join('');
+    const line = `"${shifted}${String.fromCharCode(0x13d)}${clean}"`;
+    const file = fileOf([line]);
+    expect(() => JSON.parse(file.toString('utf8'))).not.toThrow();
+    // Neither view decodes it: the whole file's reader (UTF-8) and the scan, search and the reader past the bound (bytes).
+    expect(decodeBlock(line)).toBeUndefined();
+    expect(decodeBlock(Buffer.from(line, 'utf8').toString('latin1'))).toBeUndefined();
+    expect(plainIndex(file)).toMatchObject({ blocks: true, unreadable: 1 });
+    expect(plainIndex(file).text).not.toContain(SECRET);
+    expect(scanBlocks(file, [SECRET])).toMatchObject({ blocks: true, unreadable: 1 });
+    // The save's last check cannot vouch for it: it counts as holding the credential.
+    expect(credentialsInIndex(file, [SECRET])).toEqual([SECRET]);
+    const blocks = new DecodedBlocks(() => Buffer.from(line, 'utf8').toString('latin1'), () => 1);
+    expect(blocks.text(0, 0)).toBeUndefined();
+  });
+
+  it('zstd bombs, thousands of them, cost no more decoding in all than the bound, in every reader', () => {
+    // A frame of more than a block's bound, and the same frame whose header says 1 MB: zlib is let
+    // go as far as the header says, and each attempt is charged, so the bound stops the rest.
+    const big = frame(Buffer.alloc(4 * 1024 * 1024 + 1, 0x61));
+    const understated = Buffer.from(big);
+    const header = frameHeader(understated)!;
+    expect(header.contentSize).toBe(4 * 1024 * 1024 + 1);
+    const sizeAt = understated.indexOf(Buffer.from([0x01, 0x00, 0x40, 0x00])); // 4 MiB + 1, as the header's 4 bytes
+    expect(sizeAt).toBeGreaterThan(4);
+    understated.writeUInt32LE(1_000_000, sizeAt);
+    expect(frameHeader(understated)!.contentSize).toBe(1_000_000);
+    const lines = Array.from({ length: 3_000 }, (_, i) => `"${(i % 2 ? big : understated).toString('base64')}"`);
+    const file = fileOf(lines);
+    const started = performance.now();
+    expect(plainIndex(file)).toMatchObject({ unreadable: 3_000 });
+    expect(scanBlocks(file, [SECRET])).toMatchObject({ unreadable: 3_000 });
+    const search = new DecodedBlocks((k) => lines[k]!, () => 16);
+    expect(lines.every((_, k) => search.text(k, 0) === undefined)).toBe(true);
+    const over = path.join(root, RECORDS_FILE);
+    fs.writeFileSync(over, file);
+    expect(readIndexLines(over, 64 * 1024 * 1024).records).toEqual([]);
+    // Before each failed attempt was charged, these four passes took 15 s on this machine.
+    expect(performance.now() - started).toBeLessThan(3_000);
+  });
+});
+
+describe('a save without Recall\'s scan of the blocks', () => {
+  it('refuses an index with blocks when a credential could be in them, rather than trusting its bytes', async () => {
+    const memoryDir = path.join(root, 'memory');
+    const now = new Date(Date.UTC(2026, 10, 25, 12));
+    writeStore(memoryDir, Array.from({ length: 20 }, (_, i) => ({ id: sessionId(`past${i}`), said: [`problem ${i}: the token ${SECRET} leaked`], time: Date.UTC(2026, 10, 1, i) })));
+    new MemoryIndex({ memoryDir, workingFile: path.join(memoryDir, RECORDS_FILE), workspace: root, threadOf: () => undefined, clock: () => now }).save();
+    expect(loadRecords(memoryDir).records.length).toBe(20);
+    // A store given recall files without the scan, whose redaction misses the blocks.
+    const { hiddenCredentials: _scan, ...rest } = recallFiles;
+    const without: RecallFiles = { ...rest, redact: () => 0 };
+    const store = new SnapshotMemoryStore({
+      memoryDir,
+      backend: new DirectoryBackend(path.join(root, 'store'), memoryKeys('recall', '1', '1', now)),
+      log: { info: () => undefined, warning: () => undefined },
+      clock: () => now,
+      sentTurns: sentTurnsIn,
+      recallFiles: without,
+      credentials: () => [SECRET],
+    });
+    const saved = await store.save();
+    expect(saved).toMatchObject({ saved: false });
+    const kept = fs.existsSync(path.join(root, 'store')) ? fs.readdirSync(path.join(root, 'store'), { recursive: true }).map(String).filter((f) => f.endsWith(RECORDS_FILE)) : [];
+    expect(kept).toEqual([]);
+  });
+});
