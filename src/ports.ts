@@ -69,6 +69,8 @@ export interface AgentServer {
    * its `small_model`, for work that is not the agent's (a run's card). Absent: not known.
    */
   configuredModels?(): Promise<{ model?: ModelRef; small?: ModelRef }>;
+  /** What `model` costs, in dollars per million tokens of each of TokenUsage's kinds, as OpenCode prices it; undefined: not known. */
+  modelPrice?(model: ModelRef): Promise<Omit<TokenUsage, 'reasoning'> | undefined>;
   /** Ask the model; resolves with its final answer or rejects with an AgentError. */
   prompt(sessionId: string, text: string): Promise<AgentReply>;
   /** Add a message to the session without calling the model. */

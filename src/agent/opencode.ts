@@ -112,6 +112,12 @@ export class OpenCodeAgent implements AgentServer {
     return Object.fromEntries(data.providers.map((p) => [p.id, Object.keys(p.models ?? {})]));
   }
 
+  async modelPrice(model: ModelRef): Promise<Omit<TokenUsage, 'reasoning'> | undefined> {
+    const { data } = await this.client.config.providers(undefined, { throwOnError: true });
+    const cost = data.providers.find((p) => p.id === model.providerID)?.models?.[model.modelID]?.cost;
+    return cost ? { input: cost.input, output: cost.output, cacheRead: cost.cache?.read ?? 0, cacheWrite: cost.cache?.write ?? 0 } : undefined;
+  }
+
   async configuredModels(): Promise<{ model?: ModelRef; small?: ModelRef }> {
     const { data } = await this.client.config.get(undefined, { throwOnError: true });
     const named = (m: unknown) => {

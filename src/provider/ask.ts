@@ -81,7 +81,7 @@ function answerOf(protocol: DirectCall['protocol'], reply: unknown): { text: str
 }
 
 /** Dollars for `tokens` at `price` per million (reasoning at the output's price), or undefined. */
-function costOf(tokens: TokenUsage, price: DirectCall['price']): number | undefined {
+export function costOf(tokens: TokenUsage, price: DirectCall['price']): number | undefined {
   if (!price) return undefined;
   return (tokens.input * price.input + (tokens.output + tokens.reasoning) * price.output + tokens.cacheRead * price.cacheRead + tokens.cacheWrite * price.cacheWrite) / 1_000_000;
 }

@@ -6,6 +6,7 @@
  */
 import type { AgentServer, RecalledWork, RecallQuery } from '../ports.js';
 import type { DirectCall } from '../provider/direct-call.js';
+import { costOf } from '../provider/ask.js';
 import { checkDirectly } from './check-direct.js';
 import { checkRecall } from './check-opencode.js';
 import { checkCandidates, lexicalTiers, type CheckSettings, type RecallCheck } from './model-check.js';
@@ -39,8 +40,24 @@ export function beginCheck(event: RecallQuery, recalled: RecalledWork[], o: Begi
   }
   if (call && !('why' in call)) {
     const direct = checkDirectly(call, event, recalled, { timeoutMs: o.timeoutMs, log: o.log, redact: o.redact });
-    return { finish: () => direct.result, cancel: () => direct.abort() };
+    return { finish: (server) => direct.result.then((check) => priced(check, call, server, o.log)), cancel: () => direct.abort() };
   }
   if (call) o.log.info(`Recall: the model check is asked through OpenCode once it has started: ${call.why}`);
   return { finish: (server, parentId) => checkRecall(server, parentId, event, recalled, o), cancel: () => undefined };
+}
+
+/**
+ * A direct check's cost where opencode-config gave no price, at the prices OpenCode itself would
+ * have charged it at (its catalogue, asked once it runs): the run's totals then count it as the
+ * path through OpenCode did. Unchanged when OpenCode knows no price either.
+ */
+async function priced(check: RecallCheck, call: DirectCall, server: AgentServer, log: CheckSettings['log']): Promise<RecallCheck> {
+  if (!check.costUnknown || !server.modelPrice) return check;
+  const providerID = call.name.slice(0, call.name.length - call.model.length - 1);
+  const price = await server.modelPrice({ providerID, modelID: call.model }).catch(() => undefined);
+  const cost = price && costOf(check.tokens, price);
+  if (cost === undefined) return check;
+  log.info(`Recall: the model check's cost at OpenCode's prices for ${call.name}: $${cost.toFixed(4)}`);
+  const { costUnknown: _unknown, ...known } = check;
+  return { ...known, cost };
 }

@@ -120,6 +120,24 @@ describe('a check called directly', () => {
     expect(lines).toEqual([expect.stringMatching(new RegExp(`${decided.source}240 tokens in, 8 out, cost not known; \\d+\\.\\d s\\)$`))]);
   });
 
+  it("priced at OpenCode's prices once it runs, where opencode-config gives none: the run's totals count it as the path through OpenCode did", async () => {
+    provider.answer(json(200, { content: [{ type: 'text', text: '{"same": [1]}' }], usage: { input_tokens: 240, output_tokens: 8, cache_read_input_tokens: 100 } }));
+    const { check, lines, opencode } = begin();
+    const asked: unknown[] = [];
+    // Claude Haiku 4.5's prices as OpenCode's catalogue gives them: $1 in, $5 out, $0.10 cache read, $1.25 cache write a million.
+    const server = { ...opencode.server, modelPrice: async (m: unknown) => (asked.push(m), { input: 1, output: 5, cacheRead: 0.1, cacheWrite: 1.25 }) } as AgentServer;
+    const result = await check.finish(server, 'ses_run0000000');
+    expect(asked).toEqual([{ providerID: 'anthropic', modelID: 'claude-haiku-4-5' }]);
+    expect(result.costUnknown).toBeUndefined();
+    expect(result.cost).toBeCloseTo((240 * 1 + 8 * 5 + 100 * 0.1) / 1_000_000, 12);
+    expect(lines.at(-1)).toBe("Recall: the model check's cost at OpenCode's prices for anthropic/claude-haiku-4-5: $0.0003");
+    // A model OpenCode knows no price of: still not known.
+    provider.answer(answering('{"same": [1]}'));
+    const unpriced = begin();
+    const none = await unpriced.check.finish({ ...unpriced.opencode.server, modelPrice: async () => undefined } as AgentServer, 'ses_run0000000');
+    expect(none).toMatchObject({ costUnknown: true, cost: 0 });
+  });
+
   it('a wrong answer decides among the candidates; garbage leaves the lexical tiers, its tokens counted', async () => {
     provider.answer(answering('{"same": [3]}'));
     expect((await begin().finish()).tiers).toEqual(['possible', 'possible', 'likely']);
