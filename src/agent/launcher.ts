@@ -19,7 +19,7 @@ import { startOpenCodeServer } from './server.js';
 import { ServerLog } from './server-log.js';
 import type { AgentStep } from './watch.js';
 import { authFileIn, catalogueVariables, checkModelKnown, checkProviderKey, modelInUse, noModelError, rejectedKeyHint, type Audience } from './preflight.js';
-import { managedConfigDir, type CallSources } from '../provider/direct-call.js';
+import { managedConfigDir, type CallSources } from '../provider/other-sources.js';
 import { CONFIG_FILES } from '../provider/opencode-files.js';
 import { loginsIn } from '../memory/scrub.js';
 

@@ -15,7 +15,8 @@ import { OpenCodeLauncher, type OpenCodeLauncherOptions } from '../../src/agent/
 import { memoryLayout } from '../../src/memory/layout.js';
 import { buildAgentEnvironment } from '../../src/agent/environment.js';
 import { policyEnvironment } from '../../src/agent/policy.js';
-import { DIRECT_MAX_OUTPUT, KNOWN_OPENCODE_VARIABLES, resolveDirectCall, type CallSources, type DirectCall } from '../../src/provider/direct-call.js';
+import { DIRECT_MAX_OUTPUT, resolveDirectCall, type DirectCall } from '../../src/provider/direct-call.js';
+import { KNOWN_OPENCODE_VARIABLES, type CallSources } from '../../src/provider/other-sources.js';
 
 const KEY = 'sk-ant-test-0123456789';
 let dir: string;

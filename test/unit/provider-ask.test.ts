@@ -10,7 +10,8 @@ import * as path from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { askDirectly } from '../../src/provider/ask.js';
-import { resolveDirectCall, type CallSources, type DirectCall } from '../../src/provider/direct-call.js';
+import { resolveDirectCall, type DirectCall } from '../../src/provider/direct-call.js';
+import type { CallSources } from '../../src/provider/other-sources.js';
 import { postJson, ProviderError, REPLY_CAP_BYTES } from '../../src/provider/post.js';
 import { json, startFakeProvider, type FakeProvider } from '../harness/fake-provider.js';
 
