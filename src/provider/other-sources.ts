@@ -114,10 +114,13 @@ export function otherConfiguration(s: CallSources, providerID: string): string |
   // OpenCode reads the checkout's opencode.json(c) and .opencode/ from its folder up to the root of
   // its repository; up to the root of the disk here (from the real path), which finds at least as much.
   if (!/^(1|true)$/i.test(env.OPENCODE_DISABLE_PROJECT_CONFIG ?? '')) {
-    for (let dir = realPath(s.workspace); ; dir = path.dirname(dir)) {
-      const found = configIn(dir, [...CONFIG_FILES, '.opencode']);
-      if (found) return `OpenCode also reads ${found}, which could change the provider or the model`;
-      if (path.dirname(dir) === dir) break;
+    // From the folder as written and from its real path: which of them OpenCode walks up from is not known here.
+    for (const start of new Set([path.resolve(s.workspace), realPath(s.workspace)])) {
+      for (let dir = start; ; dir = path.dirname(dir)) {
+        const found = configIn(dir, [...CONFIG_FILES, '.opencode']);
+        if (found) return `OpenCode also reads ${found}, which could change the provider or the model`;
+        if (path.dirname(dir) === dir) break;
+      }
     }
   }
   // `config`: the global TOML file of older versions, which OpenCode still reads.

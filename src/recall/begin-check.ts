@@ -46,6 +46,9 @@ export function beginCheck(event: RecallQuery, recalled: RecalledWork[], o: Begi
   return { finish: (server, parentId) => checkRecall(server, parentId, event, recalled, o), cancel: () => undefined };
 }
 
+/** The longest the prompt waits for OpenCode's price of the check's model. */
+const PRICE_WAIT_MS = 2_000;
+
 /**
  * A direct check's cost where opencode-config gave no price, at the prices OpenCode itself would
  * have charged it at (its catalogue, asked once it runs): the run's totals then count it as the
@@ -54,10 +57,17 @@ export function beginCheck(event: RecallQuery, recalled: RecalledWork[], o: Begi
 async function priced(check: RecallCheck, call: DirectCall, server: AgentServer, log: CheckSettings['log']): Promise<RecallCheck> {
   if (!check.costUnknown || !server.modelPrice) return check;
   const providerID = call.name.slice(0, call.name.length - call.model.length - 1);
-  const price = await server.modelPrice({ providerID, modelID: call.model }).catch(() => undefined);
-  const cost = price && costOf(check.tokens, price);
+  // Bounded: the agent's prompt waits for this. A price of all zeros is what OpenCode fills in for a model it has none for.
+  const asked = server.modelPrice({ providerID, modelID: call.model }).catch(() => undefined);
+  const waited = new Promise<undefined>((resolve) => {
+    const timer = setTimeout(() => resolve(undefined), PRICE_WAIT_MS);
+    void asked.then(() => clearTimeout(timer));
+  });
+  const price = await Promise.race([asked, waited]);
+  const known = price && Object.values(price).some((n) => n > 0) ? price : undefined;
+  const cost = known && costOf(check.tokens, known);
   if (cost === undefined) return check;
   log.info(`Recall: the model check's cost at OpenCode's prices for ${call.name}: $${cost.toFixed(4)}`);
-  const { costUnknown: _unknown, ...known } = check;
-  return { ...known, cost };
+  const { costUnknown: _unknown, ...priced } = check;
+  return { ...priced, cost };
 }

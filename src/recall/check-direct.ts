@@ -13,6 +13,8 @@ import { CHECK_SYSTEM, checkCandidates, checkPrompt, decideCheck, seconds, type 
 
 /** How much later than due the bound's timer may fire before the loop counts as blocked (a timer is a few ms late anyway). */
 export const LATE_TIMER_MS = 50;
+/** The most the bound waits again for a timer that fired late: an answer already read needs a few loop turns. */
+export const REARM_MAX_MS = 500;
 
 /** A direct check under way. */
 export interface DirectCheck {
@@ -41,7 +43,8 @@ export function checkDirectly(call: DirectCall, event: RecallQuery, recalled: Re
     const lost = Date.now() - due;
     if (!rearmed && lost > LATE_TIMER_MS) {
       rearmed = true;
-      timer = setTimeout(bound, lost);
+      // Enough loop turns to read an answer that arrived, not the whole time lost (a provider that hangs would hold the agent that long).
+      timer = setTimeout(bound, Math.min(lost, REARM_MAX_MS));
       return;
     }
     settle({ late: `the model check timed out after ${seconds(o.timeoutMs)}` });

@@ -22,11 +22,18 @@ import { CredentialScanner } from '../memory/scrub.js';
 export const BLOCK = 16;
 
 /**
- * The most bytes a block decodes to: 16 records at validRecord's limits are far smaller (about 100 KB
- * each at most). A block that would inflate past it (a zstd bomb a writer of the cache planted) is
- * not decoded: zlib stops at the bound.
+ * The most bytes a block decodes to: 16 records at validRecord's limits, which count characters, come
+ * to 1.5 MB of ASCII and 8.7 MB of control characters written as \u escapes (measured). A block that
+ * declares more (a zstd bomb a writer of the cache planted) is not decoded.
  */
-export const MAX_BLOCK_TEXT = 4 * 1024 * 1024;
+export const MAX_BLOCK_TEXT = 16 * 1024 * 1024;
+
+/**
+ * The least a decode is charged against the bound, whatever its frame declares: planted frames of a
+ * byte each would otherwise cost some 20 us apiece for a byte of the bound (64 MiB of them, minutes);
+ * a block the save writes holds far more than this (the last one of a file aside).
+ */
+const LEAST_CHARGE = 4 * 1024;
 
 /** zstd's level 3 (its default), with a checksum of what it holds, so that a flipped bit does not decode to other words. */
 const COMPRESS = { params: { [constants.ZSTD_c_compressionLevel]: 3, [constants.ZSTD_c_checksumFlag]: 1 } };
@@ -92,10 +99,10 @@ export function decodeCharged(line: string, budget: number): { text?: Buffer; co
   // one, the scan of the decoded index included, and its words hidden from the byte search.
   const header = frameHeader(frame);
   if (!header || header.length !== frame.length || header.contentSize === 0 || header.contentSize > Math.min(budget, MAX_BLOCK_TEXT)) return { cost: 0 };
-  const cost = header.contentSize;
+  const cost = Math.max(header.contentSize, LEAST_CHARGE);
   try {
-    const text = zstdDecompressSync(frame, { maxOutputLength: cost });
-    return text.length === cost ? { text, cost } : { cost };
+    const text = zstdDecompressSync(frame, { maxOutputLength: header.contentSize });
+    return text.length === header.contentSize ? { text, cost } : { cost };
   } catch {
     return { cost };
   }

@@ -86,9 +86,9 @@ it("the model check decides the tier in the agent's prompt, its tokens are in th
   expect(prompt2).toContain('id `run-9801-1`');
   expect(second.main.stdout).toContain('Recall: likely tier decided by the model check (0 of 1 candidates confirmed by fake/scripted, called directly; 180 tokens in, 6 out, cost not known;');
   expect(JSON.parse(second.outputs.tokens!).input).toBeGreaterThanOrEqual(180);
-  // opencode-config gives the scripted model no price: once OpenCode runs, its own catalogue's is asked (none: $0, as OpenCode itself charges it).
-  expect(second.main.stdout).toContain("Recall: the model check's cost at OpenCode's prices for fake/scripted: $0.0000");
-  expect(second.summary).toMatch(/Recall check[\s\S]*the model decided: 0 of 1 candidates confirmed by fake\/scripted, called directly[\s\S]*180 tokens in, 6 out, \$0\.0000/);
+  // opencode-config gives the scripted model no price, and OpenCode's catalogue has none either (it fills in zeros): not known.
+  expect(second.main.stdout).not.toContain("cost at OpenCode's prices");
+  expect(second.summary).toMatch(/Recall check[\s\S]*the model decided: 0 of 1 candidates confirmed by fake\/scripted, called directly[\s\S]*180 tokens in, 6 out, cost not known/);
 
   // Run 3: a provider header Recall's own call cannot send, so the check goes through OpenCode; it
   // does not answer within 5 s; the words decide, and the agent starts at the bound.

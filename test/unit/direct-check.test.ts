@@ -137,6 +137,17 @@ describe('a check called directly', () => {
     const unpriced = begin();
     const none = await unpriced.check.finish({ ...unpriced.opencode.server, modelPrice: async () => undefined } as AgentServer, 'ses_run0000000');
     expect(none).toMatchObject({ costUnknown: true, cost: 0 });
+    // All zeros is what OpenCode fills in for a model the workflow defines without a price: not a price.
+    provider.answer(answering('{"same": [1]}'));
+    const zero = begin();
+    const zeros = { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 };
+    expect(await zero.check.finish({ ...zero.opencode.server, modelPrice: async () => zeros } as AgentServer, 'ses_run0000000')).toMatchObject({ costUnknown: true, cost: 0 });
+    // An OpenCode that never answers holds the prompt 2 s at most.
+    provider.answer(answering('{"same": [1]}'));
+    const stalled = begin();
+    const since = Date.now();
+    expect(await stalled.check.finish({ ...stalled.opencode.server, modelPrice: () => new Promise(() => undefined) } as AgentServer, 'ses_run0000000')).toMatchObject({ costUnknown: true });
+    expect(Date.now() - since).toBeLessThan(3_000);
   });
 
   it('a wrong answer decides among the candidates; garbage leaves the lexical tiers, its tokens counted', async () => {

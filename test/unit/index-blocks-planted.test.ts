@@ -60,11 +60,11 @@ describe('a planted block', () => {
   it('zstd bombs, thousands of them, cost no more decoding in all than the bound, in every reader', () => {
     // A frame of more than a block's bound, and the same frame whose header says 1 MB: zlib is let
     // go as far as the header says, and each attempt is charged, so the bound stops the rest.
-    const big = frame(Buffer.alloc(4 * 1024 * 1024 + 1, 0x61));
+    const big = frame(Buffer.alloc(16 * 1024 * 1024 + 1, 0x61));
     const understated = Buffer.from(big);
     const header = frameHeader(understated)!;
-    expect(header.contentSize).toBe(4 * 1024 * 1024 + 1);
-    const sizeAt = understated.indexOf(Buffer.from([0x01, 0x00, 0x40, 0x00])); // 4 MiB + 1, as the header's 4 bytes
+    expect(header.contentSize).toBe(16 * 1024 * 1024 + 1);
+    const sizeAt = understated.indexOf(Buffer.from([0x01, 0x00, 0x00, 0x01])); // 16 MiB + 1, as the header's 4 bytes
     expect(sizeAt).toBeGreaterThan(4);
     understated.writeUInt32LE(1_000_000, sizeAt);
     expect(frameHeader(understated)!.contentSize).toBe(1_000_000);
@@ -80,6 +80,24 @@ describe('a planted block', () => {
     expect(readIndexLines(over, 64 * 1024 * 1024).records).toEqual([]);
     // Before each failed attempt was charged, these four passes took 15 s on this machine.
     expect(performance.now() - started).toBeLessThan(3_000);
+  });
+});
+
+describe('planted frames of a byte each', () => {
+  it('are charged at least a few KB a decode: a hundred thousand cost each reader well under the bound\'s worth', () => {
+    const tiny = `"${frame('x').toString('base64')}"`;
+    expect(decodeBlock(tiny)).toEqual(['x']);
+    const lines = Array.from({ length: 100_000 }, () => tiny);
+    const file = fileOf(lines);
+    const over = path.join(root, RECORDS_FILE);
+    fs.writeFileSync(over, file);
+    const started = performance.now();
+    // At 4 KB a decode the 64 MiB bound allows 16,384; the rest are not decoded, and are counted as blocks that did not.
+    expect(plainIndex(file).unreadable).toBe(100_000 - 16_384);
+    expect(scanBlocks(file, [SECRET]).unreadable).toBe(100_000 - 16_384);
+    readIndexLines(over, 64 * 1024 * 1024);
+    // Charged a byte each, these three passes took 10-15 s here (about 20 us a decode).
+    expect(performance.now() - started).toBeLessThan(5_000);
   });
 });
 
