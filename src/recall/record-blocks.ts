@@ -70,15 +70,6 @@ export const plainSize = (head: Buffer, lines: readonly string[], forgotten: rea
 export const linesSize = (lines: readonly string[]): number => lines.reduce((s, l) => s + Buffer.byteLength(l) + 2, 0);
 
 /**
- * The record lines of block line `line` (its `"`s included, no separator), decoded within `max`
- * bytes; undefined when it is not a block the save writes or does not decode (truncated, a bit
- * flipped, past the bound).
- */
-export function decodeBlock(line: string, max = MAX_BLOCK_TEXT): string[] | undefined {
-  return decodeCharged(line, max).text?.toString('utf8').split('\n');
-}
-
-/**
  * Block line `line` decoded within `budget` bytes: its record lines as bytes, `\n` between them
  * (none when it is not a block the save writes or does not decode), and what the attempt cost
  * against the caller's bound, decoded or not: the content size the frame declares, which is as far
@@ -136,8 +127,6 @@ export function frameHeader(b: Buffer): { length: number; contentSize: number } 
   return at + 4 <= b.length ? { length: at + 4, contentSize } : undefined;
 }
 
-/** The length of the zstd frame `b` starts with, as the save writes it (frameHeader); undefined when it is not one. */
-export const frameLength = (b: Buffer): number | undefined => frameHeader(b)?.length;
 
 /**
  * The blocks of one file, decoded as they are asked for and kept as bytes (a search reads a block's

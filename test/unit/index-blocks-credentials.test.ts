@@ -20,10 +20,10 @@ import type { RecallFiles } from '../../src/memory/store.js';
 import type { RunOutcome } from '../../src/ports.js';
 import { loadRecords } from '../../src/recall/index-file.js';
 import { MemoryIndex } from '../../src/recall/memory-index.js';
-import { decodeBlock, frameLength, isBlock, plainIndex } from '../../src/recall/record-blocks.js';
+import { frameHeader, isBlock, plainIndex } from '../../src/recall/record-blocks.js';
 import { sentTurnsIn } from '../../src/recall/threads.js';
 import { literalForms } from '../../src/secrets/forms.js';
-import { editRecordLines } from '../harness/index-file.js';
+import { decodeBlock, editRecordLines } from '../harness/index-file.js';
 import { sessionId, writeStore } from '../harness/store-fixture.js';
 
 const TOKEN = 'ghs_runTokenOfThisRun0123456789abcdefXY';
@@ -155,9 +155,9 @@ describe("a run's credential in a compressed block of the index", () => {
     const stored = index.toString('latin1').split('\n').slice(2).filter(isBlock).map((l) => Buffer.from(l.replace(/,$/, '').slice(1, -1), 'base64'));
     expect(stored.length).toBeGreaterThan(0);
     // What follows each block's frame, decompressed: nothing, so nothing of the token.
-    const after = stored.map((b) => b.subarray(frameLength(b) ?? 0)).filter((rest) => rest.length > 0);
+    const after = stored.map((b) => b.subarray(frameHeader(b)?.length ?? 0)).filter((rest) => rest.length > 0);
     expect(after.filter((rest) => zstdDecompressSync(rest).includes(TOKEN))).toEqual([]);
-    expect(stored.every((b) => frameLength(b) === b.length)).toBe(true);
+    expect(stored.every((b) => frameHeader(b)?.length === b.length)).toBe(true);
     expect(formsIn(index)).toEqual([]);
   });
 

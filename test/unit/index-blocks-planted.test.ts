@@ -18,7 +18,8 @@ import type { RecallFiles } from '../../src/memory/store.js';
 import { readIndexLines } from '../../src/recall/index-bound.js';
 import { loadRecords } from '../../src/recall/index-file.js';
 import { MemoryIndex } from '../../src/recall/memory-index.js';
-import { credentialsInIndex, DecodedBlocks, decodeBlock, frameHeader, plainIndex, scanBlocks } from '../../src/recall/record-blocks.js';
+import { credentialsInIndex, DecodedBlocks, frameHeader, plainIndex, scanBlocks } from '../../src/recall/record-blocks.js';
+import { decodeBlock } from '../harness/index-file.js';
 import { sentTurnsIn } from '../../src/recall/threads.js';
 import { sessionId, writeStore } from '../harness/store-fixture.js';
 

@@ -15,12 +15,12 @@ import { bodyCheck, keepPostings, LINES_VERSION } from '../../src/recall/kept-po
 import { MemoryIndex } from '../../src/recall/memory-index.js';
 import type { SearchFile } from '../../src/recall/search-file.js';
 import { recordLine, validRecord } from '../../src/recall/records.js';
-import { BLOCK, decodeBlock, isBlock, MAX_BLOCK_TEXT } from '../../src/recall/record-blocks.js';
+import { BLOCK, isBlock, MAX_BLOCK_TEXT } from '../../src/recall/record-blocks.js';
 import { MARKS_FILE, RECORDS_FILE } from '../../src/memory/layout.js';
 import { loadCards, recordOf } from '../../bench/relevance/evaluate.js';
 import { EVENTS, PAST_RUNS } from '../../bench/relevance/ledgerly.js';
 import { sessionId } from '../harness/store-fixture.js';
-import { writeIndex } from '../harness/index-file.js';
+import { decodeBlock, writeIndex } from '../harness/index-file.js';
 
 const NOW = new Date(Date.UTC(2026, 10, 23));
 const CARDS = loadCards('ledgerly');
