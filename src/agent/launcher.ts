@@ -163,21 +163,25 @@ export class OpenCodeLauncher implements AgentLauncher {
       // What Recall's own fetch reads, which the step gives Recall and the allow-list may not give OpenCode.
       ownEnv: process.env,
       storedLogins: () => loginsIn(this.o.layout.databasePath),
+      // A run start() refuses pays for no call: the check is then asked through OpenCode, which never starts.
+      ...(this.refusal() ? { refused: 'OpenCode will not be started for this run (a fork that brings OpenCode configuration)' } : {}),
     };
+  }
+
+  /** Why start() will refuse before anything runs (a fork's pull request that brings OpenCode configuration), or undefined. */
+  private refusal(): string | undefined {
+    if (!this.o.untrustedCode) return undefined;
+    const found = agentConfigurationIn(this.o.workspace).filter((f) => FORK_CODE.includes(f));
+    if (found.length === 0) return undefined;
+    return `This fork's pull request contains OpenCode configuration (${found.join(', ')}), which could run the fork's code next to the model key; Recall does not start OpenCode on it. Review it by hand, or merge the configuration through a trusted branch first.`;
   }
 
   async start(o: { tools?: Record<string, string> } = {}): Promise<AgentServer> {
     const { layout, workspace } = this.o;
     const binary = await this.o.binary();
     let policy: AgentPolicy = this.o.untrustedCode || this.o.untrustedRequest ? 'read-only' : 'full';
-    if (this.o.untrustedCode) {
-      const found = agentConfigurationIn(workspace).filter((f) => FORK_CODE.includes(f));
-      if (found.length > 0) {
-        throw new Error(
-          `This fork's pull request contains OpenCode configuration (${found.join(', ')}), which could run the fork's code next to the model key; Recall does not start OpenCode on it. Review it by hand, or merge the configuration through a trusted branch first.`,
-        );
-      }
-    }
+    const refused = this.refusal();
+    if (refused) throw new Error(refused);
     // Credentials in the git configuration the agent could read: the sandbox shows it copies without them.
     const gitCredentials = findGitCredentials({ workspace, home: this.o.parentEnv.HOME, credentials: runCredentials(this.o.parentEnv, layout.agentStateDir) });
     const replaced = credentialFreeCopies(gitCredentials, path.join(layout.agentStateDir, 'git'));

@@ -147,6 +147,7 @@ function priceOf(model: unknown): DirectCall['price'] {
  * (OpenCode's other configuration, auth.json), never the network.
  */
 export function resolveDirectCall(s: CallSources, cardModel: ModelRef | undefined): DirectCall | { why: string } {
+  if (s.refused) return { why: s.refused };
   const model = cardModel ?? modelNamed(s.config.small_model) ?? modelNamed(s.config.model);
   if (!model) return { why: 'no model is named where Recall can read it' };
   const { providerID, modelID } = model;

@@ -34,6 +34,8 @@ export interface CallSources {
   ownEnv: Readonly<Record<string, string | undefined>>;
   /** The tables of OpenCode's store (the restored memory) that hold a login or a credential; throws when it cannot be read. */
   storedLogins: () => readonly string[];
+  /** Why OpenCode will not be started at all (the launcher refuses the run): no call is worth making. */
+  refused?: string;
 }
 
 /**

@@ -9,7 +9,9 @@
 import type { Logger, RecalledWork, RecallQuery } from '../ports.js';
 import { askDirectly } from '../provider/ask.js';
 import type { DirectCall } from '../provider/direct-call.js';
-import { CHECK_SYSTEM, checkCandidates, checkPrompt, decideCheck, seconds, type CheckOutcome, type RecallCheck } from './model-check.js';
+import { CHECK_SYSTEM, checkCandidates, checkPrompt, decideCheck, lexicalTiers, seconds, type CheckOutcome, type RecallCheck } from './model-check.js';
+
+const QUIET: Logger = { info: () => undefined, warning: () => undefined };
 
 /** How much later than due the bound's timer may fire before the loop counts as blocked (a timer is a few ms late anyway). */
 export const LATE_TIMER_MS = 50;
@@ -55,14 +57,19 @@ export function checkDirectly(call: DirectCall, event: RecallQuery, recalled: Re
     (answer) => settle({ reply: answer, name: call.name }),
     (error: unknown) => settle({ error }),
   );
+  let cancelled = false;
   const result = ended.then((outcome) => {
     clearTimeout(timer);
-    return decideCheck(recalled, asked, outcome, { log: o.log, began, direct: call.name });
+    if (!cancelled) return decideCheck(recalled, asked, outcome, { log: o.log, began, direct: call.name });
+    // No tier is decided for an agent that never runs: one line says the call was stopped, and nothing else.
+    o.log.info(`Recall: the model check sent to ${call.name} was stopped: the run ended before the agent started`);
+    return { ...lexicalTiers(recalled, 'the run ended before the agent started', QUIET), direct: true, costUnknown: true };
   });
   return {
     result,
     abort: () => {
-      settle({ late: 'the run ended before the model check answered' });
+      cancelled = true;
+      settle({ late: 'the run ended before the agent started' });
       clearTimeout(timer);
       stop.abort();
     },

@@ -15,6 +15,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { afterEach, beforeEach, expect, it } from 'vitest';
 import { freshRunner, REPO_ROOT } from '../harness/runner.js';
+import { pullRequestEvent, REPOSITORY } from '../harness/payloads.js';
 import { issuesOpenedPayload, startWorld, type World } from '../harness/world.js';
 
 const LOOP = { number: 1, title: 'Login loops on Safari', body: 'After SSO, Safari returns to the login page again and again.' };
@@ -144,4 +145,22 @@ it("the check is asked about the words' top 8: a run they rank 7th that the mode
   expect(likely).toContain('id `legacy-target`');
   expect(likely).toContain(TARGET.answer.slice(0, 40));
   expect(possible!.match(/id `legacy-\d+`/g)).toHaveLength(4);
+
+  // A fork's pull request on the same problem that brings OpenCode configuration: the check would be
+  // called directly (a read-only run reads no checkout configuration), but start() refuses the run,
+  // so nothing is paid for: no request reaches the model at all.
+  freshRunner(world.machine);
+  fs.mkdirSync(path.join(world.machine.workspace, '.opencode'), { recursive: true });
+  fs.writeFileSync(path.join(world.machine.workspace, '.opencode', 'opencode.json'), '{}');
+  world.github.addPull({ number: 41, title: SIGNED_OUT.title, body: SIGNED_OUT.body, author: 'octocat', headSha: 'f0f0', fork: true, files: [] });
+  const requestsBefore = world.model.requests.length;
+  const fork = await world.runEvent('pull_request', pullRequestEvent({ action: 'opened', number: 41, title: SIGNED_OUT.title, body: SIGNED_OUT.body, headSha: 'f0f0', fork: true }), '9813', {
+    repository: REPOSITORY,
+    inputs: { ...inputs, 'allow-forks': 'true' },
+  });
+  expect(fork.main.exitCode).toBe(1);
+  expect(fork.main.stdout).toContain('contains OpenCode configuration (.opencode)');
+  expect(fork.main.stdout).toMatch(/Prior work: legacy-target|Prior work: .*legacy-target/);
+  expect(world.model.requests.length, fork.main.stdout).toBe(requestsBefore);
+  expect(fork.main.stdout).toContain('Recall: the model check is asked through OpenCode once it has started: OpenCode will not be started for this run');
 });

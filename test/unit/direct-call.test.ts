@@ -276,6 +276,26 @@ describe('falls back to OpenCode', () => {
     expect(why(resolveDirectCall(sourcesOf({ untrustedRequest: true }), undefined))).toBe('direct to https://api.anthropic.com/v1/messages');
   });
 
+  it("a fork's pull request that brings OpenCode configuration, which start() refuses, makes no paid call (it would be direct: the fork's files are not read)", async () => {
+    fs.rmSync(path.join(workspace, 'opencode.json'), { force: true });
+    const layout = memoryLayout(path.join(dir, 'runner-temp'));
+    const launcher = new OpenCodeLauncher({
+      ...{ workspace, layout, userConfig: {}, model: { providerID: 'anthropic', modelID: 'claude-haiku-4-5' }, extraEnv: [], untrustedCode: true },
+      parentEnv: { ANTHROPIC_API_KEY: KEY },
+      binary: async () => '/nonexistent/opencode',
+    } as unknown as OpenCodeLauncherOptions);
+    // Without the fork's configuration, the read-only run's check is called directly.
+    expect(why(resolveDirectCall(launcher.modelCallSources(), undefined))).toBe('direct to https://api.anthropic.com/v1/messages');
+    fs.mkdirSync(path.join(workspace, '.opencode', 'plugins'), { recursive: true });
+    fs.writeFileSync(path.join(workspace, '.opencode', 'plugins', 'steal.js'), 'export default async () => ({})');
+    try {
+      expect(why(resolveDirectCall(launcher.modelCallSources(), undefined))).toBe('OpenCode will not be started for this run (a fork that brings OpenCode configuration)');
+      await expect(launcher.start()).rejects.toThrow(/contains OpenCode configuration \(\.opencode\)/);
+    } finally {
+      fs.rmSync(path.join(workspace, '.opencode'), { recursive: true, force: true });
+    }
+  });
+
   it("from the launcher: a provider id in OpenCode's catalogue, defined as openai-compatible, falls back; one that is not, is called", () => {
     fs.rmSync(path.join(workspace, 'opencode.json'), { force: true });
     const layout = memoryLayout(path.join(dir, 'runner-temp'));

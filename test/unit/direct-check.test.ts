@@ -208,13 +208,16 @@ describe('a check called directly', () => {
     expect(tiers).toEqual(['possible', 'likely', 'possible']);
   });
 
-  it('cancelled (the run ended before OpenCode ran): the call under way is aborted', async () => {
+  it('cancelled (the run ended before OpenCode ran): the call under way is aborted, and the log says so in one line', async () => {
     provider.answer(() => undefined);
-    const { check, finish } = begin();
+    const { check, finish, lines } = begin();
     await expect.poll(() => provider.requests.length).toBe(1);
     check.cancel();
     await provider.aborted();
-    expect((await finish()).result.decidedBy).toBe('lexical');
+    const { result } = await finish();
+    expect(result.decidedBy).toBe('lexical');
+    // No tier is said to be decided for a run whose agent never ran: one line says the call was stopped.
+    expect(lines.filter((l) => /model check|likely tier/.test(l))).toEqual(['Recall: the model check sent to anthropic/claude-haiku-4-5 was stopped: the run ended before the agent started']);
   });
 });
 
