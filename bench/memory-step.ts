@@ -13,6 +13,7 @@
  */
 import * as cache from '@actions/cache';
 import { createMemoryStore } from '../src/memory/factory.js';
+import { recallFiles } from '../src/forget/forget.js';
 import { memoryKeys } from '../src/memory/keys.js';
 import { sentTurnsIn } from '../src/recall/threads.js';
 import { addSessions } from './grow.js';
@@ -31,6 +32,8 @@ async function main(): Promise<void> {
     clock: () => new Date(),
     credentials: () => credentials,
     sentTurns: sentTurnsIn,
+    // As the action builds it: the index's compressed blocks are searched for the credentials too (without it a save with credentials refuses an index with blocks).
+    recallFiles,
     // BENCH_SIGNING_KEY: memory-signing-key, whose restore hashes as it unpacks and skips rows the save vouched for.
     ...(process.env.BENCH_SIGNING_KEY ? { signingKey: process.env.BENCH_SIGNING_KEY } : {}),
   });
