@@ -58,8 +58,11 @@ export async function takeOutCredentials(
   const removed = o.splitClean ? {} : scrubSecrets(memoryDir, credentials, { onlySplit: true });
   // Recall's index keeps words it derived (stems, postings) where no replace of the written
   // forms finds a token: its own code redacts it; without it, only the written forms go.
-  const inRecords = so.recallFiles ? so.recallFiles.redact(memoryDir, forms) : redactFile(path.join(memoryDir, RECORDS_FILE), forms);
-  if (inRecords > 0) removed[RECORDS_FILE] = inRecords;
+  const inRecords = so.recallFiles ? so.recallFiles.redact(memoryDir, forms) : { taken: redactFile(path.join(memoryDir, RECORDS_FILE), forms) };
+  if (inRecords.taken > 0) removed[RECORDS_FILE] = inRecords.taken;
+  // Records the redaction could not read (a damaged block) are not saved: a loss, said once as the
+  // index says one, not counted among the credentials taken out below.
+  if (inRecords.damage) log.warning(`Memory: saved without the index's records that could not be read: ${inRecords.damage}.`);
   const pack = async (beside?: SeamsBeside, hashed?: FileHash) => {
     const turnsRewritten = ['message', 'part'].some((table) => (removed[table] ?? 0) > 0);
     if (turnsRewritten) recordRedactedTurns(memoryDir, so.sentTurns(memoryDir));

@@ -37,9 +37,11 @@ export interface RecallFiles {
   /**
    * Takes `values` (credentials, in the forms they are written) out of Recall's index in memory
    * directory `dir`, out of its words and out of what is derived from them (the stems and postings
-   * search keeps, where a token is lower-cased and split); how many were taken out.
+   * search keeps, where a token is lower-cased and split); how many were taken out (`taken`), and,
+   * apart from them, what of the index could not be read and was written out with it (`damage`: a
+   * damaged block is lost records, said as a load says them, never a credential taken out).
    */
-  redact(dir: string, values: readonly string[]): number;
+  redact(dir: string, values: readonly string[]): { taken: number; damage?: string };
   /**
    * The `values` (credentials, as written) that Recall's index in memory directory `dir` holds where
    * a search of its bytes cannot see them (records in compressed blocks, decoded); a part that does

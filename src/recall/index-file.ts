@@ -17,7 +17,7 @@ import { bodyCheck, keepPostings, postingsLine } from './kept-postings.js';
 import { NO_MARKS, readMarks, unionMarks, writeMarks, type Marks, type WrongMark } from './marks.js';
 import { forgottenIn, unionTombstones, validTombstones, type Tombstone } from './tombstones.js';
 import { INDEX_BOUNDS, isOverBound, readIndexLines, sizeDropOrder, type IndexBounds, type OverBound } from './index-bound.js';
-import { blockLines, credentialsInIndex, indexBody, plainIndex, plainSize, recordsCounted, scanBlocks } from './record-blocks.js';
+import { blockLines, credentialsInIndex, indexBody, plainIndex, plainSize, recordsCounted, scanBlocks, type PlainIndex } from './record-blocks.js';
 import type { RunRecord } from '../ports.js';
 
 interface RecordsFile {
@@ -97,7 +97,11 @@ function salvage(text: string, lost: number): { records: unknown[]; forgotten: u
 export function recordsIn(bytes: Buffer | undefined, marks: Marks = NO_MARKS): LoadedRecords {
   if (!bytes) return { ...applyMarks([], [], marks) };
   // The blocks decoded: a block that does not decode loses its records (up to BLOCK), and says so.
-  const plain = plainIndex(bytes);
+  return plainRecords(plainIndex(bytes), marks);
+}
+
+/** The records of an index file as plainIndex read it (`plain`, its text perhaps redacted since), with what its blocks lost. */
+function plainRecords(plain: PlainIndex, marks: Marks): LoadedRecords {
   let parsed: Partial<RecordsFile>;
   try {
     parsed = JSON.parse(plain.text) as Partial<RecordsFile>;
@@ -218,34 +222,42 @@ export function mergeRecords(dir: string, from: string): number {
   return added.length;
 }
 
+/** What redactRecords did: the credentials it took out, and the index's records it could not read and so left out (said as a load says a loss). */
+export interface Redacted {
+  taken: number;
+  damage?: string;
+}
+
 /**
  * Takes `values` (a run's credentials, as written) out of `dir`'s index: out of the records' words,
  * and out of the kept stems and postings, made again from the redacted words (they hold a token
- * lower-cased and split at its joints, where no replace finds it). How many were taken out.
+ * lower-cased and split at its joints, where no replace finds it). How many were taken out, and
+ * what could not be read where the file was written again without it (a damaged block).
  */
-export function redactRecords(dir: string, values: readonly string[]): number {
+export function redactRecords(dir: string, values: readonly string[]): Redacted {
   const file = path.join(dir, RECORDS_FILE);
   // Most saves find nothing: the blocks searched a block at a time first, and the whole file's
   // text made only where there is something to replace or a block that does not decode.
   const bytes = values.length > 0 ? readMemoryBytes(file, 512 * 1024 * 1024) : undefined;
   const scan = bytes && scanBlocks(bytes, values);
   // (Outside the blocks, the first lines or a record line an older Recall wrote, the byte replace below as before.)
-  if (scan && scan.blocks && scan.found.length === 0 && scan.unreadable === 0 && !values.some((v) => bytes.includes(v))) return 0;
+  if (scan && scan.blocks && scan.found.length === 0 && scan.unreadable === 0 && !values.some((v) => bytes.includes(v))) return { taken: 0 };
   const blocks = values.length > 0 ? readBlocks(file) : undefined;
   // Records in blocks: the words decoded, replaced there, and the records read back from them (a
   // replace in the file's bytes finds nothing in a block). A block that does not decode is left
   // out, as a salvage leaves it out: no one can read it, and what it holds cannot be vouched for.
   const redacted = blocks && redactText(blocks.text, values);
-  const count = redacted ? redacted.count + blocks.unreadable : redactFile(file, values);
-  if (count > 0) {
-    const { records, forgotten, wrong, held, problem } = redacted ? recordsIn(Buffer.from(redacted.out, 'utf8'), readMarks(file)) : loadRecords(dir);
-    // Unreadable once redacted, its stems could still hold the token: it goes, and the next run
-    // rebuilds the records from the sessions (rebuild.ts) rather than the cache keeping a piece of a
-    // key. What a salvage read is written again: its stems are made again from the redacted words.
-    if (problem && held === undefined && records.length === 0) fs.rmSync(file, { force: true });
-    else saveRecords(file, records, forgotten, { wrong });
-  }
-  return count;
+  const taken = redacted ? redacted.count : redactFile(file, values);
+  // A block that does not decode is written out too, but it is damage, not a credential: it is
+  // said as a load says records lost, apart from the count of credentials the save logs.
+  if (taken === 0 && !(blocks && blocks.unreadable > 0)) return { taken };
+  const { records, forgotten, wrong, held, problem } = redacted ? plainRecords({ ...blocks, text: redacted.out }, readMarks(file)) : loadRecords(dir);
+  // Unreadable once redacted, its stems could still hold the token: it goes, and the next run
+  // rebuilds the records from the sessions (rebuild.ts) rather than the cache keeping a piece of a
+  // key. What a salvage read is written again: its stems are made again from the redacted words.
+  if (problem && held === undefined && records.length === 0) fs.rmSync(file, { force: true });
+  else saveRecords(file, records, forgotten, { wrong });
+  return { taken, ...(problem ? { damage: problem } : {}) };
 }
 
 /** Index file `file` with its blocks decoded (plainIndex), when it has any. */

@@ -68,8 +68,20 @@ function kept(name: string): Buffer | undefined {
   return found ? fs.readFileSync(path.join(store, found)) : undefined;
 }
 
-const storeWith = (files: RecallFiles) =>
-  new SnapshotMemoryStore({ memoryDir, backend: new DirectoryBackend(path.join(root, 'store'), memoryKeys('recall', '1', '1', NOW)), log: { info: () => undefined, warning: () => undefined }, clock: () => NOW, sentTurns: sentTurnsIn, recallFiles: files, credentials: () => [TOKEN] });
+const storeWith = (files: RecallFiles, log: string[] = []) =>
+  new SnapshotMemoryStore({ memoryDir, backend: new DirectoryBackend(path.join(root, 'store'), memoryKeys('recall', '1', '1', NOW)), log: { info: (l) => void log.push(l), warning: (l) => void log.push(l) }, clock: () => NOW, sentTurns: sentTurnsIn, recallFiles: files, credentials: () => [TOKEN] });
+
+/** Index file `file`'s last block compressed again and cut before its end: zstd reads none of it (a damaged block). Its records, decoded before, and its line now. */
+function cutLastBlock(file: string): { records: string[]; line: string } {
+  const lines = fs.readFileSync(file, 'latin1').split('\n');
+  const at = lines.map((l, i) => (isBlock(l) ? i : -1)).reduce((a, b) => Math.max(a, b));
+  const records = decodeBlock(lines[at]!.replace(/,$/, ''))!;
+  const frame = zstdCompressSync(Buffer.from(records.join('\n')), { params: { [constants.ZSTD_c_checksumFlag]: 1 } });
+  lines[at] = `"${frame.subarray(0, frame.length - 6).toString('base64')}"${lines[at]!.endsWith(',') ? ',' : ''}`;
+  fs.writeFileSync(file, lines.join('\n'), 'latin1');
+  expect(decodeBlock(lines[at]!.replace(/,$/, ''))).toBeUndefined();
+  return { records, line: lines[at]! };
+}
 
 describe("a run's credential in a compressed block of the index", () => {
   it('is hidden from a search of the bytes, and the index\'s redaction takes it out of the request, the card and the finding it decodes', () => {
@@ -81,7 +93,7 @@ describe("a run's credential in a compressed block of the index", () => {
     // ... and all three where a reader of the cache decodes it.
     const decoded = plainIndex(before).text;
     expect(decoded.split(TOKEN).length - 1).toBe(3);
-    expect(recallFiles.redact(memoryDir, FORMS)).toBeGreaterThanOrEqual(3);
+    expect(recallFiles.redact(memoryDir, FORMS).taken).toBeGreaterThanOrEqual(3);
     const after = fs.readFileSync(file);
     expect(formsIn(after)).toEqual([]);
     // No piece of it where search keeps its words (lower-cased, split at its joints).
@@ -108,7 +120,7 @@ describe("a run's credential in a compressed block of the index", () => {
   it('a redaction that cannot take it out: the save is refused, nothing is stored', async () => {
     aRunThatLeaked();
     // A redaction that misses the blocks (the one before issue 27's blocks, that replaced in the bytes).
-    const missing: RecallFiles = { ...recallFiles, redact: () => 0 };
+    const missing: RecallFiles = { ...recallFiles, redact: () => ({ taken: 0 }) };
     const saved = await storeWith(missing).save();
     expect(saved).toMatchObject({ saved: false, warning: expect.stringMatching(/credentials could not be taken out/) });
     expect(kept(RECORDS_FILE)).toBeUndefined();
@@ -117,32 +129,41 @@ describe("a run's credential in a compressed block of the index", () => {
   it('a block that will not decode but holds it (its frame cut short) does not reach the snapshot: the save writes the index without it', async () => {
     aRunThatLeaked();
     const file = path.join(memoryDir, RECORDS_FILE);
-    // The last block, holding the run's records, compressed again and cut before its end: zstd reads
-    // none of it, but its bytes still hold the credential, coded where no byte search sees it.
-    const lines = fs.readFileSync(file, 'latin1').split('\n');
-    const at = lines.map((l, i) => (isBlock(l) ? i : -1)).reduce((a, b) => Math.max(a, b));
-    const records = decodeBlock(lines[at]!.replace(/,$/, ''))!;
-    expect(records.join('\n')).toContain(TOKEN);
-    const frame = zstdCompressSync(Buffer.from(records.join('\n')), { params: { [constants.ZSTD_c_checksumFlag]: 1 } });
-    lines[at] = `"${frame.subarray(0, frame.length - 6).toString('base64')}"${lines[at]!.endsWith(',') ? ',' : ''}`;
-    fs.writeFileSync(file, lines.join('\n'), 'latin1');
-    expect(decodeBlock(lines[at]!.replace(/,$/, ''))).toBeUndefined();
+    // The last block, holding the run's records, cut short: zstd reads none of it, but its bytes
+    // still hold the credential, coded where no byte search sees it.
+    const cut = cutLastBlock(file);
+    expect(cut.records.join('\n')).toContain(TOKEN);
     expect(FORMS.filter((f) => fs.readFileSync(file).includes(f))).toEqual([]);
     const saved = await storeWith(recallFiles).save();
     expect(saved.saved).toBe(true);
     const index = kept(RECORDS_FILE)!;
     const stored = index.toString('latin1').split('\n').slice(2).filter(isBlock);
     expect(stored.every((l) => decodeBlock(l.replace(/,$/, '')) !== undefined)).toBe(true);
-    expect(index.includes(lines[at]!.slice(1, 40))).toBe(false);
+    expect(index.includes(cut.line.slice(1, 40))).toBe(false);
     expect(formsIn(index)).toEqual([]);
     // What the other blocks hold is kept: the block's records alone are lost (the stored sessions' rebuilt at the next start).
     expect(loadRecords(path.dirname(path.join(root, 'store', fs.readdirSync(path.join(root, 'store'), { recursive: true }).map(String).find((f) => f.endsWith(RECORDS_FILE))!))).records.length).toBeGreaterThanOrEqual(32);
   });
 
+  it('a damaged block and no credential anywhere: the save says its records were lost, and not that credentials were taken out', async () => {
+    // 40 sessions' records, in blocks of 16, 16 and 8; the run's credential is in none of them.
+    writeStore(memoryDir, Array.from({ length: 40 }, (_, i) => ({ id: sessionId(`past${i}`), said: [`problem ${i}: the invoice export ${i} drops its footer`], time: Date.UTC(2026, 10, 1, i) })));
+    new MemoryIndex({ memoryDir, workingFile: path.join(memoryDir, RECORDS_FILE), workspace: root, threadOf: () => undefined, clock: () => NOW }).save();
+    expect(cutLastBlock(path.join(memoryDir, RECORDS_FILE)).records).toHaveLength(8);
+    const log: string[] = [];
+    expect((await storeWith(recallFiles, log).save()).saved).toBe(true);
+    // One line, in the words a load uses for lost records; none counting the block among credentials.
+    expect(log.filter((l) => /took credentials out/.test(l))).toEqual([]);
+    expect(log.filter((l) => l.includes(RECORDS_FILE))).toEqual([`Memory: saved without the index's records that could not be read: ${RECORDS_FILE} is damaged (1 block(s) of records do not decode): 32 of its 40 records could be read, 8 lost; sessions without a record are rebuilt.`]);
+    // Still fail closed: the damaged block's bytes, which no scan could read, are not stored.
+    const stored = kept(RECORDS_FILE)!.toString('latin1').split('\n').slice(2).filter(isBlock);
+    expect(stored.every((l) => decodeBlock(l.replace(/,$/, '')) !== undefined)).toBe(true);
+  });
+
   it('a second zstd frame after a block\'s own, which zlib would skip, holding it: the block is not read as one the save wrote, and does not reach the snapshot', async () => {
     aRunThatLeaked();
     const file = path.join(memoryDir, RECORDS_FILE);
-    expect(recallFiles.redact(memoryDir, FORMS)).toBeGreaterThan(0); // the records themselves clean
+    expect(recallFiles.redact(memoryDir, FORMS).taken).toBeGreaterThan(0); // the records themselves clean
     const lines = fs.readFileSync(file, 'latin1').split('\n');
     const at = lines.map((l, i) => (isBlock(l) ? i : -1)).reduce((a, b) => Math.max(a, b));
     const own = Buffer.from(lines[at]!.replace(/,$/, '').slice(1, -1), 'base64');
@@ -166,7 +187,7 @@ describe("a run's credential in a compressed block of the index", () => {
     const file = path.join(memoryDir, RECORDS_FILE);
     editRecordLines(file, (lines) => [...lines, `{"id":"run-99-1","kind":"run","text":"${TOKEN}`]);
     expect(recallFiles.hiddenCredentials!(memoryDir, FORMS)).toContain(TOKEN);
-    expect(recallFiles.redact(memoryDir, FORMS)).toBeGreaterThan(0);
+    expect(recallFiles.redact(memoryDir, FORMS).taken).toBeGreaterThan(0);
     expect(formsIn(fs.readFileSync(file))).toEqual([]);
     expect(recallFiles.hiddenCredentials!(memoryDir, FORMS)).toEqual([]);
   });

@@ -111,7 +111,7 @@ describe('a save without Recall\'s scan of the blocks', () => {
     expect(loadRecords(memoryDir).records.length).toBe(20);
     // A store given recall files without the scan, whose redaction misses the blocks.
     const { hiddenCredentials: _scan, ...rest } = recallFiles;
-    const without: RecallFiles = { ...rest, redact: () => 0 };
+    const without: RecallFiles = { ...rest, redact: () => ({ taken: 0 }) };
     const store = new SnapshotMemoryStore({
       memoryDir,
       backend: new DirectoryBackend(path.join(root, 'store'), memoryKeys('recall', '1', '1', now)),

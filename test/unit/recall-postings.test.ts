@@ -361,7 +361,7 @@ describe('credentials in the index', () => {
     // What a reader of the cache looks for: the token as search keeps its words, lower-cased and split at its joints.
     const pieces = /secretsecret123xyzabc/i;
     expect(fs.readFileSync(file, 'utf8')).toMatch(pieces);
-    expect(redactRecords(dir, [secret])).toBe(1);
+    expect(redactRecords(dir, [secret])).toEqual({ taken: 1 });
     const text = fs.readFileSync(file, 'utf8');
     expect(text).not.toContain(secret);
     expect(text).not.toMatch(pieces);

@@ -263,7 +263,7 @@ describe('records', () => {
       // In a block (p5) a replace in the file's bytes finds nothing: Recall's redaction decodes the records first.
       expect(redactFile(path.join(a, RECORDS_FILE), ['ghp_secretsecret123'])).toBe(0);
       expect(loadRecords(a).records[0]!.text).toBe('token ghp_secretsecret123 leaked');
-      expect(redactRecords(a, ['ghp_secretsecret123'])).toBe(1);
+      expect(redactRecords(a, ['ghp_secretsecret123'])).toEqual({ taken: 1 });
       expect(plainText(path.join(a, RECORDS_FILE))).not.toContain('ghp_secret');
       expect(loadRecords(a).records[0]!.text).toBe('token [REDACTED] leaked');
     } finally {
