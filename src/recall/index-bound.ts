@@ -11,7 +11,7 @@
 import * as fs from 'node:fs';
 import { MAX_RECALL_FILE, openRegular } from '../memory/files.js';
 import { lastUseMinutes } from './kept-postings.js';
-import { BLOCK, decodeCharged } from './record-blocks.js';
+import { BLOCK, blockHolds, decodeCharged, fitsLayout, recordsCounted } from './record-blocks.js';
 import type { RunRecord } from '../ports.js';
 
 export interface IndexBounds {
@@ -59,8 +59,13 @@ export function readIndexLines(file: string, bound: number): OverBound {
   let carry: Buffer[] = [];
   let carried = 0;
   let skipping = false;
+  // The postings' count of records, when their line is short enough to read here, and the blocks so
+  // far: a block is checked against the layout as every reader of blocks checks it (fitsLayout).
+  let counted: number | undefined;
+  let blocks = 0;
   const take = (bytes: Buffer) => {
     const n = line++;
+    if (n === 0) counted = recordsCounted(bytes.toString('utf8'));
     if (n === 1) found.forgotten = json(`{${bytes.toString('utf8').replace(/,"records":\[$/, '')}}`, 'forgotten');
     if (n >= 2 && bytes[0] === 34) return takeBlock(bytes.toString('latin1').replace(/,$/, '')); // `"`: a block of records (record-blocks.ts)
     if (n < 2 || bytes[0] !== 123) return; // `{`: a record's line
@@ -70,13 +75,16 @@ export function readIndexLines(file: string, bound: number): OverBound {
     const record = json(bytes.toString('utf8').replace(/,$/, ''));
     if (record !== undefined) found.records.push(record);
   };
-  // A block's records, decoded within what is left of the bound; one that does not decode, or past it, is counted as a block's worth.
+  // A block's records, decoded within what is left of the bound; one that does not decode, or past
+  // it, or of another count than the layout, is counted as the records it should hold.
   const takeBlock = (line: string) => {
     // Charged in bytes, decoded or not, as every reader of blocks charges them (decodeCharged).
     const { text, cost } = decodeCharged(line, bound - readBytes);
     readBytes += cost;
-    const block = text?.toString('utf8').split('\n');
-    found.held += block?.length ?? BLOCK;
+    const decoded = text?.toString('utf8').split('\n');
+    const block = decoded && fitsLayout(decoded.length, blocks, counted) ? decoded : undefined;
+    found.held += block?.length ?? blockHolds(blocks, counted) ?? BLOCK;
+    blocks++;
     for (const l of block ?? []) {
       const record = json(l);
       if (record !== undefined) found.records.push(record);
@@ -102,7 +110,7 @@ export function readIndexLines(file: string, bound: number): OverBound {
         carried += got - from;
         if (carried > MAX_LINE) {
           // A block too long to read here (a block of 16 of the largest records can compress to more) is 16 records lost, counted.
-          if (line >= 2 && carry[0]![0] === 34) found.held += BLOCK;
+          if (line >= 2 && carry[0]![0] === 34) found.held += blockHolds(blocks++, counted) ?? BLOCK;
           skipping = true;
           carry = [];
           carried = 0;

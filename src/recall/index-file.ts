@@ -112,7 +112,7 @@ function plainRecords(plain: PlainIndex, marks: Marks): LoadedRecords {
   const loaded = fromParsed(parsed, marks);
   if (plain.unreadable === 0) return loaded;
   const held = Math.max(recordsCounted(plain.text.slice(0, plain.text.indexOf('\n'))) ?? 0, (Array.isArray(parsed.records) ? parsed.records.length : 0) + plain.lost);
-  return { ...loaded, held, problem: `${RECORDS_FILE} is damaged (${plain.unreadable} block(s) of records do not decode): ${damageCount(loaded.records.length, held)}; sessions without a record are rebuilt` };
+  return { ...loaded, held, problem: `${RECORDS_FILE} is damaged (${plain.unreadable} block(s) of records could not be read): ${damageCount(loaded.records.length, held)}; sessions without a record are rebuilt` };
 }
 
 /** The records of an index read a line at a time (a damaged one, or one over the read bound), checked, with how many it held. */

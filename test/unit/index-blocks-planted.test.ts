@@ -18,7 +18,9 @@ import type { RecallFiles } from '../../src/memory/store.js';
 import { readIndexLines } from '../../src/recall/index-bound.js';
 import { loadRecords } from '../../src/recall/index-file.js';
 import { MemoryIndex } from '../../src/recall/memory-index.js';
-import { credentialsInIndex, DecodedBlocks, frameHeader, plainIndex, scanBlocks } from '../../src/recall/record-blocks.js';
+import { bodyCheck } from '../../src/recall/kept-postings.js';
+import { blockLine, credentialsInIndex, DecodedBlocks, frameHeader, indexBody, plainIndex, scanBlocks } from '../../src/recall/record-blocks.js';
+import { SearchFile, StaleSearchFile } from '../../src/recall/search-file.js';
 import { decodeBlock } from '../harness/index-file.js';
 import { sentTurnsIn } from '../../src/recall/threads.js';
 import { sessionId, writeStore } from '../harness/store-fixture.js';
@@ -26,8 +28,8 @@ import { sessionId, writeStore } from '../harness/store-fixture.js';
 const SECRET = 'ghp_plantedSecretOfTheRepository0123456789';
 const AS_SAVED = { params: { [constants.ZSTD_c_compressionLevel]: 3, [constants.ZSTD_c_checksumFlag]: 1 } };
 const frame = (text: string | Buffer) => zstdCompressSync(Buffer.isBuffer(text) ? text : Buffer.from(text), AS_SAVED);
-/** An index file whose record lines are `lines` (blocks or records), after an empty first line and tombstones. */
-const fileOf = (lines: readonly string[]) => Buffer.from(`{"version":1,"search":{"sessions":[]},\n"forgotten":[],"records":[\n${lines.join(',\n')}\n]}\n`, 'utf8');
+/** An index file whose record lines are `lines` (blocks or records), after a first line that counts no records (a block may then hold up to BLOCK: blockHolds) and tombstones. */
+const fileOf = (lines: readonly string[]) => Buffer.from(`{"version":1,"search":{},\n"forgotten":[],"records":[\n${lines.join(',\n')}\n]}\n`, 'utf8');
 
 let root: string;
 beforeEach(() => {
@@ -54,7 +56,7 @@ describe('a planted block', () => {
     expect(scanBlocks(file, [SECRET])).toMatchObject({ blocks: true, unreadable: 1 });
     // The save's last check cannot vouch for it: it counts as holding the credential.
     expect(credentialsInIndex(file, [SECRET])).toEqual([SECRET]);
-    const blocks = new DecodedBlocks(() => Buffer.from(line, 'utf8').toString('latin1'), () => 1);
+    const blocks = new DecodedBlocks(() => Buffer.from(line, 'utf8').toString('latin1'), 1);
     expect(blocks.text(0, 0)).toBeUndefined();
   });
 
@@ -74,13 +76,66 @@ describe('a planted block', () => {
     const started = performance.now();
     expect(plainIndex(file)).toMatchObject({ unreadable: 3_000 });
     expect(scanBlocks(file, [SECRET])).toMatchObject({ unreadable: 3_000 });
-    const search = new DecodedBlocks((k) => lines[k]!, () => 16);
+    const search = new DecodedBlocks((k) => lines[k]!, 16 * lines.length);
     expect(lines.every((_, k) => search.text(k, 0) === undefined)).toBe(true);
     const over = path.join(root, RECORDS_FILE);
     fs.writeFileSync(over, file);
     expect(readIndexLines(over, 64 * 1024 * 1024).records).toEqual([]);
     // Before each failed attempt was charged, these four passes took 15 s on this machine.
     expect(performance.now() - started).toBeLessThan(3_000);
+  });
+});
+
+describe('a block of another number of records than the postings say', () => {
+  it('is damage to every reader alike: the load, search at start-up, the reader past the bound and the save\'s scan and redaction lose its records and say so', () => {
+    const memoryDir = path.join(root, 'memory');
+    const now = new Date(Date.UTC(2026, 10, 25, 12));
+    const open = () => new MemoryIndex({ memoryDir, workingFile: path.join(memoryDir, RECORDS_FILE), workspace: root, threadOf: () => undefined, clock: () => now });
+    // Session 3's record, in the first block, is the one search finds.
+    const said = (i: number) => (i === 3 ? 'The payroll spreadsheet rounds every salary down' : `problem ${i}: the invoice export ${i} drops its footer`);
+    writeStore(memoryDir, Array.from({ length: 40 }, (_, i) => ({ id: sessionId(`past${i}`), said: [said(i)], time: Date.UTC(2026, 10, 1, i) })));
+    open().save();
+    const file = path.join(memoryDir, RECORDS_FILE);
+    const [first, second] = fs.readFileSync(file, 'utf8').split('\n');
+    const records = plainIndex(fs.readFileSync(file)).text.split('\n').slice(2, -2).map((l) => l.replace(/,$/, ''));
+    expect(records).toHaveLength(40); // blocks of 16, 16 and 8
+    // Record 16 moved into the first block: blocks of 17, 15 and 8, every record in its place in
+    // the order the postings name them, each block decoding, and the CRC-32 made to fit.
+    const forgotten = (JSON.parse(`{${second!.replace(/,"records":\[$/, '')}}`) as { forgotten: unknown[] }).forgotten;
+    const body = indexBody(forgotten, [blockLine(records.slice(0, 17)), blockLine(records.slice(17, 32)), blockLine(records.slice(32))]);
+    const bytes = Buffer.concat([Buffer.from(`${first!.replace(/"crc32":\d+/, `"crc32":${bodyCheck(body)}`)}\n`), body]);
+    fs.writeFileSync(file, bytes);
+    const planted = bytes.toString('latin1').split('\n').slice(2, 5).map((l) => decodeBlock(l.replace(/,$/, ''))?.length);
+    expect(planted).toEqual([17, 15, 8]);
+    // Search opens it (the postings fit) and refuses both blocks when it reads them.
+    const search = SearchFile.open(bytes)!;
+    expect(search).toBeDefined();
+    expect(() => search.recordText(0)).toThrow(StaleSearchFile);
+    expect(() => search.recordText(20)).toThrow(StaleSearchFile);
+    expect(search.recordText(35)).toMatch(/^\{"id":/);
+    // The load (the CLI's, and the save's reread) loses the same 32, and says so as a salvage does.
+    const lost = /32 of its 40 records could be read|8 of its 40 records could be read, 32 lost/;
+    expect(plainIndex(bytes)).toMatchObject({ unreadable: 2, lost: 32 });
+    const loaded = loadRecords(memoryDir);
+    expect(loaded).toMatchObject({ held: 40, problem: expect.stringMatching(lost) });
+    expect(loaded.records).toHaveLength(8);
+    // Search at start-up: on its kept postings until it reads a refused block, then the records
+    // loaded whole, with the same loss, and the lost records of stored sessions rebuilt.
+    const index = open();
+    expect(index.searching).toBe('kept postings');
+    index.recall({ title: 'Payroll spreadsheet rounds salaries down', text: 'Every salary in the payroll spreadsheet is rounded down.' }, { limit: 5 });
+    expect(index.searching).toBe('records');
+    expect(index.problem).toMatch(lost);
+    expect(index.problem).toContain('(32 rebuilt from their sessions)');
+    // The reader of a file past the read bound.
+    expect(readIndexLines(file, 64 * 1024 * 1024)).toMatchObject({ held: 40, records: expect.toSatisfy((r: unknown[]) => r.length === 8) });
+    // The save's scan cannot vouch for them (refused unless the redaction writes them out), and the redaction writes the index without them, saying what was lost.
+    expect(scanBlocks(bytes, [SECRET])).toMatchObject({ blocks: true, unreadable: 2 });
+    expect(credentialsInIndex(bytes, [SECRET])).toEqual([SECRET]);
+    expect(recallFiles.redact(memoryDir, [SECRET])).toEqual({ taken: 0, damage: expect.stringMatching(lost) });
+    expect(recallFiles.hiddenCredentials!(memoryDir, [SECRET])).toEqual([]);
+    expect(loadRecords(memoryDir)).toMatchObject({ records: expect.toSatisfy((r: unknown[]) => r.length === 8) });
+    expect(loadRecords(memoryDir).problem).toBeUndefined();
   });
 });
 
