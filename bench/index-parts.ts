@@ -3,7 +3,7 @@
  * session's share of the first line's postings by field, and of the record lines by field (a card's
  * by its own fields), each key's name, quotes and separators counted with it.
  */
-import { isBlock, plainIndex } from '../src/recall/record-blocks.js';
+import { isBlock, plainIndex } from '../src/recall/block-readers.js';
 
 const sizeOf = (key: string, value: unknown): number => Buffer.byteLength(JSON.stringify(value)) + key.length + 4;
 

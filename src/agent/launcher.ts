@@ -141,7 +141,7 @@ export class OpenCodeLauncher implements AgentLauncher {
    * What OpenCode will be started with, as far as a model call goes, known before it starts: the
    * configuration it is handed, the variables it gets from the step's, and where its other
    * configuration and auth.json would be. A direct call of the provider is decided from these
-   * (provider/direct-call.ts). Reads nothing, writes nothing.
+   * (provider/direct-call.ts). Reads only the checkout's top level (for a fork's configuration, refusal()); writes nothing.
    */
   modelCallSources(): CallSources {
     // A read-only run is decided before start (a fork's code, a stranger's request); only it switches the checkout's configuration off.

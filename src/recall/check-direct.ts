@@ -34,8 +34,11 @@ export function checkDirectly(call: DirectCall, event: RecallQuery, recalled: Re
   const asked = checkCandidates(recalled);
   const began = Date.now();
   const stop = new AbortController();
+  let settled = false;
   let settle!: (outcome: CheckOutcome) => void;
-  const ended = new Promise<CheckOutcome>((resolve) => (settle = resolve));
+  const ended = new Promise<CheckOutcome>((resolve) => (settle = (outcome) => {
+    settled ||= (resolve(outcome), true);
+  }));
   // The bound holds whatever the network does: it settles the check, then ends the call. A timer
   // that fires late lost loop time to Recall's own synchronous work (agent.start()'s git ls-files,
   // link walk, copies) while an answer may have arrived: it waits once more for the time lost.
@@ -61,15 +64,16 @@ export function checkDirectly(call: DirectCall, event: RecallQuery, recalled: Re
   const result = ended.then((outcome) => {
     clearTimeout(timer);
     if (!cancelled) return decideCheck(recalled, asked, outcome, { log: o.log, began, direct: call.name });
-    // No tier is decided for an agent that never runs: one line says the call was stopped, and nothing else.
-    o.log.info(`Recall: the model check sent to ${call.name} was stopped: the run ended before the agent started`);
-    return { ...lexicalTiers(recalled, 'the run ended before the agent started', QUIET), direct: true, costUnknown: true };
+    // No tier is decided for a prompt that is never sent: one line says the call was stopped, and nothing else.
+    o.log.info(`Recall: the model check sent to ${call.name} was stopped: the run ended before its answer was used`);
+    return { ...lexicalTiers(recalled, 'the run ended before its answer was used', QUIET), direct: true, costUnknown: true };
   });
   return {
     result,
     abort: () => {
-      cancelled = true;
-      settle({ late: 'the run ended before the agent started' });
+      // An answer that already came decides as it would have (its tokens were paid for): only a call under way is stopped.
+      cancelled = !settled;
+      settle({ late: 'the run ended before its answer was used' });
       clearTimeout(timer);
       stop.abort();
     },

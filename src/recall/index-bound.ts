@@ -11,7 +11,7 @@
 import * as fs from 'node:fs';
 import { MAX_RECALL_FILE, openRegular } from '../memory/files.js';
 import { lastUseMinutes } from './kept-postings.js';
-import { BLOCK, blockHolds, decodeCharged, fitsLayout, recordsCounted } from './record-blocks.js';
+import { BlockTally, indexHead, isClosing } from './block-readers.js';
 import type { RunRecord } from '../ports.js';
 
 export interface IndexBounds {
@@ -59,33 +59,35 @@ export function readIndexLines(file: string, bound: number): OverBound {
   let carry: Buffer[] = [];
   let carried = 0;
   let skipping = false;
-  // The postings' count of records, when their line is short enough to read here, and the blocks so
-  // far: a block is checked against the layout as every reader of blocks checks it (fitsLayout).
-  let counted: number | undefined;
-  let blocks = 0;
+  // What the postings' line says (when it is short enough to read here): the records it counts, and
+  // whether they are in blocks. Every line after the second is then a block in its place, checked
+  // as every reader of blocks checks it (BlockTally); a record's line is one only in an older file.
+  let head: ReturnType<typeof indexHead> = {};
+  let tally: BlockTally | undefined;
+  let closed = false;
   const take = (bytes: Buffer) => {
     const n = line++;
-    if (n === 0) counted = recordsCounted(bytes.toString('utf8'));
+    if (n === 0) head = indexHead(bytes.toString('utf8'));
     if (n === 1) found.forgotten = json(`{${bytes.toString('utf8').replace(/,"records":\[$/, '')}}`, 'forgotten');
-    if (n >= 2 && bytes[0] === 34) return takeBlock(bytes.toString('latin1').replace(/,$/, '')); // `"`: a block of records (record-blocks.ts)
-    if (n < 2 || bytes[0] !== 123) return; // `{`: a record's line
+    if (n < 2 || closed) return;
+    const text = bytes.toString('latin1').replace(/,$/, '');
+    if (isClosing(text)) return void (closed = true);
+    tally ??= new BlockTally(head.held, bound);
+    // `"`: a block of records (record-blocks.ts); in a file of blocks, anything else in its place is a block lost.
+    if (bytes[0] === 34 || head.blocks) return takeBlock(tally.next(text));
+    tally.pass();
+    if (bytes[0] !== 123) return; // `{`: a record's line
     found.held++;
     if (readBytes + bytes.length > bound) return;
     readBytes += bytes.length;
     const record = json(bytes.toString('utf8').replace(/,$/, ''));
     if (record !== undefined) found.records.push(record);
   };
-  // A block's records, decoded within what is left of the bound; one that does not decode, or past
-  // it, or of another count than the layout, is counted as the records it should hold.
-  const takeBlock = (line: string) => {
-    // Charged in bytes, decoded or not, as every reader of blocks charges them (decodeCharged).
-    const { text, cost } = decodeCharged(line, bound - readBytes);
-    readBytes += cost;
-    const decoded = text?.toString('utf8').split('\n');
-    const block = decoded && fitsLayout(decoded.length, blocks, counted) ? decoded : undefined;
-    found.held += block?.length ?? blockHolds(blocks, counted) ?? BLOCK;
-    blocks++;
-    for (const l of block ?? []) {
+  // A block's records; one that does not decode, or past the bound, or of another count than the
+  // layout, is counted as the records it should hold.
+  const takeBlock = (block: { text?: Buffer; count: number }) => {
+    found.held += block.count;
+    for (const l of block.text?.toString('utf8').split('\n') ?? []) {
       const record = json(l);
       if (record !== undefined) found.records.push(record);
     }
@@ -110,7 +112,11 @@ export function readIndexLines(file: string, bound: number): OverBound {
         carried += got - from;
         if (carried > MAX_LINE) {
           // A block too long to read here (a block of 16 of the largest records can compress to more) is 16 records lost, counted.
-          if (line >= 2 && carry[0]![0] === 34) found.held += blockHolds(blocks++, counted) ?? BLOCK;
+          if (line >= 2 && !closed) {
+            tally ??= new BlockTally(head.held, bound);
+            if (carry[0]![0] === 34 || head.blocks) found.held += tally.skip();
+            else tally.pass();
+          }
           skipping = true;
           carry = [];
           carried = 0;
@@ -121,6 +127,8 @@ export function readIndexLines(file: string, bound: number): OverBound {
   } finally {
     fs.closeSync(fd);
   }
+  // Blocks the postings count that the file does not have are records lost too.
+  if (tally) found.held += tally.missing().records;
   return found;
 }
 

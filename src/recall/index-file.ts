@@ -17,7 +17,8 @@ import { bodyCheck, keepPostings, postingsLine } from './kept-postings.js';
 import { NO_MARKS, readMarks, unionMarks, writeMarks, type Marks, type WrongMark } from './marks.js';
 import { forgottenIn, unionTombstones, validTombstones, type Tombstone } from './tombstones.js';
 import { INDEX_BOUNDS, isOverBound, readIndexLines, sizeDropOrder, type IndexBounds, type OverBound } from './index-bound.js';
-import { blockLines, credentialsInIndex, indexBody, plainIndex, plainSize, recordsCounted, scanBlocks, type PlainIndex } from './record-blocks.js';
+import { blockLines, indexBody, plainSize } from './record-blocks.js';
+import { credentialsInIndex, plainIndex, recordsCounted, scanBlocks, type PlainIndex } from './block-readers.js';
 import type { RunRecord } from '../ports.js';
 
 interface RecordsFile {

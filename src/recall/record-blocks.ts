@@ -5,15 +5,11 @@
  * stay as they were, so start-up still opens the file without decoding anything, and decodes only
  * the blocks of the records search reads (search-file.ts).
  *
- * Compression hides what the lines say from a search of the file's bytes, so whatever must see the
- * words (the index's redaction, the save's last check that no credential is stored) reads the file
- * through `plainIndex`, the same text a `p4` file is, with every block decoded; a block that does not
- * decode, or not to the records the layout puts in it (fitsLayout), cannot be vouched for
- * (credentialsInIndex counts it as holding every value).
+ * Here: how a block is written and decoded, and search's reading of them (DecodedBlocks); a whole
+ * file's blocks read in order, by every other reader, are block-readers.ts's.
  */
 import { constants, zstdCompressSync, zstdDecompressSync } from 'node:zlib';
 import { MAX_RECALL_FILE } from '../memory/files.js';
-import { CredentialScanner } from '../memory/scrub.js';
 
 /**
  * Records a block: the bench's store measured 350 compressed bytes a record in blocks of 16 against
@@ -200,119 +196,4 @@ export class DecodedBlocks {
   get decoded(): number {
     return this.done.size;
   }
-}
-
-/** Whether a line of the file after its second is a block (a JSON string), not a record (an object). */
-export const isBlock = (line: string): boolean => line.startsWith('"');
-
-/** What plainIndex read of an index file. */
-export interface PlainIndex {
-  /** The file as a `p4` file lays it out: the first two lines as they are, then a record a line. */
-  text: string;
-  /** Whether it had any block. */
-  blocks: boolean;
-  /** Blocks that did not decode or hold another number of records than the layout (fitsLayout), and how many records they held (blockHolds, or BLOCK). */
-  unreadable: number;
-  lost: number;
-}
-
-/**
- * Index file `bytes` with its blocks decoded: the text a `p4` file of the same records is, which
- * any reader of the whole file (load, salvage, redaction) reads as before. Blocks past `bound`
- * decoded bytes in all are left undecoded and counted lost, as a file past the read bound is read
- * only so far (index-bound.ts). A file without blocks is its own text.
- */
-export function plainIndex(bytes: Buffer, bound = MAX_RECALL_FILE): PlainIndex {
-  const text = bytes.toString('utf8');
-  const lines = text.split('\n');
-  if (!lines.some((l, i) => i >= 2 && isBlock(l))) return { text, blocks: false, unreadable: 0, lost: 0 };
-  const held = recordsCounted(lines[0] ?? '');
-  const records: string[] = [];
-  let unreadable = 0;
-  let lost = 0;
-  let decoded = 0;
-  let block = 0;
-  for (const raw of lines.slice(2)) {
-    const line = raw.replace(/,$/, '');
-    if (line.startsWith('{')) records.push(line);
-    if (!isBlock(line)) continue;
-    // Bytes charged as every reader charges them (decodeCharged), decoded or not.
-    const { text: got, cost } = decodeCharged(line, bound - decoded);
-    decoded += cost;
-    const lines = got?.toString('utf8').split('\n');
-    if (lines && fitsLayout(lines.length, block, held)) {
-      records.push(...lines);
-    } else {
-      unreadable++;
-      lost += blockHolds(block, held) ?? BLOCK;
-    }
-    block++;
-  }
-  return { text: `${lines[0]}\n${lines[1] ?? ''}\n${records.join(',\n')}${records.length > 0 ? '\n' : ''}]}\n`, blocks: true, unreadable, lost };
-}
-
-/** How many records the first line's postings say the file holds (a session slot each), when it parses. */
-export function recordsCounted(first: string): number | undefined {
-  try {
-    const sessions = (JSON.parse(`${first.replace(/,$/, '')}}`) as { search?: { sessions?: unknown } }).search?.sessions;
-    return Array.isArray(sessions) ? sessions.length : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
-/**
- * The `values` (credentials, in their written forms) that index file `bytes` holds in its blocks,
- * decoded: what a search of the file's bytes cannot see. A block that does not decode may hold any
- * of them, so it counts as holding all: the save's last check refuses what it cannot read. The file's
- * own bytes (its first lines, the blocks' base64, anything after a zstd frame) are the byte search's.
- */
-export function credentialsInIndex(bytes: Buffer, values: readonly string[]): string[] {
-  if (values.length === 0) return [];
-  const scan = scanBlocks(bytes, values);
-  if (!scan.blocks) return [];
-  return scan.unreadable > 0 ? [...values] : scan.found;
-}
-
-const NEWLINE = Buffer.from('\n');
-
-/**
- * Which of `values` index file `bytes`'s blocks hold, each block decoded and searched as bytes in
- * turn (no text of the whole file is made: at 10,000 records that text took most of a save's
- * two passes over the index), within the same bounds as plainIndex; `unreadable`: blocks that did
- * not decode. What lies outside the blocks is the byte search's.
- */
-export function scanBlocks(bytes: Buffer, values: readonly string[]): { blocks: boolean; found: string[]; unreadable: number } {
-  const scanner = new CredentialScanner(values);
-  let blocks = 0;
-  let unreadable = 0;
-  let decoded = 0;
-  let held: number | undefined;
-  for (let start = 0, line = 0; start < bytes.length; line++) {
-    const at = bytes.indexOf(10, start);
-    const end = at < 0 ? bytes.length : at;
-    // A block line as plainIndex reads it: after the second line, a JSON string, its separator off.
-    if (line >= 2 && bytes[start] === 0x22) {
-      // The postings' count, read once there is a block to check against it (about 4 ms at 10,000 records).
-      if (blocks === 0) held = recordsCounted(bytes.toString('utf8', 0, Math.max(0, bytes.indexOf(10))));
-      const text = bytes.toString('latin1', start, bytes[end - 1] === 0x2c ? end - 1 : end);
-      const { text: got, cost } = decodeCharged(text, MAX_RECALL_FILE - decoded);
-      decoded += cost;
-      // A block of another number of records than the layout is unread here too, as plainIndex leaves it.
-      if (got && fitsLayout(linesIn(got), blocks, held)) {
-        scanner.feed(got);
-        scanner.feed(NEWLINE);
-      } else unreadable++;
-      blocks++;
-    }
-    start = end + 1;
-  }
-  return { blocks: blocks > 0, found: scanner.found(), unreadable };
-}
-
-/** How many lines `text` holds (a record a line, `\n` between them). */
-function linesIn(text: Buffer): number {
-  let n = 1;
-  for (let at = text.indexOf(10); at >= 0; at = text.indexOf(10, at + 1)) n++;
-  return n;
 }

@@ -13,7 +13,7 @@ import { issueComment, REPOSITORY } from '../harness/payloads.js';
 import { freshRunner } from '../harness/runner.js';
 import { startWorld, type World } from '../harness/world.js';
 import { plainText } from '../harness/index-file.js';
-import { plainIndex } from '../../src/recall/record-blocks.js';
+import { plainIndex } from '../../src/recall/block-readers.js';
 
 let world: World;
 let runs = 0;

@@ -5,7 +5,8 @@
  */
 import * as fs from 'node:fs';
 import { bodyCheck, postingsLine, POSTINGS_VERSION, type KeptPostings } from '../../src/recall/kept-postings.js';
-import { blockLines, decodeCharged, indexBody, MAX_BLOCK_TEXT, plainIndex } from '../../src/recall/record-blocks.js';
+import { blockLines, decodeCharged, indexBody, MAX_BLOCK_TEXT } from '../../src/recall/record-blocks.js';
+import { plainIndex } from '../../src/recall/block-readers.js';
 
 /** The record lines of block line `line` (no separator), or undefined when it does not decode (as every reader of blocks decodes it). */
 export const decodeBlock = (line: string): string[] | undefined => decodeCharged(line, MAX_BLOCK_TEXT).text?.toString('utf8').split('\n');

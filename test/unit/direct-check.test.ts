@@ -217,7 +217,7 @@ describe('a check called directly', () => {
     const { result } = await finish();
     expect(result.decidedBy).toBe('lexical');
     // No tier is said to be decided for a run whose agent never ran: one line says the call was stopped.
-    expect(lines.filter((l) => /model check|likely tier/.test(l))).toEqual(['Recall: the model check sent to anthropic/claude-haiku-4-5 was stopped: the run ended before the agent started']);
+    expect(lines.filter((l) => /model check|likely tier/.test(l))).toEqual(['Recall: the model check sent to anthropic/claude-haiku-4-5 was stopped: the run ended before its answer was used']);
   });
 });
 

@@ -19,7 +19,8 @@ import { readIndexLines } from '../../src/recall/index-bound.js';
 import { loadRecords } from '../../src/recall/index-file.js';
 import { MemoryIndex } from '../../src/recall/memory-index.js';
 import { bodyCheck } from '../../src/recall/kept-postings.js';
-import { blockLine, credentialsInIndex, DecodedBlocks, frameHeader, indexBody, plainIndex, scanBlocks } from '../../src/recall/record-blocks.js';
+import { blockLine, DecodedBlocks, frameHeader, indexBody } from '../../src/recall/record-blocks.js';
+import { credentialsInIndex, plainIndex, scanBlocks } from '../../src/recall/block-readers.js';
 import { SearchFile, StaleSearchFile } from '../../src/recall/search-file.js';
 import { decodeBlock } from '../harness/index-file.js';
 import { sentTurnsIn } from '../../src/recall/threads.js';
@@ -136,6 +137,61 @@ describe('a block of another number of records than the postings say', () => {
     expect(recallFiles.hiddenCredentials!(memoryDir, [SECRET])).toEqual([]);
     expect(loadRecords(memoryDir)).toMatchObject({ records: expect.toSatisfy((r: unknown[]) => r.length === 8) });
     expect(loadRecords(memoryDir).problem).toBeUndefined();
+  });
+});
+
+describe('blocks in their places', () => {
+  /** A saved index of `n` records (40 sessions' worth of words), its first line, tombstones and record lines. */
+  const saved = (n: number) => {
+    const memoryDir = path.join(root, `memory-${n}`);
+    writeStore(memoryDir, Array.from({ length: n }, (_, i) => ({ id: sessionId(`past${i}`), said: [`problem ${i}: the invoice export ${i} drops its footer`], time: Date.UTC(2026, 10, 1, i) })));
+    new MemoryIndex({ memoryDir, workingFile: path.join(memoryDir, RECORDS_FILE), workspace: root, threadOf: () => undefined, clock: () => new Date(Date.UTC(2026, 10, 25, 12)) }).save();
+    const file = path.join(memoryDir, RECORDS_FILE);
+    const [first, second] = fs.readFileSync(file, 'utf8').split('\n');
+    const records = plainIndex(fs.readFileSync(file)).text.split('\n').slice(2, -2).map((l) => l.replace(/,$/, ''));
+    const forgotten = (JSON.parse(`{${second!.replace(/,"records":\[$/, '')}}`) as { forgotten: unknown[] }).forgotten;
+    /** The file with `lines` for its records' lines, the CRC-32 made to fit (search opens it when the line count fits). */
+    const plant = (lines: Buffer[], head = first!) => {
+      const body = indexBody(forgotten, lines);
+      const bytes = Buffer.concat([Buffer.from(`${head.replace(/"crc32":\d+/, `"crc32":${bodyCheck(body)}`)}\n`), body]);
+      fs.writeFileSync(file, bytes);
+      return bytes;
+    };
+    return { memoryDir, file, first: first!, records, plant };
+  };
+
+  it('a line that is no block in the first block\'s place: every reader loses those 16 and reads the next block as the second, as search does', () => {
+    const { memoryDir, file, records, plant } = saved(20);
+    const bytes = plant([Buffer.from('0'), blockLine(records.slice(16))]);
+    const search = SearchFile.open(bytes)!;
+    expect(() => search.recordText(3)).toThrow(StaleSearchFile);
+    expect(search.recordText(18)).toContain('"id":"');
+    expect(plainIndex(bytes)).toMatchObject({ unreadable: 1, lost: 16 });
+    const loaded = loadRecords(memoryDir);
+    expect(loaded.records).toHaveLength(4);
+    expect(loaded.problem).toMatch(/4 of its 20 records could be read, 16 lost/);
+    expect(readIndexLines(file, 64 * 1024 * 1024)).toMatchObject({ held: 20, records: expect.toSatisfy((r: unknown[]) => r.length === 4) });
+    // The scan reads the second block (the line that is no block is the byte search's).
+    expect(scanBlocks(bytes, [SECRET])).toMatchObject({ blocks: true, unreadable: 0 });
+    // A record's line in that place is no block either.
+    const withRecord = plant([Buffer.from(records[0]!), blockLine(records.slice(16))]);
+    expect(plainIndex(withRecord)).toMatchObject({ unreadable: 1, lost: 16 });
+    expect(readIndexLines(file, 64 * 1024 * 1024)).toMatchObject({ held: 20, records: expect.toSatisfy((r: unknown[]) => r.length === 4) });
+  });
+
+  it('blocks past the postings\' count, and fewer than they count: the records are counted lost, not left out of the count', () => {
+    const { memoryDir, file, records, plant } = saved(16);
+    const extra = [...records.map((r) => r.replace(/"id":"/, '"id":"extra-'))];
+    const past = plant([blockLine(records), blockLine(extra)]);
+    expect(plainIndex(past)).toMatchObject({ unreadable: 1, lost: 16 });
+    expect(loadRecords(memoryDir).problem).toMatch(/16 of its 32 records could be read, 16 lost/);
+    expect(readIndexLines(file, 64 * 1024 * 1024)).toMatchObject({ held: 32 });
+    // 40 counted, one block of 16 there.
+    const more = saved(40);
+    const fewer = more.plant([blockLine(more.records.slice(0, 16))]);
+    expect(plainIndex(fewer)).toMatchObject({ unreadable: 2, lost: 24 });
+    expect(loadRecords(more.memoryDir).problem).toMatch(/16 of its 40 records could be read, 24 lost/);
+    expect(readIndexLines(more.file, 64 * 1024 * 1024)).toMatchObject({ held: 40, records: expect.toSatisfy((r: unknown[]) => r.length === 16) });
   });
 });
 

@@ -15,7 +15,8 @@ import { bodyCheck, keepPostings, LINES_VERSION } from '../../src/recall/kept-po
 import { MemoryIndex } from '../../src/recall/memory-index.js';
 import type { SearchFile } from '../../src/recall/search-file.js';
 import { recordLine, validRecord } from '../../src/recall/records.js';
-import { BLOCK, isBlock, MAX_BLOCK_TEXT } from '../../src/recall/record-blocks.js';
+import { BLOCK, MAX_BLOCK_TEXT } from '../../src/recall/record-blocks.js';
+import { isBlock } from '../../src/recall/block-readers.js';
 import { MARKS_FILE, RECORDS_FILE } from '../../src/memory/layout.js';
 import { loadCards, recordOf } from '../../bench/relevance/evaluate.js';
 import { EVENTS, PAST_RUNS } from '../../bench/relevance/ledgerly.js';
