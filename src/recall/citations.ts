@@ -15,6 +15,14 @@ const MAX_CITATIONS = 20;
 const fold = (line: string) => line.replace(/\s+/g, ' ').trim();
 const digest = (lines: readonly string[]) => createHash('sha256').update(lines.map(fold).join('\n')).digest('hex').slice(0, 16);
 
+/**
+ * A path as a citation may name it: names of letters, digits, `_ . @ -` joined by `/`, as
+ * citationsIn finds them. A citation that a finding's tool call or a planted record gives with
+ * anything else (a colon, a backtick, a space, a newline) is not kept: its path is said outside the
+ * prior-work fence, beside Recall's own facts.
+ */
+export const isCitedPath = (p: string): boolean => p.length <= 200 && /^(?:[\w.@-]+\/)*[\w.@-]+$/.test(p);
+
 /** The file `rel` inside `workspace` (real path within it), or undefined. */
 function fileIn(workspace: string, rel: string): string | undefined {
   if (path.isAbsolute(rel) || rel.split(/[\\/]/).includes('..')) return undefined;
@@ -75,14 +83,19 @@ export function checkCitation(c: Citation, workspace: string): CheckedCitation {
   return { citation: c, state: 'changed' };
 }
 
-/** A sentence for the prior-work section: what became of the cited code. */
+/**
+ * A sentence for the prior-work section, outside its fence: what became of the cited code. Only a
+ * path of a file the checkout has is named (its name is the repository's); a cited file that is
+ * gone is counted, not named, since whoever wrote the record chose that name.
+ */
 export function describeCitations(checked: readonly CheckedCitation[]): string | undefined {
   const where = (x: CheckedCitation) => `${x.citation.path}:${x.citation.line}${x.citation.endLine ? `-${x.citation.endLine}` : ''}`;
   const parts: string[] = [];
-  const of = (state: CitationState) => checked.filter((x) => x.state === state);
+  const of = (state: CitationState) => checked.filter((x) => x.state === state && isCitedPath(x.citation.path));
   if (of('changed').length) parts.push(`the cited code in ${of('changed').map(where).join(', ')} has changed since`);
   if (of('moved').length) parts.push(`${of('moved').map((x) => `${where(x)} moved to line ${x.line}`).join(', ')}`);
-  if (of('gone').length) parts.push(`${of('gone').map((x) => x.citation.path).join(', ')} no longer exists`);
+  const gone = checked.filter((x) => x.state === 'gone').length;
+  if (gone) parts.push(gone === 1 ? 'a cited file no longer exists' : `${gone} cited files no longer exist`);
   if (of('unchanged').length) parts.push(`${of('unchanged').map(where).join(', ')} is unchanged`);
   return parts.length > 0 ? `${parts.join('; ')}.` : undefined;
 }

@@ -7,6 +7,7 @@ import * as path from 'node:path';
 import { readMemoryFile, writeMemoryFile } from '../memory/files.js';
 import { MARKS_FILE } from '../memory/layout.js';
 import { MAX_TOMBSTONES, unionTombstones, validTombstones, type Tombstone } from './tombstones.js';
+import { isMarker } from './wrong.js';
 
 /** Someone with write access said record `id` is wrong (wrong.ts). */
 export interface WrongMark {
@@ -32,7 +33,9 @@ export function validWrongMarks(v: unknown): WrongMark[] {
     if (!m || typeof m !== 'object') continue;
     const x = m as Record<string, unknown>;
     if (typeof x.id !== 'string' || x.id.length > 120 || !/^[\w.-]+$/.test(x.id) || !isTime(x.at) || out.has(x.id)) continue;
-    out.set(x.id, { id: x.id, by: typeof x.by === 'string' ? x.by.replace(/\s+/g, ' ').trim().slice(0, 100) : '', at: x.at });
+    // Who marked it is said in the prompt outside the fence: a login, as a record's own mark must be (records.ts).
+    if (typeof x.by !== 'string' || !isMarker(x.by)) continue;
+    out.set(x.id, { id: x.id, by: x.by, at: x.at });
   }
   return [...out.values()].slice(0, MAX_TOMBSTONES);
 }

@@ -10,7 +10,7 @@ import { fenceUntrusted, sanitizeUntrusted } from '../fence/untrusted.js';
 import { describeCitations } from './citations.js';
 import { clip } from './run-summary.js';
 import { importedLabel } from './thread-key.js';
-import { wrongNote } from './wrong.js';
+import { dayOf, wrongNote } from './wrong.js';
 
 /** Default of the `prior-work-chars` input. */
 export const DEFAULT_PRIOR_WORK_CHARS = 6_000;
@@ -30,7 +30,7 @@ function header(w: RecalledWork): string {
     `id \`${r.id}\``,
     r.threadKey ? `thread ${r.threadKey}` : undefined,
     importedLabel(r),
-    r.at.slice(0, 10),
+    dayOf(r.at),
     r.outcome,
     w.sessionLive ? `session ${r.sessionId}` : 'its session was pruned; this is its record',
   ].filter(Boolean);
@@ -59,7 +59,7 @@ export const POSSIBLE_ONLY_CHARS = 600;
 function possibleLine(w: RecalledWork): string {
   const r = w.record;
   const wrong = wrongNote(r);
-  const when = [r.at.slice(0, 10), importedLabel(r)].filter(Boolean).join(', ');
+  const when = [dayOf(r.at), importedLabel(r)].filter(Boolean).join(', ');
   return `- ${clip(titleOf(r), 80)} (${when}) id \`${r.id}\`${wrong ? ` ${wrong}` : ''}`;
 }
 

@@ -3,7 +3,6 @@
  * `recall-index.json` under a retention of its own, so what a run found outlives its session. Every
  * field is checked on load (a store others may write); the file itself is index-file.ts.
  */
-import * as path from 'node:path';
 import type { TokenUsage, Card, RunRecord, Citation } from '../ports.js';
 import { isSessionId } from '../memory/layout.js';
 import { validCard } from './card.js';
@@ -11,6 +10,8 @@ import { isThreadKey } from './thread-key.js';
 import { TERMS_VERSION } from './search-terms.js';
 import { errorSignatures, runWords } from './text.js';
 import { isRuntimeFile, mentionedPaths } from './mentioned-paths.js';
+import { isCitedPath } from './citations.js';
+import { isMarker } from './wrong.js';
 
 const LIMITS = { title: 300, request: 1_200, text: 3_000, subject: 300, why: 600, list: 50, item: 300, terms: 64 * 1024 };
 
@@ -38,7 +39,7 @@ export function validRecord(v: unknown): RunRecord | undefined {
         if (!c || typeof c !== 'object') return [];
         const x = c as Record<string, unknown>;
         const p = str(x.path, LIMITS.item);
-        if (!p || p.includes('\0') || path.isAbsolute(p) || p.split('/').includes('..')) return [];
+        if (!p || !isCitedPath(p) || p.split('/').includes('..')) return [];
         const num = (n: unknown) => (typeof n === 'number' && Number.isInteger(n) && n > 0 && n < 10_000_000 ? n : undefined);
         const fp = typeof x.fingerprint === 'string' && /^[0-9a-f]{16}$/.test(x.fingerprint) ? x.fingerprint : undefined;
         return [{ path: p, ...(num(x.line) ? { line: num(x.line) } : {}), ...(num(x.endLine) ? { endLine: num(x.endLine) } : {}), ...(str(x.symbol, 120) ? { symbol: str(x.symbol, 120) } : {}), ...(fp ? { fingerprint: fp } : {}) }];
@@ -167,8 +168,7 @@ function standsAlone(words: string, p: string): boolean {
 function validWrong(v: unknown): RunRecord['wrong'] {
   if (!v || typeof v !== 'object') return undefined;
   const w = v as Record<string, unknown>;
-  // Said in the prompt beside the record: a login (or `cli:<user>`), never free text.
-  const by = typeof w.by === 'string' && /^[@\w.:[\]-]{1,100}$/.test(w.by) ? w.by : undefined;
+  const by = typeof w.by === 'string' && isMarker(w.by) ? w.by : undefined;
   return by && isTime(w.at) ? { by, at: w.at } : undefined;
 }
 

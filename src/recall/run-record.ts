@@ -3,7 +3,7 @@
  * what came of it, and a finding the agent saved (memory_save_finding), recalled like any run.
  */
 import type { Finding, RunOutcome, RunRecord } from '../ports.js';
-import { citationsIn } from './citations.js';
+import { citationsIn, isCitedPath } from './citations.js';
 import { errorSignatures, runEvidence } from './text.js';
 import { mentionedPaths } from './mentioned-paths.js';
 
@@ -55,7 +55,7 @@ export function recordOfFinding(f: Finding, run: { task: RunOutcome['task']; run
       f.citations
         .filter((c) => !/[:#]L?\d+/.test(c))
         .map((c) => c.trim().split(/\s+/))
-        .filter(([p]) => !!p && !p.includes('..') && !p.startsWith('/'))
+        .filter(([p]) => !!p && isCitedPath(p.replace(/^\.\//, '')) && !p.split('/').includes('..'))
         .map(([p, symbol]) => ({ path: p!.replace(/^\.\//, ''), ...(symbol ? { symbol: symbol.slice(0, 120) } : {}) })),
     ),
     links: run.task.runUrl ? [run.task.runUrl] : [],

@@ -10,9 +10,23 @@ export function rankWrongLast<T extends { record: Pick<RunRecord, 'wrong'> }>(fo
   return [...found.filter((w) => !w.record.wrong), ...found.filter((w) => w.record.wrong)];
 }
 
+/**
+ * Who may be named as having marked a record wrong: a GitHub login (`@octocat`, `ci-bot[bot]`) or the
+ * CLI's `cli:<user>`, never free text. The note is said in the prior-work section outside its fence,
+ * beside Recall's own facts, so every reader of a mark (a record's, the marks file's) checks it.
+ */
+export const isMarker = (by: string): boolean => /^[@\w.:[\]-]{1,100}$/.test(by);
+
+/** The day of time `at` as Recall writes it (YYYY-MM-DD), or undefined: `at` comes from a stored file, and is said outside the fence. */
+export function dayOf(at: string): string | undefined {
+  const t = Date.parse(at);
+  return Number.isNaN(t) || t < 0 || t > 253_402_300_799_999 ? undefined : new Date(t).toISOString().slice(0, 10);
+}
+
 /** What the prior-work section says of a record marked wrong, or undefined. */
 export function wrongNote(record: Pick<RunRecord, 'wrong'>): string | undefined {
-  if (!record.wrong) return undefined;
+  if (!record.wrong || !isMarker(record.wrong.by)) return undefined;
   const by = record.wrong.by.startsWith('@') || record.wrong.by.includes(':') ? record.wrong.by : `@${record.wrong.by}`;
-  return `Marked wrong by ${by} on ${record.wrong.at.slice(0, 10)}: do not rely on it.`;
+  const day = dayOf(record.wrong.at);
+  return `Marked wrong by ${by}${day ? ` on ${day}` : ''}: do not rely on it.`;
 }
