@@ -19,7 +19,21 @@ const USAGE = `Usage: recall <command> [--help]
 
   recall --version   prints Recall's version and the OpenCode release it runs`;
 
-export async function run(args: string[], io = { out: (l: string) => console.log(l), err: (l: string) => console.error(l) }): Promise<number> {
+/**
+ * Text as a terminal should get it from memory or a model: control characters (escape sequences that
+ * clear the screen or retitle the window, a bell, a carriage return that writes over a line) and the
+ * marks that reorder text (bidirectional overrides) are written out as `\xNN` / `\u{NNNN}`, so that
+ * what a stranger's title or an agent's answer holds is shown, never acted on. JSON output has none
+ * left to write out: JSON.stringify escapes them.
+ */
+export const terminalSafe = (text: string): string =>
+  text.replace(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g, (c) => {
+    const n = c.charCodeAt(0);
+    return n < 0x100 ? `\\x${n.toString(16).padStart(2, '0')}` : `\\u{${n.toString(16)}}`;
+  });
+
+export async function run(args: string[], to = { out: (l: string) => console.log(l), err: (l: string) => console.error(l) }): Promise<number> {
+  const io = { out: (l: string) => to.out(terminalSafe(l)), err: (l: string) => to.err(terminalSafe(l)) };
   const [group, ...rest] = args;
   let code = 0;
   try {
