@@ -96,7 +96,7 @@ ${k}
 
 ${H}`,import:`Usage: recall memory import [--store PATH] (--file FILE.jsonl | --from-github OWNER/REPO [--since DAYS]) [--replace-cards] [--cards [--model provider/model] [--opencode-config JSON]] [--out NEW_FILE]
 
-Adds memory: from --file, one JSON object a line (the README's "Importing memory" gives
+Adds memory: from --file, one JSON object a line (docs/memory.md, "Importing memory", gives
 the format): a card for a session's record, {"sessionId", "card"}, or a record with no session,
 {"id", "kind", "title", "request", "answer", "files", "labels", "createdAt", "card"?}. With
 --from-github, a record for each issue closed and each pull request merged in the last DAYS days
