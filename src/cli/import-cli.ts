@@ -53,7 +53,9 @@ export async function importCommand(
     // The memory's own repository, as a workflow names it: only its issues keep its threads (issue-12).
     const home = env.GITHUB_REPOSITORY?.trim() || undefined;
     if (home?.toLowerCase() !== repo.toLowerCase()) {
-      io.err(`${repo} is ${home ? `not ${home}` : 'taken as another repository (GITHUB_REPOSITORY is not set)'}: its records are labelled "imported from ${repo} #N" and keep threads of their own (${repo}#issue-N)${home ? '' : '; set GITHUB_REPOSITORY to it to import your own repository\'s history as its threads'}.`);
+      // GitHub's names ignore case: the records' ids and threads are lower-case (recall/thread-key.ts).
+      const named = repo.toLowerCase();
+      io.err(`${repo} is ${home ? `not ${home}` : 'taken as another repository (GITHUB_REPOSITORY is not set)'}: its records are labelled "imported from ${named} #N" and keep threads of their own (${named}#issue-N)${home ? '' : '; set GITHUB_REPOSITORY to it to import your own repository\'s history as its threads'}.`);
     }
     items = await importFromGitHub({ repo, home, since: new Date(now.getTime() - days * 86_400_000), token, apiUrl: env.GITHUB_API_URL || 'https://api.github.com', clean, now, log: io.err });
   }

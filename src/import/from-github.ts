@@ -4,7 +4,7 @@
  * Strangers wrote it: imported.ts checks, bounds and cleans it like a line of an import file, and
  * another repository's items keep their own thread keys (recall/thread-key.ts).
  */
-import { importedRecordId, importedThreadKey } from '../recall/thread-key.js';
+import { importedRecordId, importedThreadKey, otherImportedIds } from '../recall/thread-key.js';
 import { importedFrom, type Clean, type Imported } from './imported.js';
 
 export interface GitHubImportOptions {
@@ -61,6 +61,9 @@ export async function importFromGitHub(o: GitHubImportOptions): Promise<Array<{ 
   const files = async (n: number) => ((await get(`/pulls/${n}/files?per_page=100`)) as Json[]).map((f) => String(f.filename ?? '')).filter(Boolean).slice(0, MAX_FILES);
   const labels = (item: Json) => (Array.isArray(item.labels) ? item.labels.map((l: Json | string) => (typeof l === 'string' ? l : String(l?.name ?? ''))).filter(Boolean) : []);
 
+  /** The record, with the other ids the same item may have had (a forgotten one refuses it, import.ts). */
+  const known = (imported: Imported, kind: 'issue' | 'pr', n: number): Imported => ('record' in imported ? { ...imported, others: otherImportedIds(kind, n, o.repo, o.home) } : imported);
+
   const out: Array<{ where: string; imported: Imported }> = [];
   const issues = (await list(`/issues?state=closed&since=${encodeURIComponent(sinceIso)}&sort=updated&direction=desc`, () => true)).filter((i) => !i.pull_request && after(i.closed_at));
   for (const issue of issues) {
@@ -73,7 +76,7 @@ export async function importFromGitHub(o: GitHubImportOptions): Promise<Array<{ 
     ].filter(Boolean);
     out.push({
       where: `issue #${n}`,
-      imported: importedFrom(
+      imported: known(importedFrom(
         {
           id: importedRecordId('issue', n, o.repo, o.home),
           kind: 'run',
@@ -88,7 +91,7 @@ export async function importFromGitHub(o: GitHubImportOptions): Promise<Array<{ 
         },
         o.clean,
         o.now,
-      ),
+      ), 'issue', n),
     });
   }
   const pulls = (await list('/pulls?state=closed&sort=updated&direction=desc', (p) => after(p.updated_at))).filter((p) => after(p.merged_at));
@@ -96,7 +99,7 @@ export async function importFromGitHub(o: GitHubImportOptions): Promise<Array<{ 
     const n = Number(pull.number);
     out.push({
       where: `pull request #${n}`,
-      imported: importedFrom(
+      imported: known(importedFrom(
         {
           id: importedRecordId('pr', n, o.repo, o.home),
           kind: 'run',
@@ -111,7 +114,7 @@ export async function importFromGitHub(o: GitHubImportOptions): Promise<Array<{ 
         },
         o.clean,
         o.now,
-      ),
+      ), 'pr', n),
     });
   }
   o.log(`Read ${issues.length} closed issue(s) and ${pulls.length} merged pull request(s) of ${o.repo} since ${sinceIso.slice(0, 10)}.`);
@@ -122,3 +125,4 @@ export async function importFromGitHub(o: GitHubImportOptions): Promise<Array<{ 
 function isMergedPull(source: Json | undefined): boolean {
   return !!source?.pull_request && typeof source.pull_request.merged_at === 'string';
 }
+

@@ -13,6 +13,7 @@ import { sessionTexts } from '../recall/store-reader.js';
 import { ThreadIndex } from '../recall/threads.js';
 import { forgottenIn } from '../recall/tombstones.js';
 import type { Imported } from './imported.js';
+import type { OtherId } from '../recall/thread-key.js';
 import type { Card, RunRecord } from '../ports.js';
 
 export interface ImportReport {
@@ -49,7 +50,24 @@ export function importInto(dir: string, items: ReadonlyArray<{ where: string; im
   // (the CLI refuses it before this too, change-store.ts; this guards every other caller).
   if (held !== undefined) throw new ImportRefused(`${RECORDS_FILE} is damaged (${damageCount(records.length, held)}), so import writes nothing: written again, it would lose the records it holds. Restore it from an earlier snapshot, then import again`);
   const gone = forgottenIn(forgotten);
+  // Compared without case too: a GitHub item's id once kept its repository's name as typed
+  // (gh-Other.Lib-issue-3), and one forgotten so is not brought back as gh-other.lib-issue-3.
+  const goneIds = new Map([...gone.ids].map((id) => [id.toLowerCase(), id]));
   const byId = new Map(records.map((r) => [r.id, r]));
+  const byLowerId = new Map<string, RunRecord>();
+  for (const r of records) if (!byLowerId.has(r.id.toLowerCase())) byLowerId.set(r.id.toLowerCase(), r);
+  /** Why `record` (or the same item under another id, `others`) was forgotten; undefined when it was not. */
+  const forgottenAs = (record: RunRecord, others: readonly OtherId[]): string | undefined => {
+    if (gone.ids.has(record.id)) return `${record.id} was forgotten (recall memory forget, or a forget comment): an import does not bring it back`;
+    for (const other of [...others, { id: record.id, why: 'an id is forgotten whatever its case', certain: true }]) {
+      const was = goneIds.get(other.id.toLowerCase());
+      if (was) return `${record.id} ${other.certain ? 'was' : 'may have been'} forgotten as ${was} (recall memory forget, or a forget comment; ${other.why}): an import does not bring it back`;
+    }
+    return undefined;
+  };
+  /** The record memory holds for `record`: its id, or the same item under another id (`others`, without case). */
+  const heldAs = (record: RunRecord, others: readonly OtherId[]): RunRecord | undefined =>
+    byId.get(record.id) ?? others.filter((o) => o.certain).map((o) => byLowerId.get(o.id.toLowerCase())).find((r) => r !== undefined);
   const stored = new Set(sessionIdsIn(dir));
   let changed = false;
   /** Gives `record` the imported card, unless it has one of its own (kept, unless asked to replace it). */
@@ -67,12 +85,15 @@ export function importInto(dir: string, items: ReadonlyArray<{ where: string; im
       report.refused.push({ where, why: imported.problem });
     } else if ('record' in imported) {
       const { record } = imported;
-      const had = byId.get(record.id);
-      if (gone.ids.has(record.id)) report.refused.push({ where, why: `${record.id} was forgotten (recall memory forget, or a forget comment): an import does not bring it back` });
+      const others = imported.others ?? [];
+      const had = heldAs(record, others);
+      const forgottenWhy = forgottenAs(record, others);
+      if (forgottenWhy) report.refused.push({ where, why: forgottenWhy });
       else if (had && record.card) putCard(where, had, record.card, had.id);
       else if (had) report.kept.push({ where, id: had.id });
       else {
         byId.set(record.id, record);
+        if (!byLowerId.has(record.id.toLowerCase())) byLowerId.set(record.id.toLowerCase(), record);
         records.push(record);
         report.added.push(record.id);
         changed = true;

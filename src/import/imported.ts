@@ -6,15 +6,19 @@
  */
 import { checkCard } from '../recall/card.js';
 import { validRecord } from '../recall/records.js';
-import { isThreadKey } from '../recall/thread-key.js';
+import { isThreadKey, type OtherId } from '../recall/thread-key.js';
 import { runEvidence } from '../recall/text.js';
 import { isSessionId } from '../memory/layout.js';
 import { sanitizeUntrusted } from '../fence/untrusted.js';
 import type { Card, RunRecord } from '../ports.js';
 
 /** A line read: a record to add, a card for a session's record, or why it was refused. */
-/** `dropped`: the links memory does not keep (only https ones are kept), said to the importer. */
-export type Imported = { record: RunRecord; dropped?: string[] } | { sessionId: string; card: Card } | { problem: string };
+/**
+ * `dropped`: the links memory does not keep (only https ones are kept), said to the importer.
+ * `others`: the other ids the same item may have had (a GitHub import's, thread-key.ts): a forgotten
+ * one refuses it, and a record memory holds under a certain one is the record.
+ */
+export type Imported = { record: RunRecord; dropped?: string[]; others?: OtherId[] } | { sessionId: string; card: Card } | { problem: string };
 
 /** How text from the file is cleaned before it is kept (sanitized, credentials redacted). */
 export type Clean = (text: string) => string;

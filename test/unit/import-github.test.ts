@@ -1,0 +1,92 @@
+/**
+ * `recall memory import --from-github` against the fake GitHub API, through the CLI's own functions
+ * (importCommand, forgetCommand): a forgotten item is refused whichever way its repository is named
+ * (case, with or without GITHUB_REPOSITORY).
+ */
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { forgetCommand } from '../../src/cli/forget-cli.js';
+import { importCommand } from '../../src/cli/import-cli.js';
+import { RECORDS_FILE } from '../../src/memory/layout.js';
+import { loadRecords, saveRecords } from '../../src/recall/index-file.js';
+import type { RunRecord } from '../../src/ports.js';
+import { startFakeGitHub, type FakeGitHub } from '../harness/fake-github.js';
+import { sessionId, writeStore } from '../harness/store-fixture.js';
+
+const TOKEN = 'ghp_importtokenimporttoken0123456789AB';
+const days = (n: number) => new Date(Date.now() - n * 86_400_000).toISOString();
+
+let gh: FakeGitHub;
+let dir: string;
+beforeAll(async () => {
+  gh = await startFakeGitHub();
+  gh.addIssue({ number: 3, title: 'Exports lose their first line', body: 'The header row is missing.', author: 'sam', state: 'closed', closedAt: days(2), updatedAt: days(2) });
+});
+afterAll(() => gh.stop());
+beforeEach(() => {
+  dir = fs.mkdtempSync(path.join(os.tmpdir(), 'recall-import-gh-'));
+  writeStore(dir, [{ id: sessionId('one'), said: ['hello'] }]);
+});
+afterEach(() => fs.rmSync(dir, { recursive: true, force: true }));
+
+/** What the CLI printed, and its exit code. */
+async function run(command: (io: { out: (l: string) => void; err: (l: string) => void }) => Promise<number | void>) {
+  const out: string[] = [];
+  const err: string[] = [];
+  const code = await command({ out: (l) => void out.push(l), err: (l) => void err.push(l) });
+  return { code: code ?? 0, out, err };
+}
+const importGitHub = (repo: string, home?: string) =>
+  run((io) => importCommand(dir, { 'from-github': repo, since: '30' }, io, { GITHUB_TOKEN: TOKEN, GITHUB_API_URL: gh.url, ...(home ? { GITHUB_REPOSITORY: home } : {}) }));
+const forget = (id: string) => run((io) => forgetCommand(dir, id, undefined, io));
+const ids = () => loadRecords(dir).records.map((r) => r.id);
+
+describe('a forgotten GitHub item', () => {
+  it('is refused when imported again under its repository name in another case, and says why', async () => {
+    const first = await importGitHub('Other/Lib', 'me/app');
+    expect(first.out[0]).toBe('added gh-other.lib-issue-3');
+    expect(loadRecords(dir).records[0]!.threadKey).toBe('other/lib#issue-3');
+    await forget('gh-other.lib-issue-3');
+    const again = await importGitHub('OTHER/lib', 'me/app');
+    expect([again.code, again.out]).toEqual([1, ['refused issue #3: gh-other.lib-issue-3 was forgotten (recall memory forget, or a forget comment): an import does not bring it back', 'Added 0, kept 0, refused 1 (of 1).']]);
+    expect(ids()).toEqual([]);
+  });
+
+  it('stored under the name as typed before ids were lower-case: kept as it is, and refused once forgotten', async () => {
+    const old: RunRecord = { id: 'gh-Other.Lib-issue-3', kind: 'run', threadKey: 'Other/Lib#issue-3', event: 'imported', title: 'issue #3: Exports lose their first line', request: '', outcome: 'answered', text: 'Closed.', labels: [], paths: [], errors: [], citations: [], links: [], at: days(2) };
+    saveRecords(path.join(dir, RECORDS_FILE), [old]);
+    const kept = await importGitHub('other/lib', 'me/app');
+    expect([kept.code, kept.out]).toEqual([0, ['Added 0, kept 1, refused 0 (of 1).']]);
+    expect(ids()).toEqual(['gh-Other.Lib-issue-3']);
+    await forget('gh-Other.Lib-issue-3');
+    const again = await importGitHub('other/lib', 'me/app');
+    expect([again.code, again.out]).toEqual([1, [
+      'refused issue #3: gh-other.lib-issue-3 was forgotten as gh-Other.Lib-issue-3 (recall memory forget, or a forget comment; GitHub owner and repository names ignore case): an import does not bring it back',
+      'Added 0, kept 0, refused 1 (of 1).',
+    ]]);
+    expect(ids()).toEqual([]);
+  });
+
+  it('is refused whether or not GITHUB_REPOSITORY named it as this repository, and another repository\'s is not', async () => {
+    // Forgotten as gh-me.app-issue-3 (imported without GITHUB_REPOSITORY), imported with it set.
+    expect((await importGitHub('me/app')).out[0]).toBe('added gh-me.app-issue-3');
+    await forget('gh-me.app-issue-3');
+    const own = await importGitHub('me/app', 'Me/App');
+    expect([own.code, own.out[0]]).toEqual([1, 'refused issue #3: gh-issue-3 was forgotten as gh-me.app-issue-3 (recall memory forget, or a forget comment; the same issue of me/app, imported while GITHUB_REPOSITORY was not set): an import does not bring it back']);
+    expect(ids()).toEqual([]);
+
+    // Forgotten as gh-issue-4 (imported with it set), imported without it.
+    gh.addIssue({ number: 4, title: 'Dark mode', body: 'Labels unreadable.', author: 'sam', state: 'closed', closedAt: days(1), updatedAt: days(1) });
+    expect((await importGitHub('me/app', 'me/app')).out[0]).toBe('added gh-issue-4');
+    await forget('gh-issue-4');
+    const unnamed = await importGitHub('me/app');
+    expect(unnamed.out).toContain("refused issue #4: gh-me.app-issue-4 may have been forgotten as gh-issue-4 (recall memory forget, or a forget comment; this repository's issue 4, imported with GITHUB_REPOSITORY set; it is not set now, so me/app may be this repository: set GITHUB_REPOSITORY to import another repository's issue 4): an import does not bring it back");
+    expect(ids()).not.toContain('gh-me.app-issue-4');
+
+    // Named as another repository's, issue 4 of other/lib is not this repository's forgotten issue 4.
+    const other = await importGitHub('other/lib', 'me/app');
+    expect(other.out).toEqual(['added gh-other.lib-issue-4', 'added gh-other.lib-issue-3', 'Added 2, kept 0, refused 0 (of 2).']);
+  });
+});
