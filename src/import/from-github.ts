@@ -69,7 +69,9 @@ export async function importFromGitHub(o: GitHubImportOptions): Promise<Array<{ 
   for (const issue of issues) {
     const n = Number(issue.number);
     const timeline = (await get(`/issues/${n}/timeline?per_page=100`)) as Json[];
-    const closer = timeline.map((e) => e?.source?.issue).find((s) => isMergedPull(s));
+    // Anyone can cross-reference an issue from a pull request of their own repository: only one of
+    // the imported repository counts (its files are read from there, by number).
+    const closer = timeline.map((e) => e?.source?.issue).find((s) => isMergedPull(s) && inRepository(s, o.repo));
     const said = [
       ...(closer ? [`Closed by pull request #${closer.number}: ${String(closer.title ?? '')}`, clip(String(closer.body ?? ''), 1_200)] : ['Closed.']),
       ...(await comments(n)),
@@ -126,3 +128,17 @@ function isMergedPull(source: Json | undefined): boolean {
   return !!source?.pull_request && typeof source.pull_request.merged_at === 'string';
 }
 
+/**
+ * Whether a timeline event's source is of repository `repo` (`owner/repo`, compared without case),
+ * as each of its own fields that names one says: `repository.full_name`, `repository_url`
+ * (`…/repos/owner/repo`), `html_url` (`…/owner/repo/pull/N`). None naming it is another's.
+ */
+function inRepository(source: Json, repo: string): boolean {
+  const named: string[] = [];
+  if (typeof source.repository?.full_name === 'string') named.push(source.repository.full_name);
+  const api = typeof source.repository_url === 'string' ? /\/repos\/([^/]+\/[^/]+)\/?$/.exec(source.repository_url) : null;
+  if (api) named.push(api[1]!);
+  const page = typeof source.html_url === 'string' ? /^https?:\/\/[^/]+\/([^/]+\/[^/]+)\/(?:pull|issues)\/\d+(?:[/?#]|$)/.exec(source.html_url) : null;
+  if (page) named.push(page[1]!);
+  return named.length > 0 && named.every((r) => r.toLowerCase() === repo.toLowerCase());
+}

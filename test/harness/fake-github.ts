@@ -73,6 +73,11 @@ export interface IssueSeed {
   closedAt?: string;
   /** The pull request that closed it (its timeline names it, cross-referenced). */
   closedBy?: number;
+  /**
+   * Pull requests of other repositories (`owner/repo`) that mention it: its timeline lists them,
+   * cross-referenced, before the one that closed it, as GitHub lists anyone's.
+   */
+  crossReferencedFrom?: Array<{ repo: string; pull: PullSeed }>;
 }
 
 export interface FakeGitHub {
@@ -289,12 +294,18 @@ export async function startFakeGitHub(o: { caches?: CacheEntriesSource } = {}): 
         .sort((a, b) => updatedOf(b.number).localeCompare(updatedOf(a.number)));
       return [200, all.slice((page - 1) * perPage, page * perPage).map((p) => pullJson(p, m[1]!, m[2]!))];
     }],
-    // An issue's timeline, as far as it names the pull request that closed it.
+    // An issue's timeline, as far as it names pull requests that cross-referenced it (other
+    // repositories' first, then the one that closed it), each with its repository as GitHub gives it.
     ['GET', /^\/repos\/([^/]+)\/([^/]+)\/issues\/(\d+)\/timeline$/, (m) => {
-      const closer = pulls.get(issues.get(Number(m[3]))?.closedBy ?? -1);
-      if (!closer) return [200, []];
-      const json = pullJson(closer, m[1]!, m[2]!);
-      return [200, [{ event: 'cross-referenced', source: { type: 'issue', issue: { ...json, pull_request: { merged_at: json.merged_at } } } }]];
+      const issue = issues.get(Number(m[3]));
+      const closer = pulls.get(issue?.closedBy ?? -1);
+      const event = (pull: PullSeed, owner: string, repo: string) => {
+        const json = pullJson(pull, owner, repo);
+        const repository = { full_name: `${owner}/${repo}`, name: repo, owner: { login: owner } };
+        return { event: 'cross-referenced', source: { type: 'issue', issue: { ...json, repository_url: `${baseUrl}/repos/${owner}/${repo}`, repository, pull_request: { merged_at: json.merged_at } } } };
+      };
+      const others = (issue?.crossReferencedFrom ?? []).map((x) => event(x.pull, ...(x.repo.split('/') as [string, string])));
+      return [200, [...others, ...(closer ? [event(closer, m[1]!, m[2]!)] : [])]];
     }],
     ['GET', /^\/repos\/([^/]+)\/([^/]+)\/issues\/(\d+)\/comments$/, (m, _b, url) => {
       const page = Number(url.searchParams.get('page') ?? 1);
