@@ -41,12 +41,12 @@ export const isRecordId = (id: string): boolean => id.length <= 120 && /^[\w.-]+
  * The record `id` in memory directory `dir`: one of the index's, or `session-<id>` for a session
  * the index has no record of (the index rebuilds those from the session).
  */
-function find(dir: string, id: string): { records: RunRecord[]; record?: Pick<RunRecord, 'id' | 'title' | 'sessionId' | 'threadKey' | 'runUrl' | 'links'> } {
+function find(dir: string, id: string): { records: RunRecord[]; record?: Pick<RunRecord, 'id' | 'title' | 'sessionId' | 'threadKey' | 'event' | 'runUrl' | 'links'> } {
   const { records } = loadRecords(dir);
   const record = records.find((r) => r.id === id);
   if (record) return { records, record };
   const session = /^session-(ses_\w+)$/.exec(id)?.[1];
-  if (session && sessionIdsIn(dir).includes(session)) return { records, record: { id, title: '', sessionId: session, threadKey: '', links: [] } };
+  if (session && sessionIdsIn(dir).includes(session)) return { records, record: { id, title: '', sessionId: session, threadKey: '', event: '', links: [] } };
   return { records };
 }
 
@@ -78,13 +78,19 @@ export function forgetRecord(dir: string, id: string, by: string, now: Date): Me
 }
 
 /**
- * Where a forgotten record still is, beyond what Recall can change: the thread it answered in, the
- * run's transcript artifact, the agent's own words in later sessions, and snapshots saved before.
+ * Where a forgotten record still is, beyond what Recall can change: the thread it answered in (for
+ * an imported record, where it was imported from: Recall posted nothing there), the run's transcript
+ * artifact, the agent's own words in later sessions, and snapshots saved before.
  */
-function remainsOf(dir: string, record: Pick<RunRecord, 'title' | 'threadKey' | 'runUrl' | 'links'>): string[] {
+function remainsOf(dir: string, record: Pick<RunRecord, 'title' | 'threadKey' | 'event' | 'runUrl' | 'links'>): string[] {
   const quoted = rowsHolding(dir, record.title.trim());
+  const source = record.event === 'imported' ? (record.links[0] ?? (record.threadKey ? `thread ${record.threadKey}` : undefined)) : undefined;
   return [
-    record.threadKey ? `the comments Recall posted in ${record.threadKey} (GitHub keeps them: delete them there)` : undefined,
+    record.event === 'imported'
+      ? `what it was imported from (${source ?? 'the import file or repository'}), which Recall only read and never posted to: it stays there, and importing it again is refused`
+      : record.threadKey
+        ? `the comments Recall posted in ${record.threadKey} (GitHub keeps them: delete them there)`
+        : undefined,
     record.runUrl ? `the transcript artifact of ${record.runUrl} (kept for the repository's artifact retention: delete it on the run's page)` : undefined,
     quoted > 0 ? `${quoted} message(s) of later sessions that quote its title in a person's or the agent's own words (not Recall's to rewrite: forget those runs too to remove them)` : undefined,
     'snapshots saved before this change, until a save replaces them or they expire (a cache entry: 7 days unused)',

@@ -1,8 +1,9 @@
 /**
  * `recall memory import --from-github` against the fake GitHub API, through the CLI's own functions
  * (importCommand, forgetCommand): a forgotten item is refused whichever way its repository is named
- * (case, with or without GITHUB_REPOSITORY), and only a pull request of the imported repository can
- * be the one that closed an issue.
+ * (case, with or without GITHUB_REPOSITORY), forgetting one does not name comments Recall never
+ * posted there, and only a pull request of the imported repository can be the one that closed an
+ * issue.
  */
 import * as fs from 'node:fs';
 import * as os from 'node:os';
@@ -90,6 +91,16 @@ describe('a forgotten GitHub item', () => {
     // Named as another repository's, issue 4 of other/lib is not this repository's forgotten issue 4.
     const other = await importGitHub('other/lib', 'me/app');
     expect(other.out).toEqual(['added gh-other.lib-issue-4', 'added gh-other.lib-issue-3', 'Added 2, kept 0, refused 0 (of 2).']);
+  });
+});
+
+describe('forgetting an imported record', () => {
+  it('names where it was imported from as what stays, not comments Recall never posted there', async () => {
+    await importGitHub('Other/Lib', 'me/app');
+    const forgot = await forget('gh-other.lib-issue-3');
+    const reach = forgot.out.join('\n');
+    expect(reach).toContain("Still out of Recall's reach:\n  - what it was imported from (https://github.com/Other/Lib/issues/3), which Recall only read and never posted to: it stays there, and importing it again is refused\n");
+    expect(reach).not.toContain('Recall posted');
   });
 });
 
