@@ -14,6 +14,7 @@ import { RECORDS_FILE } from '../memory/layout.js';
 import { cleaner, parseLines } from '../import/imported.js';
 import { describeImport, importInto } from '../import/import.js';
 import { importFromGitHub } from '../import/from-github.js';
+import { importedLabel } from '../recall/thread-key.js';
 import { UsageError, wholeNumber, type Output } from './args.js';
 import { changeStore, checkOut } from './change-store.js';
 import { writeMissingCards } from './memory-cards-cli.js';
@@ -69,6 +70,8 @@ export async function importCommand(
   });
   for (const line of describeImport(report, items.length, options)) io.out(line);
   for (const i of items) {
+    // What a file's "threadKey" gives a record it added is the file's word, said so: never granted in silence.
+    if (v.file !== undefined && 'record' in i.imported && i.imported.record.threadKey && report.added.includes(i.imported.record.id)) io.err(`${i.where}: ${threadClaim(i.imported.record)}`);
     if ('dropped' in i.imported && i.imported.dropped) io.err(`${i.where}: left out ${i.imported.dropped.length} link(s) that are not https:// (memory keeps only those): ${i.imported.dropped.map((l) => JSON.stringify(l.slice(0, 100))).join(', ')}`);
   }
   if (v.cards) {
@@ -89,4 +92,12 @@ export async function importCommand(
   if (report.refused.length === 0) return 0;
   io.err(`recall: ${report.refused.length} of ${items.length} refused (said above); the rest was imported`);
   return 1;
+}
+
+/** What a record's thread key, as an import file gave it, does: this repository's thread, or another's with its label. */
+function threadClaim(record: { id: string; threadKey: string }): string {
+  const label = importedLabel(record);
+  if (label) return `${record.id} is labelled "${label}" and kept in thread ${record.threadKey}, as its "threadKey" says (the file's word: Recall does not check it)`;
+  if (record.threadKey.includes('#')) return `${record.id} is kept in thread ${record.threadKey}, another repository's, as its "threadKey" says`;
+  return `${record.id} joins this repository's thread ${record.threadKey}, as its "threadKey" says: a run there recalls it whatever its words, as that thread's earlier work`;
 }

@@ -38,6 +38,9 @@ function cardOf(v: unknown, clean: Clean, now: Date): { card: Card } | { problem
 /** A path a record may name: relative, inside the checkout. */
 const fileOk = (p: unknown): p is string => typeof p === 'string' && p.length > 0 && p.length <= 300 && !p.includes('\0') && !p.startsWith('/') && !/^[a-zA-Z]:[\\/]/.test(p) && !p.split(/[\\/]/).includes('..');
 
+/** Another repository's part of a thread key lower-case, as GitHub's names ignore case (thread-key.ts). */
+const canonicalKey = (key: string) => key.replace(/^[^#]*#/, (repo) => repo.toLowerCase());
+
 /** One parsed JSON value of the file, as what it adds; `now` is when it is imported (its record's last use). */
 export function importedFrom(v: unknown, clean: Clean, now: Date): Imported {
   if (!v || typeof v !== 'object' || Array.isArray(v)) return { problem: 'a line is a JSON object' };
@@ -65,6 +68,8 @@ export function importedFrom(v: unknown, clean: Clean, now: Date): Imported {
   for (const key of ['files', 'labels', 'links'] as const) {
     if (x[key] !== undefined && !(Array.isArray(x[key]) && (x[key] as unknown[]).every((s) => typeof s === 'string'))) return { problem: `"${key}" must be a list of strings` };
   }
+  // Documented (docs/memory.md "Importing memory"): never dropped in silence, as a key that is no thread key was.
+  if (x.threadKey !== undefined && !isThreadKey(x.threadKey)) return { problem: 'bad threadKey: a thread of this repository (issue-12, pr-7) or of another (owner/repo#issue-12), or leave it out' };
   const card = x.card === undefined ? undefined : cardOf(x.card, clean, now);
   if (card && 'problem' in card) return card;
   const files = ((x.files as string[] | undefined) ?? []).filter(fileOk).slice(0, MAX_FILES);
@@ -72,7 +77,7 @@ export function importedFrom(v: unknown, clean: Clean, now: Date): Imported {
   const record = validRecord({
     id: x.id,
     kind: x.kind,
-    threadKey: isThreadKey(x.threadKey) ? x.threadKey : '',
+    threadKey: isThreadKey(x.threadKey) ? canonicalKey(x.threadKey) : '',
     event: 'imported',
     title,
     request,
