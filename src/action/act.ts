@@ -48,7 +48,7 @@ export async function changeMemory(runner: Runner, inputs: Inputs, { trigger, as
   await reportMemoryChange(trigger.threadKey, {
     request: `${ask.verb} ${ask.id} (by @${trigger.actor.login})`,
     said: outcome.said,
-    ...(change?.done === 'forgotten' ? { forgotten: { id: change.id, sessions: change.sessions } } : {}),
+    ...(change?.done === 'forgotten' ? { forgotten: { id: change.id, sessions: change.sessions, findings: change.findings } } : {}),
     ...(change?.done === 'marked wrong' ? { marked: change.id } : {}),
     ...(outcome.save ? { save: outcome.save } : {}),
   });

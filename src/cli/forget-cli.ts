@@ -1,7 +1,7 @@
 /**
  * `recall memory forget --store PATH --id ID [--out NEW_FILE]` (issue 19): forgets one record, as
- * `<trigger> forget <id>` does on GitHub: the record (with its card), its session and the session's
- * children go, and a tombstone keeps a merge of an overlapping save from bringing them back. A
+ * `<trigger> forget <id>` does on GitHub: the record (with its card), a run's findings, the session it
+ * owns and the session's children go (a finding leaves its run's session), and a tombstone keeps a merge of an overlapping save from bringing them back. A
  * memory folder is changed in place; an archive file's memory is written as a new archive
  * (change-store.ts). Nothing is written when the id is unknown or the memory cannot be read.
  */
@@ -35,11 +35,18 @@ export async function forgetCommand(store: string, id: string, out: string | und
   const { change, folder } = await changeStore(store, out, name, io, async (dir, where) => {
     const change = forgetRecord(dir, id, cliUser(), new Date());
     if (change.done !== 'forgotten') noRecord(id, store, name);
-    return { result: { change, folder: where }, changed: [DATABASE_FILE, RECORDS_FILE, THREAD_INDEX_FILE].filter((f) => fs.existsSync(path.join(dir, f))), removed: 1 };
+    return { result: { change, folder: where }, changed: [DATABASE_FILE, RECORDS_FILE, THREAD_INDEX_FILE].filter((f) => fs.existsSync(path.join(dir, f))), removed: 1 + change.findings.length };
   });
   const [session, ...children] = change.sessions;
-  const sessions = session ? `, its session ${session}${children.length > 0 ? ` and ${children.length} child session(s)` : ''}` : change.sessionless ? ' (it was imported: it had no session)' : ' (its session was already pruned)';
+  const sessions = session
+    ? `, its session ${session}${children.length > 0 ? ` and ${children.length} child session(s)` : ''}`
+    : change.sessionKept
+      ? ` (its session ${change.sessionKept.session} stays: ${change.sessionKept.for} has it)`
+      : change.sessionless
+        ? ' (it was imported: it had no session)'
+        : ' (its session was already pruned)';
   io.out(`Forgot ${change.id}${titled(change.title)}: its record, its card${sessions} are removed from ${folder}; a tombstone keeps merges of other saves from bringing them back.`);
+  if (change.findings.length > 0) io.out(`Forgot with it the findings that run saved, each with its own tombstone: ${change.findings.join(', ')}.`);
   io.out(`What Recall wrote about it into later sessions (recalled prior work, memory tools' answers): taken out of ${change.erased} row(s).`);
   if (change.remains.length > 0) io.out(`Still out of Recall's reach:\n${change.remains.map((r) => `  - ${r}`).join('\n')}`);
 }

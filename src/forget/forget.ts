@@ -1,8 +1,9 @@
 /**
  * Forgetting and correcting a memory (issue 19, RFC-006 "Forgetting and import") in a memory
- * directory no OpenCode has open. Forgetting removes the record, its session and the session's
- * children, and leaves a tombstone so that no merge brings them back; marking wrong keeps the
- * record and notes who said so. Also merges Recall's own files for the save (RecallFiles), where
+ * directory no OpenCode has open. Forgetting removes the record, the session it owns with the
+ * session's children, and leaves a tombstone so that no merge brings them back; a run's findings go
+ * with it, and a finding never takes its run's session. Marking wrong keeps the record and notes
+ * who said so. Also merges Recall's own files for the save (RecallFiles), where
  * tombstones are honoured.
  */
 import * as path from 'node:path';
@@ -26,6 +27,10 @@ export type MemoryChange =
       sessions: string[];
       /** The record never had a session of its own (an import). */
       sessionless: boolean;
+      /** The findings the forgotten run saved (`finding-<run id>-<n>`): forgotten with it, each with its own tombstone. */
+      findings: string[];
+      /** The session a forgotten finding shares with a record that stays (its run's): kept. */
+      sessionKept?: { session: string; for: string };
       /** Rows of later sessions Recall's words about the record were taken out of (traces.ts). */
       erased: number;
       /** What still holds the record, out of Recall's reach, one phrase each. */
@@ -41,51 +46,87 @@ export const isRecordId = (id: string): boolean => id.length <= 120 && /^[\w.-]+
  * The record `id` in memory directory `dir`: one of the index's, or `session-<id>` for a session
  * the index has no record of (the index rebuilds those from the session).
  */
-function find(dir: string, id: string): { records: RunRecord[]; record?: Pick<RunRecord, 'id' | 'title' | 'sessionId' | 'threadKey' | 'event' | 'runUrl' | 'links'> } {
+function find(dir: string, id: string): { records: RunRecord[]; record?: Pick<RunRecord, 'id' | 'kind' | 'title' | 'sessionId' | 'threadKey' | 'event' | 'runUrl' | 'links'> } {
   const { records } = loadRecords(dir);
   const record = records.find((r) => r.id === id);
   if (record) return { records, record };
   const session = /^session-(ses_\w+)$/.exec(id)?.[1];
-  if (session && sessionIdsIn(dir).includes(session)) return { records, record: { id, title: '', sessionId: session, threadKey: '', event: '', links: [] } };
+  if (session && sessionIdsIn(dir).includes(session)) return { records, record: { id, kind: 'run', title: '', sessionId: session, threadKey: '', event: '', links: [] } };
   return { records };
 }
 
 /**
- * Forgets the record `id` in memory directory `dir`: its record and session (with its children)
- * are removed, the store vacuumed (nothing of them left in free pages), threads that continued the
- * session start afresh, and a tombstone says who (`by`) asked and when.
+ * The findings run record `run` saved, `finding-<run id>-<n>` (as memory-index.ts runFindings reads
+ * them): what the agent learned in that run, in the session that goes with it.
+ */
+function findingsOf(records: readonly RunRecord[], run: Pick<RunRecord, 'id' | 'kind'>): RunRecord[] {
+  const runId = run.kind === 'run' ? /^run-([\w.-]+)$/.exec(run.id)?.[1] : undefined;
+  if (!runId) return [];
+  const prefix = `finding-${runId}-`;
+  return records.filter((r) => r.kind === 'finding' && r.id.startsWith(prefix) && /^\d+$/.test(r.id.slice(prefix.length)));
+}
+
+/**
+ * Forgets the record `id` in memory directory `dir`: its record, the findings a run saved, and the
+ * session the record owns (with its children) are removed, the store vacuumed (nothing of them left
+ * in free pages), threads that continued the session start afresh, and a tombstone for each record
+ * says who (`by`) asked and when. A run owns its session (its thread's later runs, which continued
+ * it, lose it too, as they hold what was forgotten); a finding owns its session only when no record
+ * that stays has it: its run's session, and the run's record, stay.
  */
 export function forgetRecord(dir: string, id: string, by: string, now: Date): MemoryChange {
   if (!isRecordId(id)) return { done: 'unknown', id };
   const { records, record } = find(dir, id);
   if (!record) return { done: 'unknown', id };
+  const findings = findingsOf(records, record);
+  const ids = new Set([record.id, ...findings.map((f) => f.id)]);
+  const keeper = record.kind === 'finding' && record.sessionId ? records.find((r) => !ids.has(r.id) && r.sessionId === record.sessionId) : undefined;
+  const owned = keeper ? undefined : record.sessionId;
   const stored = new Set(sessionIdsIn(dir));
-  const root = record.sessionId && stored.has(record.sessionId) ? record.sessionId : undefined;
-  const sessions = root ? [root, ...(childSessions(dir, [root]).get(root) ?? [])] : record.sessionId ? [record.sessionId] : [];
+  const root = owned && stored.has(owned) ? owned : undefined;
+  const sessions = root ? [root, ...(childSessions(dir, [root]).get(root) ?? [])] : owned ? [owned] : [];
   if (root) deleteSessions(path.join(dir, DATABASE_FILE), [root]);
   const { forgotten } = loadRecords(dir);
-  const tombstone = { id: record.id, sessions, by, at: now.toISOString() };
-  saveRecords(path.join(dir, RECORDS_FILE), records, unionTombstones([tombstone], forgotten));
+  const at = now.toISOString();
+  // One tombstone a record: a merge of a save that still holds a finding drops it by its id. Only
+  // the record that owned the session names it (a tombstone's session is deleted wherever it is).
+  const tombstones = [{ id: record.id, sessions, by, at }, ...findings.map((f) => ({ id: f.id, sessions: [], by, at }))];
+  saveRecords(path.join(dir, RECORDS_FILE), records, unionTombstones(tombstones, forgotten));
   const threads = ThreadIndex.load(dir).index;
   if (root) {
     threads.keepOnly(new Set(sessionIdsIn(dir)));
     threads.save();
   }
-  // What Recall wrote about it into the sessions that stay: the prompts that recalled it, the tools' answers.
-  const erasedBy = eraseTraces(dir, { ids: new Set([record.id]), sessions: new Set(sessions) }, threads);
+  // What Recall wrote about them into the sessions that stay: the prompts that recalled them, the tools' answers.
+  const erasedBy = eraseTraces(dir, { ids, sessions: new Set(sessions) }, threads);
   const erased = Object.values(erasedBy).reduce((a, b) => a + b, 0);
-  return { done: 'forgotten', id: record.id, title: record.title, sessions: root ? sessions : [], sessionless: !record.sessionId, erased, remains: remainsOf(dir, record) };
+  return {
+    done: 'forgotten',
+    id: record.id,
+    title: record.title,
+    sessions: root ? sessions : [],
+    sessionless: !record.sessionId,
+    findings: findings.map((f) => f.id),
+    ...(keeper && record.sessionId && stored.has(record.sessionId) ? { sessionKept: { session: record.sessionId, for: keeper.id } } : {}),
+    erased,
+    remains: remainsOf(dir, record, keeper),
+  };
 }
 
 /**
- * Where a forgotten record still is, beyond what Recall can change: the thread it answered in (for
- * an imported record, where it was imported from: Recall posted nothing there), the run's transcript
- * artifact, the agent's own words in later sessions, and snapshots saved before.
+/**
+ * Where a forgotten record still is, beyond what Recall can change: the session of the record
+ * `keeper` that stays (a finding's run), the thread it answered in (for an imported record, where it
+ * was imported from: Recall posted nothing there), the run's transcript artifact, the agent's own
+ * words in later sessions, and snapshots saved before.
  */
-function remainsOf(dir: string, record: Pick<RunRecord, 'title' | 'threadKey' | 'event' | 'runUrl' | 'links'>): string[] {
-  const quoted = rowsHolding(dir, record.title.trim());
+function remainsOf(dir: string, record: Pick<RunRecord, 'title' | 'sessionId' | 'threadKey' | 'event' | 'runUrl' | 'links'>, keeper: Pick<RunRecord, 'id'> | undefined): string[] {
+  // A finding's title is its run's: the run's kept session holds that by design.
+  const kept = keeper && record.sessionId && sessionIdsIn(dir).includes(record.sessionId) ? record.sessionId : undefined;
+  const quoted = kept ? 0 : rowsHolding(dir, record.title.trim());
   const source = record.event === 'imported' ? (record.links[0] ?? (record.threadKey ? `thread ${record.threadKey}` : undefined)) : undefined;
   return [
+    kept ? `the session ${kept} of ${keeper!.id}, which stays: the agent's own words there (the finding as it saved it) are not Recall's to rewrite (forget ${keeper!.id} to remove them)` : undefined,
     record.event === 'imported'
       ? `what it was imported from (${source ?? 'the import file or repository'}), which Recall only read and never posted to: it stays there, and importing it again is refused`
       : record.threadKey

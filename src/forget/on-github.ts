@@ -81,7 +81,9 @@ export function describeChange(change: MemoryChange, by: string): string {
   if (change.done === 'marked wrong') return `Marked ${what} wrong, as ${by} asked: it stays in memory, ranks after every other record, and the prior-work section says it was marked wrong.`;
   const [session, ...children] = change.sessions;
   const sessions = session ? `, its session ${session}${children.length > 0 ? ` and ${children.length} child session(s)` : ''}` : '';
+  const kept = change.sessionKept ? ` Its session ${change.sessionKept.session} stays: \`${change.sessionKept.for}\` has it.` : '';
+  const findings = change.findings.length > 0 ? ` The findings that run saved are forgotten with it: ${change.findings.map((f) => `\`${f}\``).join(', ')}.` : '';
   const erased = change.erased > 0 ? ` What Recall wrote about it into ${change.erased} part(s) of later sessions is taken out too.` : '';
   const remains = change.remains.length > 0 ? ` Still out of Recall's reach: ${change.remains.join('; ')}.` : '';
-  return `Forgot ${what}, as ${by} asked: its record, its card${sessions} are removed from memory, and a tombstone keeps overlapping runs' saves from bringing them back.${erased}${remains}`;
+  return `Forgot ${what}, as ${by} asked: its record, its card${sessions} are removed from memory, and a tombstone keeps overlapping runs' saves from bringing them back.${findings}${kept}${erased}${remains}`;
 }

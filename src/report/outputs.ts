@@ -125,14 +125,14 @@ export async function writeFailureSummary(threadKey: string, message: string): P
  * A `forget` or `wrong` comment, answered without the agent (forget/on-github.ts): the outputs of a
  * run that ran no agent, and a job summary that lists what was forgotten or marked.
  */
-export async function reportMemoryChange(threadKey: string, o: { request: string; said: string; forgotten?: { id: string; sessions: string[] }; marked?: string; save?: SaveOutcome }): Promise<void> {
+export async function reportMemoryChange(threadKey: string, o: { request: string; said: string; forgotten?: { id: string; sessions: string[]; findings?: string[] }; marked?: string; save?: SaveOutcome }): Promise<void> {
   setSkippedOutputs(threadKey);
   core.setOutput('skipped', 'false');
   core.setOutput('memory-saved', String(o.save?.saved === true));
   const rows = [
     [{ data: 'Thread', header: true }, threadKey],
     [{ data: 'Request', header: true }, o.request],
-    [{ data: 'Forgotten', header: true }, o.forgotten ? `${o.forgotten.id}${o.forgotten.sessions.length > 0 ? ` (sessions ${o.forgotten.sessions.join(', ')})` : ''}` : 'nothing'],
+    [{ data: 'Forgotten', header: true }, o.forgotten ? `${[o.forgotten.id, ...(o.forgotten.findings ?? [])].join(', ')}${o.forgotten.sessions.length > 0 ? ` (sessions ${o.forgotten.sessions.join(', ')})` : ''}` : 'nothing'],
     ...(o.marked ? [[{ data: 'Marked wrong', header: true }, o.marked]] : []),
     [{ data: 'Memory saved', header: true }, o.save ? (o.save.saved ? `yes, as ${o.save.key}` : `no${o.save.warning ? `: ${o.save.warning}` : ''}`) : 'no change to save'],
   ];

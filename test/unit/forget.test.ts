@@ -4,6 +4,7 @@ import * as path from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { forgetRecord, markWrong, recallFiles } from '../../src/forget/forget.js';
+import { memoryCommand } from '../../src/cli/memory-cli.js';
 import { answerMemoryRequest, memoryRequestIn } from '../../src/forget/on-github.js';
 import type { Authorization } from '../../src/github/authorize.js';
 import type { RunRecord } from '../../src/ports.js';
@@ -104,7 +105,7 @@ describe('forgetting in a memory folder', () => {
   it('removes the record with its card, its session and the session children, vacuumed, and leaves a tombstone', () => {
     const dir = folder();
     const change = forgetRecord(dir, 'run-1-1', '@octocat', new Date('2026-11-20T00:00:00Z'));
-    expect(change).toEqual({ done: 'forgotten', id: 'run-1-1', title: 'title of run-1-1', sessions: [one, child], sessionless: false, erased: 0, remains: [expect.stringMatching(/^snapshots saved before this change/)] });
+    expect(change).toEqual({ done: 'forgotten', id: 'run-1-1', title: 'title of run-1-1', sessions: [one, child], sessionless: false, findings: [], erased: 0, remains: [expect.stringMatching(/^snapshots saved before this change/)] });
     expect(sessionIdsIn(dir)).toEqual([two]);
     expect(loadRecords(dir).records.map((r) => r.id)).toEqual(['run-2-1']);
     expect(loadRecords(dir).forgotten).toEqual([{ id: 'run-1-1', sessions: [one, child], by: '@octocat', at: '2026-11-20T00:00:00.000Z' }]);
@@ -153,6 +154,70 @@ describe('forgetting in a memory folder', () => {
     saveRecords(path.join(dir, RECORDS_FILE), [{ ...r1!, text: 'SSO login loop on Safari, cookie Secure' }, { ...r2!, text: 'Safari SSO' }]);
     const index = new MemoryIndex({ memoryDir: dir, workingFile: path.join(root, 'working.json'), workspace: root, threadOf: () => undefined, clock: () => new Date('2026-11-22T00:00:00Z') });
     expect(index.recall({ title: 'SSO login loop on Safari', text: 'cookie Secure' }, { limit: 3, threshold: 0.01, minConcepts: 1 }).map((w) => w.record.id)).toEqual(['run-2-1', 'run-1-1']);
+  });
+});
+
+describe("forgetting a run's finding, or a run with findings", () => {
+  const [nine, other] = [sessionId('nine'), sessionId('other')];
+  const finding = (id: string, o: Partial<RunRecord> = {}) => record(id, { kind: 'finding', outcome: 'finding', threadKey: 'issue-9', sessionId: nine, subject: `subject of ${id}`, ...o });
+  /** Run 9-1 in session `nine` with the two findings it saved (they share its session), and run 2-1 in another. */
+  const folder = () => {
+    const dir = path.join(root, 'memory');
+    writeStore(dir, [{ id: nine, said: ['the invoice totals are a cent off'] }, { id: other, said: ['other'] }]);
+    saveRecords(path.join(dir, RECORDS_FILE), [
+      record('run-9-1', { threadKey: 'issue-9', sessionId: nine, title: 'Invoice totals off by a cent', text: 'Lines are rounded before summing the invoice totals.' }),
+      finding('finding-9-1-1', { text: 'Round the invoice sum once, never each line (zebrafinch).' }),
+      finding('finding-9-1-2', { text: 'PDF totals come from the rounded lines (zebrafinch).' }),
+      record('run-2-1', { threadKey: 'issue-2', sessionId: other }),
+    ]);
+    const threads = ThreadIndex.load(dir).index;
+    threads.remember('issue-9', nine, new Date());
+    threads.save();
+    return dir;
+  };
+
+  it("forgetting a finding keeps its run's record and session (it shares them): the run is still recalled, and a merge keeps them too", () => {
+    const dir = folder();
+    const before = path.join(root, 'before');
+    fs.cpSync(dir, before, { recursive: true });
+    const change = forgetRecord(dir, 'finding-9-1-1', '@octocat', new Date('2026-11-20T00:00:00Z'));
+    expect(sessionIdsIn(dir).sort()).toEqual([nine, other].sort());
+    const after = loadRecords(dir);
+    expect(after.records.map((r) => [r.id, r.sessionId])).toEqual([['run-9-1', nine], ['finding-9-1-2', nine], ['run-2-1', other]]);
+    // Its tombstone names no session: a merge elsewhere must not delete the run's.
+    expect(after.forgotten).toEqual([{ id: 'finding-9-1-1', sessions: [], by: '@octocat', at: '2026-11-20T00:00:00.000Z' }]);
+    expect(ThreadIndex.load(dir).index.sessionFor('issue-9')).toBe(nine);
+    const index = new MemoryIndex({ memoryDir: dir, workingFile: path.join(root, 'working.json'), workspace: root, threadOf: () => undefined, clock: () => new Date('2026-11-22T00:00:00Z') });
+    const found = index.recall({ title: 'invoice totals a cent off', text: 'rounded before summing' }, { limit: 5, threshold: 0.01, minConcepts: 1 });
+    expect(found.find((w) => w.record.id === 'run-9-1')).toMatchObject({ sessionLive: true });
+    expect(found.map((w) => w.record.id)).not.toContain('finding-9-1-1');
+    // A save that restored before the forget merges it: the finding stays out, the run keeps its session.
+    expect([...recallFiles.forgottenSessions(before, dir)]).toEqual([]);
+    recallFiles.merge(before, dir, new Set());
+    expect(sessionIdsIn(before).sort()).toEqual([nine, other].sort());
+    expect(loadRecords(before).records.map((r) => [r.id, r.sessionId])).toEqual([['run-9-1', nine], ['finding-9-1-2', nine], ['run-2-1', other]]);
+    expect(change).toMatchObject({ done: 'forgotten', id: 'finding-9-1-1', sessions: [], findings: [], sessionKept: { session: nine, for: 'run-9-1' } });
+  });
+
+  it('forgetting a run forgets the findings it saved: each tombstoned, gone from memory list and search, said by the CLI, and kept out by a merge', async () => {
+    const dir = folder();
+    const before = path.join(root, 'before');
+    fs.cpSync(dir, before, { recursive: true });
+    const out: string[] = [];
+    const io = { out: (l: string) => void out.push(l), err: () => undefined };
+    await memoryCommand(['forget', '--store', dir, '--id', 'run-9-1'], io);
+    const said = out.splice(0);
+    await memoryCommand(['list', '--store', dir, '--json'], io);
+    expect((JSON.parse(out.join('')) as RunRecord[]).map((r) => r.id)).toEqual(['run-2-1']);
+    out.length = 0;
+    await memoryCommand(['search', '--store', dir, '--query', 'zebrafinch invoice sum rounded'], io);
+    expect(out).toEqual(['Nothing in memory matches.']);
+    expect(loadRecords(dir).forgotten.map((t) => [t.id, t.sessions])).toEqual([['run-9-1', [nine]], ['finding-9-1-1', []], ['finding-9-1-2', []]]);
+    expect(sessionIdsIn(dir)).toEqual([other]);
+    recallFiles.merge(before, dir, new Set());
+    expect(loadRecords(before).records.map((r) => r.id)).toEqual(['run-2-1']);
+    expect(said[0]).toMatch(new RegExp(`^Forgot run-9-1 \\(Invoice totals off by a cent\\): its record, its card, its session ${nine} are removed`));
+    expect(said[1]).toBe('Forgot with it the findings that run saved, each with its own tombstone: finding-9-1-1, finding-9-1-2.');
   });
 });
 
