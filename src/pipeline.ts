@@ -12,6 +12,7 @@ import { findIsolation, findRunnerRoot } from './agent/isolation.js';
 import { OpenCodeLauncher } from './agent/launcher.js';
 import { ToolHost, type GitHubTools, type Poster } from './agent/tools/tool-host.js';
 import { describeCitations } from './recall/citations.js';
+import { wrongNote } from './recall/wrong.js';
 import { gitPathsToProtect, type CheckoutFacts } from './git/checkout.js';
 import { describeGitEntryChanges, hasGitEntryChanges, removeAgentGitEntries, scanGitEntries } from './git/git-entries.js';
 import type { Inputs } from './inputs.js';
@@ -175,7 +176,7 @@ export async function runPipeline(o: PipelineOptions): Promise<RunResult> {
           }),
         openTools: async (index, forTask) => {
           const dispatch = { models: inputs.dispatchModels, timeoutMs: Math.min(DISPATCH_TIMEOUT_MS, inputs.timeoutMs ?? DISPATCH_TIMEOUT_MS), env };
-          const host = new ToolHost({ index, describeCitations, task: forTask, runId, readOnly, dispatch, ...(poster ? { poster } : {}), ...(o.github ? { github: o.github } : {}) });
+          const host = new ToolHost({ index, describeCitations, describeWrong: wrongNote, task: forTask, runId, readOnly, dispatch, ...(poster ? { poster } : {}), ...(o.github ? { github: o.github } : {}) });
           await host.start();
           return host;
         },

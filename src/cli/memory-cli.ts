@@ -8,10 +8,11 @@
  * archive file's changed memory as a new archive (change-store.ts).
  *
  * The JSON of `search --json` is a fixed contract other tools rely on (an id is what `show --id` takes):
- *   [{ "id": string, "threadKey": string, "sessionId": string | null, "score": number, "title": string, "summary": string, "source": string | null }]
+ *   [{ "id": string, "threadKey": string, "sessionId": string | null, "score": number, "title": string, "summary": string, "source": string | null, "wrong": { "by": string, "at": string } | null }]
  * and of `search --event FILE --json` the same with the tier the action gives each:
- *   [{ "id", "threadKey", "sessionId", "score", "tier": "likely" | "possible", "title", "summary", "source" }]
- * `source` is where a record imported from another repository came from ("owner/repo #12"), else null.
+ *   [{ "id", "threadKey", "sessionId", "score", "tier": "likely" | "possible", "title", "summary", "source", "wrong" }]
+ * `source` is where a record imported from another repository came from ("owner/repo #12"), else null;
+ * `wrong` who marked it wrong and when (`recall memory wrong`, a wrong comment), else null.
  */
 import * as fs from 'node:fs';
 import * as os from 'node:os';
@@ -27,6 +28,7 @@ import { openIndex } from './memory-folder.js';
 import { continuedSession, PRIOR_WORK_LIMIT, startupRecall } from '../recall/startup.js';
 import { ThreadIndex } from '../recall/threads.js';
 import { importedLabel, sourceOf } from '../recall/thread-key.js';
+import { wrongNote } from '../recall/wrong.js';
 import { eventQuery } from './event-task.js';
 import { describeCitations } from '../recall/citations.js';
 import { didYouMean } from '../errors.js';
@@ -199,13 +201,17 @@ function localMemory(workspace: string, command: string, io: Output): string {
 /** A search hit as `search --json` prints it (the fixed contract above); with `tier` for `--event`. */
 function searchJson(w: RecalledWork, tier?: RecalledWork['tier']): Record<string, unknown> {
   const r = w.record;
-  return { id: r.id, threadKey: r.threadKey, sessionId: r.sessionId ?? null, score: Number(w.score.toFixed(4)), ...(tier ? { tier } : {}), title: r.subject ?? r.title, summary: oneLine(r.text || r.request).slice(0, 500), source: sourceOf(r) ?? null };
+  return { id: r.id, threadKey: r.threadKey, sessionId: r.sessionId ?? null, score: Number(w.score.toFixed(4)), ...(tier ? { tier } : {}), title: r.subject ?? r.title, summary: oneLine(r.text || r.request).slice(0, 500), source: sourceOf(r) ?? null, wrong: r.wrong ? { by: r.wrong.by, at: r.wrong.at } : null };
 }
 
-/** A record in one line: id, thread, date, outcome, title, and where an import from another repository came from. */
+/**
+ * A record in one line: id, thread, date, outcome, title, where an import from another repository
+ * came from, and who marked it wrong and when, as the prompt says it (wrong.ts).
+ */
 function line(r: RunRecord): string {
   const imported = importedLabel(r);
-  return `${r.id}  ${r.threadKey || '-'}  ${r.at.slice(0, 10)}  ${r.outcome}  ${oneLine(r.subject ?? r.title)}${imported ? `  (${imported})` : ''}`;
+  const wrong = wrongNote(r);
+  return `${r.id}  ${r.threadKey || '-'}  ${r.at.slice(0, 10)}  ${r.outcome}  ${oneLine(r.subject ?? r.title)}${imported ? `  (${imported})` : ''}${wrong ? `  ${wrong}` : ''}`;
 }
 
 /**

@@ -142,5 +142,7 @@ describe('recall memory forget (the CLI)', () => {
     expect(plainText(index)).not.toContain('"wrong":');
     const shown = await recallInShell(`memory show --store '${folder}' --id run-9152-1 --json`, home);
     expect(JSON.parse(shown.stdout).wrong).toMatchObject({ by: expect.stringMatching(/^cli:/) });
+    const listed = await recallInShell(`memory list --store '${folder}'`, home);
+    expect(listed.stdout.split('\n').find((l) => l.startsWith('run-9152-1 '))).toMatch(/ {2}Marked wrong by cli:\S+ on \d{4}-\d{2}-\d{2}: do not rely on it\.$/);
   });
 });

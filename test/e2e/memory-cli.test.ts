@@ -55,9 +55,9 @@ describe('recall memory (the CLI)', () => {
       const res = cli('memory', 'search', '--store', store, '--query', want.query, '--limit', '3', '--json');
       expect(res.status, `${store}: ${res.stderr}`).toBe(0);
       const found = JSON.parse(res.stdout) as Array<Record<string, unknown>>;
-      expect(found[0], store).toEqual({ id: expect.stringMatching(/^run-/), threadKey: want.threadKey, sessionId: expect.stringMatching(/^ses_/), score: expect.any(Number), title: expect.stringContaining(want.title), summary: expect.stringContaining(want.summary), source: null });
+      expect(found[0], store).toEqual({ id: expect.stringMatching(/^run-/), threadKey: want.threadKey, sessionId: expect.stringMatching(/^ses_/), score: expect.any(Number), title: expect.stringContaining(want.title), summary: expect.stringContaining(want.summary), source: null, wrong: null });
       if (want === sso) expect(found[0]!.sessionId).toBe(firstSession);
-      expect(Object.keys(found[0]!).sort()).toEqual(['id', 'score', 'sessionId', 'source', 'summary', 'threadKey', 'title']);
+      expect(Object.keys(found[0]!).sort()).toEqual(['id', 'score', 'sessionId', 'source', 'summary', 'threadKey', 'title', 'wrong']);
       // What search finds, show opens: its id is the one show takes.
       const shown = cli('memory', 'show', '--store', store, '--id', String(found[0]!.id), '--json');
       expect(shown.status, shown.stderr).toBe(0);

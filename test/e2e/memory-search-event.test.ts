@@ -73,7 +73,7 @@ describe('recall memory search --event', () => {
       expect(fromPayload.status, fromPayload.stderr).toBe(0);
       const listed = JSON.parse(fromTask.stdout) as Array<Record<string, unknown>>;
       expect(JSON.parse(fromPayload.stdout)).toEqual(listed);
-      for (const h of listed) expect(Object.keys(h).sort()).toEqual(['id', 'score', 'sessionId', 'source', 'summary', 'threadKey', 'tier', 'title']);
+      for (const h of listed) expect(Object.keys(h).sort()).toEqual(['id', 'score', 'sessionId', 'source', 'summary', 'threadKey', 'tier', 'title', 'wrong']);
 
       // The action, for the same event, on the same memory.
       freshRunner(world.machine);

@@ -221,6 +221,31 @@ describe("forgetting a run's finding, or a run with findings", () => {
   });
 });
 
+describe('a record marked wrong, outside the prompt', () => {
+  it('the memory CLI says who marked it and when, as the prompt does: list, search and show, and search --json gives the mark', async () => {
+    const dir = path.join(root, 'memory');
+    writeStore(dir, [{ id: sessionId('one'), said: ['x'] }]);
+    saveRecords(path.join(dir, RECORDS_FILE), [
+      record('run-1-1', { threadKey: 'issue-1', sessionId: sessionId('one'), title: 'Invoice totals off by a cent', text: 'Lines are rounded before summing.' }),
+      record('run-2-1', { threadKey: 'issue-2', title: 'Invoice rounding again', text: 'Rounded once at the end.' }),
+    ]);
+    markWrong(dir, 'run-1-1', '@octocat', new Date('2026-11-21T10:00:00Z'));
+    const note = 'Marked wrong by @octocat on 2026-11-21: do not rely on it.';
+    const said = async (...args: string[]) => {
+      const out: string[] = [];
+      await memoryCommand([...args, '--store', dir], { out: (l) => void out.push(l), err: () => undefined });
+      return out;
+    };
+    const list = await said('list');
+    expect(list.find((l) => l.startsWith('run-1-1 '))).toMatch(/^run-1-1 {2}issue-1 {2}2026-11-01 {2}answered {2}Invoice totals off by a cent {2}Marked wrong by @octocat on 2026-11-21: do not rely on it\.$/);
+    expect(list.find((l) => l.startsWith('run-2-1 '))).not.toContain('Marked wrong');
+    expect((await said('search', '--query', 'invoice totals rounded')).join('\n')).toContain(`Invoice totals off by a cent  ${note}`);
+    expect((await said('show', '--id', 'run-1-1'))[0]).toContain(note);
+    const hits = JSON.parse((await said('search', '--query', 'invoice totals rounded', '--json')).join('')) as Array<{ id: string; wrong: unknown }>;
+    expect(hits.map((h) => [h.id, h.wrong])).toEqual(expect.arrayContaining([['run-1-1', { by: '@octocat', at: '2026-11-21T10:00:00.000Z' }], ['run-2-1', null]]));
+  });
+});
+
 describe('a forget or wrong comment', () => {
   it('is the whole request, with an id shaped like a record', () => {
     expect(memoryRequestIn('forget run-123-1')).toEqual({ verb: 'forget', id: 'run-123-1' });

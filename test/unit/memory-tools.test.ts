@@ -5,11 +5,14 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { TOOL_DEFINITIONS } from '../../src/agent/tools/definitions.js';
 import { ToolHost, toolsFor } from '../../src/agent/tools/tool-host.js';
 import { describeCitations } from '../../src/recall/citations.js';
+import { wrongNote } from '../../src/recall/wrong.js';
 import { installTools } from '../../src/agent/launcher.js';
 import type { Task } from '../../src/ports.js';
 import { MemoryIndex } from '../../src/recall/memory-index.js';
 import { RECORDS_FILE } from '../../src/memory/layout.js';
 import { saveRecords } from '../../src/recall/index-file.js';
+import { markWrong } from '../../src/forget/forget.js';
+import { withoutForgotten } from '../../src/recall/forget-traces.js';
 import { sessionId, writeStore } from '../harness/store-fixture.js';
 
 const task: Task = { title: 'issue #9: totals', prompt: 'p', query: { title: 'totals', text: '' }, event: 'issues #9', threadKey: 'issue-9', deliveryId: 'd', kind: 'conversation' };
@@ -29,7 +32,7 @@ describe('the memory tools', () => {
   let index: MemoryIndex;
   const hosts: ToolHost[] = [];
   const host = async (readOnly = false) => {
-    const h = new ToolHost({ index, describeCitations, task, runId: '9-1', readOnly });
+    const h = new ToolHost({ index, describeCitations, describeWrong: wrongNote, task, runId: '9-1', readOnly });
     await h.start();
     hosts.push(h);
     return h;
@@ -97,6 +100,23 @@ describe('the memory tools', () => {
     expect(index.all().find((r) => r.id === 'run-1-1')!.usedAt).toBe('2026-11-20T00:00:00.000Z');
     expect((await callTool(h, 'memory_read', { id: 'run-1-1', page: 1 })).text).toContain('no longer kept (pruned by retention)');
     expect((await callTool(h, 'memory_info', {})).text).toMatch(/Records: 2 \(2 runs, 0 findings\).*sessions kept: 1/);
+  });
+
+  it('a record marked wrong says so, as the prompt does, in memory_search, memory_list and memory_read; forgetting it still takes those answers out', async () => {
+    markWrong(dir, 'run-1-1', '@octocat', new Date('2026-11-21T10:00:00Z'));
+    index = new MemoryIndex({ memoryDir: dir, workingFile: path.join(workspace, 'idx2.json'), workspace, threadOf: () => undefined, clock: () => new Date('2026-11-22T00:00:00Z') });
+    const h = await host();
+    const note = 'Marked wrong by @octocat on 2026-11-21: do not rely on it.';
+    const search = (await callTool(h, 'memory_search', { query: 'invoice total rounding cent' })).text;
+    const hit = search.split('\n\n').find((b) => b.startsWith('run-1-1 · '))!;
+    expect(hit.split('\n').slice(0, 3)).toEqual([expect.stringMatching(/^run-1-1 · issue-1 · /), note, 'issue #1: Invoice totals off by a cent']);
+    expect(search.split('\n\n').filter((b) => !b.startsWith('run-1-1 · ')).join('\n')).not.toContain('Marked wrong');
+    const list = (await callTool(h, 'memory_list', { kind: 'run' })).text;
+    expect(list.split('\n').find((l) => l.startsWith('- run-1-1 · '))).toMatch(/ · Marked wrong by @octocat on 2026-11-21: do not rely on it\.$/);
+    const read = (await callTool(h, 'memory_read', { id: 'run-1-1' })).text;
+    expect(read.split('\n').slice(0, 2)).toEqual([expect.stringMatching(/^run-1-1 \(run\) · /), note]);
+    const names = { ids: new Set(['run-1-1']), sessions: new Set<string>() };
+    for (const answer of [search, list, read]) expect(withoutForgotten(answer, names)).not.toContain('Marked wrong');
   });
 
   it('a saved finding is fingerprinted and recalled like any run', async () => {

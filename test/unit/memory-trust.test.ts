@@ -11,6 +11,7 @@ import { DatabaseSync } from 'node:sqlite';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ToolHost } from '../../src/agent/tools/tool-host.js';
 import { describeCitations } from '../../src/recall/citations.js';
+import { wrongNote } from '../../src/recall/wrong.js';
 import { openForChange } from '../../src/cli/change-store.js';
 import { forgetRecord, markWrong, recallFiles } from '../../src/forget/forget.js';
 import { eraseTraces } from '../../src/forget/traces.js';
@@ -182,7 +183,7 @@ describe("forgetting takes Recall's words about the record out of later sessions
     saveRecords(indexFile(), [{ ...gone, text: 'Safari SSO cookie Secure', sessionId: one }, { ...kept, text: 'Safari checkout rounding' }]);
     const index = new MemoryIndex({ memoryDir: dir, workingFile: path.join(root, 'w.json'), workspace: root, threadOf: () => undefined, clock: () => new Date('2026-11-20T00:00:00Z') });
     const task: Task = { title: 't', prompt: 'p', query: { title: 't', text: '' }, event: 'issues #9', threadKey: 'issue-9', deliveryId: 'd', kind: 'conversation' };
-    const host = new ToolHost({ index, describeCitations, task, runId: '9-1', readOnly: true });
+    const host = new ToolHost({ index, describeCitations, describeWrong: wrongNote, task, runId: '9-1', readOnly: true });
     const search = await host.answer('memory_search', { query: 'Safari' });
     expect(search).toContain('run-1-1 · ');
     expect(search).toContain('run-2-1 · ');

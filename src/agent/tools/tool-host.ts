@@ -36,6 +36,8 @@ export interface ToolHostOptions {
   index: PastWork;
   /** How a record's checked citations are said (recall/citations.ts). */
   describeCitations: (checked: readonly CheckedCitation[]) => string | undefined;
+  /** What the prompt says of a record marked wrong (recall/wrong.ts wrongNote: who and when), or undefined. */
+  describeWrong: (record: Pick<RunRecord, 'wrong'>) => string | undefined;
   task: Task;
   runId: string;
   /** A fork's read-only run: the reading tools only. */
@@ -159,7 +161,7 @@ export class ToolHost implements AgentTools {
         const limit = wholeNumber(args.limit, 'limit', 5, 1, 20);
         const found = index.recall({ title: '', text: query }, { limit, threshold: TOOL_SEARCH_THRESHOLD, minConcepts: 1 });
         if (found.length === 0) return `Nothing in memory matches "${query}".`;
-        return found.map((w) => summaryOf(w, this.o.describeCitations(w.citations))).join('\n\n');
+        return found.map((w) => summaryOf(w, this.o.describeCitations(w.citations), this.o.describeWrong(w.record))).join('\n\n');
       }
       case 'memory_list': {
         const thread = text(args.thread, 'thread', 120, false);
@@ -168,7 +170,7 @@ export class ToolHost implements AgentTools {
         const limit = wholeNumber(args.limit, 'limit', 10, 1, 50);
         const records = index.list({ ...(thread ? { threadKey: thread } : {}), ...(kind ? { kind: kind as RunRecord['kind'] } : {}), limit });
         if (records.length === 0) return 'Memory holds no records like that.';
-        return records.map((r) => `- ${r.id} · ${r.threadKey || 'no thread'} · ${r.at.slice(0, 10)} · ${r.outcome} · ${oneLine(r.subject ?? r.title)}`).join('\n');
+        return records.map((r) => `- ${r.id} · ${r.threadKey || 'no thread'} · ${r.at.slice(0, 10)} · ${r.outcome} · ${oneLine(r.subject ?? r.title)}${this.o.describeWrong(r) ? ` · ${this.o.describeWrong(r)}` : ''}`).join('\n');
       }
       case 'memory_read': {
         const id = text(args.id, 'id', 120, true);
@@ -178,7 +180,7 @@ export class ToolHost implements AgentTools {
         if (!record && !id.startsWith('ses_')) throw new ToolArgumentError(`There is no record ${id}; memory_search or memory_list give the ids.`);
         if (page === 0 && record) {
           const checked = index.check(record);
-          return fullRecord(checked, this.o.describeCitations(checked.citations));
+          return fullRecord(checked, this.o.describeCitations(checked.citations), this.o.describeWrong(checked.record));
         }
         return this.transcript(sessionId, Math.max(1, page));
       }
@@ -261,20 +263,23 @@ function text(v: unknown, name: string, max: number, required: boolean): string 
 
 const oneLine = (s: string) => s.replace(/\s+/g, ' ').trim();
 
-function summaryOf(w: RecalledWork, cited: string | undefined): string {
+function summaryOf(w: RecalledWork, cited: string | undefined, wrong: string | undefined): string {
   const r = w.record;
   return [
     `${r.id} · ${r.threadKey || 'no thread'} · ${r.at.slice(0, 10)} · ${r.outcome} · score ${w.score.toFixed(2)}${w.sessionLive ? '' : ' · session pruned'}`,
+    // As the prompt says it: who marked it wrong and when, nothing else of the mark.
+    ...(wrong ? [wrong] : []),
     oneLine(r.subject ?? r.title),
     ...(cited ? [`Cited code: ${cited}`] : []),
     oneLine(r.text || r.request).slice(0, 400),
   ].join('\n');
 }
 
-function fullRecord(w: RecalledWork, cited: string | undefined): string {
+function fullRecord(w: RecalledWork, cited: string | undefined, wrong: string | undefined): string {
   const r = w.record;
   return [
     `${r.id} (${r.kind}) · thread ${r.threadKey || '-'} · ${r.event || '-'} · ${r.at} · ${r.outcome}`,
+    wrong ?? '',
     `Title: ${oneLine(r.title)}`,
     r.subject ? `Subject: ${oneLine(r.subject)}` : '',
     r.runUrl ? `Run: ${r.runUrl}` : '',
