@@ -43,9 +43,10 @@ in it, a memory folder as Recall restores it, or an Actions cache archive file. 
        recall memory search [--store PATH] --event FILE [--event-name NAME] [--limit K] [--json] [--workspace DIR]
 
 --query: searches memory as the agent's memory_search tool does: the best K records (default 5)
-for the words of TEXT. --json prints [{ id, threadKey, sessionId, score, title, summary, source }],
+for the words of TEXT. --json prints [{ id, threadKey, sessionId, score, title, summary, source, wrong }],
 best first; an id is what \`recall memory show --id\` takes. source is "OWNER/REPO #N" for a record
-imported from another repository (labelled "imported from OWNER/REPO #N"), else null.
+imported from another repository (labelled "imported from OWNER/REPO #N"), else null; wrong is
+{ by, at } for a record marked wrong (its line says "Marked wrong by ... on ..."), else null.
 
 --event: what the action would recall for an event before the agent starts (the same query, gate
 and tiers; the prior-work section of its prompt names these): "likely" runs are shown with an
@@ -55,7 +56,7 @@ excerpt, "possible" ones one line each. FILE is the task as Recall builds it fro
 or, with --event-name (issues, issue_comment, pull_request, ...), the event's webhook payload (a
 comment must address the default trigger phrase, ${b.WJ[`trigger-phrase`]}; a pull request's changed files are
 not in its payload: give them as "files" in a task). K defaults to ${B.FK}, as in the action. --json
-prints [{ id, threadKey, sessionId, score, tier, title, summary, source }], best first.
+prints [{ id, threadKey, sessionId, score, tier, title, summary, source, wrong }], best first.
 
 --workspace is the checkout the records' citations are checked against (default: the top of the git repository holding the current folder).
 
@@ -81,7 +82,9 @@ Recall restores it. An archive file cannot be pruned.`,forget:`Usage: recall mem
 
 Forgets one record (an id from search or list): the record and its card, its session
 and the session's child sessions are removed, the store is vacuumed, and a tombstone in the index
-keeps a save that merges another run's memory from bringing them back. Prints what it removed.
+keeps a save that merges another run's memory from bringing them back. A run's findings are
+forgotten with it; a finding leaves its run's session, which the run still has. Prints what it
+removed.
 On GitHub, a comment \`<trigger> forget RECORD_ID\` by someone with write access does the same at
 the next save.
 ${k}

@@ -105,4 +105,36 @@ describe('attack42b', () => {
     console.log('r4 restored', r4.restored.restoredKey, 'had', r4.had, 'recs', r4.recs, 'entries', c.all.map((e) => e.key));
     expect(r3.restored.restoredKey).toBe(r1.saved);
   });
+
+  it('H1 control: without the pointer the fallback takes the newest good one', async () => {
+    const c = scopedCache();
+    const main = c.backend('main');
+    await runOn(main, '1', 0, ['one', 'x'], { signingKey: KEY });
+    const r2 = await runOn(main, '2', 1, ['two'], { signingKey: KEY });
+    const bad = memoryKeys('recall', '666', '1', new Date(start + 2 * 60_000)).primary;
+    c.plant(bad, 'main', plantedFolder({ version: 4, key: bad }));
+    const r3 = await runOn(main, '3', 3, [], { signingKey: KEY });
+    expect(r3.restored.restoredKey).toBe(r2.saved);
+  });
+  it('M2a: a PR-scoped save after a forget deletes the default branch memory', async () => {
+    const c = scopedCache();
+    const main = c.backend('main'); const pr = c.backend('refs/pull/5/merge');
+    await runOn(main, '1', 0, ['one', 'x']);
+    const r2 = await runOn(main, '2', 1, ['two'], { forget: 'one' });
+    console.log('after forget', c.all.map((e) => `${e.ref}:${e.key}`));
+    const r3 = await runOn(pr, '3', 2, ['pr']);
+    console.log('pr run had', r3.had, 'infos', r3.infos, 'entries', c.all.map((e) => `${e.ref}:${e.key}`));
+    const r4 = await runOn(main, '4', 3, []);
+    console.log('next main run', r4.restored, r4.had);
+  });
+  it('M2b: a forget on the default branch deletes PR-scoped memory it never held', async () => {
+    const c = scopedCache();
+    const main = c.backend('main'); const pr = c.backend('refs/pull/5/merge');
+    await runOn(main, '1', 0, ['one']);
+    await runOn(pr, '2', 1, ['prwork']);
+    const f = await runOn(main, '3', 2, [], { forget: 'one' });
+    console.log('forget had', f.had, 'infos', f.infos, 'entries', c.all.map((e) => `${e.ref}:${e.key}`));
+    const p2 = await runOn(pr, '4', 3, []);
+    console.log('next PR run', p2.restored.restoredKey, p2.had);
+  });
 });
