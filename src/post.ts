@@ -47,7 +47,7 @@ async function post(env: NodeJS.ProcessEnv): Promise<void> {
     token: core.getInput('github-token'),
     recallFiles,
     sentTurns: sentTurnsIn,
-    cacheEntries: cacheEntriesOf(core.getInput('github-token'), env.GITHUB_REPOSITORY ?? ''),
+    cacheEntries: cacheEntriesOf(core.getInput('github-token'), env.GITHUB_REPOSITORY ?? '', env),
   });
   const saved = await store.save();
   if (saved.warning) core.warning(saved.warning);

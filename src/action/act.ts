@@ -34,7 +34,7 @@ export async function changeMemory(runner: Runner, inputs: Inputs, { trigger, as
     actor: trigger.actor,
     // The permission alone: whether the thread is a fork's pull request does not matter to memory.
     authorize: () => authorize(runner.api(), trigger.actor, undefined, inputs),
-    memory: () => openMemory({ env: runner.env, inputs, layout, credentials: runner.credentials, log, clock, cacheEntries: cacheEntriesOf(inputs.githubToken, runner.ctx.repository) }).memory,
+    memory: () => openMemory({ env: runner.env, inputs, layout, credentials: runner.credentials, log, clock, cacheEntries: cacheEntriesOf(inputs.githubToken, runner.ctx.repository, runner.env) }).memory,
     memoryDir: layout.memoryDir,
     reply: async (text) => {
       await runner.api().createComment(trigger.subject.number, `${runner.outbound(text)}\n\n${deliveryMarker(trigger.deliveryId)}`);
@@ -91,7 +91,7 @@ export async function runAgent(
     transcript: o.transcript,
     state: (keys, choice) => new ActionState(runner.layout.memoryDir, keys, choice),
     openCodeCache: actionsCacheForOpenCode(runner.env, log, saveOpenCodeEntry),
-    cacheEntries: cacheEntriesOf(inputs.githubToken, ctx.repository),
+    cacheEntries: cacheEntriesOf(inputs.githubToken, ctx.repository, runner.env),
     log,
   }).catch((error: unknown) => {
     if (error instanceof RunFailed) setFailureOutputs(error, task.threadKey);

@@ -116,13 +116,22 @@ export class ActionsCacheBackend implements SnapshotBackend {
    * cache protocol itself hands out only the newest under a prefix). Throws, saying why, when there
    * is no token or it may not read the list.
    */
-  async olderKeys(): Promise<string[]> {
+  olderKeys(): Promise<string[]> {
+    return this.listed((entries, prefix) => entries.list(prefix));
+  }
+
+  /** This run's ref's entries only: what its save supersedes (another branch's memory is not this run's to drop). */
+  ownKeys(): Promise<string[]> {
+    return this.listed((entries, prefix) => entries.listOwn(prefix));
+  }
+
+  private async listed(list: (entries: CacheEntries, prefix: string) => Promise<string[]>): Promise<string[]> {
     const { entries, keys } = this.o;
     if (!entries) throw new Error('no github-token to list the cache entries with');
     const listed: string[] = [];
     for (const prefix of keys.restorePrefixes) {
       try {
-        listed.push(...(await entries.list(prefix)));
+        listed.push(...(await list(entries, prefix)));
       } catch (error) {
         throw new Error(`the repository's cache entries could not be listed (${(error as Error).message}): give the job \`permissions: actions: read\``);
       }

@@ -70,7 +70,7 @@ export async function fallBack(ctx: FallbackContext, bad: string | undefined, wh
   const listed = await listing(ctx.backend);
   // The pointers of a snapshot that says it was saved under another key are not followed: they
   // lead to the past of an older save (earlierKeysIn).
-  const all = [...new Set([...earlierKeysIn(aside, bad ? ctx.restoredAs(bad) : undefined), ...listed.keys])].filter((k) => k !== bad);
+  const all = [...new Set([...earlierKeysIn(aside, bad ? ctx.restoredAs(bad) : undefined, ctx.signingKey), ...listed.keys])].filter((k) => k !== bad);
   const candidates = all.slice(0, MAX_FALLBACKS);
   const passed: string[] = [];
   for (const key of candidates) {

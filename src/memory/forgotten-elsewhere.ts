@@ -21,13 +21,14 @@ export interface ForgottenElsewhere {
 export async function dropSnapshotsBeforeForget(o: { memoryDir: string; backend: SnapshotBackend; recallFiles?: RecallFiles | undefined; savedKey: string; now: Date }): Promise<ForgottenElsewhere> {
   // A tombstone's time is data: one dated ahead of this clock would drop every older snapshot at every save.
   const times = (o.recallFiles?.tombstones?.(o.memoryDir) ?? []).map((t) => Date.parse(t.at)).filter((t) => Number.isFinite(t) && !isFutureDated(new Date(t), o.now));
-  if (times.length === 0 || !o.backend.olderKeys) return {};
+  const superseded = o.backend.ownKeys?.bind(o.backend) ?? o.backend.olderKeys?.bind(o.backend);
+  if (times.length === 0 || !superseded) return {};
   // Keys carry whole seconds: a run that started in the second of the forget is taken for one after it.
   const forgotAt = Math.floor(Math.max(...times) / 1000) * 1000;
   const recent = o.now.getTime() - forgotAt < SAY_FOR_MS;
   let keys: string[];
   try {
-    keys = await o.backend.olderKeys();
+    keys = await superseded();
   } catch (error) {
     return recent ? { warning: `Snapshots saved before the last forget may still hold what was forgotten, and could not be looked for (${describe(error)}).` } : {};
   }

@@ -323,14 +323,21 @@ export function partialMemoryIn(memoryDir: string): PartialMemory | undefined {
  */
 export function recallFilesVouchedFor(memoryDir: string, o: { signingKey?: string | undefined; restoredAs: RestoredAs }): boolean {
   if (!o.signingKey) return true;
-  const manifest = readManifest(memoryDir) as Manifest | undefined;
-  if (!manifest?.files || typeof manifest.signature !== 'string' || (manifest.version !== 3 && manifest.version !== 4)) return false;
-  const expected = Buffer.from(sign(manifest, o.signingKey), 'hex');
-  const given = Buffer.from(manifest.signature, 'hex');
-  if (given.length !== expected.length || !timingSafeEqual(given, expected) || bindingProblem(manifest, o.restoredAs)) return false;
+  const manifest = signedManifest(memoryDir, o.signingKey, o.restoredAs);
+  if (!manifest) return false;
   return memoryFiles(memoryDir)
     .filter((name) => !name.startsWith(DATABASE_FILE))
     .every((name) => manifest.files[name]?.sha256 === wholeHash(path.join(memoryDir, name)));
+}
+
+/** The manifest in `memoryDir` when its signature holds with `signingKey` for `restoredAs`, else undefined. */
+function signedManifest(memoryDir: string, signingKey: string, restoredAs: RestoredAs): Manifest | undefined {
+  const manifest = readManifest(memoryDir) as Manifest | undefined;
+  if (!manifest?.files || typeof manifest.signature !== 'string' || (manifest.version !== 3 && manifest.version !== 4)) return undefined;
+  const expected = Buffer.from(sign(manifest, signingKey), 'hex');
+  const given = Buffer.from(manifest.signature, 'hex');
+  if (given.length !== expected.length || !timingSafeEqual(given, expected) || bindingProblem(manifest, restoredAs)) return undefined;
+  return manifest;
 }
 
 /**
@@ -338,8 +345,12 @@ export function recallFilesVouchedFor(memoryDir: string, o: { signingKey?: strin
  * cannot be read, or when it says it was saved under another key or to another place than
  * `restoredAs` (a snapshot put under a newer key: its pointers lead to the past of another save,
  * not to what came before the newest). Only names to try: each is checked in full before it is used.
+ * With `signingKey` (memory-signing-key), only a manifest whose signature holds is followed: a
+ * planted unsigned one would lead the fallback to an older snapshot of its choosing, past newer
+ * good ones, and so bring back what was forgotten since.
  */
-export function earlierKeysIn(memoryDir: string, restoredAs?: RestoredAs): string[] {
+export function earlierKeysIn(memoryDir: string, restoredAs?: RestoredAs, signingKey?: string): string[] {
+  if (signingKey && (!restoredAs || !signedManifest(memoryDir, signingKey, restoredAs))) return [];
   const manifest = readManifest(memoryDir);
   if (restoredAs && manifest && ((manifest.key !== undefined && manifest.key !== restoredAs.key) || (manifest.place !== undefined && manifest.place !== restoredAs.place))) return [];
   const earlier: unknown = manifest?.earlier;

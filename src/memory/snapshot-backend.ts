@@ -46,6 +46,12 @@ export interface SnapshotBackend {
    */
   olderKeys?(): Promise<string[]>;
   /**
+   * Optional, where a snapshot's reach is narrower than the listing (the Actions cache: a run's
+   * save supersedes its own ref's entries, not the default branch's it also restores from): the
+   * keys this run's save supersedes, newest first, the only ones `drop` is given. Absent: olderKeys.
+   */
+  ownKeys?(): Promise<string[]>;
+  /**
    * Optional, for backends that can delete: removes the snapshots `keys` (the saves before a
    * forget, which still hold what was forgotten). Throws, saying why and what to do, when it may not.
    */

@@ -91,9 +91,11 @@ export interface SentTurns {
  * entry under the prefix cannot be read at all (RFC-002, "One bad snapshot").
  */
 export interface CacheEntries {
-  /** The keys of the entries whose key starts with `prefix`, newest first. Throws when the token may not read them (`actions: read`). */
+  /** The keys of the entries whose key starts with `prefix` that this run could restore (its ref's and the default branch's), newest first. Throws when the token may not read them (`actions: read`). */
   list(prefix: string): Promise<string[]>;
-  /** Deletes the entries saved under exactly `key`. Throws when the token may not (`actions: write`). */
+  /** The same, of this run's own ref only: what its save supersedes. */
+  listOwn(prefix: string): Promise<string[]>;
+  /** Deletes the entry saved under exactly `key` on this run's ref. Throws when the token may not (`actions: write`). */
   remove(key: string): Promise<void>;
 }
 

@@ -149,6 +149,10 @@ function fakeCache() {
       if (listing === 'refused') throw new Error('Resource not accessible by integration');
       return newestFirst().filter((k) => k.startsWith(prefix));
     },
+    // One ref here: what the run restores from is what its save supersedes.
+    async listOwn(prefix) {
+      return this.list(prefix);
+    },
     async remove(key) {
       if (deleting === 'refused') throw new Error('Resource not accessible by integration');
       entries.delete(key);
