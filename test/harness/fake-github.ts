@@ -119,13 +119,13 @@ export interface FakeGitHub {
 
 /** The Actions cache as the REST API sees it: the local cache service's entries (world.ts hands them in). */
 export interface CacheEntriesSource {
-  /** `ref`: the ref the entry was saved on; the default branch's (ENTRY_REF) when absent, as the local cache service keeps none. */
+  /** `ref`: the ref the entry was saved on; absent (the local cache service keeps none), it is on whichever ref a request names. */
   entries(): Array<{ key: string; version: string; size: number; createdAt: number; ref?: string }>;
   /** Removes the entries under `key` (on `ref` alone when given). */
   remove(key: string, ref?: string): number;
 }
 
-/** The ref every entry of the local cache service is taken to be saved on (it keeps none). */
+/** The ref the list says an entry of the local cache service was saved on (it keeps none). */
 const ENTRY_REF = 'refs/heads/main';
 
 /** The login the action's token belongs to: the workflow token posts as github-actions[bot]. */
@@ -213,9 +213,9 @@ export async function startFakeGitHub(o: { caches?: CacheEntriesSource } = {}): 
       ? [403, { message: 'Resource not accessible by integration', documentation_url: 'https://docs.github.com/rest/actions/cache', status: '403' }]
       : undefined;
   /** The cache entries whose key starts with `key` (GitHub's `key` is "an explicit key or prefix"), sorted as asked, paged. */
-  const cacheEntryJson = (e: { key: string; version: string; size: number; createdAt: number; ref?: string }, id: number) => ({
+  const cacheEntryJson = (e: { key: string; version: string; size: number; createdAt: number; ref?: string }, id: number, asked?: string | null) => ({
     id,
-    ref: e.ref ?? ENTRY_REF,
+    ref: e.ref ?? asked ?? ENTRY_REF,
     key: e.key,
     version: e.version,
     last_accessed_at: new Date(e.createdAt).toISOString(),
@@ -231,22 +231,22 @@ export async function startFakeGitHub(o: { caches?: CacheEntriesSource } = {}): 
       const perPage = Math.min(100, Number(url.searchParams.get('per_page') ?? 30));
       const sort = url.searchParams.get('sort') ?? 'last_accessed_at';
       const asc = url.searchParams.get('direction') === 'asc';
-      // Every entry of the local cache service is the default branch's (it keeps no refs); a ref asked for filters as GitHub's does.
+      // A ref asked for filters as GitHub's does; the local cache service keeps no refs, so its entries are on whichever ref is asked for.
       const ref = url.searchParams.get('ref');
-      const all = (o.caches?.entries() ?? []).map((e, i) => ({ e, id: i + 1 })).filter(({ e }) => e.key.startsWith(key) && (!ref || ref === (e.ref ?? ENTRY_REF)));
+      const all = (o.caches?.entries() ?? []).map((e, i) => ({ e, id: i + 1 })).filter(({ e }) => e.key.startsWith(key) && (!ref || !e.ref || ref === e.ref));
       const by = sort === 'size_in_bytes' ? (x: (typeof all)[number]) => x.e.size : (x: (typeof all)[number]) => x.e.createdAt;
       all.sort((a, b) => (asc ? by(a) - by(b) : by(b) - by(a)));
-      return [200, { total_count: all.length, actions_caches: all.slice((page - 1) * perPage, page * perPage).map(({ e, id }) => cacheEntryJson(e, id)) }];
+      return [200, { total_count: all.length, actions_caches: all.slice((page - 1) * perPage, page * perPage).map(({ e, id }) => cacheEntryJson(e, id, ref)) }];
     }],
     ['DELETE', /^\/repos\/([^/]+)\/([^/]+)\/actions\/caches$/, (_m, _b, url) => {
       const refused = denied('write');
       if (refused) return refused;
       const key = url.searchParams.get('key') ?? '';
       const ref = url.searchParams.get('ref');
-      const gone = (o.caches?.entries() ?? []).filter((e) => e.key === key && (!ref || ref === (e.ref ?? ENTRY_REF)));
+      const gone = (o.caches?.entries() ?? []).filter((e) => e.key === key && (!ref || !e.ref || ref === e.ref));
       if (!key || gone.length === 0 || !o.caches) return [404, { message: 'Not Found' }];
       o.caches.remove(key, ref ?? undefined);
-      return [200, { total_count: gone.length, actions_caches: gone.map((e, i) => cacheEntryJson(e, i + 1)) }];
+      return [200, { total_count: gone.length, actions_caches: gone.map((e, i) => cacheEntryJson(e, i + 1, ref)) }];
     }],
     ['GET', /^\/repos\/([^/]+)\/([^/]+)$/, (m) => [200, { full_name: `${m[1]}/${m[2]}`, name: m[2], default_branch: defaultBranch }]],
     ['GET', /^\/repos\/([^/]+)\/([^/]+)\/branches\/(.+)$/, (m) => {
