@@ -90,7 +90,8 @@ export async function importCommand(
     }
   }
   if (report.refused.length === 0) return 0;
-  io.err(`recall: ${report.refused.length} of ${items.length} refused (said above); the rest was imported`);
+  const rest = report.refused.length === items.length ? 'nothing was imported' : report.added.length + report.replaced.length > 0 ? 'the rest was imported' : 'nothing else needed importing';
+  io.err(`recall: ${report.refused.length} of ${items.length} refused (said above); ${rest}`);
   return 1;
 }
 

@@ -114,6 +114,9 @@ export function forgetRecord(dir: string, id: string, by: string, now: Date): Me
 }
 
 /**
+/** The event of a run at a shell (`recall run`, cli/run-cli.ts): it posted nothing anywhere. */
+const LOCAL_RUN = 'local run';
+
 /**
  * Where a forgotten record still is, beyond what Recall can change: the session of the record
  * `keeper` that stays (a finding's run), the thread it answered in (for an imported record, where it
@@ -129,7 +132,7 @@ function remainsOf(dir: string, record: Pick<RunRecord, 'title' | 'sessionId' | 
     kept ? `the session ${kept} of ${keeper!.id}, which stays: the agent's own words there (the finding as it saved it) are not Recall's to rewrite (forget ${keeper!.id} to remove them)` : undefined,
     record.event === 'imported'
       ? `what it was imported from (${source ?? 'the import file or repository'}), which Recall only read and never posted to: it stays there, and importing it again is refused`
-      : record.threadKey
+      : record.threadKey && record.event !== LOCAL_RUN
         ? `the comments Recall posted in ${record.threadKey} (GitHub keeps them: delete them there)`
         : undefined,
     record.runUrl ? `the transcript artifact of ${record.runUrl} (kept for the repository's artifact retention: delete it on the run's page)` : undefined,

@@ -216,8 +216,15 @@ export function mergeRecords(dir: string, from: string): number {
   const have = new Set(mine.records.map((r) => r.id));
   const added = notForgotten(theirs.records.filter((r) => !have.has(r.id)), forgotten);
   const marked = new Map(theirs.wrong.map((m) => [m.id, { by: m.by, at: m.at }]));
-  const records = mine.records.map((r) => (!r.wrong && marked.has(r.id) ? { ...r, wrong: marked.get(r.id)! } : r));
-  if (added.length > 0 || theirs.forgotten.length > 0 || marked.size > 0) {
+  // A record both hold is ours, but a card only theirs has is taken (`cards` or `import` wrote it
+  // while this run worked): a merge that kept our copy whole lost it.
+  const carded = new Map(theirs.records.filter((r) => r.card).map((r) => [r.id, r.card!]));
+  const cardsTaken = mine.records.filter((r) => !r.card && carded.has(r.id)).length;
+  const records = mine.records.map((r) => {
+    const card = !r.card && carded.has(r.id) ? { card: carded.get(r.id)! } : {};
+    return !r.wrong && marked.has(r.id) ? { ...r, ...card, wrong: marked.get(r.id)! } : { ...r, ...card };
+  });
+  if (added.length > 0 || theirs.forgotten.length > 0 || marked.size > 0 || cardsTaken > 0) {
     saveRecords(path.join(dir, RECORDS_FILE), [...records, ...added], forgotten, { wrong: unionMarks(mine, theirs).wrong });
   }
   return added.length;

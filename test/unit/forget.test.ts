@@ -102,6 +102,15 @@ describe('forgetting in a memory folder', () => {
     return dir;
   };
 
+  it("a local run's record: nothing is said of comments in its thread (a run at a shell posted none); a workflow run's names them", () => {
+    const dir = folder();
+    saveRecords(path.join(dir, RECORDS_FILE), [record('run-1-1', { sessionId: one, threadKey: 'local-20261120T000000-ab12', event: 'local run' }), record('run-2-1', { sessionId: two, threadKey: 'issue-2', event: 'issues' })]);
+    const local = forgetRecord(dir, 'run-1-1', '@octocat', new Date('2026-11-20T00:00:00Z'));
+    expect(local.done === 'forgotten' && local.remains.join('\n')).not.toContain('comments Recall posted');
+    const workflow = forgetRecord(dir, 'run-2-1', '@octocat', new Date('2026-11-20T00:00:00Z'));
+    expect(workflow.done === 'forgotten' && workflow.remains.join('\n')).toContain('the comments Recall posted in issue-2');
+  });
+
   it('removes the record with its card, its session and the session children, vacuumed, and leaves a tombstone', () => {
     const dir = folder();
     const change = forgetRecord(dir, 'run-1-1', '@octocat', new Date('2026-11-20T00:00:00Z'));

@@ -55,6 +55,8 @@ describe('a forgotten GitHub item', () => {
     const again = await importGitHub('OTHER/lib', 'me/app');
     expect([again.code, again.out]).toEqual([1, ['refused issue #3: gh-other.lib-issue-3 was forgotten (recall memory forget, or a forget comment): an import does not bring it back', 'Added 0, kept 0, refused 1 (of 1).']]);
     expect(ids()).toEqual([]);
+    // Every line refused: the closing line does not say the rest was imported.
+    expect(again.err.at(-1)).toBe('recall: 1 of 1 refused (said above); nothing was imported');
   });
 
   it('stored under the name as typed before ids were lower-case: kept as it is, and refused once forgotten', async () => {

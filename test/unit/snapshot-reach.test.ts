@@ -128,3 +128,18 @@ it("a forget's drop of older saves takes this run's own ref's keys only, not the
   expect(dropped).toEqual(ownKeys);
   expect(said.info).toMatch(/removed 1 snapshot/);
 });
+
+it('a merge of an overlapping save keeps our copy of a record both hold, and takes the card only theirs has', () => {
+  const mine = path.join(root, 'mine');
+  const theirs = path.join(root, 'theirs');
+  fs.mkdirSync(mine);
+  fs.mkdirSync(theirs);
+  const r = record('run-a', 'a');
+  saveRecords(path.join(mine, RECORDS_FILE), [{ ...r, text: 'Ours.' }], []);
+  const card = { plain: 'The build fails because the lockfile is stale', phrasings: ['stale lockfile breaks build'], components: ['build'], cause: 'stale lockfile', fix: 'regenerate it', by: 'model', at: '2026-11-02T00:00:00Z' };
+  saveRecords(path.join(theirs, RECORDS_FILE), [{ ...r, text: 'Theirs.', card } as RunRecord], []);
+  mergeRecords(mine, theirs);
+  const [merged] = loadRecords(mine).records;
+  expect(merged!.text).toBe('Ours.');
+  expect(merged!.card?.plain).toBe(card.plain);
+});
