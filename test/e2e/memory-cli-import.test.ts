@@ -154,7 +154,7 @@ describe('recall memory import (the CLI)', () => {
     expect((await recallInShell(`memory forget --store ${restored} --id gh-issue-12`, home)).code).toBe(0);
     const fromGitHub = await recallInShell(`memory import --store ${restored} --from-github octo-org/webapp --since 30`, home, env);
     expect([fromGitHub.code, fromGitHub.stdout.trim().split('\n')]).toEqual([1, ['refused issue #12: gh-issue-12 was forgotten (recall memory forget, or a forget comment): an import does not bring it back', 'Added 0, kept 1, refused 1 (of 2).']]);
-    expect(fromGitHub.stderr).toContain('recall: 1 of 2 refused (said above); the rest was imported');
+    expect(fromGitHub.stderr).toContain('recall: 1 of 2 refused (said above); nothing else needed importing');
 
     // An index that cannot be read is not written again from what is left: its forget marks would go with it.
     const damaged = path.join(world.root, 'damaged');
