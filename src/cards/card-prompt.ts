@@ -60,7 +60,8 @@ export function cardSource(record: RunRecord, fuller: { request?: string; answer
 export function cardPrompt(source: CardSource): string {
   const paths = source.paths.filter((p) => p && !/[\n\r]/.test(p)).slice(0, CARD_INPUT.paths).map((p) => clip(p, CARD_INPUT.path));
   // A marker inside the data would end it early: it is taken out of what the run says.
-  const data = (text: string, max: number) => clip(text.replace(/<\/?run>/gi, ''), max).trim();
+  // The `<` of anything that reads as <run> or </run> made `‹`: a removal joined what was around it (`</r</run>un>`).
+  const data = (text: string, max: number) => clip(text.replace(/<(?=\s*\/?\s*run\b)/gi, '‹'), max).trim();
   return [
     `Write the card of this ${source.kind === 'finding' ? 'finding the agent saved' : 'run'}.`,
     '<run>',

@@ -12,14 +12,20 @@ const BIDI = /[\u202A-\u202E\u2066-\u2069\u061C]/g;
 const CONTROL = /[\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F-\u009F]/g;
 
 export function sanitizeUntrusted(text: string): string {
-  return text
-    .replace(/\r\n?/g, '\n')
-    .replace(HTML_COMMENT, '')
-    .replace(INVISIBLE, '')
-    .replace(BIDI, '')
-    .replace(CONTROL, '')
-    .normalize('NFC');
+  let out = text.replace(/\r\n?/g, '\n');
+  // What one removal takes out can join what was around it into a new comment (`<!-<!---->- x -->`,
+  // `<!\u200b-- x -->`): removed again until nothing changes. Nesting deeper than the passes allow is
+  // not a comment anyone wrote by accident: what is left of one is made visible text.
+  for (let pass = 0, before = ''; before !== out; pass++) {
+    if (pass === MAX_PASSES) return out.replace(/<!--/g, '&lt;!--').normalize('NFC');
+    before = out;
+    out = out.replace(HTML_COMMENT, '').replace(INVISIBLE, '').replace(BIDI, '').replace(CONTROL, '');
+  }
+  return out.normalize('NFC');
 }
+
+/** Passes of sanitizeUntrusted before what is left of a comment is made visible (each pass removes a level of nesting). */
+const MAX_PASSES = 8;
 
 /**
  * Fence sanitized text under a line that says it is data; the text cannot close the fence. `from`

@@ -78,10 +78,15 @@ export function checkCandidates(recalled: readonly RecalledWork[]): RecalledWork
   return recalled.filter((w) => !w.matched.includes('same thread')).slice(0, CHECK_CANDIDATES);
 }
 
-const MARKERS = /<\/?(?:event|candidate)\b[^>]*>/gi;
+/**
+ * The `<` of anything that could read as one of the markers (`<event>`, `</candidate n="1">`, with
+ * spaces in it too). Made `‹` rather than removed: a removal joins what was around it
+ * (`</cand</candidate>idate>` became `</candidate>`), a replacement of one character joins nothing.
+ */
+const MARKER_OPEN = /<(?=\s*\/?\s*(?:event|candidate)\b)/gi;
 /** Data as it goes between the markers: none of them in it, bounded. */
 function data(text: string, max: number, oneLine = false): string {
-  const t = text.replace(MARKERS, '').replace(oneLine ? /\s+/g : /\r\n?/g, oneLine ? ' ' : '\n').trim();
+  const t = text.replace(oneLine ? /\s+/g : /\r\n?/g, oneLine ? ' ' : '\n').replace(MARKER_OPEN, '‹').trim();
   return t.length > max ? `${t.slice(0, max)} [...]` : t;
 }
 

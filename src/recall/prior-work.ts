@@ -35,7 +35,9 @@ function header(w: RecalledWork): string {
     w.sessionLive ? `session ${r.sessionId}` : 'its session was pruned; this is its record',
   ].filter(Boolean);
   const lines = [`### ${r.kind === 'finding' ? 'Finding' : 'Run'} \`${r.id}\``, facts.join(' · '), ...[wrongNote(r)].filter((n): n is string => !!n)];
-  const link = r.runUrl ?? r.links[0];
+  // Outside the fence: the run's own page (Recall builds it), or the issue an import was read from.
+  // A link found in an answer's text (a local run has no run page) is the answer's words, not Recall's.
+  const link = r.runUrl ?? (r.event === 'imported' ? r.links[0] : undefined);
   if (link) lines.push(`Link: ${link}`);
   const cited = describeCitations(w.citations);
   if (cited) lines.push(`Cited code: ${cited}`);

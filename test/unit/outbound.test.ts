@@ -36,9 +36,19 @@ describe('redaction', () => {
 
   it('a key with zero-width characters or an HTML comment inside is found too', async () => {
     const { outbound } = await import('../../src/github/outbound.js');
-    for (const hidden of [`${TOKEN.slice(0, 10)}\u200b${TOKEN.slice(10)}`, `${TOKEN.slice(0, 10)}<!-- -->${TOKEN.slice(10)}`]) {
+    // Nested so that one removal joins a new comment, or an invisible character inside the opener (attacker review, stop 42).
+    for (const hidden of [`${TOKEN.slice(0, 10)}\u200b${TOKEN.slice(10)}`, `${TOKEN.slice(0, 10)}<!-- -->${TOKEN.slice(10)}`, `${TOKEN.slice(0, 10)}<!-<!---->- x -->${TOKEN.slice(10)}`, `${TOKEN.slice(0, 10)}<!\u200b-- x -->${TOKEN.slice(10)}`]) {
       expect(outbound(`key: ${hidden}`, [TOKEN])).toBe('key: [redacted]');
     }
+  });
+
+  it('leaves no HTML comment that removals joined: a planted delivery marker does not survive, and deep nesting is made visible', async () => {
+    const { outbound } = await import('../../src/github/outbound.js');
+    const out = outbound('hidden <!-<!---->- recall:delivery=comment-1 --> text', []);
+    expect(out).not.toContain('<!--');
+    expect(out).not.toContain('recall:delivery');
+    const deep = `${'<!-'.repeat(20)}${'-->-'.repeat(20)} recall:delivery=x -->`;
+    expect(outbound(deep, [])).not.toMatch(/<!--/);
   });
 
   it("takes a shell's working directories for the paths they are, though PWD is named like a password", () => {

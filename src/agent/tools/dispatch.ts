@@ -86,8 +86,14 @@ export class Dispatcher {
     if (args.keep !== undefined && args.keep !== null && typeof args.keep !== 'boolean') throw new DispatchFailed('keep must be true or false (default false).');
     if (!server || !parentId) throw new DispatchFailed('dispatch cannot be used yet: the run has no session.');
     if (this.count >= MAX_DISPATCHES) throw new DispatchFailed(`This run already dispatched ${MAX_DISPATCHES} prompts, the most one run may.`);
-    await this.checkUsable(server, model);
+    // Counted before the first wait: dispatches the model starts side by side in one step each see the others.
     this.count++;
+    try {
+      await this.checkUsable(server, model);
+    } catch (error) {
+      this.count--; // nothing was asked
+      throw error;
+    }
 
     const timeout = AbortSignal.timeout(this.settings.timeoutMs);
     const signal = AbortSignal.any([timeout, stopped]);

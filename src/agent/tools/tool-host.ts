@@ -13,6 +13,7 @@ import { DISPATCH_TOOL, GITHUB_TOOL_NAMES, JOB_TOOL_NAMES, MEMORY_TOOL_NAMES, RE
 import { dispatchDefinition, Dispatcher, type DispatchSettings } from './dispatch.js';
 import { ToolArgumentError, wholeNumber } from './arguments.js';
 import { NO_TOKENS } from '../usage.js';
+import { fenceUntrusted } from '../../fence/untrusted.js';
 
 const MAX_BODY = 64 * 1024;
 const PAGE_CHARS = 8_000;
@@ -170,7 +171,7 @@ export class ToolHost implements AgentTools {
         const limit = wholeNumber(args.limit, 'limit', 10, 1, 50);
         const records = index.list({ ...(thread ? { threadKey: thread } : {}), ...(kind ? { kind: kind as RunRecord['kind'] } : {}), limit });
         if (records.length === 0) return 'Memory holds no records like that.';
-        return records.map((r) => `- ${r.id} · ${r.threadKey || 'no thread'} · ${r.at.slice(0, 10)} · ${r.outcome} · ${oneLine(r.subject ?? r.title)}${this.o.describeWrong(r) ? ` · ${this.o.describeWrong(r)}` : ''}`).join('\n');
+        return records.map((r) => `- ${r.id} · ${r.threadKey || 'no thread'} · ${dayOf(r.at)} · ${r.outcome} · ${oneLine(r.subject ?? r.title)}${this.o.describeWrong(r) ? ` · ${this.o.describeWrong(r)}` : ''}`).join('\n');
       }
       case 'memory_read': {
         const id = text(args.id, 'id', 120, true);
@@ -225,10 +226,12 @@ export class ToolHost implements AgentTools {
         const title = text(args.title, 'title', LIMITS.title, false);
         const body = text(args.body, 'body', LIMITS.message, true);
         if (issue === 0 && !title) throw new ToolArgumentError('A new issue needs a title (or give issue: the number to comment on).');
+        // Counted before the wait: calls the model makes side by side in one step each see the others (a message GitHub refused is given back).
+        this.posted++;
         const url = await this.o.poster({ ...(issue > 0 ? { issue } : { title }), body }).catch((error: unknown) => {
+          this.posted--;
           throw new ToolArgumentError(`GitHub did not take the message: ${(error as Error).message}`);
         });
-        this.posted++;
         return `Posted: ${url}`;
       }
       case 'dispatch': {
@@ -263,36 +266,50 @@ function text(v: unknown, name: string, max: number, required: boolean): string 
 
 const oneLine = (s: string) => s.replace(/\s+/g, ' ').trim();
 
+/** Who wrote what a record holds: people's requests (strangers' on GitHub) and an agent's answers. */
+const FROM_MEMORY = 'comes from memory: people asked, an agent answered';
+
+/** The day of a stored time, or '-': the time is data, and said outside the fence. */
+function dayOf(at: string): string {
+  const t = Date.parse(at);
+  return Number.isNaN(t) || t < 0 || t > 253_402_300_799_999 ? '-' : new Date(t).toISOString().slice(0, 10);
+}
+
+/**
+ * A search hit: Recall's facts (id, thread, day, outcome, score, the wrong mark, cited code's
+ * state), then what people and the agent wrote, fenced as data, as the prompt fences it: a record's
+ * text that reads like Recall's own lines stays inside the fence.
+ */
 function summaryOf(w: RecalledWork, cited: string | undefined, wrong: string | undefined): string {
   const r = w.record;
   return [
-    `${r.id} · ${r.threadKey || 'no thread'} · ${r.at.slice(0, 10)} · ${r.outcome} · score ${w.score.toFixed(2)}${w.sessionLive ? '' : ' · session pruned'}`,
+    `${r.id} · ${r.threadKey || 'no thread'} · ${dayOf(r.at)} · ${r.outcome} · score ${w.score.toFixed(2)}${w.sessionLive ? '' : ' · session pruned'}`,
     // As the prompt says it: who marked it wrong and when, nothing else of the mark.
     ...(wrong ? [wrong] : []),
-    oneLine(r.subject ?? r.title),
     ...(cited ? [`Cited code: ${cited}`] : []),
-    oneLine(r.text || r.request).slice(0, 400),
+    fenceUntrusted(`record ${r.id} (its title and an excerpt)`, `${oneLine(r.subject ?? r.title)}\n${oneLine(r.text || r.request).slice(0, 400)}`, FROM_MEMORY),
   ].join('\n');
 }
 
 function fullRecord(w: RecalledWork, cited: string | undefined, wrong: string | undefined): string {
   const r = w.record;
-  return [
-    `${r.id} (${r.kind}) · thread ${r.threadKey || '-'} · ${r.event || '-'} · ${r.at} · ${r.outcome}`,
+  const facts = [
+    `${r.id} (${r.kind}) · thread ${r.threadKey || '-'} · ${r.event || '-'} · ${dayOf(r.at)} · ${r.outcome}`,
     wrong ?? '',
+    r.runUrl ? `Run: ${r.runUrl}` : '',
+    cited ? `Cited code: ${cited}` : '',
+    r.sessionId ? `Session: ${r.sessionId}${w.sessionLive ? '' : ' (pruned)'}` : '',
+  ];
+  const written = [
     `Title: ${oneLine(r.title)}`,
     r.subject ? `Subject: ${oneLine(r.subject)}` : '',
-    r.runUrl ? `Run: ${r.runUrl}` : '',
     r.links.length ? `Links: ${r.links.join(' ')}` : '',
     r.labels.length ? `Labels: ${r.labels.join(', ')}` : '',
     r.paths.length ? `Files: ${r.paths.join(', ')}` : '',
     r.errors.length ? `Errors: ${r.errors.join(' | ')}` : '',
-    cited ? `Cited code: ${cited}` : '',
-    r.sessionId ? `Session: ${r.sessionId}${w.sessionLive ? '' : ' (pruned)'}` : '',
     r.request ? `\nRequest:\n${r.request}` : '',
     `\n${r.kind === 'finding' ? 'Finding' : r.outcome === 'failed' ? 'Error' : 'Answer'}:\n${r.text}`,
     r.why ? `\nWhy it matters:\n${r.why}` : '',
-  ]
-    .filter(Boolean)
-    .join('\n');
+  ];
+  return [...facts.filter(Boolean), fenceUntrusted(`record ${r.id}`, written.filter(Boolean).join('\n'), FROM_MEMORY)].join('\n');
 }
