@@ -2,7 +2,7 @@
  * Memory kept in a local directory (`memory-backend: directory`, `memory-path`), for self-hosted
  * runners whose disk outlives the job and for local runs: one folder a snapshot, copied into
  * `.incoming-*` and renamed into place, so a reader never sees half of one. Each save merges what
- * it lacks from the newest (RFC-002), so only the newest KEEP are kept. A snapshot dated ahead of
+ * it lacks from the newest (RFC-002), so a save keeps itself and the two before it (olderThanKept: newer ones are not its to count). A snapshot dated ahead of
  * this clock is left out, or one dated 9999 would win every restore. Copies go through the cache's
  * archive code (tar.ts, tar-unpack.ts): a snapshot holding a link or a FIFO is unusable, never
  * followed (RFC-005).
@@ -12,11 +12,10 @@ import * as path from 'node:path';
 import { readMemoryFile } from './files.js';
 import { MANIFEST_FILE } from './integrity.js';
 import { isFutureDated, keyTime, type MemoryKeys } from './keys.js';
-import { UnusableSnapshotError, type SnapshotBackend } from './snapshot-backend.js';
+import { olderThanKept, UnusableSnapshotError, type SnapshotBackend } from './snapshot-backend.js';
 import { emitSegments, tarLayout } from './tar.js';
 import { TarUnpacker } from './tar-unpack.js';
 
-const KEEP = 3;
 
 export class DirectoryBackend implements SnapshotBackend {
   private future: string[] = [];
@@ -137,7 +136,7 @@ export class DirectoryBackend implements SnapshotBackend {
     await copyConfined(dir, incoming);
     fs.rmSync(target, { recursive: true, force: true });
     fs.renameSync(incoming, target);
-    for (const old of this.snapshots().slice(KEEP)) fs.rmSync(path.join(this.root, old.key), { recursive: true, force: true });
+    for (const old of olderThanKept(this.snapshots().map((x) => x.key), key)) fs.rmSync(path.join(this.root, old), { recursive: true, force: true });
     return { saved: true, key };
   }
 }

@@ -25,6 +25,8 @@ import { MEMORY_FILES } from './layout.js';
 import { UnusableSnapshotError, type PackedSnapshot, type SnapshotBackend } from './snapshot-backend.js';
 
 const KEEP = 3;
+/** The names a snapshot on the branch may have: what fetch takes, and so what a listing counts. */
+const SNAPSHOT_NAME = /^[A-Za-z0-9._-]{1,500}$/;
 const README = 'README.md';
 /** A snapshot on the branch, a file (an archive) or a folder (before issue 27): `<prefix>-v<n>-...` (any prefix's: several may share a branch). */
 const SNAPSHOT_DIR = /^[A-Za-z0-9._-]+-v\d+-[A-Za-z0-9._-]+$/;
@@ -175,7 +177,8 @@ export class GitBranchBackend implements SnapshotBackend {
   private keysIn(tip: Tip): string[] {
     const prefix = this.o.keys.restorePrefixes[0] ?? '';
     const now = this.o.clock();
-    const names = tip.entries.filter((e) => isSnapshot(e) && e.name.startsWith(prefix)).map((e) => e.name);
+    // Listed as fetch takes them (SNAPSHOT_NAME): a name fetch refuses would be the newest that never restores.
+    const names = tip.entries.filter((e) => isSnapshot(e) && e.name.startsWith(prefix) && SNAPSHOT_NAME.test(e.name)).map((e) => e.name);
     this.future = names.filter((n) => isFutureDated(leadingTime(n.slice(prefix.length)), now));
     return names
       .filter((n) => leadingTime(n.slice(prefix.length)) !== undefined && !this.future.includes(n))
@@ -210,7 +213,7 @@ export class GitBranchBackend implements SnapshotBackend {
 
   async fetch(key: string, dir: string): Promise<boolean> {
     // A key named in a snapshot's manifest is data: only a snapshot of this prefix on the branch.
-    if (!/^[A-Za-z0-9._-]{1,500}$/.test(key) || !this.o.keys.restorePrefixes.some((p) => key.startsWith(p))) return false;
+    if (!SNAPSHOT_NAME.test(key) || !this.o.keys.restorePrefixes.some((p) => key.startsWith(p))) return false;
     const tip = this.tip ?? (await this.refresh());
     const entry = tip.entries.find((e) => e.name === key && isSnapshot(e));
     if (!entry) return false;

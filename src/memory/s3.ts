@@ -9,10 +9,9 @@
 import * as fs from 'node:fs';
 import type { ListObjectsV2CommandOutput, S3Client } from '@aws-sdk/client-s3';
 import { isFutureDated, leadingTime, timeFirstKey, type MemoryKeys } from './keys.js';
-import { UnusableSnapshotError, type SnapshotBackend } from './snapshot-backend.js';
+import { olderThanKept, UnusableSnapshotError, type SnapshotBackend } from './snapshot-backend.js';
 import { packGzip, unpackGzip } from './gzip-archive.js';
 
-const KEEP = 3;
 
 /** The AWS SDK, loaded when the S3 backend is used: it is a megabyte of every bundle otherwise. */
 const sdk = () => import('@aws-sdk/client-s3');
@@ -92,8 +91,10 @@ export class S3Backend implements SnapshotBackend {
     } while (token);
     const now = this.clock();
     this.future = keys.filter((k) => isFutureDated(leadingTime(k.slice(this.prefix.length)), now));
+    // Listed as fetch takes them: an object of this folder and prefix alone (one a fetch refuses would
+    // be the newest that never restores, and a save that could not merge it).
     return keys
-      .filter((k) => leadingTime(k.slice(this.prefix.length)) !== undefined && !this.future.includes(k))
+      .filter((k) => !k.slice(this.prefix.length).includes('/') && leadingTime(k.slice(this.prefix.length)) !== undefined && !this.future.includes(k))
       .sort()
       .reverse();
   }
@@ -158,7 +159,7 @@ export class S3Backend implements SnapshotBackend {
     const archive = await packGzip(dir);
     const { PutObjectCommand, DeleteObjectCommand } = await sdk();
     await (await this.client()).send(new PutObjectCommand({ Bucket: this.location.bucket, Key: key, Body: archive, ContentType: 'application/gzip' }));
-    for (const old of (await this.snapshots()).slice(KEEP)) {
+    for (const old of olderThanKept(await this.snapshots(), key)) {
       await (await this.client()).send(new DeleteObjectCommand({ Bucket: this.location.bucket, Key: old }));
     }
     return { saved: true, key };

@@ -4,6 +4,21 @@
  * cache, a directory, a git branch and S3 each implement SnapshotBackend.
  */
 /** A snapshot that can never be used: it cannot be unpacked, or holds what memory never holds. */
+/** Snapshots a backend that prunes keeps, the one just saved among them. */
+export const KEEP_SNAPSHOTS = 3;
+
+/**
+ * The snapshots a save of `key` drops (`keys`: newest first, by the time their writer chose): of
+ * those not newer than `key`, all past the newest KEEP_SNAPSHOTS, `key` itself never. Snapshots
+ * newer than the one just saved (dated a few minutes ahead, within the clock skew allowed, or a
+ * concurrent save) neither count nor go: planted ones would otherwise push out every good save, and
+ * the one just made with them.
+ */
+export function olderThanKept(keys: readonly string[], key: string): string[] {
+  const at = keys.indexOf(key);
+  return at < 0 ? [] : keys.slice(at + KEEP_SNAPSHOTS);
+}
+
 export class UnusableSnapshotError extends Error {
   override name = 'UnusableSnapshotError';
   constructor(

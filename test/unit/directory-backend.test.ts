@@ -40,17 +40,37 @@ describe('the directory backend', () => {
     expect(await b.restoreNewest(path.join(root, 'out'))).toBeUndefined();
   });
 
-  it('restores the newest snapshot by save time, not by name, and keeps the newest three', async () => {
+  it('restores the newest snapshot by save time, not by name, and keeps three at or before each save', async () => {
     const dir = path.join(root, 'store');
     // Neither the run ids nor the order of the puts agree with the save times.
     const key = (run: string) => memoryKeys('recall', run, '1', new Date(0));
     for (const [run, at] of [['9', 3000], ['10', 5000], ['11', 1000], ['12', 4000]] as const) {
       await new DirectoryBackend(dir, key(run)).put(memoryAt(run, at, `store of run ${run}`), { key: key(run).primary });
     }
-    expect(fs.readdirSync(dir).sort()).toEqual([key('10').primary, key('12').primary, key('9').primary]);
+    // 12's save kept itself and the two before it (9, 11); 10, newer than it, is not its to count.
+    expect(fs.readdirSync(dir).sort()).toEqual([key('10').primary, key('11').primary, key('12').primary, key('9').primary]);
+    await new DirectoryBackend(dir, key('14')).put(memoryAt('14', 6000, 'store of run 14'), { key: key('14').primary });
+    expect(fs.readdirSync(dir).sort()).toEqual([key('10').primary, key('12').primary, key('14').primary]);
+    fs.rmSync(path.join(dir, key('14').primary), { recursive: true });
     const out = path.join(root, 'out');
     expect(await new DirectoryBackend(dir, key('13')).restoreNewest(out)).toBe(key('10').primary);
     expect(fs.readFileSync(path.join(out, 'opencode.db'), 'utf8')).toBe('store of run 10');
+  });
+
+  it('snapshots planted a few minutes ahead (within the clock skew allowed) push out neither the save just made nor the good ones before it (attacker review, stop 42)', async () => {
+    const dir = path.join(root, 'store');
+    const now = Date.UTC(2026, 10, 25, 12);
+    const key = (run: string, at: number) => memoryKeys('recall', run, '1', new Date(at));
+    for (const [run, at] of [['1', now - 120_000], ['2', now - 60_000]] as const) {
+      await new DirectoryBackend(dir, key(run, at), () => new Date(at)).put(memoryAt(run, at, `good ${run}`), { key: key(run, at).primary });
+    }
+    for (const n of [1, 2, 3]) {
+      const planted = key(`66${n}`, now + 8 * 60_000);
+      fs.cpSync(memoryAt(`p${n}`, now + 8 * 60_000, 'garbage'), path.join(dir, planted.primary), { recursive: true });
+    }
+    const mine = key('3', now);
+    await new DirectoryBackend(dir, mine, () => new Date(now)).put(memoryAt('3', now, 'good 3'), { key: mine.primary });
+    expect(fs.readdirSync(dir)).toEqual(expect.arrayContaining([mine.primary, key('1', now - 120_000).primary, key('2', now - 60_000).primary]));
   });
 
   it('keeps prefixes apart', async () => {
@@ -104,8 +124,10 @@ describe('the directory backend', () => {
     expect(await new DirectoryBackend(dir, next, () => new Date(Date.UTC(9999, 11, 31, 1))).newestKey()).toBe(byManifest);
   });
 
-  it('the S3 listing leaves out objects dated ahead of the clock or named without a time', async () => {
-    const listed = ['ci/recall-v1-20261125T115900Z-1-1.tar.gz', 'ci/recall-v1-99991231T000000Z-2-1.tar.gz', 'ci/recall-v1-zzzz.tar.gz', 'ci/recall-v1-20261125T115800Z-0-1.tar.gz'];
+  it('the S3 listing leaves out objects dated ahead of the clock, named without a time, or in a folder below the prefix', async () => {
+    // The fourth: a name in a folder below the prefix, newer than every snapshot, which fetch refuses:
+    // listed, it was the newest that never restored, and every save refused to merge it (attacker review, stop 42).
+    const listed = ['ci/recall-v1-20261125T115900Z-1-1.tar.gz', 'ci/recall-v1-99991231T000000Z-2-1.tar.gz', 'ci/recall-v1-zzzz.tar.gz', 'ci/recall-v1-20261125T115950Z-x/y.tar.gz', 'ci/recall-v1-20261125T115800Z-0-1.tar.gz'];
     const client = { send: async () => ({ Contents: listed.map((Key) => ({ Key })), IsTruncated: false }) } as unknown as S3Client;
     const b = new S3Backend({ bucket: 'team', folder: 'ci' }, memoryKeys('recall', '3', '1'), async () => client, () => new Date(Date.UTC(2026, 10, 25, 12)));
     expect(await b.newestKey()).toBe('ci/recall-v1-20261125T115900Z-1-1.tar.gz');

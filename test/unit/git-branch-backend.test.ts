@@ -166,6 +166,19 @@ describe('the git-branch backend', () => {
     expect(filesOnBranch()).toEqual(['README.md', key, put.key]);
   });
 
+  it('a name fetch would refuse (past 500 characters) is not listed: it is not the newest that never restores (attacker review, stop 42)', async () => {
+    const put = (await putNew(backend('1'), memoryWith('a', 'good'))) as { key: string };
+    const blob = execFileSync('git', ['-C', remote, 'hash-object', '-w', '--stdin'], { input: 'x', encoding: 'utf8' }).trim();
+    const tip = git('ls-tree', 'recall-memory');
+    // The same time as the good save, a greater name: the newest on the branch.
+    const long = `${put.key.slice(0, 'recall-v1-'.length + 16)}-${'a'.repeat(520)}`;
+    const tree = execFileSync('git', ['-C', remote, 'mktree'], { input: `${tip}\n100644 blob ${blob}\t${long}\n`, encoding: 'utf8' }).trim();
+    git('update-ref', 'refs/heads/recall-memory', execFileSync('git', ['-C', remote, '-c', 'user.name=t', '-c', 'user.email=t@t', 'commit-tree', tree, '-m', 'x'], { encoding: 'utf8' }).trim());
+    expect(await backend('2').olderKeys()).toEqual([put.key]);
+    const out = path.join(root, 'out');
+    expect(await backend('2').restoreNewest(out)).toBe(put.key);
+  });
+
   it('an archive holding a link or garbage is unusable, named by its key; a path that climbs out is written inside the memory directory', async () => {
     const put = (await putNew(backend('1'), memoryWith('a', 'a'))) as { key: string };
     const plant = (bytes: Buffer) => {
