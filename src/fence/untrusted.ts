@@ -42,3 +42,15 @@ export function fenceUntrusted(label: string, text: string, from = 'was written 
     fence,
   ].join('\n');
 }
+
+/**
+ * The day of time `at` (YYYY-MM-DD), or undefined when it is no time: a stored time is data, and is
+ * said outside the fence, so it is said as the digits of the day it parses to, never as written.
+ */
+export function dayOf(at: string): string | undefined {
+  const t = Date.parse(at);
+  return Number.isNaN(t) || t < 0 || t > 253_402_300_799_999 ? undefined : new Date(t).toISOString().slice(0, 10);
+}
+
+/** Who wrote what memory holds, for fenceUntrusted: people's requests (strangers' on GitHub) and an agent's answers, not a GitHub user alone. */
+export const FROM_MEMORY = 'comes from memory: people asked, an agent answered';

@@ -6,11 +6,11 @@
  * Recall makes.
  */
 import type { RecalledWork } from '../ports.js';
-import { fenceUntrusted, sanitizeUntrusted } from '../fence/untrusted.js';
+import { dayOf, fenceUntrusted, FROM_MEMORY, sanitizeUntrusted } from '../fence/untrusted.js';
 import { describeCitations } from './citations.js';
 import { clip } from './run-summary.js';
 import { importedLabel } from './thread-key.js';
-import { dayOf, wrongNote } from './wrong.js';
+import { wrongNote } from './wrong.js';
 
 /** Default of the `prior-work-chars` input. */
 export const DEFAULT_PRIOR_WORK_CHARS = 6_000;
@@ -66,8 +66,6 @@ function possibleLine(w: RecalledWork): string {
 }
 
 const POSSIBLE_FENCE = 'list of earlier runs';
-/** Who wrote what memory holds: people's requests (strangers' on GitHub) and an agent's answers, not a GitHub user alone. */
-const FROM_MEMORY = 'comes from memory: people asked, an agent answered';
 
 /** `head`, then as many lines as fit in `room` fenced as data, or '' when none does. */
 function fencedLines(head: string, lines: readonly string[], room: number): string {

@@ -1,4 +1,5 @@
 import type { RunRecord } from '../ports.js';
+import { dayOf } from '../fence/untrusted.js';
 /**
  * A record someone with write access marked wrong (`<trigger> wrong <id>`, issue 19): it is kept,
  * since what was tried and failed is worth knowing, but it ranks after every record nobody marked,
@@ -16,12 +17,6 @@ export function rankWrongLast<T extends { record: Pick<RunRecord, 'wrong'> }>(fo
  * beside Recall's own facts, so every reader of a mark (a record's, the marks file's) checks it.
  */
 export const isMarker = (by: string): boolean => /^[@\w.:[\]-]{1,100}$/.test(by);
-
-/** The day of time `at` as Recall writes it (YYYY-MM-DD), or undefined: `at` comes from a stored file, and is said outside the fence. */
-export function dayOf(at: string): string | undefined {
-  const t = Date.parse(at);
-  return Number.isNaN(t) || t < 0 || t > 253_402_300_799_999 ? undefined : new Date(t).toISOString().slice(0, 10);
-}
 
 /** What the prior-work section says of a record marked wrong, or undefined. */
 export function wrongNote(record: Pick<RunRecord, 'wrong'>): string | undefined {

@@ -13,7 +13,7 @@ import { DISPATCH_TOOL, GITHUB_TOOL_NAMES, JOB_TOOL_NAMES, MEMORY_TOOL_NAMES, RE
 import { dispatchDefinition, Dispatcher, type DispatchSettings } from './dispatch.js';
 import { ToolArgumentError, wholeNumber } from './arguments.js';
 import { NO_TOKENS } from '../usage.js';
-import { fenceUntrusted } from '../../fence/untrusted.js';
+import { dayOf, fenceUntrusted, FROM_MEMORY } from '../../fence/untrusted.js';
 
 const MAX_BODY = 64 * 1024;
 const PAGE_CHARS = 8_000;
@@ -171,7 +171,7 @@ export class ToolHost implements AgentTools {
         const limit = wholeNumber(args.limit, 'limit', 10, 1, 50);
         const records = index.list({ ...(thread ? { threadKey: thread } : {}), ...(kind ? { kind: kind as RunRecord['kind'] } : {}), limit });
         if (records.length === 0) return 'Memory holds no records like that.';
-        return records.map((r) => `- ${r.id} · ${r.threadKey || 'no thread'} · ${dayOf(r.at)} · ${r.outcome} · ${oneLine(r.subject ?? r.title)}${this.o.describeWrong(r) ? ` · ${this.o.describeWrong(r)}` : ''}`).join('\n');
+        return records.map((r) => `- ${r.id} · ${r.threadKey || 'no thread'} · ${dayOf(r.at) ?? '-'} · ${r.outcome} · ${oneLine(r.subject ?? r.title)}${this.o.describeWrong(r) ? ` · ${this.o.describeWrong(r)}` : ''}`).join('\n');
       }
       case 'memory_read': {
         const id = text(args.id, 'id', 120, true);
@@ -266,15 +266,6 @@ function text(v: unknown, name: string, max: number, required: boolean): string 
 
 const oneLine = (s: string) => s.replace(/\s+/g, ' ').trim();
 
-/** Who wrote what a record holds: people's requests (strangers' on GitHub) and an agent's answers. */
-const FROM_MEMORY = 'comes from memory: people asked, an agent answered';
-
-/** The day of a stored time, or '-': the time is data, and said outside the fence. */
-function dayOf(at: string): string {
-  const t = Date.parse(at);
-  return Number.isNaN(t) || t < 0 || t > 253_402_300_799_999 ? '-' : new Date(t).toISOString().slice(0, 10);
-}
-
 /**
  * A search hit: Recall's facts (id, thread, day, outcome, score, the wrong mark, cited code's
  * state), then what people and the agent wrote, fenced as data, as the prompt fences it: a record's
@@ -283,7 +274,7 @@ function dayOf(at: string): string {
 function summaryOf(w: RecalledWork, cited: string | undefined, wrong: string | undefined): string {
   const r = w.record;
   return [
-    `${r.id} · ${r.threadKey || 'no thread'} · ${dayOf(r.at)} · ${r.outcome} · score ${w.score.toFixed(2)}${w.sessionLive ? '' : ' · session pruned'}`,
+    `${r.id} · ${r.threadKey || 'no thread'} · ${dayOf(r.at) ?? '-'} · ${r.outcome} · score ${w.score.toFixed(2)}${w.sessionLive ? '' : ' · session pruned'}`,
     // As the prompt says it: who marked it wrong and when, nothing else of the mark.
     ...(wrong ? [wrong] : []),
     ...(cited ? [`Cited code: ${cited}`] : []),
@@ -294,7 +285,7 @@ function summaryOf(w: RecalledWork, cited: string | undefined, wrong: string | u
 function fullRecord(w: RecalledWork, cited: string | undefined, wrong: string | undefined): string {
   const r = w.record;
   const facts = [
-    `${r.id} (${r.kind}) · thread ${r.threadKey || '-'} · ${r.event || '-'} · ${dayOf(r.at)} · ${r.outcome}`,
+    `${r.id} (${r.kind}) · thread ${r.threadKey || '-'} · ${r.event || '-'} · ${dayOf(r.at) ?? '-'} · ${r.outcome}`,
     wrong ?? '',
     r.runUrl ? `Run: ${r.runUrl}` : '',
     cited ? `Cited code: ${cited}` : '',
