@@ -83,8 +83,9 @@ export class BlockTally {
     const got = isBlock(line) ? this.decode(line) : undefined;
     const n = got ? linesIn(got) : undefined;
     if (got && fitsLayout(n!, k, this.held)) return { text: got, count: n! };
-    const want = blockHolds(k, this.held);
-    return { count: want === undefined || want > 0 ? (want ?? BLOCK) : (n ?? BLOCK) };
+    // The records its place holds; past the postings' count (none there), what it holds.
+    const want = blockHolds(k, this.held) ?? BLOCK;
+    return { count: want > 0 ? want : (n ?? BLOCK) };
   }
 
   /** A line too long to read, as the next block: the records it stands for. */

@@ -36,9 +36,13 @@ export function checkDirectly(call: DirectCall, event: RecallQuery, recalled: Re
   const stop = new AbortController();
   let settled = false;
   let settle!: (outcome: CheckOutcome) => void;
-  const ended = new Promise<CheckOutcome>((resolve) => (settle = (outcome) => {
-    settled ||= (resolve(outcome), true);
-  }));
+  const ended = new Promise<CheckOutcome>((resolve) => {
+    settle = (outcome) => {
+      if (settled) return;
+      settled = true;
+      resolve(outcome);
+    };
+  });
   // The bound holds whatever the network does: it settles the check, then ends the call. A timer
   // that fires late lost loop time to Recall's own synchronous work (agent.start()'s git ls-files,
   // link walk, copies) while an answer may have arrived: it waits once more for the time lost.
