@@ -2,7 +2,9 @@
  * What Recall posts that the model wrote, made safe to render on GitHub (RFC-005), best effort: every
  * credential of the run, in the forms secrets/forms.ts knows, becomes `[redacted]`; nothing makes
  * GitHub fetch a URL (it loads images server-side, so an image elsewhere carries data out): images
- * become text, links off GitHub become code, entities are escaped. Code is left as it is.
+ * become text, links off GitHub become code, entities are escaped; and nothing the model wrote
+ * notifies anyone: an @-mention of a person or a team becomes code (an injected instruction could
+ * otherwise make Recall's posts ping whoever it names). Code is left as it is.
  */
 import { redactCredentials } from '../secrets/forms.js';
 import { sanitizeUntrusted } from '../fence/untrusted.js';
@@ -63,6 +65,8 @@ const INLINE = new RegExp(
     String.raw`((?:https?|ftp):\/\/[^\s<>()\[\]\x60'"]+|\bwww\.[a-z0-9-]+\.[^\s<>()\[\]\x60'"]+)`, // bare URLs GitHub links
     String.raw`<(\/?)(${MEDIA_TAGS})\b`, // HTML that loads or links something
     String.raw`&(#?[a-z0-9]+;)`, // an entity, which could spell a URL
+    // An @-mention as GitHub reads one: a login, or an organization's team, not after a word (an e-mail address).
+    String.raw`(?<![a-z0-9_@/.+-])(@[a-z0-9](?:[a-z0-9-]{0,38})(?:\/[a-z0-9][a-z0-9_.-]*)?)(?![a-z0-9_-])`,
   ].join('|'),
   'gi',
 );
@@ -81,7 +85,7 @@ function neutralizeProse(text: string, serverHost: string): string {
   const defined = text.replace(/^( {0,3}\[[^\]\n]+\]:[ \t]*)<?(\S+?)>?(?=[ \t]|$)/gm, (all, head: string, url: string) =>
     keeps(url, serverHost) ? all : `${head.replace(/\]:/, '\\]:').replace(/^(\s*)\[/, '$1\\[')}${code(url)}`,
   );
-  return defined.replace(INLINE, (all, bang: string, label: string, url: string, auto: string, bare: string, slash: string, tag: string, entity: string) => {
+  return defined.replace(INLINE, (all, bang: string, label: string, url: string, auto: string, bare: string, slash: string, tag: string, entity: string, mention: string) => {
     // Survivors, equivalent: either test alone, or `||`, says the same (one alternative sets both or neither).
     if (label !== undefined && url !== undefined) {
       if (bang) return keeps(url, serverHost) && hostOf(url) ? all : `${label || 'image'} (image removed: ${hostOf(url) ?? 'not on GitHub'})`;
@@ -93,6 +97,7 @@ function neutralizeProse(text: string, serverHost: string): string {
     if (tag !== undefined) return `&lt;${slash}${tag}`;
     // Survivor, equivalent: `true` for this test (an entity is the one alternative left).
     if (entity !== undefined) return `&amp;${entity}`;
+    if (mention !== undefined) return code(mention);
     return all;
   });
 }

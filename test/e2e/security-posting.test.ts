@@ -1,7 +1,7 @@
 /**
  * What Recall posts, when an injected instruction has the model try to carry a key out through the
  * answer (RFC-005): encoded keys and images on other hosts, through the bundled action and the
- * fake GitHub API. Fails when redaction or link neutralizing is taken out.
+ * fake GitHub API; and to ping people it names. Fails when redaction, link or mention neutralizing is taken out.
  */
 import { afterEach, beforeEach, expect, it } from 'vitest';
 import { issueComment, REPOSITORY } from '../harness/payloads.js';
@@ -19,7 +19,7 @@ afterEach(async () => {
   await world.stop();
 });
 
-it('an answer that encodes the key or links an image elsewhere is posted without either', async () => {
+it('an answer that encodes the key, links an image elsewhere or @-mentions people is posted without any of them', async () => {
   const b64 = Buffer.from(`x-access-token:${KEY}`).toString('base64');
   const hex = Buffer.from(KEY).toString('hex');
   const spaced = [...KEY].join(' ');
@@ -34,6 +34,8 @@ it('an answer that encodes the key or links an image elsewhere is posted without
       String.raw`Mirror: [copy](\/\/evil.example/m) and [copy2](/\/evil.example/m)`,
       // An entity past the last code point once made the whole answer throw on its way out.
       'Notes: [char](https://github.com/&#x110000;)',
+      // An injected "ping them" (stop 43): a team and a person named by the model notify no one.
+      'Please look, @octo-org/everyone and @mona (mail ops@example.com).',
     ].join('\n'),
   });
   const run = await world.runEvent('issue_comment', issueComment({ issue, body: '/recall fix it' }), '9601', { repository: REPOSITORY, env: { FAKE_API_KEY: KEY } });
@@ -44,6 +46,7 @@ it('an answer that encodes the key or links an image elsewhere is posted without
     for (const leak of [KEY, b64.slice(24, 44), hex.slice(20, 40), spaced.slice(20, 40)]) expect(where).not.toContain(leak);
     expect(where).not.toMatch(/!\[[^\]]*\]\(https:\/\/evil|<img|\]\(https:\/\/evil|\]\([\\/]+evil/);
     expect(where).toContain('[char](https://github.com/&#x110000;)');
+    expect(where).toContain('Please look, `@octo-org/everyone` and `@mona` (mail ops@example.com).');
   }
   expect(posted).toContain('ok (image removed: evil.example)');
   expect(posted).toContain('https://github.com/Codertocat/Hello-World/pull/2');

@@ -42,6 +42,13 @@ describe('redaction', () => {
     }
   });
 
+  it('makes every @-mention of a person or a team code, so a post notifies no one; e-mail addresses, code and links stay (stop 43)', async () => {
+    const { outbound } = await import('../../src/github/outbound.js');
+    expect(outbound("cc @alice, (@my-org/security-team) and @bob's fix", [])).toBe("cc `@alice`, (`@my-org/security-team`) and `@bob`'s fix");
+    expect(outbound('@start of a line\n@Next-Line', [])).toBe('`@start` of a line\n`@Next-Line`');
+    for (const kept of ['mail first.last@example.org', 'in `@code` and\n```\n@fenced\n```', 'see https://github.com/@alice/x', '[@alice](https://github.com/alice)', '@-x']) expect(outbound(kept, [])).toBe(kept);
+  });
+
   it('leaves no HTML comment that removals joined: a planted delivery marker does not survive, and deep nesting is made visible', async () => {
     const { outbound } = await import('../../src/github/outbound.js');
     const out = outbound('hidden <!-<!---->- recall:delivery=comment-1 --> text', []);
