@@ -8,7 +8,8 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { unpackArchiveFile, type ArchiveFormat } from '../memory/cache-archive.js';
-import { checkMemory, readManifest } from '../memory/integrity.js';
+import { checkMemory } from '../memory/integrity.js';
+import { readManifest } from '../memory/manifest.js';
 import { isFutureDated } from '../memory/keys.js';
 import { DATABASE_FILE, MEMORY_FILES } from '../memory/layout.js';
 import { openStore } from '../memory/store-check.js';

@@ -7,7 +7,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { literalForms } from '../secrets/forms.js';
-import { writeManifest, type FileHash, type PartialMemory } from './integrity.js';
+import { writeManifest, type FileHash, type PartialMemory } from './manifest.js';
 import { DATABASE_FILE, RECORDS_FILE } from './layout.js';
 import { fileStamp, openRegular, readMemoryBytes } from './files.js';
 import { anyRowApart, sha256Apart, type SeamRead } from './read-apart.js';

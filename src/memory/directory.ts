@@ -10,7 +10,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { readMemoryFile } from './files.js';
-import { MANIFEST_FILE } from './integrity.js';
+import { MANIFEST_FILE } from './manifest.js';
 import { isFutureDated, keyTime, type MemoryKeys } from './keys.js';
 import { olderThanKept, UnusableSnapshotError, type SnapshotBackend } from './snapshot-backend.js';
 import { emitSegments, tarLayout } from './tar.js';

@@ -6,7 +6,8 @@
  */
 import * as fs from 'node:fs';
 import { describe } from '../errors.js';
-import { earlierKeysIn, emptyDirectory, moveAside, recallFilesVouchedFor, type PartialMemory, type RestoredAs } from './integrity.js';
+import { emptyDirectory, moveAside, recallFilesVouchedFor } from './integrity.js';
+import { earlierKeysIn, type PartialMemory, type RestoredAs } from './manifest.js';
 import { keyTime } from './keys.js';
 import { mergeSessions } from './merge.js';
 import type { SnapshotBackend } from './snapshot-backend.js';

@@ -7,7 +7,8 @@
 import * as fs from 'node:fs';
 import type { Logger } from '../ports.js';
 import { describe } from '../errors.js';
-import { checkMemory, type PartialMemory, type RestoredAs } from './integrity.js';
+import { checkMemory } from './integrity.js';
+import { type PartialMemory, type RestoredAs } from './manifest.js';
 import { isFutureDated, keyTime } from './keys.js';
 import { mergeSessions } from './merge.js';
 import { UnusableSnapshotError, type SnapshotBackend } from './snapshot-backend.js';

@@ -16,7 +16,7 @@ import { freshRunner, type ActionRun, type ActionRunOptions } from '../harness/r
 import { plantSeed, seedRuns, type SeededRuns } from '../harness/seeded-memory.js';
 import { startS3Server } from '../harness/s3-server.js';
 import { startWorld, type World } from '../harness/world.js';
-import { readManifest, writeManifest } from '../../src/memory/integrity.js';
+import { readManifest, writeManifest } from '../../src/memory/manifest.js';
 import { editRecordLines, plainText } from '../harness/index-file.js';
 
 const FIRST = { number: 1, title: 'Login fails with SSO on Safari', body: 'Safari loops back to the login page after SSO.' };

@@ -7,7 +7,7 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { writeManifest } from '../../src/memory/integrity.js';
+import { writeManifest } from '../../src/memory/manifest.js';
 import { cacheVersion } from '../../src/memory/cache-service.js';
 import { issueComment, REPOSITORY } from '../harness/payloads.js';
 import { freshRunner } from '../harness/runner.js';

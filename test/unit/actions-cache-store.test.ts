@@ -5,7 +5,7 @@ import { DatabaseSync } from 'node:sqlite';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ActionsCacheStore, type CacheLibrary } from '../../src/memory/actions-cache.js';
 import { memoryKeys } from '../../src/memory/keys.js';
-import { writeManifest } from '../../src/memory/integrity.js';
+import { writeManifest } from '../../src/memory/manifest.js';
 import { sessionIdsIn } from '../../src/memory/merge.js';
 import { turnDigest } from '../../src/memory/turns.js';
 import { sessionId, storeBytes, writeStore } from '../harness/store-fixture.js';

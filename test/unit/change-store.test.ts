@@ -13,7 +13,8 @@ import { UsageError } from '../../src/cli/args.js';
 import { changeStore, signingKeyFor } from '../../src/cli/change-store.js';
 import { memoryCommand } from '../../src/cli/memory-cli.js';
 import { StoreError } from '../../src/cli/store-path.js';
-import { checkMemory, writeManifest } from '../../src/memory/integrity.js';
+import { checkMemory } from '../../src/memory/integrity.js';
+import { writeManifest } from '../../src/memory/manifest.js';
 import { listing } from '../harness/listing.js';
 import { sessionId, writeStore } from '../harness/store-fixture.js';
 

@@ -5,7 +5,7 @@ import * as path from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { DirectoryBackend } from '../../src/memory/directory.js';
-import { writeManifest } from '../../src/memory/integrity.js';
+import { writeManifest } from '../../src/memory/manifest.js';
 import { memoryKeys } from '../../src/memory/keys.js';
 import { readInputs } from '../../src/inputs.js';
 import { parseS3Location, S3Backend } from '../../src/memory/s3.js';

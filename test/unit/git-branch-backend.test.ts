@@ -11,7 +11,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { GitBranchBackend, type GitBranchOptions } from '../../src/memory/git-branch.js';
-import { writeManifest } from '../../src/memory/integrity.js';
+import { writeManifest } from '../../src/memory/manifest.js';
 import { memoryKeys } from '../../src/memory/keys.js';
 import { sessionIdsIn } from '../../src/memory/merge.js';
 import type { SnapshotBackend } from '../../src/memory/snapshot-backend.js';

@@ -2,7 +2,8 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { bindingProblem, checkMemory, earlierKeysIn, moveAside, writeManifest } from '../../src/memory/integrity.js';
+import { checkMemory, moveAside } from '../../src/memory/integrity.js';
+import { bindingProblem, earlierKeysIn, writeManifest } from '../../src/memory/manifest.js';
 import { CLOCK_SKEW_MS, isFutureDated, keyPrefixProblem, keyTime, leadingTime, memoryKeys, timeFirstKey } from '../../src/memory/keys.js';
 
 describe('memory keys', () => {

@@ -7,7 +7,8 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { afterEach, beforeEach, expect, it } from 'vitest';
 import { memoryCommand } from '../../src/cli/memory-cli.js';
-import { checkMemory, earlierKeysIn, writeManifest } from '../../src/memory/integrity.js';
+import { checkMemory } from '../../src/memory/integrity.js';
+import { earlierKeysIn, writeManifest } from '../../src/memory/manifest.js';
 import { sessionIdsIn } from '../../src/memory/merge.js';
 import { sessionId, writeStore } from '../harness/store-fixture.js';
 

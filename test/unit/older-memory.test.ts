@@ -15,7 +15,7 @@ import { ActionsCacheBackend, type CacheLibrary } from '../../src/memory/actions
 import { DirectoryBackend } from '../../src/memory/directory.js';
 import { dropSnapshotsBeforeForget } from '../../src/memory/forgotten-elsewhere.js';
 import { GitBranchBackend } from '../../src/memory/git-branch.js';
-import { MANIFEST_FILE, partialMemoryIn, readManifest, writeManifest } from '../../src/memory/integrity.js';
+import { MANIFEST_FILE, partialMemoryIn, readManifest, writeManifest } from '../../src/memory/manifest.js';
 import { memoryKeys, type MemoryKeys } from '../../src/memory/keys.js';
 import { RECORDS_FILE } from '../../src/memory/layout.js';
 import { sessionIdsIn } from '../../src/memory/merge.js';

@@ -14,7 +14,7 @@ import { CacheServiceClient } from '../../src/memory/cache-service.js';
 import { memoryPlace } from '../../src/memory/factory.js';
 import { memoryKeys } from '../../src/memory/keys.js';
 import { STORE_CHECK_RULES } from '../../src/memory/store-check.js';
-import { readManifest, writeManifest } from '../../src/memory/integrity.js';
+import { readManifest, writeManifest } from '../../src/memory/manifest.js';
 import { sessionIdsIn } from '../../src/memory/merge.js';
 import { BLOCK } from '../../src/memory/tar.js';
 import { cacheStoreWorld } from '../harness/cache-store-world.js';

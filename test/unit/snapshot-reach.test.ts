@@ -12,7 +12,7 @@ import * as path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { recallFiles } from '../../src/forget/forget.js';
 import { ActionsCacheBackend, type CacheLibrary } from '../../src/memory/actions-cache.js';
-import { MANIFEST_FILE } from '../../src/memory/integrity.js';
+import { MANIFEST_FILE } from '../../src/memory/manifest.js';
 import { memoryKeys, type MemoryKeys } from '../../src/memory/keys.js';
 import { RECORDS_FILE } from '../../src/memory/layout.js';
 import { sessionIdsIn } from '../../src/memory/merge.js';
