@@ -5,6 +5,7 @@
  * as JSON only and checked field by field (card.ts).
  */
 import { checkCard } from '../recall/card.js';
+import { sanitizeUntrusted } from '../fence/untrusted.js';
 import type { Card, RunRecord } from '../ports.js';
 
 /** The bounds of what a card is written from (characters, and paths). */
@@ -61,7 +62,8 @@ export function cardPrompt(source: CardSource): string {
   const paths = source.paths.filter((p) => p && !/[\n\r]/.test(p)).slice(0, CARD_INPUT.paths).map((p) => clip(p, CARD_INPUT.path));
   // A marker inside the data would end it early: it is taken out of what the run says.
   // The `<` of anything that reads as <run> or </run> made `‹`: a removal joined what was around it (`</r</run>un>`).
-  const data = (text: string, max: number) => clip(text.replace(/<(?=\s*\/?\s*run\b)/gi, '‹'), max).trim();
+  // Cleaned and lookalikes made plain first: `<\u200b/run>` and `＜/run＞` read as the marker to a model.
+  const data = (text: string, max: number) => clip(sanitizeUntrusted(text).normalize('NFKC').replace(/<(?=\s*\/?\s*run\b)/gi, '‹'), max).trim();
   return [
     `Write the card of this ${source.kind === 'finding' ? 'finding the agent saved' : 'run'}.`,
     '<run>',

@@ -73,9 +73,10 @@ function withoutToolAnswers(text: string, names: ForgottenNames): string {
       const kept = text.split('\n\n').filter((block) => !block.startsWith(`${id} · `));
       text = kept.length > 0 ? kept.join('\n\n') : FORGOTTEN_NOTE;
     }
+    // memory_list: its facts line, and its title's line in the fence after them.
     text = text
       .split('\n')
-      .filter((l) => !l.startsWith(`- ${id} · `))
+      .filter((l) => !l.startsWith(`- ${id} · `) && !l.startsWith(`${id}: `))
       .join('\n');
   }
   return text;

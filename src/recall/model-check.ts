@@ -9,6 +9,8 @@
  * This module holds what both share: the question, the reading of the answer, the tiers it leaves.
  */
 import type { AgentServer, Logger, ModelRef, RecalledWork, TokenUsage, RecallQuery } from '../ports.js';
+import { sanitizeUntrusted } from '../fence/untrusted.js';
+import { rankWrongLast } from './wrong.js';
 
 /** The OpenCode agent the check is asked through (defined with CHECK_SYSTEM, every permission denied). */
 export const CHECK_AGENT = 'recall-check';
@@ -86,7 +88,8 @@ export function checkCandidates(recalled: readonly RecalledWork[]): RecalledWork
 const MARKER_OPEN = /<(?=\s*\/?\s*(?:event|candidate)\b)/gi;
 /** Data as it goes between the markers: none of them in it, bounded. */
 function data(text: string, max: number, oneLine = false): string {
-  const t = text.replace(oneLine ? /\s+/g : /\r\n?/g, oneLine ? ' ' : '\n').replace(MARKER_OPEN, '‹').trim();
+  // What hides inside a marker (`<\u200b/candidate>`) and what looks like one (`＜/candidate＞`) first: cleaned, and lookalikes made the characters they look like.
+  const t = sanitizeUntrusted(text).normalize('NFKC').replace(oneLine ? /\s+/g : /\r\n?/g, oneLine ? ' ' : '\n').replace(MARKER_OPEN, '‹').trim();
   return t.length > max ? `${t.slice(0, max)} [...]` : t;
 }
 
@@ -143,7 +146,8 @@ export function applyCheck(recalled: readonly RecalledWork[], asked: readonly Re
  */
 export function shownPriorWork(recalled: readonly RecalledWork[], decidedBy: RecallCheck['decidedBy'], limit: number): RecalledWork[] {
   if (decidedBy === 'lexical') return recalled.slice(0, limit);
-  return [...recalled.filter((w) => w.tier === 'likely'), ...recalled.filter((w) => w.tier !== 'likely')].slice(0, limit);
+  // A record marked wrong ranks after every other (docs/memory.md), whatever the model said of it.
+  return rankWrongLast([...recalled.filter((w) => w.tier === 'likely'), ...recalled.filter((w) => w.tier !== 'likely')]).slice(0, limit);
 }
 
 /** The lexical tiers as they are, and the log line that says why the model did not decide. */

@@ -23,6 +23,9 @@ const oneLine = (text: string) => sanitizeUntrusted(text).replace(/\s+/g, ' ').t
 /** What the record is about, in the words people wrote: only ever inside the fence. */
 const titleOf = (r: RecalledWork['record']) => (r.kind === 'finding' ? `finding: ${oneLine(r.subject ?? r.title)}` : oneLine(r.title) || '(untitled run)');
 
+/** An issue's or a pull request's page on GitHub or a GitHub Enterprise Server: what `import --from-github` links, and all an import file's link may be outside the fence. */
+const ISSUE_PAGE = /^https:\/\/[a-z0-9.-]+(?::\d+)?\/[a-z0-9-]{1,39}\/[\w.-]{1,100}\/(?:issues|pull)\/\d{1,9}$/i;
+
 /** The record's facts, all Recall's own: its id first (memory-search-event.test.ts reads it there). */
 function header(w: RecalledWork): string {
   const r = w.record;
@@ -37,7 +40,8 @@ function header(w: RecalledWork): string {
   const lines = [`### ${r.kind === 'finding' ? 'Finding' : 'Run'} \`${r.id}\``, facts.join(' · '), ...[wrongNote(r)].filter((n): n is string => !!n)];
   // Outside the fence: the run's own page (Recall builds it), or the issue an import was read from.
   // A link found in an answer's text (a local run has no run page) is the answer's words, not Recall's.
-  const link = r.runUrl ?? (r.event === 'imported' ? r.links[0] : undefined);
+  // An import file's link is said here only when it is an issue's or a pull request's page: anything else is its writer's words.
+  const link = r.runUrl ?? (r.event === 'imported' && ISSUE_PAGE.test(r.links[0] ?? '') ? r.links[0] : undefined);
   if (link) lines.push(`Link: ${link}`);
   const cited = describeCitations(w.citations);
   if (cited) lines.push(`Cited code: ${cited}`);

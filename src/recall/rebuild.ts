@@ -31,8 +31,10 @@ interface Summary {
 export function parseRunSummary(text: string): Summary | undefined {
   if (!text.startsWith(RUN_SUMMARY_MARKER)) return undefined;
   const summary: Summary = {};
+  // Recall's own facts are the lines before the first blank one; a line shaped like one further on is the task's or the answer's words (attacker review, stop 43).
+  const head = text.split('\n\n')[0]!;
   const header = /^(Finished|Event|Run|Outcome): (.*)$/gm;
-  for (const m of text.matchAll(header)) (summary as Record<string, string>)[m[1]!.toLowerCase()] = m[2]!.trim();
+  for (const m of head.matchAll(header)) (summary as Record<string, string>)[m[1]!.toLowerCase()] = m[2]!.trim();
   const section = (name: string) => new RegExp(`^${name}:\\n([\\s\\S]*?)(?=\\n\\n(?:Task|Answer|Error):\\n|$(?![\\s\\S]))`, 'm').exec(text)?.[1]?.trim();
   summary.task = section('Task');
   summary.answer = section('Answer');

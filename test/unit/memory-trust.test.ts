@@ -191,7 +191,10 @@ describe("forgetting takes Recall's words about the record out of later sessions
     expect(cleaned).not.toContain('SSO');
     expect(cleaned).toContain('Safari checkout rounding');
     const list = await host.answer('memory_list', {});
-    expect(withoutForgotten(list, names).split('\n')).toEqual([expect.stringMatching(/^- run-2-1 · /)]);
+    // Its facts line and its title's line in the fence go; the other record's stay.
+    const listed = withoutForgotten(list, names);
+    expect(listed).not.toContain('run-1-1');
+    expect(listed.split('\n').filter((l) => /^(- )?run-\d/.test(l))).toEqual([expect.stringMatching(/^- run-2-1 · /), expect.stringMatching(/^run-2-1: /)]);
     expect(withoutForgotten(await host.answer('memory_read', { id: 'run-1-1' }), names)).toBe(FORGOTTEN_NOTE);
   });
 

@@ -171,7 +171,9 @@ export class ToolHost implements AgentTools {
         const limit = wholeNumber(args.limit, 'limit', 10, 1, 50);
         const records = index.list({ ...(thread ? { threadKey: thread } : {}), ...(kind ? { kind: kind as RunRecord['kind'] } : {}), limit });
         if (records.length === 0) return 'Memory holds no records like that.';
-        return records.map((r) => `- ${r.id} · ${r.threadKey || 'no thread'} · ${dayOf(r.at) ?? '-'} · ${r.outcome} · ${oneLine(r.subject ?? r.title)}${this.o.describeWrong(r) ? ` · ${this.o.describeWrong(r)}` : ''}`).join('\n');
+        // Recall's facts, then the titles people and the agent wrote, fenced as data (a title can read like a fact: attacker review, stop 43).
+        const facts = records.map((r) => `- ${r.id} · ${r.threadKey || 'no thread'} · ${dayOf(r.at) ?? '-'} · ${r.outcome}${this.o.describeWrong(r) ? ` · ${this.o.describeWrong(r)}` : ''}`);
+        return [...facts, fenceUntrusted("records' titles (each after its id)", records.map((r) => `${r.id}: ${oneLine(r.subject ?? r.title).slice(0, 300)}`).join('\n'), FROM_MEMORY)].join('\n');
       }
       case 'memory_read': {
         const id = text(args.id, 'id', 120, true);
@@ -191,8 +193,9 @@ export class ToolHost implements AgentTools {
           `Records: ${i.records} (${i.runs} runs, ${i.findings} findings) in ${i.threads} threads; sessions kept: ${i.sessions}.`,
           i.oldest ? `From ${i.oldest.slice(0, 10)} to ${i.newest!.slice(0, 10)}.` : 'Memory is empty.',
           `Tokens: ${i.tokens.input} in, ${i.tokens.output} out, ${i.tokens.reasoning} reasoning, ${i.tokens.cacheRead} cache read, ${i.tokens.cacheWrite} cache write; cost $${i.cost.toFixed(4)}.`,
+          // An earlier agent wrote them (one run without the right to save findings may still write to-dos): data, fenced, and only OpenCode's own states said.
           i.openTodos.length > 0
-            ? `Open to-dos in earlier sessions (${i.openTodos.length}):\n${i.openTodos.slice(0, 20).map((t) => `- [${t.status}] ${oneLine(t.content)} (${t.sessionId})`).join('\n')}`
+            ? `Open to-dos in earlier sessions (${i.openTodos.length}):\n${fenceUntrusted('to-dos (state, text, session)', i.openTodos.slice(0, 20).map((t) => `- [${TODO_STATES.has(t.status) ? t.status : 'other'}] ${oneLine(t.content)} (${t.sessionId})`).join('\n'), 'were written by earlier agents')}`
             : 'No open to-dos in earlier sessions.',
         ];
         return lines.join('\n');
@@ -251,7 +254,8 @@ export class ToolHost implements AgentTools {
     const all = texts.join('\n\n---\n\n');
     const pages = Math.max(1, Math.ceil(all.length / PAGE_CHARS));
     if (page > pages) return `Session ${sessionId} has ${pages} page(s).`;
-    return `Session ${sessionId}, page ${page} of ${pages}:\n\n${all.slice((page - 1) * PAGE_CHARS, page * PAGE_CHARS)}`;
+    // What people asked and agents answered in an earlier run: data, fenced as page 0 is (attacker review, stop 43).
+    return `Session ${sessionId}, page ${page} of ${pages}:\n\n${fenceUntrusted(`page ${page} of session ${sessionId}`, all.slice((page - 1) * PAGE_CHARS, page * PAGE_CHARS), FROM_MEMORY)}`;
   }
 }
 
@@ -265,6 +269,9 @@ function text(v: unknown, name: string, max: number, required: boolean): string 
 }
 
 const oneLine = (s: string) => s.replace(/\s+/g, ' ').trim();
+
+/** The states OpenCode gives a to-do that is not done (store-reader.ts todosIn leaves out completed and cancelled). */
+const TODO_STATES: ReadonlySet<string> = new Set(['pending', 'in_progress']);
 
 /**
  * A search hit: Recall's facts (id, thread, day, outcome, score, the wrong mark, cited code's
