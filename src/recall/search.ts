@@ -215,6 +215,11 @@ export class RecordSearch {
     const minConcepts = Math.min(o.minConcepts ?? 2, Math.max(1, this.concepts([...asked])));
     // A stem of the event's own words counts toward the gate's concepts unless it is only evidence or common.
     const counts = (t: string) => !evidenceOnly.has(t) && !this.common(t);
+    // Where a record counts toward the hits needed: its thread, or a place of its own (no thread, or the event's own thread, whose every run is kept).
+    const placeOf = (i: number): string => {
+      const thread = this.corpus.threadOf(i);
+      return !thread || thread === q.threadKey ? `#${i}` : thread;
+    };
     const rank = (ts: ReadonlyMap<string, number>, feedback: ReadonlySet<string>): Hit[] => {
       const sums = sumScores(this.corpus, ts, feedback, counts, (t) => this.idf(t));
       const corpus = this.corpus;
@@ -253,14 +258,17 @@ export class RecordSearch {
       // low gate thousands of records pass in a large store; a handful decide.
       passed.sort((a, b) => b.bound - a.bound);
       const hits: Hit[] = [];
-      const scores: number[] = [];
+      // The best score of each thread read so far (one record a thread is kept, below), best first.
+      const best = new Map<string, number>();
+      const scores = () => [...best.values()].sort((a, b) => b - a);
+      let cut = -Infinity;
       for (const c of passed) {
-        if (scores.length >= need && c.bound * (1 + 1e-9) < scores[need - 1]!) break;
+        if (best.size >= need && c.bound * (1 + 1e-9) < cut) break;
         const hit = hitOf(c.i, c.s, c.concepts, c.sameThread);
         hits.push(hit);
-        scores.push(hit.score);
-        scores.sort((a, b) => b - a);
-        if (scores.length > need) scores.length = need;
+        const thread = placeOf(c.i);
+        best.set(thread, Math.max(best.get(thread) ?? -Infinity, hit.score));
+        if (best.size >= need) cut = scores()[need - 1]!;
       }
       return hits;
     };
@@ -281,7 +289,11 @@ export class RecordSearch {
       hits = rank(terms, new Set(extra.map(([t]) => t)));
     }
     const sorted = hits.sort((a, b) => b.score - a.score || b.record.at.localeCompare(a.record.at));
-    const kept = sorted.slice(0, o.limit);
+    // One record a thread, its best (the event's own thread aside, whose runs are all shown): a thread
+    // is one problem, and one run's many findings, or a thread stuffed with every word the tracker
+    // uses, would otherwise take every place (attacker review, stop 43).
+    const taken = new Set<string>();
+    const kept = sorted.filter((h) => (h.evidence.sameThread || !h.record.threadKey ? true : !taken.has(h.record.threadKey) && !!taken.add(h.record.threadKey))).slice(0, o.limit);
     // What the event says, synonyms' groups included: a record's title is said in other words too.
     const eventSays = new Set([...stems(`${q.title}\n${q.text}`), ...proseStems].flatMap((t) => [t, conceptOf(t)]));
     const eventTitle = stems(q.title);
