@@ -37,7 +37,10 @@ export async function changeMemory(runner: Runner, inputs: Inputs, { trigger, as
     memory: () => openMemory({ env: runner.env, inputs, layout, credentials: runner.credentials, log, clock, cacheEntries: cacheEntriesOf(inputs.githubToken, runner.ctx.repository, runner.env) }).memory,
     memoryDir: layout.memoryDir,
     reply: async (text) => {
-      await runner.api().createComment(trigger.subject.number, `${runner.outbound(text)}\n\n${deliveryMarker(trigger.deliveryId)}`);
+      // Cleaned as the model's words are (it quotes a record's title), but it is Recall answering the
+      // person who asked: their name stays a mention (outbound makes every mention code).
+      const asker = `@${trigger.actor.login}`;
+      await runner.api().createComment(trigger.subject.number, `${runner.outbound(text).split(`\`${asker}\``).join(asker)}\n\n${deliveryMarker(trigger.deliveryId)}`);
     },
     clock,
     log,

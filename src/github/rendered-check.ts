@@ -10,10 +10,6 @@
 import { micromark } from 'micromark';
 import { gfm, gfmHtml } from 'micromark-extension-gfm';
 
-/** Tags Markdown and harmless inline HTML make; each may carry only the attributes below. */
-const PLAIN_TAGS = new Set(
-  'p br hr em strong del s strike b i u ins mark small sub sup kbd code pre blockquote q cite abbr dfn var samp tt span div ul ol li dl dt dd h1 h2 h3 h4 h5 h6 table thead tbody tfoot tr th td caption details summary ruby rt rp center section input'.split(' '),
-);
 /** Attributes that load, link or run nothing (GFM's footnotes and task lists use the last ones). */
 const PLAIN_ATTRIBUTES = new Set(
   'align title class lang dir colspan rowspan open start type disabled checked alt width height valign reversed value id aria-describedby aria-label data-footnotes data-footnote-ref data-footnote-backref'.split(' '),
@@ -35,8 +31,9 @@ export function unsafeWhenRendered(markdown: string, allowed: (url: string, imag
   for (const m of html.matchAll(TAG)) {
     const [closing, name, rest] = [m[1]!, m[2]!.toLowerCase(), m[3] ?? ''];
     if (closing) continue;
-    if (!PLAIN_TAGS.has(name) && name !== 'img' && name !== 'a') return `it would hold a <${name}> tag`;
-    // The URL an image loads or a link leads to (one of each at most), and nothing else that could carry one.
+    // A tag loads or links only through its attributes (GitHub drops the tags it does not know, keeping
+    // their text: `Array<T>` in prose is no danger): the URL an image loads or a link leads to, one
+    // at most, and nothing else that could carry one.
     const url = name === 'img' ? 'src' : name === 'a' ? 'href' : undefined;
     let urls = 0;
     for (const a of rest.matchAll(ATTRIBUTE)) {
@@ -47,7 +44,6 @@ export function unsafeWhenRendered(markdown: string, allowed: (url: string, imag
         if (urls > 1 || !allowed(value, name === 'img')) return `it would ${name === 'img' ? 'show an image from' : 'link to'} ${value}`;
       } else if (!PLAIN_ATTRIBUTES.has(attribute)) return `it would hold a <${name}> tag with ${attribute}`;
     }
-    if (name === 'img' && urls === 0) return 'it would hold an image tag';
   }
   const text = decode(html.replace(/<pre[\s>][\s\S]*?<\/pre>|<code[\s>][\s\S]*?<\/code>|<a [^>]*>[\s\S]*?<\/a>/gi, ' ').replace(TAG, ' '));
   const mention = MENTION.exec(text);

@@ -28,6 +28,7 @@ describe('unsafeWhenRendered', () => {
     ['code spans and blocks', 'use `<img src="https://evil.example/x">` and\n\n```\n@octocat https://evil.example\n```'],
     ['links and images on GitHub, and relative ones', '[pr](https://github.com/o/r/pull/1) ![s](https://github.com/o/r/raw/a.png) [f](src/a.ts)'],
     ['an e-mail address', 'me@example.com', (url: string) => url.startsWith('mailto:') || onGitHub(url)],
+    ["a type's angle brackets in prose, which GitHub drops as an unknown tag", 'returns Array<T> or Map<string, number> at <anonymous>'],
     ['tables, task lists, footnotes and plain inline HTML', '| a |\n|---|\n| 1 |\n\n- [x] done\n\nx[^1]\n\n[^1]: n\n\n<details><summary>s</summary>\n\n<kbd>Ctrl</kbd> <sub>1</sub> <div align="center">c</div>\n\n</details>'],
   ])('takes %s', (_what, markdown, allowed = onGitHub) => {
     expect(unsafeWhenRendered(markdown, allowed)).toBeUndefined();
