@@ -23,8 +23,12 @@ export function agentConfigurationIn(workspace: string): string[] {
 }
 
 const within = (p: string, root: string) => p === root || p.startsWith(`${root}${path.sep}`);
-/** A path in a `.git` of the checkout (its own, a submodule's): where git keeps configuration and credentials. */
-const intoGit = (p: string, root: string) => path.relative(root, p).split(path.sep).includes('.git');
+/**
+ * A path in a `.git` of the checkout (its own, a submodule's): where git keeps configuration and
+ * credentials. By any name macOS or Windows opens it by: any casing, trailing dots or spaces, an
+ * NTFS stream (`.git::$INDEX_ALLOCATION`), an 8.3 name (`GIT~1`). The agent's tools deny the same (policy.ts).
+ */
+const intoGit = (p: string, root: string) => path.relative(root, p).split(path.sep).some((part) => /^(?:\.git|git~\d+)[. ]*(?::.*)?$/i.test(part));
 
 /**
  * Links in the checkout that lead outside it or into a `.git` (by their text, and by the real path

@@ -20,8 +20,19 @@ const NATIVE_AGENTS = ['build', 'plan', 'general', 'explore', 'compaction', 'tit
  * The checkout's .git, as patterns on a path (relative, or absolute: `*` crosses `/`): hooks and
  * config there run in later steps, and its config may hold the checkout's token. Without the
  * sandbox's read-only mount, the agent's tools must keep out of it.
+ *
+ * OpenCode 1.18.33 decides on the path as the tool was given it (never the real path), with its
+ * wildcard (below), which folds case on Windows only. macOS (APFS), and a case-insensitive volume
+ * elsewhere, opens `.GIT/config` as `.git/config`: each casing is written out (OpenCode escapes `[`,
+ * so no `[gG]`). Windows also opens `.git` as `.git.` or `.git ` (it drops trailing dots and
+ * spaces), `.git::$INDEX_ALLOCATION` (the folder's stream) and `GIT~1` (its 8.3 name); its folding
+ * covers their casings. One `*.git` for `.git` at the top and in any folder: a name that ends in
+ * `.git` (a bare repository's folder) is denied too.
  */
-const GIT_DIR: Record<string, string> = { '.git': 'deny', '.git/*': 'deny', '*/.git': 'deny', '*/.git/*': 'deny' };
+const GIT_CASINGS = ['g', 'G'].flatMap((g) => ['i', 'I'].flatMap((i) => ['t', 'T'].map((t) => g + i + t)));
+const GIT_DIR: Record<string, string> = Object.fromEntries(
+  [...GIT_CASINGS.flatMap((git) => [`*.${git}`, `*.${git}/*`]), '*.git.*', '*.git *', '*.git:*', 'git~*', '*/git~*', 'GIT~*', '*/GIT~*'].map((p) => [p, 'deny']),
+);
 
 type Rule = string | Record<string, string>;
 
@@ -39,8 +50,8 @@ const MUST_BE_REMOVED: Record<Exclude<AgentPolicy, 'full'>, string[]> = {
 
 /** Paths an agent at a restricted level must not reach outside the checkout. */
 const OUTSIDE_SAMPLES = ['/proc/1/environ', '/etc/passwd', '/tmp/opencode/x'];
-/** Paths in the checkout's .git it must neither read nor write. */
-const GIT_SAMPLES = ['.git/config', '.git/hooks/pre-commit', '/home/runner/work/app/app/.git/config'];
+/** Paths in the checkout's .git it must neither read nor write (and other names macOS and Windows open it by). */
+const GIT_SAMPLES = ['.git/config', '.git/hooks/pre-commit', '/home/runner/work/app/app/.git/config', '.GIT/config', '.Git/hooks/x', 'sub/.gIt/config', '.git./config', '.git /config', '.git::$INDEX_ALLOCATION/config', 'GIT~1/config'];
 
 /** Environment OpenCode gets at each level, beside the configuration. */
 export function policyEnvironment(policy: AgentPolicy): Record<string, string> {
@@ -174,11 +185,15 @@ export interface AgentRules {
   permission: Array<{ permission: string; pattern: string; action: string }>;
 }
 
-/** OpenCode's wildcard: `*` any run of characters, `?` one; a trailing " *" also matches without it. */
+/**
+ * OpenCode's wildcard (1.18.33): `\\` read as `/` on both sides, `*` any run of characters (`/`
+ * too), `?` one, every other character itself (`[` too); a trailing " *" also matches without it.
+ * Case counts here; OpenCode's Windows build folds case, which only widens what a rule matches.
+ */
 export function wildcard(value: string, pattern: string): boolean {
-  const source = pattern.replace(/[.+^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '.*').replace(/\?/g, '.');
-  if (new RegExp(`^${source}$`, 's').test(value)) return true;
-  return pattern.endsWith(' *') && value === pattern.slice(0, -2);
+  let source = pattern.replaceAll('\\', '/').replace(/[.+^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '.*').replace(/\?/g, '.');
+  if (source.endsWith(' .*')) source = `${source.slice(0, -3)}( .*)?`;
+  return new RegExp(`^${source}$`, 's').test(value.replaceAll('\\', '/'));
 }
 
 function lastRule<T>(rules: readonly T[], matches: (rule: T) => boolean): T | undefined {

@@ -69,6 +69,27 @@ describe("the agent's OpenCode config", () => {
     for (const file of ['.git/config', '.git/hooks/post-checkout', '/home/runner/work/app/app/.git/config', 'vendor/lib/.git/config']) expect(editOf(file), file).toBe('deny');
   });
 
+  it(".git stays closed by every name macOS and Windows open it by (OpenCode 1.18.33 matches the path as given, with case, on macOS), and names that only start like it stay open", () => {
+    const ofRules = (rules: AgentRules, tool: string, file: string) => rules.permission.filter((r) => wildcard(tool, r.permission) && wildcard(file, r.pattern)).at(-1)?.action;
+    const variants = ['.GIT/config', '.Git/hooks/x', 'sub/.gIt/config', '.gIT', '/Users/runner/work/app/app/.GIT/config', '.git./config', '.git. ./config', '.git /config', '.git::$INDEX_ALLOCATION/config', 'GIT~1/config', 'git~1/hooks/x', 'sub/GIT~1/config'];
+    const open = ['.github/workflows/ci.yml', '.gitignore', '.gitattributes', '.gitmodules', '.git-blame-ignore-revs', 'src/digit.ts', 'docs/git/intro.md'];
+    for (const policy of ['no-shell', 'read-only'] as const) {
+      const config = agentConfig({ permission: { read: { '.GIT/*': 'allow' }, edit: { '*': 'allow' } } }, undefined, policy);
+      for (const agent of ['build', 'explore']) {
+        const rules = rulesOf(config, agent);
+        expect(policyViolations([rules], policy)).toEqual([]);
+        for (const file of variants) {
+          expect(ofRules(rules, 'read', file), `${policy} ${agent} read ${file}`).toBe('deny');
+          expect(ofRules(rules, 'edit', file), `${policy} ${agent} edit ${file}`).toBe('deny');
+        }
+        for (const file of open) expect(ofRules(rules, 'read', file), `${policy} ${agent} read ${file}`).toBe('allow');
+      }
+    }
+    // The check itself tries those names: the rules as they were (lower case only) fail it.
+    const before: AgentRules = { name: 'build', permission: [{ permission: '*', pattern: '*', action: 'allow' }, { permission: 'bash', pattern: '*', action: 'deny' }, { permission: 'external_directory', pattern: '*', action: 'deny' }, ...['read', 'edit'].flatMap((permission) => ['.git', '.git/*', '*/.git', '*/.git/*'].map((pattern) => ({ permission, pattern, action: 'deny' })))] };
+    expect(policyViolations([before], 'no-shell')).toEqual(['agent "build" can read .GIT/config', 'agent "build" can edit .GIT/config']);
+  });
+
   it('no-shell: every agent loses bash and the outside, whatever the user config grants where', () => {
     const user = { permission: { bash: 'allow', external_directory: 'allow' }, agent: { build: { permission: { bash: 'allow' } }, helper: { tools: { bash: true } } } };
     const config = agentConfig(user, undefined, 'no-shell');
@@ -113,6 +134,10 @@ describe("the agent's OpenCode config", () => {
     expect(wildcard('gitx', 'git *')).toBe(false);
     expect(wildcard('a.b', 'a?b')).toBe(true);
     expect(wildcard('axb', 'a.b')).toBe(false);
+    expect(wildcard('a.git', '*.git *')).toBe(true); // "( .*)?", as OpenCode writes it: the rest of the pattern keeps its wildcards
+    expect(wildcard('.g', '.[gG]')).toBe(false); // `[` is itself, not a class
+    expect(wildcard('.git\\config', '.git/*')).toBe(true); // backslashes read as slashes
+    expect(wildcard('.GIT/config', '.git/*')).toBe(false); // case counts (OpenCode folds it on Windows only)
   });
 });
 

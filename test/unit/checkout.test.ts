@@ -44,7 +44,9 @@ it('finds links into .git (its own or a submodule\'s), which the tools\' rule fo
   fs.symlinkSync('../README.md', path.join(repo, 'docs', 'readme.md'));
   fs.writeFileSync(path.join(repo, 'README.md'), 'r');
   fs.symlinkSync('.gitignore', path.join(repo, 'ignore.md')); // a name that starts like .git is not .git
+  // .git by the names macOS (any casing) and Windows (trailing dots, its 8.3 name) open it by: dangling here, judged by their text
+  for (const [name, target] of [['upper.md', '.GIT/config'], ['dot.md', '.git./config'], ['short.md', 'GIT~1/config']]) fs.symlinkSync(target!, path.join(repo, name!));
   git(repo, 'add', '-A');
   git(repo, 'commit', '-qm', 'links');
-  expect(linksLeavingCheckout(repo).sort()).toEqual(['NOTES.md -> .git/config (into .git)', 'docs/lib.md -> ../.git/modules/lib/config (into .git)']);
+  expect(linksLeavingCheckout(repo).sort()).toEqual(['NOTES.md -> .git/config (into .git)', 'docs/lib.md -> ../.git/modules/lib/config (into .git)', 'dot.md -> .git./config (into .git)', 'short.md -> GIT~1/config (into .git)', 'upper.md -> .GIT/config (into .git)']);
 });
