@@ -1,7 +1,8 @@
 /**
  * `<trigger> forget <id>` and `<trigger> wrong <id>` in a comment (issue 19), answered by Recall
  * without the agent: restore, forget or mark, save, reply. Only someone with write access may
- * (authorize.ts): a stranger who could make Recall forget could erase what a team relies on.
+ * (authorize.ts): a stranger who could make Recall forget could erase what a team relies on; anyone
+ * else is refused without a word in the thread.
  */
 import type { Authorization } from '../github/authorize.js';
 import type { Logger } from '../ports.js';
@@ -43,18 +44,19 @@ export interface MemoryRequestOutcome {
   said: string;
   change?: MemoryChange;
   save?: SaveOutcome;
-  /** Nothing was said: a bot nobody listed (Recall does not talk to bots it was not told to). */
+  /** Nothing was said, why: a refusal shows nothing in the thread (RFC-005), as the main path's does. */
   silent?: string;
 }
 
 export async function answerMemoryRequest(o: MemoryRequestRun): Promise<MemoryRequestOutcome> {
   const { ask, actor } = o;
   const verdict = await o.authorize();
-  if (!verdict.allowed && actor.isBot) return { said: '', silent: verdict.reason };
-  if (!verdict.allowed || verdict.as !== 'collaborator') {
-    const said = `@${actor.login}: only people with write access to this repository can change Recall's memory; nothing was ${ask.verb === 'forget' ? 'forgotten' : 'marked'}.`;
-    await o.reply(said);
-    return { said };
+  // Refused in silence: a public answer to each outsider is a reply anyone can make Recall post (and
+  // a ping of whoever the comment's sender is). The reason is in the log, as a skipped event's.
+  if (!verdict.allowed) return { said: '', silent: verdict.reason };
+  if (verdict.as !== 'collaborator') {
+    const who = verdict.as === 'bot' ? 'is a bot' : `has ${verdict.permission} permission`;
+    return { said: '', silent: `${actor.login} ${who}; only people with write access can change Recall's memory, so nothing was ${ask.verb === 'forget' ? 'forgotten' : 'marked'}` };
   }
   const store = o.memory();
   const restored = await store.restore();

@@ -119,7 +119,7 @@ describe('forgetting, on the Actions cache', () => {
     expect(world.cache.entries().map((e) => unstamped(e.key))).not.toContain('recall-v1-9801-1');
   });
 
-  it("a stranger's forget comment is refused in the thread, and memory keeps the record (attack); a maintainer's then takes it out of the later run's prompt too", async () => {
+  it("a stranger's forget comment is refused without a word in the thread, and memory keeps the record (attack); a maintainer's then takes it out of the later run's prompt too", async () => {
     const first = firstRunDone();
     expect(first.outputs['memory-saved'], first.main.stdout).toBe('true');
 
@@ -128,8 +128,10 @@ describe('forgetting, on the Actions cache', () => {
       freshRunner(world.machine);
       const attempt = await world.runEvent('issue_comment', comment('/recall forget run-9801-1', 'rita'), runId, { ...onRepo, inputs });
       expect(attempt.main.exitCode, attempt.main.stdout).toBe(0);
-      expect(botSaid(SSO.number).at(-1)).toMatch(/^@rita: only people with write access to this repository can change Recall's memory; nothing was forgotten\./);
-      expect(attempt.outputs['memory-saved']).toBe('false');
+      // Refused as the main path refuses (RFC-005): a notice in the log, nothing in the thread.
+      expect(botSaid(SSO.number).join('\n')).not.toMatch(/rita|write access/);
+      expect(attempt.main.stdout).toMatch(/::notice::Recall skipped this event: rita has (none|read) permission/);
+      expect(attempt.outputs).toMatchObject({ skipped: 'true', 'memory-saved': 'false' });
     }
     expect(world.cache.entries().map((e) => unstamped(e.key))).toEqual(['recall-v1-9801-1']);
 

@@ -290,11 +290,15 @@ describe('answering a forget comment', () => {
     return { dir, said, calls, run };
   };
 
-  it('from someone without write access (allowed-users included) touches no memory', async () => {
+  // Attack (stop 43): each outsider's "/recall forget …" once made Recall answer "@login: only people
+  // with write access…" in public. RFC-005: a refusal shows nothing in the thread; the log says why.
+  it('from someone without write access (allowed-users included) touches no memory and says nothing in the thread', async () => {
     for (const verdict of [{ allowed: false, reason: 'read' }, { allowed: true, as: 'outsider', permission: 'read', restricted: true }] as Authorization[]) {
       const { dir, said, calls, run } = setup(verdict);
-      await run('run-1-1');
-      expect(said).toEqual(["@mallory: only people with write access to this repository can change Recall's memory; nothing was forgotten."]);
+      const outcome = await run('run-1-1');
+      expect(said).toEqual([]);
+      expect(outcome.said).toBe('');
+      expect(outcome.silent).toMatch(verdict.allowed ? /mallory has read permission; only people with write access can change Recall's memory, so nothing was forgotten/ : /^read$/);
       expect(calls).toEqual([]);
       expect(loadRecords(dir).records.map((r) => r.id)).toEqual(['run-1-1']);
       fs.rmSync(dir, { recursive: true, force: true });
