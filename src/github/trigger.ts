@@ -78,8 +78,19 @@ export class TriggerError extends Error {
   override name = 'TriggerError';
 }
 
-/** Recall's own comments carry this; they never trigger it. */
+/**
+ * Everything Recall posts carries this (its comments, its reviews and their line comments, the issues
+ * and comments a job posts), and text that carries it never triggers Recall. With a personal or App
+ * token GitHub names the token's owner as the sender of Recall's posts, so the sender cannot tell
+ * them apart: a line comment, review or issue the model wrote would otherwise be a request with the
+ * owner's rights (a memory command too), and a review could start the next.
+ */
 const OWN_MARKER = '<!-- recall:';
+
+/** Text Recall posted (or text that says so: writing the marker only keeps Recall away). */
+export function isRecallsOwn(text: string): boolean {
+  return text.includes(OWN_MARKER);
+}
 
 function escapeRegExp(text: string): string {
   return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
@@ -156,7 +167,7 @@ function mentionComment(
 ): Trigger {
   if (action !== 'created') return { kind: 'skip', reason: `${eventName} ${action} events are not requests` };
   const body = String(comment.body ?? '');
-  if (body.includes(OWN_MARKER)) return { kind: 'skip', reason: "the comment is Recall's own" };
+  if (isRecallsOwn(body)) return { kind: 'skip', reason: "the comment is Recall's own" };
   const request = findMention(body, settings.triggerPhrase);
   if (request === undefined) return { kind: 'skip', reason: `the comment does not mention ${settings.triggerPhrase}` };
   return {
@@ -212,6 +223,7 @@ export function interpretEvent(
       if (action !== 'submitted') return { kind: 'skip', reason: `pull_request_review ${action} events are not requests` };
       const review = payload.review ?? {};
       const body = String(review.body ?? '');
+      if (isRecallsOwn(body)) return { kind: 'skip', reason: "the review is Recall's own" };
       const request = findMention(body, settings.triggerPhrase);
       if (request === undefined) return { kind: 'skip', reason: `the review does not mention ${settings.triggerPhrase}` };
       const pr = payload.pull_request ?? {};
@@ -241,7 +253,12 @@ export function interpretEvent(
         subject,
         reactTo: { kind: 'issue' as const, number: subject.number },
       };
-      if (action === 'opened') return { ...base, deliveryId: `issue-opened-${subject.number}` };
+      // An issue a job opened (post_message) is Recall's; labeling or assigning one is a person's act
+      // (Recall does neither), so those still start a run.
+      if (action === 'opened') {
+        if (isRecallsOwn(subject.body)) return { kind: 'skip', reason: "the issue is Recall's own" };
+        return { ...base, deliveryId: `issue-opened-${subject.number}` };
+      }
       if (action === 'labeled') {
         const label = String(payload.label?.name ?? '');
         if (!settings.labelTrigger || label !== settings.labelTrigger) {
