@@ -47,7 +47,7 @@ async function main(env: NodeJS.ProcessEnv): Promise<void> {
   found.catch(() => undefined);
   const subject = trigger.subject;
   const reporter: Reporter = subject
-    ? new ThreadReporter({ api: runner.api(), trigger: { ...trigger, subject }, pull, runUrl: runner.runUrl, warn: core.warning, info: core.info, onWorking: saveWorkingComment })
+    ? new ThreadReporter({ api: runner.api(), trigger: { ...trigger, subject }, pull, runUrl: runner.runUrl, outbound: runner.outbound, warn: core.warning, info: core.info, onWorking: saveWorkingComment })
     : silentReporter;
   await reporter.started();
   const transcript = new RunTranscript({ file: transcriptFile(runner.layout.root, env), redact: runner.outbound, ...(runner.runUrl ? { runUrl: runner.runUrl } : {}), info: core.info, warn: core.warning });

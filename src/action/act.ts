@@ -87,9 +87,9 @@ export async function runAgent(
     beforeAgent: publisher?.ready,
     deliver: async (answer) => {
       await progress.close();
-      // The agent had the model provider's keys: none of the run's credentials leaves in what is
-      // posted, and nothing it wrote makes GitHub fetch another host (outbound.ts).
-      await reporter.answered({ ...answer, response: runner.outbound(answer.response) });
+      // The answer as the model gave it: the reporter cleans each piece where it is posted
+      // (outbound.ts), a review once parsed (JSON decodes escapes a cleaning before would miss).
+      await reporter.answered(answer);
     },
     transcript: o.transcript,
     state: (keys, choice) => new ActionState(runner.layout.memoryDir, keys, choice),

@@ -6,7 +6,7 @@
 import { describe } from '../errors.js';
 import type { GitHubApi, PullDetails } from './api.js';
 import { isSessionId } from '../memory/layout.js';
-import { parseReview, placeComments } from './review.js';
+import { noteLine, parseReview, placeComments, type LineComment } from './review.js';
 import type { Trigger } from './trigger.js';
 import type { Delivered } from '../report/run-result.js';
 
@@ -50,6 +50,12 @@ export interface ThreadReporterOptions {
   trigger: Act & { subject: NonNullable<Act['subject']> };
   pull: PullDetails | undefined;
   runUrl: string | undefined;
+  /**
+   * Makes what the model wrote safe to post (outbound.ts, with the run's credentials). The reporter
+   * applies it itself, to each piece where it is posted: a review is parsed first, since JSON.parse
+   * decodes `\u` escapes a redaction run before would not have seen.
+   */
+  outbound: (text: string) => string;
   warn: (message: string) => void;
   info: (message: string) => void;
   /** The "working" comment exists (its id), or was replaced by the outcome (undefined): for the post step. */
@@ -105,27 +111,37 @@ export class ThreadReporter implements Reporter {
       return;
     }
     if (trigger.mode === 'review' && pull) {
-      const review = parseReview(result.response);
-      if (review.problem) this.o.warn(`Posting the review as a comment-only review: ${review.problem}.`);
-      const { onDiff, elsewhere } = placeComments(review.comments, await api.listPullFiles(pull.number));
-      const notes = elsewhere.map((c) => `- \`${c.path}:${c.line}\`: ${c.body}`);
-      const body = [
-        this.marker,
-        review.summary || '_The agent gave no summary._',
-        notes.length > 0 ? `\nOn lines outside the diff:\n${notes.join('\n')}` : '',
-        `\n${footer(result, runUrl)}`,
-      ].join('\n');
-      const posted = await api.createReview(pull.number, {
-        commitId: pull.headSha,
-        event: review.verdict === 'request_changes' ? 'REQUEST_CHANGES' : 'COMMENT',
-        body,
-        comments: onDiff.map((c) => ({ path: c.path, line: c.line, side: 'RIGHT' as const, body: c.body })),
-      });
-      await this.write(`${this.marker}\nReview posted: ${posted.url} (${onDiff.length} line comment${onDiff.length === 1 ? '' : 's'}).\n\n${footer(result, runUrl)}`);
+      await this.review(result, pull);
       return;
     }
-    const answer = result.response || '_The agent finished without a text answer._';
+    const answer = this.o.outbound(result.response) || '_The agent finished without a text answer._';
     await this.write(`${this.marker}\n${answer}\n\n${footer(result, runUrl)}`);
+  }
+
+  /**
+   * The review, from the model's raw answer: parsed, then each piece cleaned as it is posted (the
+   * summary with the notes, which render together, and each line comment, which renders alone). Every
+   * part carries Recall's marker, so that none of it triggers Recall when a personal or App token
+   * makes it a person's post (trigger.ts). It is posted on the commit the event named: the one
+   * checked out and reviewed.
+   */
+  private async review(result: Delivered, pull: PullDetails): Promise<void> {
+    const { api, trigger, runUrl, outbound } = this.o;
+    const review = parseReview(result.response);
+    if (review.problem) this.o.warn(`Posting the review as a comment-only review: ${review.problem}.`);
+    const reviewed = trigger.pullRequest?.headSha || pull.headSha;
+    // Lines are placed by the pull request's diff as it is now; once the head moved past the reviewed
+    // commit they may not be that commit's lines (and GitHub rejects a whole review over one bad line).
+    const moved = reviewed !== pull.headSha;
+    const { onDiff, elsewhere } = moved ? { onDiff: [], elsewhere: review.comments } : placeComments(review.comments, await api.listPullFiles(pull.number));
+    const said = outbound([review.summary || '_The agent gave no summary._', notesOf(elsewhere, moved)].join('\n'));
+    const posted = await api.createReview(pull.number, {
+      commitId: reviewed,
+      event: review.verdict === 'request_changes' ? 'REQUEST_CHANGES' : 'COMMENT',
+      body: [this.marker, said, `\n${footer(result, runUrl)}`].join('\n'),
+      comments: onDiff.map((c) => ({ path: c.path, line: c.line, side: 'RIGHT' as const, body: `${outbound(c.body)}\n\n${this.marker}` })),
+    });
+    await this.write(`${this.marker}\nReview posted: ${posted.url} (${onDiff.length} line comment${onDiff.length === 1 ? '' : 's'}).\n\n${footer(result, runUrl)}`);
   }
 
   async failed(message: string): Promise<void> {
@@ -143,6 +159,13 @@ export class ThreadReporter implements Reporter {
     }
     this.o.onWorking?.(undefined);
   }
+}
+
+/** The comments listed in the review body, and why they are not on the diff. */
+function notesOf(comments: readonly LineComment[], moved: boolean): string {
+  if (comments.length === 0) return '';
+  const why = moved ? 'The pull request moved on while it was reviewed, so the line comments are listed here' : 'On lines outside the diff';
+  return `\n${why}:\n${comments.map(noteLine).join('\n')}`;
 }
 
 /** What the post step writes over a "working" comment main never replaced. A re-run answers again. */

@@ -25,7 +25,7 @@ export interface LineComment {
 }
 
 export interface ParsedReview {
-  /** The answer without the review block. */
+  /** The answer without the review block. Like every piece here, the model's raw text: the reporter cleans each where it is posted. */
   summary: string;
   verdict: 'comment' | 'request_changes';
   comments: LineComment[];
@@ -33,7 +33,10 @@ export interface ParsedReview {
   problem?: string;
 }
 
-const BLOCK = new RegExp('```' + REVIEW_BLOCK + '\\s*\\n([\\s\\S]*?)\\n```', 'g');
+// The block opens a line and ends at a fence alone on its line, as Markdown ends one: a "```x" inside
+// it neither ends it here nor in what renders (once the block ended at any "\n```", and what followed
+// a "```x" was code to outbound but prose in the posted summary).
+const BLOCK = new RegExp('(?:^|\\n) {0,3}```' + REVIEW_BLOCK + '[ \\t]*\\n([\\s\\S]*?)\\n {0,3}```[ \\t]*(?=\\n|$)', 'g');
 
 export function parseReview(answer: string): ParsedReview {
   const blocks = [...answer.matchAll(BLOCK)];
@@ -73,6 +76,15 @@ export function commentableLines(patch: string | undefined): Set<number> {
     lines.add(next++);
   }
   return lines;
+}
+
+/**
+ * A comment listed in the review body: where, as code the path cannot close (a backtick in it would
+ * end the code span and put the rest of the path in prose), then what.
+ */
+export function noteLine(c: LineComment): string {
+  const where = `${c.path}:${c.line}`.replace(/`/g, "'").replace(/\s+/g, ' ');
+  return `- \`${where}\`: ${c.body}`;
 }
 
 /** Split comments into those GitHub accepts on the diff and those that go into the review body. */

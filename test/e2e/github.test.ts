@@ -186,7 +186,8 @@ describe('other events', () => {
     expect(run.outputs['thread-key']).toBe('pr-30');
     const [review] = world.github.reviews();
     expect(review).toMatchObject({ pull: 30, event: 'REQUEST_CHANGES', commitId: 'abc123' });
-    expect(review!.comments).toEqual([expect.objectContaining({ path: 'src/pay.ts', line: 3, body: 'card can be null here' })]);
+    // Each line comment carries Recall's marker: with a personal token it is the owner's comment, and must not trigger Recall.
+    expect(review!.comments).toEqual([expect.objectContaining({ path: 'src/pay.ts', line: 3, body: 'card can be null here\n\n<!-- recall:delivery=pr-30-abc123 -->' })]);
     expect(review!.body).toContain('outside');
     expect(world.model.completions()[0]!.messageText()).toContain('src/pay.ts');
   });
