@@ -87,10 +87,17 @@ export interface AgentServer {
   /** Stop the server and wait until its files are closed. Idempotent. */
   stop(): Promise<void>;
   /**
-   * Stops every process the agent started that still runs (a helper it put in the background),
-   * leaving OpenCode serving; how many could not be stopped (0: none is left). Absent: none can be.
+   * Holds what the agent could still run while Recall reads the checkout: OpenCode is frozen (no
+   * session, Recall's or one the agent made through its API, can start a command) and every process
+   * the agent started is stopped. How many of those could not be stopped (0: none), and `release`,
+   * which lets OpenCode serve again. Absent: nothing can be held.
    */
-  stopAgentProcesses?(): Promise<number>;
+  holdAgent?(): Promise<{ left: number; release: () => void }>;
+  /**
+   * Aborts every session that works and that Recall is not running (one the agent made or prompted
+   * through OpenCode's API); the ids stopped. Absent: none can be told apart.
+   */
+  stopOutsiders?(): Promise<string[]>;
 }
 
 export interface AgentLauncher {

@@ -12,7 +12,7 @@ import { sessionsToPrune, type RetentionRule } from './recall/retention.js';
 import { writeRunSummary } from './recall/summary-note.js';
 import { shownPriorWork } from './recall/model-check.js';
 import type { BegunCheck } from './recall/begin-check.js';
-import { RunFailed, type Delivered, type PruneReport, type RunResult } from './report/run-result.js';
+import { processesLeft, RunFailed, type Delivered, type PruneReport, type RunResult } from './report/run-result.js';
 import { describe } from './errors.js';
 import { turnDigest } from './memory/turns.js';
 import { addUsage, agentNeverRan, NO_TOKENS, type Usage } from './agent/usage.js';
@@ -196,19 +196,24 @@ export async function run(task: Task, settings: RunSettings, ports: RunPorts): P
     // OpenCode's "check server logs" points nowhere on a runner: the failure says what its log says.
     const failed = reply ? undefined : (live.explain?.(describe(failure)) ?? describe(failure));
     await ports.keepTranscript?.(server, sessionId, { task, sent: prompt, continued, ...(failed ? { failure: failed } : {}) });
-    // Before the summary and the record, so that memory and the thread both link the commit.
-    const publish = ports.publish;
-    if (reply && publish) {
-      const answer = reply.text;
-      // Nothing the agent started may run while Recall reads the checkout: a helper left in the
-      // background could swap a folder git has listed for a link to what the sandbox hides (RFC-007).
-      const left = (await live.stopAgentProcesses?.()) ?? 0;
-      const said = left > 0 ? processesLeft(left) : await timed('Publishing changes', () => publish(answer));
+    // The agent's turn is over. Nothing it started may run while Recall reads the checkout (a helper,
+    // or a session it queued through OpenCode's API, could swap a folder git listed for a link to what
+    // the sandbox hides; RFC-007): OpenCode is frozen, the agent's processes stopped, and publish runs
+    // (before the summary and the record, which link its commit) only when none is left.
+    const held = await live.holdAgent?.();
+    try {
+      const publish = ports.publish;
+      const answer = reply?.text;
+      const said = publish && answer !== undefined ? (held?.left ? processesLeft(held.left) : await timed('Publishing changes', () => publish(answer))) : undefined;
       if (said) {
         log.info(said);
-        reply = { ...reply, text: `${reply.text}\n\n${said}` };
+        reply = { ...reply!, text: `${answer}\n\n${said}` };
       }
+    } finally {
+      held?.release();
     }
+    // With none of the agent's processes left to start another, a session it queued through OpenCode's API is stopped (RFC-003).
+    await live.stopOutsiders?.().catch(() => undefined);
     await writeRunSummary(server, sessionId, threads.index, task, recalled, clock(), reply ? { answer: reply.text } : { error: failed! }, log);
     const record = index.addRun({ task, runId: settings.runId, sessionId, text: reply ? reply.text : failed!, failed: !reply, tokens: reply?.tokens ?? NO_TOKENS, cost: reply?.cost ?? 0 });
     if (!reply) {
@@ -307,11 +312,6 @@ export async function run(task: Task, settings: RunSettings, ports: RunPorts): P
     const message = server?.explain?.(describe(error)) ?? describe(error);
     throw new RunFailed(message, restored.status, sessionId, recalled, clock().getTime() - startedAt.getTime(), { cause: error });
   }
-}
-
-/** Why nothing is published when processes the agent started could not be stopped. */
-export function processesLeft(left: number): string {
-  return `Recall did not commit the agent's changes: ${left === 1 ? 'a process' : `${left} processes`} the agent started could not be stopped, and Recall reads the checkout only when nothing the agent started runs. Nothing was pushed; the changes stay in the checkout.`;
 }
 
 export function composePrompt(task: Task, recalled: readonly RecalledWork[], o: { budget: number; tools: boolean; rules?: string }): string {

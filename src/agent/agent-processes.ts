@@ -8,6 +8,11 @@
  * server process, read from /proc, is the agent's (none is found where there is no /proc). Each is
  * SIGSTOPped until a look finds no new one, then all are SIGKILLed; bounded in time, what is still
  * there then is counted, and publish refused.
+ *
+ * OpenCode itself is frozen first (hold()), and stays so while Recall reads the checkout: it serves
+ * anyone on loopback, so a session the agent queued through its API could otherwise start a command
+ * after the sweep (the attacker review of stop 43), and code OpenCode loaded runs in its own process,
+ * which no sweep of its children reaches.
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
@@ -113,6 +118,27 @@ export class AgentProcesses {
   /** The processes below the server that are not OpenCode's own and still run. */
   others(): ProcessEntry[] {
     return descendants(this.ports.list(), this.root).filter((p) => !this.own.has(key(p)) && running(p));
+  }
+
+  /**
+   * Freezes OpenCode's own processes (SIGSTOP), then stops every process the agent left (stop()):
+   * while held nothing in the sandbox runs, so nothing can start. How many of the agent's are left,
+   * and `release`, which lets OpenCode run again (SIGCONT).
+   */
+  async hold(withinMs = 5_000): Promise<{ left: number; release: () => void }> {
+    const { signal, list } = this.ports;
+    // OpenCode first: stopped, it starts no process while the agent's are looked for.
+    const own = list().filter((p) => this.own.has(key(p)) && running(p));
+    for (const p of own) signal(p.pid, 'SIGSTOP');
+    const release = () => {
+      for (const p of own) signal(p.pid, 'SIGCONT');
+    };
+    try {
+      return { left: await this.stop(withinMs), release };
+    } catch (error) {
+      release();
+      throw error;
+    }
   }
 
   /**

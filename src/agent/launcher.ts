@@ -290,7 +290,10 @@ export class OpenCodeLauncher implements AgentLauncher {
       ...(this.o.onStep ? { onStep: this.o.onStep } : {}),
       serverLog,
       stop: () => server.stop(),
-      stopAgentProcesses: () => server.stopAgentProcesses(),
+      hold: () => server.hold(),
+      // The agent's shell reaches OpenCode's API (loopback, and a password it could read from /proc):
+      // a session it makes or prompts there is stopped as it starts working (outsiders.ts).
+      onOutsider: (id) => this.o.warn(`OpenCode began working in a session Recall did not start (${id}), made or prompted through its API by something the agent ran; Recall stopped it. Only Recall's session and those created below it may work in a run.`),
     });
     // An unknown provider or model fails now, with OpenCode's own list, not at the prompt.
     // One list of what OpenCode can use, for the model and every dispatch model.

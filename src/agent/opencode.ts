@@ -8,6 +8,7 @@ import type { AgentRules } from './policy.js';
 import { MODEL_KEPT_FAILING, stepSummary, toolOutcome, watchPrompt, type AgentStep, type RunLimits } from './watch.js';
 import type { ServerLog } from './server-log.js';
 import { watchCallStart } from './call-start.js';
+import { SessionGuard } from './outsiders.js';
 
 /** The agent could not finish: the model failed, was refused, or kept failing. */
 export class AgentError extends Error {
@@ -36,8 +37,13 @@ export interface OpenCodeAgentOptions {
   /** The server's warnings and errors (server-log.ts): what a failure's "check server logs" points at. */
   serverLog?: ServerLog;
   stop: () => Promise<void>;
-  /** Stops what the agent left running below the server (server.ts); how many are left. */
-  stopAgentProcesses?: () => Promise<number>;
+  /** Freezes OpenCode and stops what the agent left running below it (server.ts). */
+  hold?: () => Promise<{ left: number; release: () => void }>;
+  /**
+   * Stop every session that turns busy while Recall is not running it (outsiders.ts), told here
+   * once for each. Absent: no guard (a server only Recall can reach).
+   */
+  onOutsider?: (sessionId: string) => void;
 }
 
 export function parseModel(model: string): ModelRef | undefined {
@@ -62,9 +68,20 @@ export class OpenCodeAgent implements AgentServer {
   /** What the agent is told of this run's rules, after its task (launcher.ts). */
   rulesForPrompt: string | undefined;
 
+  private readonly guard: SessionGuard | undefined;
+
   constructor(private readonly o: OpenCodeAgentOptions) {
     this.client = createOpencodeClient({ baseUrl: o.url, directory: o.directory });
     this.pid = o.pid;
+    if (o.onOutsider) {
+      this.guard = new SessionGuard(this.client, o.onOutsider);
+      this.guard.start();
+    }
+  }
+
+  /** Runs `work` with `sessionId` allowed to work (outsiders.ts). */
+  private running<T>(sessionId: string, work: () => Promise<T>): Promise<T> {
+    return this.guard ? this.guard.using(sessionId, work) : work();
   }
 
   async sessionTexts(sessionId: string): Promise<string[]> {
@@ -132,7 +149,11 @@ export class OpenCodeAgent implements AgentServer {
     return { ...(model ? { model } : {}), ...(small ? { small } : {}) };
   }
 
-  async ask(sessionId: string, model: ModelRef, text: string, signal: AbortSignal, o: { agent?: string; onStarted?: () => void } = {}): Promise<AgentReply> {
+  ask(sessionId: string, model: ModelRef, text: string, signal: AbortSignal, o: { agent?: string; onStarted?: () => void } = {}): Promise<AgentReply> {
+    return this.running(sessionId, () => this.askIn(sessionId, model, text, signal, o));
+  }
+
+  private async askIn(sessionId: string, model: ModelRef, text: string, signal: AbortSignal, o: { agent?: string; onStarted?: () => void }): Promise<AgentReply> {
     const abort = () => void this.client.session.abort({ sessionID: sessionId }).catch(() => undefined);
     signal.addEventListener('abort', abort, { once: true });
     // OpenCode retries a failing provider forever: a dispatched prompt gives up when the run's would.
@@ -177,7 +198,11 @@ export class OpenCodeAgent implements AgentServer {
     }
   }
 
-  async prompt(sessionId: string, text: string): Promise<AgentReply> {
+  prompt(sessionId: string, text: string): Promise<AgentReply> {
+    return this.running(sessionId, () => this.promptIn(sessionId, text));
+  }
+
+  private async promptIn(sessionId: string, text: string): Promise<AgentReply> {
     const watch = watchPrompt(this.client, sessionId, { ...this.o.limits, maxModelRetries: this.o.maxModelRetries }, { directory: this.o.directory, ...(this.o.onStep ? { onStep: this.o.onStep } : {}) });
     try {
       const result = await this.client.session.prompt({
@@ -216,10 +241,7 @@ export class OpenCodeAgent implements AgentServer {
   }
 
   async note(sessionId: string, text: string): Promise<void> {
-    await this.client.session.prompt(
-      { sessionID: sessionId, noReply: true, parts: [{ type: 'text', text }] },
-      { throwOnError: true },
-    );
+    await this.running(sessionId, () => this.client.session.prompt({ sessionID: sessionId, noReply: true, parts: [{ type: 'text', text }] }, { throwOnError: true }));
   }
 
   /** Every agent OpenCode has, with its final permission rules (what policy.ts checks). */
@@ -241,11 +263,16 @@ export class OpenCodeAgent implements AgentServer {
   }
 
   stop(): Promise<void> {
+    this.guard?.stop();
     return this.o.stop();
   }
 
-  async stopAgentProcesses(): Promise<number> {
-    return (await this.o.stopAgentProcesses?.()) ?? 0;
+  async holdAgent(): Promise<{ left: number; release: () => void }> {
+    return (await this.o.hold?.()) ?? { left: 0, release: () => undefined };
+  }
+
+  async stopOutsiders(): Promise<string[]> {
+    return (await this.guard?.stopOutsiders(this.o.directory)) ?? [];
   }
 
   /** Tokens and cost of every assistant message that answered the user message `parentId`. */

@@ -61,10 +61,11 @@ export interface OpenCodeServer {
   /** Resolves with the exit code, or null when the process ended by a signal (the normal case after stop()). */
   exited: Promise<number | null>;
   /**
-   * Stops every process below the server but those that ran when it became ready (the wrapper,
-   * the sandbox's first process, OpenCode): what the agent left running. How many are left (0: none).
+   * Freezes the processes that ran when the server became ready (the wrapper, the sandbox's first
+   * process, OpenCode) and stops every other process below it: what the agent left running. How
+   * many of those are left (0: none), and `release`, which lets OpenCode serve again.
    */
-  stopAgentProcesses(withinMs?: number): Promise<number>;
+  hold(withinMs?: number): Promise<{ left: number; release: () => void }>;
 }
 
 const LISTENING = /opencode server listening on (https?:\/\/\S+)/;
@@ -120,6 +121,7 @@ async function terminate(child: ChildProcess, exited: Promise<number | null>, ha
     }
   };
   signal('SIGTERM');
+  signal('SIGCONT'); // a server held for publish (hold()) takes SIGTERM only once it runs
   if ((await Promise.race([exited.then(() => 'exited' as const), delay(STOP_GRACE_MS)])) === 'exited') return;
   if (!hasExited()) signal('SIGKILL');
   await Promise.race([exited, delay(KILL_WAIT_MS)]);
@@ -224,7 +226,7 @@ async function launch(o: OpenCodeServerOptions, port: number, deadline: number):
     if (child.pid === undefined) throw new OpenCodeStartError('OpenCode has no pid', [...recent]);
     // Before the agent has run anything: what runs below the server now is OpenCode's own.
     const own = AgentProcesses.record(child.pid);
-    return { url, pid: child.pid, stop, exited, stopAgentProcesses: (withinMs) => own.stop(withinMs) };
+    return { url, pid: child.pid, stop, exited, hold: (withinMs) => own.hold(withinMs) };
   } catch (err) {
     await stop();
     throw err;

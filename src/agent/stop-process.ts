@@ -15,6 +15,7 @@ export async function stopProcess(pid: number, graceMs = 10_000): Promise<void> 
   if (!alive(pid)) return;
   try {
     signalProcessTree(pid, 'SIGTERM');
+    signalProcessTree(pid, 'SIGCONT'); // a server held for publish takes SIGTERM only once it runs
   } catch {
     return;
   }

@@ -54,3 +54,8 @@ export class RunFailed extends Error {
     this.name = 'RunFailed';
   }
 }
+
+/** Why nothing is published when processes the agent started could not be stopped. */
+export function processesLeft(left: number): string {
+  return `Recall did not commit the agent's changes: ${left === 1 ? 'a process' : `${left} processes`} the agent started could not be stopped, and Recall reads the checkout only when nothing the agent started runs. Nothing was pushed; the changes stay in the checkout.`;
+}

@@ -92,4 +92,24 @@ describe("the agent's processes", () => {
     expect(clock).toBeGreaterThan(100);
     expect(clock).toBeLessThan(130);
   });
+
+  it("holds OpenCode's own processes while it stops the agent's, so that nothing OpenCode serves starts one, and lets them run again on release", async () => {
+    // The stand-in for OpenCode starts a "late" process every 20 ms, as a session queued through its
+    // API would once its model answered: while held it starts none, and none outlives the hold.
+    const server = spawn('sh', ['-c', 'read go; while :; do sleep 30 & sleep 0.02; done'], { detached: true, stdio: ['pipe', 'ignore', 'ignore'] });
+    started.push(server);
+    await until(() => readProcesses().some((p) => p.pid === server.pid), 'the stand-in for OpenCode to start');
+    const own = AgentProcesses.record(server.pid!);
+    server.stdin!.write('go\n');
+    await until(() => own.others().length > 1, 'late processes to start');
+    const held = await own.hold();
+    expect(held.left).toBe(0);
+    const state = () => readProcesses().find((p) => p.pid === server.pid)?.state;
+    expect(state()).toBe('T');
+    await sleep(150);
+    expect(own.others()).toEqual([]); // frozen: it started nothing since
+    held.release();
+    await until(() => state() !== 'T', 'the stand-in to run again');
+    await until(() => own.others().length > 0, 'the stand-in to start processes again');
+  });
 });

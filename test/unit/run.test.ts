@@ -182,16 +182,27 @@ function harness(restore: RestoreOutcome, save: SaveOutcome, fail?: Error) {
 }
 
 describe('the pipeline', () => {
-  it("stops the agent's processes before publishing, and publishes nothing when one is left", async () => {
+  it("holds OpenCode and stops the agent's processes before publishing, publishes nothing when one is left, and stops the sessions Recall did not start once released", async () => {
     for (const left of [0, 1, 3]) {
       const h = harness({ status: 'hit' }, { saved: true });
-      const server = h.server as FakeServer & { stopAgentProcesses: () => Promise<number> };
-      server.stopAgentProcesses = async () => (h.events.push('stop agent processes'), left);
+      const server = h.server as FakeServer & Pick<AgentServer, 'holdAgent' | 'stopOutsiders'>;
+      server.holdAgent = async () => (h.events.push('hold'), { left, release: () => void h.events.push('release') });
+      server.stopOutsiders = async () => (h.events.push('stop outsiders'), []);
       const result = await run(task, settings, { ...h.ports, publish: async () => (h.events.push('publish'), 'Recall opened #8.') });
-      expect(h.events.slice(h.events.indexOf('prompt') + 1, h.events.indexOf('note'))).toEqual(left === 0 ? ['stop agent processes', 'publish'] : ['stop agent processes']);
+      expect(h.events.slice(h.events.indexOf('prompt') + 1, h.events.indexOf('note'))).toEqual(left === 0 ? ['hold', 'publish', 'release', 'stop outsiders'] : ['hold', 'release', 'stop outsiders']);
       const said = left === 0 ? 'Recall opened #8.' : `Recall did not commit the agent's changes: ${left === 1 ? 'a process' : '3 processes'} the agent started could not be stopped`;
       expect(result.response).toContain(said);
     }
+    // OpenCode runs again when publish throws (it never should), and without publish it is held all the same.
+    const h = harness({ status: 'hit' }, { saved: true });
+    const server = h.server as FakeServer & Pick<AgentServer, 'holdAgent'>;
+    server.holdAgent = async () => (h.events.push('hold'), { left: 0, release: () => void h.events.push('release') });
+    await expect(run(task, settings, { ...h.ports, publish: async () => { throw new Error('broken'); } })).rejects.toThrow('broken');
+    expect(h.events.slice(h.events.indexOf('hold'), h.events.indexOf('release') + 1)).toEqual(['hold', 'release']);
+    const quiet = harness({ status: 'hit' }, { saved: true });
+    (quiet.server as FakeServer & Pick<AgentServer, 'holdAgent'>).holdAgent = async () => (quiet.events.push('hold'), { left: 0, release: () => void quiet.events.push('release') });
+    await run(task, settings, quiet.ports);
+    expect(quiet.events.slice(quiet.events.indexOf('prompt') + 1, quiet.events.indexOf('note'))).toEqual(['hold', 'release']);
   });
 
   it('writes the index while OpenCode stops, and says the agent stopped and saves memory only once it has exited; an index that cannot be written is the error said', async () => {
