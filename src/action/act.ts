@@ -14,7 +14,7 @@ import { deliveryMarker, type Reporter } from '../github/reporter.js';
 import type { Inputs } from '../inputs.js';
 import { openMemory, runPipeline } from '../pipeline.js';
 import type { Task } from '../ports.js';
-import { preparedPublish, type PublishTarget } from '../publish/publish.js';
+import { answerForPull, preparedPublish, type PublishTarget } from '../publish/publish.js';
 import { Staging } from '../publish/staging.js';
 import { redactCredentials } from '../secrets/forms.js';
 import { reportMemoryChange, setFailureOutputs } from '../report/outputs.js';
@@ -37,10 +37,10 @@ export async function changeMemory(runner: Runner, inputs: Inputs, { trigger, as
     memory: () => openMemory({ env: runner.env, inputs, layout, credentials: runner.credentials, log, clock, cacheEntries: cacheEntriesOf(inputs.githubToken, runner.ctx.repository, runner.env) }).memory,
     memoryDir: layout.memoryDir,
     reply: async (text) => {
-      // Cleaned as the model's words are (it quotes a record's title), but it is Recall answering the
-      // person who asked: their name stays a mention (outbound makes every mention code).
-      const asker = `@${trigger.actor.login}`;
-      await runner.api().createComment(trigger.subject.number, `${runner.outbound(text).split(`\`${asker}\``).join(asker)}\n\n${deliveryMarker(trigger.deliveryId)}`);
+      // Recall's own words, naming the person who asked; the record's title in it is a code span it
+      // cannot close (describeChange). Not outbound, which would make the name code, and whose result
+      // must not be edited after its check (a removed backtick pairs the others anew).
+      await runner.api().createComment(trigger.subject.number, `${redactCredentials(text, runner.credentials())}\n\n${deliveryMarker(trigger.deliveryId)}`);
     },
     clock,
     log,
@@ -142,7 +142,7 @@ function changePublisher(runner: Runner, inputs: Inputs, checkout: FoundCheckout
       branch: `recall/${task.threadKey}-${runner.runTag()}`,
       title: task.title,
       links: [...(threadUrl ? [`Requested in ${threadUrl}`] : []), ...(runUrl ? [`Run: ${runUrl}`] : [])],
-      answer: runner.outbound(answer),
+      answer: runner.outbound(answerForPull(answer)),
       credentials: runner.credentials,
       token: inputs.githubToken,
       ...(inputs.memoryBackend === 'git-branch' ? { memoryBranch: inputs.memoryBranch } : {}),

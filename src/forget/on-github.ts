@@ -5,6 +5,7 @@
  * else is refused without a word in the thread.
  */
 import type { Authorization } from '../github/authorize.js';
+import { sanitizeUntrusted } from '../fence/untrusted.js';
 import type { Logger } from '../ports.js';
 import { forgetRecord, isRecordId, markWrong, type MemoryChange } from './forget.js';
 import type { MemoryStore, SaveOutcome } from '../memory/store.js';
@@ -79,7 +80,8 @@ export async function answerMemoryRequest(o: MemoryRequestRun): Promise<MemoryRe
 /** One sentence on what was done. */
 export function describeChange(change: MemoryChange, by: string): string {
   if (change.done === 'unknown') return `There is no record \`${change.id}\`.`;
-  const what = `\`${change.id}\`${change.title ? ` ("${change.title.replace(/\s+/g, ' ').slice(0, 80)}")` : ''}`;
+  // The title is a stranger's words: a code span it cannot close, so nothing in it renders or notifies (the rest is Recall's, posted as written).
+  const what = `\`${change.id}\`${change.title ? ` (\`${sanitizeUntrusted(change.title).replace(/\s+/g, ' ').replace(/`/g, "'").slice(0, 80)}\`)` : ''}`;
   if (change.done === 'marked wrong') return `Marked ${what} wrong, as ${by} asked: it stays in memory, ranks after every other record, and the prior-work section says it was marked wrong.`;
   const [session, ...children] = change.sessions;
   const sessions = session ? `, its session ${session}${children.length > 0 ? ` and ${children.length} child session(s)` : ''}` : '';

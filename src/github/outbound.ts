@@ -9,18 +9,31 @@
 import { redactCredentials } from '../secrets/forms.js';
 import { sanitizeUntrusted } from '../fence/untrusted.js';
 import { unsafeWhenRendered } from './rendered-check.js';
+import { splitCode } from './markdown-code.js';
 
 /** `text` as Recall may post it. `serverUrl` is the GitHub (Enterprise) the repository lives on. */
 // Stryker disable next-line StringLiteral: equivalent, neutralizeLinks reads a server URL without a host as github.com
 export function outbound(text: string, credentials: readonly string[], serverUrl = 'https://github.com'): string {
   // What hides between the characters of a key (a zero-width space, an HTML comment) goes first.
-  const plain = redactCredentials(sanitizeUntrusted(text), credentials);
+  const plain = redactCredentials(sanitizeUntrusted(cutToPost(text)), credentials);
   const posted = neutralizeLinks(plain, serverUrl);
   // The patterns above read Markdown as GitHub mostly does; a render decides (rendered-check.ts).
   // Where it finds something they missed, the text goes out as text: nothing in a code block renders.
   const serverHost = hostOf(serverUrl)?.toLowerCase() ?? 'github.com';
   const problem = unsafeWhenRendered(posted, (url, image) => (image ? keeps(url, serverHost) && !!hostOf(url) : keeps(url, serverHost) || /^mailto:[^\s:/]+@/i.test(url)));
   return problem ? asText(plain) : posted;
+}
+
+/**
+ * The most of the model's text Recall posts: GitHub takes 65,536 characters a comment, and Recall's
+ * own lines go around it. Cut before the rest, so that what is checked is what is posted (a cut after
+ * the check could leave a code span open), and a hostile text's cost is bounded (a render of 100,000
+ * characters of `[x]: ` took seconds).
+ */
+export const POSTED_CHARS = 60_000;
+
+function cutToPost(text: string): string {
+  return text.length <= POSTED_CHARS ? text : `${text.slice(0, POSTED_CHARS)}\n\n[Recall cut this text at ${POSTED_CHARS.toLocaleString('en-US')} characters; the run's transcript has all of it.]`;
 }
 
 /** `text` as a code block GitHub shows as it is (its fence longer than any run of backticks in it), under a line that says why; what the render found is not repeated. */
@@ -56,7 +69,8 @@ function hostOf(url: string): string | undefined {
 
 /** A URL that stays a link: relative (a path in the repository, an anchor) or on GitHub. */
 function keeps(spelled: string, serverHost: string): boolean {
-  const url = decodeEntities(spelled).replace(/\\/g, '/').trim();
+  // As a browser reads it: tabs and line breaks anywhere taken out, controls and spaces at the ends (`github.com&#9;@evil.example`).
+  const url = decodeEntities(spelled).replace(/[\t\n\r]/g, '').replace(/\\/g, '/').replace(/^[\u0000-\u0020]+|[\u0000-\u0020]+$/g, '');
   const host = hostOf(url);
   if (host) return githubHost(host, serverHost);
   return !/^[a-z][a-z0-9+.-]*:/i.test(url); // a relative URL; any other scheme (javascript:, data:) goes
@@ -67,19 +81,21 @@ const code = (s: string) => {
   return `\`${clean}\``;
 };
 
-const MEDIA_TAGS = 'img|picture|source|video|audio|svg|image|iframe|object|embed|input|link|meta|base|form|style|script|a';
+// And the tags whose HTML block runs past blank lines (`pre`, `textarea`: what follows would be read as HTML).
+const MEDIA_TAGS = 'img|picture|source|video|audio|svg|image|iframe|object|embed|input|link|meta|base|form|style|script|a|pre|textarea';
 
 /** One pass over text outside code: images, links, autolinks, bare URLs, media tags, entities. */
 const INLINE = new RegExp(
   [
-    String.raw`(!?)\[([^\]\n]*)\]\(\s*<?([^)\s>]*)>?(?:\s+(?:"[^"]*"|'[^']*'))?\s*\)`, // [text](url), ![alt](url)
+    String.raw`(!?)\[([^\]\n]{0,1000})\]\(\s*<?([^)\s>]*)>?(?:\s+(?:"[^"]*"|'[^']*'))?\s*\)`, // [text](url), ![alt](url); a label past 1,000 is none (a line of '[' cost seconds)
     String.raw`!\[`, // a reference-style image: never rendered
     String.raw`<((?:[a-z][a-z0-9+.-]*:)?\/\/[^>\s]+)>`, // <https://...>
     String.raw`((?:https?|ftp):\/\/[^\s<>()\[\]\x60'"]+|\bwww\.[a-z0-9-]+\.[^\s<>()\[\]\x60'"]+)`, // bare URLs GitHub links
     String.raw`<(\/?)(${MEDIA_TAGS})\b`, // HTML that loads or links something
+    String.raw`<([!?])`, // a declaration, CDATA or processing instruction: an HTML block to its end, past blank lines
     String.raw`&(#?[a-z0-9]+;)`, // an entity, which could spell a URL
     // An @-mention as GitHub reads one: a login, or an organization's team, not after a word (an e-mail address).
-    String.raw`(?<![a-z0-9_@/.+-])(@[a-z0-9](?:[a-z0-9-]{0,38})(?:\/[a-z0-9][a-z0-9_.-]*)?)(?![a-z0-9_-])`,
+    String.raw`(?<![a-z0-9_])(@[a-z0-9](?:[a-z0-9-]{0,38})(?:\/[a-z0-9][a-z0-9_.-]*)?)(?![a-z0-9_-])`,
   ].join('|'),
   'gi',
 );
@@ -98,7 +114,7 @@ function neutralizeProse(text: string, serverHost: string): string {
   const defined = text.replace(/^( {0,3}\[[^\]\n]+\]:[ \t]*)<?(\S+?)>?(?=[ \t]|$)/gm, (all, head: string, url: string) =>
     keeps(url, serverHost) ? all : `${head.replace(/\]:/, '\\]:').replace(/^(\s*)\[/, '$1\\[')}${code(url)}`,
   );
-  return defined.replace(INLINE, (all, bang: string, label: string, url: string, auto: string, bare: string, slash: string, tag: string, entity: string, mention: string) => {
+  return defined.replace(INLINE, (all, bang: string, label: string, url: string, auto: string, bare: string, slash: string, tag: string, declaration: string, entity: string, mention: string) => {
     // Survivors, equivalent: either test alone, or `||`, says the same (one alternative sets both or neither).
     if (label !== undefined && url !== undefined) {
       if (bang) return keeps(url, serverHost) && hostOf(url) ? all : `${label || 'image'} (image removed: ${hostOf(url) ?? 'not on GitHub'})`;
@@ -108,32 +124,10 @@ function neutralizeProse(text: string, serverHost: string): string {
     if (auto !== undefined) return keeps(auto, serverHost) ? all : code(auto);
     if (bare !== undefined) return keeps(bare, serverHost) ? all : code(bare);
     if (tag !== undefined) return `&lt;${slash}${tag}`;
+    if (declaration !== undefined) return `&lt;${declaration}`;
     // Survivor, equivalent: `true` for this test (an entity is the one alternative left).
     if (entity !== undefined) return `&amp;${entity}`;
     if (mention !== undefined) return code(mention);
     return all;
   });
-}
-
-/**
- * The text cut into code (fenced blocks and code spans) and prose. Where it is unsure it calls
- * text prose, which is only neutralized more: a code span does not cross a blank line, and a
- * backtick after a backslash opens none.
- */
-function splitCode(markdown: string): Array<{ text: string; isCode: boolean }> {
-  const pieces: Array<{ text: string; isCode: boolean }> = [];
-  // Survivor, equivalent: `(?=\n)` for `(?=\n|$)`, since a fence closed at the very end of the text
-  // is then matched to the end by the unclosed fence's `|$`.
-  const pattern = /(^|\n)( {0,3})(`{3,}|~{3,})[^\n`]*\n[\s\S]*?(?:\n {0,3}\3[`~]*[ \t]*(?=\n|$)|$)|(?<!\\)(`+)(?!`)(?:(?!\n[ \t]*\n)[\s\S])*?[^`\n]\4(?!`)/g;
-  let at = 0;
-  for (const m of markdown.matchAll(pattern)) {
-    const start = m.index + (m[1]?.length ?? 0);
-    // Survivors, equivalent: `true` or `>=` here (an empty piece of prose adds nothing).
-    if (start > at) pieces.push({ text: markdown.slice(at, start), isCode: false });
-    pieces.push({ text: markdown.slice(start, m.index + m[0].length), isCode: true });
-    at = m.index + m[0].length;
-  }
-  // Survivors, equivalent: `true` or `<=` here (an empty piece of prose adds nothing).
-  if (at < markdown.length) pieces.push({ text: markdown.slice(at), isCode: false });
-  return pieces;
 }

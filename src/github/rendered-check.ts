@@ -9,44 +9,51 @@
  */
 import { micromark } from 'micromark';
 import { gfm, gfmHtml } from 'micromark-extension-gfm';
+import { parseFragment, type DefaultTreeAdapterMap } from 'parse5';
 
 /** Attributes that load, link or run nothing (GFM's footnotes and task lists use the last ones). */
 const PLAIN_ATTRIBUTES = new Set(
   'align title class lang dir colspan rowspan open start type disabled checked alt width height valign reversed value id aria-describedby aria-label data-footnotes data-footnote-ref data-footnote-backref'.split(' '),
 );
-const TAG = /<(\/?)([a-z][a-z0-9-]*)((?:[^>"']|"[^"]*"|'[^']*')*)>/gi;
-const ATTRIBUTE = /([^\s=/]+)(?:\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s>]+)))?/g;
-// An @-mention GitHub reads in text (outside code and links, which are taken out first).
-const MENTION = /(?<![a-z0-9_@/.+-])@[a-z0-9](?:[a-z0-9-]{0,38})(?:\/[a-z0-9][a-z0-9_.-]*)?(?![a-z0-9_-])/i;
+// An @-mention as GitHub reads one in text: after anything but a word character.
+const MENTION = /(?<![a-z0-9_])@[a-z0-9](?:[a-z0-9-]{0,38})(?:\/[a-z0-9][a-z0-9_.-]*)?(?![a-z0-9_-])/i;
 
-const decode = (s: string) => s.replace(/&quot;/g, '"').replace(/&#x27;|&#39;/g, "'").replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&amp;/g, '&');
+type Node = DefaultTreeAdapterMap['node'];
 
 /**
  * Why `markdown`, rendered as GitHub renders it, would load or link something `allowed` does not
- * allow, notify someone, or hold a tag or comment of its own; undefined when it would not.
+ * allow, notify someone, or hold a comment; undefined when it would not. The HTML is read by parse5,
+ * as a browser reads it (a stray quote, a tag inside an attribute's value), not by patterns.
  */
 export function unsafeWhenRendered(markdown: string, allowed: (url: string, image: boolean) => boolean): string | undefined {
   const html = micromark(markdown, { allowDangerousHtml: true, allowDangerousProtocol: true, extensions: [gfm()], htmlExtensions: [gfmHtml()] });
-  if (/<[!?]/.test(html)) return 'it would hold an HTML comment or declaration';
-  for (const m of html.matchAll(TAG)) {
-    const [closing, name, rest] = [m[1]!, m[2]!.toLowerCase(), m[3] ?? ''];
-    if (closing) continue;
-    // A tag loads or links only through its attributes (GitHub drops the tags it does not know, keeping
-    // their text: `Array<T>` in prose is no danger): the URL an image loads or a link leads to, one
-    // at most, and nothing else that could carry one.
-    const url = name === 'img' ? 'src' : name === 'a' ? 'href' : undefined;
-    let urls = 0;
-    for (const a of rest.matchAll(ATTRIBUTE)) {
-      const attribute = a[1]!.toLowerCase();
-      if (attribute === url) {
-        urls++;
-        const value = decode(a[2] ?? a[3] ?? a[4] ?? '');
-        if (urls > 1 || !allowed(value, name === 'img')) return `it would ${name === 'img' ? 'show an image from' : 'link to'} ${value}`;
-      } else if (!PLAIN_ATTRIBUTES.has(attribute)) return `it would hold a <${name}> tag with ${attribute}`;
-    }
+  return problemIn(parseFragment(html), allowed, false);
+}
+
+function problemIn(node: Node, allowed: (url: string, image: boolean) => boolean, quiet: boolean): string | undefined {
+  if (node.nodeName === '#comment') return 'it would hold an HTML comment';
+  if (node.nodeName === '#text') {
+    // Text in code or a link notifies no one.
+    const mention = quiet ? null : MENTION.exec((node as DefaultTreeAdapterMap['textNode']).value);
+    return mention ? `it would notify ${mention[0]}` : undefined;
   }
-  const text = decode(html.replace(/<pre[\s>][\s\S]*?<\/pre>|<code[\s>][\s\S]*?<\/code>|<a [^>]*>[\s\S]*?<\/a>/gi, ' ').replace(TAG, ' '));
-  const mention = MENTION.exec(text);
-  if (mention) return `it would notify ${mention[0]}`;
+  let inside = quiet;
+  if ('tagName' in node) {
+    const tag = node.tagName;
+    // A tag loads or links only through its attributes (GitHub drops the tags it does not know, keeping
+    // their text: `Array<T>` in prose is no danger): the URL an image loads or a link leads to, and
+    // nothing else that could carry one.
+    for (const { name, value } of node.attrs) {
+      if ((tag === 'img' && name === 'src') || (tag === 'a' && name === 'href')) {
+        if (!allowed(value, tag === 'img')) return `it would ${tag === 'img' ? 'show an image from' : 'link to'} ${value}`;
+      } else if (!PLAIN_ATTRIBUTES.has(name)) return `it would hold a <${tag}> tag with ${name}`;
+    }
+    inside ||= tag === 'code' || tag === 'pre' || tag === 'a';
+  }
+  const children = [...('childNodes' in node ? node.childNodes : []), ...('content' in node && node.content ? [node.content] : [])];
+  for (const child of children) {
+    const problem = problemIn(child as Node, allowed, inside);
+    if (problem) return problem;
+  }
   return undefined;
 }

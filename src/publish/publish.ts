@@ -38,7 +38,7 @@ export interface PublishOptions {
   title: string;
   /** Where the request was made and the run that answered it, for the commit's body. */
   links: string[];
-  /** The agent's answer, as Recall may post it: the new pull request's description. */
+  /** The agent's answer, cut (answerForPull) and then made as Recall may post it (outbound): the new pull request's description. */
   answer: string;
   /** The run's credentials: a change holding one is not committed. */
   credentials: () => string[];
@@ -73,6 +73,11 @@ const BATCHED_BLOB_BYTES = 1024 * 1024;
 /** The most one batched read of blobs holds in memory. */
 const BATCH_BYTES = 16 * 1024 * 1024;
 const ANSWER_IN_PULL = 4_000;
+
+/** The agent's answer as far as a pull request's description takes it: cut before it is cleaned (outbound), so what was checked is what is posted. */
+export function answerForPull(answer: string): string {
+  return answer.length > ANSWER_IN_PULL ? `${answer.slice(0, ANSWER_IN_PULL)}…` : answer;
+}
 
 /**
  * Starts publish's record of the checkout now, alongside the restore and OpenCode's start. `ready`
@@ -208,9 +213,8 @@ async function publish(o: PublishOptions): Promise<string | undefined> {
   if (target.kind === 'pull') return `Recall committed the agent's changes (${counted}) as ${commit} and pushed them to \`${ref}\`.${left}`;
 
   const closes = target.kind === 'issue' ? `Closes #${target.number}.\n\n` : '';
-  const answer = o.answer.length > ANSWER_IN_PULL ? `${o.answer.slice(0, ANSWER_IN_PULL)}…` : o.answer;
   try {
-    const pull = await o.openPull({ title: `Recall: ${o.title}`.slice(0, 256), body: `${closes}${o.links.join('\n')}\n\n${answer}\n<!-- recall:pull -->`, head: ref, base: target.base });
+    const pull = await o.openPull({ title: `Recall: ${o.title}`.slice(0, 256), body: `${closes}${o.links.join('\n')}\n\n${o.answer}\n<!-- recall:pull -->`, head: ref, base: target.base });
     return `Recall opened #${pull.number} with the agent's changes (${counted}, commit ${commit} on \`${ref}\`).${left}`;
   } catch (error) {
     return (

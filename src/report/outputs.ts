@@ -77,24 +77,38 @@ export function setFailureOutputs(failure: RunFailed, threadKey: string): void {
  * The job summary of a run. `outbound` makes a model's words safe to render (github/outbound.ts): the
  * check's reason can quote its answer, and GitHub renders the summary's HTML (an image is fetched).
  */
+/**
+ * A table's cell as HTML text. core.summary writes cells into HTML as they are, and the table is an
+ * HTML block, where Markdown is not read: a cell's `<` would be a tag (attacker review, stop 43).
+ */
+const cell = (text: string) => text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
+
+/** A table of rows whose cells are text. */
+const table = (rows: [string, string][]) => rows.map(([head, data]) => [{ data: cell(head), header: true }, cell(data)]);
+
 export async function writeJobSummary(task: Task, result: RunResult, outbound: (text: string) => string): Promise<void> {
   const t = result.tokens;
   await core.summary
     .addHeading('Recall', 2)
-    .addTable([
-      [{ data: 'Event', header: true }, task.event],
-      [{ data: 'Thread', header: true }, `${task.threadKey}${result.continued ? ' (continued)' : ''}`],
-      [{ data: 'Session', header: true }, result.sessionId],
-      [{ data: 'Memory', header: true }, `${result.memoryStatus}; saved: ${result.memorySave.saved ? 'yes' : 'no'}${result.memoryWarning ? `. ${result.memoryWarning}` : ''}`],
-      [{ data: 'Recalled', header: true }, result.recalled.map((w) => `${w.record.id} (${w.tier})${w.sessionLive ? '' : ' (session pruned; from its record)'}`).join(', ') || 'none'],
-      [{ data: 'Pruned sessions', header: true }, pruneLine(result.prune)],
-      [{ data: 'Tokens', header: true }, `${t.input} in, ${t.output} out, ${t.reasoning} reasoning, ${t.cacheRead} cache read, ${t.cacheWrite} cache write`],
-      [{ data: 'Cost', header: true }, `$${result.cost.toFixed(4)}`],
-      [{ data: 'Recall check', header: true }, outbound(recallCheckLine(result.recallCheck))],
-      [{ data: 'Memory cards', header: true }, cardsLine(result.cards)],
-      [{ data: 'Duration', header: true }, `${(result.durationMs / 1000).toFixed(1)} s`],
-    ])
+    .addTable(
+      table([
+        ['Event', task.event],
+        ['Thread', `${task.threadKey}${result.continued ? ' (continued)' : ''}`],
+        ['Session', result.sessionId],
+        ['Memory', `${result.memoryStatus}; saved: ${result.memorySave.saved ? 'yes' : 'no'}${result.memoryWarning ? `. ${result.memoryWarning}` : ''}`],
+        ['Recalled', result.recalled.map((w) => `${w.record.id} (${w.tier})${w.sessionLive ? '' : ' (session pruned; from its record)'}`).join(', ') || 'none'],
+        ['Pruned sessions', pruneLine(result.prune)],
+        ['Tokens', `${t.input} in, ${t.output} out, ${t.reasoning} reasoning, ${t.cacheRead} cache read, ${t.cacheWrite} cache write`],
+        ['Cost', `$${result.cost.toFixed(4)}`],
+        ['Recall check', outbound(recallCheckLine(result.recallCheck))],
+        ['Memory cards', cardsLine(result.cards)],
+        ['Duration', `${(result.durationMs / 1000).toFixed(1)} s`],
+      ]),
+    )
     .addHeading('Answer', 3)
+    // A blank line first: the headings and the table are one HTML block until one, and the answer's
+    // first paragraph would be read as HTML in it (its code spans no code).
+    .addEOL()
     .addRaw(result.response || '_(the agent gave no text answer)_', true)
     .write();
 }
@@ -118,7 +132,7 @@ function recallCheckLine(check: RunResult['recallCheck']): string {
 
 /** The job summary of a run that failed: what failed and what to do, as the thread says it. */
 export async function writeFailureSummary(threadKey: string, message: string): Promise<void> {
-  await core.summary.addHeading('Recall', 2).addRaw(`Thread: ${threadKey}`, true).addHeading('The run failed', 3).addRaw(message, true).write();
+  await core.summary.addHeading('Recall', 2).addEOL().addRaw(`Thread: ${threadKey}`, true).addHeading('The run failed', 3).addEOL().addRaw(message, true).write();
 }
 
 /**
@@ -129,12 +143,12 @@ export async function reportMemoryChange(threadKey: string, o: { request: string
   setSkippedOutputs(threadKey);
   core.setOutput('skipped', 'false');
   core.setOutput('memory-saved', String(o.save?.saved === true));
-  const rows = [
-    [{ data: 'Thread', header: true }, threadKey],
-    [{ data: 'Request', header: true }, o.request],
-    [{ data: 'Forgotten', header: true }, o.forgotten ? `${[o.forgotten.id, ...(o.forgotten.findings ?? [])].join(', ')}${o.forgotten.sessions.length > 0 ? ` (sessions ${o.forgotten.sessions.join(', ')})` : ''}` : 'nothing'],
-    ...(o.marked ? [[{ data: 'Marked wrong', header: true }, o.marked]] : []),
-    [{ data: 'Memory saved', header: true }, o.save ? (o.save.saved ? `yes, as ${o.save.key}` : `no${o.save.warning ? `: ${o.save.warning}` : ''}`) : 'no change to save'],
-  ];
-  await core.summary.addHeading('Recall', 2).addTable(rows).addHeading('Reply', 3).addRaw(o.said, true).write();
+  const rows = table([
+    ['Thread', threadKey],
+    ['Request', o.request],
+    ['Forgotten', o.forgotten ? `${[o.forgotten.id, ...(o.forgotten.findings ?? [])].join(', ')}${o.forgotten.sessions.length > 0 ? ` (sessions ${o.forgotten.sessions.join(', ')})` : ''}` : 'nothing'],
+    ...(o.marked ? [['Marked wrong', o.marked] as [string, string]] : []),
+    ['Memory saved', o.save ? (o.save.saved ? `yes, as ${o.save.key}` : `no${o.save.warning ? `: ${o.save.warning}` : ''}`) : 'no change to save'],
+  ]);
+  await core.summary.addHeading('Recall', 2).addTable(rows).addHeading('Reply', 3).addEOL().addRaw(o.said, true).write();
 }

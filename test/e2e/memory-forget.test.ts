@@ -80,7 +80,7 @@ describe('forgetting, on the Actions cache', () => {
     expect(world.model.completions()).toHaveLength(calls); // no agent ran
     expect(forget.outputs).toMatchObject({ skipped: 'false', 'memory-saved': 'true' });
     const reply = botSaid(SSO.number).at(-1)!;
-    expect(reply).toMatch(new RegExp(`^Forgot \`run-9801-1\` \\("issue #1: Login fails with SSO on Safari"\\), as @octocat asked: its record, its card, its session ${first.outputs['session-id']} are removed`));
+    expect(reply).toMatch(new RegExp(`^Forgot \`run-9801-1\` \\(\`issue #1: Login fails with SSO on Safari\`\\), as @octocat asked: its record, its card, its session ${first.outputs['session-id']} are removed`));
     expect(reply).toContain('<!-- recall:delivery=comment-');
     expect(forget.summary).toMatch(/Forgotten<\/th><td>run-9801-1 \(sessions ses_\w+\)/);
     expect(archiveText('recall-v1-9802-1')).not.toContain('SSO cookie lacks Secure');

