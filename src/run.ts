@@ -200,6 +200,8 @@ export async function run(task: Task, settings: RunSettings, ports: RunPorts): P
     // or a session it queued through OpenCode's API, could swap a folder git listed for a link to what
     // the sandbox hides; RFC-007): OpenCode is frozen, the agent's processes stopped, and publish runs
     // (before the summary and the record, which link its commit) only when none is left.
+    // Sessions Recall is not running (the agent may have named Recall's their parent) stop first.
+    await live.stopOutsiders?.().catch(() => undefined);
     const held = await live.holdAgent?.();
     try {
       const publish = ports.publish;

@@ -134,7 +134,18 @@ export class AgentProcesses {
       for (const p of own) signal(p.pid, 'SIGCONT');
     };
     try {
-      return { left: await this.stop(withinMs), release };
+      // The agent's processes run until the sweep reaches them, as the same user: one may SIGCONT
+      // OpenCode meanwhile (attacker review, stop 43). Once none of them is left nothing can, so
+      // OpenCode is stopped again and the sweep repeated until every one of its processes is stopped;
+      // one still running at the deadline counts as left, and publish is refused.
+      const deadline = this.ports.now() + withinMs;
+      for (;;) {
+        const left = await this.stop(Math.max(0, deadline - this.ports.now()));
+        const awake = list().filter((p) => this.own.has(key(p)) && running(p) && p.state !== 'T' && p.state !== 't');
+        if (left > 0 || awake.length === 0 || this.ports.now() > deadline) return { left: left + awake.length, release };
+        for (const p of awake) signal(p.pid, 'SIGSTOP');
+        await this.ports.sleep(5);
+      }
     } catch (error) {
       release();
       throw error;

@@ -293,7 +293,7 @@ export class OpenCodeLauncher implements AgentLauncher {
       hold: () => server.hold(),
       // The agent's shell reaches OpenCode's API (loopback, and a password it could read from /proc):
       // a session it makes or prompts there is stopped as it starts working (outsiders.ts).
-      onOutsider: (id) => this.o.warn(`OpenCode began working in a session Recall did not start (${id}), made or prompted through its API by something the agent ran; Recall stopped it. Only Recall's session and those created below it may work in a run.`),
+      onOutsider: (id) => this.o.warn(`OpenCode was working in a session Recall is not running (${id}): made or prompted through its API by something the agent ran, or still working once Recall's turn was over; Recall stopped it. Only Recall's session and those created below it in the checkout may work, while Recall runs them.`),
     });
     // An unknown provider or model fails now, with OpenCode's own list, not at the prompt.
     // One list of what OpenCode can use, for the model and every dispatch model.

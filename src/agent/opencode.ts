@@ -74,7 +74,7 @@ export class OpenCodeAgent implements AgentServer {
     this.client = createOpencodeClient({ baseUrl: o.url, directory: o.directory });
     this.pid = o.pid;
     if (o.onOutsider) {
-      this.guard = new SessionGuard(this.client, o.onOutsider);
+      this.guard = new SessionGuard(this.client, o.directory, o.onOutsider);
       this.guard.start();
     }
   }

@@ -42,6 +42,8 @@ export class SessionGuard {
 
   constructor(
     private readonly client: OpencodeClient,
+    /** The checkout, OpenCode's instance for Recall's sessions: a child elsewhere is none of Recall's (its cost is not watched there). */
+    private readonly directory: string,
     /** Told once for each session the guard stopped. */
     private readonly onStopped: (sessionId: string) => void = () => undefined,
   ) {}
@@ -105,8 +107,10 @@ export class SessionGuard {
     const type = event.payload?.type;
     const props = event.payload?.properties ?? {};
     if (type === 'session.created') {
+      // A parent is whatever its creator named (the agent may name Recall's session): it counts only
+      // in the checkout's instance, where the watch sees the child's cost (attacker review, stop 43).
       const info = props.info as { id?: unknown; parentID?: unknown } | undefined;
-      if (typeof info?.id === 'string' && typeof info.parentID === 'string') this.parents.set(info.id, info.parentID);
+      if (typeof info?.id === 'string' && typeof info.parentID === 'string' && event.directory === this.directory) this.parents.set(info.id, info.parentID);
       return;
     }
     const id = typeof props.sessionID === 'string' ? props.sessionID : undefined;
@@ -137,7 +141,9 @@ export class SessionGuard {
 
   private async abort(id: string, directory: string | undefined): Promise<void> {
     await this.client.session.abort({ sessionID: id, ...(directory ? { directory } : {}) }).catch(() => undefined);
-    if (this.stopped.has(id) || this.below(id, (at) => this.ours.has(at))) return;
+    // Only Recall's own sessions are stopped without a word: a child working once Recall's turn is
+    // over may be one the agent made and named Recall's the parent of.
+    if (this.stopped.has(id) || this.ours.has(id)) return;
     this.stopped.add(id);
     this.onStopped(id);
   }

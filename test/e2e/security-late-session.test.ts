@@ -131,7 +131,7 @@ describe("a session the agent queues through OpenCode's API", () => {
     };
     expect(refs.map(pushed).filter((text) => text.includes('deploykeyOfTheRunner'))).toEqual([]);
     expect(pushed(refs[0]!)).toBe('decoy');
-    expect(run.main.stdout).toMatch(/OpenCode began working in a session Recall did not start \(ses_\w+\)/);
+    expect(run.main.stdout).toMatch(/OpenCode was working in a session Recall is not running \(ses_\w+\)/);
     expect(fs.existsSync(path.join(w.checkout, 'notes', 's.out'))).toBe(false); // the late command never ran
   }, 240_000);
 });

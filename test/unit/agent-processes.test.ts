@@ -112,4 +112,43 @@ describe("the agent's processes", () => {
     await until(() => state() !== 'T', 'the stand-in to run again');
     await until(() => own.others().length > 0, 'the stand-in to start processes again');
   });
+
+  it('stops OpenCode again when one of the agent\'s processes resumed it (SIGCONT) before the sweep reached it, and sweeps again (attacker review, stop 43)', async () => {
+    // A stand-in: OpenCode (pid 10) with the agent's process (pid 20) below it, which sends SIGCONT
+    // to OpenCode as soon as it sees it stopped, and is itself stopped only by the sweep.
+    const procs = new Map<number, ProcessEntry>([
+      [1, { pid: 1, ppid: 0, start: '1', state: 'S' }],
+      [10, { pid: 10, ppid: 1, start: '2', state: 'S' }],
+    ]);
+    const signals: string[] = [];
+    let clock = 0;
+    const ports = {
+      list: () => {
+        // The agent's process, while it runs, resumes a stopped OpenCode.
+        const agent = procs.get(20);
+        if (agent && agent.state === 'S' && procs.get(10)!.state === 'T') procs.get(10)!.state = 'S';
+        return [...procs.values()].map((p) => ({ ...p }));
+      },
+      signal: (pid: number, sig: NodeJS.Signals) => {
+        signals.push(`${sig} ${pid}`);
+        const p = procs.get(pid);
+        if (!p) return;
+        if (sig === 'SIGSTOP') p.state = 'T';
+        if (sig === 'SIGCONT') p.state = 'S';
+        if (sig === 'SIGKILL') procs.delete(pid);
+      },
+      sleep: async (ms: number) => void (clock += ms),
+      now: () => clock,
+    };
+    const own = AgentProcesses.record(1, ports);
+    procs.set(20, { pid: 20, ppid: 10, start: '3', state: 'S' });
+    const held = await own.hold();
+    expect(held.left).toBe(0);
+    expect(procs.has(20)).toBe(false);
+    // Stopped once at the start, then again after the agent's process had resumed it.
+    expect(procs.get(10)!.state).toBe('T');
+    expect(signals.filter((s) => s === 'SIGSTOP 10')).toHaveLength(2);
+    held.release();
+    expect(procs.get(10)!.state).toBe('S');
+  });
 });

@@ -182,14 +182,14 @@ function harness(restore: RestoreOutcome, save: SaveOutcome, fail?: Error) {
 }
 
 describe('the pipeline', () => {
-  it("holds OpenCode and stops the agent's processes before publishing, publishes nothing when one is left, and stops the sessions Recall did not start once released", async () => {
+  it("holds OpenCode and stops the agent's processes before publishing, publishes nothing when one is left, and stops the sessions Recall is not running before the hold and once released", async () => {
     for (const left of [0, 1, 3]) {
       const h = harness({ status: 'hit' }, { saved: true });
       const server = h.server as FakeServer & Pick<AgentServer, 'holdAgent' | 'stopOutsiders'>;
       server.holdAgent = async () => (h.events.push('hold'), { left, release: () => void h.events.push('release') });
       server.stopOutsiders = async () => (h.events.push('stop outsiders'), []);
       const result = await run(task, settings, { ...h.ports, publish: async () => (h.events.push('publish'), 'Recall opened #8.') });
-      expect(h.events.slice(h.events.indexOf('prompt') + 1, h.events.indexOf('note'))).toEqual(left === 0 ? ['hold', 'publish', 'release', 'stop outsiders'] : ['hold', 'release', 'stop outsiders']);
+      expect(h.events.slice(h.events.indexOf('prompt') + 1, h.events.indexOf('note'))).toEqual(left === 0 ? ['stop outsiders', 'hold', 'publish', 'release', 'stop outsiders'] : ['stop outsiders', 'hold', 'release', 'stop outsiders']);
       const said = left === 0 ? 'Recall opened #8.' : `Recall did not commit the agent's changes: ${left === 1 ? 'a process' : '3 processes'} the agent started could not be stopped`;
       expect(result.response).toContain(said);
     }
