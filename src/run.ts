@@ -198,9 +198,8 @@ export async function run(task: Task, settings: RunSettings, ports: RunPorts): P
     await ports.keepTranscript?.(server, sessionId, { task, sent: prompt, continued, ...(failed ? { failure: failed } : {}) });
     // The agent's turn is over. Nothing it started may run while Recall reads the checkout (a helper,
     // or a session it queued through OpenCode's API, could swap a folder git listed for a link to what
-    // the sandbox hides; RFC-007): OpenCode is frozen, the agent's processes stopped, and publish runs
-    // (before the summary and the record, which link its commit) only when none is left.
-    // Sessions Recall is not running (the agent may have named Recall's their parent) stop first.
+    // the sandbox hides; RFC-007): sessions Recall is not running are stopped, OpenCode is frozen, the
+    // agent's processes stopped, and publish runs (before the summary and the record) only when none is left.
     await live.stopOutsiders?.().catch(() => undefined);
     const held = await live.holdAgent?.();
     try {

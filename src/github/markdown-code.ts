@@ -38,7 +38,8 @@ export function splitCode(markdown: string): Piece[] {
   let paragraph: string[] = [];
   const flush = () => {
     if (paragraph.length === 0) return;
-    const raw = paragraph.some((l) => DELIMITER_ROW.test(l.replace(/\n$/, '')) && l.includes('-') && /\|/.test(l));
+    // A table (a delimiter row with a pipe): GFM splits its rows at the pipes before any code span.
+    const raw = paragraph.some((l) => l.includes('|') && DELIMITER_ROW.test(l.replace(/\r?\n$/, '')));
     for (const p of raw ? [{ text: paragraph.join(''), isCode: false }] : inlineCode(paragraph.join(''))) push(p.text, p.isCode);
     paragraph = [];
   };
@@ -61,10 +62,11 @@ export function splitCode(markdown: string): Piece[] {
     const fence = FENCE.exec(bare);
     if (fence && !(fence[1]![0] === '`' && fence[2]!.includes('`'))) {
       flush();
-      const [mark] = [fence[1]!];
+      const mark = fence[1]!;
+      // Closed by a fence of its kind, at least as long, alone on its line; else it runs to the end.
+      const closing = new RegExp(`^ {0,3}\\${mark[0]}{${mark.length},}[ \\t]*$`);
       let j = i + 1;
-      const closes = (l: string) => new RegExp(`^ {0,3}${mark[0] === '`' ? '`' : '~'}{${mark.length},}[ \\t]*$`).test(l.replace(/\r?\n$/, ''));
-      while (j < lines.length && !closes(lines[j]!)) j++;
+      while (j < lines.length && !closing.test(lines[j]!.replace(/\r?\n$/, ''))) j++;
       push(lines.slice(i, Math.min(j + 1, lines.length)).join(''), true);
       i = j;
       continue;

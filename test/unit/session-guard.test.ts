@@ -38,13 +38,20 @@ function standIn() {
   return { client, aborted, statuses, send };
 }
 
+/** A started guard over a stand-in whose stream has connected, and what it warned of. */
+async function started() {
+  const s = standIn();
+  const warned: string[] = [];
+  const guard = new SessionGuard(s.client as never, CHECKOUT, (id) => warned.push(id));
+  guard.start();
+  await s.send(CHECKOUT, 'server.connected', {});
+  return { ...s, guard, warned };
+}
+
 describe('a session that names Recall\'s as its parent', () => {
   it('works while Recall runs its parent only in the checkout; elsewhere it is stopped, and said', async () => {
-    const s = standIn();
-    const warned: string[] = [];
-    const guard = new SessionGuard(s.client as never, CHECKOUT, (id) => warned.push(id));
-    guard.start();
-    await s.send(CHECKOUT, 'server.connected', {});
+    const s = await started();
+    const { guard, warned } = s;
     await guard.using('ses_recall', async () => {
       await s.send(CHECKOUT, 'session.created', { info: { id: 'ses_child', parentID: 'ses_recall' } });
       await s.send(CHECKOUT, 'session.status', { sessionID: 'ses_child', status: { type: 'busy' } });
@@ -57,11 +64,8 @@ describe('a session that names Recall\'s as its parent', () => {
   });
 
   it("still working once Recall's turn is over, it is stopped, and said", async () => {
-    const s = standIn();
-    const warned: string[] = [];
-    const guard = new SessionGuard(s.client as never, CHECKOUT, (id) => warned.push(id));
-    guard.start();
-    await s.send(CHECKOUT, 'server.connected', {});
+    const s = await started();
+    const { guard, warned } = s;
     await guard.using('ses_recall', async () => {
       await s.send(CHECKOUT, 'session.created', { info: { id: 'ses_child', parentID: 'ses_recall' } });
       await s.send(CHECKOUT, 'session.status', { sessionID: 'ses_child', status: { type: 'busy' } });
