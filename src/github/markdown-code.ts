@@ -9,6 +9,8 @@
  *    the next blank line: GitHub reads it as HTML, backticks and all;
  *  - a paragraph with a table's delimiter row holds no code spans: GFM splits a row at its pipes
  *    before it looks for code;
+ *  - a line that may start another block (a heading, a quote, a list item, a break) ends the
+ *    paragraph a code span may cross;
  *  - in prose, whatever starts with `<` and a letter, `/`, `!` or `?` is read as a tag up to its `>`
  *    (quotes honoured) before any backtick in it could open a code span: a tag or an autolink comes
  *    first in CommonMark, so `<span title="`">` holds no code.
@@ -22,6 +24,8 @@ export interface Piece {
 const FENCE = /^ {0,3}(`{3,}|~{3,})(.*)$/;
 const BLANK = /^[ \t]*$/;
 const HTML_START = /^ {0,3}<[a-z/!?]/i;
+/** A line that may end a paragraph (a heading, a quote, a list item, a break): no code span crosses it. */
+const INTERRUPTS = /^ {0,3}(?:#{1,6}(?:[ \t]|$)|>|[-+*](?:[ \t]|$)|\d{1,9}[.)](?:[ \t]|$)|(?:\*[ \t]*){3,}$|(?:-[ \t]*){3,}$|(?:_[ \t]*){3,}$|=+[ \t]*$)/;
 const DELIMITER_ROW = /^ {0,3}\|?[ \t]*:?-+:?[ \t]*(?:\|[ \t]*:?-+:?[ \t]*)*\|?[ \t]*$/;
 
 /** `markdown` cut into code and prose, in order; joined they are `markdown`. */
@@ -71,6 +75,10 @@ export function splitCode(markdown: string): Piece[] {
       i = j;
       continue;
     }
+    // Unsure where GitHub ends a paragraph, end it early: a code span taken for one where it is not
+    // leaves its text prose (neutralized), never the other way (third review: `#` started a heading
+    // inside what was taken for one code span).
+    if (INTERRUPTS.test(bare)) flush();
     paragraph.push(line);
   }
   flush();

@@ -71,9 +71,14 @@ function hostOf(url: string): string | undefined {
 function keeps(spelled: string, serverHost: string): boolean {
   // As a browser reads it: tabs and line breaks anywhere taken out, controls and spaces at the ends (`github.com&#9;@evil.example`).
   const url = decodeEntities(spelled).replace(/[\t\n\r]/g, '').replace(/\\/g, '/').replace(/^[\u0000-\u0020]+|[\u0000-\u0020]+$/g, '');
-  const host = hostOf(url);
-  if (host) return githubHost(host, serverHost);
-  return !/^[a-z][a-z0-9+.-]*:/i.test(url); // a relative URL; any other scheme (javascript:, data:) goes
+  if (!hostOf(url)) return !/^[a-z][a-z0-9+.-]*:/i.test(url); // a relative URL; any other scheme (javascript:, data:) goes
+  // The host as a browser's URL parser finds it (a no-break space before an `@` makes all before it a user name, third review).
+  try {
+    const parsed = new URL(/^www\./i.test(url) ? `http://${url}` : url, 'https://github.com/');
+    return /^(?:https?|ftp):$/.test(parsed.protocol) && githubHost(parsed.hostname, serverHost);
+  } catch {
+    return false;
+  }
 }
 
 const code = (s: string) => {
@@ -81,8 +86,9 @@ const code = (s: string) => {
   return `\`${clean}\``;
 };
 
-// And the tags whose HTML block runs past blank lines (`pre`, `textarea`: what follows would be read as HTML).
-const MEDIA_TAGS = 'img|picture|source|video|audio|svg|image|iframe|object|embed|input|link|meta|base|form|style|script|a|pre|textarea';
+// And the tags whose HTML block runs past blank lines (`pre`, `textarea`: what follows would be read
+// as HTML), and those a parser reads what follows them apart in (`noscript`, `select`, `template`, `math`).
+const MEDIA_TAGS = 'img|picture|source|video|audio|svg|image|iframe|object|embed|input|link|meta|base|form|style|script|a|pre|textarea|noscript|select|template|math';
 
 /** One pass over text outside code: images, links, autolinks, bare URLs, media tags, entities. */
 const INLINE = new RegExp(
@@ -90,7 +96,8 @@ const INLINE = new RegExp(
     String.raw`(!?)\[([^\]\n]{0,1000})\]\(\s*<?([^)\s>]*)>?(?:\s+(?:"[^"]*"|'[^']*'))?\s*\)`, // [text](url), ![alt](url); a label past 1,000 is none (a line of '[' cost seconds)
     String.raw`!\[`, // a reference-style image: never rendered
     String.raw`<((?:[a-z][a-z0-9+.-]*:)?\/\/[^>\s]+)>`, // <https://...>
-    String.raw`((?:https?|ftp):\/\/[^\s<>()\[\]\x60'"]+|\bwww\.[a-z0-9-]+\.[^\s<>()\[\]\x60'"]+)`, // bare URLs GitHub links
+    // Bare URLs GitHub links, to an ASCII space: its autolinks run on through a no-break or an ideographic space.
+    String.raw`((?:https?|ftp):\/\/[^ \t\n\r\f\v<>()\[\]\x60'"]+|\bwww\.[a-z0-9-]+\.[^ \t\n\r\f\v<>()\[\]\x60'"]+)`,
     String.raw`<(\/?)(${MEDIA_TAGS})\b`, // HTML that loads or links something
     String.raw`<([!?])`, // a declaration, CDATA or processing instruction: an HTML block to its end, past blank lines
     String.raw`&(#?[a-z0-9]+;)`, // an entity, which could spell a URL

@@ -77,6 +77,29 @@ describe('redaction', () => {
     }
   });
 
+  it("what cmark-gfm, GitHub's parser, reads apart from the specification goes out as text (third review, stop 43)", async () => {
+    const { outbound } = await import('../../src/github/outbound.js');
+    const { HtmlRenderer, Parser } = await import('commonmark');
+    const render = (md: string) => new HtmlRenderer().render(new Parser().parse(md));
+    // cmark's search for a closing backtick run remembers where it failed and then misses `a`'s
+    // successor: a span the specification (and micromark) closes is text to GitHub. A backtick left
+    // as text is the sign, whatever follows.
+    for (const answer of ['Use `` to quote; e.g. `a` and `![i](https://evil.example/i.png)`', 'Run `` `x` `@octocat` `http://evil.example/y`', 'Ask `` `x` then see https://evil.example/p']) {
+      expect(outbound(answer, []), answer).toMatch(/^Recall shows this answer as plain text/);
+    }
+    // A heading ends the paragraph a code span was taken to cross; <noscript> no longer hides what follows from the check.
+    const heading = outbound('<noscript>\n\nsee `x\n# ![i](https://evil.example/i.png) and [a\nb](//evil.example) `y\n', []);
+    expect(render(heading)).not.toMatch(/<img\b|<a href="\/\/evil/);
+    // The split itself ends the paragraph at the heading: no code span crosses it.
+    const { splitCode } = await import('../../src/github/markdown-code.js');
+    expect(splitCode('see `x\n# ![i](https://evil.example/i.png) `y\n> `a\n- b`').filter((p) => p.isCode)).toEqual([]);
+    const quoted = outbound('Done <noscript> `x\n> ![i](https://evil.example/i.png) `', []);
+    expect(render(quoted)).not.toMatch(/<img\b/);
+    // A bare URL runs on through a no-break space to GitHub's autolinker: its host is the URL parser's, evil.example.
+    expect(outbound('See http://github.com\u00a0@%65vil.example/login for details', [])).toBe('See `http://github.com\u00a0@%65vil.example/login` for details');
+    expect(outbound('See www.github.com\u3000@%65vil.example for details', [])).toBe('See `www.github.com\u3000@%65vil.example` for details');
+  });
+
   it('an answer using every construct Markdown and GitHub offer, nothing off GitHub, is posted as written', async () => {
     const { outbound } = await import('../../src/github/outbound.js');
     const answer = [
@@ -84,7 +107,7 @@ describe('redaction', () => {
       '',
       '| a | b |',
       '|---|:-:|',
-      '| 1 | `x|y` |',
+      '| 1 | `x\\|y` |',
       '',
       '- [ ] a task',
       '- [x] a done one',
@@ -249,7 +272,8 @@ describe('what stays a link, rule by rule', () => {
     ['hex entities, lower case', '[x](&#x2f;&#x2f;evil.example/a)', 'x (`&#x2f;&#x2f;evil.example/a`)'],
     ['hex entities, upper case', '[x](&#X2F;&#X2F;evil.example/a)', 'x (`&#X2F;&#X2F;evil.example/a`)'],
     ['an entity without its semicolon (browsers read those in HTML)', '[x](https&#58//evil.example/a)', 'x (`https&#58//evil.example/a`)'],
-    ['the last code point, U+10FFFF, is decoded', '[x](https://a&#x10FFFF;.github.com/)', '[x](https://a&#x10FFFF;.github.com/)'],
+    // Decoded without throwing; a host no URL parser takes is no host on GitHub (a browser goes nowhere with it).
+    ['the last code point, U+10FFFF, is decoded', '[x](https://a&#x10FFFF;.github.com/)', 'x (`https://a&#x10FFFF;.github.com/`)'],
     ['a number past the last code point is left as written, and does not throw', '[x](https://a&#x110000;.github.com/)', 'x (`https://a&#x110000;.github.com/`)'],
     ['...in a bare URL too', 'see https://evil.example/&#1114112;', 'see `https://evil.example/&#1114112;`'],
     ['a space spelled before the scheme does not hide it', '[x](&#32;https://evil.example/a)', 'x (`&#32;https://evil.example/a`)'],

@@ -18,6 +18,8 @@ describe('unsafeWhenRendered', () => {
     ['an image in a tag a stray quote keeps from the patterns', '<div>\n<img src=https://evil.example/x.png?d=1"x>\n</div>', /image from https:\/\/evil/],
     ['a mention hidden behind a tag inside an attribute', '<span title="<code>">@octo-org/everyone</span>', /notify @octo-org\/everyone/],
     ['a mention after a dot or a slash', 'see .@octocat', /notify @octocat/],
+    ['a backtick left as text, which cmark may pair otherwise', 'Use `` to quote', /backtick/],
+    ['a <noscript>, after which a parser with scripting reads all as text', '<noscript>\n\n![i](https://evil.example/i.png)', /noscript|image from/],
     ['an HTML comment', 'a <!-- recall:delivery=x --> b', /comment/],
     ['a mention', 'thanks @octocat', /notify @octocat/],
     ["a team's mention", 'cc @octo-org/everyone', /notify @octo-org\/everyone/],
