@@ -104,6 +104,11 @@ export interface CacheService {
   remove(key: string): number;
   /** Closes the server and destroys every open socket. */
   stop(): Promise<void>;
+  /**
+   * A service that is down: every connection is dropped as it comes, and the port stays this
+   * service's (stopped, it is free for another test's server to take, which then answered: a flake).
+   */
+  down(): void;
 }
 
 export interface CacheServiceOptions {
@@ -170,6 +175,7 @@ class LocalCacheService implements CacheService {
   private readonly index: Index;
   private readonly server = http.createServer((req, res) => void this.handle(req, res));
   private readonly sockets = new Set<Socket>();
+  private refusing = false;
 
   readonly dir: string;
   private readonly token: string;
@@ -182,6 +188,7 @@ class LocalCacheService implements CacheService {
     const indexFile = path.join(dir, 'index.json');
     this.index = existsSync(indexFile) ? (JSON.parse(readFileSync(indexFile, 'utf8')) as Index) : { nextId: 1, entries: [] };
     this.server.on('connection', (socket) => {
+      if (this.refusing) return void socket.destroy();
       this.sockets.add(socket);
       socket.on('close', () => this.sockets.delete(socket));
     });
@@ -241,6 +248,11 @@ class LocalCacheService implements CacheService {
     this.index.entries = this.index.entries.filter((e) => !gone.includes(e));
     this.saveIndex();
     return gone.length;
+  }
+
+  down(): void {
+    this.refusing = true;
+    for (const socket of this.sockets) socket.destroy();
   }
 
   async stop(): Promise<void> {
