@@ -14,11 +14,13 @@ import type { Runner } from './runner.js';
 export async function answer(runner: Runner, task: Task, result: RunResult, o: { reporter: Reporter; progress: Progress }): Promise<void> {
   await o.progress.close();
   if (o.progress.filesEdited().length > 0) core.info(`Files edited: ${o.progress.filesEdited().join(', ')}`);
-  result.response = runner.outbound(result.response);
+  const raw = result.response;
+  result.response = runner.outbound(raw);
   setRunOutputs(result, task.threadKey);
   await writeJobSummary(task, result, runner.outbound);
-  // A delivery answered before was not run: it is said now.
-  if (result.duplicateOf) await o.reporter.answered(result);
+  // A delivery answered before was not run: it is said now, from the model's text as it was (the
+  // reporter cleans each piece where it posts it, as for any answer).
+  if (result.duplicateOf) await o.reporter.answered({ ...result, response: raw });
 }
 
 /** Says what failed where a person waits, and in the job summary. */

@@ -8,7 +8,7 @@
  */
 import { redactCredentials } from '../secrets/forms.js';
 import { sanitizeUntrusted } from '../fence/untrusted.js';
-import { unsafeWhenRendered } from './rendered-check.js';
+import { MENTION_SOURCE, unsafeWhenRendered } from './rendered-check.js';
 import { splitCode } from './markdown-code.js';
 
 /** `text` as Recall may post it. `serverUrl` is the GitHub (Enterprise) the repository lives on. */
@@ -101,8 +101,7 @@ const INLINE = new RegExp(
     String.raw`<(\/?)(${MEDIA_TAGS})\b`, // HTML that loads or links something
     String.raw`<([!?])`, // a declaration, CDATA or processing instruction: an HTML block to its end, past blank lines
     String.raw`&(#?[a-z0-9]+;)`, // an entity, which could spell a URL
-    // An @-mention as GitHub reads one: a login, or an organization's team, not after a word (an e-mail address).
-    String.raw`(?<![a-z0-9_])(@[a-z0-9](?:[a-z0-9-]{0,38})(?:\/[a-z0-9][a-z0-9_.-]*)?)(?![a-z0-9_-])`,
+    MENTION_SOURCE, // an @-mention, as GitHub reads one (rendered-check.ts)
   ].join('|'),
   'gi',
 );

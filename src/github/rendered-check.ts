@@ -15,8 +15,12 @@ import { parseFragment, type DefaultTreeAdapterMap } from 'parse5';
 const PLAIN_ATTRIBUTES = new Set(
   'align title class lang dir colspan rowspan open start type disabled checked alt width height valign reversed value id aria-describedby aria-label data-footnotes data-footnote-ref data-footnote-backref'.split(' '),
 );
-// An @-mention as GitHub reads one in text: after anything but a word character.
-const MENTION = /(?<![a-z0-9_])@[a-z0-9](?:[a-z0-9-]{0,38})(?:\/[a-z0-9][a-z0-9_.-]*)?(?![a-z0-9_-])/i;
+/**
+ * An @-mention as GitHub reads one: a login or an organization's team, after anything but a word
+ * character (so not an e-mail address). outbound.ts makes each one code with the same pattern.
+ */
+export const MENTION_SOURCE = String.raw`(?<![a-z0-9_])(@[a-z0-9](?:[a-z0-9-]{0,38})(?:\/[a-z0-9][a-z0-9_.-]*)?)(?![a-z0-9_-])`;
+const MENTION = new RegExp(MENTION_SOURCE, 'i');
 
 type Node = DefaultTreeAdapterMap['node'];
 
