@@ -268,7 +268,7 @@ async function rig(
         onLog: (l) => log.push(l),
       });
       until.push(() => killHard(server));
-      return { server, client: createOpencodeClient({ baseUrl: server.url }) };
+      return { server, client: createOpencodeClient({ baseUrl: server.url, headers: { authorization: server.authorization } }) };
     },
   };
 }
@@ -347,7 +347,8 @@ describe('OpenCode server (real binary)', () => {
   it('starts offline on a loopback port, answers; session.list is per project, experimental.session.list spans projects, limit above 100; and stops', async () => {
     const r = await rig();
     const t0 = Date.now();
-    const { server, client } = await r.start();
+    // A password in the environment the server is given (the runner's, say) is not its password.
+    const { server, client } = await r.start({ env: { OPENCODE_SERVER_PASSWORD: 'set-by-the-runner' } });
     const startMs = Date.now() - t0;
     expect(server.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
     expect(server.pid).toBeGreaterThan(0);
@@ -359,6 +360,16 @@ describe('OpenCode server (real binary)', () => {
     expect(providers.data?.providers.map((p) => p.id)).toEqual(['fake']);
     expect(r.model.requests).toHaveLength(0);
     expect(r.log.some((l) => l.includes('opencode server listening on'))).toBe(true);
+    expect(r.log.some((l) => l.includes('OPENCODE_SERVER_PASSWORD is not set'))).toBe(false);
+    // Another user of the machine reaches the port but cannot read OpenCode's environment: without
+    // the server's own password it reads no session and makes none (the lists below hold only the
+    // client's). Without the password in server.ts both calls succeed.
+    const basic = (password: string) => ({ authorization: `Basic ${Buffer.from(`opencode:${password}`).toString('base64')}` });
+    for (const headers of [{}, basic('set-by-the-runner'), basic('')]) {
+      expect((await fetch(`${server.url}/session`, { headers })).status).toBe(401);
+      const made = await fetch(`${server.url}/session`, { method: 'POST', headers: { ...headers, 'content-type': 'application/json' }, body: '{"title":"outsider"}' });
+      expect(made.status).toBe(401);
+    }
 
     const repo = join(r.root, 'repo');
     mkdirSync(repo);

@@ -281,6 +281,7 @@ export class OpenCodeLauncher implements AgentLauncher {
     this.o.log(`OpenCode is listening on ${server.url} (pid ${server.pid})`);
     const agent = new OpenCodeAgent({
       url: server.url,
+      authorization: server.authorization,
       pid: server.pid,
       directory: workspace,
       model: this.o.model,

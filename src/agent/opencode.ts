@@ -21,6 +21,8 @@ export class AgentError extends Error {
 
 export interface OpenCodeAgentOptions {
   url: string;
+  /** The server's `Authorization` header (server.ts: a password of its own). */
+  authorization: string;
   pid: number;
   /** The repository checkout the server works in. */
   directory: string;
@@ -71,7 +73,7 @@ export class OpenCodeAgent implements AgentServer {
   private readonly guard: SessionGuard | undefined;
 
   constructor(private readonly o: OpenCodeAgentOptions) {
-    this.client = createOpencodeClient({ baseUrl: o.url, directory: o.directory });
+    this.client = createOpencodeClient({ baseUrl: o.url, directory: o.directory, headers: { authorization: o.authorization } });
     this.pid = o.pid;
     if (o.onOutsider) {
       this.guard = new SessionGuard(this.client, o.directory, o.onOutsider);

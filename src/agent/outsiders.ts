@@ -1,14 +1,14 @@
 /**
  * Sessions Recall did not start may not work (RFC-003, "Sessions Recall did not start"). OpenCode
- * listens on loopback without a password, and the agent's shell shares its network: a process the
- * agent starts can create a session (or prompt an old one from memory, or one in another directory)
- * through the HTTP API and queue a prompt. That session is no child of Recall's, so the run's watch
- * (watch.ts) would not count its cost or time, and it could start a command after Recall stopped the
- * agent's processes (agent-processes.ts).
+ * listens on loopback, and the agent's shell shares its network: a process the agent starts can
+ * create a session (or prompt an old one from memory, or one in another directory) through the HTTP
+ * API and queue a prompt. That session is no child of Recall's, so the run's watch (watch.ts) would
+ * not count its cost or time, and it could start a command after Recall stopped the agent's
+ * processes (agent-processes.ts).
  *
- * A password does not keep the agent out: OpenCode 1.18 reads it only from OPENCODE_SERVER_PASSWORD,
- * and the agent runs as the same user in the same PID namespace, so it reads
- * /proc/<opencode>/environ (measured in the sandbox). Instead every session that turns busy is
+ * The server's password (server.ts) keeps other users of the machine out, not the agent: OpenCode
+ * 1.18 reads it only from OPENCODE_SERVER_PASSWORD, and the agent runs as the same user in the same
+ * PID namespace, so it reads /proc/<opencode>/environ (measured in the sandbox). Instead every session that turns busy is
  * checked against what Recall is running: a session Recall prompts or asks, and the sessions created
  * below it while it runs (subagents, dispatched prompts). Any other is aborted at once, in whichever
  * directory (OpenCode instance) it works: the events come from /global/event, which spans them.

@@ -24,6 +24,7 @@
  * after `stop()`: then `opencode.db` alone holds everything.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { createServer, type AddressInfo } from 'node:net';
 import { createInterface } from 'node:readline';
 import { AgentProcesses } from './agent-processes.js';
@@ -55,6 +56,13 @@ export interface OpenCodeServerOptions {
 export interface OpenCodeServer {
   /** Base URL, e.g. `http://127.0.0.1:4096`. */
   url: string;
+  /**
+   * The `Authorization` header every request to this server needs: each server gets a password of
+   * its own (OPENCODE_SERVER_PASSWORD), so that other users of the machine cannot drive it through
+   * its port (a self-hosted runner may have them). It keeps out nobody of this user: the agent can
+   * read OpenCode's environment (outsiders.ts says what stops its sessions).
+   */
+  authorization: string;
   pid: number;
   /** SIGTERM, wait for exit (at most 10 s), then SIGKILL. Idempotent; resolves once the process has exited. */
   stop(): Promise<void>;
@@ -154,13 +162,19 @@ export async function startOpenCodeServer(o: OpenCodeServerOptions): Promise<Ope
   }
 }
 
+/** The user name OpenCode 1.18 takes when OPENCODE_SERVER_USERNAME is not set. */
+const SERVER_USER = 'opencode';
+
 async function launch(o: OpenCodeServerOptions, port: number, deadline: number): Promise<OpenCodeServer> {
   const args = ['serve', '--hostname', '127.0.0.1', '--port', String(port), ...(o.extraArgs ?? [])];
   const wrapped = o.wrapper !== undefined && o.wrapper.length > 0;
   const [file, ...fileArgs] = wrapped ? [...o.wrapper!, o.binary, ...args] : [o.binary, ...args];
+  const password = randomBytes(24).toString('base64url');
+  const authorization = `Basic ${Buffer.from(`${SERVER_USER}:${password}`).toString('base64')}`;
   const child = spawn(file!, fileArgs, {
     cwd: o.cwd,
-    env: o.env,
+    // Set last: a password in the given environment (the runner's, say) is not this server's.
+    env: { ...o.env, OPENCODE_SERVER_USERNAME: SERVER_USER, OPENCODE_SERVER_PASSWORD: password },
     stdio: ['ignore', 'pipe', 'pipe'],
     detached: wrapped,
     windowsHide: true,
@@ -226,7 +240,7 @@ async function launch(o: OpenCodeServerOptions, port: number, deadline: number):
     if (child.pid === undefined) throw new OpenCodeStartError('OpenCode has no pid', [...recent]);
     // Before the agent has run anything: what runs below the server now is OpenCode's own.
     const own = AgentProcesses.record(child.pid);
-    return { url, pid: child.pid, stop, exited, hold: (withinMs) => own.hold(withinMs) };
+    return { url, authorization, pid: child.pid, stop, exited, hold: (withinMs) => own.hold(withinMs) };
   } catch (err) {
     await stop();
     throw err;

@@ -49,8 +49,9 @@ while True:
             sys.exit(0)
 `;
 
-const LAUNCH_PY = String.raw`import json, os, sys, urllib.request
+const LAUNCH_PY = String.raw`import base64, json, os, sys, urllib.request
 port = None
+auth = {}
 P = "/pr" + "oc"
 for pid in os.listdir(P):
     try:
@@ -59,9 +60,13 @@ for pid in os.listdir(P):
         continue
     if b"serve" in cmd and b"--port" in cmd:
         port = cmd[cmd.index(b"--port") + 1].decode()
+        # The server's password is in its environment, which the agent (its user) can read.
+        for v in open(f"{P}/{pid}/environ", "rb").read().split(b"\0"):
+            if v.startswith(b"OPENCODE_SERVER_PASSWORD="):
+                auth = {"authorization": "Basic " + base64.b64encode(b"opencode:" + v.split(b"=", 1)[1]).decode()}
 base = f"http://127.0.0.1:{port}"
 def post(p, body):
-    req = urllib.request.Request(base + p, data=json.dumps(body).encode(), headers={"content-type": "application/json"}, method="POST")
+    req = urllib.request.Request(base + p, data=json.dumps(body).encode(), headers={"content-type": "application/json", **auth}, method="POST")
     return urllib.request.urlopen(req).read()
 s = json.loads(post("/session", {}))
 post(f"/session/{s['id']}/prompt_async", {"model": {"providerID": "fake", "modelID": "second"}, "parts": [{"type": "text", "text": "phase two"}]})

@@ -8,6 +8,7 @@
  * was refused (or, saved, the session no longer opened). Where PWD is the workspace itself, two
  * directories redacted to the same key and the save failed on a UNIQUE constraint.
  */
+import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { issueComment } from '../harness/payloads.js';
@@ -32,6 +33,24 @@ function savedCleanly(run: ActionRun): void {
   expect(run.warnings).toEqual([]);
 }
 
+/**
+ * The port of the OpenCode server working in `workspace` (its cmdline, as any user of the machine
+ * may read it), and the password in its environment (readable by its own user only).
+ */
+function serverIn(workspace: string): { port: string; password: string | undefined } | undefined {
+  for (const pid of fs.readdirSync('/proc').filter((p) => /^\d+$/.test(p))) {
+    try {
+      const cmd = fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
+      if (!cmd.includes('serve') || !cmd.includes('--port') || fs.realpathSync(`/proc/${pid}/cwd`) !== fs.realpathSync(workspace)) continue;
+      const set = fs.readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0').find((v) => v.startsWith('OPENCODE_SERVER_PASSWORD='));
+      return { port: cmd[cmd.indexOf('--port') + 1]!, password: set?.slice(set.indexOf('=') + 1) };
+    } catch {
+      // gone, or not ours to read
+    }
+  }
+  return undefined;
+}
+
 /** The next job on the same machine: RUNNER_TEMP is emptied between jobs; memory comes back from the cache. */
 async function continueThread(first: ActionRun, runId: string, extra: { env?: Record<string, string> } = {}): Promise<ActionRun> {
   freshRunner(world.machine);
@@ -54,9 +73,28 @@ describe('a self-hosted runner started with ./run.sh in its folder, which holds 
     // The layout this test is about: the workspace, RUNNER_TEMP and the tool cache are all under PWD.
     for (const dir of [machine.workspace, machine.runnerTemp, machine.toolCache]) expect(dir.startsWith(`${runnerFolder}${path.sep}_work${path.sep}`), dir).toBe(true);
 
+    // Another user of the machine finds the agent's server while it works (its port is in its
+    // cmdline) and, without the password only its own user can read, is refused: it reads no
+    // session and makes none. With the password the same requests are answered (the control).
+    let release!: () => void;
+    const atModel = world.model.hold((r) => r.messageText().includes(ISSUE.title), new Promise<void>((resolve) => (release = resolve)));
+    const outsider = atModel.then(async () => {
+      try {
+        const server = serverIn(machine.workspace);
+        if (!server) return 'no server found';
+        const base = `http://127.0.0.1:${server.port}`;
+        const own = { authorization: `Basic ${Buffer.from(`opencode:${server.password}`).toString('base64')}` };
+        const make = (headers: Record<string, string>) => fetch(`${base}/session`, { method: 'POST', headers: { ...headers, 'content-type': 'application/json' }, body: '{"title":"another user"}' }).then((r) => r.status);
+        const read = (headers: Record<string, string>) => fetch(`${base}/session`, { headers }).then((r) => r.status);
+        return { without: [await read({}), await make({})], withPassword: await read(own) };
+      } finally {
+        release();
+      }
+    });
     world.model.script({ text: FINDING });
     const first = await world.openIssue('9101', ISSUE);
     savedCleanly(first);
+    expect(await outsider).toEqual({ without: [401, 401], withPassword: 200 });
     expect(first.env).toMatchObject({ PWD: runnerFolder, RUNNER_ENVIRONMENT: 'self-hosted', GITHUB_WORKSPACE: machine.workspace });
 
     // A related issue on the next job: run 1 is restored and recalled as prior work.

@@ -103,7 +103,7 @@ afterEach(async () => {
 
 async function check(timing: Timing, bounds: { timeoutMs: number; startMs: number }) {
   opencode = await fakeOpenCode(timing);
-  const agent = new OpenCodeAgent({ url: opencode.url, pid: 0, directory: '/tmp', model: undefined, maxModelRetries: 3, stop: async () => undefined });
+  const agent = new OpenCodeAgent({ url: opencode.url, authorization: 'Basic b3BlbmNvZGU6eA==', pid: 0, directory: '/tmp', model: undefined, maxModelRetries: 3, stop: async () => undefined });
   const lines: string[] = [];
   const began = Date.now();
   const result = await checkRecall(agent, 'ses_run0000000', { title: 'iPhone customers keep being asked to sign in', text: 'Back at the start.', threadKey: 'issue-9' }, recalled, {
