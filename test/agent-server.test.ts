@@ -12,12 +12,13 @@
 import { execFileSync } from 'node:child_process';
 import { chmodSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
+import { DatabaseSync } from 'node:sqlite';
 import { join, resolve } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createOpencodeClient, type Event, type OpencodeClient } from '@opencode-ai/sdk/v2';
 import { startFakeModel, type FakeModel } from './harness/fake-model.js';
 import { agentStateDirs, buildAgentEnvironment } from '../src/agent/environment.js';
-import { checkpointDatabase, OpenCodeStartError, startOpenCodeServer, type OpenCodeServer } from '../src/agent/server.js';
+import { OpenCodeStartError, startOpenCodeServer, type OpenCodeServer } from '../src/agent/server.js';
 
 const BINARY = resolve('node_modules/.bin/opencode');
 const MODEL = { providerID: 'fake', modelID: 'scripted' };
@@ -428,9 +429,11 @@ describe('OpenCode server (real binary)', () => {
     expect(gone.response.status).toBe(404);
     await second.server.stop();
 
-    // Fold the WAL with OpenCode's own SQLite; then opencode.db alone is complete.
-    await checkpointDatabase({ binary: BINARY, env: r.env, cwd: r.root });
-    expect(statSync(`${r.dbPath}-wal`).size).toBe(0);
+    // Fold the WAL as the memory's save does (node:sqlite); then opencode.db alone is complete.
+    const db = new DatabaseSync(r.dbPath);
+    db.exec('PRAGMA wal_checkpoint(TRUNCATE)');
+    db.close(); // the last connection: SQLite removes the emptied log
+    expect(existsSync(`${r.dbPath}-wal`) ? statSync(`${r.dbPath}-wal`).size : 0).toBe(0);
     const copyDir = join(r.root, 'copy');
     mkdirSync(copyDir);
     copyFileSync(r.dbPath, join(copyDir, 'opencode.db'));

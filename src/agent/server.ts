@@ -20,8 +20,9 @@
  * The data is nevertheless complete and consistent after SIGTERM: committed
  * transactions live in `opencode.db-wal`, and the next process that opens
  * the database replays them. So either keep `opencode.db`, `-wal` and `-shm`
- * together (copied only after `stop()` resolved), or call `checkpointDatabase()`
- * after `stop()`: then `opencode.db` alone holds everything.
+ * together (copied only after `stop()` resolved), or fold the log into `opencode.db`
+ * after `stop()` (the memory's save does, with node:sqlite): then `opencode.db` alone holds
+ * everything.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -246,51 +247,5 @@ async function launch(o: OpenCodeServerOptions, port: number, deadline: number):
     throw err;
   } finally {
     if (timer) clearTimeout(timer);
-  }
-}
-
-export interface CheckpointOptions {
-  binary: string;
-  /** Environment with the same OPENCODE_DB (and XDG dirs) the server used. */
-  env: Record<string, string>;
-  cwd: string;
-  timeoutMs?: number;
-}
-
-/**
- * Folds the WAL of OPENCODE_DB into the main database file, using OpenCode's
- * own SQLite (`opencode db "PRAGMA wal_checkpoint(TRUNCATE)"`). Call only after
- * the server has stopped. Afterwards `opencode.db-wal` is empty (0 bytes) and
- * `opencode.db` alone is a complete copy. Takes about 1.3 s.
- */
-export async function checkpointDatabase(o: CheckpointOptions): Promise<void> {
-  const child = spawn(o.binary, ['db', 'PRAGMA wal_checkpoint(TRUNCATE)', '--format', 'json'], {
-    cwd: o.cwd,
-    env: o.env,
-    stdio: ['ignore', 'pipe', 'pipe'],
-    windowsHide: true,
-  });
-  let stdout = '';
-  let stderr = '';
-  child.stdout?.on('data', (d: Buffer) => (stdout += d.toString('utf8')));
-  child.stderr?.on('data', (d: Buffer) => (stderr += d.toString('utf8')));
-  const { exited, hasExited } = trackExit(child);
-  const failure = new Promise<never>((_, reject) => child.once('error', reject));
-  const result = await Promise.race([exited, failure, delay(o.timeoutMs ?? 30_000)]);
-  if (result === 'timeout') {
-    await terminate(child, exited, hasExited);
-    throw new Error('opencode db checkpoint timed out');
-  }
-  if (result !== 0) {
-    throw new Error(`opencode db checkpoint failed (exit ${result}): ${stderr.trim() || stdout.trim()}`);
-  }
-  let rows: Array<{ busy?: number }> = [];
-  try {
-    rows = JSON.parse(stdout) as Array<{ busy?: number }>;
-  } catch {
-    throw new Error(`opencode db checkpoint: unexpected output: ${stdout.trim()}`);
-  }
-  if (rows[0]?.busy !== 0) {
-    throw new Error(`opencode db checkpoint incomplete (database busy): ${stdout.trim()}`);
   }
 }
