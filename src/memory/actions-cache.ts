@@ -3,10 +3,8 @@
  * (cache-service.ts), through @actions/cache on v1 (factory.ts chooses). Each run attempt saves
  * under its own key; a restore takes the newest earlier save.
  */
-import type { Logger } from '../ports.js';
 import type { MemoryKeys } from './keys.js';
 import type { PackedSnapshot, SnapshotBackend } from './snapshot-backend.js';
-import { SnapshotMemoryStore, type SnapshotStoreOptions } from './snapshot-store.js';
 import type { CacheEntries } from './store.js';
 
 /**
@@ -23,8 +21,7 @@ export interface CacheLibrary {
   restoredDigests?(dir: string): ReadonlyMap<string, string> | undefined;
 }
 
-export interface ActionsCacheStoreOptions {
-  memoryDir: string;
+export interface ActionsCacheBackendOptions {
   keys: MemoryKeys;
   cache: CacheLibrary;
   /** The runner's effective cache-mode (ACTIONS_CACHE_MODE): '', read, write, write-only or none. */
@@ -36,16 +33,6 @@ export interface ActionsCacheStoreOptions {
    * how a restore reaches older memory when the newest entry cannot be read at all. Absent: no token.
    */
   entries?: CacheEntries | undefined;
-  log: Logger;
-  clock: () => Date;
-  /** The credentials this run had, to be taken out of the store before it is saved. */
-  credentials?: () => string[];
-  /** Where the run keeps the thread index while the agent works (SnapshotStoreOptions). */
-  workingFiles?: string[];
-  /** Recall's record of the turns it sent (SnapshotStoreOptions). */
-  sentTurns: SnapshotStoreOptions['sentTurns'];
-  /** How Recall's own files merge and are redacted (SnapshotStoreOptions). */
-  recallFiles?: SnapshotStoreOptions['recallFiles'];
 }
 
 const CACHE_MODE_FIX =
@@ -72,7 +59,7 @@ function readOnlyTokenHint(eventName: string | undefined): string {
  * snapshot can only be restored to the path it was saved from.
  */
 export class ActionsCacheBackend implements SnapshotBackend {
-  constructor(private readonly o: Pick<ActionsCacheStoreOptions, 'keys' | 'cache' | 'cacheMode' | 'eventName' | 'entries'>) {}
+  constructor(private readonly o: ActionsCacheBackendOptions) {}
 
   readProblem(): string | undefined {
     const { cache, cacheMode } = this.o;
@@ -184,8 +171,3 @@ export class ActionsCacheBackend implements SnapshotBackend {
   }
 }
 
-export class ActionsCacheStore extends SnapshotMemoryStore {
-  constructor(o: ActionsCacheStoreOptions) {
-    super({ memoryDir: o.memoryDir, backend: new ActionsCacheBackend(o), log: o.log, clock: o.clock, credentials: o.credentials, workingFiles: o.workingFiles, sentTurns: o.sentTurns, ...(o.recallFiles ? { recallFiles: o.recallFiles } : {}) });
-  }
-}

@@ -3,7 +3,8 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { ActionsCacheStore, type CacheLibrary } from '../../src/memory/actions-cache.js';
+import { ActionsCacheBackend, type ActionsCacheBackendOptions, type CacheLibrary } from '../../src/memory/actions-cache.js';
+import { SnapshotMemoryStore, type SnapshotStoreOptions } from '../../src/memory/snapshot-store.js';
 import { memoryKeys } from '../../src/memory/keys.js';
 import { writeManifest } from '../../src/memory/manifest.js';
 import { sessionIdsIn } from '../../src/memory/merge.js';
@@ -15,6 +16,13 @@ import { RECORDS_FILE } from '../../src/memory/layout.js';
 import type { RunRecord } from '../../src/ports.js';
 import { loadRecords, saveRecords } from '../../src/recall/index-file.js';
 import type { RecallFiles } from '../../src/memory/store.js';
+
+/** The Actions cache store as factory.ts builds it, without a signing key. */
+class ActionsCacheStore extends SnapshotMemoryStore {
+  constructor(o: ActionsCacheBackendOptions & Omit<SnapshotStoreOptions, 'backend'>) {
+    super({ ...o, backend: new ActionsCacheBackend(o) });
+  }
+}
 
 const keys = memoryKeys('recall', '7', '1', new Date(0));
 /** The bytes of a small store shaped like OpenCode's, with one session. */
