@@ -1,8 +1,10 @@
 /**
  * How the memory CLI changes memory (`forget`, `import`, `cards`, `prune --write`): PATH is read and
  * checked on a copy (store-path.ts), the change made on the copy, and only then kept, the manifest
- * written again (signed, for a signed memory). A memory folder is changed in place, file by file
- * through a rename; with a key every other file is made the copy's again, so nothing another process
+ * written again (signed, for a signed memory). A snapshot of a memory-path is never changed: the
+ * change is kept as a new snapshot beside it (new-snapshot.ts says why). Any other memory folder is
+ * changed in place, file by file through a rename, unless another process changed it since it was
+ * read; with a key every other file is made the copy's again, so nothing another process
  * wrote meanwhile is signed. An Actions cache archive file is never changed (the cache serves what it
  * stored under a key, and a crash halfway would lose it): the changed copy is a new archive, `--out
  * NEW_FILE`, written whole or not at all. Nothing is written into memory that could not be read.
@@ -11,18 +13,21 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { writeArchiveFile } from '../memory/cache-archive.js';
-import { openRegular, removeStrangers } from '../memory/files.js';
+import { fileStamp, openRegular, removeStrangers } from '../memory/files.js';
 import { checkMemory } from '../memory/integrity.js';
 import { MANIFEST_FILE, readManifest, writeManifest } from '../memory/manifest.js';
 import { MARKS_FILE, RECORDS_FILE } from '../memory/layout.js';
 import { loadRecords } from '../recall/index-file.js';
 import { UsageError } from './args.js';
+import { keepAsNewSnapshot, refuseOlder, snapshotPlace } from './new-snapshot.js';
 import { openStorePath, StoreError, storeFolder } from './store-path.js';
 
 /** --out, as each command's --help says it (README "The memory CLI" says it once for all). */
 export const OUT_HELP = `An Actions cache archive file is never changed: give --out NEW_FILE and the changed memory
 is written there as a new archive of the same kind, which a restore and --store read (NEW_FILE
-must not exist). A memory folder is changed in place, without --out.`;
+must not exist). A memory folder needs no --out: a change to the newest snapshot of a memory-path
+is kept as a new snapshot beside it (an older one is not changed); a folder that is no snapshot is
+changed in place.`;
 
 /** What each changing command's --help says of signed memory (README "The memory CLI" says it once for all). */
 export const SIGNED_HELP = `A signed memory needs RECALL_MEMORY_SIGNING_KEY set to its memory-signing-key. With it set,
@@ -62,7 +67,7 @@ export function signingKeyFor(dir: string, where: string, command: string, io: {
   const check = checkMemory(dir, { signingKey, restoredAs: { key: text(manifest?.key) ?? '', place: text(manifest?.place) ?? '' } });
   if (check.verdict === 'corrupted') {
     throw new StoreError(
-      `${where}: ${check.detail}, so ${command} changes nothing (signed again, it would be trusted). If RECALL_MEMORY_SIGNING_KEY is its memory-signing-key, someone else wrote this memory: point --store at an earlier snapshot or delete it to start afresh; memory never signed is changed without the key`,
+      `${where}: ${check.detail}, so ${command} changes nothing (signed again, it would be trusted). If RECALL_MEMORY_SIGNING_KEY is its memory-signing-key, someone else wrote this memory: delete that snapshot (the one before it is then the newest) or the memory to start afresh; memory never signed is changed without the key`,
     );
   }
   if ('note' in check && check.note) io.err(`${where}: ${check.note}`);
@@ -80,7 +85,7 @@ export function checkOut(store: string, out: string | undefined, command: string
     throw new UsageError(`--store ${store} is an archive file, which is never changed in place: add --out NEW_FILE to write the changed memory as a new archive`, command);
   }
   if (out === undefined) return;
-  if (!stat.isFile()) throw new UsageError(`--out is for an archive file; ${store} is a memory folder, which ${command} changes in place: leave --out out`, command);
+  if (!stat.isFile()) throw new UsageError(`--out is for an archive file; ${store} is a memory folder, whose change ${command} keeps there: leave --out out`, command);
   if (!out.trim()) throw new UsageError('--out is blank: give NEW_FILE, the new archive to write', command);
   const there = fs.lstatSync(out, { throwIfNoEntry: false });
   if (there && there.ino === stat.ino && there.dev === stat.dev) throw new UsageError(`--out ${out} is the archive --store names, which is never changed in place: name a new file`, command);
@@ -155,6 +160,12 @@ export async function openForChange(store: string, out: string | undefined, comm
       };
     }
     const folder = storeFolder(store, command);
+    // What the folder held as it was read: a folder changed in place refuses a change when another
+    // process (a memory command, say) changed it since, rather than write over that change.
+    let read = stampsOf(folder);
+    // A snapshot of a memory-path: the change becomes a new snapshot beside it (new-snapshot.ts).
+    const place = snapshotPlace(folder);
+    if (place) refuseOlder(place);
     // Copied first, every file (one planted beside the memory files is refused too), then the copy
     // is checked, changed and signed: a check of the folder followed by a copy would sign whatever
     // another process wrote into the folder in between (RFC-005, issue 25).
@@ -169,12 +180,20 @@ export async function openForChange(store: string, out: string | undefined, comm
     const { manifest, signingKey } = signed!;
     if (folder !== store) io.err(`The newest snapshot in ${store}: ${path.basename(folder)}`);
     const guard = recordsGuard(dir, folder, command);
+    let kept: string | undefined;
     return {
       dir,
       where: folder,
       async keep(changed, o = {}) {
         if (changed.length === 0) return;
         guard(changed, o.removed ?? 0);
+        if (place) {
+          // A command that keeps as it goes (cards) makes each snapshot from its last, which it replaces.
+          const base = kept ? { ...place, folder: path.join(place.root, kept), key: kept } : place;
+          kept = keepAsNewSnapshot(dir, base, signingKey, { replaces: kept !== undefined });
+          return;
+        }
+        if (stampsOf(folder) !== read) throw new StoreError(`${folder} changed after ${command} read it (another memory command?); nothing was changed: run the command again`);
         // The marks are written beside the index (recall/marks.ts): they go back with it.
         const files = changed.includes(RECORDS_FILE) && fs.existsSync(path.join(dir, MARKS_FILE)) ? [...new Set([...changed, MARKS_FILE])] : changed;
         // Signed on the copy, over what was checked and changed, never over the folder's files.
@@ -192,14 +211,25 @@ export async function openForChange(store: string, out: string | undefined, comm
           }
         }
         if (fs.existsSync(path.join(dir, MANIFEST_FILE))) putBack(dir, folder, MANIFEST_FILE);
+        read = stampsOf(folder); // its own change is no one else's
       },
-      archiveLine: () => undefined,
+      archiveLine: () => (kept ? `Kept as a new snapshot, ${kept}, beside ${place!.key} (unchanged; a save's retention removes it in time).` : undefined),
       close,
     };
   } catch (error) {
     close();
     throw error;
   }
+}
+
+/** Every regular file of `folder` with its identity, size and times (files.ts fileStamp), as one string. */
+function stampsOf(folder: string): string {
+  return fs
+    .readdirSync(folder, { withFileTypes: true })
+    .filter((e) => e.isFile())
+    .map((e) => `${e.name}=${fileStamp(path.join(folder, e.name))}`)
+    .sort()
+    .join('\n');
 }
 
 /** Puts the copy's `file` into `folder`, through a new file renamed into place. */
@@ -244,7 +274,7 @@ function recordsGuard(dir: string, where: string, command: string): (changed: st
   if (before.held !== undefined) {
     const lost = before.held - before.records.length;
     throw new StoreError(
-      `${where}: ${RECORDS_FILE} is damaged: ${before.held > 0 ? `${before.records.length} of its ${before.held} records can be read` : 'none of its records can be read'}. ${command} would write it back without ${lost > 0 ? `the other ${lost}` : 'them'}, so nothing was changed. Point --store at an earlier snapshot (a snapshot folder of the memory-path, or an earlier cache archive), or let the next action run salvage it (it keeps what reads and says what was lost)`,
+      `${where}: ${RECORDS_FILE} is damaged: ${before.held > 0 ? `${before.records.length} of its ${before.held} records can be read` : 'none of its records can be read'}. ${command} would write it back without ${lost > 0 ? `the other ${lost}` : 'them'}, so nothing was changed. Let the next action run salvage it (it keeps what reads, takes what it can from the snapshot before, and says what was lost), then run this command again; for an Actions cache archive, an earlier archive can be changed instead`,
     );
   }
   return (changed, removed) => {

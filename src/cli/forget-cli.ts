@@ -2,8 +2,8 @@
  * `recall memory forget --store PATH --id ID [--out NEW_FILE]` (issue 19): forgets one record, as
  * `<trigger> forget <id>` does on GitHub: the record (with its card), a run's findings, the session it
  * owns and the session's children go (a finding leaves its run's session), and a tombstone keeps a merge of an overlapping save from bringing them back. A
- * memory folder is changed in place; an archive file's memory is written as a new archive
- * (change-store.ts). Nothing is written when the id is unknown or the memory cannot be read.
+ * memory-path gets a new snapshot, another memory folder is changed in place, an archive file's
+ * memory is written as a new archive (change-store.ts). Nothing is written when the id is unknown or the memory cannot be read.
  */
 import * as fs from 'node:fs';
 import * as os from 'node:os';

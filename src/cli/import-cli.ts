@@ -1,6 +1,6 @@
 /**
  * `recall memory import --store PATH --file FILE.jsonl` and `--from-github OWNER/REPO --since DAYS`
- * (issue 19, item 5): memory a new installation starts with, added in place to a memory folder, or
+ * (issue 19, item 5): memory a new installation starts with, added to a memory folder (change-store.ts), or
  * written with an archive file's memory as a new archive, `--out NEW_FILE` (change-store.ts: read
  * and checked on a copy first; nothing is written when nothing is added). Prints what it added,
  * kept and refused, and why; exits 1 when a line was refused (the rest is imported).

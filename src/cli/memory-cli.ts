@@ -3,9 +3,9 @@
  * a memory directory as Recall restores it, a directory backend's snapshot (or its memory-path,
  * the newest snapshot in it), or an Actions cache archive file. Reading never writes into the
  * store: the files are copied (or the archive unpacked) into a scratch directory first, since
- * SQLite writes beside a database it opens. `prune --write` changes a memory folder in place;
- * `cards`, `forget` and `import` (their own files) change a folder in place too, and write an
- * archive file's changed memory as a new archive (change-store.ts).
+ * SQLite writes beside a database it opens. `prune --write`, `cards`, `forget`, `wrong` and
+ * `import` keep a change to a memory-path as a new snapshot, change another memory folder in place,
+ * and write an archive file's changed memory as a new archive (change-store.ts).
  *
  * The JSON of `search --json` is a fixed contract other tools rely on (an id is what `show --id` takes):
  *   [{ "id": string, "threadKey": string, "sessionId": string | null, "score": number, "title": string, "summary": string, "source": string | null, "wrong": { "by": string, "at": string } | null }]

@@ -58,7 +58,8 @@ ${STORE_HELP}`,
 Applies the retention rule: keeps the newest N sessions (default 50) and every session updated in
 the last D days (default 30), whichever keeps more; the records of pruned sessions stay in the
 index, records older than --record-retention-days (default 365) go. Says what it would do; --write
-does it, in place, in the memory folder PATH stands for (the newest snapshot of a memory-path).
+does it on the memory folder PATH stands for (the newest snapshot of a memory-path, kept as a new
+snapshot beside it).
 ${SIGNED_HELP}
 
 PATH (default: the local memory \`recall run\` keeps for this repository) is the memory folder \`recall run\` prints, a snapshot folder in it, or a memory folder as

@@ -244,7 +244,7 @@ describe('recall memory forget, import and cards on an archive file', () => {
     const taken = path.join(world.root, 'taken.tzst');
     fs.writeFileSync(taken, 'mine');
     for (const [args, want] of [
-      [`memory forget --store ${q(restored)} --id run-9703-1 --out ${q(path.join(world.root, 'x.tzst'))}`, `recall: --out is for an archive file; ${restored} is a memory folder, which memory forget changes in place: leave --out out (recall memory forget --help shows how)`],
+      [`memory forget --store ${q(restored)} --id run-9703-1 --out ${q(path.join(world.root, 'x.tzst'))}`, `recall: --out is for an archive file; ${restored} is a memory folder, whose change memory forget keeps there: leave --out out (recall memory forget --help shows how)`],
       [`memory forget --store ${q(plain)} --id run-9703-1 --out ${q(taken)}`, `recall: --out ${taken} exists: name a new file (Recall does not overwrite one) (recall memory forget --help shows how)`],
       [`memory import --store ${q(plain)} --file ${q(taken)} --out ${q(plain)}`, `recall: --out ${plain} is the archive --store names, which is never changed in place: name a new file (recall memory import --help shows how)`],
       [`memory cards --store ${q(plain)} --out ${q(path.join(world.root, 'no-such-folder', 'x.tzst'))}`, `recall: --out ${path.join(world.root, 'no-such-folder', 'x.tzst')}: the folder ${path.join(world.root, 'no-such-folder')} does not exist (recall memory cards --help shows how)`],

@@ -123,7 +123,7 @@ describe('recall memory forget (the CLI)', () => {
     for (const args of [`memory forget --store '${damaged}' --id run-9152-1`, `memory wrong --store '${damaged}' --id run-9152-1`, `memory import --store '${damaged}' --file '${jsonl}'`, `memory prune --store '${damaged}' --write`]) {
       const res = await recallInShell(args, home);
       expect(res.code, `${args}\n${res.stderr}`).toBe(1);
-      expect(res.stderr, args).toMatch(/recall-index\.json is damaged: 1 of its 2 records can be read\. memory \w+ would write it back without the other 1, so nothing was changed\. Point --store at an earlier snapshot/);
+      expect(res.stderr, args).toMatch(/recall-index\.json is damaged: 1 of its 2 records can be read\. memory \w+ would write it back without the other 1, so nothing was changed\. Let the next action run salvage it/);
       expect(listing(damaged), `${args} wrote`).toEqual(before);
     }
   });

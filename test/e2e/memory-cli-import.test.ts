@@ -164,7 +164,7 @@ describe('recall memory import (the CLI)', () => {
     const before = listing(damaged);
     const over = await recallInShell(`memory import --store ${damaged} --from-github octo-org/webapp --since 30`, home, env);
     expect(over.code, over.stderr).toBe(1);
-    expect(over.stderr).toMatch(/recall: \S+: recall-index\.json is damaged: none of its records can be read\. memory import would write it back without them, so nothing was changed\. Point --store at an earlier snapshot/);
+    expect(over.stderr).toMatch(/recall: \S+: recall-index\.json is damaged: none of its records can be read\. memory import would write it back without them, so nothing was changed\. Let the next action run salvage it/);
     expect(listing(damaged)).toEqual(before);
   });
 

@@ -100,6 +100,13 @@ it('prune --write on a signed snapshot with a planted session writes nothing', a
   expect(listing(dir)).toEqual(before);
 });
 
+/** The one snapshot a change kept beside the one it read (new-snapshot.ts). */
+function keptBeside(): string {
+  const made = fs.readdirSync(root).filter((f) => f.startsWith('recall-v1-cli-'));
+  expect(made).toHaveLength(1);
+  return path.join(root, made[0]!);
+}
+
 describe('a write into the folder after the check (issue 25, hole 6)', () => {
   // The moment between the check and the change, which the CLI reached with a check of the folder
   // and then a copy of it: whatever another process wrote in between was changed and signed.
@@ -123,10 +130,12 @@ describe('a write into the folder after the check (issue 25, hole 6)', () => {
       return { result: undefined, changed: ['recall-index.json'] };
     });
     expect(wrote).toBe(true);
-    // Signed, and signed over what was checked: the planted session is not in what the key vouches for.
-    expect(checkMemory(dir, { signingKey: secret, restoredAs }).verdict).toBe('ok');
-    expect(sessionsIn(dir)).toEqual([sessionId('one')]);
-    expect(fs.readFileSync(path.join(dir, 'recall-threads.json'), 'utf8')).not.toContain(sessionId('evil'));
+    // Kept as a new snapshot (new-snapshot.ts), the newest, signed over what was checked: the
+    // planted session is not in what the key vouches for, and the folder written into is not read.
+    const kept = keptBeside();
+    expect(checkMemory(kept, { signingKey: secret, restoredAs: { ...restoredAs, key: path.basename(kept) } }).verdict).toBe('ok');
+    expect(sessionsIn(kept)).toEqual([sessionId('one')]);
+    expect(fs.readFileSync(path.join(kept, 'recall-threads.json'), 'utf8')).not.toContain(sessionId('evil'));
   });
 
   it('the same through the database, changed: the planted store is not what is put back', async () => {
@@ -139,8 +148,9 @@ describe('a write into the folder after the check (issue 25, hole 6)', () => {
       db.close();
       return { result: undefined, changed: ['opencode.db'] };
     });
-    expect(checkMemory(dir, { signingKey: secret, restoredAs: { key, place: `directory ${root}` } }).verdict).toBe('ok');
-    expect(sessionsIn(dir)).toEqual([sessionId('one')]);
+    const kept = keptBeside();
+    expect(checkMemory(kept, { signingKey: secret, restoredAs: { key: path.basename(kept), place: `directory ${root}` } }).verdict).toBe('ok');
+    expect(sessionsIn(kept)).toEqual([sessionId('one')]);
   });
 });
 

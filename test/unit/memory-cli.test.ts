@@ -23,7 +23,7 @@ afterEach(() => {
   fs.rmSync(root, { recursive: true, force: true });
 });
 
-it('prune --write re-signs a snapshot with the key, place and earlier snapshots it had', async () => {
+it('prune --write keeps its change as a new snapshot, signed for its own key and the same place, made from the one it read and that one\'s earlier snapshots', async () => {
   const key = 'recall-v1-7-1-20261125T120000Z';
   const dir = path.join(root, key);
   const old = Date.UTC(2026, 0, 1);
@@ -34,7 +34,14 @@ it('prune --write re-signs a snapshot with the key, place and earlier snapshots 
   const out: string[] = [];
   await memoryCommand(['prune', '--store', dir, '--max-sessions', '1', '--max-age-days', '0', '--write'], { out: (l) => out.push(l), err: () => undefined });
   expect(out.join('\n')).toContain(`Pruned 1 of 2 session(s) (${sessionId('old')})`);
-  expect(sessionIdsIn(dir)).toEqual([sessionId('new')]);
+  const kept = fs.readdirSync(root).filter((f) => f.startsWith('recall-v1-cli-'));
+  expect(kept).toHaveLength(1);
+  const made = path.join(root, kept[0]!);
+  const madeAs = { key: kept[0]!, place: restoredAs.place };
+  expect(sessionIdsIn(made)).toEqual([sessionId('new')]);
+  expect(checkMemory(made, { signingKey: secret, restoredAs: madeAs })).toEqual({ verdict: 'ok' });
+  expect(earlierKeysIn(made, madeAs)).toEqual([key, 'recall-v1-6-1-20261124T120000Z']);
+  // The snapshot it read is as it was.
+  expect(sessionIdsIn(dir)).toEqual([sessionId('old'), sessionId('new')].sort());
   expect(checkMemory(dir, { signingKey: secret, restoredAs })).toEqual({ verdict: 'ok' });
-  expect(earlierKeysIn(dir, restoredAs)).toEqual(['recall-v1-6-1-20261124T120000Z']);
 });

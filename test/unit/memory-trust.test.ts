@@ -128,7 +128,7 @@ describe('a CLI change', () => {
     damageRecordLine(0);
     const before = fs.readFileSync(indexFile());
     await expect(openForChange(dir, undefined, 'memory import', { err: () => undefined })).rejects.toThrow(
-      /recall-index\.json is damaged: 2 of its 3 records can be read\. memory import would write it back without the other 1, so nothing was changed\. Point --store at an earlier snapshot/,
+      /recall-index\.json is damaged: 2 of its 3 records can be read\. memory import would write it back without the other 1, so nothing was changed\. Let the next action run salvage it/,
     );
     expect(fs.readFileSync(indexFile())).toEqual(before);
   });

@@ -1,0 +1,160 @@
+/**
+ * How a memory command keeps a change to a snapshot of a memory-path (RFC-002, "The memory CLI's
+ * changes"): as a new snapshot beside the one it read, never in that folder. An attacker review
+ * (stop 44) showed what changing the newest snapshot in place cost:
+ *  - a run that had restored that snapshot saved over the change: its save merges only saves made
+ *    after the one it restored, and the edited one kept its key, so a forget came back;
+ *  - a command killed between putting back the database and the manifest left the newest snapshot
+ *    unusable, and the next restore fell back past it;
+ *  - two commands at once: the last to put its files back won, and both exited 0;
+ *  - an older snapshot changed in place took a new time and hid the newer one.
+ * A new snapshot is written whole into a hidden folder and renamed into place (a crash leaves the
+ * memory as it was), is newer than the one read, so a run in flight merges it as another run's
+ * save, and is kept only while the snapshot it was made from is still the newest (checked under a
+ * lock the memory commands share). A change to a snapshot that is not the newest is refused.
+ */
+import { randomBytes } from 'node:crypto';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { isFutureDated, keyTime, timeStamp } from '../memory/keys.js';
+import { DATABASE_FILE } from '../memory/layout.js';
+import { MANIFEST_FILE, readManifest, writeManifest } from '../memory/manifest.js';
+import { StoreError } from './store-path.js';
+
+/** A snapshot folder of a memory-path, as the directory backend lays it out: `<root>/<key>`. */
+export interface SnapshotPlace {
+  root: string;
+  folder: string;
+  key: string;
+  /** The key's shared part (`<prefix>-v1-`), which every snapshot of this memory starts with. */
+  shared: string;
+}
+
+/** The lock the memory commands take to keep a change (LOCK_STALE_MS: taken for abandoned). */
+const LOCK = '.recall-change.lock';
+const LOCK_STALE_MS = 10 * 60_000;
+
+/**
+ * `folder`, a store the memory commands opened, as a snapshot of a memory-path; undefined for a
+ * store that is no such snapshot (a folder of its own, changed in place).
+ */
+export function snapshotPlace(folder: string): SnapshotPlace | undefined {
+  const key = path.basename(folder);
+  const said = readManifest(folder)?.key;
+  if (said !== undefined && said !== key) return undefined;
+  const shared = /^(.+?-v1-)/.exec(key)?.[1];
+  if (!shared) return undefined;
+  return { root: path.dirname(folder), folder, key, shared };
+}
+
+/**
+ * The newest snapshot of `place`'s memory, as the directory backend orders them for a restore: by
+ * the time its manifest says (else the folder's), then by key; one dated ahead of this clock is not.
+ */
+function newestOf(place: SnapshotPlace): string | undefined {
+  const now = new Date();
+  const savedAt = (dir: string) => {
+    const told = Date.parse(String(readManifest(dir)?.savedAt));
+    return Number.isNaN(told) ? fs.statSync(dir).mtimeMs : told;
+  };
+  return fs
+    .readdirSync(place.root, { withFileTypes: true })
+    .filter((e) => e.isDirectory() && e.name.startsWith(place.shared) && fs.existsSync(path.join(place.root, e.name, DATABASE_FILE)))
+    .map((e) => ({ key: e.name, at: savedAt(path.join(place.root, e.name)) }))
+    .filter((s) => !isFutureDated(new Date(s.at), now) && !isFutureDated(keyTime(s.key), now))
+    .sort((a, b) => (a.at === b.at ? b.key.localeCompare(a.key) : b.at - a.at))
+    .map((s) => path.join(place.root, s.key))[0];
+}
+
+/** Refuses a change to a snapshot a newer one would hide: it would never be read (or it would hide that one). */
+export function refuseOlder(place: SnapshotPlace): void {
+  const newest = newestOf(place);
+  if (newest === undefined || path.resolve(newest) === path.resolve(place.folder)) return;
+  throw new StoreError(
+    `${place.folder} is not the newest snapshot of ${place.root} (${path.basename(newest)} is): a change kept from it would hide that one's sessions, so nothing was changed. Change the newest (--store ${place.root}); if its index is damaged, let the next action run salvage it (it keeps what reads and takes what it can from the snapshot before), then run this command again`,
+  );
+}
+
+/**
+ * Keeps the checked, changed copy `dir` as a new snapshot of `place.root`, made from `place` (the
+ * manifest written for its key, signed with `signingKey`); its key. Refused, with nothing written,
+ * when another snapshot became the newest since `place` was read. `replaces`: `place` is the last
+ * snapshot this command kept, removed once the new one is in place.
+ */
+export function keepAsNewSnapshot(dir: string, place: SnapshotPlace, signingKey: string | undefined, o: { replaces?: boolean; clock?: () => Date } = {}): string {
+  const clock = o.clock ?? (() => new Date());
+  const read = readManifest(place.folder);
+  const strings = (v: unknown) => (Array.isArray(v) ? v.filter((k): k is string => typeof k === 'string') : []);
+  const release = takeLock(path.join(place.root, LOCK));
+  try {
+    const newest = newestOf(place);
+    if (newest === undefined || path.resolve(newest) !== path.resolve(place.folder)) {
+      throw new StoreError(
+        `${place.root}: ${newest ? path.basename(newest) : 'another snapshot'} was saved after this command read ${place.key} (a run, or another memory command); nothing was changed: run the command again`,
+      );
+    }
+    const now = clock();
+    // Two commands of one process within a second (a script) get keys of their own.
+    const key = `${place.shared}cli-${randomBytes(4).toString('hex')}-${timeStamp(now)}`;
+    writeManifest(dir, {
+      now,
+      signingKey,
+      earlier: (o.replaces ? strings(read?.earlier) : [place.key, ...strings(read?.earlier)]).slice(0, 16),
+      key,
+      place: typeof read?.place === 'string' ? read.place : undefined,
+      partial: read?.partial,
+    });
+    const incoming = fs.mkdtempSync(path.join(place.root, `.incoming-${key}-`));
+    try {
+      for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {
+        if (entry.isFile()) fs.copyFileSync(path.join(dir, entry.name), path.join(incoming, entry.name));
+      }
+      if (!fs.existsSync(path.join(incoming, DATABASE_FILE)) || !fs.existsSync(path.join(incoming, MANIFEST_FILE))) throw new Error(`the new snapshot lacks ${DATABASE_FILE} or its manifest`);
+      // Whole or not at all: a rename onto a name in use fails, and a crash before it leaves a hidden folder no restore reads.
+      fs.renameSync(incoming, path.join(place.root, key));
+    } catch (error) {
+      fs.rmSync(incoming, { recursive: true, force: true });
+      throw error;
+    }
+    // `place` was this command's own last snapshot, which the new one holds whole.
+    if (o.replaces) fs.rmSync(place.folder, { recursive: true, force: true });
+    return key;
+  } finally {
+    release();
+  }
+}
+
+/** Takes the lock folder `lock` (one left by a process that is gone, or older than LOCK_STALE_MS, is taken over); its release. */
+function takeLock(lock: string): () => void {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      fs.mkdirSync(lock);
+      fs.writeFileSync(path.join(lock, 'pid'), String(process.pid));
+      return () => fs.rmSync(lock, { recursive: true, force: true });
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+      if (attempt > 0 || !abandoned(lock)) break;
+      fs.rmSync(lock, { recursive: true, force: true });
+    }
+  }
+  throw new StoreError(`another memory command is changing ${path.dirname(lock)} (its lock is ${lock}); nothing was changed: run this one again when it is done`);
+}
+
+function abandoned(lock: string): boolean {
+  const stat = fs.statSync(lock, { throwIfNoEntry: false });
+  if (!stat) return true;
+  if (Date.now() - stat.mtimeMs > LOCK_STALE_MS) return true;
+  let pid: number;
+  try {
+    pid = Number(fs.readFileSync(path.join(lock, 'pid'), 'utf8').trim());
+  } catch {
+    return false; // its pid is being written
+  }
+  if (!Number.isInteger(pid) || pid <= 0) return false;
+  try {
+    process.kill(pid, 0);
+    return false;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'ESRCH';
+  }
+}
