@@ -22,15 +22,14 @@ const USAGE = `Usage: recall <command> [--help]
 /**
  * Text as a terminal should get it from memory or a model: control characters (escape sequences that
  * clear the screen or retitle the window, a bell, a carriage return that writes over a line) and the
- * marks that reorder text (bidirectional overrides) are written out as `\xNN` / `\u{NNNN}`, so that
- * what a stranger's title or an agent's answer holds is shown, never acted on. JSON output has none
- * left to write out: JSON.stringify escapes them.
+ * marks that reorder text (bidirectional overrides) are written out as `\uNNNN`, so that what a
+ * stranger's title or an agent's answer holds is shown, never acted on. That form is JSON's own
+ * escape: inside a string of `--json` output (JSON.stringify leaves DEL, the C1 controls and the
+ * bidirectional marks as they are) it reads back as the character, and the output stays JSON
+ * (`\x7f` and `\u{202e}` broke every line that held one: stop 44's review).
  */
 export const terminalSafe = (text: string): string =>
-  text.replace(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g, (c) => {
-    const n = c.charCodeAt(0);
-    return n < 0x100 ? `\\x${n.toString(16).padStart(2, '0')}` : `\\u{${n.toString(16)}}`;
-  });
+  text.replace(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
 
 export async function run(args: string[], to = { out: (l: string) => console.log(l), err: (l: string) => console.error(l) }): Promise<number> {
   const io = { out: (l: string) => to.out(terminalSafe(l)), err: (l: string) => to.err(terminalSafe(l)) };

@@ -25,12 +25,29 @@ it('memory list, show and search write out the control characters of a request m
     const printed: string[] = [];
     expect(await run(['memory', ...args, '--store', store], { out: (l) => printed.push(l), err: (l) => printed.push(l) }), args.join(' ')).toBe(0);
     const text = printed.join('\n');
-    if (args[0] !== 'list') expect(text, args.join(' ')).toContain('\\x1b[31mFAKE');
+    if (args[0] !== 'list') expect(text, args.join(' ')).toContain('\\u001b[31mFAKE');
     expect(text).not.toMatch(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u202e]/);
   }
 });
 
-it('leaves text without control characters as it is, and JSON as JSON.stringify wrote it', () => {
+it('leaves text without control characters as it is, and JSON as JSON that reads back as it was', () => {
   expect(terminalSafe('line one\n\tline two: café, 東京')).toBe('line one\n\tline two: café, 東京');
-  expect(terminalSafe(JSON.stringify({ t: HOSTILE }))).toBe(JSON.stringify({ t: HOSTILE }).replace('\u202e', '\\u{202e}'));
+  // DEL, a C1 control and the bidirectional marks, which JSON.stringify leaves as they are.
+  const value = { t: `${HOSTILE} \u007f\u0085\u200f\u2066\u061c` };
+  const printed = terminalSafe(JSON.stringify(value));
+  expect(printed).not.toMatch(/[\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/);
+  expect(JSON.parse(printed)).toEqual(value);
+});
+
+it('memory list, show and search --json stay JSON when a title holds a bidirectional mark (a stranger\'s issue)', async () => {
+  const store = path.join(root, 'memory');
+  writeStore(store, [{ id: sessionId('one'), said: ['CSV export \u202eviH\u202c header row missing \u200f\u007f'] }]);
+  const id = `session-${sessionId('one')}`;
+  for (const args of [['list', '--json'], ['show', '--id', id, '--json'], ['search', '--query', 'CSV export header', '--json']]) {
+    const printed: string[] = [];
+    expect(await run(['memory', ...args, '--store', store], { out: (l) => printed.push(l), err: () => undefined }), args.join(' ')).toBe(0);
+    const json = printed.join('\n');
+    expect(() => JSON.parse(json), `${args.join(' ')}: ${json}`).not.toThrow();
+    expect(json).toContain('\\u202eviH');
+  }
 });
