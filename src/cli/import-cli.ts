@@ -58,7 +58,7 @@ export async function importCommand(
       const named = repo.toLowerCase();
       io.err(`${repo} is ${home ? `not ${home}` : 'taken as another repository (GITHUB_REPOSITORY is not set)'}: its records are labelled "imported from ${named} #N" and keep threads of their own (${named}#issue-N)${home ? '' : '; set GITHUB_REPOSITORY to it to import your own repository\'s history as its threads'}.`);
     }
-    items = await importFromGitHub({ repo, home, since: new Date(now.getTime() - days * 86_400_000), token, apiUrl: env.GITHUB_API_URL || 'https://api.github.com', clean, now, log: io.err });
+    items = await importFromGitHub({ repo, home, since: new Date(now.getTime() - days * 86_400_000), token, apiUrl: env.GITHUB_API_URL || 'https://api.github.com', serverUrl: env.GITHUB_SERVER_URL || undefined, clean, now, log: io.err });
   }
   const options = { replaceCards: v['replace-cards'] === true };
   // With --cards on an archive, the import goes to a scratch archive and the cards take it to --out.

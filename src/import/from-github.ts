@@ -15,6 +15,8 @@ export interface GitHubImportOptions {
   since: Date;
   token: string;
   apiUrl: string;
+  /** GITHUB_SERVER_URL, when set: the host an item's page must be on (else github.com, or the API's own host). */
+  serverUrl?: string | undefined;
   clean: Clean;
   now: Date;
   log: (line: string) => void;
@@ -64,14 +66,35 @@ export async function importFromGitHub(o: GitHubImportOptions): Promise<Array<{ 
   /** The record, with the other ids the same item may have had (a forgotten one refuses it, import.ts). */
   const known = (imported: Imported, kind: 'issue' | 'pr', n: number): Imported => ('record' in imported ? { ...imported, others: otherImportedIds(kind, n, o.repo, o.home) } : imported);
 
+  /**
+   * The item's page as GitHub names it, when it is the page of that item of `o.repo` on this
+   * server; else none. It is written outside the fence of a later prompt (prior-work.ts), so a
+   * hostile or broken API does not choose where it points.
+   */
+  const pages = new Set([o.serverUrl, 'https://github.com', webOf(o.apiUrl)].flatMap((u) => originOf(u) ?? []));
+  const page = (url: unknown, kind: 'issues' | 'pull', n: number): string[] => {
+    if (typeof url !== 'string' || !URL.canParse(url)) return [];
+    const u = new URL(url);
+    return pages.has(u.origin) && !u.search && !u.hash && u.pathname.toLowerCase() === `/${o.repo.toLowerCase()}/${kind}/${n}` ? [url] : [];
+  };
+  /** An item's number, when it is one (a positive whole number): it names the record, its thread and its page. */
+  const numbered = (item: Json, what: string): number | undefined => {
+    const n = item.number;
+    if (typeof n === 'number' && Number.isSafeInteger(n) && n > 0) return n;
+    o.log(`Skipped ${what} numbered ${JSON.stringify(n)}: not a positive whole number.`);
+    return undefined;
+  };
+
   const out: Array<{ where: string; imported: Imported }> = [];
   const issues = (await list(`/issues?state=closed&since=${encodeURIComponent(sinceIso)}&sort=updated&direction=desc`, () => true)).filter((i) => !i.pull_request && after(i.closed_at));
   for (const issue of issues) {
-    const n = Number(issue.number);
+    const n = numbered(issue, 'an issue');
+    if (n === undefined) continue;
     const timeline = (await get(`/issues/${n}/timeline?per_page=100`)) as Json[];
     // Anyone can cross-reference an issue from a pull request of their own repository: only one of
     // the imported repository counts (its files are read from there, by number).
-    const closer = timeline.map((e) => e?.source?.issue).find((s) => isMergedPull(s) && inRepository(s, o.repo));
+    const found = timeline.map((e) => e?.source?.issue).find((s) => isMergedPull(s) && inRepository(s, o.repo));
+    const closer = found && numbered(found, 'a pull request') !== undefined ? found : undefined;
     const said = [
       ...(closer ? [`Closed by pull request #${closer.number}: ${String(closer.title ?? '')}`, clip(String(closer.body ?? ''), 1_200)] : ['Closed.']),
       ...(await comments(n)),
@@ -86,10 +109,10 @@ export async function importFromGitHub(o: GitHubImportOptions): Promise<Array<{ 
           title: `issue #${n}: ${String(issue.title ?? '')}`,
           request: String(issue.body ?? ''),
           answer: said.join('\n\n'),
-          files: closer ? await files(Number(closer.number)) : [],
+          files: closer ? await files(closer.number) : [],
           labels: labels(issue),
           createdAt: issue.closed_at,
-          links: [issue.html_url, closer?.html_url].filter((l): l is string => typeof l === 'string'),
+          links: [...page(issue.html_url, 'issues', n), ...(closer ? page(closer.html_url, 'pull', closer.number) : [])],
         },
         o.clean,
         o.now,
@@ -98,7 +121,8 @@ export async function importFromGitHub(o: GitHubImportOptions): Promise<Array<{ 
   }
   const pulls = (await list('/pulls?state=closed&sort=updated&direction=desc', (p) => after(p.updated_at))).filter((p) => after(p.merged_at));
   for (const pull of pulls) {
-    const n = Number(pull.number);
+    const n = numbered(pull, 'a pull request');
+    if (n === undefined) continue;
     out.push({
       where: `pull request #${n}`,
       imported: known(importedFrom(
@@ -112,7 +136,7 @@ export async function importFromGitHub(o: GitHubImportOptions): Promise<Array<{ 
           files: await files(n),
           labels: labels(pull),
           createdAt: pull.merged_at,
-          links: typeof pull.html_url === 'string' ? [pull.html_url] : [],
+          links: page(pull.html_url, 'pull', n),
         },
         o.clean,
         o.now,
@@ -121,6 +145,18 @@ export async function importFromGitHub(o: GitHubImportOptions): Promise<Array<{ 
   }
   o.log(`Read ${issues.length} closed issue(s) and ${pulls.length} merged pull request(s) of ${o.repo} since ${sinceIso.slice(0, 10)}.`);
   return out;
+}
+
+/** The web server of a REST API: api.github.com's is github.com, a GitHub Enterprise Server's `/api/v3` its host. */
+function webOf(apiUrl: string): string {
+  if (!URL.canParse(apiUrl)) return apiUrl;
+  const u = new URL(apiUrl);
+  if (u.hostname === 'api.github.com') return 'https://github.com';
+  return `${u.origin}${u.pathname.replace(/\/api\/v3\/?$/, '')}`;
+}
+
+function originOf(url: string | undefined): string | undefined {
+  return url && URL.canParse(url) ? new URL(url).origin : undefined;
 }
 
 /** A timeline event's source that is a merged pull request (the one that closed the issue). */

@@ -8,7 +8,7 @@
 
 /** This repository's keys, and another repository's `owner/repo#key`; nothing else (no spaces, no Markdown). */
 const THREAD_KEY = /^(?:[\w.-]{1,100}\/[\w.-]{1,100}#)?[\w.-]{1,120}$/;
-const FOREIGN = /^([\w.-]{1,100}\/[\w.-]{1,100})#(?:issue|pr)-(\d{1,12})$/;
+const FOREIGN = /^([\w.-]{1,100}\/[\w.-]{1,100})#([\w.-]{1,120})$/;
 
 /** The longest key: `owner/repo#` and a key of this repository's shape. */
 export const MAX_THREAD_KEY = 322;
@@ -66,10 +66,16 @@ export function otherImportedIds(kind: 'issue' | 'pr', n: number, from: string, 
   return ids;
 }
 
-/** Where a record of another repository came from, `owner/repo #12`; undefined for this repository's. */
+/**
+ * Where a record of another repository came from, `owner/repo #12` (an issue's or a pull request's
+ * thread), else `owner/repo (its key)`; undefined for this repository's. Every key of another
+ * repository says so: an import file may give any (`other/lib#ISSUE-3`).
+ */
 export function sourceOf(record: { threadKey: string }): string | undefined {
   const m = FOREIGN.exec(record.threadKey);
-  return m ? `${m[1]} #${m[2]}` : undefined;
+  if (!m) return undefined;
+  const item = /^(?:issue|pr)-(\d{1,12})$/.exec(m[2]!);
+  return item ? `${m[1]} #${item[1]}` : `${m[1]} (${m[2]})`;
 }
 
 /** The label people and the agent see beside such a record: `imported from owner/repo #12`. */

@@ -78,6 +78,8 @@ export interface IssueSeed {
    * cross-referenced, before the one that closed it, as GitHub lists anyone's.
    */
   crossReferencedFrom?: Array<{ repo: string; pull: PullSeed }>;
+  /** The page the API names for it (default: its page on github.com): a hostile API's choice. */
+  htmlUrl?: string;
 }
 
 export interface FakeGitHub {
@@ -176,7 +178,7 @@ export async function startFakeGitHub(o: { caches?: CacheEntriesSource } = {}): 
     created_at: seededAt.get(i.number) ?? '2026-10-01T00:00:00Z',
     updated_at: updatedOf(i.number),
     closed_at: (i as IssueSeed).closedAt ?? null,
-    html_url: `https://github.com/${owner}/${repo}/${i.pull ? 'pull' : 'issues'}/${i.number}`,
+    html_url: (i as IssueSeed).htmlUrl ?? `https://github.com/${owner}/${repo}/${i.pull ? 'pull' : 'issues'}/${i.number}`,
     ...(i.pull ? { pull_request: {} } : {}),
   });
   /** A pull request as the pulls listing and the timeline show it. */

@@ -46,6 +46,27 @@ const importGitHub = (repo: string, home?: string) =>
 const forget = (id: string) => run((io) => forgetCommand(dir, id, undefined, io));
 const ids = () => loadRecords(dir).records.map((r) => r.id);
 
+describe('a hostile or broken API', () => {
+  it('skips an item whose number is no positive whole number, and links only an item\'s own page on the server', async () => {
+    const bad = await startFakeGitHub();
+    try {
+      const closed = { author: 'x', state: 'closed' as const, closedAt: days(1), updatedAt: days(1), body: 'b' };
+      bad.addIssue({ number: 7, title: 'Links elsewhere', htmlUrl: 'https://evil.example/other/lib/issues/7', ...closed });
+      bad.addIssue({ number: 9, title: 'Links to another item', htmlUrl: 'https://github.com/other/lib/issues/10', ...closed });
+      bad.addIssue({ number: 8, title: 'Links to its page', ...closed });
+      bad.addIssue({ number: 1.5, title: 'Half', ...closed });
+      bad.addIssue({ number: -4, title: 'Below one', ...closed });
+      const res = await run((io) => importCommand(dir, { 'from-github': 'other/lib', since: '30' }, io, { GITHUB_TOKEN: TOKEN, GITHUB_API_URL: bad.url, GITHUB_REPOSITORY: 'me/app' }));
+      expect(res.code, res.err.join('\n')).toBe(0);
+      const links = Object.fromEntries(loadRecords(dir).records.map((r) => [r.id, r.links]));
+      expect(links).toEqual({ 'gh-other.lib-issue-7': [], 'gh-other.lib-issue-8': ['https://github.com/other/lib/issues/8'], 'gh-other.lib-issue-9': [] });
+      expect(res.err).toEqual(expect.arrayContaining(['Skipped an issue numbered 1.5: not a positive whole number.', 'Skipped an issue numbered -4: not a positive whole number.']));
+    } finally {
+      await bad.stop();
+    }
+  });
+});
+
 describe('a forgotten GitHub item', () => {
   it('is refused when imported again under its repository name in another case, and says why', async () => {
     const first = await importGitHub('Other/Lib', 'me/app');

@@ -34,6 +34,12 @@ describe('thread keys', () => {
     expect(sourceOf({ threadKey: 'other-org/lib#issue-12' })).toBe('other-org/lib #12');
     expect(importedLabel({ threadKey: 'other-org/lib#pr-7' })).toBe('imported from other-org/lib #7');
     for (const own of ['issue-12', 'pr-7', 'schedule-nightly', 'dispatch-123', '']) expect(sourceOf({ threadKey: own })).toBeUndefined();
+    // Every other repository's key an import file may give is labelled as imported, not only an issue's or a pull request's (stop 44's review).
+    expect(['other/lib#ISSUE-3', 'other/lib#issue-3x', 'other/lib#issue-1.5'].map((threadKey) => importedLabel({ threadKey }))).toEqual([
+      'imported from other/lib (ISSUE-3)',
+      'imported from other/lib (issue-3x)',
+      'imported from other/lib (issue-1.5)',
+    ]);
   });
 
   it('are accepted in the new form and refused as junk, in records and in the thread index', () => {
