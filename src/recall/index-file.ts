@@ -14,7 +14,7 @@ import { redactFile, redactText } from '../memory/scrub.js';
 import { RECORDS_FILE } from '../memory/layout.js';
 import { recordLine, validRecord } from './records.js';
 import { bodyCheck, keepPostings, postingsLine } from './kept-postings.js';
-import { NO_MARKS, readMarks, unionMarks, writeMarks, type Marks, type WrongMark } from './marks.js';
+import { markOf, NO_MARKS, readMarks, unionMarks, writeMarks, wrongMarkFor, type Marks, type WrongMark } from './marks.js';
 import { forgottenIn, unionTombstones, validTombstones, type Tombstone } from './tombstones.js';
 import { INDEX_BOUNDS, isOverBound, readIndexLines, sizeDropOrder, type IndexBounds, type OverBound } from './index-bound.js';
 import { blockLines, indexBody, plainSize } from './record-blocks.js';
@@ -135,11 +135,10 @@ function fromParsed(parsed: Partial<RecordsFile>, marks: Marks): LoadedRecords {
 
 /** The records with the marks of both places (the index's tombstones and the marks file) applied. */
 function applyMarks(records: RunRecord[], forgotten: Tombstone[], marks: Marks): LoadedRecords {
-  const all = unionMarks({ forgotten, wrong: records.flatMap((r) => (r.wrong ? [{ id: r.id, ...r.wrong }] : [])) }, marks);
-  const wrongOf = new Map(all.wrong.map((m) => [m.id, m]));
+  const all = unionMarks({ forgotten, wrong: records.flatMap(markOf) }, marks);
   const unique = new Map(
     notForgotten(records, all.forgotten).map((r) => {
-      const mark = wrongOf.get(r.id);
+      const mark = wrongMarkFor(all.wrong, r);
       return [r.id, !r.wrong && mark ? { ...r, wrong: { by: mark.by, at: mark.at } } : r];
     }),
   );
@@ -188,7 +187,7 @@ export function saveRecords(file: string, records: readonly RunRecord[], forgott
     text = indexText(kept, forgotten);
   }
   // Those of records dropped for size too: a record of a stored session is rebuilt, and keeps its mark.
-  const wrong = [...all.flatMap((r) => (r.wrong ? [{ id: r.id, ...r.wrong }] : [])), ...(o.wrong ?? readMarks(file).wrong)];
+  const wrong = [...all.flatMap(markOf), ...(o.wrong ?? readMarks(file).wrong)];
   // The marks first: a crash between the two writes leaves them where the next read finds them.
   writeMarks(file, { forgotten: [...forgotten], wrong });
   writeMemoryFile(file, text.bytes);
@@ -215,16 +214,20 @@ export function mergeRecords(dir: string, from: string): number {
   const forgotten = unionTombstones(mine.forgotten, theirs.forgotten);
   const have = new Set(mine.records.map((r) => r.id));
   const added = notForgotten(theirs.records.filter((r) => !have.has(r.id)), forgotten);
-  const marked = new Map(theirs.wrong.map((m) => [m.id, { by: m.by, at: m.at }]));
+  const marked = (r: RunRecord) => {
+    const m = wrongMarkFor(theirs.wrong, r);
+    return m ? { by: m.by, at: m.at } : undefined;
+  };
   // A record both hold is ours, but a card only theirs has is taken (`cards` or `import` wrote it
   // while this run worked): a merge that kept our copy whole lost it.
   const carded = new Map(theirs.records.filter((r) => r.card).map((r) => [r.id, r.card!]));
   const cardsTaken = mine.records.filter((r) => !r.card && carded.has(r.id)).length;
   const records = mine.records.map((r) => {
     const card = !r.card && carded.has(r.id) ? { card: carded.get(r.id)! } : {};
-    return !r.wrong && marked.has(r.id) ? { ...r, ...card, wrong: marked.get(r.id)! } : { ...r, ...card };
+    const mark = r.wrong ? undefined : marked(r);
+    return mark ? { ...r, ...card, wrong: mark } : { ...r, ...card };
   });
-  if (added.length > 0 || theirs.forgotten.length > 0 || marked.size > 0 || cardsTaken > 0) {
+  if (added.length > 0 || theirs.forgotten.length > 0 || theirs.wrong.length > 0 || cardsTaken > 0) {
     saveRecords(path.join(dir, RECORDS_FILE), [...records, ...added], forgotten, { wrong: unionMarks(mine, theirs).wrong });
   }
   return added.length;

@@ -17,7 +17,7 @@
  * past the byte budget: index-bound.ts) returns false, and the caller writes every record the long way (saveRecords).
  */
 import { writeMemoryFile } from '../memory/files.js';
-import { writeMarks, type WrongMark } from './marks.js';
+import { markOf, writeMarks, type WrongMark } from './marks.js';
 import { INDEX_BOUNDS } from './index-bound.js';
 import { recordLine, validRecord } from './records.js';
 import { bodyCheck, boundFacts, extendPostings, F, lastUseMinutes, postingsLine, READ_POSTINGS_VERSIONS } from './kept-postings.js';
@@ -61,7 +61,7 @@ export function resaveIndex(file: string, base: SearchFile, o: { appended: reado
     lines.set(i, line);
     last[i] = lastUseMinutes(v);
     if (boundFacts(v) !== kept.facts[i]) return false;
-    if (v.wrong) marked.push({ id: v.id, ...v.wrong });
+    marked.push(...markOf(v));
   }
   const added: RunRecord[] = [];
   for (const r of o.appended) {
@@ -73,7 +73,7 @@ export function resaveIndex(file: string, base: SearchFile, o: { appended: reado
   const postings = extendPostings({ ...kept, ...stems, last }, added);
   added.forEach((v, j) => {
     lines.set(base.size + j, recordLine(v));
-    if (v.wrong) marked.push({ id: v.id, ...v.wrong });
+    marked.push(...markOf(v));
   });
   const total = base.size + added.length;
   // The block the first new record falls in, and every one after it, are new.

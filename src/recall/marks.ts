@@ -5,7 +5,8 @@
  */
 import * as path from 'node:path';
 import { readMemoryFile, writeMemoryFile } from '../memory/files.js';
-import { MARKS_FILE } from '../memory/layout.js';
+import { isSessionId, MARKS_FILE } from '../memory/layout.js';
+import type { RunRecord } from '../ports.js';
 import { MAX_TOMBSTONES, unionTombstones, validTombstones, type Tombstone } from './tombstones.js';
 import { isMarker } from './wrong.js';
 
@@ -14,6 +15,21 @@ export interface WrongMark {
   id: string;
   by: string;
   at: string;
+  /**
+   * The record's session: a record rebuilt from it (a damaged index, a record dropped for size)
+   * is `session-<id>`, and keeps the mark through it (stop 44's review: the mark stopped applying).
+   */
+  session?: string;
+}
+
+/** Record `r`'s wrong mark, as the marks file keeps it (with its session). */
+export function markOf(r: RunRecord): WrongMark[] {
+  return r.wrong ? [{ id: r.id, by: r.wrong.by, at: r.wrong.at, ...(r.sessionId ? { session: r.sessionId } : {}) }] : [];
+}
+
+/** The mark of `marks` that applies to record `r`: its own, or, for a record rebuilt from a session, the one of that session's record. */
+export function wrongMarkFor(marks: readonly WrongMark[], r: Pick<RunRecord, 'id' | 'sessionId'>): WrongMark | undefined {
+  return marks.find((m) => m.id === r.id) ?? (r.sessionId && r.id === `session-${r.sessionId}` ? marks.find((m) => m.session === r.sessionId) : undefined);
 }
 
 export interface Marks {
@@ -35,7 +51,7 @@ export function validWrongMarks(v: unknown): WrongMark[] {
     if (typeof x.id !== 'string' || x.id.length > 120 || !/^[\w.-]+$/.test(x.id) || !isTime(x.at) || out.has(x.id)) continue;
     // Who marked it is said in the prompt outside the fence: a login, as a record's own mark must be (records.ts).
     if (typeof x.by !== 'string' || !isMarker(x.by)) continue;
-    out.set(x.id, { id: x.id, by: x.by, at: x.at });
+    out.set(x.id, { id: x.id, by: x.by, at: x.at, ...(isSessionId(x.session) ? { session: x.session as string } : {}) });
   }
   return [...out.values()].slice(0, MAX_TOMBSTONES);
 }

@@ -11,7 +11,7 @@ import { checkCitation } from './citations.js';
 import { linesRead, readIndexFile, recordsIn, saveRecords } from './index-file.js';
 import { droppedForSize, INDEX_BOUNDS, type IndexBounds, type OverBound } from './index-bound.js';
 import { resaveIndex } from './index-resave.js';
-import { readMarks, type Marks, type WrongMark } from './marks.js';
+import { readMarks, wrongMarkFor, type Marks, type WrongMark } from './marks.js';
 import { DEFAULT_RECORD_RETENTION, keepsEvery, retainRecords, type RecordRetention } from './records.js';
 import { recordFromSession } from './rebuild.js';
 import { RecordSearch, TUNING, type Hit } from './search.js';
@@ -140,7 +140,12 @@ export class MemoryIndex implements PastWork {
     this.forgotten = loaded.forgotten;
     this.wrong = loaded.wrong;
     const covered = new Set(loaded.records.map((r) => r.sessionId).filter((id): id is string => !!id));
-    const rebuilt = sessionTexts(this.o.memoryDir, this.missing(covered, loaded.forgotten)).map((s) => recordFromSession(s, this.o.threadOf(s.id)));
+    const rebuilt = sessionTexts(this.o.memoryDir, this.missing(covered, loaded.forgotten)).map((s) => {
+      const r = recordFromSession(s, this.o.threadOf(s.id));
+      // The mark of the record this one stands for, which was lost.
+      const mark = wrongMarkFor(loaded.wrong, r);
+      return mark ? { ...r, wrong: { by: mark.by, at: mark.at } } : r;
+    });
     this.rebuiltCount = rebuilt.length;
     const records = [...loaded.records, ...rebuilt];
     const file = this.kept ?? this.base;
@@ -278,7 +283,7 @@ export class MemoryIndex implements PastWork {
     if (at < 0) return undefined;
     try {
       const record = this.base.doc(at).record;
-      const mark = this.wrong.find((m) => m.id === id);
+      const mark = wrongMarkFor(this.wrong, record);
       if (mark && !record.wrong) record.wrong = { by: mark.by, at: mark.at };
       return record;
     } catch (error) {

@@ -85,7 +85,7 @@ describe('forget and wrong marks', () => {
     expect(markWrong(dir, 'run-2-1', '@octocat', new Date('2026-11-21T00:00:00Z'))).toMatchObject({ done: 'marked wrong' });
     const marks = JSON.parse(fs.readFileSync(path.join(dir, MARKS_FILE), 'utf8'));
     expect(marks.forgotten.map((t: { id: string }) => t.id)).toEqual(['run-1-1']);
-    expect(marks.wrong).toEqual([{ id: 'run-2-1', by: '@octocat', at: '2026-11-21T00:00:00.000Z' }]);
+    expect(marks.wrong).toEqual([{ id: 'run-2-1', by: '@octocat', at: '2026-11-21T00:00:00.000Z' }]); // no session: none to rebuild it from
 
     // An index written without them (an older Recall's save, a rebuild, a restore of an older copy).
     fs.writeFileSync(indexFile(), JSON.stringify({ version: 1, records: [record('run-1-1', { sessionId: one }), record('run-2-1'), record('run-3-1')] }));
@@ -109,6 +109,30 @@ describe('forget and wrong marks', () => {
     fs.writeFileSync(indexFile(), '{"version":1,"records":[garbage');
     recallFiles.merge(dir, theirs, new Set());
     expect(loadRecords(dir).records.map((r) => r.id).sort()).toEqual(['run-2-1', 'run-4-1']);
+  });
+
+  it('a wrong mark stays on the record rebuilt from its session when the index loses it (stop 44\'s review)', () => {
+    const two = sessionId('two');
+    writeStore(dir, [{ id: two, said: ['the export drops its header row'] }]);
+    saveRecords(indexFile(), [record('run-1-1'), record('run-2-1', { sessionId: two })]);
+    expect(markWrong(dir, 'run-2-1', '@octocat', new Date('2026-11-21T00:00:00Z'))).toMatchObject({ done: 'marked wrong' });
+    expect(JSON.parse(fs.readFileSync(path.join(dir, MARKS_FILE), 'utf8')).wrong).toEqual([{ id: 'run-2-1', by: '@octocat', at: '2026-11-21T00:00:00.000Z', session: two }]);
+    // The marked record's line lost: its session is rebuilt as a record of its own, which is the same run.
+    damageRecordLine(1);
+    const index = new MemoryIndex({ memoryDir: dir, workingFile: path.join(root, RECORDS_FILE), workspace: root, threadOf: () => undefined, clock: () => new Date('2026-11-22T00:00:00Z') });
+    const rebuilt = index.all().find((r) => r.sessionId === two);
+    expect(rebuilt?.id).toBe(`session-${two}`);
+    expect(rebuilt?.wrong).toEqual({ by: '@octocat', at: '2026-11-21T00:00:00.000Z' });
+    // Saved so, the rebuilt record carries the mark itself, and the old one's stays in the marks file.
+    index.save();
+    const saved = loadRecords(root);
+    expect(saved.records.find((r) => r.id === `session-${two}`)?.wrong).toEqual({ by: '@octocat', at: '2026-11-21T00:00:00.000Z' });
+    // A merge into a copy whose index rebuilt it (an overlapping run) takes the mark too.
+    const mine = path.join(root, 'mine');
+    fs.mkdirSync(mine);
+    saveRecords(path.join(mine, RECORDS_FILE), [record('run-1-1'), { ...record('x'), id: `session-${two}`, sessionId: two }]);
+    recallFiles.merge(mine, dir, new Set());
+    expect(loadRecords(mine).records.find((r) => r.id === `session-${two}`)?.wrong).toEqual({ by: '@octocat', at: '2026-11-21T00:00:00.000Z' });
   });
 
   it('a damaged marks file leaves the marks the index holds standing, and says so', () => {
