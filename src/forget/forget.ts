@@ -15,7 +15,7 @@ import { childSessions } from '../recall/store-reader.js';
 import { deleteSessions } from '../recall/store-writer.js';
 import { ThreadIndex } from '../recall/threads.js';
 import { eraseTraces, rowsHolding } from './traces.js';
-import { forgottenIn, unionTombstones, type Tombstone } from '../recall/tombstones.js';
+import { forgottenIn, MAX_TOMBSTONES, unionTombstones, type Tombstone } from '../recall/tombstones.js';
 import type { RecallFiles } from '../memory/store.js';
 
 /** What forgetting or marking did: the record (id and title), the sessions removed; or that there is no such record. */
@@ -91,7 +91,11 @@ export function forgetRecord(dir: string, id: string, by: string, now: Date): Me
   // One tombstone a record: a merge of a save that still holds a finding drops it by its id. Only
   // the record that owned the session names it (a tombstone's session is deleted wherever it is).
   const tombstones = [{ id: record.id, sessions, by, at }, ...findings.map((f) => ({ id: f.id, sessions: [], by, at }))];
-  saveRecords(path.join(dir, RECORDS_FILE), records, unionTombstones(tombstones, forgotten));
+  const kept = unionTombstones(tombstones, forgotten);
+  // The bound on forget marks lets the oldest go (MAX_TOMBSTONES): said, since an import of one is no longer refused.
+  const keptIds = new Set(kept.map((t) => t.id));
+  const letGo = forgotten.filter((t) => !keptIds.has(t.id)).map((t) => t.id);
+  saveRecords(path.join(dir, RECORDS_FILE), records, kept);
   const threads = ThreadIndex.load(dir).index;
   if (root) {
     threads.keepOnly(new Set(sessionIdsIn(dir)));
@@ -109,7 +113,10 @@ export function forgetRecord(dir: string, id: string, by: string, now: Date): Me
     findings: findings.map((f) => f.id),
     ...(keeper && record.sessionId && stored.has(record.sessionId) ? { sessionKept: { session: record.sessionId, for: keeper.id } } : {}),
     erased,
-    remains: remainsOf(dir, record, keeper),
+    remains: [
+      ...remainsOf(dir, record, keeper),
+      ...(letGo.length > 0 ? [`memory keeps at most ${MAX_TOMBSTONES} forget marks: the oldest (${letGo.slice(0, 5).join(', ')}${letGo.length > 5 ? ` and ${letGo.length - 5} more` : ''}) no longer stop an import from bringing those records back`] : []),
+    ],
   };
 }
 
@@ -160,19 +167,32 @@ export function tombstonesOf(dir: string): Tombstone[] {
   return loadRecords(dir).forgotten;
 }
 
-/** Removes from `dir` the records and sessions `tombstones` name, and keeps the tombstones there. */
+/**
+ * Removes from `dir` the records and sessions `tombstones` name, keeps the tombstones there, and
+ * takes what Recall wrote about those records out of the sessions that stay (a snapshot from before
+ * the forget, restored by a fallback, holds its prompts and tools' answers too).
+ */
 function applyTombstones(dir: string, tombstones: readonly Tombstone[]): void {
   const { records, forgotten } = loadRecords(dir);
   const all = unionTombstones(forgotten, tombstones);
   const gone = forgottenIn(all).sessions;
   // saveRecords leaves out the records the tombstones name.
   saveRecords(path.join(dir, RECORDS_FILE), records, all);
-  const present = sessionIdsIn(dir).filter((id) => gone.has(id));
-  if (present.length === 0) return;
-  deleteSessions(path.join(dir, DATABASE_FILE), present);
   const threads = ThreadIndex.load(dir).index;
-  threads.keepOnly(new Set(sessionIdsIn(dir)));
-  threads.save();
+  const present = sessionIdsIn(dir).filter((id) => gone.has(id));
+  if (present.length > 0) {
+    deleteSessions(path.join(dir, DATABASE_FILE), present);
+    threads.keepOnly(new Set(sessionIdsIn(dir)));
+    threads.save();
+  }
+  eraseTracesOf(dir, tombstones, threads);
+}
+
+/** What Recall wrote about the records `tombstones` name, out of every session of `dir` (traces.ts). */
+function eraseTracesOf(dir: string, tombstones: readonly Tombstone[], threads: ThreadIndex): void {
+  if (tombstones.length === 0) return;
+  const named = forgottenIn(tombstones);
+  eraseTraces(dir, { ids: named.ids, sessions: named.sessions }, threads);
 }
 
 /** The save's merge of Recall's own files (ports.ts): threads of the sessions merged in, records, tombstones. */
@@ -183,15 +203,19 @@ export const recallFiles: RecallFiles = {
   merge(ours, theirs, mergedSessions) {
     const threads = ThreadIndex.load(ours).index;
     threads.adopt(ThreadIndex.load(theirs).index, mergedSessions);
+    const known = new Set(loadRecords(ours).forgotten.map((t) => t.id));
     mergeRecords(ours, theirs);
     // This run restored memory from before another run forgot some of it: it goes here too.
-    const gone = forgottenIn(loadRecords(ours).forgotten).sessions;
+    const forgotten = loadRecords(ours).forgotten;
+    const gone = forgottenIn(forgotten).sessions;
     const present = sessionIdsIn(ours).filter((id) => gone.has(id));
     if (present.length > 0) {
       deleteSessions(path.join(ours, DATABASE_FILE), present);
       threads.keepOnly(new Set(sessionIdsIn(ours)));
     }
     threads.save();
+    // And so does what this run's own sessions hold of it: the prompt that recalled it, a tool's answer.
+    eraseTracesOf(ours, forgotten.filter((t) => !known.has(t.id)), threads);
   },
   redact: redactRecords,
   hiddenCredentials,

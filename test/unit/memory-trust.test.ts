@@ -15,6 +15,7 @@ import { wrongNote } from '../../src/recall/wrong.js';
 import { openForChange } from '../../src/cli/change-store.js';
 import { forgetRecord, markWrong, recallFiles } from '../../src/forget/forget.js';
 import { eraseTraces } from '../../src/forget/traces.js';
+import { MAX_TOMBSTONES } from '../../src/recall/tombstones.js';
 import { MARKS_FILE, RECORDS_FILE } from '../../src/memory/layout.js';
 import { checkStore } from '../../src/memory/store-check.js';
 import type { RecalledWork, Task, RunRecord } from '../../src/ports.js';
@@ -135,6 +136,18 @@ describe('forget and wrong marks', () => {
     expect(loadRecords(mine).records.find((r) => r.id === `session-${two}`)?.wrong).toEqual({ by: '@octocat', at: '2026-11-21T00:00:00.000Z' });
   });
 
+  it('a forget past the most forget marks memory keeps says which it let go (stop 44\'s review: silent, and their import was no longer refused)', () => {
+    const one = sessionId('one');
+    writeStore(dir, [{ id: one, said: ['x'] }]);
+    const base = Date.now() - 10 * 86_400_000;
+    const marks = Array.from({ length: MAX_TOMBSTONES }, (_, i) => ({ id: `legacy-${i}`, sessions: [], by: 'cli:me', at: new Date(base + i * 60_000).toISOString() }));
+    saveRecords(indexFile(), [record('run-1-1', { sessionId: one })], marks);
+    const change = forgetRecord(dir, 'run-1-1', 'cli:me', new Date());
+    expect(change.done).toBe('forgotten');
+    expect('remains' in change ? change.remains : []).toContain(`memory keeps at most ${MAX_TOMBSTONES} forget marks: the oldest (legacy-0) no longer stop an import from bringing those records back`);
+    expect(loadRecords(dir).forgotten.some((t) => t.id === 'legacy-0')).toBe(false);
+  });
+
   it('a damaged marks file leaves the marks the index holds standing, and says so', () => {
     saveRecords(indexFile(), [record('run-1-1'), record('run-2-1')]);
     forgetRecord(dir, 'run-1-1', '@octocat', new Date());
@@ -199,6 +212,41 @@ describe("forgetting takes Recall's words about the record out of later sessions
     expect(withoutForgotten('Also related, left out to fit: `run-1-1`, `run-9-1`.', names)).toBe('Also related, left out to fit: `run-9-1`.');
     expect(withoutForgotten('Also related, left out to fit: `run-1-1`.', names)).toBe('');
     expect(withoutForgotten(section, { ids: new Set(['run-7-1']), sessions: new Set() })).toBe(section);
+  });
+
+  it('a merge of a save that forgot it, and a fallback past the forget, take them out of the sessions this run keeps too (stop 44\'s review)', () => {
+    const one = sessionId('one');
+    const two = sessionId('two');
+    // Run 2 recalled run 1: its prompt, kept in its session, holds run 1's title and answer.
+    const prompt = `Task: fix it\n\n${priorWorkSection([work({ ...gone, sessionId: one }, 'likely')], { budget: 6_000, tools: true })}`;
+    const holding = (d: string, text: string) => {
+      const db = new DatabaseSync(path.join(d, 'opencode.db'));
+      try {
+        return ['part', 'message'].reduce((n, t) => n + Number((db.prepare(`SELECT count(*) AS n FROM ${t} WHERE data LIKE ?`).get(`%${text}%`) as { n: number }).n), 0);
+      } finally {
+        db.close();
+      }
+    };
+    const runTwo = (d: string) => {
+      writeStore(d, [{ id: one, said: ['the Safari login loop'] }, { id: two, said: [prompt] }]);
+      saveRecords(path.join(d, RECORDS_FILE), [{ ...gone, sessionId: one }, { ...kept, sessionId: two }]);
+    };
+    runTwo(dir);
+    expect(holding(dir, 'SSO cookie')).toBeGreaterThan(0);
+    // Another run forgot run 1 and saved.
+    const theirs = path.join(root, 'theirs');
+    runTwo(theirs);
+    expect(forgetRecord(theirs, 'run-1-1', '@octocat', new Date())).toMatchObject({ done: 'forgotten' });
+    // Run 2's save merges that save: the record and its session go, and so do Recall's words about it.
+    recallFiles.merge(dir, theirs, new Set());
+    expect(loadRecords(dir).records.map((r) => r.id)).toEqual(['run-2-1']);
+    expect([holding(dir, 'SSO cookie'), holding(dir, 'Login fails with SSO')]).toEqual([0, 0]);
+    expect(holding(dir, 'Checkout total rounding') + holding(dir, 'fix it')).toBeGreaterThan(0);
+    // A restore that fell back past the forget keeps it the same way.
+    const fellBack = path.join(root, 'fell-back');
+    runTwo(fellBack);
+    expect(recallFiles.keepForgotten!(fellBack, theirs)).toEqual(['run-1-1']);
+    expect([holding(fellBack, 'SSO cookie'), holding(fellBack, 'Login fails with SSO')]).toEqual([0, 0]);
   });
 
   it("the memory tools' answers: a search hit, a list line, a record read", async () => {
