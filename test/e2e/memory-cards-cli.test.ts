@@ -31,9 +31,10 @@ function recall(args: string[], env: Record<string, string> = {}): Promise<{ cod
   });
 }
 
-/** The records of the newest snapshot in a memory-path. */
+/** The records of the newest snapshot in a memory-path (by the time its manifest says, as a restore takes it). */
 function newestRecords(memoryPath: string): Array<Record<string, any>> {
-  const newest = fs.readdirSync(memoryPath).filter((d) => !d.startsWith('.')).sort().at(-1)!;
+  const savedAt = (d: string) => Date.parse(JSON.parse(fs.readFileSync(path.join(memoryPath, d, 'recall-manifest.json'), 'utf8')).savedAt);
+  const newest = fs.readdirSync(memoryPath).filter((d) => !d.startsWith('.')).sort((a, b) => savedAt(a) - savedAt(b)).at(-1)!;
   return (JSON.parse(plainText(path.join(memoryPath, newest, 'recall-index.json'))) as { records: Array<Record<string, any>> }).records;
 }
 
