@@ -41,12 +41,14 @@ const LOCK_STALE_MS = 10 * 60_000;
  * store that is no such snapshot (a folder of its own, changed in place).
  */
 export function snapshotPlace(folder: string): SnapshotPlace | undefined {
-  const key = path.basename(folder);
-  const said = readManifest(folder)?.key;
+  // Where it really is: `--store .` in it, or a link to it, names the same snapshot (stop 44's second review).
+  const real = fs.realpathSync(folder);
+  const key = path.basename(real);
+  const said = readManifest(real)?.key;
   if (said !== undefined && said !== key) return undefined;
   const shared = /^(.+?-v1-)/.exec(key)?.[1];
   if (!shared) return undefined;
-  return { root: path.dirname(folder), folder, key, shared };
+  return { root: path.dirname(real), folder: real, key, shared };
 }
 
 /**
@@ -85,7 +87,10 @@ export function refuseOlder(place: SnapshotPlace): void {
  */
 export function keepAsNewSnapshot(dir: string, place: SnapshotPlace, signingKey: string | undefined, o: { replaces?: boolean; clock?: () => Date } = {}): string {
   const clock = o.clock ?? (() => new Date());
-  const read = readManifest(place.folder);
+  // The manifest of the checked copy (or the one this command wrote there last), never the folder's
+  // as it is now: whoever can write the memory-path would choose the place, the earlier snapshots and
+  // the partial mark the key signs (stop 44's second review).
+  const read = readManifest(dir);
   const strings = (v: unknown) => (Array.isArray(v) ? v.filter((k): k is string => typeof k === 'string') : []);
   const release = takeLock(path.join(place.root, LOCK));
   try {

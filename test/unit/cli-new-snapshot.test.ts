@@ -15,8 +15,10 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { memoryCommand } from '../../src/cli/memory-cli.js';
+import { readManifest, writeManifest } from '../../src/memory/manifest.js';
 import { recallFiles } from '../../src/forget/forget.js';
 import { DirectoryBackend } from '../../src/memory/directory.js';
+import { checkMemory } from '../../src/memory/integrity.js';
 import { memoryKeys } from '../../src/memory/keys.js';
 import { RECORDS_FILE } from '../../src/memory/layout.js';
 import { sessionIdsIn } from '../../src/memory/merge.js';
@@ -152,7 +154,52 @@ describe('the new snapshot', () => {
   });
 });
 
+describe('with a signing key', () => {
+  const secret = 'a-long-random-signing-secret-0123456789';
+  afterEach(() => void delete process.env.RECALL_MEMORY_SIGNING_KEY);
+
+  it('the new snapshot is signed over the manifest that was checked, not one rewritten in the folder meanwhile', async () => {
+    const key = 'recall-v1-7-1-20261125T120000Z';
+    const snapshot = path.join(memory(), key);
+    writeStore(snapshot, [{ id: sessionId('one'), said: ['x'] }]);
+    saveRecords(path.join(snapshot, RECORDS_FILE), [record('run-one', 'one'), record('run-two', 'two')]);
+    const place = `directory ${memory()}`;
+    writeManifest(snapshot, { now: new Date(Date.now() - 60_000), signingKey: secret, key, place, earlier: ['recall-v1-6-1-20261124T120000Z'] });
+    process.env.RECALL_MEMORY_SIGNING_KEY = secret;
+    await memoryCommand(['wrong', '--store', memory(), '--id', 'run-two'], {
+      out: () => undefined,
+      err: () => undefined,
+      checked: () => {
+        // Whoever can write the memory-path rewrites the manifest after the check: another place, other earlier snapshots.
+        const live = JSON.parse(fs.readFileSync(path.join(snapshot, 'recall-manifest.json'), 'utf8'));
+        fs.writeFileSync(path.join(snapshot, 'recall-manifest.json'), JSON.stringify({ ...live, place: 'directory /victim/memory-path', earlier: ['recall-v1-chosen-1-20200101T000000Z'], partial: { unread: ['x'], since: '2026-01-01T00:00:00Z' } }));
+      },
+    } as Parameters<typeof memoryCommand>[1]);
+    const made = fs.readdirSync(memory()).filter((f) => f.startsWith('recall-v1-cli-'));
+    expect(made).toHaveLength(1);
+    const manifest = readManifest(path.join(memory(), made[0]!))!;
+    expect([manifest.place, manifest.earlier, manifest.partial]).toEqual([place, [key, 'recall-v1-6-1-20261124T120000Z'], undefined]);
+    expect(checkMemory(path.join(memory(), made[0]!), { signingKey: secret, restoredAs: { key: made[0]!, place } }).verdict).toBe('ok');
+  });
+});
+
 describe('a change pointed at a snapshot that is not the newest', () => {
+  it('named as `.` from inside it, or through a link, is the same snapshot: refused the same way', async () => {
+    const first = await finish(await begin('1'), 'one');
+    await finish(await begin('2'), 'two');
+    const before = fs.readdirSync(memory()).sort();
+    const older = path.join(memory(), first.key!);
+    const savedAt = () => readManifest(older)?.savedAt;
+    const was = savedAt();
+    fs.symlinkSync(older, path.join(root, 'link'));
+    for (const [cwd, store] of [[older, '.'], [root, 'link']] as const) {
+      const run = spawnSync(process.execPath, [CLI, 'memory', 'forget', '--store', store, '--id', 'run-one'], { cwd, encoding: 'utf8' });
+      expect(run.status, `${store}: ${run.stdout}`).not.toBe(0);
+      expect(run.stderr, store).toMatch(/is not the newest snapshot of/);
+    }
+    expect([fs.readdirSync(memory()).sort(), savedAt()]).toEqual([before, was]);
+  });
+
   it('is refused, and nothing is written: the newest stays the newest', async () => {
     const first = await finish(await begin('1'), 'one');
     await finish(await begin('2'), 'two');
