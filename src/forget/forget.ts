@@ -174,6 +174,7 @@ export function tombstonesOf(dir: string): Tombstone[] {
  */
 function applyTombstones(dir: string, tombstones: readonly Tombstone[]): void {
   const { records, forgotten } = loadRecords(dir);
+  const had = new Set(records.map((r) => r.id));
   const all = unionTombstones(forgotten, tombstones);
   const gone = forgottenIn(all).sessions;
   // saveRecords leaves out the records the tombstones name.
@@ -185,13 +186,18 @@ function applyTombstones(dir: string, tombstones: readonly Tombstone[]): void {
     threads.keepOnly(new Set(sessionIdsIn(dir)));
     threads.save();
   }
-  eraseTracesOf(dir, tombstones, threads);
+  eraseTracesOf(dir, tombstones, had, threads);
 }
 
-/** What Recall wrote about the records `tombstones` name, out of every session of `dir` (traces.ts). */
-function eraseTracesOf(dir: string, tombstones: readonly Tombstone[], threads: ThreadIndex): void {
-  if (tombstones.length === 0) return;
-  const named = forgottenIn(tombstones);
+/**
+ * What Recall wrote about the records `tombstones` name, out of every session of `dir` (traces.ts):
+ * only records `dir` held (`had`), since only those can have been recalled here. A tombstone comes
+ * from another save, whoever wrote it: its id ("Note") would otherwise choose lines of this run's
+ * own sessions to cut (stop 44's second review).
+ */
+function eraseTracesOf(dir: string, tombstones: readonly Tombstone[], had: ReadonlySet<string>, threads: ThreadIndex): void {
+  const named = forgottenIn(tombstones.filter((t) => had.has(t.id)));
+  if (named.ids.size === 0) return;
   eraseTraces(dir, { ids: named.ids, sessions: named.sessions }, threads);
 }
 
@@ -203,7 +209,9 @@ export const recallFiles: RecallFiles = {
   merge(ours, theirs, mergedSessions) {
     const threads = ThreadIndex.load(ours).index;
     threads.adopt(ThreadIndex.load(theirs).index, mergedSessions);
-    const known = new Set(loadRecords(ours).forgotten.map((t) => t.id));
+    const before = loadRecords(ours);
+    const known = new Set(before.forgotten.map((t) => t.id));
+    const had = new Set(before.records.map((r) => r.id));
     mergeRecords(ours, theirs);
     // This run restored memory from before another run forgot some of it: it goes here too.
     const forgotten = loadRecords(ours).forgotten;
@@ -215,7 +223,7 @@ export const recallFiles: RecallFiles = {
     }
     threads.save();
     // And so does what this run's own sessions hold of it: the prompt that recalled it, a tool's answer.
-    eraseTracesOf(ours, forgotten.filter((t) => !known.has(t.id)), threads);
+    eraseTracesOf(ours, forgotten.filter((t) => !known.has(t.id)), had, threads);
   },
   redact: redactRecords,
   hiddenCredentials,

@@ -14,6 +14,7 @@ import { rowWithoutForgotten, withoutForgotten, type ForgottenNames } from '../r
 import type { SentTurns } from '../memory/store.js';
 
 const q = (name: string) => `"${name.replace(/"/g, '""')}"`;
+const NEEDLES_A_QUERY = 200;
 const like = (s: string) => `%${s.replace(/[\\%_]/g, (m) => `\\${m}`)}%`;
 
 /** Rows rewritten per table. */
@@ -41,14 +42,19 @@ export function eraseTraces(memoryDir: string, names: ForgottenNames, sent: Sent
         .map((c) => String(c.name));
       for (const column of columns) {
         const c = q(column);
-        const where = needles.map((_, i) => `${c} LIKE ?${i + 1} ESCAPE '\\'`).join(' OR ');
         const update = db.prepare(`UPDATE ${q(table)} SET ${c} = ? WHERE rowid = ?`);
-        const rows = db.prepare(`SELECT rowid AS r, ${c} AS v FROM ${q(table)} WHERE ${where}`).all(...needles.map(like));
-        for (const row of rows) {
-          if (typeof row.v !== 'string') continue;
-          const value = rewritten(row.v, names);
+        // In groups: SQLite refuses an expression deeper than 1,000 (an OR of a thousand ids).
+        const rows = new Map<number, unknown>();
+        for (let at = 0; at < needles.length; at += NEEDLES_A_QUERY) {
+          const group = needles.slice(at, at + NEEDLES_A_QUERY);
+          const where = group.map((_, i) => `${c} LIKE ?${i + 1} ESCAPE '\\'`).join(' OR ');
+          for (const row of db.prepare(`SELECT rowid AS r, ${c} AS v FROM ${q(table)} WHERE ${where}`).all(...group.map(like))) rows.set(Number(row.r), row.v);
+        }
+        for (const [r, v] of rows) {
+          if (typeof v !== 'string') continue;
+          const value = rewritten(v, names);
           if (value === undefined) continue;
-          update.run(value, row.r as number);
+          update.run(value, r);
           changed[table] = (changed[table] ?? 0) + 1;
         }
       }

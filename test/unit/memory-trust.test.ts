@@ -247,6 +247,25 @@ describe("forgetting takes Recall's words about the record out of later sessions
     runTwo(fellBack);
     expect(recallFiles.keepForgotten!(fellBack, theirs)).toEqual(['run-1-1']);
     expect([holding(fellBack, 'SSO cookie'), holding(fellBack, 'Login fails with SSO')]).toEqual([0, 0]);
+
+    // A save whose tombstones name ids this memory never held (whoever wrote it) cuts nothing from
+    // this run's sessions, and a thousand and more of them do not stop the merge (stop 44's second review).
+    const own = path.join(root, 'own');
+    writeStore(own, [{ id: two, said: ['Note: keep the cache key stable\nError: build failed\nplain words here'] }]);
+    saveRecords(path.join(own, RECORDS_FILE), [{ ...kept, sessionId: two }]);
+    const hostile = path.join(root, 'hostile');
+    writeStore(hostile, [{ id: sessionId('other'), said: ['x'] }]);
+    const many = ['Note', 'Error', ...Array.from({ length: 1_200 }, (_, i) => `ghost-${i}`)].map((id) => ({ id, sessions: [], by: '@x', at: new Date().toISOString() }));
+    saveRecords(path.join(hostile, RECORDS_FILE), [], many);
+    const lines = () => [holding(own, 'Note: keep the cache key stable'), holding(own, 'Error: build failed')];
+    const untouched = lines();
+    expect(untouched[0]).toBeGreaterThan(0);
+    recallFiles.merge(own, hostile, new Set());
+    expect(lines()).toEqual(untouched);
+    // Erasing many ids it did hold takes them all, in groups SQLite accepts.
+    const lots = Array.from({ length: 1_100 }, (_, i) => `run-${i + 10}-1`);
+    const names2 = { ids: new Set([...lots, 'run-1-1']), sessions: new Set<string>() };
+    expect(() => eraseTraces(own, names2, ThreadIndex.load(own).index)).not.toThrow();
   });
 
   it("the memory tools' answers: a search hit, a list line, a record read", async () => {
