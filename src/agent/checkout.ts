@@ -17,6 +17,18 @@ import { CONFIG_FILES } from '../provider/opencode-files.js';
  */
 export const AGENT_CONFIGURATION = ['.opencode', ...CONFIG_FILES, '.claude', '.agents', 'AGENTS.md', 'CLAUDE.md'];
 
+/**
+ * Why OpenCode cannot work in the checkout at `workspace`, or undefined. OpenCode 1.18 decodes the
+ * folder its client names (`x-opencode-directory`, encoded once by the SDK) twice: a `%` and two
+ * hex digits in the path (`pct%25x`) then name another folder, and every prompt fails with an
+ * unexplained server error (stop 44's review of runner layouts).
+ */
+export function workspaceProblem(workspace: string): string | undefined {
+  const m = /%[0-9A-Fa-f]{2}/.exec(workspace);
+  if (!m) return undefined;
+  return `The checkout's path (${workspace}) holds "${m[0]}", a % and two hex digits, which OpenCode 1.18 decodes as another character and then works in a folder that is not there. Check the repository out in a folder without them (actions/checkout's \`path\`), or rename the runner's work folder.`;
+}
+
 /** The agent configuration a fork's checkout brings (top-level paths that exist). */
 export function agentConfigurationIn(workspace: string): string[] {
   return AGENT_CONFIGURATION.filter((f) => fs.lstatSync(path.join(workspace, f), { throwIfNoEntry: false }));

@@ -54,13 +54,36 @@ export async function findIsolation(o: FindIsolationOptions): Promise<Isolation>
   } catch (error) {
     return { sandbox: undefined, reason: (error as Error).message };
   }
-  const canary = plan.hidden[0] ? path.join(plan.hidden[0], `.recall-canary-${process.pid}`) : undefined;
-  if (canary) fs.writeFileSync(canary, '');
+  // The probe looks for this file from inside: a hidden folder the runner cannot write (a read-only
+  // mount of ~/.docker, say) is probed with a file it already holds, else no sandbox (fail closed).
+  let canary = plan.hidden[0] ? path.join(plan.hidden[0], `.recall-canary-${process.pid}`) : undefined;
+  let made = false;
+  if (canary) {
+    try {
+      fs.writeFileSync(canary, '', { flag: 'wx' });
+      made = true;
+    } catch (error) {
+      let held: fs.Dirent | undefined;
+      try {
+        held = fs.readdirSync(plan.hidden[0]!, { withFileTypes: true }).find((e) => e.isFile());
+      } catch {
+        // unreadable too: no file to look for
+      }
+      if (!held) return { sandbox: undefined, reason: `Recall could not check that the sandbox hides ${plan.hidden[0]} (${(error as Error).message})` };
+      canary = path.join(plan.hidden[0]!, held.name);
+    }
+  }
   try {
     const attempt = async (): Promise<{ sandbox?: Sandbox; failures: string[] }> => {
       const failures: string[] = [];
       for (const mapping of USER_MAPPINGS) {
-        const sandbox = sandboxCommand(plan, mapping);
+        let sandbox: Sandbox;
+        try {
+          sandbox = sandboxCommand(plan, mapping);
+        } catch (error) {
+          // A path the sandbox cannot be given (a newline or a | in its name): no sandbox, fail closed.
+          return { failures: [...failures, (error as Error).message] };
+        }
         const look = `[ ! -e "$1" ] || { echo "sees $1"; exit 1; }; ls -d /proc/[0-9]*`;
         const env = { PATH: o.pathEnv ?? '/usr/bin:/bin', ...sandbox.env };
         const result = await probe(sandbox.wrapper[0]!, [...sandbox.wrapper.slice(1), 'sh', '-c', look, 'probe', canary ?? '/nonexistent'], env);
@@ -84,7 +107,7 @@ export async function findIsolation(o: FindIsolationOptions): Promise<Isolation>
     }
     return { sandbox: undefined, reason: `the sandbox could not start (${first.failures.join('; ')})` };
   } finally {
-    if (canary) fs.rmSync(canary, { force: true });
+    if (canary && made) fs.rmSync(canary, { force: true });
   }
 }
 

@@ -8,7 +8,7 @@ import * as path from 'node:path';
 import type { AgentLauncher, AgentServer, ModelRef } from '../ports.js';
 import type { MemoryLayout } from '../memory/layout.js';
 import { enclosingRepository } from '../git/checkout.js';
-import { agentConfigurationIn, linksLeavingCheckout } from './checkout.js';
+import { agentConfigurationIn, linksLeavingCheckout, workspaceProblem } from './checkout.js';
 import { runCredentials } from './credentials.js';
 import { agentStateDirs, allowedVariables, buildAgentEnvironment, projectConfigs, providersInUse } from './environment.js';
 import { credentialFreeCopies, findGitCredentials, gitCredentialsWarning } from './git-credentials.js';
@@ -180,7 +180,7 @@ export class OpenCodeLauncher implements AgentLauncher {
     const { layout, workspace } = this.o;
     const binary = await this.o.binary();
     let policy: AgentPolicy = this.o.untrustedCode || this.o.untrustedRequest ? 'read-only' : 'full';
-    const refused = this.refusal();
+    const refused = this.refusal() ?? workspaceProblem(workspace);
     if (refused) throw new Error(refused);
     // Credentials in the git configuration the agent could read: the sandbox shows it copies without them.
     const gitCredentials = findGitCredentials({ workspace, home: this.o.parentEnv.HOME, credentials: runCredentials(this.o.parentEnv, layout.agentStateDir) });

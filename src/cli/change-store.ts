@@ -183,7 +183,8 @@ export async function openForChange(store: string, out: string | undefined, comm
     let kept: string | undefined;
     return {
       dir,
-      where: folder,
+      // What is said to change: a snapshot of a memory-path stays as it was (its change is a new one).
+      where: place ? `the memory in ${place.root} (kept as a new snapshot beside ${place.key})` : folder,
       async keep(changed, o = {}) {
         if (changed.length === 0) return;
         guard(changed, o.removed ?? 0);

@@ -4,11 +4,11 @@
  */
 
 const HTML_COMMENT = /<!--[\s\S]*?(?:-->|$)/g;
-// Zero-width and invisible characters, soft hyphen, Mongolian vowel separator, tag characters.
-// With the joiners, selectors and fillers that draw nothing and that NFKC keeps (a grapheme joiner,
-// the variation selectors, the Mongolian ones, the Hangul fillers, Khmer's inherent vowels, the
-// musical formatting marks): each hid inside a marker or a fence (stop 44's review).
-const INVISIBLE = /[\u200B-\u200F\u2060-\u2065\uFEFF\u00AD\u034F\u115F\u1160\u17B4\u17B5\u180B-\u180F\u3164\uFE00-\uFE0F\uFFA0]|[\u{E0000}-\u{E007F}\u{E0100}-\u{E01EF}\u{1D173}-\u{1D17A}]/gu;
+// Every character that draws nothing: Unicode's default-ignorable code points and format characters
+// (zero-width spaces and joiners, variation selectors, fillers, tags, the Arabic and Egyptian
+// format marks...), which NFKC keeps. A list of them kept by hand missed some; each hid inside a
+// marker or split a fence's backticks (stop 44's reviews).
+const INVISIBLE = /[\p{Default_Ignorable_Code_Point}\p{Cf}]/gu;
 // Bidirectional embedding, override and isolate controls, and the Arabic letter mark.
 const BIDI = /[\u202A-\u202E\u2066-\u2069\u061C]/g;
 // Control characters other than newline and tab.

@@ -75,7 +75,8 @@ export async function importFromGitHub(o: GitHubImportOptions): Promise<Array<{ 
   const page = (url: unknown, kind: 'issues' | 'pull', n: number): string[] => {
     if (typeof url !== 'string' || !URL.canParse(url)) return [];
     const u = new URL(url);
-    return pages.has(u.origin) && !u.search && !u.hash && u.pathname.toLowerCase() === `/${o.repo.toLowerCase()}/${kind}/${n}` ? [url] : [];
+    // The page as the URL parser reads it (a control character the API put at its end is gone).
+    return pages.has(u.origin) && !u.search && !u.hash && u.pathname.toLowerCase() === `/${o.repo.toLowerCase()}/${kind}/${n}` ? [u.href] : [];
   };
   /** An item's number, when it is one (a positive whole number): it names the record, its thread and its page. */
   const numbered = (item: Json, what: string): number | undefined => {

@@ -38,6 +38,9 @@ export class SnapshotMemoryStore implements MemoryStore {
     const { memoryDir, backend, workingFiles = [] } = this.so;
     emptyDirectory(memoryDir);
     for (const file of workingFiles) fs.rmSync(file, { force: true });
+    // A store a cut merge set aside belongs to the run that was cut: left (a runner that keeps
+    // RUNNER_TEMP, another Recall step of the job), this run's save would take it for its own.
+    fs.rmSync(`${memoryDir}.ours`, { recursive: true, force: true });
     const problem = backend.readProblem();
     if (problem) return { status: 'disabled', warning: problem };
     const { earlier = [], setAside = [], partial, ...restored } = await recoverDamagedIndex(this.fallbackContext(), await this.restoreNewest());

@@ -354,4 +354,15 @@ describe('the Actions cache memory store', () => {
     expect(fs.existsSync(`${dir}.ours`)).toBe(false);
     expect(sessionIdsIn(dir)).toEqual([sessionId('one')]);
   });
+
+  it("does not take another run's store set aside for its own: one left from an earlier job (RUNNER_TEMP kept) goes at the restore", async () => {
+    const other = `${dir}.ours`;
+    writeStore(other, [{ id: sessionId('other'), said: ['another job'] }]);
+    const s = store({});
+    await s.restore();
+    expect(fs.existsSync(other)).toBe(false);
+    writeStore(dir, [{ id: sessionId('mine'), said: ['this run'] }]);
+    expect(await s.save()).toMatchObject({ saved: true });
+    expect(sessionIdsIn(dir)).toEqual([sessionId('mine')]);
+  });
 });

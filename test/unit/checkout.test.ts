@@ -7,7 +7,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { afterEach, beforeEach, expect, it } from 'vitest';
-import { linksLeavingCheckout } from '../../src/agent/checkout.js';
+import { linksLeavingCheckout, workspaceProblem } from '../../src/agent/checkout.js';
 
 let root: string;
 const git = (dir: string, ...args: string[]) => execFileSync('git', ['-C', dir, '-c', 'user.name=t', '-c', 'user.email=t@example.com', '-c', 'protocol.file.allow=always', ...args], { stdio: 'ignore' });
@@ -49,4 +49,10 @@ it('finds links into .git (its own or a submodule\'s), which the tools\' rule fo
   git(repo, 'add', '-A');
   git(repo, 'commit', '-qm', 'links');
   expect(linksLeavingCheckout(repo).sort()).toEqual(['NOTES.md -> .git/config (into .git)', 'docs/lib.md -> ../.git/modules/lib/config (into .git)', 'dot.md -> .git./config (into .git)', 'short.md -> GIT~1/config (into .git)', 'upper.md -> .GIT/config (into .git)']);
+});
+
+it("refuses a checkout whose path holds a % and two hex digits, which OpenCode decodes twice (a runner's folder named pct%25x failed every prompt), and takes any other", () => {
+  expect(workspaceProblem('/home/runner/work/pct%25x/repo')).toMatch(/holds "%25", a % and two hex digits, which OpenCode 1\.18 decodes/);
+  expect(workspaceProblem('/srv/a%2Fb')).toMatch(/"%2F"/);
+  for (const fine of ['/home/runner/work/app/app', '/srv/100% done/repo', '/srv/a%zz', '/srv/work [1] */repo a']) expect(workspaceProblem(fine), fine).toBeUndefined();
 });

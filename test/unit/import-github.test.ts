@@ -53,7 +53,7 @@ describe('a hostile or broken API', () => {
       const closed = { author: 'x', state: 'closed' as const, closedAt: days(1), updatedAt: days(1), body: 'b' };
       bad.addIssue({ number: 7, title: 'Links elsewhere', htmlUrl: 'https://evil.example/other/lib/issues/7', ...closed });
       bad.addIssue({ number: 9, title: 'Links to another item', htmlUrl: 'https://github.com/other/lib/issues/10', ...closed });
-      bad.addIssue({ number: 8, title: 'Links to its page', ...closed });
+      bad.addIssue({ number: 8, title: 'Links to its page', htmlUrl: 'https://github.com/other/lib/issues/8\u001b\u0007', ...closed });
       bad.addIssue({ number: 1.5, title: 'Half', ...closed });
       bad.addIssue({ number: -4, title: 'Below one', ...closed });
       const res = await run((io) => importCommand(dir, { 'from-github': 'other/lib', since: '30' }, io, { GITHUB_TOKEN: TOKEN, GITHUB_API_URL: bad.url, GITHUB_REPOSITORY: 'me/app' }));

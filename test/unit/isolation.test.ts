@@ -74,6 +74,33 @@ describe('isolating the agent', () => {
     expect(found.sandbox, found.reason).toBeDefined();
   });
 
+  it('fails closed, with the reason, where a path cannot be given to the sandbox (a | or a newline in its name: a folder of the checkout can be one)', async () => {
+    for (const name of ['repo|v2', 'repo\nv2']) {
+      const odd = path.join(dir, name);
+      fs.mkdirSync(path.join(odd, '.git'), { recursive: true });
+      const found = await findIsolation(options(answering({ '--map-current-user': { code: 0, output: '/proc/1\n/proc/2' } }), { setting: { ...setting, workspace: odd } }));
+      expect(found, JSON.stringify(name)).toMatchObject({ sandbox: undefined, reason: expect.stringContaining('cannot be set up in a sandbox') });
+    }
+  });
+
+  it('where the folder it hides first cannot be written (a read-only mount), probes with a file already there; with none, fails closed', async () => {
+    const hideFirst = sandboxPlan(setting).hidden[0]!;
+    fs.mkdirSync(hideFirst, { recursive: true });
+    // The canary's own name taken (as by a read-only folder: the write fails), a file of the folder's own is looked for instead.
+    fs.mkdirSync(path.join(hideFirst, `.recall-canary-${process.pid}`));
+    const looked: string[] = [];
+    const probe: Probe = async (_file, args) => {
+      looked.push(args.at(-1)!);
+      return { code: 0, output: '/proc/1\n/proc/2' };
+    };
+    expect((await findIsolation(options(probe))).reason).toMatch(/could not check that the sandbox hides/);
+    fs.writeFileSync(path.join(hideFirst, 'config.json'), '{}');
+    const found = await findIsolation(options(probe));
+    expect(found.sandbox, found.reason).toBeDefined();
+    expect(looked).toEqual([path.join(hideFirst, 'config.json')]);
+    expect(fs.existsSync(path.join(hideFirst, 'config.json'))).toBe(true);
+  });
+
   it('really sandboxes on this machine: the probe sees only itself and none of RUNNER_TEMP', async () => {
     const found = await findIsolation({ setting, pathEnv: process.env.PATH, hostedRunner: false, log: () => undefined });
     expect(found.sandbox, found.reason).toBeDefined();
