@@ -121,6 +121,22 @@ export function installTools(tools: Record<string, string>, configDirs: readonly
 const ASKED_NOTE =
   'Nobody can answer questions during this run, so what OpenCode would ask about is refused: reading .env files (they hold secrets; .env.example is readable) and repeating the same tool call in a loop.';
 
+/** Empties OpenCode's state folder `stateRoot`, keeping its auth.json (a login step's) where it was. */
+function freshState(stateRoot: string): void {
+  const auth = authFileIn(stateRoot);
+  let login: Buffer | undefined;
+  try {
+    const st = fs.lstatSync(auth);
+    if (st.isFile()) login = fs.readFileSync(auth);
+  } catch {
+    // none
+  }
+  fs.rmSync(stateRoot, { recursive: true, force: true });
+  if (login === undefined) return;
+  fs.mkdirSync(path.dirname(auth), { recursive: true });
+  fs.writeFileSync(auth, login, { mode: 0o600 });
+}
+
 export class OpenCodeLauncher implements AgentLauncher {
   constructor(private readonly o: OpenCodeLauncherOptions) {}
 
@@ -128,8 +144,15 @@ export class OpenCodeLauncher implements AgentLauncher {
    * The most common first mistakes, found in milliseconds, before memory is restored or OpenCode
    * installed or started: no model at all, the provider's key (or a variable its configuration
    * reads) not set. The error says where to set it, for who reads it (RFC-003, "Preflight").
+   *
+   * First it empties OpenCode's state folder (its home and XDG folders, which the agent may write)
+   * but for the auth.json an `opencode auth login` step leaves there: what an earlier step's agent
+   * left (an AGENTS.md or a plugin in its global configuration) would otherwise be read by this
+   * run's OpenCode and by the choice of how the model is called (stop 44's review of runner
+   * layouts: a planted rule reached the next Recall step's model).
    */
   preflight(): void {
+    freshState(this.o.layout.agentStateDir);
     const project = this.o.untrustedCode || this.o.untrustedRequest ? [] : projectConfigs(this.o.workspace);
     const model = modelInUse(this.o.model, [this.o.userConfig, ...project]);
     if (!model) throw noModelError(this.o.audience ?? 'workflow');
