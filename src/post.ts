@@ -27,11 +27,16 @@ async function post(env: NodeJS.ProcessEnv): Promise<void> {
     await replaceWorkingComment(state, false, env);
     return;
   }
-  core.info('Memory: main did not reach its save; saving from the post step.');
   if (state.opencodePid) {
     core.info(`Stopping the OpenCode server main left running (pid ${state.opencodePid}).`);
     await stopProcess(state.opencodePid);
   }
+  if (state.usedSince) {
+    core.warning('Memory was not saved from the post step: another Recall step of this job used Recall\'s memory folder after this step\'s main, so what it holds is that step\'s, not this one\'s. This step\'s session is lost; give each Recall step a job of its own to keep both.');
+    await replaceWorkingComment(state, false, env);
+    return;
+  }
+  core.info('Memory: main did not reach its save; saving from the post step.');
   const layout = memoryLayout(env.RUNNER_TEMP || os.tmpdir());
   const store = createMemoryStore({
     choice: state.memory,

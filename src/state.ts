@@ -3,6 +3,9 @@
  * restored it and did not reach its own save, and stops an OpenCode server main left running.
  */
 import * as core from '@actions/core';
+import { randomBytes } from 'node:crypto';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
 import type { MemoryBackendName, MemoryChoice } from './memory/factory.js';
 import type { MemoryKeys } from './memory/keys.js';
 import type { RunState } from './ports.js';
@@ -20,10 +23,15 @@ const MEMORY_BRANCH = 'memory-branch';
 const WORKING_COMMENT = 'working-comment';
 /** index-post.ts reads it as STATE_opencode-cache, before the post step's bundle loads. */
 const OPENCODE_CACHE = 'opencode-cache';
+const STEP = 'step';
+/** The file, beside the memory folder, naming the Recall step of the job that uses that folder now. */
+const STEP_FILE = 'step';
 
 export interface PostState {
   /** True when main restored memory and never got to save it. */
   savePending: boolean;
+  /** True when another Recall step of the job used the memory folder after this step's main. */
+  usedSince: boolean;
   opencodePid: number | undefined;
   memoryDir: string;
   keys: MemoryKeys;
@@ -36,6 +44,13 @@ export interface PostState {
 
 export class ActionState implements RunState {
   constructor(memoryDir: string, keys: MemoryKeys, memory: MemoryChoice) {
+    // Every Recall step of a job shares RUNNER_TEMP's recall folder: this step claims it, and its
+    // post step saves only while the claim is still its own (another step's main may have come
+    // between; its store would be saved under this step's key: stop 44's review of runner layouts).
+    const step = randomBytes(12).toString('hex');
+    fs.mkdirSync(path.dirname(memoryDir), { recursive: true });
+    fs.writeFileSync(path.join(path.dirname(memoryDir), STEP_FILE), step);
+    core.saveState(STEP, step);
     core.saveState(MEMORY_DIR, memoryDir);
     core.saveState(MEMORY_KEY, keys.primary);
     core.saveState(MEMORY_PREFIXES, JSON.stringify(keys.restorePrefixes));
@@ -73,10 +88,18 @@ export function saveWorkingComment(comment: { id: number; marker: string } | und
 
 export function readPostState(): PostState {
   const pid = Number(core.getState(OPENCODE_PID));
+  const memoryDir = core.getState(MEMORY_DIR);
+  let claimed: string | undefined;
+  try {
+    claimed = fs.readFileSync(path.join(path.dirname(memoryDir), STEP_FILE), 'utf8');
+  } catch {
+    // none: a main that never got this far
+  }
   return {
     savePending: core.getState(MEMORY) === 'pending',
+    usedSince: !!memoryDir && claimed !== core.getState(STEP),
     opencodePid: Number.isInteger(pid) && pid > 0 ? pid : undefined,
-    memoryDir: core.getState(MEMORY_DIR),
+    memoryDir,
     keys: { primary: core.getState(MEMORY_KEY), restorePrefixes: prefixes() },
     memory: { backend: (core.getState(MEMORY_BACKEND) || 'actions-cache') as MemoryBackendName, path: core.getState(MEMORY_PATH), endpoint: core.getState(MEMORY_ENDPOINT), branch: core.getState(MEMORY_BRANCH) },
     workingComment: workingComment(),

@@ -103,6 +103,28 @@ describe('a first run that remembers', () => {
     expect(world.cache.entries().map((e) => unstamped(e.key))).toEqual(['recall-v1-1001-1', 'recall-v1-1002-1']);
   });
 
+  it("another Recall step of the job between a failed main and its post step: the post step does not save that step's memory as its own", async () => {
+    // Step 1's agent works, then its provider fails: main ends with memory to save from the post step.
+    world.model.script({ toolCalls: [{ name: 'glob', arguments: { pattern: '**/*.ts' } }], usage: { prompt: 100, completion: 10 } });
+    world.model.setDefault({ status: 500, body: '{"error":{"message":"upstream overloaded"}}', headers: { 'retry-after-ms': '100' } });
+    let second: Awaited<ReturnType<World['openIssue']>> | undefined;
+    const first = await world.openIssue('2101', { number: 7, title: 'Checkout page crashes on submit', body: 'A TypeError in payment.ts.' }, {
+      inputs: { 'memory-key-prefix': 'alpha' },
+      // Step 2, a Recall step of its own (another prefix), runs before step 1's post step, as a runner orders them.
+      beforePost: async () => {
+        world.model.setDefault({ text: 'BETA-PRIVATE-FINDING: the invoices job retries forever.' });
+        second = await world.openIssue('2101', { number: 8, title: 'Invoices job never ends', body: 'It retries forever.' }, { inputs: { 'memory-key-prefix': 'beta' } });
+      },
+    });
+    expect(first.main.exitCode).toBe(1);
+    expect(second?.main.exitCode, second?.main.stdout).toBe(0);
+    expect(second?.outputs['memory-saved']).toBe('true');
+    // Step 1's post step saves nothing, and says why: what the folder holds is step 2's.
+    expect(first.post.stdout).not.toContain('saving from the post step');
+    expect(first.warnings.join('\n')).toContain('another Recall step of this job used Recall\'s memory folder after this step\'s main');
+    expect(world.cache.entries().map((e) => unstamped(e.key))).toEqual(['beta-v1-2101-1']);
+  });
+
   it('when main fails half-way, the post step saves memory and the next run restores it (under a memory-key-prefix longer than a credential)', async () => {
     // memory-key-prefix reads as KEY: once taken for a credential, it could not be redacted out of the
     // manifest that names the key, and no run with a prefix of 8 characters or more saved memory.

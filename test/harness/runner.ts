@@ -110,6 +110,8 @@ export interface ActionRunOptions {
   onMainStarted?: (main: ChildProcess) => void;
   /** Kill main (SIGKILL) after this long; the post step still runs. Default 5 minutes. */
   mainTimeoutMs?: number;
+  /** Runs between main and post: the job's later steps (another Recall step among them). */
+  beforePost?: () => Promise<unknown>;
 }
 
 export interface StepResult {
@@ -273,6 +275,7 @@ export async function runAction(o: ActionRunOptions): Promise<ActionRun> {
   if (stopped.has(machine.root)) throw new Error('the test ended while the main step ran');
   const mainMs = Date.now() - started;
   const state = parseCommandFile(fs.readFileSync(files.state, 'utf8'));
+  await o.beforePost?.();
   const postEnv = { ...env, ...Object.fromEntries(Object.entries(state).map(([k, v]) => [`STATE_${k}`, v])) };
   delete postEnv.GITHUB_STATE;
   let post: StepResult;
