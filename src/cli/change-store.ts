@@ -191,7 +191,7 @@ export async function openForChange(store: string, out: string | undefined, comm
         if (place) {
           // A command that keeps as it goes (cards) makes each snapshot from its last, which it replaces.
           const base = kept ? { ...place, folder: path.join(place.root, kept), key: kept } : place;
-          kept = keepAsNewSnapshot(dir, base, signingKey, { replaces: kept !== undefined });
+          kept = await keepAsNewSnapshot(dir, base, signingKey, { replaces: kept !== undefined });
           return;
         }
         if (stampsOf(folder) !== read) throw new StoreError(`${folder} changed after ${command} read it (another memory command?); nothing was changed: run the command again`);

@@ -20,6 +20,7 @@ import { removeStrangers } from '../memory/files.js';
 import { isFutureDated, keyTime, timeStamp } from '../memory/keys.js';
 import { DATABASE_FILE } from '../memory/layout.js';
 import { MANIFEST_FILE, readManifest, writeManifest } from '../memory/manifest.js';
+import { LockBusy, takeLock } from '../memory/change-lock.js';
 import { foldLog } from '../memory/store-check.js';
 import { StoreError } from './store-path.js';
 
@@ -31,10 +32,6 @@ export interface SnapshotPlace {
   /** The key's shared part (`<prefix>-v1-`), which every snapshot of this memory starts with. */
   shared: string;
 }
-
-/** The lock the memory commands take to keep a change (LOCK_STALE_MS: taken for abandoned). */
-const LOCK = '.recall-change.lock';
-const LOCK_STALE_MS = 10 * 60_000;
 
 /**
  * `folder`, a store the memory commands opened, as a snapshot of a memory-path; undefined for a
@@ -85,14 +82,20 @@ export function refuseOlder(place: SnapshotPlace): void {
  * when another snapshot became the newest since `place` was read. `replaces`: `place` is the last
  * snapshot this command kept, removed once the new one is in place.
  */
-export function keepAsNewSnapshot(dir: string, place: SnapshotPlace, signingKey: string | undefined, o: { replaces?: boolean; clock?: () => Date } = {}): string {
+export async function keepAsNewSnapshot(dir: string, place: SnapshotPlace, signingKey: string | undefined, o: { replaces?: boolean; clock?: () => Date } = {}): Promise<string> {
   const clock = o.clock ?? (() => new Date());
   // The manifest of the checked copy (or the one this command wrote there last), never the folder's
   // as it is now: whoever can write the memory-path would choose the place, the earlier snapshots and
   // the partial mark the key signs (stop 44's second review).
   const read = readManifest(dir);
   const strings = (v: unknown) => (Array.isArray(v) ? v.filter((k): k is string => typeof k === 'string') : []);
-  const release = takeLock(path.join(place.root, LOCK));
+  let lock;
+  try {
+    lock = await takeLock(place.root, { waitMs: 0 });
+  } catch (error) {
+    if (!(error instanceof LockBusy)) throw error;
+    throw new StoreError(`${error.message}; nothing was changed: run this command again when it is done`);
+  }
   try {
     const newest = newestOf(place);
     if (newest === undefined || path.resolve(newest) !== path.resolve(place.folder)) {
@@ -121,6 +124,7 @@ export function keepAsNewSnapshot(dir: string, place: SnapshotPlace, signingKey:
       }
       if (!fs.existsSync(path.join(incoming, DATABASE_FILE)) || !fs.existsSync(path.join(incoming, MANIFEST_FILE))) throw new Error(`the new snapshot lacks ${DATABASE_FILE} or its manifest`);
       // Whole or not at all: a rename onto a name in use fails, and a crash before it leaves a hidden folder no restore reads.
+      if (!lock.holds()) throw new StoreError(`${place.root}: another writer took over this command's lock as abandoned; nothing was changed: run the command again`);
       fs.renameSync(incoming, path.join(place.root, key));
     } catch (error) {
       fs.rmSync(incoming, { recursive: true, force: true });
@@ -130,41 +134,6 @@ export function keepAsNewSnapshot(dir: string, place: SnapshotPlace, signingKey:
     if (o.replaces) fs.rmSync(place.folder, { recursive: true, force: true });
     return key;
   } finally {
-    release();
-  }
-}
-
-/** Takes the lock folder `lock` (one left by a process that is gone, or older than LOCK_STALE_MS, is taken over); its release. */
-function takeLock(lock: string): () => void {
-  for (let attempt = 0; ; attempt++) {
-    try {
-      fs.mkdirSync(lock);
-      fs.writeFileSync(path.join(lock, 'pid'), String(process.pid));
-      return () => fs.rmSync(lock, { recursive: true, force: true });
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
-      if (attempt > 0 || !abandoned(lock)) break;
-      fs.rmSync(lock, { recursive: true, force: true });
-    }
-  }
-  throw new StoreError(`another memory command is changing ${path.dirname(lock)} (its lock is ${lock}); nothing was changed: run this one again when it is done`);
-}
-
-function abandoned(lock: string): boolean {
-  const stat = fs.statSync(lock, { throwIfNoEntry: false });
-  if (!stat) return true;
-  if (Date.now() - stat.mtimeMs > LOCK_STALE_MS) return true;
-  let pid: number;
-  try {
-    pid = Number(fs.readFileSync(path.join(lock, 'pid'), 'utf8').trim());
-  } catch {
-    return false; // its pid is being written
-  }
-  if (!Number.isInteger(pid) || pid <= 0) return false;
-  try {
-    process.kill(pid, 0);
-    return false;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'ESRCH';
+    lock.release();
   }
 }

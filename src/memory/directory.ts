@@ -9,6 +9,7 @@
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { LockBusy, takeLock } from './change-lock.js';
 import { readMemoryFile } from './files.js';
 import { MANIFEST_FILE } from './manifest.js';
 import { isFutureDated, keyTime, type MemoryKeys } from './keys.js';
@@ -17,8 +18,13 @@ import { emitSegments, tarLayout } from './tar.js';
 import { TarUnpacker } from './tar-unpack.js';
 
 
+/** How long a save waits for a memory command (or another save) that holds the memory-path's lock. */
+const LOCK_WAIT_MS = 30_000;
+
 export class DirectoryBackend implements SnapshotBackend {
   private future: string[] = [];
+  /** The newest snapshot the last look saw (newestKey): the save's merge was built on it. */
+  private looked: { key: string | undefined } | undefined;
 
   constructor(
     private readonly root: string,
@@ -82,7 +88,9 @@ export class DirectoryBackend implements SnapshotBackend {
   }
 
   async newestKey(): Promise<string | undefined> {
-    return this.snapshots()[0]?.key;
+    const key = this.snapshots()[0]?.key;
+    this.looked = { key };
+    return key;
   }
 
   lossHint(): string {
@@ -129,13 +137,33 @@ export class DirectoryBackend implements SnapshotBackend {
     }
   }
 
-  async put(dir: string, { key }: { key: string }): Promise<{ saved: true; key: string }> {
+  /**
+   * Puts the snapshot in place under the lock the memory commands take (change-lock.ts), and only
+   * while the newest is still the one the save's merge looked at: else `moved`, and the store merges
+   * that one too (a memory command's change, or another run's save, made in between) and puts again.
+   */
+  async put(dir: string, { key }: { key: string }): Promise<{ saved: true; key: string } | { saved: false; warning: string; moved?: boolean }> {
     fs.mkdirSync(this.root, { recursive: true });
     const incoming = fs.mkdtempSync(path.join(this.root, `.incoming-${key}-`));
     const target = path.join(this.root, key);
-    await copyConfined(dir, incoming);
-    fs.rmSync(target, { recursive: true, force: true });
-    fs.renameSync(incoming, target);
+    let lock;
+    try {
+      await copyConfined(dir, incoming);
+      try {
+        lock = await takeLock(this.root, { waitMs: LOCK_WAIT_MS });
+      } catch (error) {
+        if (error instanceof LockBusy) return { saved: false, warning: `Memory was not saved: ${error.message} for more than ${LOCK_WAIT_MS / 1000} s` };
+        throw error;
+      }
+      const newest = this.snapshots().find((s) => s.key !== key)?.key;
+      if (this.looked && newest !== this.looked.key) return { saved: false, moved: true, warning: `${newest} was saved in ${this.root} since this save looked` };
+      if (!lock.holds()) return { saved: false, moved: true, warning: `the lock on ${this.root} was taken over` };
+      fs.rmSync(target, { recursive: true, force: true });
+      fs.renameSync(incoming, target);
+    } finally {
+      lock?.release();
+      fs.rmSync(incoming, { recursive: true, force: true });
+    }
     for (const old of olderThanKept(this.snapshots().map((x) => x.key), key)) fs.rmSync(path.join(this.root, old), { recursive: true, force: true });
     return { saved: true, key };
   }

@@ -13,7 +13,7 @@ import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { memoryCommand } from '../../src/cli/memory-cli.js';
 import { readManifest, writeManifest } from '../../src/memory/manifest.js';
 import { recallFiles } from '../../src/forget/forget.js';
@@ -126,6 +126,32 @@ describe('a change made while a run works', () => {
     expect(after.forgotten).toEqual(['run-one']);
     expect(after.sessions).not.toContain(sessionId('one'));
     expect(after.sessions).toEqual(expect.arrayContaining([sessionId('two'), sessionId('three')]));
+  });
+
+  it("a forget that lands between the run's look for newer saves and its put is merged, not lost, and the run's own session is kept", async () => {
+    await finish(await begin('1'), 'one');
+    await finish(await begin('2'), 'two');
+    const working = await begin('3');
+    const put = DirectoryBackend.prototype.put;
+    let landed = false;
+    const spy = vi.spyOn(DirectoryBackend.prototype, 'put').mockImplementation(async function (this: DirectoryBackend, ...args: Parameters<DirectoryBackend['put']>) {
+      if (!landed) {
+        landed = true;
+        const forget = spawnSync(process.execPath, [CLI, 'memory', 'forget', '--store', memory(), '--id', 'run-one'], { encoding: 'utf8' });
+        expect(forget.status, forget.stderr).toBe(0);
+      }
+      return put.apply(this, args);
+    });
+    try {
+      await finish(working, 'three');
+    } finally {
+      spy.mockRestore();
+    }
+    expect(landed).toBe(true);
+    const after = await nextRun('4');
+    expect([after.records, after.forgotten]).toEqual([['run-three', 'run-two'], ['run-one']]);
+    expect(after.sessions).toEqual(expect.arrayContaining([sessionId('two'), sessionId('three')]));
+    expect(after.sessions).not.toContain(sessionId('one'));
   });
 
   it('an import and a wrong mark are kept through that run\'s save', async () => {
