@@ -18,7 +18,7 @@ import { agentConfig, policyEnvironment, policyViolations, unansweredAsks, withT
 import { startOpenCodeServer } from './server.js';
 import { ServerLog } from './server-log.js';
 import type { AgentStep } from './watch.js';
-import { authFileIn, catalogueVariables, checkModelKnown, checkProviderKey, modelInUse, noModelError, rejectedKeyHint, type Audience } from './preflight.js';
+import { authFileIn, catalogueVariables, checkModelKnown, freshAgentState, checkProviderKey, modelInUse, noModelError, rejectedKeyHint, type Audience } from './preflight.js';
 import { managedConfigDir, type CallSources } from '../provider/other-sources.js';
 import { CONFIG_FILES } from '../provider/opencode-files.js';
 import { loginsIn } from '../memory/scrub.js';
@@ -121,22 +121,6 @@ export function installTools(tools: Record<string, string>, configDirs: readonly
 const ASKED_NOTE =
   'Nobody can answer questions during this run, so what OpenCode would ask about is refused: reading .env files (they hold secrets; .env.example is readable) and repeating the same tool call in a loop.';
 
-/** Empties OpenCode's state folder `stateRoot`, keeping its auth.json (a login step's) where it was. */
-function freshState(stateRoot: string): void {
-  const auth = authFileIn(stateRoot);
-  let login: Buffer | undefined;
-  try {
-    const st = fs.lstatSync(auth);
-    if (st.isFile()) login = fs.readFileSync(auth);
-  } catch {
-    // none
-  }
-  fs.rmSync(stateRoot, { recursive: true, force: true });
-  if (login === undefined) return;
-  fs.mkdirSync(path.dirname(auth), { recursive: true });
-  fs.writeFileSync(auth, login, { mode: 0o600 });
-}
-
 export class OpenCodeLauncher implements AgentLauncher {
   constructor(private readonly o: OpenCodeLauncherOptions) {}
 
@@ -152,7 +136,7 @@ export class OpenCodeLauncher implements AgentLauncher {
    * layouts: a planted rule reached the next Recall step's model).
    */
   preflight(): void {
-    freshState(this.o.layout.agentStateDir);
+    freshAgentState(this.o.layout.agentStateDir);
     const project = this.o.untrustedCode || this.o.untrustedRequest ? [] : projectConfigs(this.o.workspace);
     const model = modelInUse(this.o.model, [this.o.userConfig, ...project]);
     if (!model) throw noModelError(this.o.audience ?? 'workflow');

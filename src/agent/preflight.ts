@@ -258,3 +258,20 @@ export function rejectedKeyHint(model: ModelRef | undefined, configs: ReadonlyAr
 }
 
 export const authFileIn = (stateRoot: string) => path.join(stateRoot, 'xdg', 'data', 'opencode', 'auth.json');
+
+/** Empties OpenCode's state folder `stateRoot`, keeping its auth.json (a login step's) where it was. */
+export function freshAgentState(stateRoot: string): void {
+  const auth = authFileIn(stateRoot);
+  let login: Buffer | undefined;
+  try {
+    const st = fs.lstatSync(auth);
+    if (st.isFile()) login = fs.readFileSync(auth);
+  } catch {
+    // none
+  }
+  fs.rmSync(stateRoot, { recursive: true, force: true });
+  if (login === undefined) return;
+  fs.mkdirSync(path.dirname(auth), { recursive: true });
+  fs.writeFileSync(auth, login, { mode: 0o600 });
+}
+
