@@ -165,7 +165,7 @@ export async function openForChange(store: string, out: string | undefined, comm
     let read = stampsOf(folder);
     // A snapshot of a memory-path: the change becomes a new snapshot beside it (new-snapshot.ts).
     const place = snapshotPlace(folder);
-    if (place) refuseOlder(place);
+    if (place) await refuseOlder(place);
     // Copied first, every file (one planted beside the memory files is refused too), then the copy
     // is checked, changed and signed: a check of the folder followed by a copy would sign whatever
     // another process wrote into the folder in between (RFC-005, issue 25).

@@ -17,7 +17,8 @@ import { randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { removeStrangers } from '../memory/files.js';
-import { isFutureDated, keyTime, timeStamp } from '../memory/keys.js';
+import { DirectoryBackend } from '../memory/directory.js';
+import { timeStamp } from '../memory/keys.js';
 import { DATABASE_FILE } from '../memory/layout.js';
 import { MANIFEST_FILE, readManifest, writeManifest } from '../memory/manifest.js';
 import { LockBusy, takeLock } from '../memory/change-lock.js';
@@ -48,28 +49,15 @@ export function snapshotPlace(folder: string): SnapshotPlace | undefined {
   return { root: path.dirname(real), folder: real, key, shared };
 }
 
-/**
- * The newest snapshot of `place`'s memory, as the directory backend orders them for a restore: by
- * the time its manifest says (else the folder's), then by key; one dated ahead of this clock is not.
- */
-function newestOf(place: SnapshotPlace): string | undefined {
-  const now = new Date();
-  const savedAt = (dir: string) => {
-    const told = Date.parse(String(readManifest(dir)?.savedAt));
-    return Number.isNaN(told) ? fs.statSync(dir).mtimeMs : told;
-  };
-  return fs
-    .readdirSync(place.root, { withFileTypes: true })
-    .filter((e) => e.isDirectory() && e.name.startsWith(place.shared) && fs.existsSync(path.join(place.root, e.name, DATABASE_FILE)))
-    .map((e) => ({ key: e.name, at: savedAt(path.join(place.root, e.name)) }))
-    .filter((s) => !isFutureDated(new Date(s.at), now) && !isFutureDated(keyTime(s.key), now))
-    .sort((a, b) => (a.at === b.at ? b.key.localeCompare(a.key) : b.at - a.at))
-    .map((s) => path.join(place.root, s.key))[0];
+/** The newest snapshot of `place`'s memory, as a restore takes it: the directory backend's own look. */
+async function newestOf(place: SnapshotPlace): Promise<string | undefined> {
+  const key = await new DirectoryBackend(place.root, { primary: '', restorePrefixes: [place.shared] }).newestKey();
+  return key === undefined ? undefined : path.join(place.root, key);
 }
 
 /** Refuses a change to a snapshot a newer one would hide: it would never be read (or it would hide that one). */
-export function refuseOlder(place: SnapshotPlace): void {
-  const newest = newestOf(place);
+export async function refuseOlder(place: SnapshotPlace): Promise<void> {
+  const newest = await newestOf(place);
   if (newest === undefined || path.resolve(newest) === path.resolve(place.folder)) return;
   throw new StoreError(
     `${place.folder} is not the newest snapshot of ${place.root} (${path.basename(newest)} is): a change kept from it would hide that one's sessions, so nothing was changed. Change the newest (--store ${place.root}); if its index is damaged, let the next action run salvage it (it keeps what reads and takes what it can from the snapshot before), then run this command again`,
@@ -97,7 +85,7 @@ export async function keepAsNewSnapshot(dir: string, place: SnapshotPlace, signi
     throw new StoreError(`${error.message}; nothing was changed: run this command again when it is done`);
   }
   try {
-    const newest = newestOf(place);
+    const newest = await newestOf(place);
     if (newest === undefined || path.resolve(newest) !== path.resolve(place.folder)) {
       throw new StoreError(
         `${place.root}: ${newest ? path.basename(newest) : 'another snapshot'} was saved after this command read ${place.key} (a run, or another memory command); nothing was changed: run the command again`,
